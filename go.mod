@@ -1,0 +1,16 @@
+module github.com/trickle-dev/trickle
+
+go 1.26
+
+require (
+	github.com/andybalholm/brotli v1.3.0 // indirect
+	github.com/chromedp/cdproto v0.159.0 // indirect
+	github.com/chromedp/chromedp v0.23.0 // indirect
+	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
+	github.com/coder/websocket v1.8.15 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/gorilla/mux v1.8.1 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+	github.com/yuin/goldmark v1.8.7 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
+)
