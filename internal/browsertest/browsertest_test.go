@@ -1,0 +1,56 @@
+package browsertest_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/internal/browsertest"
+)
+
+func TestFindHonoursTheEnvironmentVariable(t *testing.T) {
+	t.Setenv("TRICKLE_CHROMIUM", "/nonexistent/chromium-for-test")
+	_, err := browsertest.Find()
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "TRICKLE_CHROMIUM")
+}
+
+func TestABrowserLoadsAPageAndRunsScript(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>hello</title><p id=p>0</p><script>document.getElementById('p').textContent = String(6*7)</script>`)
+	}))
+	defer srv.Close()
+
+	ctx := browsertest.New(t)
+	tctx := browsertest.Timeout(t, ctx, 30*time.Second)
+	require.NoError(t, chromedp.Do(tctx, chromedp.Navigate(srv.URL)))
+	text, err := chromedp.Run(tctx, chromedp.Evaluate[string](`document.getElementById('p').textContent`))
+	require.NoError(t, err)
+	require.Equal(t, "42", text)
+	ua, err := chromedp.Run(tctx, chromedp.Evaluate[string](`navigator.userAgent`))
+	require.NoError(t, err)
+	require.Contains(t, ua, "Headless")
+}
+
+func TestTabsShareOneBrowserButNotTheirPages(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<!doctype html><title>%s</title>`, r.URL.Query().Get("t"))
+	}))
+	defer srv.Close()
+
+	browser := browsertest.New(t)
+	a := browsertest.Timeout(t, browsertest.Tab(t, browser), 30*time.Second)
+	b := browsertest.Timeout(t, browsertest.Tab(t, browser), 30*time.Second)
+	require.NoError(t, chromedp.Do(a, chromedp.Navigate(srv.URL+"/?t=one")))
+	require.NoError(t, chromedp.Do(b, chromedp.Navigate(srv.URL+"/?t=two")))
+	ta, err := chromedp.Run(a, chromedp.Title())
+	require.NoError(t, err)
+	tb, err := chromedp.Run(b, chromedp.Title())
+	require.NoError(t, err)
+	require.Equal(t, []string{"one", "two"}, []string{ta, tb})
+}
