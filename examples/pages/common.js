@@ -1,0 +1,84 @@
+// Helpers shared by the example pages. Everything about streaming lives in
+// the widget (<trickle-answer>); this file only formats what it reports.
+
+// The metrics the pages show, in order: [label, key, unit]. Keys are the
+// fields of the element's `metrics` property.
+export const METRICS = [
+  ["TTFB", "ttfbMs", "ms"],
+  ["TTFT", "ttftMs", "ms"],
+  ["gap p50", "gapP50Ms", "ms"],
+  ["gap p95", "gapP95Ms", "ms"],
+  ["tokens/s", "tokensPerSecond", ""],
+  ["tokens", "tokens", ""],
+  ["bytes", "bytes", "B"],
+  ["reconnects", "reconnects", ""],
+  ["resumes", "resumes", ""],
+  ["buffered?", "buffered", ""],
+];
+
+function show(v, unit) {
+  if (v === undefined || v === null || Number.isNaN(v)) return "–";
+  if (typeof v === "boolean") return v ? "yes" : "no";
+  if (typeof v === "number") {
+    const n = Number.isInteger(v) ? String(v) : v.toFixed(v < 10 ? 1 : 0);
+    return unit ? `${n} ${unit}` : n;
+  }
+  return String(v);
+}
+
+// renderMetrics fills a <dl class="metrics"> with the element's metrics.
+export function renderMetrics(dl, metrics) {
+  const m = metrics || {};
+  if (!dl.dataset.built) {
+    dl.dataset.built = "1";
+    for (const [label, key] of METRICS) {
+      const div = document.createElement("div");
+      div.innerHTML = `<dt></dt><dd data-key="${key}">–</dd>`;
+      div.firstChild.textContent = label;
+      dl.append(div);
+    }
+  }
+  for (const [, key, unit] of METRICS) {
+    dl.querySelector(`dd[data-key="${key}"]`).textContent = show(m[key], unit);
+  }
+}
+
+// watch keeps `update()` running once per animation frame while the element
+// streams, so the numbers on screen stay live without a per-token event.
+export function watch(el, update) {
+  let running = false;
+  const tick = () => {
+    update();
+    if (el.status === "streaming" || el.status === "waiting") requestAnimationFrame(tick);
+    else running = false;
+  };
+  const start = () => { if (!running) { running = true; requestAnimationFrame(tick); } };
+  el.addEventListener("trickle-start", start);
+  el.addEventListener("trickle-end", () => update());
+  return start;
+}
+
+// setStatus shows a status word in a .pill element.
+export function setStatus(pill, status) {
+  pill.textContent = status;
+  pill.dataset.status = status;
+}
+
+// simQuery turns a form's simulated-model fields (named like the relay's
+// query parameters) into a query string, leaving out empty ones.
+export function simQuery(form) {
+  const q = new URLSearchParams();
+  for (const [k, v] of new FormData(form)) {
+    if (k.startsWith("_") || v === "") continue;
+    q.set(k, String(v));
+  }
+  return q.toString();
+}
+
+// wsURL is the relay's WebSocket endpoint on this page's origin.
+export function wsURL(query) {
+  const u = new URL("/v1/ws", location.href);
+  u.protocol = location.protocol === "https:" ? "wss:" : "ws:";
+  u.search = query;
+  return u.toString();
+}
