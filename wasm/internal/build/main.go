@@ -1,0 +1,270 @@
+// Command build compiles the <trickle-answer> widget into a folder the relay
+// serves (the Makefile's `widget` target):
+//
+//	go run ./wasm/internal/build -out examples/widget
+//
+// It builds ./wasm/cmd/widget for GOOS=js GOARCH=wasm (-trimpath, -s -w),
+// copies wasm_exec.js from the same toolchain (a wasm_exec.js from another Go
+// version fails at run time), gives the .wasm, wasm_exec.js and stylesheet
+// content-hashed names, writes trickle.js (the loader, the only stable name)
+// pointing at them, writes .br and .gz siblings of every asset, and a
+// manifest.json with the names and sizes. It removes what an earlier build
+// left in the folder, except README.md.
+//
+// It never touches files outside -out, and never leaves a half-written
+// folder: everything is staged in a temporary directory first.
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/andybalholm/brotli"
+)
+
+// Manifest describes one build; the relay's tests and the size report read
+// it.
+type Manifest struct {
+	Loader   string           `json:"loader"`
+	Wasm     string           `json:"wasm"`
+	WasmExec string           `json:"wasm_exec"`
+	CSS      string           `json:"css"`
+	Go       string           `json:"go"`
+	Sizes    map[string]Sizes `json:"sizes"`
+	// Total is the sum over the loader, wasm_exec.js, the stylesheet and the
+	// .wasm: what a first visit downloads.
+	Total Sizes `json:"total"`
+}
+
+// Sizes are the byte counts of one asset, raw and compressed.
+type Sizes struct {
+	Raw    int `json:"raw"`
+	Gzip   int `json:"gzip"`
+	Brotli int `json:"brotli"`
+}
+
+func main() {
+	out := flag.String("out", "examples/widget", "output folder (embedded by package examples)")
+	pkg := flag.String("pkg", "./wasm/cmd/widget", "the widget's main package")
+	web := flag.String("web", "wasm/web", "folder holding trickle.js and trickle.css")
+	flag.Parse()
+	m, err := build(*out, *pkg, *web)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf("widget: %s (%d bytes, %d brotli), whole widget %d bytes brotli, %d gzip -> %s\n",
+		m.Wasm, m.Sizes[m.Wasm].Raw, m.Sizes[m.Wasm].Brotli, m.Total.Brotli, m.Total.Gzip, *out)
+}
+
+func build(out, pkg, web string) (*Manifest, error) {
+	stage, err := os.MkdirTemp("", "trickle-widget-")
+	if err != nil {
+		return nil, fmt.Errorf("build: staging folder: %w", err)
+	}
+	defer os.RemoveAll(stage)
+
+	goVersion, err := goEnv("GOVERSION")
+	if err != nil {
+		return nil, err
+	}
+	goroot, err := goEnv("GOROOT")
+	if err != nil {
+		return nil, err
+	}
+
+	rawWasm := filepath.Join(stage, "widget.wasm")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", rawWasm, pkg)
+	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("build: go build %s for js/wasm: %w", pkg, err)
+	}
+
+	files := map[string][]byte{}
+	m := &Manifest{Go: goVersion, Sizes: map[string]Sizes{}}
+
+	wasm, err := os.ReadFile(rawWasm)
+	if err != nil {
+		return nil, err
+	}
+	m.Wasm = hashed("trickle", ".wasm", wasm)
+	files[m.Wasm] = wasm
+
+	// Go 1.24 moved wasm_exec.js from misc/wasm to lib/wasm.
+	var execJS []byte
+	for _, dir := range []string{"lib/wasm", "misc/wasm"} {
+		if execJS, err = os.ReadFile(filepath.Join(goroot, dir, "wasm_exec.js")); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("build: wasm_exec.js not found in GOROOT %s: %w", goroot, err)
+	}
+	m.WasmExec = hashed("wasm_exec", ".js", execJS)
+	files[m.WasmExec] = execJS
+
+	css, err := os.ReadFile(filepath.Join(web, "trickle.css"))
+	if err != nil {
+		return nil, fmt.Errorf("build: stylesheet: %w", err)
+	}
+	m.CSS = hashed("trickle", ".css", css)
+	files[m.CSS] = css
+
+	loader, err := os.ReadFile(filepath.Join(web, "trickle.js"))
+	if err != nil {
+		return nil, fmt.Errorf("build: loader: %w", err)
+	}
+	loader, err = fillLoader(loader, map[string]string{
+		"__TRICKLE_WASM__":      m.Wasm,
+		"__TRICKLE_WASM_EXEC__": m.WasmExec,
+		"__TRICKLE_CSS__":       m.CSS,
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.Loader = "trickle.js"
+	files[m.Loader] = loader
+
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		data := files[name]
+		gz, err := gzipBytes(data)
+		if err != nil {
+			return nil, fmt.Errorf("build: gzip %s: %w", name, err)
+		}
+		br, err := brotliBytes(data)
+		if err != nil {
+			return nil, fmt.Errorf("build: brotli %s: %w", name, err)
+		}
+		for n, b := range map[string][]byte{name: data, name + ".gz": gz, name + ".br": br} {
+			if err := os.WriteFile(filepath.Join(stage, n), b, 0o644); err != nil {
+				return nil, err
+			}
+		}
+		s := Sizes{Raw: len(data), Gzip: len(gz), Brotli: len(br)}
+		m.Sizes[name] = s
+		m.Total.Raw += s.Raw
+		m.Total.Gzip += s.Gzip
+		m.Total.Brotli += s.Brotli
+	}
+	mj, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(stage, "manifest.json"), append(mj, '\n'), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.Remove(rawWasm); err != nil {
+		return nil, err
+	}
+	return m, publish(stage, out)
+}
+
+// publish replaces the build output in out with the staged files, keeping
+// README.md (committed; the rest is generated).
+func publish(stage, out string) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("build: output folder: %w", err)
+	}
+	old, err := os.ReadDir(out)
+	if err != nil {
+		return err
+	}
+	for _, e := range old {
+		if e.Name() == "README.md" || e.IsDir() {
+			continue
+		}
+		if err := os.Remove(filepath.Join(out, e.Name())); err != nil {
+			return fmt.Errorf("build: removing the previous %s: %w", e.Name(), err)
+		}
+	}
+	staged, err := os.ReadDir(stage)
+	if err != nil {
+		return err
+	}
+	for _, e := range staged {
+		data, err := os.ReadFile(filepath.Join(stage, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(out, e.Name()), data, 0o644); err != nil {
+			return fmt.Errorf("build: writing %s: %w", e.Name(), err)
+		}
+	}
+	return nil
+}
+
+// hashed names an asset after its content so it can be cached forever:
+// trickle.3f9a1c2b7d.wasm.
+func hashed(base, ext string, data []byte) string {
+	sum := sha256.Sum256(data)
+	return base + "." + hex.EncodeToString(sum[:5]) + ext
+}
+
+// fillLoader substitutes the hashed names into the loader and fails when a
+// placeholder is missing, so a renamed placeholder cannot ship a loader that
+// fetches "__TRICKLE_WASM__".
+func fillLoader(src []byte, names map[string]string) ([]byte, error) {
+	s := string(src)
+	for k, v := range names {
+		if !strings.Contains(s, k) {
+			return nil, fmt.Errorf("build: loader has no placeholder %s", k)
+		}
+		s = strings.ReplaceAll(s, k, v)
+	}
+	if i := strings.Index(s, "__TRICKLE_"); i >= 0 {
+		return nil, errors.New("build: loader has an unknown placeholder near " + s[i:min(len(s), i+40)])
+	}
+	return []byte(s), nil
+}
+
+func gzipBytes(b []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	w, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(b); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func brotliBytes(b []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	w := brotli.NewWriterOptions(&buf, brotli.WriterOptions{Quality: 11, LGWin: 24})
+	if _, err := w.Write(b); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func goEnv(key string) (string, error) {
+	out, err := exec.Command("go", "env", key).Output()
+	if err != nil {
+		return "", fmt.Errorf("build: go env %s: %w", key, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestHashedNamesChangeWithTheContentOnly(t *testing.T) {
+	a := hashed("trickle", ".wasm", []byte("one"))
+	require.Equal(t, a, hashed("trickle", ".wasm", []byte("one")))
+	require.NotEqual(t, a, hashed("trickle", ".wasm", []byte("two")))
+	require.Regexp(t, `^trickle\.[0-9a-f]{10}\.wasm$`, a)
+}
+
+func TestTheLoaderGetsEveryHashedName(t *testing.T) {
+	src := []byte(`new URL("__TRICKLE_WASM__"); new URL("__TRICKLE_CSS__")`)
+	out, err := fillLoader(src, map[string]string{"__TRICKLE_WASM__": "a.1.wasm", "__TRICKLE_CSS__": "b.2.css"})
+	require.NoError(t, err)
+	require.Equal(t, `new URL("a.1.wasm"); new URL("b.2.css")`, string(out))
+}
+
+func TestALoaderMissingAPlaceholderIsAnError(t *testing.T) {
+	_, err := fillLoader([]byte(`"__TRICKLE_WASM__"`), map[string]string{"__TRICKLE_WASM__": "a", "__TRICKLE_CSS__": "b"})
+	require.ErrorContains(t, err, "__TRICKLE_CSS__")
+}
+
+func TestALoaderWithAnUnknownPlaceholderIsAnError(t *testing.T) {
+	_, err := fillLoader([]byte(`"__TRICKLE_WASM__" "__TRICKLE_FONT__"`), map[string]string{"__TRICKLE_WASM__": "a"})
+	require.ErrorContains(t, err, "__TRICKLE_FONT__")
+}
+
+func TestPublishReplacesTheOldBuildButKeepsTheReadme(t *testing.T) {
+	out, stage := t.TempDir(), t.TempDir()
+	for name, body := range map[string]string{"README.md": "keep", "trickle.old.wasm": "stale", "trickle.js": "old"} {
+		require.NoError(t, os.WriteFile(filepath.Join(out, name), []byte(body), 0o644))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(stage, "trickle.js"), []byte("new"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(stage, "trickle.new.wasm"), []byte("fresh"), 0o644))
+	require.NoError(t, publish(stage, out))
+
+	entries, err := os.ReadDir(out)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	require.Equal(t, []string{"README.md", "trickle.js", "trickle.new.wasm"}, names)
+	js, err := os.ReadFile(filepath.Join(out, "trickle.js"))
+	require.NoError(t, err)
+	require.Equal(t, "new", string(js))
+}
+
+func TestCompressedCopiesRoundTrip(t *testing.T) {
+	data := []byte("<trickle-answer> streams </trickle-answer> streams streams streams")
+	gz, err := gzipBytes(data)
+	require.NoError(t, err)
+	require.NotEmpty(t, gz)
+	br, err := brotliBytes(data)
+	require.NoError(t, err)
+	require.Less(t, len(br), len(data))
+}
