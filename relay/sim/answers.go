@@ -1,0 +1,80 @@
+package sim
+
+import (
+	"embed"
+	"sort"
+	"strings"
+)
+
+//go:embed answers/*.md answers/*.txt
+var files embed.FS
+
+// Answer is one canned answer the simulated model can stream.
+type Answer struct {
+	Name     string
+	Thinking string    // reasoning streamed before the text; may be empty
+	Text     string    // the markdown answer
+	Tool     *ToolCall // a function call streamed after the text; may be nil
+}
+
+// ToolCall is a function call the simulated model makes.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string // JSON object
+}
+
+var answers = map[string]Answer{}
+
+// rotation is the set a seed picks from when the request names no answer:
+// the realistic everyday answers, not the stress corpora (xss, sample-100k).
+var rotation = []string{"short", "thinking", "tool-call", "sample-20k"}
+
+func mustRead(name string) string {
+	b, err := files.ReadFile("answers/" + name)
+	if err != nil {
+		panic("sim: embedded answer missing: " + name) // embedded above
+	}
+	return string(b)
+}
+
+func init() {
+	for _, n := range []string{"short", "sample-20k", "sample-100k", "xss"} {
+		answers[n] = Answer{Name: n, Text: mustRead(n + ".md")}
+	}
+	answers["thinking"] = Answer{
+		Name:     "thinking",
+		Thinking: strings.TrimSpace(mustRead("thinking.reasoning.txt")),
+		Text:     mustRead("thinking.md"),
+	}
+	answers["tool-call"] = Answer{
+		Name: "tool-call",
+		Text: mustRead("tool-call.md"),
+		Tool: &ToolCall{
+			ID:        "call_trickle_weather_0",
+			Name:      "get_weather",
+			Arguments: `{"location": "Lyon, France", "unit": "celsius", "include_forecast": true}`,
+		},
+	}
+}
+
+// Names lists the canned answers, sorted.
+func Names() []string {
+	out := make([]string, 0, len(answers))
+	for n := range answers {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Lookup returns the canned answer with that name.
+func Lookup(name string) (Answer, bool) {
+	a, ok := answers[name]
+	return a, ok
+}
+
+// Pick returns the answer a seed selects when the request names none.
+func Pick(seed uint64) Answer {
+	return answers[rotation[seed%uint64(len(rotation))]]
+}

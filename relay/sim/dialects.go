@@ -1,0 +1,450 @@
+package sim
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// dialect turns the steps of a generation into one provider's events. The
+// shapes follow each provider's published streaming format, trimmed of
+// fields no client reads.
+type dialect interface {
+	start(g *Generator) []Message
+	begin(g *Generator, kind int) []Message
+	delta(g *Generator, kind int, tok string, first bool) []Message
+	end(g *Generator, kind int) []Message
+	finish(g *Generator, reason string) []Message
+	endMarker(g *Generator) []Message
+	failure(g *Generator, msg string) []Message
+}
+
+var dialects = map[string]dialect{
+	"openai":    openai{},
+	"anthropic": anthropic{},
+	"responses": responses{},
+	"gemini":    gemini{},
+	"ollama":    ollama{},
+	"plain":     plain{},
+}
+
+// q quotes s as a JSON string without HTML escaping (providers send < and >
+// as they are, and the xss corpus must arrive byte for byte).
+func q(s string) string {
+	b := make([]byte, 0, len(s)+2)
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c < 0x20:
+				b = append(b, fmt.Sprintf(`\u%04x`, c)...)
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, fmt.Sprintf(`\u%04x`, r)...)
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return string(append(b, '"'))
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func completionTokens(g *Generator) int { return g.tokens }
+
+// --- OpenAI Chat Completions -------------------------------------------
+
+type openai struct{}
+
+func (openai) chunk(g *Generator, choices string) Message {
+	return Message{Data: `{"id":` + q("chatcmpl-"+g.p.ID) + `,"object":"chat.completion.chunk","created":` +
+		strconv.FormatInt(g.p.Created, 10) + `,"model":` + q(g.p.Model) +
+		`,"system_fingerprint":"fp_trickle","choices":` + choices + `}`}
+}
+
+func (o openai) delta1(g *Generator, delta string) Message {
+	return o.chunk(g, `[{"index":0,"delta":`+delta+`,"logprobs":null,"finish_reason":null}]`)
+}
+
+func (openai) start(*Generator) []Message { return nil }
+
+func (o openai) begin(g *Generator, kind int) []Message {
+	if kind == phaseTool {
+		t := g.answer.Tool
+		return []Message{o.delta1(g, `{"tool_calls":[{"index":0,"id":`+q(t.ID)+`,"type":"function","function":{"name":`+q(t.Name)+`,"arguments":""}}]}`)}
+	}
+	if g.tokens == 0 {
+		return []Message{o.delta1(g, `{"role":"assistant","content":""}`)}
+	}
+	return nil
+}
+
+func (o openai) delta(g *Generator, kind int, tok string, _ bool) []Message {
+	switch kind {
+	case phaseThinking:
+		return []Message{o.delta1(g, `{"reasoning_content":`+q(tok)+`}`)}
+	case phaseTool:
+		return []Message{o.delta1(g, `{"tool_calls":[{"index":0,"function":{"arguments":`+q(tok)+`}}]}`)}
+	}
+	return []Message{o.delta1(g, `{"content":`+q(tok)+`}`)}
+}
+
+func (openai) end(*Generator, int) []Message { return nil }
+
+func (o openai) finish(g *Generator, reason string) []Message {
+	p, c := g.p.PromptTokens, completionTokens(g)
+	return []Message{
+		o.chunk(g, `[{"index":0,"delta":{},"logprobs":null,"finish_reason":`+q(reason)+`}]`),
+		o.chunk(g, `[],"usage":{"prompt_tokens":`+itoa(p)+`,"completion_tokens":`+itoa(c)+`,"total_tokens":`+itoa(p+c)+`}`),
+	}
+}
+
+func (openai) endMarker(*Generator) []Message { return []Message{{Data: "[DONE]"}} }
+
+func (openai) failure(_ *Generator, msg string) []Message {
+	return []Message{
+		{Data: `{"error":{"message":` + q(msg) + `,"type":"server_error","param":null,"code":"upstream_error"}}`},
+		{Data: "[DONE]"},
+	}
+}
+
+// --- Anthropic Messages --------------------------------------------------
+
+type anthropic struct{}
+
+func (anthropic) ev(typ, data string) Message { return Message{Event: typ, Data: data} }
+
+func (a anthropic) start(g *Generator) []Message {
+	return []Message{
+		a.ev("message_start", `{"type":"message_start","message":{"id":`+q("msg_"+g.p.ID)+`,"type":"message","role":"assistant","model":`+q(g.p.Model)+
+			`,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":`+itoa(g.p.PromptTokens)+`,"output_tokens":1}}}`),
+		a.ev("ping", `{"type":"ping"}`),
+	}
+}
+
+func (a anthropic) begin(g *Generator, kind int) []Message {
+	var block string
+	switch kind {
+	case phaseThinking:
+		block = `{"type":"thinking","thinking":"","signature":""}`
+	case phaseTool:
+		t := g.answer.Tool
+		block = `{"type":"tool_use","id":` + q("toolu_"+t.ID) + `,"name":` + q(t.Name) + `,"input":{}}`
+	default:
+		block = `{"type":"text","text":""}`
+	}
+	return []Message{a.ev("content_block_start", `{"type":"content_block_start","index":`+itoa(g.block)+`,"content_block":`+block+`}`)}
+}
+
+func (a anthropic) delta(g *Generator, kind int, tok string, _ bool) []Message {
+	var d string
+	switch kind {
+	case phaseThinking:
+		d = `{"type":"thinking_delta","thinking":` + q(tok) + `}`
+	case phaseTool:
+		d = `{"type":"input_json_delta","partial_json":` + q(tok) + `}`
+	default:
+		d = `{"type":"text_delta","text":` + q(tok) + `}`
+	}
+	out := []Message{a.ev("content_block_delta", `{"type":"content_block_delta","index":`+itoa(g.block)+`,"delta":`+d+`}`)}
+	// The API sends pings now and then during long answers.
+	if g.tokens%64 == 0 {
+		out = append(out, a.ev("ping", `{"type":"ping"}`))
+	}
+	return out
+}
+
+func (a anthropic) end(g *Generator, kind int) []Message {
+	var out []Message
+	if kind == phaseThinking {
+		out = append(out, a.ev("content_block_delta", `{"type":"content_block_delta","index":`+itoa(g.block)+
+			`,"delta":{"type":"signature_delta","signature":"c2ltdWxhdGVkLXNpZ25hdHVyZQ=="}}`))
+	}
+	out = append(out, a.ev("content_block_stop", `{"type":"content_block_stop","index":`+itoa(g.block)+`}`))
+	g.block++
+	return out
+}
+
+func (a anthropic) finish(g *Generator, reason string) []Message {
+	switch reason {
+	case "stop":
+		reason = "end_turn"
+	case "length":
+		reason = "max_tokens"
+	case "tool_calls":
+		reason = "tool_use"
+	}
+	return []Message{a.ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":`+q(reason)+
+		`,"stop_sequence":null},"usage":{"output_tokens":`+itoa(completionTokens(g))+`}}`)}
+}
+
+func (a anthropic) endMarker(*Generator) []Message {
+	return []Message{a.ev("message_stop", `{"type":"message_stop"}`)}
+}
+
+func (a anthropic) failure(_ *Generator, msg string) []Message {
+	return []Message{
+		a.ev("error", `{"type":"error","error":{"type":"api_error","message":`+q(msg)+`}}`),
+		a.ev("message_stop", `{"type":"message_stop"}`),
+	}
+}
+
+// --- OpenAI Responses ----------------------------------------------------
+
+type responses struct{}
+
+func (responses) ev(g *Generator, typ, fields string) Message {
+	m := Message{Event: typ, Data: `{"type":` + q(typ) + `,"sequence_number":` + itoa(g.seqNum) + fields + `}`}
+	g.seqNum++
+	return m
+}
+
+func (r responses) response(g *Generator, status, extra string) string {
+	return `,"response":{"id":` + q("resp_"+g.p.ID) + `,"object":"response","created_at":` + strconv.FormatInt(g.p.Created, 10) +
+		`,"status":` + q(status) + `,"model":` + q(g.p.Model) + `,"output":[]` + extra + `}`
+}
+
+func (r responses) start(g *Generator) []Message {
+	return []Message{
+		r.ev(g, "response.created", r.response(g, "in_progress", `,"usage":null`)),
+		r.ev(g, "response.in_progress", r.response(g, "in_progress", `,"usage":null`)),
+	}
+}
+
+func (responses) itemID(g *Generator, kind int) string {
+	switch kind {
+	case phaseThinking:
+		return "rs_" + g.p.ID
+	case phaseTool:
+		return "fc_" + g.p.ID
+	}
+	return "msg_" + g.p.ID
+}
+
+func (r responses) item(g *Generator, kind int, status string, done bool) string {
+	id := q(r.itemID(g, kind))
+	text := ""
+	if done {
+		text = string(g.acc)
+	}
+	switch kind {
+	case phaseThinking:
+		summary := `[]`
+		if done {
+			summary = `[{"type":"summary_text","text":` + q(text) + `}]`
+		}
+		return `{"id":` + id + `,"type":"reasoning","summary":` + summary + `}`
+	case phaseTool:
+		t := g.answer.Tool
+		return `{"id":` + id + `,"type":"function_call","status":` + q(status) + `,"call_id":` + q(t.ID) + `,"name":` + q(t.Name) + `,"arguments":` + q(text) + `}`
+	}
+	content := `[]`
+	if done {
+		content = `[{"type":"output_text","text":` + q(text) + `,"annotations":[]}]`
+	}
+	return `{"id":` + id + `,"type":"message","status":` + q(status) + `,"role":"assistant","content":` + content + `}`
+}
+
+func (r responses) pos(g *Generator) string { return `,"output_index":` + itoa(g.block) }
+
+func (r responses) begin(g *Generator, kind int) []Message {
+	out := []Message{r.ev(g, "response.output_item.added", r.pos(g)+`,"item":`+r.item(g, kind, "in_progress", false))}
+	id := q(r.itemID(g, kind))
+	switch kind {
+	case phaseThinking:
+		out = append(out, r.ev(g, "response.reasoning_summary_part.added", `,"item_id":`+id+r.pos(g)+`,"summary_index":0,"part":{"type":"summary_text","text":""}`))
+	case phaseText:
+		out = append(out, r.ev(g, "response.content_part.added", `,"item_id":`+id+r.pos(g)+`,"content_index":0,"part":{"type":"output_text","text":"","annotations":[]}`))
+	}
+	return out
+}
+
+func (r responses) delta(g *Generator, kind int, tok string, _ bool) []Message {
+	id := q(r.itemID(g, kind))
+	switch kind {
+	case phaseThinking:
+		return []Message{r.ev(g, "response.reasoning_summary_text.delta", `,"item_id":`+id+r.pos(g)+`,"summary_index":0,"delta":`+q(tok))}
+	case phaseTool:
+		return []Message{r.ev(g, "response.function_call_arguments.delta", `,"item_id":`+id+r.pos(g)+`,"delta":`+q(tok))}
+	}
+	return []Message{r.ev(g, "response.output_text.delta", `,"item_id":`+id+r.pos(g)+`,"content_index":0,"delta":`+q(tok))}
+}
+
+func (r responses) end(g *Generator, kind int) []Message {
+	id := q(r.itemID(g, kind))
+	text := q(string(g.acc))
+	var out []Message
+	switch kind {
+	case phaseThinking:
+		out = append(out,
+			r.ev(g, "response.reasoning_summary_text.done", `,"item_id":`+id+r.pos(g)+`,"summary_index":0,"text":`+text),
+			r.ev(g, "response.reasoning_summary_part.done", `,"item_id":`+id+r.pos(g)+`,"summary_index":0,"part":{"type":"summary_text","text":`+text+`}`))
+	case phaseTool:
+		out = append(out, r.ev(g, "response.function_call_arguments.done", `,"item_id":`+id+r.pos(g)+`,"arguments":`+text))
+	default:
+		out = append(out,
+			r.ev(g, "response.output_text.done", `,"item_id":`+id+r.pos(g)+`,"content_index":0,"text":`+text),
+			r.ev(g, "response.content_part.done", `,"item_id":`+id+r.pos(g)+`,"content_index":0,"part":{"type":"output_text","text":`+text+`,"annotations":[]}`))
+	}
+	out = append(out, r.ev(g, "response.output_item.done", r.pos(g)+`,"item":`+r.item(g, kind, "completed", true)))
+	g.block++
+	return out
+}
+
+func (responses) finish(*Generator, string) []Message { return nil }
+
+func (r responses) endMarker(g *Generator) []Message {
+	p, c := g.p.PromptTokens, completionTokens(g)
+	return []Message{r.ev(g, "response.completed", r.response(g, "completed",
+		`,"usage":{"input_tokens":`+itoa(p)+`,"output_tokens":`+itoa(c)+`,"total_tokens":`+itoa(p+c)+`}`))}
+}
+
+func (r responses) failure(g *Generator, msg string) []Message {
+	return []Message{
+		r.ev(g, "error", `,"code":"server_error","message":`+q(msg)+`,"param":null`),
+		r.ev(g, "response.failed", r.response(g, "failed", `,"error":{"code":"server_error","message":`+q(msg)+`}`)),
+	}
+}
+
+// --- Gemini streamGenerateContent?alt=sse ------------------------------
+
+type gemini struct{}
+
+func (gemini) chunk(g *Generator, parts, finish string) Message {
+	p, c := g.p.PromptTokens, completionTokens(g)
+	return Message{Data: `{"candidates":[{"content":{"parts":` + parts + `,"role":"model"}` + finish + `,"index":0}],"usageMetadata":{"promptTokenCount":` +
+		itoa(p) + `,"candidatesTokenCount":` + itoa(c) + `,"totalTokenCount":` + itoa(p+c) + `},"modelVersion":` + q(g.p.Model) + `,"responseId":` + q(g.p.ID) + `}`}
+}
+
+func (gemini) start(*Generator) []Message      { return nil }
+func (gemini) begin(*Generator, int) []Message { return nil }
+func (gemini) end(*Generator, int) []Message   { return nil }
+func (gemini) endMarker(*Generator) []Message  { return nil }
+func (gemini) finishReason(reason string) string {
+	switch reason {
+	case "length":
+		return "MAX_TOKENS"
+	}
+	return "STOP"
+}
+
+func (gm gemini) delta(g *Generator, kind int, tok string, _ bool) []Message {
+	switch kind {
+	case phaseThinking:
+		return []Message{gm.chunk(g, `[{"text":`+q(tok)+`,"thought":true}]`, "")}
+	case phaseTool:
+		// Gemini sends a function call whole, in one part, once its
+		// arguments are complete.
+		if g.rest != "" {
+			return nil
+		}
+		t := g.answer.Tool
+		return []Message{gm.chunk(g, `[{"functionCall":{"name":`+q(t.Name)+`,"args":`+t.Arguments+`}}]`, "")}
+	}
+	return []Message{gm.chunk(g, `[{"text":`+q(tok)+`}]`, "")}
+}
+
+// finish carries the end marker itself: Gemini's stream is complete with the
+// candidate that has a finish reason (and a clean close), so NoEnd drops it.
+func (gm gemini) finish(g *Generator, reason string) []Message {
+	if g.p.NoEnd {
+		return nil
+	}
+	return []Message{gm.chunk(g, `[{"text":""}]`, `,"finishReason":`+q(gm.finishReason(reason)))}
+}
+
+func (gemini) failure(_ *Generator, msg string) []Message {
+	return []Message{{Data: `{"error":{"code":500,"message":` + q(msg) + `,"status":"INTERNAL"}}`}}
+}
+
+// --- Ollama /api/chat (NDJSON; over SSE each line is one data: event) ----
+
+type ollama struct{}
+
+const ollamaTime = "2026-01-01T00:00:00.000000000Z"
+
+func (ollama) line(g *Generator, message string, done string) Message {
+	return Message{Data: `{"model":` + q(g.p.Model) + `,"created_at":"` + ollamaTime + `","message":` + message + `,"done":` + done + `}`}
+}
+
+func (ollama) start(*Generator) []Message      { return nil }
+func (ollama) begin(*Generator, int) []Message { return nil }
+func (ollama) end(*Generator, int) []Message   { return nil }
+
+func (o ollama) delta(g *Generator, kind int, tok string, _ bool) []Message {
+	switch kind {
+	case phaseThinking:
+		return []Message{o.line(g, `{"role":"assistant","content":"","thinking":`+q(tok)+`}`, "false")}
+	case phaseTool:
+		if g.rest != "" {
+			return nil
+		}
+		t := g.answer.Tool
+		return []Message{o.line(g, `{"role":"assistant","content":"","tool_calls":[{"function":{"name":`+q(t.Name)+`,"arguments":`+t.Arguments+`}}]}`, "false")}
+	}
+	return []Message{o.line(g, `{"role":"assistant","content":`+q(tok)+`}`, "false")}
+}
+
+func (ollama) finish(*Generator, string) []Message { return nil }
+
+func (o ollama) endMarker(g *Generator) []Message {
+	reason := "stop"
+	if g.truncated {
+		reason = "length"
+	}
+	c := completionTokens(g)
+	evalNs := int64(c) * int64(g.p.Gap/time.Nanosecond)
+	m := o.line(g, `{"role":"assistant","content":""}`, "true")
+	m.Data = m.Data[:len(m.Data)-1] + `,"done_reason":` + q(reason) + `,"total_duration":` + strconv.FormatInt(evalNs+int64(g.p.TTFT), 10) +
+		`,"prompt_eval_count":` + itoa(g.p.PromptTokens) + `,"eval_count":` + itoa(c) + `,"eval_duration":` + strconv.FormatInt(evalNs, 10) + `}`
+	return []Message{m}
+}
+
+func (ollama) failure(_ *Generator, msg string) []Message {
+	return []Message{{Data: `{"error":` + q(msg) + `}`}}
+}
+
+// --- plain {"delta": "..."} ---------------------------------------------
+
+type plain struct{}
+
+func (plain) start(*Generator) []Message          { return nil }
+func (plain) begin(*Generator, int) []Message     { return nil }
+func (plain) end(*Generator, int) []Message       { return nil }
+func (plain) finish(*Generator, string) []Message { return nil }
+
+func (plain) delta(_ *Generator, kind int, tok string, _ bool) []Message {
+	switch kind {
+	case phaseThinking:
+		return []Message{{Data: `{"thinking":` + q(tok) + `}`}}
+	case phaseTool:
+		return nil // plain carries text only
+	}
+	return []Message{{Data: `{"delta":` + q(tok) + `}`}}
+}
+
+func (plain) endMarker(*Generator) []Message { return []Message{{Data: "[DONE]"}} }
+
+func (plain) failure(_ *Generator, msg string) []Message {
+	return []Message{{Data: `{"error":` + q(msg) + `}`}, {Data: "[DONE]"}}
+}

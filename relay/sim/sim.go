@@ -1,0 +1,267 @@
+// Package sim is Trickle's simulated language model: offline and
+// deterministic, it streams canned markdown answers token by token in the
+// wire format of any supported provider dialect (OpenAI Chat Completions,
+// OpenAI Responses, Anthropic Messages, Gemini alt=sse, Ollama, plain), with
+// configurable timing and injected faults.
+//
+// The same Params always give the same events with the same delays, so
+// tests and demos are repeatable. It never touches the network or a clock:
+// it only says what to send and how long to wait before sending it; the
+// relay does the waiting.
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+	"unicode/utf8"
+)
+
+// Dialects lists the wire formats the simulated model speaks.
+var Dialects = []string{"openai", "anthropic", "responses", "gemini", "ollama", "plain"}
+
+// ErrUnknownDialect and ErrUnknownAnswer report bad Params.
+var (
+	ErrUnknownDialect = errors.New("sim: unknown dialect")
+	ErrUnknownAnswer  = errors.New("sim: unknown answer")
+)
+
+// Params configures one simulated generation.
+type Params struct {
+	Dialect      string        // one of Dialects; "" means openai
+	Answer       string        // canned answer name; "" lets Seed pick
+	Seed         uint64        // picks the answer (when Answer is empty) and the jitter
+	Model        string        // echoed in the events; "" means "trickle-sim"
+	ID           string        // response id echoed in the events
+	Created      int64         // unix seconds echoed in the events
+	PromptTokens int           // reported in usage
+	MaxTokens    int           // cap on streamed tokens (finish reason "length"); 0 = none
+	TTFT         time.Duration // delay before the first token
+	Gap          time.Duration // delay between tokens
+	Jitter       time.Duration // each delay varies by up to ± this, seeded
+	TokenChars   int           // characters (runes) per token; 0 means 4
+
+	ErrorAfter int           // after this many events, fail with an error event; 0 = never
+	StallAfter int           // after this many events, wait Stall more; 0 = never
+	Stall      time.Duration // the extra wait of StallAfter
+	NoEnd      bool          // omit the dialect's end marker
+}
+
+// Message is one event to send: Delay after the previous one (or after the
+// start, for the first), with an optional SSE event type and the data.
+type Message struct {
+	Delay time.Duration
+	Event string
+	Data  string
+}
+
+// Generator yields the events of one simulated generation in order.
+type Generator struct {
+	p      Params
+	answer Answer
+	d      dialect
+	rng    *rand.Rand
+
+	queue     []Message
+	emitted   int // messages returned so far
+	tokens    int // content tokens streamed so far
+	phase     int
+	rest      string // what is left of the current part
+	failed    bool
+	truncated bool          // MaxTokens cut the answer
+	carry     time.Duration // time passed with no event to carry it
+	started   bool          // a token has been produced (for the ttft)
+	done      bool
+
+	// per-dialect bookkeeping
+	block  int    // index of the current content block (anthropic, responses)
+	acc    []byte // text of the current item (responses *.done events)
+	seqNum int    // responses sequence_number
+}
+
+const (
+	phaseStart = iota
+	phaseThinking
+	phaseText
+	phaseTool
+	phaseFinish
+	phaseDone
+)
+
+// New prepares a generation; it fails on an unknown dialect or answer.
+func New(p Params) (*Generator, error) {
+	if p.Dialect == "" {
+		p.Dialect = "openai"
+	}
+	d, ok := dialects[p.Dialect]
+	if !ok {
+		return nil, fmt.Errorf("%w %q (want one of %v)", ErrUnknownDialect, p.Dialect, Dialects)
+	}
+	var a Answer
+	if p.Answer == "" {
+		a = Pick(p.Seed)
+	} else if a, ok = Lookup(p.Answer); !ok {
+		return nil, fmt.Errorf("%w %q (want one of %v)", ErrUnknownAnswer, p.Answer, Names())
+	}
+	if p.Model == "" {
+		p.Model = "trickle-sim"
+	}
+	if p.ID == "" {
+		p.ID = fmt.Sprintf("sim%016x", p.Seed)
+	}
+	if p.TokenChars <= 0 {
+		p.TokenChars = 4
+	}
+	return &Generator{
+		p:      p,
+		answer: a,
+		d:      d,
+		rng:    rand.New(rand.NewPCG(p.Seed, 0x747269636b6c65)),
+	}, nil
+}
+
+// Answer is the canned answer being streamed.
+func (g *Generator) Answer() Answer { return g.answer }
+
+// Failed reports whether the generation ended with an injected error.
+func (g *Generator) Failed() bool { return g.failed }
+
+// Tokens is the number of content tokens streamed so far.
+func (g *Generator) Tokens() int { return g.tokens }
+
+// Next returns the next event, or false when the generation is over.
+func (g *Generator) Next() (Message, bool) {
+	for len(g.queue) == 0 {
+		if g.done {
+			return Message{}, false
+		}
+		g.fill()
+	}
+	m := g.queue[0]
+	g.queue = g.queue[1:]
+	g.emitted++
+	if g.p.StallAfter > 0 && g.emitted == g.p.StallAfter+1 {
+		m.Delay += g.p.Stall
+	}
+	if g.p.ErrorAfter > 0 && g.emitted == g.p.ErrorAfter && (len(g.queue) > 0 || !g.done) {
+		// The error replaces everything that was still to come.
+		g.queue = g.queue[:0]
+		g.failed, g.done = true, true
+		fail := g.d.failure(g, "simulated upstream failure after "+fmt.Sprint(g.p.ErrorAfter)+" events")
+		g.queue = append(g.queue, fail...)
+	}
+	return m, true
+}
+
+// delay is the wait before the next token: ttft for the first, then the gap,
+// each varied by the seeded jitter.
+func (g *Generator) delay() time.Duration {
+	base := g.p.Gap
+	if !g.started {
+		base, g.started = g.p.TTFT, true
+	}
+	if j := g.p.Jitter; j > 0 {
+		base += time.Duration(g.rng.Int64N(int64(2*j)+1)) - j
+	}
+	return max(base, 0)
+}
+
+// nextToken cuts the next token (TokenChars runes) off g.rest.
+func (g *Generator) nextToken() string {
+	n, i := 0, 0
+	for i < len(g.rest) && n < g.p.TokenChars {
+		_, size := utf8.DecodeRuneInString(g.rest[i:])
+		i += size
+		n++
+	}
+	tok := g.rest[:i]
+	g.rest = g.rest[i:]
+	return tok
+}
+
+func (g *Generator) capped() bool { return g.p.MaxTokens > 0 && g.tokens >= g.p.MaxTokens }
+
+// fill appends the events of the next step to the queue.
+func (g *Generator) fill() {
+	switch g.phase {
+	case phaseStart:
+		g.queue = append(g.queue, g.d.start(g)...)
+		g.phase, g.rest = phaseThinking, g.answer.Thinking
+	case phaseThinking, phaseText, phaseTool:
+		kind := g.phase
+		if g.rest == "" || g.capped() {
+			if g.acc != nil {
+				g.queue = append(g.queue, g.d.end(g, kind)...)
+			}
+			g.acc = nil
+			if g.capped() {
+				g.truncated = g.rest != "" || kind < phaseText && g.answer.Text != "" || kind < phaseTool && g.answer.Tool != nil
+				g.phase = phaseFinish
+				return
+			}
+			g.phase++
+			switch g.phase {
+			case phaseText:
+				g.rest = g.answer.Text
+			case phaseTool:
+				if g.answer.Tool != nil {
+					g.rest = g.answer.Tool.Arguments
+				}
+			}
+			return
+		}
+		var msgs []Message
+		first := g.acc == nil
+		if first {
+			g.acc = []byte{}
+			msgs = g.d.begin(g, kind)
+		}
+		tok := g.nextToken()
+		g.tokens++
+		g.acc = append(g.acc, tok...)
+		msgs = append(msgs, g.d.delta(g, kind, tok, first)...)
+		// A dialect may send nothing for a token (Gemini and Ollama send a
+		// function call whole): its time still passes.
+		g.carry += g.delay()
+		if len(msgs) > 0 {
+			msgs[0].Delay, g.carry = g.carry, 0
+		}
+		g.queue = append(g.queue, msgs...)
+	case phaseFinish:
+		reason := "stop"
+		switch {
+		case g.truncated:
+			reason = "length"
+		case g.answer.Tool != nil:
+			reason = "tool_calls"
+		}
+		msgs := g.d.finish(g, reason)
+		if !g.p.NoEnd {
+			msgs = append(msgs, g.d.endMarker(g)...)
+		}
+		if !g.started {
+			g.carry += g.delay()
+		}
+		if len(msgs) > 0 {
+			msgs[0].Delay, g.carry = g.carry, 0
+		}
+		g.queue = append(g.queue, msgs...)
+		g.phase, g.done = phaseDone, true
+	default:
+		g.done = true
+	}
+}
+
+// Failure returns the events a dialect uses to report a failure mid-answer:
+// its error shape, followed by its end marker when the dialect has one that
+// is compatible with an error. The relay uses it when a real upstream
+// fails.
+func Failure(dialectName, message string) []Message {
+	d, ok := dialects[dialectName]
+	if !ok {
+		d = dialects["openai"]
+	}
+	g := &Generator{p: Params{Dialect: dialectName, Model: "trickle-relay", ID: "relay"}}
+	return d.failure(g, message)
+}
