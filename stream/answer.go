@@ -1,0 +1,200 @@
+package stream
+
+import "strings"
+
+// Status is where an answer is in its life.
+type Status int
+
+// The statuses, in the order an answer goes through them. Complete,
+// Stopped, Incomplete and Failed are terminal.
+const (
+	// Waiting: nothing meaningful has arrived yet.
+	Waiting Status = iota
+	// Streaming: the answer is arriving.
+	Streaming
+	// Complete: the dialect's end marker arrived.
+	Complete
+	// Stopped: the user stopped it (or the relay said it was stopped).
+	Stopped
+	// Incomplete: the stream ended without its end marker.
+	Incomplete
+	// Failed: the provider reported an error, the transport failed, or the
+	// input could not be read.
+	Failed
+)
+
+var statusNames = [...]string{"waiting", "streaming", "complete", "stopped", "incomplete", "failed"}
+
+// String gives the status as a lowercase word ("complete", "incomplete"…).
+func (s Status) String() string {
+	if s >= 0 && int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return "unknown"
+}
+
+// Terminal reports whether nothing can change the answer any more.
+func (s Status) Terminal() bool { return s >= Complete }
+
+// maxProblems bounds how many skip diagnostics an Answer keeps: a hostile
+// stream of garbage must not grow memory; the count keeps going.
+const maxProblems = 32
+
+// Answer accumulates a streamed answer: text, thinking, tool calls, usage,
+// finish reason and status. It is built by a Pipeline (or by Apply) and is
+// not safe for concurrent use.
+type Answer struct {
+	text, thinking strings.Builder
+	calls          []ToolCall
+	callPos        map[int]int
+	usage          *Usage
+	finish         string
+	status         Status
+	err            error
+	skipped        int
+	problems       []error
+	events         int
+}
+
+// NewAnswer returns an empty answer, waiting.
+func NewAnswer() *Answer { return &Answer{} }
+
+// Text is the visible answer so far.
+func (a *Answer) Text() string { return a.text.String() }
+
+// Thinking is the model's reasoning (thinking / reasoning summary) so far.
+func (a *Answer) Thinking() string { return a.thinking.String() }
+
+// ToolCalls returns the tool calls in the order they were opened. A call's
+// Arguments are set only once it is Complete.
+func (a *Answer) ToolCalls() []ToolCall {
+	out := make([]ToolCall, len(a.calls))
+	copy(out, a.calls)
+	return out
+}
+
+// Usage returns the token counts, or nil when the stream reported none.
+// TotalTokens is input+output when the provider did not give a total.
+func (a *Answer) Usage() *Usage {
+	if a.usage == nil {
+		return nil
+	}
+	u := *a.usage
+	if u.TotalTokens == 0 {
+		u.TotalTokens = u.InputTokens + u.OutputTokens
+	}
+	return &u
+}
+
+// FinishReason is the provider's finish reason verbatim ("" if none came).
+func (a *Answer) FinishReason() string { return a.finish }
+
+// Status says where the answer is.
+func (a *Answer) Status() Status { return a.status }
+
+// Err explains a Stopped, Incomplete or Failed answer; nil otherwise.
+func (a *Answer) Err() error { return a.err }
+
+// Skipped counts the events that were skipped because they could not be
+// understood (bad JSON, unknown event, unknown tool-call index…).
+func (a *Answer) Skipped() int { return a.skipped }
+
+// Problems returns the reasons for the first skipped events (at most 32),
+// each a *DecodeError.
+func (a *Answer) Problems() []error {
+	out := make([]error, len(a.problems))
+	copy(out, a.problems)
+	return out
+}
+
+// Events counts the unified events applied so far.
+func (a *Answer) Events() int { return a.events }
+
+func (a *Answer) skip(err error) {
+	a.skipped++
+	if len(a.problems) < maxProblems {
+		a.problems = append(a.problems, err)
+	}
+}
+
+// end makes the answer terminal with status s unless it already is.
+func (a *Answer) end(s Status, err error) {
+	if a.status.Terminal() {
+		return
+	}
+	a.status, a.err = s, err
+}
+
+// Apply folds one event into the answer. Events after a terminal status
+// are ignored and Apply reports false; the Pipeline counts those as skips.
+func (a *Answer) Apply(ev Event) bool {
+	if a.status.Terminal() {
+		return false
+	}
+	a.events++
+	if a.status == Waiting && ev.Kind != KindKeepAlive {
+		a.status = Streaming
+	}
+	switch ev.Kind {
+	case KindText:
+		a.text.WriteString(ev.Text)
+	case KindThinking:
+		a.thinking.WriteString(ev.Text)
+	case KindToolCallDelta:
+		c := a.call(ev.Index)
+		if ev.ID != "" {
+			c.ID = ev.ID
+		}
+		if ev.Name != "" {
+			c.Name = ev.Name
+		}
+		if !c.Complete {
+			c.Partial += ev.Text
+		}
+	case KindToolCallDone:
+		c := a.call(ev.Index)
+		if ev.ID != "" {
+			c.ID = ev.ID
+		}
+		if ev.Name != "" {
+			c.Name = ev.Name
+		}
+		c.Arguments, c.Partial, c.Complete = ev.Text, ev.Text, true
+	case KindUsage:
+		if a.usage == nil {
+			a.usage = &Usage{}
+		}
+		a.usage.merge(ev.Usage)
+	case KindFinish:
+		a.finish = ev.Reason
+	case KindError:
+		err := ev.Err
+		if err == nil {
+			err = &ProviderError{Type: "error", Message: "unknown error"}
+		}
+		a.end(Failed, err)
+	case KindEnd:
+		a.end(Complete, nil)
+	case KindStatus:
+		rerr := &RelayError{Status: ev.Reason, Message: ev.Text}
+		if ev.Reason == "stopped" {
+			a.end(Stopped, rerr)
+		} else {
+			a.end(Failed, rerr)
+		}
+	}
+	return true
+}
+
+// call returns the tool call keyed by index, opening it if needed.
+func (a *Answer) call(index int) *ToolCall {
+	if p, ok := a.callPos[index]; ok {
+		return &a.calls[p]
+	}
+	if a.callPos == nil {
+		a.callPos = make(map[int]int)
+	}
+	a.callPos[index] = len(a.calls)
+	a.calls = append(a.calls, ToolCall{Index: index})
+	return &a.calls[len(a.calls)-1]
+}

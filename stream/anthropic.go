@@ -1,0 +1,163 @@
+package stream
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/trickle-dev/trickle/sse"
+)
+
+// anthropicDecoder reads the Messages stream: message_start, then per
+// content block content_block_start (text, thinking, tool_use),
+// content_block_delta (text_delta, thinking_delta, signature_delta,
+// input_json_delta) and content_block_stop, then message_delta (stop
+// reason, usage) and message_stop; ping at any time; error events such as
+// overloaded_error.
+type anthropicDecoder struct {
+	blocks map[int]*anthropicBlock
+}
+
+type anthropicBlock struct {
+	typ   string
+	tool  *openTool
+	input string // the input object given in content_block_start
+}
+
+type anthropicEvent struct {
+	Type    string `json:"type"`
+	Index   int    `json:"index"`
+	Message *struct {
+		Usage *anthropicUsage `json:"usage"`
+	} `json:"message"`
+	ContentBlock *struct {
+		Type     string          `json:"type"`
+		Text     string          `json:"text"`
+		Thinking string          `json:"thinking"`
+		ID       string          `json:"id"`
+		Name     string          `json:"name"`
+		Input    json.RawMessage `json:"input"`
+	} `json:"content_block"`
+	Delta *struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		Thinking    string `json:"thinking"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *anthropicUsage `json:"usage"`
+	Error *apiError       `json:"error"`
+}
+
+type anthropicUsage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+func (d *anthropicDecoder) Dialect() string   { return "anthropic" }
+func (d *anthropicDecoder) EndMarker() string { return "message_stop" }
+func (d *anthropicDecoder) Close(func(Event)) {}
+
+func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
+	var e anthropicEvent
+	if err := unmarshal(ev.Data, &e); err != nil {
+		return err
+	}
+	typ := e.Type
+	if typ == "" {
+		typ = ev.Type
+	}
+	switch typ {
+	case "ping":
+		emit(Event{Kind: KindKeepAlive})
+	case "message_start":
+		if e.Message != nil && e.Message.Usage != nil {
+			emit(Event{Kind: KindUsage, Usage: Usage{InputTokens: e.Message.Usage.InputTokens, OutputTokens: e.Message.Usage.OutputTokens}})
+		}
+	case "content_block_start":
+		cb := e.ContentBlock
+		if cb == nil {
+			return fmt.Errorf("%w: content_block_start without content_block", ErrUnknownEvent)
+		}
+		if d.blocks == nil {
+			d.blocks = make(map[int]*anthropicBlock)
+		}
+		b := &anthropicBlock{typ: cb.Type}
+		d.blocks[e.Index] = b
+		switch cb.Type {
+		case "text":
+			if cb.Text != "" {
+				emit(Event{Kind: KindText, Text: cb.Text})
+			}
+		case "thinking":
+			if cb.Thinking != "" {
+				emit(Event{Kind: KindThinking, Text: cb.Thinking})
+			}
+		case "tool_use", "server_tool_use", "mcp_tool_use":
+			b.tool = &openTool{index: e.Index, id: cb.ID, name: cb.Name}
+			if len(cb.Input) > 0 && string(cb.Input) != "{}" && string(cb.Input) != "null" {
+				b.input = string(cb.Input)
+			}
+			emit(Event{Kind: KindToolCallDelta, Index: e.Index, ID: cb.ID, Name: cb.Name})
+		}
+	case "content_block_delta":
+		dl := e.Delta
+		if dl == nil {
+			return fmt.Errorf("%w: content_block_delta without delta", ErrUnknownEvent)
+		}
+		switch dl.Type {
+		case "text_delta":
+			// Text is never dropped, even for a block that never started.
+			emit(Event{Kind: KindText, Text: dl.Text})
+		case "thinking_delta":
+			emit(Event{Kind: KindThinking, Text: dl.Thinking})
+		case "input_json_delta":
+			b := d.blocks[e.Index]
+			if b == nil || b.tool == nil {
+				return fmt.Errorf("%w: input_json_delta for content block %d, which is not an open tool_use", ErrUnknownToolCall, e.Index)
+			}
+			b.tool.args.WriteString(dl.PartialJSON)
+			emit(Event{Kind: KindToolCallDelta, Index: e.Index, Text: dl.PartialJSON})
+		case "signature_delta", "citations_delta":
+			// The thinking block's signature and citations matter when the
+			// conversation is sent back, not for what is shown.
+		default:
+			return fmt.Errorf("%w: content_block_delta of type %q", ErrUnknownEvent, dl.Type)
+		}
+	case "content_block_stop":
+		b := d.blocks[e.Index]
+		if b == nil {
+			return fmt.Errorf("%w: content_block_stop for content block %d, which never started", ErrUnknownEvent, e.Index)
+		}
+		if t := b.tool; t != nil && !t.done {
+			t.done = true
+			args := t.args.String()
+			if args == "" {
+				// No input_json_delta: the input is the one given at the
+				// start, or the empty object.
+				args = b.input
+				if args == "" {
+					args = "{}"
+				}
+			}
+			emit(Event{Kind: KindToolCallDone, Index: t.index, ID: t.id, Name: t.name, Text: args})
+		}
+	case "message_delta":
+		if e.Delta != nil && e.Delta.StopReason != "" {
+			emit(Event{Kind: KindFinish, Reason: e.Delta.StopReason})
+		}
+		if e.Usage != nil {
+			emit(Event{Kind: KindUsage, Usage: Usage{InputTokens: e.Usage.InputTokens, OutputTokens: e.Usage.OutputTokens}})
+		}
+	case "message_stop":
+		emit(Event{Kind: KindEnd})
+	case "error":
+		perr := &ProviderError{Dialect: "anthropic", Type: "error", Message: "the provider reported an error"}
+		if e.Error != nil {
+			perr = e.Error.provider("anthropic")
+		}
+		emit(Event{Kind: KindError, Err: perr})
+	default:
+		return fmt.Errorf("%w: %q", ErrUnknownEvent, typ)
+	}
+	return nil
+}

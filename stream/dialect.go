@@ -1,0 +1,196 @@
+package stream
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/trickle-dev/trickle/sse"
+)
+
+// A Decoder interprets one dialect: it turns the dialect's events into
+// unified Events. A Decoder keeps per-answer state (open tool calls and
+// content blocks); use a new one for each answer.
+type Decoder interface {
+	// Dialect is the decoder's name ("openai", "anthropic", …).
+	Dialect() string
+	// Decode interprets one event — an SSE event, or one NDJSON line given
+	// as an event of type "message" — and calls emit for each unified
+	// event it carries. A non-nil error (wrapping ErrBadJSON,
+	// ErrUnknownEvent or ErrUnknownToolCall) means the event, or the part
+	// of it named by the error, was skipped; the stream goes on.
+	Decode(ev sse.Event, emit func(Event)) error
+	// Close is called when the byte stream ended cleanly. Gemini, whose end
+	// is a clean close after a finish reason, emits its end marker here.
+	Close(emit func(Event))
+	// EndMarker names what ends this dialect's answer, for messages.
+	EndMarker() string
+}
+
+var dialects = map[string]func() Decoder{
+	"openai":    func() Decoder { return &openaiDecoder{} },
+	"responses": func() Decoder { return &responsesDecoder{} },
+	"anthropic": func() Decoder { return &anthropicDecoder{} },
+	"gemini":    func() Decoder { return &geminiDecoder{} },
+	"ollama":    func() Decoder { return &ollamaDecoder{} },
+	"plain":     func() Decoder { return &plainDecoder{} },
+}
+
+// Dialects lists the dialect names NewDecoder and WithDialect accept
+// (besides "auto"), sorted.
+func Dialects() []string {
+	names := make([]string, 0, len(dialects))
+	for n := range dialects {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// NewDecoder returns a fresh decoder for the named dialect: "openai"
+// (Chat Completions), "responses" (OpenAI Responses), "anthropic"
+// (Messages), "gemini" (streamGenerateContent?alt=sse), "ollama"
+// (/api/chat NDJSON) or "plain" ({"delta":…} + [DONE]).
+func NewDecoder(dialect string) (Decoder, error) {
+	mk, ok := dialects[strings.ToLower(dialect)]
+	if !ok {
+		return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownDialect, dialect, strings.Join(Dialects(), ", "))
+	}
+	return mk(), nil
+}
+
+// unmarshal decodes an event's JSON data, telling apart data that is not
+// JSON at all (ErrBadJSON) from JSON of an unexpected shape
+// (ErrUnknownEvent).
+func unmarshal(data string, v any) error {
+	err := json.Unmarshal([]byte(data), v)
+	if err == nil {
+		return nil
+	}
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		return fmt.Errorf("%w: unexpected shape: %v", ErrUnknownEvent, err)
+	}
+	return fmt.Errorf("%w: %v", ErrBadJSON, err)
+}
+
+// apiError is the error object the OpenAI-style APIs and Gemini put in a
+// stream: {"message","type","code","status"}; code may be a number.
+type apiError struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+	Status  string          `json:"status"`
+}
+
+func (e *apiError) provider(dialect string) *ProviderError {
+	typ := e.Type
+	if typ == "" {
+		typ = e.Status
+	}
+	if typ == "" {
+		typ = rawString(e.Code)
+	}
+	if typ == "" {
+		typ = "error"
+	}
+	msg := e.Message
+	if msg == "" {
+		msg = "the provider reported an error without a message"
+	}
+	return &ProviderError{Dialect: dialect, Type: typ, Message: msg}
+}
+
+// rawString turns a JSON string or number into its text ("" for null).
+func rawString(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// rawArgs turns a JSON arguments value (an object, as Gemini and Ollama
+// send it whole) into its text; a missing value is the empty object.
+func rawArgs(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "{}"
+	}
+	return string(raw)
+}
+
+// anthropicTypes are the Messages streaming event types.
+var anthropicTypes = map[string]bool{
+	"message_start": true, "message_delta": true, "message_stop": true,
+	"content_block_start": true, "content_block_delta": true, "content_block_stop": true,
+	"ping": true,
+}
+
+// detectProbe is the union of the top-level keys that tell the dialects
+// apart.
+type detectProbe struct {
+	Type           string          `json:"type"`
+	Object         string          `json:"object"`
+	Choices        json.RawMessage `json:"choices"`
+	Candidates     json.RawMessage `json:"candidates"`
+	UsageMetadata  json.RawMessage `json:"usageMetadata"`
+	PromptFeedback json.RawMessage `json:"promptFeedback"`
+	Message        json.RawMessage `json:"message"`
+	Done           *bool           `json:"done"`
+	CreatedAt      json.RawMessage `json:"created_at"`
+	Delta          json.RawMessage `json:"delta"`
+	Error          json.RawMessage `json:"error"`
+	Code           json.RawMessage `json:"code"`
+}
+
+// Detect names the dialect an event belongs to, from its SSE type and the
+// shape of its data, or returns "" when this event does not tell (the
+// relay's "trickle.status", an unrecognised object).
+func Detect(ev sse.Event) string {
+	switch {
+	case anthropicTypes[ev.Type]:
+		return "anthropic"
+	case strings.HasPrefix(ev.Type, "response."):
+		return "responses"
+	case ev.Type == "trickle.status":
+		return ""
+	}
+	data := strings.TrimSpace(ev.Data)
+	if data == "[DONE]" {
+		return "openai"
+	}
+	var p detectProbe
+	if json.Unmarshal([]byte(data), &p) != nil {
+		return ""
+	}
+	switch {
+	case anthropicTypes[p.Type]:
+		return "anthropic"
+	case strings.HasPrefix(p.Type, "response."):
+		return "responses"
+	case p.Type == "error" && len(p.Error) > 0 && p.Error[0] == '{':
+		return "anthropic" // {"type":"error","error":{"type":"overloaded_error",…}}
+	case p.Type == "error":
+		return "responses" // {"type":"error","code":…,"message":…}
+	case len(p.Choices) > 0 || p.Object == "chat.completion.chunk":
+		return "openai"
+	case len(p.Candidates) > 0 || len(p.UsageMetadata) > 0 || len(p.PromptFeedback) > 0:
+		return "gemini"
+	case p.Done != nil || (len(p.Message) > 0 && len(p.CreatedAt) > 0):
+		return "ollama"
+	case len(p.Delta) > 0 && p.Delta[0] == '"':
+		return "plain"
+	case len(p.Error) > 0 && p.Error[0] == '"':
+		return "ollama" // {"error":"model not found"}
+	case len(p.Error) > 0 && strings.Contains(string(p.Error), `"status"`):
+		return "gemini" // {"error":{"code":503,"message":…,"status":"UNAVAILABLE"}}
+	case len(p.Error) > 0:
+		return "openai"
+	}
+	return ""
+}

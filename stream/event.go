@@ -1,0 +1,250 @@
+package stream
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Kind says what an Event carries.
+type Kind int
+
+// The kinds of unified events. Every dialect decoder speaks only these.
+const (
+	// KindText is a delta of the visible answer: Event.Text.
+	KindText Kind = iota + 1
+	// KindThinking is a delta of the model's reasoning: Event.Text.
+	KindThinking
+	// KindToolCallDelta is a piece of a tool call keyed by Event.Index:
+	// Event.ID and Event.Name when the dialect sends them (often only on
+	// the first delta), Event.Text a fragment of the arguments.
+	KindToolCallDelta
+	// KindToolCallDone says the tool call Event.Index is complete;
+	// Event.Text holds its complete arguments.
+	KindToolCallDone
+	// KindUsage carries token counts: Event.Usage. Counts that are zero
+	// were not reported by this event.
+	KindUsage
+	// KindFinish carries the model's finish reason, verbatim from the
+	// provider ("stop", "end_turn", "STOP", "tool_calls", …): Event.Reason.
+	KindFinish
+	// KindError is an error the provider reported in the stream:
+	// Event.Err. It is terminal.
+	KindError
+	// KindEnd is the dialect's end marker ([DONE], message_stop,
+	// response.completed, done:true, or a clean close after Gemini's
+	// finish reason). Only after it is an answer complete.
+	KindEnd
+	// KindKeepAlive is a ping that carries nothing (Anthropic "ping").
+	KindKeepAlive
+	// KindStatus is the relay's control event "trickle.status":
+	// Event.Reason is "stopped", "failed" or "gone", Event.Text the
+	// relay's message. It is terminal.
+	KindStatus
+)
+
+var kindNames = [...]string{
+	KindText:          "text",
+	KindThinking:      "thinking",
+	KindToolCallDelta: "tool_call_delta",
+	KindToolCallDone:  "tool_call_done",
+	KindUsage:         "usage",
+	KindFinish:        "finish",
+	KindError:         "error",
+	KindEnd:           "end",
+	KindKeepAlive:     "keep_alive",
+	KindStatus:        "status",
+}
+
+// String gives the kind's snake_case name, e.g. "tool_call_delta".
+func (k Kind) String() string {
+	if k > 0 && int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Event is one unified stream event, the same whatever the dialect.
+type Event struct {
+	Kind Kind
+	// Text is the text or thinking delta, the tool-call arguments
+	// fragment (KindToolCallDelta), the complete arguments
+	// (KindToolCallDone), or the relay's message (KindStatus).
+	Text string
+	// Index keys a tool call within the answer (the dialect's own index:
+	// OpenAI's tool_calls index, Anthropic's content block index, the
+	// Responses output_index, a running count for Gemini and Ollama).
+	Index int
+	// ID and Name identify a tool call when the dialect sent them.
+	ID, Name string
+	// Usage holds token counts (KindUsage).
+	Usage Usage
+	// Reason is the finish reason (KindFinish) or the relay status word
+	// (KindStatus).
+	Reason string
+	// Err is the provider's error (KindError).
+	Err *ProviderError
+}
+
+// Usage counts tokens. Zero means "not reported".
+type Usage struct {
+	InputTokens     int `json:"input_tokens"`
+	OutputTokens    int `json:"output_tokens"`
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
+	TotalTokens     int `json:"total_tokens"`
+}
+
+// merge overlays the counts u reports onto the ones already known: later
+// usage events refine earlier ones (Anthropic's message_delta repeats a
+// cumulative output count), they never reset a count to zero.
+func (u *Usage) merge(v Usage) {
+	if v.InputTokens != 0 {
+		u.InputTokens = v.InputTokens
+	}
+	if v.OutputTokens != 0 {
+		u.OutputTokens = v.OutputTokens
+	}
+	if v.ReasoningTokens != 0 {
+		u.ReasoningTokens = v.ReasoningTokens
+	}
+	if v.TotalTokens != 0 {
+		u.TotalTokens = v.TotalTokens
+	}
+}
+
+// ToolCall is one tool (function) call the model asked for.
+type ToolCall struct {
+	// Index is the dialect's key for the call (see Event.Index).
+	Index int `json:"-"`
+	// ID is the provider's call id ("call_…", "toolu_…"), if any.
+	ID string `json:"id"`
+	// Name is the function's name.
+	Name string `json:"name"`
+	// Arguments is the complete JSON arguments text. It is empty until
+	// Complete: a half-received argument object is never presented as the
+	// arguments.
+	Arguments string `json:"arguments"`
+	// Partial is the arguments text received so far, for progress
+	// displays; it equals Arguments once the call is complete.
+	Partial string `json:"-"`
+	// Complete is true once the dialect closed the call's block.
+	Complete bool `json:"-"`
+}
+
+// Sentinel errors. Compare with errors.Is.
+var (
+	// ErrIncomplete: the byte stream ended without the dialect's end
+	// marker; the answer is cut off.
+	ErrIncomplete = errors.New("stream: ended without the end marker")
+	// ErrStopped: the user stopped the answer.
+	ErrStopped = errors.New("stream: stopped by the user")
+	// ErrProvider: the provider reported an error inside the stream
+	// (matched by every *ProviderError).
+	ErrProvider = errors.New("stream: the provider reported an error")
+	// ErrRelay: the relay ended the stream with a "trickle.status" event
+	// (matched by every *RelayError).
+	ErrRelay = errors.New("stream: the relay ended the stream")
+	// ErrGone: the relay no longer has the stream (resume after it
+	// expired).
+	ErrGone = errors.New("stream: the stream expired on the relay")
+	// ErrBadJSON: an event's data is not valid JSON (the event is skipped
+	// and counted).
+	ErrBadJSON = errors.New("stream: data is not valid JSON")
+	// ErrUnknownEvent: an event type or shape the dialect does not define
+	// (skipped and counted).
+	ErrUnknownEvent = errors.New("stream: unknown event")
+	// ErrUnknownToolCall: a tool-call delta for an index that was never
+	// opened (skipped and counted).
+	ErrUnknownToolCall = errors.New("stream: tool call for an unknown index")
+	// ErrUndetected: the first events did not say which dialect this is
+	// (skipped and counted until one does).
+	ErrUndetected = errors.New("stream: cannot tell the dialect from this event")
+	// ErrAfterEnd: an event arrived after the answer had ended (skipped
+	// and counted).
+	ErrAfterEnd = errors.New("stream: event after the end of the answer")
+	// ErrUnknownDialect: WithDialect named a dialect that does not exist.
+	ErrUnknownDialect = errors.New("stream: unknown dialect")
+	// ErrEventTooLarge: one SSE event or NDJSON line exceeded the maximum
+	// event size. It is terminal: the answer fails, keeping its text so far.
+	ErrEventTooLarge = errors.New("stream: event too large")
+)
+
+// ProviderError is an error the model provider reported in the stream
+// (Anthropic's "overloaded_error", OpenAI's {"error":…}, Responses'
+// response.failed, …). It matches ErrProvider.
+type ProviderError struct {
+	// Dialect is the dialect that carried it.
+	Dialect string `json:"-"`
+	// Type is the provider's error type or code ("overloaded_error",
+	// "server_error", "INTERNAL"); "error" when it gave none.
+	Type string `json:"type"`
+	// Message is the provider's message.
+	Message string `json:"message"`
+}
+
+func (e *ProviderError) Error() string {
+	return fmt.Sprintf("stream: %s error %s: %s", e.Dialect, e.Type, e.Message)
+}
+
+// Is makes errors.Is(err, ErrProvider) true.
+func (e *ProviderError) Is(target error) bool { return target == ErrProvider }
+
+// RelayError is a terminal "trickle.status" from the relay. It matches
+// ErrRelay, and ErrGone or ErrStopped for those statuses.
+type RelayError struct {
+	// Status is "stopped", "failed" or "gone".
+	Status string
+	// Message is the relay's message.
+	Message string
+}
+
+func (e *RelayError) Error() string {
+	switch e.Status {
+	case "gone":
+		msg := "the stream expired on the relay and cannot be resumed; ask again"
+		if e.Message != "" {
+			msg += " (" + e.Message + ")"
+		}
+		return "stream: relay: " + msg
+	case "":
+		return "stream: relay: " + e.Message
+	}
+	if e.Message == "" {
+		return "stream: relay: " + e.Status
+	}
+	return "stream: relay: " + e.Status + ": " + e.Message
+}
+
+// Is matches ErrRelay, and ErrGone / ErrStopped for those statuses.
+func (e *RelayError) Is(target error) bool {
+	switch target {
+	case ErrRelay:
+		return true
+	case ErrGone:
+		return e.Status == "gone"
+	case ErrStopped:
+		return e.Status == "stopped"
+	}
+	return false
+}
+
+// DecodeError says which event could not be understood and why. Err wraps
+// one of ErrBadJSON, ErrUnknownEvent, ErrUnknownToolCall, ErrUndetected,
+// ErrAfterEnd.
+type DecodeError struct {
+	// Dialect is the dialect in use ("auto" before detection).
+	Dialect string
+	// Event is the 1-based number of the event in the stream.
+	Event int
+	// Type is the SSE event type ("message" for NDJSON lines).
+	Type string
+	// Err is the reason.
+	Err error
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("stream: %s event %d (%s): %s", e.Dialect, e.Event, e.Type,
+		strings.TrimPrefix(e.Err.Error(), "stream: "))
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }

@@ -1,0 +1,112 @@
+package stream
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/trickle-dev/trickle/sse"
+)
+
+// geminiDecoder reads streamGenerateContent?alt=sse: each event is a whole
+// GenerateContentResponse; candidates[0].content.parts[] carry text
+// (thought:true parts are thinking) and whole functionCall parts; the last
+// one has a finishReason and usageMetadata. There is no end event: the
+// answer is complete when the stream closes cleanly after a finish reason.
+type geminiDecoder struct {
+	finished bool
+	calls    int
+}
+
+type geminiChunk struct {
+	Candidates []struct {
+		Index   int `json:"index"`
+		Content struct {
+			Parts []struct {
+				Text         *string `json:"text"`
+				Thought      bool    `json:"thought"`
+				FunctionCall *struct {
+					ID   string          `json:"id"`
+					Name string          `json:"name"`
+					Args json.RawMessage `json:"args"`
+				} `json:"functionCall"`
+			} `json:"parts"`
+		} `json:"content"`
+		FinishReason string `json:"finishReason"`
+	} `json:"candidates"`
+	UsageMetadata *struct {
+		PromptTokenCount     int `json:"promptTokenCount"`
+		CandidatesTokenCount int `json:"candidatesTokenCount"`
+		ThoughtsTokenCount   int `json:"thoughtsTokenCount"`
+		TotalTokenCount      int `json:"totalTokenCount"`
+	} `json:"usageMetadata"`
+	PromptFeedback *struct {
+		BlockReason        string `json:"blockReason"`
+		BlockReasonMessage string `json:"blockReasonMessage"`
+	} `json:"promptFeedback"`
+	Error *apiError `json:"error"`
+}
+
+func (d *geminiDecoder) Dialect() string   { return "gemini" }
+func (d *geminiDecoder) EndMarker() string { return "a finishReason followed by a clean close" }
+
+func (d *geminiDecoder) Close(emit func(Event)) {
+	if d.finished {
+		emit(Event{Kind: KindEnd})
+	}
+}
+
+func (d *geminiDecoder) Decode(ev sse.Event, emit func(Event)) error {
+	var c geminiChunk
+	if err := unmarshal(ev.Data, &c); err != nil {
+		return err
+	}
+	if c.Error != nil {
+		emit(Event{Kind: KindError, Err: c.Error.provider("gemini")})
+		return nil
+	}
+	if c.Candidates == nil && c.UsageMetadata == nil && c.PromptFeedback == nil {
+		return fmt.Errorf("%w: neither candidates, usageMetadata nor promptFeedback", ErrUnknownEvent)
+	}
+	for _, cand := range c.Candidates {
+		if cand.Index != 0 {
+			continue // candidateCount > 1: the answer is the first candidate
+		}
+		for _, p := range cand.Content.Parts {
+			switch {
+			case p.FunctionCall != nil:
+				// Function calls arrive whole, so each is opened and
+				// completed at once.
+				i := d.calls
+				d.calls++
+				fc := p.FunctionCall
+				args := rawArgs(fc.Args)
+				emit(Event{Kind: KindToolCallDelta, Index: i, ID: fc.ID, Name: fc.Name, Text: args})
+				emit(Event{Kind: KindToolCallDone, Index: i, ID: fc.ID, Name: fc.Name, Text: args})
+			case p.Text != nil && *p.Text != "":
+				k := KindText
+				if p.Thought {
+					k = KindThinking
+				}
+				emit(Event{Kind: k, Text: *p.Text})
+			}
+		}
+		if cand.FinishReason != "" {
+			d.finished = true
+			emit(Event{Kind: KindFinish, Reason: cand.FinishReason})
+		}
+	}
+	if u := c.UsageMetadata; u != nil {
+		emit(Event{Kind: KindUsage, Usage: Usage{
+			InputTokens: u.PromptTokenCount, OutputTokens: u.CandidatesTokenCount,
+			ReasoningTokens: u.ThoughtsTokenCount, TotalTokens: u.TotalTokenCount,
+		}})
+	}
+	if pf := c.PromptFeedback; pf != nil && pf.BlockReason != "" && len(c.Candidates) == 0 {
+		msg := pf.BlockReasonMessage
+		if msg == "" {
+			msg = "the prompt was blocked (" + pf.BlockReason + ")"
+		}
+		emit(Event{Kind: KindError, Err: &ProviderError{Dialect: "gemini", Type: pf.BlockReason, Message: msg}})
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package stream
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/trickle-dev/trickle/sse"
+)
+
+// ollamaDecoder reads Ollama's /api/chat stream: one JSON object per line
+// with message.content, message.thinking and message.tool_calls (whole
+// calls, arguments as an object), and a last object with done:true,
+// done_reason and the eval counts. /api/generate's "response" field is
+// read as text too.
+type ollamaDecoder struct {
+	calls int
+}
+
+type ollamaChunk struct {
+	Message *struct {
+		Content   string `json:"content"`
+		Thinking  string `json:"thinking"`
+		ToolCalls []struct {
+			ID       string `json:"id"`
+			Function struct {
+				Index     *int            `json:"index"`
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"function"`
+		} `json:"tool_calls"`
+	} `json:"message"`
+	Response        *string         `json:"response"`
+	Thinking        string          `json:"thinking"`
+	Done            *bool           `json:"done"`
+	DoneReason      string          `json:"done_reason"`
+	PromptEvalCount int             `json:"prompt_eval_count"`
+	EvalCount       int             `json:"eval_count"`
+	Error           json.RawMessage `json:"error"`
+}
+
+func (d *ollamaDecoder) Dialect() string   { return "ollama" }
+func (d *ollamaDecoder) EndMarker() string { return `"done":true` }
+func (d *ollamaDecoder) Close(func(Event)) {}
+
+func (d *ollamaDecoder) Decode(ev sse.Event, emit func(Event)) error {
+	var c ollamaChunk
+	if err := unmarshal(ev.Data, &c); err != nil {
+		return err
+	}
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		emit(Event{Kind: KindError, Err: bareError("ollama", c.Error)})
+		return nil
+	}
+	if c.Message == nil && c.Response == nil && c.Done == nil {
+		return fmt.Errorf("%w: neither message, response nor done", ErrUnknownEvent)
+	}
+	thinking, text := c.Thinking, ""
+	if c.Response != nil {
+		text = *c.Response
+	}
+	if m := c.Message; m != nil {
+		thinking += m.Thinking
+		text += m.Content
+	}
+	if thinking != "" {
+		emit(Event{Kind: KindThinking, Text: thinking})
+	}
+	if text != "" {
+		emit(Event{Kind: KindText, Text: text})
+	}
+	if m := c.Message; m != nil {
+		for _, tc := range m.ToolCalls {
+			i := d.calls
+			if tc.Function.Index != nil {
+				i = *tc.Function.Index
+			}
+			d.calls++
+			args := rawArgs(tc.Function.Arguments)
+			emit(Event{Kind: KindToolCallDelta, Index: i, ID: tc.ID, Name: tc.Function.Name, Text: args})
+			emit(Event{Kind: KindToolCallDone, Index: i, ID: tc.ID, Name: tc.Function.Name, Text: args})
+		}
+	}
+	if c.Done != nil && *c.Done {
+		if c.DoneReason != "" {
+			emit(Event{Kind: KindFinish, Reason: c.DoneReason})
+		}
+		if c.PromptEvalCount != 0 || c.EvalCount != 0 {
+			emit(Event{Kind: KindUsage, Usage: Usage{InputTokens: c.PromptEvalCount, OutputTokens: c.EvalCount}})
+		}
+		emit(Event{Kind: KindEnd})
+	}
+	return nil
+}

@@ -1,0 +1,192 @@
+package stream
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/trickle-dev/trickle/sse"
+)
+
+// openaiDecoder reads Chat Completions chunks ("chat.completion.chunk"):
+// choices[0].delta.content, tool_calls keyed by index (id and name only on
+// the first delta of each), finish_reason, the final usage chunk with empty
+// choices, a mid-stream {"error":…}, and data: [DONE].
+type openaiDecoder struct {
+	tools []*openTool // in the order they were opened
+}
+
+// openTool is a tool call whose arguments are still arriving.
+type openTool struct {
+	index    int
+	id, name string
+	args     strings.Builder
+	done     bool
+}
+
+type openaiChunk struct {
+	Object  string `json:"object"`
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content *string `json:"content"`
+			// reasoning_content (DeepSeek, vLLM) and reasoning (OpenRouter,
+			// Ollama's compatibility layer) carry thinking in the same chunk.
+			ReasoningContent string `json:"reasoning_content"`
+			Reasoning        string `json:"reasoning"`
+			Refusal          string `json:"refusal"`
+			ToolCalls        []struct {
+				Index    int    `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens            int `json:"prompt_tokens"`
+		CompletionTokens        int `json:"completion_tokens"`
+		TotalTokens             int `json:"total_tokens"`
+		CompletionTokensDetails struct {
+			ReasoningTokens int `json:"reasoning_tokens"`
+		} `json:"completion_tokens_details"`
+	} `json:"usage"`
+	Error *apiError `json:"error"`
+}
+
+func (d *openaiDecoder) Dialect() string   { return "openai" }
+func (d *openaiDecoder) EndMarker() string { return "data: [DONE]" }
+func (d *openaiDecoder) Close(func(Event)) {}
+
+func (d *openaiDecoder) Decode(ev sse.Event, emit func(Event)) error {
+	if strings.TrimSpace(ev.Data) == "[DONE]" {
+		d.finishTools(emit)
+		emit(Event{Kind: KindEnd})
+		return nil
+	}
+	var c openaiChunk
+	if err := unmarshal(ev.Data, &c); err != nil {
+		return err
+	}
+	if c.Error != nil {
+		emit(Event{Kind: KindError, Err: c.Error.provider("openai")})
+		return nil
+	}
+	if c.Choices == nil && c.Usage == nil && c.Object == "" {
+		return fmt.Errorf("%w: neither choices, usage nor error", ErrUnknownEvent)
+	}
+	var skipErr error
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			continue // n > 1: the answer is the first choice
+		}
+		dl := ch.Delta
+		if t := dl.ReasoningContent + dl.Reasoning; t != "" {
+			emit(Event{Kind: KindThinking, Text: t})
+		}
+		if dl.Content != nil && *dl.Content != "" {
+			emit(Event{Kind: KindText, Text: *dl.Content})
+		}
+		if dl.Refusal != "" {
+			emit(Event{Kind: KindText, Text: dl.Refusal})
+		}
+		for _, tc := range dl.ToolCalls {
+			t := d.tool(tc.Index)
+			if t == nil {
+				if tc.ID == "" && tc.Function.Name == "" {
+					skipErr = fmt.Errorf("%w: tool_calls index %d arrived without an id or name first", ErrUnknownToolCall, tc.Index)
+					continue
+				}
+				t = &openTool{index: tc.Index}
+				d.tools = append(d.tools, t)
+			}
+			if tc.ID != "" {
+				t.id = tc.ID
+			}
+			if tc.Function.Name != "" {
+				t.name = tc.Function.Name
+			}
+			t.args.WriteString(tc.Function.Arguments)
+			emit(Event{Kind: KindToolCallDelta, Index: tc.Index, ID: tc.ID, Name: tc.Function.Name, Text: tc.Function.Arguments})
+		}
+		if ch.FinishReason != "" {
+			// Chat Completions has no per-call end: the finish reason closes
+			// every call of the choice.
+			d.finishTools(emit)
+			emit(Event{Kind: KindFinish, Reason: ch.FinishReason})
+		}
+	}
+	if u := c.Usage; u != nil {
+		emit(Event{Kind: KindUsage, Usage: Usage{
+			InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens,
+			TotalTokens: u.TotalTokens, ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens,
+		}})
+	}
+	return skipErr
+}
+
+func (d *openaiDecoder) tool(index int) *openTool {
+	for _, t := range d.tools {
+		if t.index == index {
+			return t
+		}
+	}
+	return nil
+}
+
+func (d *openaiDecoder) finishTools(emit func(Event)) {
+	for _, t := range d.tools {
+		if !t.done {
+			t.done = true
+			emit(Event{Kind: KindToolCallDone, Index: t.index, ID: t.id, Name: t.name, Text: t.args.String()})
+		}
+	}
+}
+
+// plainDecoder reads the simplest stream: {"delta":"…"} events and
+// data: [DONE]. {"error":…} (a string or an object) is an error.
+type plainDecoder struct{}
+
+type plainChunk struct {
+	Delta *string         `json:"delta"`
+	Error json.RawMessage `json:"error"`
+}
+
+func (plainDecoder) Dialect() string   { return "plain" }
+func (plainDecoder) EndMarker() string { return "data: [DONE]" }
+func (plainDecoder) Close(func(Event)) {}
+
+func (plainDecoder) Decode(ev sse.Event, emit func(Event)) error {
+	if strings.TrimSpace(ev.Data) == "[DONE]" {
+		emit(Event{Kind: KindEnd})
+		return nil
+	}
+	var c plainChunk
+	if err := unmarshal(ev.Data, &c); err != nil {
+		return err
+	}
+	switch {
+	case len(c.Error) > 0 && string(c.Error) != "null":
+		emit(Event{Kind: KindError, Err: bareError("plain", c.Error)})
+	case c.Delta != nil:
+		if *c.Delta != "" {
+			emit(Event{Kind: KindText, Text: *c.Delta})
+		}
+	default:
+		return fmt.Errorf("%w: no \"delta\" string", ErrUnknownEvent)
+	}
+	return nil
+}
+
+// bareError reads an "error" value that is either a message string or an
+// error object.
+func bareError(dialect string, raw json.RawMessage) *ProviderError {
+	var obj apiError
+	if json.Unmarshal(raw, &obj) == nil {
+		return obj.provider(dialect)
+	}
+	return &ProviderError{Dialect: dialect, Type: "error", Message: rawString(raw)}
+}

@@ -1,0 +1,392 @@
+package stream
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"strings"
+
+	"github.com/trickle-dev/trickle/sse"
+)
+
+// Framing is how a response body is cut into events.
+type Framing int
+
+// The framings. FramingUnknown until the content type or the first byte
+// says.
+const (
+	FramingUnknown Framing = iota
+	// FramingSSE: text/event-stream, decoded by package sse.
+	FramingSSE
+	// FramingNDJSON: one JSON object per line (Ollama).
+	FramingNDJSON
+)
+
+func (f Framing) String() string {
+	switch f {
+	case FramingSSE:
+		return "sse"
+	case FramingNDJSON:
+		return "ndjson"
+	}
+	return "unknown"
+}
+
+// DefaultMaxEventSize bounds one SSE event or NDJSON line (1 MiB), the
+// same bound package sse uses by default.
+const DefaultMaxEventSize = sse.DefaultMaxEventSize
+
+// Option configures a Pipeline.
+type Option func(*Pipeline)
+
+// WithDialect fixes the dialect ("openai", "responses", "anthropic",
+// "gemini", "ollama", "plain") instead of detecting it; "auto" or "" (the
+// default) detects it from the content type and the first event. An
+// unknown name makes every Write fail with ErrUnknownDialect.
+func WithDialect(name string) Option {
+	return func(p *Pipeline) { p.want = strings.ToLower(strings.TrimSpace(name)) }
+}
+
+// WithContentType gives the response's Content-Type header:
+// text/event-stream selects SSE framing; application/x-ndjson,
+// application/json and their kin select NDJSON lines (Ollama). Without it
+// the first non-blank byte decides: '{' means NDJSON, anything else SSE.
+func WithContentType(ct string) Option {
+	return func(p *Pipeline) { p.contentType = ct }
+}
+
+// WithEventHandler calls h for every unified event applied to the answer,
+// in stream order (events after the answer ended are not delivered).
+func WithEventHandler(h func(Event)) Option {
+	return func(p *Pipeline) { p.handler = h }
+}
+
+// WithMaxEventSize bounds one SSE event or NDJSON line, in bytes. A larger
+// event is dropped and counted as a skip (its error wraps
+// ErrEventTooLarge); the events after it are still read.
+func WithMaxEventSize(n int) Option {
+	return func(p *Pipeline) {
+		if n > 0 {
+			p.maxEvent = n
+		}
+	}
+}
+
+// Pipeline is the browser's pipeline without the browser: response bytes
+// in (SSE or NDJSON, any dialect), an Answer out. Feed it with Write as the
+// bytes arrive, in any cut; the result does not depend on the cut. It is
+// not safe for concurrent use.
+type Pipeline struct {
+	want        string
+	contentType string
+	handler     func(Event)
+	maxEvent    int
+
+	framing Framing
+	sniff   []byte // leading blank bytes held until the framing is known
+	parser  *sse.Parser
+	line    []byte // the unfinished NDJSON line
+	tooLong bool   // the NDJSON line being read exceeded maxEvent
+
+	dec       Decoder
+	answer    *Answer
+	seq       int   // SSE events / NDJSON lines seen
+	fatal     error // configuration error: every Write fails
+	reopen    bool  // the terminal status may be undone by Reconnect
+	truncated bool  // the last Close ended mid-event
+}
+
+// NewPipeline returns a pipeline waiting for its first bytes.
+func NewPipeline(opts ...Option) *Pipeline {
+	p := &Pipeline{maxEvent: DefaultMaxEventSize, answer: NewAnswer()}
+	for _, o := range opts {
+		o(p)
+	}
+	if p.want != "" && p.want != "auto" {
+		dec, err := NewDecoder(p.want)
+		if err != nil {
+			p.fatal = err
+			p.answer.end(Failed, err)
+		}
+		p.dec = dec
+	}
+	p.framing = framingOf(p.contentType)
+	p.parser = sse.NewParser(sse.HandlerFunc(p.event), sse.WithMaxEventSize(p.maxEvent))
+	return p
+}
+
+// framingOf reads a Content-Type header.
+func framingOf(ct string) Framing {
+	if ct == "" {
+		return FramingUnknown
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		mt = strings.ToLower(strings.TrimSpace(strings.SplitN(ct, ";", 2)[0]))
+	}
+	switch mt {
+	case "text/event-stream":
+		return FramingSSE
+	case "application/x-ndjson", "application/ndjson", "application/jsonl",
+		"application/x-jsonlines", "application/jsonlines", "application/json":
+		return FramingNDJSON
+	}
+	return FramingUnknown
+}
+
+// Answer is the answer being accumulated (the same value throughout).
+func (p *Pipeline) Answer() *Answer { return p.answer }
+
+// Dialect names the dialect in use, or "auto" while it is not known yet.
+func (p *Pipeline) Dialect() string {
+	if p.dec == nil {
+		return "auto"
+	}
+	return p.dec.Dialect()
+}
+
+// Framing says how the bytes are being cut into events.
+func (p *Pipeline) Framing() Framing { return p.framing }
+
+// LastEventID is the SSE last event ID, the value to resume with.
+func (p *Pipeline) LastEventID() string { return p.parser.LastEventID() }
+
+// Write feeds raw response bytes. It always consumes the whole chunk.
+// Undecodable events are skipped and counted in the Answer, not returned;
+// the only error is a configuration one (ErrUnknownDialect).
+func (p *Pipeline) Write(chunk []byte) (int, error) {
+	if p.fatal != nil {
+		return 0, p.fatal
+	}
+	n := len(chunk)
+	if p.framing == FramingUnknown {
+		// Sniff: the first byte that is not a BOM or blank decides.
+		i := 0
+		for i < len(chunk) && isLeadingBlank(chunk[i]) {
+			i++
+		}
+		if i == len(chunk) {
+			p.sniff = append(p.sniff, chunk...)
+			if len(p.sniff) > p.maxEvent {
+				p.sniff = p.sniff[:0] // blank bytes carry nothing
+			}
+			return n, nil
+		}
+		p.framing = FramingSSE
+		if chunk[i] == '{' {
+			p.framing = FramingNDJSON
+		}
+		held := p.sniff
+		p.sniff = nil
+		p.feed(held)
+	}
+	p.feed(chunk)
+	return n, nil
+}
+
+func isLeadingBlank(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\r' || b == '\n' || b == 0xEF || b == 0xBB || b == 0xBF
+}
+
+func (p *Pipeline) feed(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	if p.framing == FramingSSE {
+		if _, err := p.parser.Write(b); err != nil {
+			p.skipped(sse.Event{Type: "message"}, p.seq+1, fmt.Errorf("%w: %w", ErrEventTooLarge, err))
+		}
+		return
+	}
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			p.appendLine(b)
+			return
+		}
+		p.appendLine(b[:i])
+		if p.tooLong {
+			p.tooLong = false
+			p.seq++
+			p.skipped(sse.Event{Type: "message"}, p.seq, fmt.Errorf("%w: an NDJSON line is longer than %d bytes", ErrEventTooLarge, p.maxEvent))
+		} else {
+			p.ndjsonLine(p.line)
+		}
+		p.line = p.line[:0]
+		b = b[i+1:]
+	}
+}
+
+// appendLine grows the unfinished line, dropping it (and remembering that)
+// once it passes the bound so a line without end cannot grow memory.
+func (p *Pipeline) appendLine(b []byte) {
+	if p.tooLong {
+		return
+	}
+	if len(p.line)+len(b) > p.maxEvent {
+		p.tooLong = true
+		p.line = p.line[:0]
+		return
+	}
+	p.line = append(p.line, b...)
+}
+
+func (p *Pipeline) ndjsonLine(line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return
+	}
+	p.event(sse.Event{Type: "message", Data: string(line)})
+}
+
+// event handles one SSE event or NDJSON line.
+func (p *Pipeline) event(ev sse.Event) {
+	p.seq++
+	if ev.Type == "trickle.status" {
+		p.status(ev)
+		return
+	}
+	if p.answer.status.Terminal() {
+		p.skipped(ev, p.seq, ErrAfterEnd)
+		return
+	}
+	if p.dec == nil {
+		name := Detect(ev)
+		if name == "" && p.framing == FramingNDJSON {
+			name = "ollama"
+		}
+		if name == "" {
+			p.skipped(ev, p.seq, ErrUndetected)
+			return
+		}
+		p.dec, _ = NewDecoder(name)
+	}
+	if err := p.dec.Decode(ev, p.emit); err != nil {
+		p.skipped(ev, p.seq, err)
+	}
+}
+
+func (p *Pipeline) emit(ev Event) {
+	if p.answer.Apply(ev) && p.handler != nil {
+		p.handler(ev)
+	}
+}
+
+func (p *Pipeline) skipped(ev sse.Event, seq int, err error) {
+	p.answer.skip(&DecodeError{Dialect: p.Dialect(), Event: seq, Type: ev.Type, Err: err})
+}
+
+// statusData is the relay's control event payload.
+type statusData struct {
+	Status  string `json:"status"`
+	Message string `json:"message"`
+}
+
+func (p *Pipeline) status(ev sse.Event) {
+	var s statusData
+	if err := unmarshal(ev.Data, &s); err != nil {
+		p.skipped(ev, p.seq, err)
+		return
+	}
+	switch s.Status {
+	case "stopped", "failed", "gone":
+		p.reopen = false
+		p.emit(Event{Kind: KindStatus, Reason: s.Status, Text: s.Message})
+	default:
+		p.skipped(ev, p.seq, fmt.Errorf("%w: trickle.status %q", ErrUnknownEvent, s.Status))
+	}
+}
+
+// Close ends the byte stream cleanly (the connection closed). The answer
+// is complete if the dialect's end marker came; otherwise it becomes
+// Incomplete and Close returns the reason, wrapping ErrIncomplete.
+func (p *Pipeline) Close() error {
+	if p.fatal != nil {
+		return p.fatal
+	}
+	clean := true
+	switch p.framing {
+	case FramingSSE:
+		if err := p.parser.Close(); err != nil {
+			clean = false
+		}
+	case FramingNDJSON:
+		// The last line may lack its newline; it is still a whole object.
+		if p.tooLong {
+			p.tooLong = false
+			p.seq++
+			p.skipped(sse.Event{Type: "message"}, p.seq, fmt.Errorf("%w: an NDJSON line is longer than %d bytes", ErrEventTooLarge, p.maxEvent))
+			clean = false
+		} else if len(bytes.TrimSpace(p.line)) > 0 {
+			if !json.Valid(bytes.TrimSpace(p.line)) {
+				clean = false
+			}
+			p.ndjsonLine(p.line)
+		}
+		p.line = p.line[:0]
+	}
+	p.truncated = !clean
+	if clean && p.dec != nil && !p.answer.status.Terminal() {
+		p.dec.Close(p.emit)
+	}
+	if p.answer.status.Terminal() {
+		return nil
+	}
+	err := p.incompleteError()
+	p.answer.end(Incomplete, err)
+	p.reopen = true
+	return err
+}
+
+func (p *Pipeline) incompleteError() error {
+	where := "in the middle of an event"
+	if !p.truncated {
+		where = "between events"
+	}
+	if p.dec == nil {
+		return fmt.Errorf("%w: the stream closed %s after %d events before its dialect was known", ErrIncomplete, where, p.seq)
+	}
+	return fmt.Errorf("%w: %s stream closed %s after %d events without %s", ErrIncomplete, p.dec.Dialect(), where, p.seq, p.dec.EndMarker())
+}
+
+// Reconnect prepares for the byte stream of a new connection after a drop
+// (a resume with LastEventID): the byte-level decoder starts afresh, the
+// answer and the last event ID are kept. An answer made Incomplete by
+// Close, or Failed by Fail, is streaming again; other terminal statuses
+// stay.
+func (p *Pipeline) Reconnect() {
+	p.parser.Reset()
+	p.line = p.line[:0]
+	p.tooLong = false
+	p.truncated = false
+	if p.reopen && (p.answer.status == Incomplete || p.answer.status == Failed) {
+		p.answer.status, p.answer.err = Streaming, nil
+		if p.answer.events == 0 {
+			p.answer.status = Waiting
+		}
+	}
+	p.reopen = false
+}
+
+// Stop records that the user stopped the answer: it becomes Stopped (with
+// ErrStopped) unless it had already ended.
+func (p *Pipeline) Stop() {
+	p.answer.end(Stopped, ErrStopped)
+	p.reopen = false
+}
+
+// Fail records a transport failure (network error, aborted body): the
+// answer becomes Failed with err, keeping its text, unless it had already
+// ended. Reconnect can take it back to streaming.
+func (p *Pipeline) Fail(err error) {
+	if p.answer.status.Terminal() {
+		return
+	}
+	if err == nil {
+		err = errors.New("unknown transport error")
+	}
+	p.answer.end(Failed, fmt.Errorf("stream: transport failed after %d events: %w", p.seq, err))
+	p.reopen = true
+}

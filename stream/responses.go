@@ -1,0 +1,223 @@
+package stream
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/trickle-dev/trickle/sse"
+)
+
+// responsesDecoder reads the OpenAI Responses API stream: semantic events
+// named by "type" (response.created, response.output_text.delta,
+// response.function_call_arguments.delta/.done, response.output_item.added
+// /.done, response.reasoning_summary_text.delta, response.completed /
+// response.failed / response.incomplete, error). There is no [DONE]: the
+// three response.* terminal events end it.
+type responsesDecoder struct {
+	tools []*openTool // keyed by output_index
+}
+
+type responsesEvent struct {
+	Type         string `json:"type"`
+	OutputIndex  int    `json:"output_index"`
+	SummaryIndex int    `json:"summary_index"`
+	Delta        string `json:"delta"`
+	Arguments    string `json:"arguments"`
+	Item         *struct {
+		Type      string `json:"type"`
+		ID        string `json:"id"`
+		CallID    string `json:"call_id"`
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"item"`
+	Response *struct {
+		Status            string    `json:"status"`
+		Error             *apiError `json:"error"`
+		IncompleteDetails *struct {
+			Reason string `json:"reason"`
+		} `json:"incomplete_details"`
+		Usage *struct {
+			InputTokens         int `json:"input_tokens"`
+			OutputTokens        int `json:"output_tokens"`
+			TotalTokens         int `json:"total_tokens"`
+			OutputTokensDetails struct {
+				ReasoningTokens int `json:"reasoning_tokens"`
+			} `json:"output_tokens_details"`
+		} `json:"usage"`
+	} `json:"response"`
+	// The top-level "error" event: {"type":"error","code","message","param"}.
+	Code    json.RawMessage `json:"code"`
+	Message string          `json:"message"`
+	Error   *apiError       `json:"error"`
+}
+
+// responsesIgnored are events that carry nothing the answer needs (their
+// content also arrives as deltas, or they only announce structure).
+var responsesIgnored = map[string]bool{
+	"response.created": true, "response.in_progress": true, "response.queued": true,
+	"response.content_part.added": true, "response.content_part.done": true,
+	"response.output_text.done": true, "response.output_text.annotation.added": true,
+	"response.refusal.done": true, "response.reasoning_summary_part.done": true,
+	"response.reasoning_summary_text.done": true, "response.reasoning_text.done": true,
+}
+
+func (d *responsesDecoder) Dialect() string   { return "responses" }
+func (d *responsesDecoder) EndMarker() string { return "response.completed" }
+func (d *responsesDecoder) Close(func(Event)) {}
+
+func (d *responsesDecoder) Decode(ev sse.Event, emit func(Event)) error {
+	var e responsesEvent
+	if err := unmarshal(ev.Data, &e); err != nil {
+		return err
+	}
+	typ := e.Type
+	if typ == "" {
+		typ = ev.Type
+	}
+	switch typ {
+	case "response.output_text.delta", "response.refusal.delta":
+		if e.Delta != "" {
+			emit(Event{Kind: KindText, Text: e.Delta})
+		}
+	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		if e.Delta != "" {
+			emit(Event{Kind: KindThinking, Text: e.Delta})
+		}
+	case "response.reasoning_summary_part.added":
+		if e.SummaryIndex > 0 {
+			// Summary parts are separate paragraphs of one summary.
+			emit(Event{Kind: KindThinking, Text: "\n\n"})
+		}
+	case "response.output_item.added":
+		if e.Item != nil && e.Item.Type == "function_call" {
+			t := d.open(e.OutputIndex)
+			t.id, t.name = firstNonEmpty(e.Item.CallID, e.Item.ID), e.Item.Name
+			t.args.WriteString(e.Item.Arguments)
+			emit(Event{Kind: KindToolCallDelta, Index: e.OutputIndex, ID: t.id, Name: t.name, Text: e.Item.Arguments})
+		}
+	case "response.function_call_arguments.delta":
+		t := d.tool(e.OutputIndex)
+		if t == nil {
+			return fmt.Errorf("%w: arguments for output_index %d before its output_item.added", ErrUnknownToolCall, e.OutputIndex)
+		}
+		t.args.WriteString(e.Delta)
+		emit(Event{Kind: KindToolCallDelta, Index: e.OutputIndex, Text: e.Delta})
+	case "response.function_call_arguments.done":
+		t := d.tool(e.OutputIndex)
+		if t == nil {
+			return fmt.Errorf("%w: arguments.done for output_index %d before its output_item.added", ErrUnknownToolCall, e.OutputIndex)
+		}
+		d.finish(t, e.Arguments, emit)
+	case "response.output_item.done":
+		if e.Item != nil && e.Item.Type == "function_call" {
+			t := d.tool(e.OutputIndex)
+			if t == nil {
+				t = d.open(e.OutputIndex)
+				t.id, t.name = firstNonEmpty(e.Item.CallID, e.Item.ID), e.Item.Name
+			}
+			d.finish(t, e.Item.Arguments, emit)
+		}
+	case "response.completed", "response.incomplete", "response.failed":
+		return d.terminal(typ, &e, emit)
+	case "error":
+		perr := &ProviderError{Dialect: "responses", Type: rawString(e.Code), Message: e.Message}
+		if e.Error != nil {
+			perr = e.Error.provider("responses")
+		}
+		if perr.Type == "" {
+			perr.Type = "error"
+		}
+		emit(Event{Kind: KindError, Err: perr})
+	default:
+		if responsesIgnored[typ] || isResponsesToolProgress(typ) {
+			return nil
+		}
+		return fmt.Errorf("%w: %q", ErrUnknownEvent, typ)
+	}
+	return nil
+}
+
+func (d *responsesDecoder) terminal(typ string, e *responsesEvent, emit func(Event)) error {
+	r := e.Response
+	if r == nil {
+		return fmt.Errorf("%w: %s without a response object", ErrUnknownEvent, typ)
+	}
+	if u := r.Usage; u != nil {
+		emit(Event{Kind: KindUsage, Usage: Usage{
+			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens,
+			ReasoningTokens: u.OutputTokensDetails.ReasoningTokens,
+		}})
+	}
+	if typ == "response.failed" {
+		perr := &ProviderError{Dialect: "responses", Type: "failed", Message: "the response failed"}
+		if r.Error != nil {
+			perr = r.Error.provider("responses")
+		}
+		emit(Event{Kind: KindError, Err: perr})
+		return nil
+	}
+	for _, t := range d.tools {
+		d.finish(t, "", emit)
+	}
+	// response.incomplete is a proper end (the model hit a limit, e.g.
+	// max_output_tokens); its reason is the finish reason, as "length" is
+	// for Chat Completions.
+	reason := r.Status
+	if r.IncompleteDetails != nil && r.IncompleteDetails.Reason != "" {
+		reason = r.IncompleteDetails.Reason
+	}
+	if reason == "" {
+		reason = strings.TrimPrefix(typ, "response.")
+	}
+	emit(Event{Kind: KindFinish, Reason: reason})
+	emit(Event{Kind: KindEnd})
+	return nil
+}
+
+// isResponsesToolProgress reports the progress events of built-in tools
+// (web search, file search, code interpreter, image generation, MCP…):
+// they carry no answer text.
+func isResponsesToolProgress(typ string) bool {
+	return strings.HasPrefix(typ, "response.") &&
+		(strings.Contains(typ, "_call.") || strings.Contains(typ, "_call_") ||
+			strings.HasPrefix(typ, "response.mcp_") || strings.HasPrefix(typ, "response.custom_tool_call"))
+}
+
+func (d *responsesDecoder) open(index int) *openTool {
+	if t := d.tool(index); t != nil {
+		return t
+	}
+	t := &openTool{index: index}
+	d.tools = append(d.tools, t)
+	return t
+}
+
+func (d *responsesDecoder) tool(index int) *openTool {
+	for _, t := range d.tools {
+		if t.index == index {
+			return t
+		}
+	}
+	return nil
+}
+
+// finish closes a call once; args, when the event carries them, are the
+// provider's own complete arguments and win over the accumulated deltas.
+func (d *responsesDecoder) finish(t *openTool, args string, emit func(Event)) {
+	if t.done {
+		return
+	}
+	t.done = true
+	if args == "" {
+		args = t.args.String()
+	}
+	emit(Event{Kind: KindToolCallDone, Index: t.index, ID: t.id, Name: t.name, Text: args})
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
