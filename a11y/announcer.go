@@ -1,0 +1,415 @@
+package a11y
+
+import (
+	"strings"
+	"time"
+
+	"github.com/trickle-dev/trickle/render"
+)
+
+// Pacing of content announcements. Screen readers queue polite live-region
+// updates; a burst of tiny updates is spoken as fragments or dropped, so
+// units are merged and spaced.
+const (
+	// MergeWindow: units confirmed within this time of the first waiting
+	// one go out together as one announcement.
+	MergeWindow = 250 * time.Millisecond
+	// MinGap is the least time between two content announcements.
+	MinGap = 300 * time.Millisecond
+	// PerSecond is the most content announcements in any one second.
+	PerSecond = 2
+	// StallAfter: when no new text has arrived for this long, a trailing
+	// sentence that already ends with a terminator is spoken rather than
+	// kept waiting for the text that would confirm it.
+	StallAfter = 1500 * time.Millisecond
+)
+
+// Status texts, announced in the widget's role="status" region.
+const (
+	StatusResponding = "Assistant is responding."
+	StatusComplete   = "Answer complete."
+	StatusStopped    = "Answer stopped."
+	StatusIncomplete = "Answer incomplete: the connection was lost."
+	StatusFailed     = "Answer failed."
+)
+
+// Modes of an Announcer.
+const (
+	// ModeSentences announces each confirmed sentence, paced (the default).
+	ModeSentences = "sentences"
+	// ModeComplete announces the whole plain-text answer once, at the end.
+	ModeComplete = "complete"
+	// ModeOff announces no content; the status announcements (responding,
+	// complete, stopped, failed) still go out, since they are how a
+	// listener knows the answer is there to be read.
+	ModeOff = "off"
+)
+
+// Announcement is one thing for a screen reader to say.
+type Announcement struct {
+	// At is when it was released.
+	At time.Time
+	// Text is plain text: never markdown syntax.
+	Text string
+	// Status announcements go to the role="status" region; the others to
+	// the polite live region for content.
+	Status bool
+}
+
+// Unit is one speech unit of the answer: a sentence, a block's summary
+// ("Code block, Go, 12 lines."), or a clause of an over-long sentence.
+type Unit struct {
+	// Pos and End are the source span in the answer, in bytes; a unit is
+	// keyed by it, so no span is ever announced twice.
+	Pos, End int
+	// Text is what is said.
+	Text string
+	// Ready is when the unit was confirmed; Said when it was announced.
+	// Both are zero in Units' one-shot result.
+	Ready, Said time.Time
+}
+
+// Option configures an Announcer.
+type Option func(*Announcer)
+
+// WithMode selects ModeSentences, ModeComplete or ModeOff. Any other value
+// keeps the default, ModeSentences.
+func WithMode(mode string) Option {
+	return func(a *Announcer) {
+		switch mode {
+		case ModeSentences, ModeComplete, ModeOff:
+			a.mode = mode
+		}
+	}
+}
+
+// WithClock injects the clock, so pacing is deterministic in tests and in
+// replays with recorded timing. The default is time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(a *Announcer) {
+		if now != nil {
+			a.now = now
+		}
+	}
+}
+
+// Announcer turns the frames of a streaming render into announcements.
+// It is not safe for concurrent use; the widget drives it from its frame
+// loop.
+type Announcer struct {
+	mode string
+	now  func() time.Time
+
+	started, ended bool
+	// frontier is the answer offset up to which everything has been
+	// spoken (or queued): the key that makes re-renders, replays and
+	// repeated frames harmless.
+	frontier int
+
+	// tail is the projection of the last frame's live tail.
+	tail       []run
+	tailSig    string
+	lastChange time.Time
+
+	queue   []Unit // confirmed, not yet announced
+	flush   bool   // the queue goes out without waiting for the merge window
+	recent  [PerSecond]time.Time
+	out     []Announcement // released statuses waiting for Poll
+	endText string         // the final status, once the queue is empty
+	all     []string       // ModeComplete: every unit's text
+
+	transcript Transcript
+}
+
+// New returns an Announcer in ModeSentences on the real clock unless told
+// otherwise.
+func New(opts ...Option) *Announcer {
+	a := &Announcer{mode: ModeSentences, now: time.Now}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
+}
+
+// Mode returns the announcer's mode.
+func (a *Announcer) Mode() string { return a.mode }
+
+// Start begins an answer and queues "Assistant is responding.". Calling it
+// again while the answer is still running (a reconnect) does nothing; after
+// End it starts a fresh answer.
+func (a *Announcer) Start() {
+	if a.started && !a.ended {
+		return
+	}
+	if a.ended {
+		*a = Announcer{mode: a.mode, now: a.now}
+	}
+	a.started = true
+	a.lastChange = a.now()
+	a.status(StatusResponding)
+}
+
+func (a *Announcer) status(text string) {
+	ann := Announcement{At: a.now(), Text: text, Status: true}
+	a.out = append(a.out, ann)
+	a.transcript.Announcements = append(a.transcript.Announcements, ann)
+}
+
+// Frame feeds what render produced this frame: the newly settled blocks,
+// the current live tail and whether the text is final. Feeding the same
+// frame twice, or re-rendering from the start after a reconnect, announces
+// nothing new: units are keyed by their position in the answer.
+func (a *Announcer) Frame(settled, tail []render.Block, final bool) {
+	if a.ended {
+		return
+	}
+	now := a.now()
+	for _, b := range settled {
+		for _, r := range project(b) {
+			a.enqueue(r.units(true), now)
+		}
+	}
+	var runs []run
+	for _, b := range tail {
+		runs = append(runs, project(b)...)
+	}
+	// A tail run followed by another one has ended: the text after it
+	// started a new block.
+	for i := range runs {
+		a.enqueue(runs[i].units(final || i < len(runs)-1), now)
+	}
+	if final {
+		runs = nil
+		a.flush = true
+	}
+	sig := signature(runs)
+	if sig != a.tailSig {
+		a.lastChange = now
+	}
+	a.tail, a.tailSig = runs, sig
+}
+
+func signature(runs []run) string {
+	var b strings.Builder
+	for _, r := range runs {
+		b.Write(r.text)
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// enqueue queues the units not yet spoken, trimming any part of a unit
+// before the frontier (a block re-parsed differently after a reconnect).
+func (a *Announcer) enqueue(units []Unit, now time.Time) {
+	for _, u := range units {
+		if u.End <= a.frontier {
+			continue
+		}
+		if u.Pos < a.frontier {
+			continue // already partly spoken under another shape
+		}
+		a.frontier = u.End
+		u.Ready = now
+		a.queue = append(a.queue, u)
+		if a.mode == ModeComplete {
+			a.all = append(a.all, u.Text)
+		}
+	}
+	if a.mode != ModeSentences {
+		a.queue = a.queue[:0]
+	}
+}
+
+// End finishes the answer with its status: "complete", "stopped",
+// "incomplete" or "failed" (stream.Status words); err gives a failure's
+// reason in words. Whatever the tail still holds is spoken first (the end
+// of the stream is a hard boundary), then exactly one final status. Later
+// calls do nothing.
+func (a *Announcer) End(status string, err error) {
+	if a.ended {
+		return
+	}
+	now := a.now()
+	for i := range a.tail {
+		a.enqueue(a.tail[i].units(true), now)
+	}
+	a.tail, a.tailSig = nil, ""
+	a.ended = true
+	a.flush = true
+	if a.mode == ModeComplete && len(a.all) > 0 {
+		text := strings.Join(a.all, " ")
+		a.out = append(a.out, Announcement{At: now, Text: text})
+		a.transcript.Announcements = append(a.transcript.Announcements, a.out[len(a.out)-1])
+		a.transcript.Units = append(a.transcript.Units, Unit{Pos: 0, End: a.frontier, Text: text, Ready: now, Said: now})
+	}
+	a.endText = statusText(status, err)
+}
+
+// statusText says how the answer ended.
+func statusText(status string, err error) string {
+	switch status {
+	case "complete":
+		return StatusComplete
+	case "stopped":
+		return StatusStopped
+	case "incomplete":
+		return StatusIncomplete
+	}
+	if err == nil {
+		return StatusFailed
+	}
+	msg := strings.Join(strings.Fields(plain(err.Error())), " ")
+	if len(msg) > 200 {
+		msg = msg[:200]
+	}
+	if msg == "" {
+		return StatusFailed
+	}
+	return withStop("Answer failed: " + msg)
+}
+
+// plain removes characters a screen reader would read out as symbols from
+// an error message, which may quote model or server text.
+func plain(s string) string {
+	return strings.Map(func(r rune) rune {
+		if strings.ContainsRune("*#`|<>[]{}_~\\", r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// due returns when the waiting content units may go out.
+func (a *Announcer) due() time.Time {
+	t := a.queue[0].Ready
+	if !a.flush {
+		t = t.Add(MergeWindow)
+	}
+	last := a.recent[len(a.recent)-1]
+	if !last.IsZero() && last.Add(MinGap).After(t) {
+		t = last.Add(MinGap)
+	}
+	if first := a.recent[0]; !first.IsZero() && first.Add(time.Second).After(t) {
+		t = first.Add(time.Second)
+	}
+	return t
+}
+
+// stallUnit reports whether the live tail ends in a sentence that is
+// waiting only for the text after it, and when a stall releases it.
+func (a *Announcer) stallUnit() (Unit, time.Time, bool) {
+	if a.mode != ModeSentences || len(a.tail) == 0 {
+		return Unit{}, time.Time{}, false
+	}
+	r := &a.tail[len(a.tail)-1]
+	if r.whole {
+		return Unit{}, time.Time{}, false
+	}
+	confirmed := r.units(false)
+	all := r.units(true)
+	if len(all) <= len(confirmed) {
+		return Unit{}, time.Time{}, false
+	}
+	// Only the sentence right after the confirmed ones, only if nothing
+	// before it is held, and only if it already reads as finished.
+	s := 0
+	if n := len(confirmed); n > 0 {
+		s = len(r.text)
+		for i, p := range r.pos {
+			if p >= confirmed[n-1].End {
+				s = i
+				break
+			}
+		}
+	}
+	u := all[len(confirmed)]
+	e := s
+	for e < len(r.text) && r.pos[e] < u.End {
+		e++
+	}
+	raw := strings.TrimSpace(string(r.text[s:e]))
+	if u.End <= a.frontier || held(r, s, e) || !endsSentence(raw) {
+		return Unit{}, time.Time{}, false
+	}
+	u.Text = strings.Join(strings.Fields(raw), " ")
+	return u, a.lastChange.Add(StallAfter), true
+}
+
+// Poll returns the announcements due now. Call it once per frame and, while
+// NextDue reports a time, on a timer.
+func (a *Announcer) Poll() []Announcement {
+	now := a.now()
+	if !a.ended {
+		if u, at, ok := a.stallUnit(); ok && !now.Before(at) {
+			a.enqueue([]Unit{u}, now)
+			a.flush = true
+		}
+	}
+	if len(a.queue) > 0 && !now.Before(a.due()) {
+		texts := make([]string, len(a.queue))
+		for i := range a.queue {
+			a.queue[i].Said = now
+			texts[i] = a.queue[i].Text
+		}
+		ann := Announcement{At: now, Text: strings.Join(texts, " ")}
+		a.out = append(a.out, ann)
+		a.transcript.Announcements = append(a.transcript.Announcements, ann)
+		a.transcript.Units = append(a.transcript.Units, a.queue...)
+		a.queue = a.queue[:0]
+		copy(a.recent[:], a.recent[1:])
+		a.recent[len(a.recent)-1] = now
+		a.flush = a.ended
+	}
+	if a.endText != "" && len(a.queue) == 0 {
+		a.status(a.endText)
+		a.endText = ""
+	}
+	out := a.out
+	a.out = nil
+	return out
+}
+
+// NextDue returns when Poll will next have something to say, if anything
+// is waiting.
+func (a *Announcer) NextDue() (time.Time, bool) {
+	if len(a.out) > 0 || a.endText != "" && len(a.queue) == 0 {
+		return a.now(), true
+	}
+	if len(a.queue) > 0 {
+		return a.due(), true
+	}
+	if !a.ended {
+		if _, at, ok := a.stallUnit(); ok {
+			return at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// Transcript returns everything announced so far in this answer.
+func (a *Announcer) Transcript() Transcript {
+	t := Transcript{
+		Announcements: append([]Announcement(nil), a.transcript.Announcements...),
+		Units:         append([]Unit(nil), a.transcript.Units...),
+	}
+	return t
+}
+
+// Units returns the speech units of a whole answer at once: the one-shot
+// projection a streamed announcement must reproduce, whatever the chunking.
+func Units(blocks []render.Block) []Unit {
+	var out []Unit
+	frontier := 0
+	for _, b := range blocks {
+		for _, r := range project(b) {
+			for _, u := range r.units(true) {
+				if u.End <= frontier || u.Pos < frontier {
+					continue
+				}
+				frontier = u.End
+				out = append(out, u)
+			}
+		}
+	}
+	return out
+}

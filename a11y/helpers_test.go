@@ -1,0 +1,41 @@
+package a11y
+
+import (
+	"time"
+
+	"github.com/trickle-dev/trickle/render"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/text"
+)
+
+// gfm parses like render does (goldmark with the GFM extensions).
+var gfm = goldmark.New(goldmark.WithExtensions(extension.GFM))
+
+// parse returns the top-level blocks of text, as render hands them over.
+func parse(src string) []render.Block {
+	source := []byte(src)
+	doc := gfm.Parser().Parse(text.NewReader(source))
+	var blocks []render.Block
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		blocks = append(blocks, render.Block{Node: n, Source: source})
+	}
+	return blocks
+}
+
+// texts returns the texts of units.
+func texts(units []Unit) []string {
+	out := make([]string, 0, len(units))
+	for _, u := range units {
+		out = append(out, u.Text)
+	}
+	return out
+}
+
+// fakeClock is a manual clock for the announcer.
+type fakeClock struct{ t time.Time }
+
+func newClock() *fakeClock { return &fakeClock{t: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)} }
+
+func (c *fakeClock) now() time.Time          { return c.t }
+func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
