@@ -1,0 +1,348 @@
+package stream
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// snapshot is everything observable about one run of the pipeline.
+type snapshot struct {
+	Dialect, Status, Text, Thinking, Finish, Err, LastID string
+	Tools                                               []ToolCall
+	Usage                                               *Usage
+	Skipped                                             int
+	Problems                                            []string
+	Events                                              []Event
+}
+
+// run feeds data to a fresh pipeline cut at the given offsets (ascending),
+// closes it and records the outcome.
+func run(t testing.TB, data []byte, cuts []int, opts ...Option) snapshot {
+	t.Helper()
+	var evs []Event
+	opts = append([]Option{WithEventHandler(func(e Event) { evs = append(evs, e) })}, opts...)
+	p := NewPipeline(opts...)
+	prev := 0
+	for _, c := range append(cuts, len(data)) {
+		n, err := p.Write(data[prev:c])
+		if err != nil {
+			t.Fatalf("Write: %v", err)
+		}
+		if n != c-prev {
+			t.Fatalf("Write consumed %d of %d bytes", n, c-prev)
+		}
+		prev = c
+	}
+	_ = p.Close()
+	a := p.Answer()
+	s := snapshot{
+		Dialect: p.Dialect(), Status: a.Status().String(), Text: a.Text(), Thinking: a.Thinking(),
+		Finish: a.FinishReason(), LastID: p.LastEventID(), Tools: a.ToolCalls(), Usage: a.Usage(),
+		Skipped: a.Skipped(), Events: evs,
+	}
+	if a.Err() != nil {
+		s.Err = a.Err().Error()
+	}
+	for _, e := range a.Problems() {
+		s.Problems = append(s.Problems, e.Error())
+	}
+	return s
+}
+
+func readRecording(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	require.NoError(t, err)
+	return b
+}
+
+type recording struct {
+	file     string
+	dialect  string
+	status   Status
+	text     string
+	thinking string
+	tools    []ToolCall
+	usage    *Usage
+	finish   string
+	errIs    error
+	errType  string // ProviderError.Type
+	skipped  int
+	lastID   string
+}
+
+var recordings = []recording{
+	{
+		file: "openai-text.sse", dialect: "openai", status: Complete, finish: "stop",
+		text:  "# Tea time\n\nGreen tea isn’t bitter when brewed at **80 °C** for two minutes. Steps:\n\n1. Warm the pot.\n2. Add leaves 🍵.\n3. Pour.",
+		usage: &Usage{InputTokens: 19, OutputTokens: 41, TotalTokens: 60},
+	},
+	{
+		file: "openai-tools.sse", dialect: "openai", status: Complete, finish: "tool_calls",
+		tools: []ToolCall{
+			{Index: 0, ID: "call_DdmO9pD3xa9XTPNJ32zg2hcA", Name: "get_weather", Arguments: `{"location":"Paris, France"}`, Partial: `{"location":"Paris, France"}`, Complete: true},
+			{Index: 1, ID: "call_ABPCmEAzLB5QjS6gHDnrnzxp", Name: "get_time", Arguments: `{"tz":"Europe/Paris"}`, Partial: `{"tz":"Europe/Paris"}`, Complete: true},
+		},
+		usage: &Usage{InputTokens: 82, OutputTokens: 47, TotalTokens: 129},
+	},
+	{
+		file: "openai-error.sse", dialect: "openai", status: Failed, text: "The answer is partly here",
+		errIs: ErrProvider, errType: "server_error",
+	},
+	{
+		file: "openai-truncated.sse", dialect: "openai", status: Incomplete, text: "Cut off mid",
+		errIs: ErrIncomplete,
+	},
+	{
+		file: "openai-reasoning-crlf.sse", dialect: "openai", status: Complete, finish: "stop",
+		thinking: "The user asks 2+2. Easy.", text: "2 + 2 = **4**.",
+		usage: &Usage{InputTokens: 12, OutputTokens: 20, ReasoningTokens: 11, TotalTokens: 32},
+	},
+	{
+		file: "openai-bad-input.sse", dialect: "openai", status: Complete, finish: "stop",
+		text: "Still here, intact.", skipped: 3,
+	},
+	{
+		file: "responses-reasoning.sse", dialect: "responses", status: Complete, finish: "completed",
+		thinking: "**Recalling facts**\n\nThe user wants the boiling point.\n\nAnswer in Celsius.",
+		text:     "Water boils at **100 °C** at sea level—lower on a mountain.",
+		usage:    &Usage{InputTokens: 37, OutputTokens: 88, ReasoningTokens: 64, TotalTokens: 125},
+	},
+	{
+		file: "responses-tool.sse", dialect: "responses", status: Complete, finish: "completed",
+		tools: []ToolCall{{Index: 0, ID: "call_12345xyz", Name: "get_weather", Arguments: `{"location":"Bogotá, Colombia"}`, Partial: `{"location":"Bogotá, Colombia"}`, Complete: true}},
+		usage: &Usage{InputTokens: 291, OutputTokens: 23, TotalTokens: 314},
+	},
+	{
+		file: "responses-incomplete.sse", dialect: "responses", status: Complete, finish: "max_output_tokens",
+		text: "Once upon a time, a very long", usage: &Usage{InputTokens: 9, OutputTokens: 16, TotalTokens: 25},
+	},
+	{
+		file: "responses-failed.sse", dialect: "responses", status: Failed, text: "Partial answer",
+		errIs: ErrProvider, errType: "server_error",
+	},
+	{
+		file: "responses-error.sse", dialect: "responses", status: Failed,
+		errIs: ErrProvider, errType: "rate_limit_exceeded",
+	},
+	{
+		file: "anthropic-thinking-tool.sse", dialect: "anthropic", status: Complete, finish: "tool_use",
+		thinking: "I need to find the weatherin Paris; the tool can tell me.",
+		text:     "Let me check the weather in *Paris* for you.",
+		tools: []ToolCall{{Index: 2, ID: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", Name: "get_weather",
+			Arguments: `{"location": "Paris, France", "unit": "celsius"}`, Partial: `{"location": "Paris, France", "unit": "celsius"}`, Complete: true}},
+		usage: &Usage{InputTokens: 472, OutputTokens: 89, TotalTokens: 561},
+	},
+	{
+		file: "anthropic-text.sse", dialect: "anthropic", status: Complete, finish: "end_turn",
+		text:  "Hello! Here is a list:\n\n- one\n- two\n\n```go\nfmt.Println(\"hi\")\n```\n",
+		usage: &Usage{InputTokens: 25, OutputTokens: 15, TotalTokens: 40},
+	},
+	{
+		file: "anthropic-overloaded.sse", dialect: "anthropic", status: Failed, text: "The first half of the answer",
+		usage: &Usage{InputTokens: 25, OutputTokens: 1, TotalTokens: 26},
+		errIs: ErrProvider, errType: "overloaded_error",
+	},
+	{
+		file: "gemini-thinking-crlf.sse", dialect: "gemini", status: Complete, finish: "STOP",
+		thinking: "**Considering the sky**\n\nRayleigh scattering explains it.",
+		text:     "The sky looks blue because air molecules scatter short (blue) wavelengths more than long ones — “Rayleigh scattering”.",
+		usage:    &Usage{InputTokens: 9, OutputTokens: 28, ReasoningTokens: 51, TotalTokens: 88},
+	},
+	{
+		file: "gemini-tool.sse", dialect: "gemini", status: Complete, finish: "STOP",
+		tools: []ToolCall{{Index: 0, Name: "schedule_meeting",
+			Arguments: `{"attendees":["Bob","Alice"],"date":"2025-03-27","time":"10:00","topic":"Q3 planning"}`,
+			Partial:   `{"attendees":["Bob","Alice"],"date":"2025-03-27","time":"10:00","topic":"Q3 planning"}`, Complete: true}},
+		usage: &Usage{InputTokens: 120, OutputTokens: 30, TotalTokens: 150},
+	},
+	{
+		file: "gemini-truncated.sse", dialect: "gemini", status: Incomplete, text: "Gemini was cut before",
+		errIs: ErrIncomplete,
+	},
+	{
+		file: "gemini-error.sse", dialect: "gemini", status: Failed, text: "Partial",
+		errIs: ErrProvider, errType: "UNAVAILABLE",
+	},
+	{
+		file: "ollama-thinking.ndjson", dialect: "ollama", status: Complete, finish: "stop",
+		thinking: "Okay, the user greets me.", text: "Hello! How can I help? 😊",
+		usage: &Usage{InputTokens: 26, OutputTokens: 282, TotalTokens: 308},
+	},
+	{
+		file: "ollama-tools.ndjson", dialect: "ollama", status: Complete, finish: "stop",
+		tools: []ToolCall{
+			{Index: 0, Name: "get_current_weather", Arguments: `{"format":"celsius","location":"Paris, FR"}`, Partial: `{"format":"celsius","location":"Paris, FR"}`, Complete: true},
+			{Index: 1, Name: "get_time", Arguments: `{"tz":"Europe/Paris"}`, Partial: `{"tz":"Europe/Paris"}`, Complete: true},
+		},
+		usage: &Usage{InputTokens: 207, OutputTokens: 35, TotalTokens: 242},
+	},
+	{
+		file: "ollama-truncated.ndjson", dialect: "ollama", status: Incomplete, text: "The stream stops",
+		errIs: ErrIncomplete, skipped: 1,
+	},
+	{
+		file: "ollama-error.ndjson", dialect: "ollama", status: Failed, text: "Partly",
+		errIs: ErrProvider, errType: "error",
+	},
+	{
+		file: "plain.sse", dialect: "plain", status: Complete, text: "Plain text, no frills.",
+	},
+	{
+		file: "relay-stopped.sse", dialect: "openai", status: Stopped, text: "Stopped midway",
+		errIs: ErrStopped, lastID: "s1:4",
+	},
+	{
+		file: "relay-gone.sse", dialect: "auto", status: Failed, errIs: ErrGone, lastID: "s2:7",
+	},
+}
+
+func TestRecordingsGiveTheExpectedAnswer(t *testing.T) {
+	for _, rec := range recordings {
+		t.Run(rec.file, func(t *testing.T) {
+			data := readRecording(t, rec.file)
+			p := NewPipeline()
+			_, err := p.Write(data)
+			require.NoError(t, err)
+			closeErr := p.Close()
+			a := p.Answer()
+			require.Equal(t, rec.dialect, p.Dialect(), "dialect")
+			require.Equal(t, rec.status, a.Status(), "status (err: %v)", a.Err())
+			require.Equal(t, rec.text, a.Text(), "text")
+			require.Equal(t, rec.thinking, a.Thinking(), "thinking")
+			require.Equal(t, rec.finish, a.FinishReason(), "finish reason")
+			require.Equal(t, rec.usage, a.Usage(), "usage")
+			require.Equal(t, rec.lastID, p.LastEventID(), "last event id")
+			require.Equal(t, rec.skipped, a.Skipped(), "skipped (problems: %v)", a.Problems())
+			if rec.tools == nil {
+				require.Empty(t, a.ToolCalls())
+			} else {
+				require.Equal(t, rec.tools, a.ToolCalls())
+			}
+			if rec.errIs == nil {
+				require.NoError(t, a.Err())
+			} else {
+				require.ErrorIs(t, a.Err(), rec.errIs)
+			}
+			if rec.errType != "" {
+				var perr *ProviderError
+				require.ErrorAs(t, a.Err(), &perr)
+				require.Equal(t, rec.errType, perr.Type)
+				require.Equal(t, rec.dialect, perr.Dialect)
+				require.NotEmpty(t, perr.Message)
+			}
+			if rec.status == Incomplete {
+				require.ErrorIs(t, closeErr, ErrIncomplete)
+				require.Contains(t, closeErr.Error(), rec.dialect+" stream closed")
+			} else {
+				require.NoError(t, closeErr)
+			}
+		})
+	}
+}
+
+// cutSets returns the chunkings every recording is fed in: every single
+// split offset (every third one under -short), one byte at a time, and
+// random cuts.
+func cutSets(n int, short bool) [][]int {
+	var sets [][]int
+	step := 1
+	if short {
+		step = 3
+	}
+	for i := 1; i < n; i += step {
+		sets = append(sets, []int{i})
+	}
+	bytewise := make([]int, 0, n)
+	for i := 1; i < n; i++ {
+		bytewise = append(bytewise, i)
+	}
+	sets = append(sets, bytewise)
+	rng := rand.New(rand.NewSource(int64(n)))
+	for k := 0; k < 20; k++ {
+		var cuts []int
+		for at := rng.Intn(17) + 1; at < n; at += rng.Intn(17) + 1 {
+			cuts = append(cuts, at)
+		}
+		sets = append(sets, cuts)
+	}
+	return sets
+}
+
+func TestRecordingsAreCutInvariant(t *testing.T) {
+	for _, rec := range recordings {
+		t.Run(rec.file, func(t *testing.T) {
+			data := readRecording(t, rec.file)
+			whole := run(t, data, nil)
+			require.NotEmpty(t, whole.Status)
+			for _, cuts := range cutSets(len(data), testing.Short()) {
+				got := run(t, data, cuts)
+				if !snapshotsEqual(whole, got) {
+					require.Equal(t, whole, got, "cut at %v", cuts)
+				}
+			}
+		})
+	}
+}
+
+// snapshotsEqual is a cheap first comparison; require.Equal gives the
+// diff when it fails.
+func snapshotsEqual(a, b snapshot) bool {
+	return fmt.Sprintf("%#v", a) == fmt.Sprintf("%#v", b)
+}
+
+func TestEveryRecordingIsDetectedTheSameWithItsDialectGivenExplicitly(t *testing.T) {
+	for _, rec := range recordings {
+		if rec.dialect == "auto" {
+			continue
+		}
+		t.Run(rec.file, func(t *testing.T) {
+			data := readRecording(t, rec.file)
+			auto := run(t, data, nil)
+			explicit := run(t, data, nil, WithDialect(rec.dialect))
+			require.Equal(t, auto, explicit)
+		})
+	}
+}
+
+func TestRecordingEndsAreMarkersNotCloses(t *testing.T) {
+	// Every complete recording, cut anywhere before its end marker has been
+	// dispatched, must not be complete: complete needs the marker.
+	for _, rec := range recordings {
+		if rec.status != Complete {
+			continue
+		}
+		t.Run(rec.file, func(t *testing.T) {
+			data := readRecording(t, rec.file)
+			step := 1
+			if testing.Short() {
+				step = 7
+			}
+			var firstComplete = -1
+			var lengths []int
+			for n := 0; n < len(data); n += step {
+				lengths = append(lengths, n)
+			}
+			for _, n := range append(lengths, len(data)) {
+				s := run(t, data[:n], nil)
+				if s.Status == "complete" && firstComplete < 0 {
+					firstComplete = n
+				}
+				if firstComplete >= 0 {
+					require.Equal(t, "complete", s.Status, "prefix of %d bytes after a complete prefix of %d", n, firstComplete)
+				} else {
+					require.Contains(t, []string{"incomplete"}, s.Status, "prefix of %d bytes", n)
+					// Nothing is lost: a prefix's text is a prefix of the whole.
+					require.True(t, len(s.Text) <= len(rec.text) && rec.text[:len(s.Text)] == s.Text, "text of prefix %d: %q", n, s.Text)
+				}
+			}
+			require.GreaterOrEqual(t, firstComplete, 0)
+		})
+	}
+}
+
