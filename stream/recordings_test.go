@@ -13,11 +13,11 @@ import (
 // snapshot is everything observable about one run of the pipeline.
 type snapshot struct {
 	Dialect, Status, Text, Thinking, Finish, Err, LastID string
-	Tools                                               []ToolCall
-	Usage                                               *Usage
-	Skipped                                             int
-	Problems                                            []string
-	Events                                              []Event
+	Tools                                                []ToolCall
+	Usage                                                *Usage
+	Skipped                                              int
+	Problems                                             []string
+	Events                                               []Event
 }
 
 // run feeds data to a fresh pipeline cut at the given offsets (ascending),
@@ -345,4 +345,3 @@ func TestRecordingEndsAreMarkersNotCloses(t *testing.T) {
 		})
 	}
 }
-
