@@ -1,0 +1,393 @@
+// Command browser is Trickle's in-browser benchmark: it streams a markdown
+// answer as OpenAI-style SSE at a fixed token rate into headless Chromium and
+// measures, in the same browser run, the main-thread cost of three renderers
+// on the same page and the same stream:
+//
+//   - trickle: the <trickle-answer> widget (Go in WebAssembly);
+//   - marked: a full re-render per animation frame (innerHTML = marked.parse);
+//   - smd: streaming-markdown, the new text per frame to its incremental parser.
+//
+// Main-thread time and the longest task come from a Chrome trace (every
+// top-level task of the page's renderer main thread between the page's
+// bench-start and bench-end marks); frames per second and long tasks from the
+// page itself (requestAnimationFrame, PerformanceObserver "longtask").
+//
+// Run it from the repository root after `make build` and `npm ci` in
+// bench/browser (bench/browser/run.sh does both):
+//
+//	go run ./bench/browser -speed 1
+//
+// -speed N plays the stream N times faster (quicker runs while developing);
+// the standard scenario, the one docs/PERFORMANCE.md reports, is -speed 1.
+// It never runs in `go test`.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf16"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/tracing"
+	"github.com/chromedp/chromedp"
+
+	"github.com/trickle-dev/trickle/internal/browsertest"
+)
+
+func main() {
+	var (
+		samples   = flag.String("samples", "bench/browser/testdata/sample-20k.md,bench/browser/testdata/sample-100k.md", "comma-separated markdown answers to stream")
+		renderers = flag.String("renderers", "trickle,marked,smd", "renderers to run, in order")
+		rate      = flag.Float64("rate", 250, "tokens per second")
+		chars     = flag.Int("chars", 4, "characters per token")
+		speed     = flag.Float64("speed", 1, "play the stream this many times faster (1 = the standard scenario)")
+		widget    = flag.String("widget", "examples/widget", "the built widget (make build)")
+		out       = flag.String("out", "bench/results/browser.json", "where to write the results as JSON")
+	)
+	flag.Parse()
+	if err := run(*samples, *renderers, *rate**speed, *chars, *widget, *out); err != nil {
+		log.Fatalf("bench/browser: %v", err)
+	}
+}
+
+// Result is one renderer on one answer.
+type Result struct {
+	Sample   string  `json:"sample"`
+	Renderer string  `json:"renderer"`
+	Status   string  `json:"status"`
+	Chars    int     `json:"chars"`
+	Duration float64 `json:"duration_ms"`
+	// MainThread is the summed duration of the page's main-thread tasks
+	// while the answer streamed.
+	MainThread float64 `json:"main_thread_ms"`
+	// LongestTask is the longest of those tasks: the most work done before
+	// the browser could paint again.
+	LongestTask float64 `json:"longest_task_ms"`
+	Tasks       int     `json:"tasks"`
+	// TasksOver4ms counts tasks longer than the 4 ms frame-work goal.
+	TasksOver4ms int     `json:"tasks_over_4ms"`
+	LongTasks    int     `json:"long_tasks"`
+	FPS          float64 `json:"fps"`
+	MaxFrameGap  float64 `json:"max_frame_gap_ms"`
+}
+
+func run(samples, renderers string, rate float64, chars int, widget, out string) error {
+	if _, err := os.Stat(filepath.Join(widget, "trickle.js")); err != nil && strings.Contains(renderers, "trickle") {
+		return fmt.Errorf("widget not built in %s (run make build): %w", widget, err)
+	}
+	answers := map[string]string{}
+	var names []string
+	for _, p := range strings.Split(samples, ",") {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		name := strings.TrimSuffix(filepath.Base(p), ".md")
+		answers[name] = string(b)
+		names = append(names, name)
+	}
+
+	mux := http.NewServeMux()
+	mux.Handle("/bench/", http.StripPrefix("/bench/", http.FileServer(http.Dir("bench/browser/page"))))
+	mux.Handle("/trickle/", http.StripPrefix("/trickle/", http.FileServer(http.Dir(widget))))
+	mux.HandleFunc("/peers/marked.js", file("bench/browser/node_modules/marked/lib/marked.esm.js"))
+	mux.HandleFunc("/peers/smd.js", file("bench/browser/node_modules/streaming-markdown/smd.js"))
+	mux.HandleFunc("/sse", func(w http.ResponseWriter, r *http.Request) {
+		answer, ok := answers[r.URL.Query().Get("sample")]
+		if !ok {
+			http.Error(w, "unknown sample", http.StatusNotFound)
+			return
+		}
+		_, _ = io.Copy(io.Discard, r.Body)
+		pace(w, r, answer, rate, chars)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(ln)
+	defer srv.Close()
+	base := "http://" + ln.Addr().String()
+
+	exe, err := browsertest.Find()
+	if err != nil {
+		return err
+	}
+	profile, err := os.MkdirTemp("", "trickle-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(profile)
+	browser, cancel := browsertest.Launch(context.Background(), exe, profile)
+	defer cancel()
+	if err := chromedp.Do(browser); err != nil {
+		return fmt.Errorf("starting chromium: %w", err)
+	}
+
+	var results []Result
+	for _, name := range names {
+		want := len(utf16.Encode([]rune(answers[name])))
+		for _, r := range strings.Split(renderers, ",") {
+			src := "/sse?sample=" + name
+			u := base + "/bench/?renderer=" + r + "&src=" + urlQueryEscape(src)
+			res, err := measure(browser, u)
+			if err != nil {
+				return fmt.Errorf("%s on %s: %w", r, name, err)
+			}
+			res.Sample, res.Renderer = name, r
+			if res.Chars != want {
+				return fmt.Errorf("%s on %s: got %d characters of text, the answer has %d", r, name, res.Chars, want)
+			}
+			log.Printf("%-12s %-8s main thread %8.1f ms, longest task %6.1f ms, tasks >4ms %4d, long tasks %d, %5.1f fps, max frame gap %6.1f ms (%s, %.1f s)",
+				name, r, res.MainThread, res.LongestTask, res.TasksOver4ms, res.LongTasks, res.FPS, res.MaxFrameGap, res.Status, res.Duration/1000)
+			results = append(results, res)
+		}
+	}
+	printTable(results)
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(results, "", "  ")
+	return os.WriteFile(out, b, 0o644)
+}
+
+func urlQueryEscape(s string) string {
+	r := strings.NewReplacer("?", "%3F", "&", "%26", "=", "%3D")
+	return r.Replace(s)
+}
+
+func file(path string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript")
+		http.ServeFile(w, r, path)
+	}
+}
+
+// pace writes answer as OpenAI chat-completion chunks of chars characters,
+// rate tokens per second: every 4 ms (scaled) it writes the tokens that are
+// due, so the average rate holds whatever the timer's granularity.
+func pace(w http.ResponseWriter, r *http.Request, answer string, rate float64, chars int) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	flusher := w.(http.Flusher)
+	runes := []rune(answer)
+	var tokens []string
+	for i := 0; i < len(runes); i += chars {
+		tokens = append(tokens, string(runes[i:min(i+chars, len(runes))]))
+	}
+	event := func(buf []byte, content string) []byte {
+		data, _ := json.Marshal(map[string]any{
+			"id": "bench", "object": "chat.completion.chunk",
+			"choices": []any{map[string]any{"index": 0, "delta": map[string]string{"content": content}}},
+		})
+		buf = append(buf, "data: "...)
+		buf = append(buf, data...)
+		return append(buf, "\n\n"...)
+	}
+	start := time.Now()
+	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
+	defer tick.Stop()
+	sent := 0
+	var buf []byte
+	for sent < len(tokens) {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+		due := min(len(tokens), int(time.Since(start).Seconds()*rate)+1)
+		buf = buf[:0]
+		for ; sent < due; sent++ {
+			buf = event(buf, tokens[sent])
+		}
+		if len(buf) > 0 {
+			if _, err := w.Write(buf); err != nil {
+				return
+			}
+			flusher.Flush()
+		}
+	}
+	fmt.Fprint(w, "data: {\"id\":\"bench\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	flusher.Flush()
+}
+
+// pageResult is what bench.js leaves in window.bench.
+type pageResult struct {
+	Done        bool    `json:"done"`
+	Error       string  `json:"error"`
+	Status      string  `json:"status"`
+	TextLength  int     `json:"textLength"`
+	DurationMs  float64 `json:"durationMs"`
+	Frames      int     `json:"frames"`
+	FPS         float64 `json:"fps"`
+	MaxFrameGap float64 `json:"maxFrameGapMs"`
+	LongTasks   int     `json:"longTasksAfterLoad"`
+}
+
+// measure opens url in a new tab of browser while tracing, waits for the
+// page to finish, and reads the page's own figures and the trace's.
+func measure(browser context.Context, url string) (Result, error) {
+	tab, closeTab := chromedp.NewContext(browser)
+	defer closeTab()
+	if err := chromedp.Do(tab, chromedp.Navigate("about:blank")); err != nil {
+		return Result{}, err
+	}
+	ctx, cancel := context.WithTimeout(tab, 15*time.Minute)
+	defer cancel()
+
+	// Tracing is a browser-wide domain; the marks the page makes tell its
+	// renderer's main thread apart from everything else in the trace.
+	var mu sync.Mutex
+	var events []traceEvent
+	complete := make(chan struct{})
+	err := chromedp.ListenBrowser(ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *tracing.EventDataCollected:
+			mu.Lock()
+			for _, v := range e.Value {
+				var te traceEvent
+				if json.Unmarshal([]byte(v), &te) == nil {
+					events = append(events, te)
+				}
+			}
+			mu.Unlock()
+		case *tracing.EventTracingComplete:
+			close(complete)
+		}
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	_, err = chromedp.CallBrowser(ctx, tracing.Start, tracing.StartParams{
+		TransferMode: tracing.StartTransferModeReportEvents,
+		TraceConfig:  &tracing.TraceConfig{IncludedCategories: []string{"toplevel", "blink.user_timing"}},
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("starting the trace: %w", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		return Result{}, err
+	}
+	var page pageResult
+	for {
+		raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(window.bench ?? {})`))
+		if err != nil {
+			return Result{}, err
+		}
+		if err := json.Unmarshal([]byte(raw), &page); err != nil {
+			return Result{}, err
+		}
+		if page.Done {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if _, err := chromedp.CallBrowser(ctx, tracing.End, cdp.Empty{}); err != nil {
+		return Result{}, fmt.Errorf("ending the trace: %w", err)
+	}
+	select {
+	case <-complete:
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+	if page.Error != "" {
+		return Result{}, errors.New(page.Error)
+	}
+	res := Result{
+		Status: page.Status, Chars: page.TextLength, Duration: page.DurationMs,
+		FPS: page.FPS, MaxFrameGap: page.MaxFrameGap, LongTasks: page.LongTasks,
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if err := fromTrace(events, &res); err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+type traceEvent struct {
+	Name string  `json:"name"`
+	Cat  string  `json:"cat"`
+	Ph   string  `json:"ph"`
+	Pid  int     `json:"pid"`
+	Tid  int     `json:"tid"`
+	Ts   float64 `json:"ts"`
+	Dur  float64 `json:"dur"`
+}
+
+// fromTrace sums the top-level tasks of the thread that made the page's
+// bench-start and bench-end marks, between the two.
+func fromTrace(events []traceEvent, res *Result) error {
+	var start, end *traceEvent
+	for i := range events {
+		e := &events[i]
+		if !strings.Contains(e.Cat, "blink.user_timing") {
+			continue
+		}
+		switch e.Name {
+		case "bench-start":
+			start = e
+		case "bench-end":
+			end = e
+		}
+	}
+	if start == nil || end == nil {
+		return fmt.Errorf("trace has no bench-start/bench-end marks (%d events)", len(events))
+	}
+	for _, e := range events {
+		if e.Pid != start.Pid || e.Tid != start.Tid || e.Ph != "X" || !strings.Contains(e.Cat, "toplevel") {
+			continue
+		}
+		if e.Name != "ThreadControllerImpl::RunTask" && e.Name != "RunTask" {
+			continue
+		}
+		if e.Ts+e.Dur < start.Ts || e.Ts > end.Ts {
+			continue
+		}
+		ms := e.Dur / 1000
+		res.MainThread += ms
+		res.Tasks++
+		res.LongestTask = max(res.LongestTask, ms)
+		if ms > 4 {
+			res.TasksOver4ms++
+		}
+	}
+	if res.Tasks == 0 {
+		return errors.New("trace has no main-thread tasks between the marks")
+	}
+	return nil
+}
+
+func printTable(results []Result) {
+	fmt.Println()
+	fmt.Println("| answer | renderer | main-thread time | vs trickle | longest task | tasks > 4 ms | long tasks | fps | longest frame gap |")
+	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	base := map[string]float64{}
+	for _, r := range results {
+		if r.Renderer == "trickle" {
+			base[r.Sample] = r.MainThread
+		}
+	}
+	for _, r := range results {
+		ratio := "–"
+		if b := base[r.Sample]; b > 0 {
+			ratio = strconv.FormatFloat(r.MainThread/b, 'f', 1, 64) + "×"
+		}
+		fmt.Printf("| %s | %s | %.0f ms | %s | %.1f ms | %d | %d | %.0f | %.0f ms |\n",
+			r.Sample, r.Renderer, r.MainThread, ratio, r.LongestTask, r.TasksOver4ms, r.LongTasks, r.FPS, r.MaxFrameGap)
+	}
+}
