@@ -44,14 +44,22 @@ func errKind(err error) string {
 func parseCut(t testing.TB, input string, cuts []int, opts ...Option) outcome {
 	var o outcome
 	p := NewParser(recorder{&o.Log}, opts...)
+	// The white-box hook logs errors in stream order among the events; Write
+	// must return an error exactly when the hook saw one during it.
+	reported := 0
+	p.onErr = func(err error) {
+		reported++
+		o.Log = append(o.Log, errKind(err))
+	}
 	prev := 0
 	for _, c := range append(cuts, len(input)) {
+		before := reported
 		n, err := p.Write([]byte(input[prev:c]))
 		if n != c-prev {
 			t.Fatalf("Write consumed %d of %d bytes", n, c-prev)
 		}
-		if err != nil {
-			o.Log = append(o.Log, errKind(err))
+		if (err != nil) != (reported > before) {
+			t.Fatalf("Write returned %v after %d errors were reported", err, reported-before)
 		}
 		prev = c
 	}

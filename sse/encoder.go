@@ -47,18 +47,27 @@ func (m Message) Validate() error {
 // an event with empty data).
 //
 // It cannot fail, so it never writes a field that would break the stream: CR
-// and LF are removed from ID and Event, and NUL from ID. Use Encode (or
-// Validate) to have such a message refused instead.
+// and LF are removed from ID and Event, and NUL from ID (a field left empty
+// by that is not written). Use Encode (or Validate) to have such a message
+// refused instead.
 func AppendMessage(dst []byte, m Message) []byte {
-	if m.Event != "" {
+	// A field that is empty once stripped is left out: an empty "id" line
+	// would reset the receiver's last event ID.
+	if start := len(dst); m.Event != "" {
 		dst = append(dst, "event: "...)
-		dst = appendWithout(dst, m.Event, "\r\n")
-		dst = append(dst, '\n')
+		if dst = appendWithout(dst, m.Event, "\r\n"); len(dst) == start+len("event: ") {
+			dst = dst[:start]
+		} else {
+			dst = append(dst, '\n')
+		}
 	}
-	if m.ID != "" {
+	if start := len(dst); m.ID != "" {
 		dst = append(dst, "id: "...)
-		dst = appendWithout(dst, m.ID, "\r\n\x00")
-		dst = append(dst, '\n')
+		if dst = appendWithout(dst, m.ID, "\r\n\x00"); len(dst) == start+len("id: ") {
+			dst = dst[:start]
+		} else {
+			dst = append(dst, '\n')
+		}
 	}
 	if m.Retry > 0 {
 		dst = append(dst, "retry: "...)

@@ -1,0 +1,83 @@
+package sse_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/trickle-dev/trickle/sse"
+)
+
+// Feed the parser bytes as the network delivers them, cut anywhere.
+func ExampleParser() {
+	p := sse.NewParser(sse.HandlerFunc(func(e sse.Event) {
+		fmt.Printf("%s %q id=%q\n", e.Type, e.Data, e.LastEventID)
+	}))
+	for _, chunk := range []string{"id: 1\nda", "ta: hel", "lo\r", "\n\r\nevent: done\ndata: \xE2", "\x9C\x93\n\n"} {
+		if _, err := p.Write([]byte(chunk)); err != nil {
+			fmt.Println(err)
+		}
+	}
+	if err := p.Close(); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// message "hello" id="1"
+	// done "✓" id="1"
+}
+
+// Close tells a clean end from a stream cut in the middle of an event.
+func ExampleParser_Close() {
+	p := sse.NewParser(sse.HandlerFunc(func(e sse.Event) { fmt.Println("event:", e.Data) }))
+	_, _ = p.Write([]byte("data: complete\n\ndata: cut off mid-ev"))
+	err := p.Close()
+	fmt.Println(errors.Is(err, sse.ErrIncomplete))
+	// Output:
+	// event: complete
+	// true
+}
+
+// Pull events one by one from any io.Reader, such as an HTTP response body.
+func ExampleDecoder() {
+	body := strings.NewReader(": comment\nretry: 3000\ndata: {\"delta\":\"Hi\"}\n\ndata: [DONE]\n\n")
+	d := sse.NewDecoder(body, sse.WithMaxEventSize(64<<10))
+	for {
+		e, err := d.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			fmt.Println("error:", err)
+			break
+		}
+		fmt.Println(e.Data)
+	}
+	retry, _ := d.Retry()
+	fmt.Println("retry:", retry)
+	// Output:
+	// {"delta":"Hi"}
+	// [DONE]
+	// retry: 3s
+}
+
+// The encoder writes one event per call and flushes it.
+func ExampleEncoder() {
+	e := sse.NewEncoder(os.Stdout)
+	_ = e.Encode(sse.Message{ID: "s1:1", Event: "delta", Data: "line one\nline two"})
+	_ = e.Comment("keep-alive")
+	// Output:
+	// event: delta
+	// id: s1:1
+	// data: line one
+	// data: line two
+	//
+	// : keep-alive
+}
+
+func ExampleAppendMessage() {
+	b := sse.AppendMessage(nil, sse.Message{Data: "hello"})
+	fmt.Printf("%q\n", b)
+	// Output: "data: hello\n\n"
+}

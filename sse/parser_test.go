@@ -1,0 +1,191 @@
+package sse
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestAnOversizeEventIsReportedDroppedAndTheStreamGoesOn(t *testing.T) {
+	big := strings.Repeat("x", 100)
+	cases := []struct {
+		name, input string
+		want        []string
+	}{
+		{"one long data line",
+			"data: a\n\ndata: " + big + "\n\ndata: b\n\n",
+			[]string{`event "message" "a" ""`, "too large", `event "message" "b" ""`}},
+		{"many short data lines adding up",
+			"data: a\n\n" + strings.Repeat("data: 0123456789\n", 10) + "\ndata: b\n\n",
+			[]string{`event "message" "a" ""`, "too large", `event "message" "b" ""`}},
+		{"a long event type",
+			"event: " + big + "\ndata: x\n\ndata: b\n\n",
+			[]string{"too large", `event "message" "b" ""`}},
+		{"a long unknown field",
+			"foo: " + big + "\ndata: x\n\ndata: b\n\n",
+			[]string{"too large", `event "message" "b" ""`}},
+		{"an oversize event at the end of the stream",
+			"data: a\n\ndata: " + big,
+			[]string{`event "message" "a" ""`, "too large"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for i := 0; i <= len(tc.input); i++ {
+				o := parseCut(t, tc.input, []int{i}, WithMaxEventSize(64))
+				require.Equal(t, tc.want, o.Log, "cut at %d", i)
+			}
+			o := decodeAll(t, iotest.OneByteReader(strings.NewReader(tc.input)), WithMaxEventSize(64))
+			require.Equal(t, tc.want, o.Log, "pull decoder")
+		})
+	}
+}
+
+func TestTheEventSizeBoundIsInclusive(t *testing.T) {
+	// "data:" + 59 bytes = a 64-byte line: fits; one more byte does not.
+	fits := "data:" + strings.Repeat("y", 59) + "\n\n"
+	o := parseCut(t, fits, nil, WithMaxEventSize(64))
+	require.Equal(t, []string{fmt.Sprintf("event %q %q %q", "message", strings.Repeat("y", 59), "")}, o.Log)
+	o = parseCut(t, "data:"+strings.Repeat("y", 60)+"\n\n", nil, WithMaxEventSize(64))
+	require.Equal(t, []string{"too large"}, o.Log)
+}
+
+func TestCommentsOfAnyLengthNeverCountAgainstTheBound(t *testing.T) {
+	input := ":" + strings.Repeat("p", 10_000) + "\ndata: ok\n\n"
+	for _, cuts := range [][]int{nil, {1}, {500, 5000}} {
+		o := parseCut(t, input, cuts, WithMaxEventSize(64))
+		require.Equal(t, []string{`event "message" "ok" ""`}, o.Log)
+	}
+}
+
+func TestTheDefaultBoundIsOneMebibyte(t *testing.T) {
+	data := strings.Repeat("z", DefaultMaxEventSize-len("data:"))
+	o := parseCut(t, "data:"+data+"\n\n", []int{1000})
+	require.Len(t, o.Log, 1)
+	o = parseCut(t, "data:"+data+"z\n\n", []int{1000})
+	require.Equal(t, []string{"too large"}, o.Log)
+	o = parseCut(t, "data:"+data+"z\n\n", []int{1000}, WithMaxEventSize(0))
+	require.Equal(t, []string{"too large"}, o.Log, "WithMaxEventSize(0) keeps the default")
+}
+
+func TestTheTooLargeErrorSaysWhatAndWhere(t *testing.T) {
+	p := NewParser(HandlerFunc(func(Event) {}), WithMaxEventSize(16))
+	input := []byte("data: ok\n\ndata: 0123456789abcdef\n\ndata: b\n\n")
+	n, err := p.Write(input)
+	require.Equal(t, len(input), n, "the whole chunk is consumed")
+	require.ErrorIs(t, err, ErrEventTooLarge)
+	require.Contains(t, err.Error(), "more than 16 bytes")
+	require.Contains(t, err.Error(), "stream byte")
+}
+
+func TestWriteConsumesEverythingAndReportsNoErrorForGoodInput(t *testing.T) {
+	var got []Event
+	p := NewParser(HandlerFunc(func(e Event) { got = append(got, e) }))
+	for _, piece := range []string{"da", "ta: he", "llo\r", "\n\r", "\n"} {
+		n, err := p.Write([]byte(piece))
+		require.NoError(t, err)
+		require.Equal(t, len(piece), n)
+	}
+	require.Equal(t, []Event{msg("hello", "")}, got)
+	require.NoError(t, p.Close())
+}
+
+func TestEventsAreDispatchedAsSoonAsTheirBlankLineArrives(t *testing.T) {
+	var got []Event
+	p := NewParser(HandlerFunc(func(e Event) { got = append(got, e) }))
+	_, _ = p.Write([]byte("data: a\n"))
+	require.Empty(t, got)
+	_, _ = p.Write([]byte("\r"))
+	require.Len(t, got, 1, "a CR ends the line at once, without waiting for a possible LF")
+	_, _ = p.Write([]byte("\n"))
+	require.Len(t, got, 1, "the LF after it belongs to the same line end")
+}
+
+func TestCloseReportsTheDiscardedEvent(t *testing.T) {
+	var got []Event
+	p := NewParser(HandlerFunc(func(e Event) { got = append(got, e) }))
+	_, _ = p.Write([]byte("id: 1\ndata: a\n\nid: 2\ndata: partial"))
+	err := p.Close()
+	require.ErrorIs(t, err, ErrIncomplete)
+	require.Contains(t, err.Error(), "discarded")
+	require.Equal(t, []Event{msg("a", "1")}, got)
+	require.Equal(t, "1", p.LastEventID(), "the discarded block's id is never exposed")
+}
+
+func TestResetStartsANewConnectionKeepingTheLastEventID(t *testing.T) {
+	var got []Event
+	p := NewParser(HandlerFunc(func(e Event) { got = append(got, e) }))
+	_, _ = p.Write([]byte("id: 7\ndata: a\n\ndata: cut sho"))
+	p.Reset()
+	require.Equal(t, "7", p.LastEventID())
+	_, _ = p.Write([]byte("\uFEFFdata: b\n\n"))
+	require.NoError(t, p.Close())
+	require.Equal(t, []Event{msg("a", "7"), msg("b", "7")}, got,
+		"the partial line is gone, a BOM is allowed again, and the id carries over")
+}
+
+func TestAParserIsReusableAfterClose(t *testing.T) {
+	var got []Event
+	p := NewParser(HandlerFunc(func(e Event) { got = append(got, e) }))
+	_, _ = p.Write([]byte("data: a\n\ndata: b"))
+	require.ErrorIs(t, p.Close(), ErrIncomplete)
+	_, _ = p.Write([]byte("data: c\n\n"))
+	require.NoError(t, p.Close())
+	require.Equal(t, []Event{msg("a", ""), msg("c", "")}, got)
+}
+
+func TestHandlerFuncIgnoresRetry(t *testing.T) {
+	var got []Event
+	p := NewParser(HandlerFunc(func(e Event) { got = append(got, e) }))
+	_, err := p.Write([]byte("retry: 10\ndata: x\n\n"))
+	require.NoError(t, err)
+	require.Equal(t, []Event{msg("x", "")}, got)
+}
+
+type failingReader struct{ err error }
+
+func (r failingReader) Read([]byte) (int, error) { return 0, r.err }
+
+func TestTheDecoderWrapsReadErrorsAndKeepsReturningThem(t *testing.T) {
+	boom := errors.New("connection reset")
+	d := NewDecoder(io.MultiReader(strings.NewReader("data: a\n\n"), failingReader{boom}))
+	e, err := d.Next()
+	require.NoError(t, err)
+	require.Equal(t, msg("a", ""), e)
+	_, err = d.Next()
+	require.ErrorIs(t, err, boom)
+	require.Contains(t, err.Error(), "sse: reading the stream")
+	_, err = d.Next()
+	require.ErrorIs(t, err, boom, "the error is sticky")
+}
+
+func TestTheDecoderEndsWithEOFOrIncomplete(t *testing.T) {
+	d := NewDecoder(strings.NewReader("data: a\n\n"))
+	_, err := d.Next()
+	require.NoError(t, err)
+	_, err = d.Next()
+	require.Equal(t, io.EOF, err)
+	_, err = d.Next()
+	require.Equal(t, io.EOF, err)
+
+	d = NewDecoder(strings.NewReader("data: a\n\ndata: b\n"))
+	_, err = d.Next()
+	require.NoError(t, err)
+	_, err = d.Next()
+	require.ErrorIs(t, err, ErrIncomplete)
+}
+
+func TestTheDecoderReportsTheRetryValue(t *testing.T) {
+	d := NewDecoder(strings.NewReader("retry: 1500\ndata: a\n\n"))
+	_, ok := d.Retry()
+	require.False(t, ok)
+	_, err := d.Next()
+	require.NoError(t, err)
+	rt, ok := d.Retry()
+	require.True(t, ok)
+	require.Equal(t, "1.5s", rt.String())
+}
