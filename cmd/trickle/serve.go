@@ -1,11 +1,220 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/trickle-dev/trickle/examples"
+	"github.com/trickle-dev/trickle/relay"
 )
 
+const serveUsage = `trickle serve — the relay: widget, example pages, and answers streamed over SSE
+and WebSocket from a simulated model (default) or a real upstream.
+
+Usage:
+  trickle serve [flags]
+
+Endpoints:
+  POST   /v1/chat/completions   OpenAI-compatible; stream:true answers SSE
+  GET    /v1/streams/{id}       resume after Last-Event-ID (header or ?last_event_id=)
+  DELETE /v1/streams/{id}       Stop: cancel the generation at once
+  GET    /v1/streams/{id}/info  {"id","state","events","upstream_cancelled"}
+  GET    /v1/ws                 WebSocket: same SSE event text, one event per message
+  GET    /trickle/  /examples/  the widget and the example pages
+  GET    /healthz  /metrics     health and Prometheus metrics
+
+Simulated model query parameters (POST and /v1/ws): dialect=openai|anthropic|
+responses|gemini|ollama|plain, answer=NAME, ttft_ms, gap_ms, jitter_ms,
+token_chars; faults drop_after=N, error_after=N, stall_after=N&stall_ms=D,
+no_end=1.
+
+Flags:
+`
+
+// listOption collects a repeatable, comma-separated flag.
+type listOption []string
+
+func (l *listOption) String() string { return strings.Join(*l, ",") }
+func (l *listOption) Set(v string) error {
+	for p := range strings.SplitSeq(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*l = append(*l, p)
+		}
+	}
+	return nil
+}
+
 func serve(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "trickle serve: not built yet")
-	return 1
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serveContext(ctx, args, stdout, stderr, nil)
+}
+
+// serveContext runs the relay until ctx is done (a signal), then shuts
+// down gracefully. ready, when not nil, gets the listening address.
+func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(addr string)) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), serveUsage)
+		fs.PrintDefaults()
+	}
+	var (
+		addr          = fs.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (loopback by default; 0.0.0.0:8080 to expose it)")
+		heartbeat     = fs.Duration("heartbeat", 15*time.Second, "keep-alive comment after this much silence on a stream")
+		retryHint     = fs.Duration("retry", 2*time.Second, "reconnection delay hinted to SSE clients (retry: field)")
+		grace         = fs.Duration("grace", 10*time.Second, "after a disconnect, keep generating this long waiting for a resume, then cancel upstream")
+		retention     = fs.Duration("retention", 5*time.Minute, "keep a finished stream resumable this long")
+		writeTimeout  = fs.Duration("write-timeout", 10*time.Second, "cut a client whose single write takes longer (it may resume)")
+		maxStreams    = fs.Int("max-streams", 20000, "maximum generations running at once (then 429 with Retry-After)")
+		maxBody       = fs.Int64("max-body", 1<<20, "maximum request body in bytes (then 413)")
+		maxEvent      = fs.Int("max-event", 256<<10, "maximum bytes of one event's data (an upstream event over it fails the stream)")
+		maxEvents     = fs.Int("max-events", 200000, "maximum events in one stream")
+		tokenEnv      = fs.String("token-env", "", "require clients to send this bearer token, read from the environment variable `NAME`")
+		upstreamURL   = fs.String("upstream", "", "forward to this model API `URL` (full endpoint) instead of the simulated model")
+		upDialect     = fs.String("upstream-dialect", "openai", "the upstream's format: openai, anthropic or ollama")
+		upKeyEnv      = fs.String("upstream-key-env", "", "read the upstream API key from the environment variable `NAME` (it never leaves the server)")
+		upModel       = fs.String("upstream-model", "", "model name to send upstream (default: the client's)")
+		firstToken    = fs.Duration("first-token-timeout", 60*time.Second, "fail an upstream answer whose first byte takes longer")
+		idle          = fs.Duration("idle-timeout", 60*time.Second, "fail an upstream answer silent for longer")
+		total         = fs.Duration("total-timeout", 10*time.Minute, "fail an upstream answer that takes longer overall")
+		retries       = fs.Int("upstream-retries", 2, "retries of an upstream request that failed before its first byte")
+		simTTFT       = fs.Duration("sim-ttft", 400*time.Millisecond, "simulated model: default time to first token")
+		simGap        = fs.Duration("sim-gap", 30*time.Millisecond, "simulated model: default gap between tokens")
+		simJitter     = fs.Duration("sim-jitter", 15*time.Millisecond, "simulated model: default jitter (±) of each delay")
+		simTokenChars = fs.Int("sim-token-chars", 4, "simulated model: default characters per token")
+		shutdownWait  = fs.Duration("shutdown-timeout", 20*time.Second, "on SIGTERM, let streams finish this long before handing clients a resumable end")
+		logFormat     = fs.String("log-format", "text", "log format: text or json")
+		logLevel      = fs.String("log-level", "info", "log level: debug, info, warn or error")
+		origins       listOption
+	)
+	fs.Var(&origins, "allow-origin", "browser `ORIGIN` allowed cross-origin (CORS and WebSocket), repeatable or comma-separated; \"*\" for any (default: same origin only)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "trickle serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(stderr, "trickle serve: --log-level %q: %v\n", *logLevel, err)
+		return 2
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	var logger *slog.Logger
+	switch *logFormat {
+	case "json":
+		logger = slog.New(slog.NewJSONHandler(stderr, hopts))
+	case "text":
+		logger = slog.New(slog.NewTextHandler(stderr, hopts))
+	default:
+		fmt.Fprintf(stderr, "trickle serve: --log-format %q: want text or json\n", *logFormat)
+		return 2
+	}
+
+	opts := []relay.Option{
+		relay.WithLogger(logger),
+		relay.WithWidget(examples.Widget()),
+		relay.WithPages(examples.Pages()),
+		relay.WithHeartbeat(*heartbeat),
+		relay.WithRetryHint(*retryHint),
+		relay.WithGrace(*grace),
+		relay.WithRetention(*retention),
+		relay.WithWriteTimeout(*writeTimeout),
+		relay.WithMaxStreams(*maxStreams),
+		relay.WithMaxBodyBytes(*maxBody),
+		relay.WithMaxEventBytes(*maxEvent),
+		relay.WithMaxEvents(*maxEvents),
+		relay.WithAllowedOrigins(origins...),
+		relay.WithSimDefaults(relay.SimDefaults{TTFT: *simTTFT, Gap: *simGap, Jitter: *simJitter, TokenChars: *simTokenChars}),
+	}
+	if *tokenEnv != "" {
+		tok := os.Getenv(*tokenEnv)
+		if tok == "" {
+			fmt.Fprintf(stderr, "trickle serve: --token-env %s: the variable is empty or unset\n", *tokenEnv)
+			return 2
+		}
+		opts = append(opts, relay.WithToken(tok))
+	}
+	if *upstreamURL != "" {
+		u := relay.Upstream{URL: *upstreamURL, Dialect: *upDialect, Model: *upModel,
+			FirstTokenTimeout: *firstToken, IdleTimeout: *idle, TotalTimeout: *total, Retries: *retries}
+		if *upKeyEnv != "" {
+			if u.Key = os.Getenv(*upKeyEnv); u.Key == "" {
+				fmt.Fprintf(stderr, "trickle serve: --upstream-key-env %s: the variable is empty or unset\n", *upKeyEnv)
+				return 2
+			}
+		}
+		opts = append(opts, relay.WithUpstream(u))
+	}
+	srv, err := relay.New(opts...)
+	if err != nil {
+		fmt.Fprintf(stderr, "trickle serve: %v\n", err)
+		return 2
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "trickle serve: %v\n", err)
+		return 1
+	}
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	model := "simulated model"
+	if *upstreamURL != "" {
+		model = *upDialect + " upstream " + *upstreamURL
+	}
+	fmt.Fprintf(stdout, "trickle relay on http://%s/ (%s) — examples at http://%s/examples/\n", ln.Addr(), model, ln.Addr())
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+
+	select {
+	case err := <-errc:
+		fmt.Fprintf(stderr, "trickle serve: %v\n", err)
+		return 1
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", "deadline", *shutdownWait)
+	// Stop accepting at once (Shutdown closes the listener), and wait for
+	// the connections while the relay lets its streams finish.
+	hctx, hcancel := context.WithTimeout(context.Background(), *shutdownWait+5*time.Second)
+	defer hcancel()
+	hdone := make(chan error, 1)
+	go func() { hdone <- hs.Shutdown(hctx) }()
+	sctx, cancel := context.WithTimeout(context.Background(), *shutdownWait)
+	defer cancel()
+	code := 0
+	if err := srv.Shutdown(sctx); err != nil {
+		logger.Warn("relay shutdown", "err", err)
+	}
+	if err := <-hdone; err != nil {
+		logger.Warn("http shutdown", "err", err)
+		hs.Close()
+		code = 1
+	}
+	<-errc
+	return code
 }

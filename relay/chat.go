@@ -1,0 +1,366 @@
+package relay
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/trickle-dev/trickle/relay/sim"
+)
+
+// ChatRequest is the part of an OpenAI Chat Completions request the relay
+// reads. The body is forwarded as it is to an OpenAI upstream.
+type ChatRequest struct {
+	Model               string        `json:"model"`
+	Messages            []ChatMessage `json:"messages"`
+	Stream              bool          `json:"stream"`
+	Seed                *int64        `json:"seed,omitempty"`
+	MaxTokens           *int          `json:"max_tokens,omitempty"`
+	MaxCompletionTokens *int          `json:"max_completion_tokens,omitempty"`
+}
+
+// ChatMessage is one message of a ChatRequest; Content is a string or an
+// array of parts.
+type ChatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// Text is the message's text: the string, or its text parts joined.
+func (m ChatMessage) Text() string {
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(m.Content, &parts) != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" || p.Type == "input_text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+func (c *ChatRequest) lastUser() string {
+	for i := len(c.Messages) - 1; i >= 0; i-- {
+		if c.Messages[i].Role == "user" {
+			return c.Messages[i].Text()
+		}
+	}
+	return ""
+}
+
+// ErrBadRequest is wrapped by every request the relay refuses as malformed.
+var ErrBadRequest = errors.New("relay: bad request")
+
+// readRequest reads and decodes the request body within the size limit.
+func (s *Server) readRequest(w http.ResponseWriter, r *http.Request) (ChatRequest, []byte, int, error) {
+	var req ChatRequest
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.maxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return req, nil, http.StatusRequestEntityTooLarge, fmt.Errorf("relay: request body over the limit of %d bytes", tooBig.Limit)
+		}
+		return req, nil, http.StatusBadRequest, fmt.Errorf("%w: reading the body: %w", ErrBadRequest, err)
+	}
+	return req, body, 0, decodeRequest(body, &req)
+}
+
+func decodeRequest(body []byte, req *ChatRequest) error {
+	if err := json.Unmarshal(body, req); err != nil {
+		return fmt.Errorf("%w: the body is not an OpenAI chat request: %w", ErrBadRequest, err)
+	}
+	return nil
+}
+
+// simParams builds the simulated model's parameters from the request and
+// the query string.
+func (s *Server) simParams(req *ChatRequest, q url.Values) (sim.Params, error) {
+	d := s.cfg.sim
+	p := sim.Params{
+		Dialect:    q.Get("dialect"),
+		Answer:     q.Get("answer"),
+		Model:      req.Model,
+		Created:    1767225600, // fixed, so that a request always streams the same bytes
+		TTFT:       d.TTFT,
+		Gap:        d.Gap,
+		Jitter:     d.Jitter,
+		TokenChars: d.TokenChars,
+		NoEnd:      q.Get("no_end") == "1" || q.Get("no_end") == "true",
+	}
+	last := req.lastUser()
+	if name, ok := strings.CutPrefix(strings.TrimSpace(last), "/answer "); ok && p.Answer == "" {
+		p.Answer = strings.TrimSpace(name)
+	}
+	if req.Seed != nil {
+		p.Seed = uint64(*req.Seed)
+	} else {
+		h := fnv.New64a()
+		io.WriteString(h, last)
+		p.Seed = h.Sum64()
+	}
+	for _, m := range req.Messages {
+		p.PromptTokens += (len(m.Text()) + 3) / 4
+	}
+	switch {
+	case req.MaxCompletionTokens != nil:
+		p.MaxTokens = *req.MaxCompletionTokens
+	case req.MaxTokens != nil:
+		p.MaxTokens = *req.MaxTokens
+	}
+	ints := []struct {
+		name string
+		dst  *int
+	}{{"token_chars", &p.TokenChars}, {"error_after", &p.ErrorAfter}, {"stall_after", &p.StallAfter}}
+	for _, f := range ints {
+		if v := q.Get(f.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return p, fmt.Errorf("%w: %s=%q is not a non-negative integer", ErrBadRequest, f.name, v)
+			}
+			*f.dst = n
+		}
+	}
+	durs := []struct {
+		name string
+		dst  *time.Duration
+	}{{"ttft_ms", &p.TTFT}, {"gap_ms", &p.Gap}, {"jitter_ms", &p.Jitter}, {"stall_ms", &p.Stall}}
+	for _, f := range durs {
+		if v := q.Get(f.name); v != "" {
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil || n < 0 || n > 3600e3 {
+				return p, fmt.Errorf("%w: %s=%q is not a number of milliseconds between 0 and 3600000", ErrBadRequest, f.name, v)
+			}
+			*f.dst = time.Duration(n * float64(time.Millisecond))
+		}
+	}
+	return p, nil
+}
+
+func dropAfter(q url.Values) (int, error) {
+	v := q.Get("drop_after")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%w: drop_after=%q is not a non-negative integer", ErrBadRequest, v)
+	}
+	return n, nil
+}
+
+// chat is POST /v1/chat/completions.
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	if s.draining.Load() {
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, "shutting_down", ErrShuttingDown.Error())
+		return
+	}
+	req, body, code, err := s.readRequest(w, r)
+	if err != nil {
+		if code == 0 {
+			code = http.StatusBadRequest
+		}
+		writeError(w, code, "invalid_request_error", err.Error())
+		return
+	}
+	if !req.Stream {
+		if s.cfg.upstream != nil {
+			s.forwardOnce(w, r, &req, body)
+			return
+		}
+		p, err := s.simParams(&req, r.URL.Query())
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+			return
+		}
+		gen, err := sim.New(p)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+			return
+		}
+		s.writeCompletion(w, gen, p)
+		return
+	}
+	l, err := s.startStream(&req, body, r.URL.Query())
+	if err != nil {
+		s.refuse(w, err)
+		return
+	}
+	s.serveSSE(w, r, l, 0)
+}
+
+// startStream starts a generation for req: the upstream when one is
+// configured, else the simulated model with the query's parameters.
+func (s *Server) startStream(req *ChatRequest, body []byte, q url.Values) (*genLog, error) {
+	drop, err := dropAfter(q)
+	if err != nil {
+		return nil, err
+	}
+	if s.cfg.upstream != nil {
+		l, err := s.startUpstream(req, body)
+		if err == nil {
+			l.dropAfter = drop
+		}
+		return l, err
+	}
+	p, err := s.simParams(req, q)
+	if err != nil {
+		return nil, err
+	}
+	gen, err := sim.New(p)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	l, err := s.startSim(gen, p, drop)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// refuse answers a request the relay cannot admit now.
+func (s *Server) refuse(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, errTooMany):
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusTooManyRequests, "rate_limit_exceeded", err.Error())
+	case errors.Is(err, ErrBadRequest):
+		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+	case errors.Is(err, ErrShuttingDown):
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, "shutting_down", err.Error())
+	default:
+		writeError(w, http.StatusInternalServerError, "server_error", err.Error())
+	}
+}
+
+// startSim registers a stream and starts the simulated generation on it.
+func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int) (*genLog, error) {
+	l, err := s.register(p.Dialect)
+	if err != nil {
+		return nil, err
+	}
+	l.dropAfter = drop
+	src := &simSource{l: l, g: gen, start: time.Now()}
+	src.timer = time.AfterFunc(time.Hour, src.step)
+	src.timer.Stop()
+	l.mu.Lock()
+	l.cancel = src.cancel
+	l.mu.Unlock()
+	s.log.Info("stream started", "stream", l.id, "model", "simulated", "dialect", p.Dialect, "answer", gen.Answer().Name)
+	src.step()
+	return l, nil
+}
+
+// simSource drives a sim.Generator on timers: between two events a
+// generation holds no goroutine, only a timer, so ten thousand idle
+// generations cost little. Events are due at absolute offsets from the
+// start, so timer lateness never accumulates.
+type simSource struct {
+	l     *genLog
+	g     *sim.Generator
+	start time.Time
+
+	mu      sync.Mutex
+	due     time.Duration
+	pending sim.Message
+	has     bool
+	timer   *time.Timer
+	stopped bool
+}
+
+func (s *simSource) step() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for !s.stopped {
+		if s.has {
+			s.has = false
+			if !s.l.emit(s.pending.Event, s.pending.Data) {
+				s.stopped = true
+				return
+			}
+		}
+		m, ok := s.g.Next()
+		if !ok {
+			s.stopped = true
+			if s.g.Failed() {
+				s.l.end(StateFailed, "simulated upstream failure (error_after)")
+			} else {
+				s.l.end(StateComplete, "")
+			}
+			return
+		}
+		s.due += m.Delay
+		s.pending, s.has = m, true
+		if wait := time.Until(s.start.Add(s.due)); wait > 0 {
+			s.timer.Reset(wait)
+			return
+		}
+	}
+}
+
+func (s *simSource) cancel() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = true
+	s.timer.Stop()
+}
+
+// writeCompletion answers stream:false with one chat.completion object.
+func (s *Server) writeCompletion(w http.ResponseWriter, gen *sim.Generator, p sim.Params) {
+	a := gen.Answer()
+	type toolCall struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	msg := struct {
+		Role      string     `json:"role"`
+		Content   string     `json:"content"`
+		Reasoning string     `json:"reasoning_content,omitempty"`
+		ToolCalls []toolCall `json:"tool_calls,omitempty"`
+	}{Role: "assistant", Content: a.Text, Reasoning: a.Thinking}
+	finish := "stop"
+	if a.Tool != nil {
+		var tc toolCall
+		tc.ID, tc.Type = a.Tool.ID, "function"
+		tc.Function.Name, tc.Function.Arguments = a.Tool.Name, a.Tool.Arguments
+		msg.ToolCalls, finish = []toolCall{tc}, "tool_calls"
+	}
+	completion := (len(a.Thinking) + len(a.Text) + 3) / 4
+	model := p.Model
+	if model == "" {
+		model = "trickle-sim"
+	}
+	out := map[string]any{
+		"id":      fmt.Sprintf("chatcmpl-sim%016x", p.Seed),
+		"object":  "chat.completion",
+		"created": p.Created,
+		"model":   model,
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+		"usage": map[string]int{"prompt_tokens": p.PromptTokens, "completion_tokens": completion,
+			"total_tokens": p.PromptTokens + completion},
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(out)
+}

@@ -1,0 +1,148 @@
+package relay
+
+import (
+	"errors"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Option configures a Server.
+type Option func(*config)
+
+type config struct {
+	logger *slog.Logger
+	widget fs.FS
+	pages  fs.FS
+
+	heartbeat    time.Duration
+	retryHint    time.Duration
+	grace        time.Duration
+	retention    time.Duration
+	writeTimeout time.Duration
+
+	maxStreams    int
+	maxBodyBytes  int64
+	maxEventBytes int
+	maxEvents     int
+
+	origins []string
+	token   string
+
+	sim      SimDefaults
+	upstream *Upstream
+}
+
+// SimDefaults are the simulated model's timing when the request does not
+// set it with query parameters.
+type SimDefaults struct {
+	TTFT       time.Duration // time to first token
+	Gap        time.Duration // between tokens
+	Jitter     time.Duration // each delay varies by up to ± this
+	TokenChars int           // characters per token
+}
+
+// Upstream is a real model API the relay forwards requests to instead of
+// using the simulated model.
+type Upstream struct {
+	// URL is the full endpoint, e.g. https://host/v1/chat/completions,
+	// https://host/v1/messages or http://127.0.0.1:11434/api/chat.
+	URL string
+	// Dialect is "openai", "anthropic" or "ollama".
+	Dialect string
+	// Key is sent to the upstream only (never to clients).
+	Key string
+	// Model replaces the request's model when not empty.
+	Model string
+	// FirstTokenTimeout, IdleTimeout and TotalTimeout bound the wait for
+	// the first byte of the answer, between two reads, and overall.
+	FirstTokenTimeout time.Duration
+	IdleTimeout       time.Duration
+	TotalTimeout      time.Duration
+	// Retries is how many times a request that failed before its first
+	// byte is tried again (never after: the answer would be doubled).
+	Retries int
+	// Client makes the requests; nil means a client with sane timeouts.
+	Client *http.Client
+}
+
+// ErrBadOption reports an option value that cannot work.
+var ErrBadOption = errors.New("relay: bad option")
+
+func defaults() config {
+	return config{
+		logger:        slog.Default(),
+		heartbeat:     15 * time.Second,
+		retryHint:     2 * time.Second,
+		grace:         10 * time.Second,
+		retention:     5 * time.Minute,
+		writeTimeout:  10 * time.Second,
+		maxStreams:    20000,
+		maxBodyBytes:  1 << 20,
+		maxEventBytes: 256 << 10,
+		maxEvents:     200000,
+		sim:           SimDefaults{TTFT: 400 * time.Millisecond, Gap: 30 * time.Millisecond, Jitter: 15 * time.Millisecond, TokenChars: 4},
+	}
+}
+
+// WithLogger sets the structured logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithWidget serves the built widget at /trickle/.
+func WithWidget(f fs.FS) Option { return func(c *config) { c.widget = f } }
+
+// WithPages serves the example pages at /examples/ (and redirects / there).
+func WithPages(f fs.FS) Option { return func(c *config) { c.pages = f } }
+
+// WithHeartbeat sets how long a stream may stay silent before the relay
+// writes a keep-alive comment (default 15 s), so that proxies do not time
+// out an answer whose model is thinking.
+func WithHeartbeat(d time.Duration) Option { return func(c *config) { c.heartbeat = d } }
+
+// WithRetryHint sets the SSE retry: value sent to clients (default 2 s).
+func WithRetryHint(d time.Duration) Option { return func(c *config) { c.retryHint = d } }
+
+// WithGrace sets how long a generation goes on after its last client
+// disconnected, waiting for a resume, before it is cancelled (default 10 s).
+func WithGrace(d time.Duration) Option { return func(c *config) { c.grace = d } }
+
+// WithRetention sets how long a finished stream stays resumable (default
+// 5 min).
+func WithRetention(d time.Duration) Option { return func(c *config) { c.retention = d } }
+
+// WithWriteTimeout bounds each write to a client (default 10 s); a client
+// that does not read in time is cut and may resume.
+func WithWriteTimeout(d time.Duration) Option { return func(c *config) { c.writeTimeout = d } }
+
+// WithMaxStreams caps the generations running at once (default 20000);
+// beyond it requests get 429 with Retry-After.
+func WithMaxStreams(n int) Option { return func(c *config) { c.maxStreams = n } }
+
+// WithMaxBodyBytes caps a request body (default 1 MiB); beyond it 413.
+func WithMaxBodyBytes(n int64) Option { return func(c *config) { c.maxBodyBytes = n } }
+
+// WithMaxEventBytes caps one event's data (default 256 KiB); an upstream
+// event over it fails the stream.
+func WithMaxEventBytes(n int) Option { return func(c *config) { c.maxEventBytes = n } }
+
+// WithMaxEvents caps the events of one stream (default 200000).
+func WithMaxEvents(n int) Option { return func(c *config) { c.maxEvents = n } }
+
+// WithAllowedOrigins lists the browser origins (e.g. "https://app.example")
+// allowed to call the API cross-origin and to open the WebSocket; "*" allows
+// any. By default only same-origin pages may.
+func WithAllowedOrigins(origins ...string) Option {
+	return func(c *config) { c.origins = append(c.origins, origins...) }
+}
+
+// WithToken requires clients to send "Authorization: Bearer <token>" (or,
+// for WebSocket, ?access_token=) on the /v1 API.
+func WithToken(token string) Option { return func(c *config) { c.token = token } }
+
+// WithSimDefaults sets the simulated model's default timing.
+func WithSimDefaults(d SimDefaults) Option { return func(c *config) { c.sim = d } }
+
+// WithUpstream forwards requests to a real model API instead of the
+// simulated model.
+func WithUpstream(u Upstream) Option { return func(c *config) { c.upstream = &u } }

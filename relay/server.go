@@ -1,0 +1,343 @@
+package relay
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/mux"
+)
+
+// Errors the relay reports.
+var (
+	ErrShuttingDown = errors.New("relay: shutting down")
+	ErrShutdownLate = errors.New("relay: shutdown deadline passed")
+)
+
+// Server is the relay. Create it with New and serve its Handler.
+type Server struct {
+	cfg     config
+	log     *slog.Logger
+	metrics *metrics
+	handler http.Handler
+
+	mu      sync.Mutex
+	streams map[string]*genLog
+
+	running  atomic.Int64 // generations running
+	draining atomic.Bool
+	kick     chan struct{} // closed at the shutdown deadline: readers leave
+	kickOnce sync.Once
+	idle     chan struct{} // signalled when a generation ends
+}
+
+// New makes a relay server.
+func New(opts ...Option) (*Server, error) {
+	cfg := defaults()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	switch {
+	case cfg.heartbeat <= 0, cfg.grace < 0, cfg.retention < 0, cfg.writeTimeout <= 0:
+		return nil, fmt.Errorf("%w: heartbeat and write timeout must be positive, grace and retention not negative", ErrBadOption)
+	case cfg.maxStreams <= 0, cfg.maxBodyBytes <= 0, cfg.maxEventBytes <= 0, cfg.maxEvents <= 0:
+		return nil, fmt.Errorf("%w: limits must be positive", ErrBadOption)
+	case cfg.sim.TTFT < 0, cfg.sim.Gap < 0, cfg.sim.Jitter < 0:
+		return nil, fmt.Errorf("%w: simulated timings must not be negative", ErrBadOption)
+	}
+	if u := cfg.upstream; u != nil {
+		if err := u.check(); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.logger == nil {
+		cfg.logger = slog.Default()
+	}
+	s := &Server{
+		cfg:     cfg,
+		log:     cfg.logger,
+		metrics: newMetrics(),
+		streams: map[string]*genLog{},
+		kick:    make(chan struct{}),
+		idle:    make(chan struct{}, 1),
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler is the relay's HTTP handler: the API, the WebSocket, the widget,
+// the example pages, /healthz and /metrics.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+func (s *Server) routes() http.Handler {
+	r := mux.NewRouter()
+	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/metrics", s.serveMetrics).Methods(http.MethodGet)
+
+	api := r.PathPrefix("/v1").Subrouter()
+	api.Use(s.authorize)
+	api.HandleFunc("/chat/completions", s.chat).Methods(http.MethodPost)
+	api.HandleFunc("/streams/{id}", s.resume).Methods(http.MethodGet)
+	api.HandleFunc("/streams/{id}", s.stopStream).Methods(http.MethodDelete)
+	api.HandleFunc("/streams/{id}/info", s.streamInfo).Methods(http.MethodGet)
+	api.HandleFunc("/ws", s.websocket).Methods(http.MethodGet)
+
+	r.PathPrefix("/trickle/").Handler(http.StripPrefix("/trickle", s.widgetHandler()))
+	r.PathPrefix("/examples/").Handler(http.StripPrefix("/examples", s.pagesHandler()))
+	r.Path("/examples").Handler(http.RedirectHandler("/examples/", http.StatusMovedPermanently))
+	r.Path("/").Handler(http.RedirectHandler("/examples/", http.StatusFound))
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", "relay: no route for "+r.Method+" "+r.URL.Path)
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "relay: "+r.Method+" is not allowed on "+r.URL.Path)
+	})
+	return s.logRequests(s.cors(r))
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	status := "ok"
+	if s.draining.Load() {
+		status = "draining"
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	fmt.Fprintf(w, `{"status":%q,"streams":%d}`+"\n", status, s.running.Load())
+}
+
+// apiError is the OpenAI-style error body.
+type apiError struct {
+	Error struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+	} `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, code int, typ, msg string) {
+	var e apiError
+	e.Error.Message, e.Error.Type = msg, typ
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(e)
+}
+
+// --- registry ---------------------------------------------------------
+
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+func newStreamID() string {
+	var b [10]byte
+	rand.Read(b[:])
+	return idEncoding.EncodeToString(b[:])
+}
+
+// errTooMany is returned by register when the stream limit is reached.
+var errTooMany = errors.New("relay: too many streams")
+
+// register admits a new generation, or refuses it (limit, shutdown).
+func (s *Server) register(dialect string) (*genLog, error) {
+	if s.draining.Load() {
+		return nil, ErrShuttingDown
+	}
+	if n := s.running.Add(1); n > int64(s.cfg.maxStreams) {
+		s.running.Add(-1)
+		s.metrics.rejected.Add(1)
+		return nil, fmt.Errorf("%w: %d running, limit %d", errTooMany, n-1, s.cfg.maxStreams)
+	}
+	l := newLog(s, newStreamID(), dialect)
+	s.mu.Lock()
+	s.streams[l.id] = l
+	s.mu.Unlock()
+	s.metrics.started.Add(1)
+	return l, nil
+}
+
+// streamEnded is called (with l.mu held) once per stream when it ends; the
+// stream stays resumable for the retention window.
+func (s *Server) streamEnded(l *genLog) {
+	s.running.Add(-1)
+	select {
+	case s.idle <- struct{}{}:
+	default:
+	}
+	switch l.state {
+	case StateStopped:
+		s.metrics.stops.Add(1)
+	case StateFailed:
+		s.metrics.failures.Add(1)
+	case StateCancelled:
+		s.metrics.cancels.Add(1)
+	}
+	time.AfterFunc(s.cfg.retention, func() {
+		s.mu.Lock()
+		delete(s.streams, l.id)
+		s.mu.Unlock()
+	})
+}
+
+func (s *Server) lookup(id string) *genLog {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.streams[id]
+}
+
+// Shutdown stops accepting new streams, lets the running ones finish until
+// ctx is done, then hands every connected client a clean (resumable) end
+// and cancels what still runs. It returns ErrShutdownLate when it had to cut
+// streams. Shut the http.Server down after it.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.draining.Store(true)
+	s.log.Info("relay draining", "streams", s.running.Load())
+	for s.running.Load() > 0 {
+		select {
+		case <-s.idle:
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			n := s.running.Load()
+			s.kickOnce.Do(func() { close(s.kick) })
+			s.mu.Lock()
+			var live []*genLog
+			for _, l := range s.streams {
+				live = append(live, l)
+			}
+			s.mu.Unlock()
+			for _, l := range live {
+				l.stop(StateCancelled, "relay: shutting down")
+			}
+			s.log.Warn("relay shutdown deadline passed", "streams_cut", n)
+			return fmt.Errorf("%w with %d streams running; clients got a resumable end", ErrShutdownLate, n)
+		}
+	}
+	s.kickOnce.Do(func() { close(s.kick) })
+	s.log.Info("relay drained")
+	return nil
+}
+
+// --- middleware ---------------------------------------------------------
+
+type statusWriter struct {
+	http.ResponseWriter
+	code  int
+	bytes int64
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach Flush, SetWriteDeadline and
+// Hijack on the real writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (s *Server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			lvl := slog.LevelDebug
+			if sw.code >= 500 {
+				lvl = slog.LevelWarn
+			} else if strings.HasPrefix(r.URL.Path, "/v1/") {
+				lvl = slog.LevelInfo
+			}
+			s.log.Log(r.Context(), lvl, "request", "method", r.Method, "path", r.URL.Path, "status", sw.code,
+				"bytes", sw.bytes, "duration", time.Since(start).Round(time.Microsecond), "stream", sw.Header().Get("X-Trickle-Stream"))
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// originAllowed says whether a browser page at origin may use the API: the
+// same origin always may, others only when listed.
+func (s *Server) originAllowed(r *http.Request, origin string) bool {
+	if origin == "" {
+		return true // not a browser, or a same-origin GET
+	}
+	if u, err := url.Parse(origin); err == nil && strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	for _, o := range s.cfg.origins {
+		if o == "*" || strings.EqualFold(strings.TrimRight(o, "/"), origin) {
+			return true
+		}
+	}
+	return false
+}
+
+// cors answers preflights and adds CORS headers for listed origins on the
+// API, and refuses API calls from other origins outright (403) so that a
+// foreign page cannot spend the model even without reading the answer.
+func (s *Server) cors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin == "" || !strings.HasPrefix(r.URL.Path, "/v1/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !s.originAllowed(r, origin) {
+			writeError(w, http.StatusForbidden, "origin_not_allowed", "relay: origin "+origin+" is not allowed (see --allow-origin)")
+			return
+		}
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Add("Vary", "Origin")
+		h.Set("Access-Control-Expose-Headers", "X-Trickle-Stream, Retry-After")
+		if s.cfg.token != "" {
+			h.Set("Access-Control-Allow-Credentials", "true")
+		}
+		if r.Method == http.MethodOptions {
+			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+			h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Last-Event-ID")
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authorize checks the bearer token when one is configured.
+func (s *Server) authorize(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.token == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok && r.URL.Path == "/v1/ws" {
+			// Browsers cannot set headers on a WebSocket handshake.
+			got, ok = r.URL.Query().Get("access_token"), true
+		}
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="trickle"`)
+			writeError(w, http.StatusUnauthorized, "unauthorized", "relay: missing or wrong bearer token")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

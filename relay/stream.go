@@ -1,0 +1,254 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/trickle-dev/trickle/sse"
+)
+
+// sink is where a reader sends a stream: an SSE response or a WebSocket.
+type sink interface {
+	// send writes the events of b (all of them in one write for SSE, one
+	// message per event for WebSocket).
+	send(b batch) error
+	// keepAlive writes a heartbeat comment.
+	keepAlive() error
+}
+
+// Why a reader's pump ended.
+type pumpEnd int
+
+const (
+	endDone     pumpEnd = iota // the stream ended and everything was sent
+	endGone                    // the client went away or a write failed
+	endDrop                    // fault injection: cut this connection
+	endShutdown                // the relay is shutting down
+)
+
+var keepAliveComment = append(sse.AppendComment(nil, "keep-alive"), '\n')
+
+// pump sends the stream from event position pos (the number of events the
+// client already has) until it ends, the client leaves or a fault cuts it.
+func (s *Server) pump(ctx context.Context, l *genLog, pos int, out sink) (pumpEnd, error) {
+	l.attach()
+	defer l.detach()
+	s.metrics.connections.Add(1)
+	defer s.metrics.connections.Add(-1)
+
+	limit := 0
+	if l.dropAfter > 0 && pos < l.dropAfter {
+		limit = l.dropAfter
+	}
+	hb := time.NewTimer(s.cfg.heartbeat)
+	defer hb.Stop()
+	for {
+		b, next, wait, done := l.read(pos, limit)
+		if len(b.ends) > 0 {
+			if err := out.send(b); err != nil {
+				return endGone, err
+			}
+			pos = next
+			hb.Reset(s.cfg.heartbeat)
+			if limit > 0 && pos >= limit {
+				return endDrop, nil
+			}
+			continue
+		}
+		if done {
+			return endDone, nil
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return endGone, ctx.Err()
+		case <-s.kick:
+			return endShutdown, nil
+		case <-hb.C:
+			if err := out.keepAlive(); err != nil {
+				return endGone, err
+			}
+			hb.Reset(s.cfg.heartbeat)
+		}
+	}
+}
+
+// sseSink writes to an SSE response with a deadline on every write.
+type sseSink struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (k *sseSink) write(p []byte) error {
+	if err := k.rc.SetWriteDeadline(time.Now().Add(k.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	if _, err := k.w.Write(p); err != nil {
+		return err
+	}
+	return k.rc.Flush()
+}
+
+func (k *sseSink) send(b batch) error { return k.write(b.data) }
+func (k *sseSink) keepAlive() error   { return k.write(keepAliveComment) }
+
+// sseHeaders are the headers that keep every proxy from buffering or
+// compressing the stream.
+func sseHeaders(h http.Header) {
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("X-Accel-Buffering", "no")
+	h.Del("Content-Length")
+	h.Del("Content-Encoding")
+}
+
+// serveSSE streams l to an SSE response from position pos.
+func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, l *genLog, pos int) {
+	sseHeaders(w.Header())
+	w.Header().Set("X-Trickle-Stream", l.id)
+	w.WriteHeader(http.StatusOK)
+	k := &sseSink{w: w, rc: http.NewResponseController(w), timeout: s.cfg.writeTimeout}
+	defer k.rc.SetWriteDeadline(time.Time{}) // the connection may serve another request
+	// The prelude names the stream and sets the reconnection delay; a block
+	// without data dispatches no event (WHATWG "dispatch the event": empty
+	// data buffer).
+	prelude := fmt.Appendf(nil, ": trickle stream %s\nretry: %d\n\n", l.id, s.cfg.retryHint.Milliseconds())
+	if err := k.write(prelude); err != nil {
+		s.pumpDone(l, "sse", endGone, err)
+		return
+	}
+	end, err := s.pump(r.Context(), l, pos, k)
+	s.pumpDone(l, "sse", end, err)
+	if end == endDrop {
+		// Close the connection without the chunked terminator: the client
+		// sees a dropped connection, not a clean end.
+		panic(http.ErrAbortHandler)
+	}
+}
+
+func (s *Server) pumpDone(l *genLog, transport string, end pumpEnd, err error) {
+	switch end {
+	case endGone:
+		s.log.Info("client left", "stream", l.id, "transport", transport, "events", l.count(), "err", err)
+	case endDrop:
+		s.log.Info("connection dropped (drop_after)", "stream", l.id, "transport", transport, "events", l.dropAfter)
+	case endShutdown:
+		s.log.Info("client handed a resumable end (shutdown)", "stream", l.id, "transport", transport)
+	}
+}
+
+// parseLastEventID turns "<stream>:<seq>" into the number of events the
+// client has.
+func parseLastEventID(l *genLog, last string) (int, error) {
+	if last == "" {
+		return 0, nil
+	}
+	sid, seqText, ok := strings.Cut(last, ":")
+	seq, err := strconv.Atoi(seqText)
+	if !ok || err != nil || seq < 0 || sid != l.id {
+		return 0, fmt.Errorf("%w: last event id %q is not an id of stream %s (want %s:<seq>)", ErrBadRequest, last, l.id, l.id)
+	}
+	if n := l.count(); seq > n {
+		return 0, fmt.Errorf("%w: last event id %q is ahead of stream %s, which has %d events", ErrBadRequest, last, l.id, n)
+	}
+	return seq, nil
+}
+
+func lastEventID(r *http.Request) string {
+	if v := r.Header.Get("Last-Event-ID"); v != "" {
+		return v
+	}
+	return r.URL.Query().Get("last_event_id")
+}
+
+// goneMessage is the terminal status a client gets for a stream the relay
+// no longer has.
+func goneMessage(id string) string {
+	return "stream " + id + " is gone: it expired or never existed here; send the request again"
+}
+
+func statusData(status, message string) string {
+	b, _ := json.Marshal(struct {
+		Status  string `json:"status"`
+		Message string `json:"message"`
+	}{status, message})
+	return string(b)
+}
+
+// resume is GET /v1/streams/{id}: the events after Last-Event-ID, then live.
+func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
+	id := mux.Vars(r)["id"]
+	l := s.lookup(id)
+	if l == nil {
+		s.gone(w, r, id)
+		return
+	}
+	pos, err := parseLastEventID(l, lastEventID(r))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		return
+	}
+	s.metrics.resumes.Add(1)
+	s.log.Info("stream resumed", "stream", id, "transport", "sse", "after", pos)
+	s.serveSSE(w, r, l, pos)
+}
+
+// gone answers a resume of an unknown stream: an SSE client gets one
+// terminal trickle.status "gone" event (so the widget shows why), a JSON
+// client a 404.
+func (s *Server) gone(w http.ResponseWriter, r *http.Request, id string) {
+	accept := r.Header.Get("Accept")
+	if strings.Contains(accept, "application/json") && !strings.Contains(accept, "text/event-stream") {
+		writeError(w, http.StatusNotFound, "stream_gone", "relay: "+goneMessage(id))
+		return
+	}
+	sseHeaders(w.Header())
+	w.WriteHeader(http.StatusOK)
+	w.Write(sse.AppendMessage(nil, sse.Message{Event: StatusEvent, Data: statusData("gone", goneMessage(id))}))
+}
+
+// stopStream is DELETE /v1/streams/{id}: Stop.
+func (s *Server) stopStream(w http.ResponseWriter, r *http.Request) {
+	id := mux.Vars(r)["id"]
+	l := s.lookup(id)
+	if l == nil {
+		writeError(w, http.StatusNotFound, "stream_gone", "relay: "+goneMessage(id))
+		return
+	}
+	s.stop(l, "DELETE")
+	writeJSON(w, l.info())
+}
+
+// stop stops l (Stop from a client) and logs it.
+func (s *Server) stop(l *genLog, by string) {
+	start := time.Now()
+	if l.stop(StateStopped, "stopped by the client") {
+		s.log.Info("stream stopped", "stream", l.id, "by", by, "events", l.count(),
+			"upstream_cancelled", l.info().UpstreamCancelled, "took", time.Since(start).Round(time.Microsecond))
+	}
+}
+
+// streamInfo is GET /v1/streams/{id}/info.
+func (s *Server) streamInfo(w http.ResponseWriter, r *http.Request) {
+	id := mux.Vars(r)["id"]
+	l := s.lookup(id)
+	if l == nil {
+		writeError(w, http.StatusNotFound, "stream_gone", "relay: "+goneMessage(id))
+		return
+	}
+	writeJSON(w, l.info())
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	json.NewEncoder(w).Encode(v)
+}
