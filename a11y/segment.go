@@ -250,7 +250,7 @@ func (r *run) unit(s, e int, last bool) Unit {
 	u := Unit{
 		Pos:  r.pos[s],
 		End:  r.pos[e-1] + 1,
-		Text: strings.Join(strings.Fields(string(r.text[s:e])), " "),
+		Text: strings.Join(strings.Fields(r.speakable(s, e)), " "),
 	}
 	if last {
 		u.End = max(u.End, r.end)
@@ -275,4 +275,50 @@ func withStop(s string) string {
 		return s
 	}
 	return strings.TrimRight(s, ",—–- ") + "."
+}
+
+// speakable returns text[s:e] without the markdown delimiters the parser
+// left unmatched, which a stopped or cut-off answer can end with ("Hello
+// *wor"): a screen reader would read them out as "star". A delimiter run
+// that flanks a word on one side only ("*wor", "end_", "`code") is
+// dropped; one between spaces ("5 * 3") or inside a word ("snake_case")
+// is content and stays. A raw '|' (a table that never formed) is a pause,
+// and the "](" seam of an unfinished link loses its bracket.
+func (r *run) speakable(s, e int) string {
+	var b strings.Builder
+	isSpace := func(i int) bool {
+		return i < s || i >= e || r.text[i] == ' '
+	}
+	for i := s; i < e; i++ {
+		c := r.text[i]
+		if r.flags[i]&flagRaw == 0 {
+			b.WriteByte(c)
+			continue
+		}
+		switch c {
+		case '`':
+			continue
+		case '|':
+			b.WriteByte(' ')
+			continue
+		case ']':
+			if i+1 < e && r.text[i+1] == '(' {
+				continue
+			}
+		case '*', '_', '~':
+			j := i
+			for j < e && r.text[j] == c && r.flags[j]&flagRaw != 0 {
+				j++
+			}
+			if isSpace(i-1) != isSpace(j) {
+				i = j - 1
+				continue
+			}
+			b.Write(r.text[i:j])
+			i = j - 1
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }

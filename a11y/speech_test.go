@@ -58,6 +58,12 @@ func TestProjectionSaysEachMarkdownConstructInWords(t *testing.T) {
 		{"an empty item says nothing", "-\n- x", []string{"Bullet: x."}},
 		{"a paragraph without a stop gets one", "Here is how", []string{"Here is how."}},
 		{"a trailing comma becomes a stop", "- apples,", []string{"Bullet: apples."}},
+		{"an unmatched emphasis opener is not spoken", "Hello *wor", []string{"Hello wor."}},
+		{"an unmatched strong closer is not spoken", "Hello wor**", []string{"Hello wor."}},
+		{"an unclosed code span's backtick is not spoken", "Run `go test", []string{"Run go test."}},
+		{"an unfinished link loses its seam", "See [the docs](https://exa", []string{"See [the docs(https://exa."}},
+		{"an underscore inside a word is kept", "Set max_tokens now.", []string{"Set max_tokens now."}},
+		{"pipes of a table that never formed are pauses", "a | b | c", []string{"a b c."}},
 		{"a closing parenthesis is not a stop", "See below (details)", []string{"See below (details)."}},
 	}
 	for _, tt := range tests {
@@ -75,6 +81,8 @@ func TestEscapedSyntaxIsContentAndIsKept(t *testing.T) {
 	// An escaped star is a character the author wants shown, not syntax;
 	// it is spoken like any other character.
 	require.Equal(t, []string{"A *literal* star and a # sign."}, texts(Units(parse(`A \*literal\* star and a \# sign.`))))
+	// A star between spaces cannot be emphasis: it is multiplication.
+	require.Equal(t, []string{"It is 5 * 3."}, texts(Units(parse("It is 5 * 3."))))
 }
 
 func TestUnitsAreKeyedByIncreasingDisjointSourceSpans(t *testing.T) {
