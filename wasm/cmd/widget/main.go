@@ -4,10 +4,6 @@
 // WebAssembly by wasm/internal/build and booted by trickle.js.
 package main
 
-import "syscall/js"
+import "github.com/trickle-dev/trickle/wasm"
 
-func main() {
-	api := js.Global().Get("Object").New()
-	js.Global().Call("__trickleBoot", api)
-	select {}
-}
+func main() { wasm.Boot() }

@@ -1,0 +1,670 @@
+//go:build js && wasm
+
+package wasm
+
+import (
+	"errors"
+	"fmt"
+	"html"
+	"strings"
+	"time"
+
+	"syscall/js"
+
+	"github.com/trickle-dev/trickle/render"
+)
+
+// Boot hands the loader its API ({attach(el) → handle}), warms goldmark when
+// the page is idle, and keeps the Go program alive. Called by
+// wasm/cmd/widget's main.
+func Boot() {
+	api := js.Global().Get("Object").New()
+	api.Set("attach", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		if len(args) == 0 {
+			return js.Null()
+		}
+		return attach(args[0])
+	}))
+	warm := make(chan struct{}, 1)
+	idle := js.FuncOf(func(js.Value, []js.Value) any {
+		select {
+		case warm <- struct{}{}:
+		default:
+		}
+		return nil
+	})
+	if ric := js.Global().Get("requestIdleCallback"); ric.Type() == js.TypeFunction {
+		ric.Invoke(idle, map[string]any{"timeout": 2000})
+	} else {
+		js.Global().Call("setTimeout", idle, 50)
+	}
+	js.Global().Call("__trickleBoot", api)
+	<-warm
+	idle.Release()
+	WarmUp(render.Policy{SameOrigin: js.Global().Get("location").Get("origin").String()})
+	select {}
+}
+
+// msgKind says what happened; every JS callback turns into one msg on the
+// element's channel and returns at once (never block in a js.FuncOf).
+type msgKind int
+
+const (
+	mResponse      msgKind = iota + 1 // fetch resolved: val is the Response
+	mFetchErr                         // fetch rejected before a response
+	mChunk                            // bytes of the body / one WebSocket message
+	mDone                             // the body ended / the WebSocket closed
+	mReadErr                          // reading the body failed mid-way
+	mWSOpen                           // the WebSocket opened
+	mFrame                            // an animation frame (or the hidden-page timer)
+	mRetryTimer                       // time to resume a dropped connection
+	mAnnounceTimer                    // the announcer has something due
+	mScroll                           // the reader scrolled
+	mAsk                              // ask()/stream()/retry() from the page
+	mStop                             // stop() or the Stop of a new ask
+	mJump                             // the "jump to latest" button
+)
+
+type msg struct {
+	kind msgKind
+	conn int // connection generation the callback belongs to
+	val  js.Value
+	data []byte
+	req  *request
+	c    *conn
+}
+
+// request is what to send: a fetch (url + init) or a WebSocket request.
+type request struct {
+	url       string   // absolute
+	init      js.Value // RequestInit (fetch), without signal
+	body      string   // JSON request (WebSocket)
+	websocket bool
+	wsURL     string
+	endpoint  string // absolute endpoint (relay control URLs derive from it)
+	resolve   js.Value
+}
+
+type element struct {
+	el                  js.Value
+	content, thinking   js.Value
+	thinkingText, tools js.Value
+	notice, noticeText  js.Value
+	retryBtn, jump      js.Value
+	metricsDL, status   js.Value
+	announcer           js.Value
+	tail                js.Value
+
+	msgs chan msg
+	sess *Session
+	req  *request // the answer in progress or the last one (retry)
+
+	conn     *conn // the open connection, nil when none
+	connGen  int
+	streamID string
+	attempt  int // resume attempts so far for this drop
+
+	framePending bool
+	follow       bool
+	announceAt   time.Time
+
+	frameFn, scrollFn, jumpFn, retryFn js.Func
+	handle                             js.Value
+}
+
+func attach(el js.Value) js.Value {
+	q := func(part string) js.Value {
+		return el.Call("querySelector", `:scope > [data-trickle="`+part+`"], :scope [data-trickle="`+part+`"]`)
+	}
+	e := &element{el: el, msgs: make(chan msg, 1024), follow: true}
+	e.content, e.thinking, e.thinkingText = q("content"), q("thinking"), q("thinking-text")
+	e.tools, e.notice, e.noticeText = q("tools"), q("notice"), q("notice-text")
+	e.retryBtn, e.jump, e.metricsDL = q("retry"), q("jump"), q("metrics")
+	e.status, e.announcer = q("status"), q("announcer")
+	e.sess = NewSession(Config{})
+
+	send := func(m msg) {
+		select {
+		case e.msgs <- m:
+		default:
+			// 1024 pending messages means the loop is gone; dropping beats
+			// blocking the browser's event loop.
+		}
+	}
+	e.frameFn = js.FuncOf(func(js.Value, []js.Value) any { send(msg{kind: mFrame}); return nil })
+	e.scrollFn = js.FuncOf(func(js.Value, []js.Value) any { send(msg{kind: mScroll}); return nil })
+	e.jumpFn = js.FuncOf(func(js.Value, []js.Value) any { send(msg{kind: mJump}); return nil })
+	e.retryFn = js.FuncOf(func(js.Value, []js.Value) any {
+		if e.req != nil {
+			r := *e.req
+			r.resolve = js.Undefined()
+			send(msg{kind: mAsk, req: &r})
+		}
+		return nil
+	})
+	el.Call("addEventListener", "scroll", e.scrollFn, map[string]any{"passive": true})
+	if e.jump.Truthy() {
+		e.jump.Call("addEventListener", "click", e.jumpFn)
+	}
+	if e.retryBtn.Truthy() {
+		e.retryBtn.Call("addEventListener", "click", e.retryFn)
+	}
+
+	h := js.Global().Get("Object").New()
+	promise := js.Global().Get("Promise")
+	startAnswer := func(build func() (*request, error)) any {
+		var resolve js.Value
+		exec := js.FuncOf(func(_ js.Value, args []js.Value) any { resolve = args[0]; return nil })
+		p := promise.New(exec)
+		exec.Release()
+		r, err := build()
+		if err != nil {
+			e.dispatch("trickle-error", fmt.Sprintf(`{"status":"failed","message":%q}`, err.Error()))
+			resolve.Invoke("failed")
+			return p
+		}
+		r.resolve = resolve
+		send(msg{kind: mAsk, req: r})
+		return p
+	}
+	h.Set("ask", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		var arg js.Value
+		if len(args) > 0 {
+			arg = args[0]
+		}
+		return startAnswer(func() (*request, error) { return e.askRequest(arg) })
+	}))
+	h.Set("stream", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		return startAnswer(func() (*request, error) {
+			if len(args) == 0 {
+				return nil, errors.New("trickle: stream(url, init) needs a URL")
+			}
+			u, err := absURL(args[0].String())
+			if err != nil {
+				return nil, err
+			}
+			init := js.Global().Get("Object").New()
+			if len(args) > 1 && args[1].Type() == js.TypeObject {
+				js.Global().Get("Object").Call("assign", init, args[1])
+			}
+			return &request{url: u, init: init, endpoint: u}, nil
+		})
+	}))
+	h.Set("retry", js.FuncOf(func(js.Value, []js.Value) any {
+		if e.req == nil {
+			return js.Global().Get("Promise").Call("resolve", e.sess.Status())
+		}
+		r := *e.req
+		return startAnswer(func() (*request, error) { return &r, nil })
+	}))
+	h.Set("stop", js.FuncOf(func(js.Value, []js.Value) any { send(msg{kind: mStop}); return nil }))
+	h.Set("status", js.FuncOf(func(js.Value, []js.Value) any { return e.statusWord() }))
+	h.Set("text", js.FuncOf(func(js.Value, []js.Value) any { return e.sess.Text() }))
+	h.Set("metrics", js.FuncOf(func(js.Value, []js.Value) any { return e.sess.Metrics().JSON() }))
+	e.handle = h
+	go e.loop()
+	return h
+}
+
+func (e *element) statusWord() string {
+	if e.req == nil {
+		return "idle"
+	}
+	if w := e.sess.Status(); w != "waiting" {
+		return w
+	}
+	return "streaming"
+}
+
+func absURL(u string) (string, error) {
+	v := js.Global().Get("URL").New(u, js.Global().Get("document").Get("baseURI"))
+	return v.Get("href").String(), nil
+}
+
+func (e *element) attr(name, def string) string {
+	v := e.el.Call("getAttribute", name)
+	if v.IsNull() || strings.TrimSpace(v.String()) == "" {
+		return def
+	}
+	return strings.TrimSpace(v.String())
+}
+
+// askRequest builds the request for ask(prompt | body) from the element's
+// attributes and headers property.
+func (e *element) askRequest(arg js.Value) (*request, error) {
+	model := e.attr("model", "")
+	var body string
+	switch arg.Type() {
+	case js.TypeString:
+		body = PromptBody(arg.String(), model)
+	case js.TypeObject:
+		var err error
+		body, err = StreamingBody(js.Global().Get("JSON").Call("stringify", arg).String(), model)
+		if err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("%w (got %s)", ErrBadRequestBody, arg.Type())
+	}
+	endpoint, err := absURL(e.attr("endpoint", "/v1/chat/completions"))
+	if err != nil {
+		return nil, err
+	}
+	r := &request{url: endpoint, endpoint: endpoint, body: body}
+	if e.attr("transport", "sse") == "websocket" {
+		r.websocket = true
+		r.wsURL, err = WebSocketURL(endpoint, e.attr("ws-endpoint", ""))
+		return r, err
+	}
+	headers := js.Global().Get("Object").New()
+	if hv := e.el.Get("headers"); hv.Type() == js.TypeObject {
+		js.Global().Get("Object").Call("assign", headers, hv)
+	}
+	headers.Set("Content-Type", "application/json")
+	headers.Set("Accept", "text/event-stream")
+	init := js.Global().Get("Object").New()
+	init.Set("method", "POST")
+	init.Set("headers", headers)
+	init.Set("body", body)
+	r.init = init
+	return r, nil
+}
+
+func (e *element) policy() render.Policy {
+	p := render.Policy{SameOrigin: js.Global().Get("location").Get("origin").String()}
+	if o := e.attr("image-origins", ""); o != "" {
+		p.AllowedImageOrigins = strings.Fields(o)
+	}
+	return p
+}
+
+// loop owns all of the element's state; every callback reaches it through
+// e.msgs, so nothing is shared between goroutines.
+func (e *element) loop() {
+	for m := range e.msgs {
+		switch m.kind {
+		case mAsk:
+			e.begin(m.req)
+		case mStop:
+			e.stop()
+		case mResponse, mFetchErr, mChunk, mDone, mReadErr, mWSOpen:
+			if e.conn == nil || m.conn != e.conn.gen {
+				releaseStale(m)
+				continue
+			}
+			e.onConn(m)
+		case mFrame:
+			e.framePending = false
+			e.frame()
+		case mRetryTimer:
+			if m.conn == e.connGen && e.conn == nil && !e.sess.Ended() {
+				e.resume()
+			}
+		case mAnnounceTimer:
+			e.announceAt = time.Time{}
+			e.requestFrame()
+		case mScroll:
+			e.follow = e.atBottom()
+			if e.follow {
+				e.jump.Set("hidden", true)
+			}
+		case mJump:
+			e.follow = true
+			e.scrollToEnd()
+			e.jump.Set("hidden", true)
+		}
+	}
+}
+
+// begin starts an answer, stopping the one in progress.
+func (e *element) begin(r *request) {
+	if e.req != nil && !e.sess.Ended() {
+		e.stop()
+	}
+	e.req = r
+	e.sess = NewSession(Config{
+		Dialect:  e.attr("dialect", "auto"),
+		Announce: e.attr("announce", "sentences"),
+		Policy:   e.policy(),
+	})
+	e.streamID, e.attempt = "", 0
+	e.content.Set("innerHTML", `<div data-trickle="tail"></div>`)
+	e.tail = e.content.Get("firstElementChild")
+	e.thinkingText.Set("textContent", "")
+	e.thinking.Set("hidden", true)
+	e.tools.Set("innerHTML", "")
+	e.tools.Set("hidden", true)
+	e.notice.Set("hidden", true)
+	e.notice.Call("removeAttribute", "data-kind")
+	e.retryBtn.Set("hidden", true)
+	e.status.Set("textContent", "")
+	e.announcer.Set("textContent", "")
+	e.metricsDL.Set("hidden", true)
+	e.jump.Set("hidden", true)
+	e.follow = true
+	e.el.Call("setAttribute", "aria-busy", "true")
+	e.el.Call("setAttribute", "data-status", "streaming")
+	e.dispatch("trickle-start", `{"status":"streaming"}`)
+	e.open(false)
+	e.requestFrame() // the a11y "started" status, if any
+}
+
+// stop: abort the request, ask the relay to cancel, end the answer.
+func (e *element) stop() {
+	if e.req == nil || e.sess.Ended() {
+		return
+	}
+	if c := e.conn; c != nil {
+		c.stop()
+		e.conn = nil
+	}
+	if e.streamID != "" && !e.req.websocket {
+		if u, err := StreamURLs(e.req.endpoint, e.streamID); err == nil {
+			opts := map[string]any{"method": "DELETE", "keepalive": true}
+			js.Global().Call("fetch", u.Cancel, opts).Call("catch", noop)
+		}
+	}
+	e.connGen++ // a pending retry timer must not resume a stopped answer
+	e.sess.End(ErrStoppedByUser)
+	e.frame()
+}
+
+var noop = js.FuncOf(func(js.Value, []js.Value) any { return nil })
+
+// open starts a connection: the first one, or a resume after a drop.
+func (e *element) open(resume bool) {
+	e.connGen++
+	r := e.req
+	if r.websocket {
+		wsURL := r.wsURL
+		first := r.body
+		if resume {
+			// The fault-injection query must not apply to the resume.
+			if i := strings.IndexByte(wsURL, '?'); i >= 0 {
+				wsURL = wsURL[:i]
+			}
+			first = fmt.Sprintf(`{"type":"resume","stream":%q,"last_event_id":%q}`, e.streamID, e.sess.LastEventID())
+		}
+		e.conn = dialWS(e.connGen, wsURL, first, e.msgs)
+		return
+	}
+	url, init := r.url, r.init
+	if resume {
+		u, _ := StreamURLs(r.endpoint, e.streamID)
+		url = u.Resume
+		init = js.Global().Get("Object").New()
+		headers := js.Global().Get("Object").New()
+		if hv := e.el.Get("headers"); hv.Type() == js.TypeObject {
+			js.Global().Get("Object").Call("assign", headers, hv)
+		}
+		headers.Set("Accept", "text/event-stream")
+		headers.Set("Last-Event-ID", e.sess.LastEventID())
+		init.Set("headers", headers)
+	}
+	e.conn = startFetch(e.connGen, url, init, e.msgs)
+}
+
+// onConn handles what the open connection reports.
+func (e *element) onConn(m msg) {
+	c := e.conn
+	switch m.kind {
+	case mWSOpen:
+		c.ws.Call("send", c.first)
+	case mResponse:
+		resp := m.val
+		if id := resp.Get("headers").Call("get", "X-Trickle-Stream"); !id.IsNull() {
+			e.streamID = id.String()
+		}
+		if !resp.Get("ok").Bool() {
+			c.httpStatus = resp.Get("status").Int()
+		}
+		c.read(resp)
+	case mChunk:
+		if c.httpStatus != 0 {
+			if len(c.errBody) < 2048 {
+				c.errBody = append(c.errBody, m.data...)
+			}
+			c.next()
+			return
+		}
+		before := e.sess.LastEventID()
+		err := e.sess.Write(m.data)
+		if id := e.sess.LastEventID(); id != before {
+			c.events = true
+			if e.streamID == "" {
+				e.streamID = StreamID(id)
+			}
+		}
+		if e.sess.TookFirstToken() {
+			e.dispatch("trickle-first-token", fmt.Sprintf(`{"ttft_ms":%v}`, e.sess.Metrics().TTFT))
+		}
+		if err != nil || e.sess.Terminal() {
+			// An event too large, an error event, the relay's status, or
+			// the end marker: nothing more will change the answer.
+			e.closeConn()
+			e.sess.End(nil)
+		} else {
+			c.next()
+		}
+		e.requestFrame()
+	case mDone, mReadErr, mFetchErr:
+		e.closeConn()
+		if c.httpStatus != 0 {
+			e.sess.End(httpError(c.httpStatus, c.errBody))
+			e.requestFrame()
+			return
+		}
+		if e.sess.Terminal() {
+			e.sess.End(nil)
+			e.requestFrame()
+			return
+		}
+		// The stream broke off without its end: resume if the relay can
+		// (we know the stream and the last event), unless a resumed
+		// connection just brought nothing new (the relay has no more).
+		if e.resumable(c) {
+			return
+		}
+		var err error
+		if m.kind != mDone {
+			err = fmt.Errorf("trickle: the connection to %s failed: %s", e.req.url, jsErrText(m.val))
+		}
+		e.sess.End(err)
+		e.requestFrame()
+	}
+}
+
+func (e *element) resumable(c *conn) bool {
+	if e.streamID == "" || e.sess.LastEventID() == "" || (c.resumed && !c.events) {
+		return false
+	}
+	if c.events {
+		e.attempt = 0
+	}
+	d, ok := DefaultBackoff.Delay(e.attempt, e.sess.Retry())
+	if !ok {
+		return false
+	}
+	e.attempt++
+	gen := e.connGen
+	time.AfterFunc(d, func() { e.msgs <- msg{kind: mRetryTimer, conn: gen} })
+	return true
+}
+
+func (e *element) resume() {
+	e.sess.Reconnect()
+	e.open(true)
+	e.conn.resumed = true
+}
+
+func (e *element) closeConn() {
+	if e.conn != nil {
+		e.conn.stop()
+		e.conn = nil
+	}
+}
+
+func httpError(status int, body []byte) error {
+	msg := strings.TrimSpace(string(body))
+	if len(msg) > 300 {
+		msg = msg[:300] + "…"
+	}
+	if msg == "" {
+		return fmt.Errorf("trickle: the server answered HTTP %d", status)
+	}
+	return fmt.Errorf("trickle: the server answered HTTP %d: %s", status, msg)
+}
+
+func jsErrText(v js.Value) string {
+	if v.Type() == js.TypeObject && v.Get("message").Type() == js.TypeString {
+		return v.Get("message").String()
+	}
+	if v.Type() == js.TypeUndefined {
+		return "connection closed"
+	}
+	return v.Call("toString").String()
+}
+
+// requestFrame asks for one animation frame (never one per chunk). A hidden
+// page gets no animation frames, so it falls back to a timer.
+func (e *element) requestFrame() {
+	if e.framePending {
+		return
+	}
+	e.framePending = true
+	if js.Global().Get("document").Get("hidden").Bool() {
+		time.AfterFunc(50*time.Millisecond, func() { e.msgs <- msg{kind: mFrame} })
+		return
+	}
+	js.Global().Call("requestAnimationFrame", e.frameFn)
+}
+
+// frame applies one Patch: the settled HTML before the tail and the tail's
+// new HTML (the answer's only two DOM calls), then the side panels.
+func (e *element) frame() {
+	if e.req == nil {
+		return
+	}
+	t0 := time.Now()
+	p := e.sess.Frame()
+	if p.Empty() {
+		e.scheduleAnnouncer()
+		return
+	}
+	grew := p.Append != "" || p.TailChanged || p.Thinking != "" || p.ToolsChanged
+	if p.Append != "" {
+		e.tail.Call("insertAdjacentHTML", "beforebegin", p.Append)
+	}
+	if p.TailChanged {
+		e.tail.Set("innerHTML", p.Tail)
+	}
+	if p.Thinking != "" {
+		e.thinking.Set("hidden", false)
+		e.thinkingText.Call("insertAdjacentText", "beforeend", p.Thinking)
+	}
+	if p.ToolsChanged {
+		e.tools.Set("innerHTML", p.Tools)
+		e.tools.Set("hidden", p.Tools == "")
+	}
+	if len(p.Announce) > 0 {
+		var b strings.Builder
+		for _, a := range p.Announce {
+			b.WriteString("<p>")
+			b.WriteString(html.EscapeString(a))
+			b.WriteString("</p>")
+		}
+		e.announcer.Call("insertAdjacentHTML", "beforeend", b.String())
+	}
+	if p.StatusChanged {
+		e.status.Set("textContent", p.Status)
+	}
+	if p.Final {
+		e.tail.Call("remove")
+	}
+	if grew {
+		if e.follow {
+			e.scrollToEnd()
+		} else {
+			e.jump.Set("hidden", false)
+		}
+	}
+	e.sess.RecordFrame(time.Since(t0))
+	if p.Final {
+		e.finish()
+	}
+	e.scheduleAnnouncer()
+	if !p.Final && e.sess.Dirty() {
+		e.requestFrame()
+	}
+}
+
+func (e *element) scheduleAnnouncer() {
+	due, ok := e.sess.NextAnnouncement()
+	if !ok || (!e.announceAt.IsZero() && !due.Before(e.announceAt)) {
+		return
+	}
+	e.announceAt = due
+	time.AfterFunc(max(time.Until(due), time.Millisecond), func() { e.msgs <- msg{kind: mAnnounceTimer} })
+}
+
+// finish shows how the answer ended and settles the promise.
+func (e *element) finish() {
+	status := e.sess.Status()
+	e.el.Call("removeAttribute", "aria-busy")
+	e.el.Call("setAttribute", "data-status", status)
+	if text := Notice(status, e.sess.Err()); text != "" {
+		e.noticeText.Set("textContent", text)
+		e.notice.Call("setAttribute", "data-kind", status)
+		e.notice.Set("hidden", false)
+		e.retryBtn.Set("hidden", status == "stopped")
+	}
+	metrics := e.sess.Metrics().JSON()
+	if e.el.Call("hasAttribute", "show-metrics").Bool() {
+		e.showMetrics(e.sess.Metrics())
+	}
+	if status == "failed" {
+		msg := "failed"
+		if err := e.sess.Err(); err != nil {
+			msg = err.Error()
+		}
+		e.dispatch("trickle-error", fmt.Sprintf(`{"status":"failed","message":%q}`, msg))
+	}
+	e.dispatch("trickle-end", fmt.Sprintf(`{"status":%q,"metrics":%s}`, status, metrics))
+	if e.req.resolve.Type() == js.TypeFunction {
+		e.req.resolve.Invoke(status)
+		e.req.resolve = js.Undefined()
+	}
+}
+
+func (e *element) showMetrics(m Metrics) {
+	rows := [][2]string{
+		{"Time to first byte", fmt.Sprintf("%.0f ms", m.TTFB)},
+		{"Time to first token", fmt.Sprintf("%.0f ms", m.TTFT)},
+		{"Gap p50 / p95", fmt.Sprintf("%.0f / %.0f ms", m.GapP50, m.GapP95)},
+		{"Tokens per second", fmt.Sprintf("%.1f", m.TokensPerS)},
+		{"Bytes", fmt.Sprintf("%d", m.Bytes)},
+		{"Buffering", m.Buffering},
+		{"Longest frame", fmt.Sprintf("%.1f ms", m.FrameMax)},
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		b.WriteString("<dt>" + html.EscapeString(r[0]) + "</dt><dd>" + html.EscapeString(r[1]) + "</dd>")
+	}
+	e.metricsDL.Set("innerHTML", b.String())
+	e.metricsDL.Set("hidden", false)
+}
+
+func (e *element) atBottom() bool {
+	el := e.el
+	return el.Get("scrollHeight").Float()-el.Get("scrollTop").Float()-el.Get("clientHeight").Float() <= 8
+}
+
+func (e *element) scrollToEnd() {
+	e.el.Set("scrollTop", e.el.Get("scrollHeight"))
+}
+
+func (e *element) dispatch(name, detailJSON string) {
+	detail := js.Global().Get("JSON").Call("parse", detailJSON)
+	ev := js.Global().Get("CustomEvent").New(name, map[string]any{"bubbles": true, "composed": true, "detail": detail})
+	e.el.Call("dispatchEvent", ev)
+}

@@ -1,0 +1,159 @@
+package wasm
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"time"
+)
+
+// Metrics is what the widget measured about one answer, as the element's
+// metrics property and the trickle-end event's detail give it. Durations are
+// in milliseconds from the start of the request; zero means "did not
+// happen".
+type Metrics struct {
+	TTFB       float64 `json:"ttfb_ms"`        // first byte of the response body
+	TTFT       float64 `json:"ttft_ms"`        // first visible text delta
+	GapP50     float64 `json:"gap_p50_ms"`     // median gap between text deltas
+	GapP95     float64 `json:"gap_p95_ms"`     // 95th percentile gap
+	Tokens     int     `json:"tokens"`         // text deltas received
+	TokensPerS float64 `json:"tokens_per_s"`   // deltas per second, first to last
+	Bytes      int     `json:"bytes"`          // response bytes, all connections
+	Duration   float64 `json:"duration_ms"`    // start to end
+	Buffering  string  `json:"buffering"`      // "streamed", "buffered" or "unknown"
+	Reconnects int     `json:"reconnects"`     // resumed connections
+	Frames     int     `json:"frames"`         // DOM frames applied
+	FrameMax   float64 `json:"frame_max_ms"`   // longest frame (Go + DOM calls)
+	FrameTotal float64 `json:"frame_total_ms"` // all frames
+}
+
+// Buffering verdicts.
+const (
+	VerdictStreamed = "streamed" // bytes arrived spread out over time
+	VerdictBuffered = "buffered" // first and last byte arrived together: something between held the stream
+	VerdictUnknown  = "unknown"  // too little data to tell
+)
+
+// bufferedWindow: when every byte of a many-token answer arrives within this
+// window, something held the stream back and released it at once (a proxy
+// buffering, a compressing middlebox). Real token streams spread over
+// seconds.
+const bufferedWindow = 50 * time.Millisecond
+
+// minTokensForVerdict: a two-token answer can legitimately arrive in 50 ms.
+const minTokensForVerdict = 8
+
+// Recorder collects the timings of one answer. Not safe for concurrent use.
+type Recorder struct {
+	start, firstByte, lastByte, firstTok, lastTok, end time.Time
+	bytes, reconnects, frames                          int
+	gaps                                               []time.Duration
+	tokens                                             int
+	frameMax, frameTotal                               time.Duration
+}
+
+// Start resets the recorder for an answer that starts at now.
+func (r *Recorder) Start(now time.Time) {
+	*r = Recorder{start: now, gaps: r.gaps[:0]}
+}
+
+// Bytes records n response bytes arriving at now.
+func (r *Recorder) Bytes(n int, now time.Time) {
+	if n <= 0 {
+		return
+	}
+	if r.firstByte.IsZero() {
+		r.firstByte = now
+	}
+	r.lastByte = now
+	r.bytes += n
+}
+
+// Token records a text delta arriving at now; it reports whether it was the
+// first.
+func (r *Recorder) Token(now time.Time) bool {
+	r.tokens++
+	if r.firstTok.IsZero() {
+		r.firstTok, r.lastTok = now, now
+		return true
+	}
+	r.gaps = append(r.gaps, now.Sub(r.lastTok))
+	r.lastTok = now
+	return false
+}
+
+// Reconnect records a resumed connection.
+func (r *Recorder) Reconnect() { r.reconnects++ }
+
+// Frame records one frame's duration.
+func (r *Recorder) Frame(d time.Duration) {
+	r.frames++
+	r.frameTotal += d
+	r.frameMax = max(r.frameMax, d)
+}
+
+// End records the end of the answer.
+func (r *Recorder) End(now time.Time) { r.end = now }
+
+// Snapshot computes the metrics so far.
+func (r *Recorder) Snapshot() Metrics {
+	ms := func(t time.Time) float64 {
+		if t.IsZero() || r.start.IsZero() {
+			return 0
+		}
+		return millis(t.Sub(r.start))
+	}
+	m := Metrics{
+		TTFB:       ms(r.firstByte),
+		TTFT:       ms(r.firstTok),
+		Tokens:     r.tokens,
+		Bytes:      r.bytes,
+		Duration:   ms(r.end),
+		Buffering:  VerdictUnknown,
+		Reconnects: r.reconnects,
+		Frames:     r.frames,
+		FrameMax:   millis(r.frameMax),
+		FrameTotal: millis(r.frameTotal),
+	}
+	if len(r.gaps) > 0 {
+		sorted := slices.Clone(r.gaps)
+		slices.Sort(sorted)
+		m.GapP50 = millis(percentile(sorted, 0.50))
+		m.GapP95 = millis(percentile(sorted, 0.95))
+	}
+	if span := r.lastTok.Sub(r.firstTok); r.tokens > 1 && span > 0 {
+		m.TokensPerS = round2(float64(r.tokens-1) / span.Seconds())
+	}
+	if r.tokens >= minTokensForVerdict {
+		if r.lastByte.Sub(r.firstByte) < bufferedWindow {
+			m.Buffering = VerdictBuffered
+		} else {
+			m.Buffering = VerdictStreamed
+		}
+	}
+	return m
+}
+
+// JSON is the snapshot as a JSON object.
+func (m Metrics) JSON() string {
+	b, err := json.Marshal(m)
+	if err != nil { // only floats that are not finite can fail; round2 keeps them finite
+		return "{}"
+	}
+	return string(b)
+}
+
+// percentile picks the nearest-rank percentile of sorted (not empty).
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+func millis(d time.Duration) float64 { return round2(float64(d) / float64(time.Millisecond)) }
+
+func round2(f float64) float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0
+	}
+	return math.Round(f*100) / 100
+}

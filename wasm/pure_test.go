@@ -1,0 +1,177 @@
+package wasm
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/stream"
+)
+
+func TestStreamIDIsTheEventIDBeforeTheSequence(t *testing.T) {
+	for _, tc := range []struct{ id, want string }{
+		{"abc123:7", "abc123"},
+		{"a:b:12", "a:b"},
+		{"abc", ""},
+		{":5", ""},
+		{"abc:", ""},
+		{"abc:x1", ""},
+		{"", ""},
+	} {
+		require.Equal(t, tc.want, StreamID(tc.id), "StreamID(%q)", tc.id)
+	}
+}
+
+func TestBackoffDoublesFromTheServersRetryUpToTheCap(t *testing.T) {
+	b := Backoff{Base: 100 * time.Millisecond, Max: time.Second, Attempts: 5}
+	var got []time.Duration
+	for n := 0; ; n++ {
+		d, ok := b.Delay(n, 0)
+		if !ok {
+			break
+		}
+		got = append(got, d)
+	}
+	require.Equal(t, []time.Duration{100e6, 200e6, 400e6, 800e6, 1000e6}, got)
+
+	d, ok := b.Delay(0, 300*time.Millisecond)
+	require.True(t, ok)
+	require.Equal(t, 300*time.Millisecond, d, "the server's retry: replaces the base")
+	d, _ = b.Delay(0, 3*time.Second)
+	require.Equal(t, 3*time.Second, d, "a server asking for more than the cap gets it")
+}
+
+func TestStreamURLsLiveOnTheEndpointsOriginWithoutItsQuery(t *testing.T) {
+	u, err := StreamURLs("http://127.0.0.1:8080/v1/chat/completions?drop_after=3", "s1")
+	require.NoError(t, err)
+	require.Equal(t, "http://127.0.0.1:8080/v1/streams/s1", u.Resume)
+	require.Equal(t, u.Resume, u.Cancel)
+}
+
+func TestWebSocketURL(t *testing.T) {
+	for _, tc := range []struct{ endpoint, ws, want string }{
+		{"http://h:1/v1/chat/completions", "", "ws://h:1/v1/ws"},
+		{"https://h/v1/chat/completions?dialect=anthropic", "", "wss://h/v1/ws?dialect=anthropic"},
+		{"https://h/v1/chat/completions", "/custom/ws", "wss://h/custom/ws"},
+		{"https://h/v1/chat/completions", "wss://other/ws", "wss://other/ws"},
+	} {
+		got, err := WebSocketURL(tc.endpoint, tc.ws)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, got)
+	}
+}
+
+func TestAPromptBecomesAStreamingChatRequest(t *testing.T) {
+	var req struct {
+		Model    string `json:"model"`
+		Stream   bool   `json:"stream"`
+		Messages []struct{ Role, Content string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(PromptBody(`say "hi" </script>`, "")), &req))
+	require.Equal(t, DefaultModel, req.Model)
+	require.True(t, req.Stream)
+	require.Len(t, req.Messages, 1)
+	require.Equal(t, "user", req.Messages[0].Role)
+	require.Equal(t, `say "hi" </script>`, req.Messages[0].Content)
+}
+
+func TestARequestBodyIsKeptButAlwaysStreams(t *testing.T) {
+	out, err := StreamingBody(`{"model":"m","stream":false,"temperature":0.5,"messages":[]}`, "other")
+	require.NoError(t, err)
+	require.JSONEq(t, `{"model":"m","stream":true,"temperature":0.5,"messages":[]}`, out)
+
+	out, err = StreamingBody(`{"messages":[]}`, "")
+	require.NoError(t, err)
+	require.JSONEq(t, `{"model":"trickle-sim","stream":true,"messages":[]}`, out)
+
+	for _, bad := range []string{`[]`, `"x"`, `null`, `{`} {
+		_, err = StreamingBody(bad, "")
+		require.ErrorIs(t, err, ErrBadRequestBody, bad)
+	}
+}
+
+func TestRecorderMeasuresAStreamedAnswer(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	var r Recorder
+	r.Start(t0)
+	r.Bytes(100, at(40))
+	require.True(t, r.Token(at(50)))
+	// gaps: 10 × 20 ms, then one 200 ms stall
+	for i := 1; i <= 10; i++ {
+		require.False(t, r.Token(at(50+20*i)))
+		r.Bytes(10, at(50+20*i))
+	}
+	r.Token(at(450))
+	r.Frame(3 * time.Millisecond)
+	r.Frame(1 * time.Millisecond)
+	r.End(at(500))
+	m := r.Snapshot()
+	require.Equal(t, 40.0, m.TTFB)
+	require.Equal(t, 50.0, m.TTFT)
+	require.Equal(t, 20.0, m.GapP50)
+	require.Equal(t, 200.0, m.GapP95)
+	require.Equal(t, 12, m.Tokens)
+	require.Equal(t, 27.5, m.TokensPerS) // 11 gaps over 400 ms
+	require.Equal(t, 200, m.Bytes)
+	require.Equal(t, 500.0, m.Duration)
+	require.Equal(t, VerdictStreamed, m.Buffering)
+	require.Equal(t, 2, m.Frames)
+	require.Equal(t, 3.0, m.FrameMax)
+	require.Equal(t, 4.0, m.FrameTotal)
+	require.True(t, json.Valid([]byte(m.JSON())))
+}
+
+func TestRecorderCallsAnAnswerArrivingAtOnceBuffered(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	var r Recorder
+	r.Start(t0)
+	for i := 0; i < 20; i++ {
+		now := t0.Add(time.Second + time.Duration(i)*time.Millisecond)
+		r.Bytes(30, now)
+		r.Token(now)
+	}
+	require.Equal(t, VerdictBuffered, r.Snapshot().Buffering)
+
+	r.Start(t0)
+	r.Bytes(10, t0)
+	r.Token(t0)
+	require.Equal(t, VerdictUnknown, r.Snapshot().Buffering, "one token tells nothing")
+}
+
+func TestRetryScannerFindsTheFieldInAnyCut(t *testing.T) {
+	stream := "id: s:1\ndata: {\"retry:\": 9}\n\nretry: 1500\r\ndata: x\r\n\r\nretry:abc\n\n: retry: 7\n"
+	for cut := 1; cut <= len(stream); cut++ {
+		var s retryScanner
+		for i := 0; i < len(stream); i += cut {
+			s.Write([]byte(stream[i:min(len(stream), i+cut)]))
+		}
+		require.Equal(t, 1500*time.Millisecond, s.Retry(), "cut %d", cut)
+	}
+	var s retryScanner
+	s.Write([]byte("retry: 99999999999999999999999999\n"))
+	require.Zero(t, s.Retry(), "an over-long line is ignored")
+	s.Write([]byte("retry:250\rretry\n"))
+	require.Equal(t, 250*time.Millisecond, s.Retry())
+}
+
+func TestToolsShowNameWhileStreamingAndArgumentsOnceComplete(t *testing.T) {
+	require.Empty(t, ToolsHTML(nil))
+	streaming := ToolsHTML([]stream.ToolCall{{Name: "get_weather", Partial: `{"city":"Par`}})
+	require.Equal(t, `<div data-trickle="tool"><p>Calling <code>get_weather</code>…</p></div>`, streaming)
+	require.NotContains(t, streaming, "Par", "half an argument object is never shown")
+
+	done := ToolsHTML([]stream.ToolCall{{Name: "<b>x</b>", Arguments: `{"q":"<img src=x onerror=alert(1)>"}`, Complete: true}})
+	require.Equal(t, `<div data-trickle="tool"><p>Calling <code>&lt;b&gt;x&lt;/b&gt;</code></p>`+
+		`<pre><code>{&#34;q&#34;:&#34;&lt;img src=x onerror=alert(1)&gt;&#34;}</code></pre></div>`, done)
+}
+
+func TestNoticesSayHowTheAnswerEnded(t *testing.T) {
+	require.Empty(t, Notice("complete", nil))
+	require.Contains(t, Notice("incomplete", nil), "Incomplete")
+	require.Equal(t, "Error: overloaded", Notice("failed", errors.New("overloaded")))
+	require.Equal(t, "Stopped.", Notice("stopped", nil))
+}

@@ -1,0 +1,309 @@
+package wasm
+
+import (
+	"errors"
+	"html"
+	"strings"
+	"time"
+
+	"github.com/trickle-dev/trickle/a11y"
+	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/stream"
+)
+
+// Config is what a Session needs to know about the element.
+type Config struct {
+	// Dialect is the stream dialect ("auto" when empty).
+	Dialect string
+	// ContentType is the response's Content-Type, when known.
+	ContentType string
+	// Announce is the a11y mode: "sentences" (default), "complete" or "off".
+	Announce string
+	// Policy is the link and image safety policy for rendering.
+	Policy render.Policy
+	// Now is the clock (time.Now when nil); tests pass a fake one.
+	Now func() time.Time
+}
+
+// Patch is everything one frame changes on screen, in the order the DOM
+// layer applies it. The DOM layer makes one call per non-empty field and
+// nothing else; Append and Tail are the answer itself (at most two calls).
+type Patch struct {
+	// Append is newly settled HTML, inserted once before the live tail.
+	Append string
+	// Tail replaces the live tail's HTML when TailChanged.
+	Tail        string
+	TailChanged bool
+	// Thinking is new reasoning text to append to the thinking panel.
+	Thinking string
+	// Tools replaces the tool-call panel's HTML when ToolsChanged.
+	Tools        string
+	ToolsChanged bool
+	// Announce are texts for the announcer log, in order.
+	Announce []string
+	// Status replaces the status region's text when StatusChanged.
+	Status        string
+	StatusChanged bool
+	// Final: the answer has ended and everything is settled; the live tail
+	// can go.
+	Final bool
+}
+
+// Empty reports whether the patch changes nothing.
+func (p *Patch) Empty() bool {
+	return p.Append == "" && !p.TailChanged && p.Thinking == "" && !p.ToolsChanged &&
+		len(p.Announce) == 0 && !p.StatusChanged && !p.Final
+}
+
+// Session runs one element's answers: bytes in (Write), patches out (Frame).
+// It joins stream.Pipeline, render.Document and a11y.Announcer and keeps the
+// metrics. It is the widget's logic without the browser; the DOM layer only
+// moves bytes in and patches out. Not safe for concurrent use.
+type Session struct {
+	cfg   Config
+	now   func() time.Time
+	pipe  *stream.Pipeline
+	doc   *render.Document
+	ann   *a11y.Announcer
+	rec   Recorder
+	retry retryScanner
+
+	rendered     string // text given to the document so far
+	tail         string // live tail HTML on screen
+	thinkingSeen int    // bytes of thinking already on screen
+	tools        string // tool panel HTML on screen
+	status       string // status region text on screen
+	firstToken   bool   // a text delta arrived since the last TookFirstToken
+	ended        bool   // End was called
+	finished     bool   // the final frame was produced
+}
+
+// NewSession returns a session ready for Begin.
+func NewSession(cfg Config) *Session {
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	s := &Session{cfg: cfg, now: now}
+	s.doc = render.NewDocument(render.WithPolicy(cfg.Policy))
+	s.Begin()
+	return s
+}
+
+// Begin starts a new answer, forgetting the previous one.
+func (s *Session) Begin() {
+	opts := []stream.Option{stream.WithEventHandler(s.event)}
+	if s.cfg.Dialect != "" {
+		opts = append(opts, stream.WithDialect(s.cfg.Dialect))
+	}
+	if s.cfg.ContentType != "" {
+		opts = append(opts, stream.WithContentType(s.cfg.ContentType))
+	}
+	s.pipe = stream.NewPipeline(opts...)
+	s.doc.Reset()
+	mode := s.cfg.Announce
+	if mode == "" {
+		mode = "sentences"
+	}
+	s.ann = a11y.New(a11y.WithMode(mode), a11y.WithClock(s.now))
+	s.rec.Start(s.now())
+	s.rendered, s.tail, s.tools, s.status = "", "", "", ""
+	s.thinkingSeen = 0
+	s.firstToken, s.ended, s.finished = false, false, false
+	s.ann.Start()
+}
+
+func (s *Session) event(ev stream.Event) {
+	if ev.Kind == stream.KindText && ev.Text != "" {
+		if s.rec.Token(s.now()) {
+			s.firstToken = true
+		}
+	}
+}
+
+// Write feeds response bytes (any cut) to the pipeline.
+func (s *Session) Write(chunk []byte) error {
+	s.rec.Bytes(len(chunk), s.now())
+	s.retry.Write(chunk)
+	_, err := s.pipe.Write(chunk)
+	return err
+}
+
+// Reconnect prepares for a resumed connection: the byte-level decoder starts
+// over, the answer and the last event id stay.
+func (s *Session) Reconnect() {
+	s.rec.Reconnect()
+	s.pipe.Reconnect()
+}
+
+// ErrStoppedByUser is passed to End when the user pressed Stop.
+var ErrStoppedByUser = stream.ErrStopped
+
+// End ends the answer: nil for a clean end of the byte stream (complete only
+// if the end marker came), ErrStoppedByUser for Stop, anything else for a
+// transport failure. The next Frame is the final one.
+func (s *Session) End(err error) {
+	if s.ended {
+		return
+	}
+	s.ended = true
+	switch {
+	case err == nil:
+		_ = s.pipe.Close() // the status (complete / incomplete) says it
+	case errors.Is(err, ErrStoppedByUser):
+		s.pipe.Stop()
+	default:
+		s.pipe.Fail(err)
+	}
+	s.rec.End(s.now())
+}
+
+// Ended reports whether End was called.
+func (s *Session) Ended() bool { return s.ended }
+
+// Terminal reports whether the answer can no longer change (the pipeline saw
+// an end marker, an error or a relay status, or End was called).
+func (s *Session) Terminal() bool { return s.ended || s.pipe.Answer().Status().Terminal() }
+
+// TookFirstToken reports once that the first text arrived.
+func (s *Session) TookFirstToken() bool {
+	f := s.firstToken
+	s.firstToken = false
+	return f
+}
+
+// Status is the answer's status word: waiting, streaming, complete, stopped,
+// incomplete, failed.
+func (s *Session) Status() string { return s.pipe.Answer().Status().String() }
+
+// Err explains a stopped, incomplete or failed answer.
+func (s *Session) Err() error { return s.pipe.Answer().Err() }
+
+// Text is the markdown so far.
+func (s *Session) Text() string { return s.pipe.Answer().Text() }
+
+// LastEventID is the id of the last event received (for resume).
+func (s *Session) LastEventID() string { return s.pipe.LastEventID() }
+
+// Retry is the reconnection time the server asked for with retry: (0 when
+// it did not).
+func (s *Session) Retry() time.Duration { return s.retry.Retry() }
+
+// Metrics is the measurement so far.
+func (s *Session) Metrics() Metrics { return s.rec.Snapshot() }
+
+// RecordFrame adds one frame's duration to the metrics.
+func (s *Session) RecordFrame(d time.Duration) { s.rec.Frame(d) }
+
+// Dirty reports whether a frame would change something now.
+func (s *Session) Dirty() bool {
+	a := s.pipe.Answer()
+	return (s.ended && !s.finished) || len(a.Text()) != len(s.rendered) ||
+		len(a.Thinking()) != s.thinkingSeen || s.toolsHTML() != s.tools
+}
+
+// NextAnnouncement is when the announcer wants to be polled again.
+func (s *Session) NextAnnouncement() (time.Time, bool) { return s.ann.NextDue() }
+
+// Frame computes what changed since the last frame. After End it produces
+// the final frame: everything settled, the tail gone, the status announced.
+func (s *Session) Frame() Patch {
+	var p Patch
+	if s.finished {
+		s.poll(&p)
+		return p
+	}
+	a := s.pipe.Answer()
+	if text := a.Text(); text != s.rendered {
+		s.rendered = text
+		s.apply(&p, s.doc.Update(text))
+	}
+	if th := a.Thinking(); len(th) > s.thinkingSeen {
+		p.Thinking = th[s.thinkingSeen:]
+		s.thinkingSeen = len(th)
+	}
+	if tools := s.toolsHTML(); tools != s.tools {
+		s.tools, p.Tools, p.ToolsChanged = tools, tools, true
+	}
+	if s.ended {
+		s.finished = true
+		s.apply(&p, s.doc.Finish())
+		p.Final = true
+		s.ann.End(s.Status(), s.Err())
+	}
+	s.poll(&p)
+	return p
+}
+
+func (s *Session) apply(p *Patch, f render.Frame) {
+	p.Append += f.Append
+	if f.Tail != s.tail {
+		s.tail, p.Tail, p.TailChanged = f.Tail, f.Tail, true
+	}
+	s.ann.Frame(f.Settled, f.TailBlocks, f.Final)
+}
+
+func (s *Session) poll(p *Patch) {
+	for _, a := range s.ann.Poll() {
+		if a.Status {
+			if a.Text != s.status {
+				s.status, p.Status, p.StatusChanged = a.Text, a.Text, true
+			}
+			continue
+		}
+		p.Announce = append(p.Announce, a.Text)
+	}
+}
+
+func (s *Session) toolsHTML() string { return ToolsHTML(s.pipe.Answer().ToolCalls()) }
+
+// ToolsHTML shows tool calls: "Calling name…" while the call streams, its
+// arguments once complete (never half an argument object). Everything from
+// the model is escaped.
+func ToolsHTML(calls []stream.ToolCall) string {
+	if len(calls) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range calls {
+		name := c.Name
+		if name == "" {
+			name = "a tool"
+		}
+		b.WriteString(`<div data-trickle="tool"><p>Calling <code>`)
+		b.WriteString(html.EscapeString(name))
+		if c.Complete {
+			b.WriteString(`</code></p><pre><code>`)
+			b.WriteString(html.EscapeString(c.Arguments))
+			b.WriteString(`</code></pre></div>`)
+		} else {
+			b.WriteString(`</code>…</p></div>`)
+		}
+	}
+	return b.String()
+}
+
+// Notice is the visible text for how an answer ended (empty for complete).
+func Notice(status string, err error) string {
+	switch status {
+	case "incomplete":
+		return "Incomplete: the answer ended before the model finished. You can retry."
+	case "failed":
+		msg := "the connection failed"
+		if err != nil {
+			msg = err.Error()
+		}
+		return "Error: " + msg
+	case "stopped":
+		return "Stopped."
+	}
+	return ""
+}
+
+// WarmUp renders a small sample once, so goldmark's first real call is not
+// a cold one; call it when the page is idle.
+func WarmUp(policy render.Policy) {
+	_ = render.Convert(warmSample, render.WithPolicy(policy))
+}
+
+const warmSample = "# Warm\n\nSome *emphasis*, `code` and a [link](https://example.com).\n\n- one\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```go\nfunc main() {}\n```\n\n> quote\n"

@@ -1,0 +1,206 @@
+//go:build js && wasm
+
+package wasm
+
+import (
+	"syscall/js"
+)
+
+// conn is one connection: a fetch whose body is read chunk by chunk, or a
+// WebSocket. Its callbacks only copy what JS handed them into a msg for the
+// element's loop. Its js.Funcs are released once no callback can come any
+// more (the terminal one arrived, or nothing was pending when it stopped).
+type conn struct {
+	gen  int
+	msgs chan<- msg
+
+	// fetch
+	controller js.Value
+	reader     js.Value
+	pending    bool // a fetch or read promise is outstanding
+	buf        []byte
+
+	// WebSocket
+	ws    js.Value
+	first string // the first message: the request, or a resume
+
+	readFns [2]js.Value // the one then/catch pair of the read loop
+
+	funcs    []js.Func
+	stopped  bool
+	released bool
+
+	httpStatus int // non-2xx response: its body is collected as the error
+	errBody    []byte
+	events     bool // this connection brought at least one new event id
+	resumed    bool
+}
+
+func (c *conn) send(m msg) {
+	m.conn, m.c = c.gen, c
+	select {
+	case c.msgs <- m:
+	default:
+	}
+}
+
+func (c *conn) fn(f func(args []js.Value)) js.Func {
+	jf := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		f(args)
+		return nil
+	})
+	c.funcs = append(c.funcs, jf)
+	return jf
+}
+
+func arg0(args []js.Value) js.Value {
+	if len(args) == 0 {
+		return js.Undefined()
+	}
+	return args[0]
+}
+
+// startFetch sends the request with an AbortController and reports the
+// response; read then pulls the body with one reused then/catch pair.
+func startFetch(gen int, url string, init js.Value, msgs chan<- msg) *conn {
+	c := &conn{gen: gen, msgs: msgs}
+	c.controller = js.Global().Get("AbortController").New()
+	opts := js.Global().Get("Object").Call("assign", js.Global().Get("Object").New(), init)
+	opts.Set("signal", c.controller.Get("signal"))
+	onResp := c.fn(func(a []js.Value) { c.pending = false; c.send(msg{kind: mResponse, val: arg0(a)}) })
+	onErr := c.fn(func(a []js.Value) { c.pending = false; c.send(msg{kind: mFetchErr, val: arg0(a)}) })
+	c.pending = true
+	js.Global().Call("fetch", url, opts).Call("then", onResp, onErr)
+	return c
+}
+
+// read starts reading resp.body.
+func (c *conn) read(resp js.Value) {
+	body := resp.Get("body")
+	if body.IsNull() || body.IsUndefined() {
+		c.send(msg{kind: mDone})
+		return
+	}
+	c.reader = body.Call("getReader")
+	onChunk := c.fn(func(a []js.Value) {
+		c.pending = false
+		r := arg0(a)
+		if r.Get("done").Bool() {
+			c.send(msg{kind: mDone})
+			return
+		}
+		// Bytes, never strings: one copy out of the Uint8Array. The
+		// buffer is reused: the loop handles this chunk before the next
+		// read is issued.
+		v := r.Get("value")
+		n := v.Get("length").Int()
+		if cap(c.buf) < n {
+			c.buf = make([]byte, n)
+		}
+		b := c.buf[:n]
+		js.CopyBytesToGo(b, v)
+		c.send(msg{kind: mChunk, data: b})
+	})
+	onErr := c.fn(func(a []js.Value) { c.pending = false; c.send(msg{kind: mReadErr, val: arg0(a)}) })
+	c.readFns = [2]js.Value{onChunk.Value, onErr.Value}
+	c.next()
+}
+
+// next asks for the next chunk with the same then/catch pair.
+func (c *conn) next() {
+	if c.ws.Truthy() {
+		return // a WebSocket pushes
+	}
+	if c.stopped || c.reader.IsUndefined() {
+		return
+	}
+	c.pending = true
+	c.reader.Call("read").Call("then", c.readFns[0], c.readFns[1])
+}
+
+// stop aborts the fetch or closes the WebSocket. Callbacks already queued
+// find their generation stale and are dropped.
+func (c *conn) stop() {
+	if c.stopped {
+		return
+	}
+	c.stopped = true
+	if c.ws.Truthy() {
+		state := c.ws.Get("readyState").Int()
+		if state == 1 { // OPEN: ask the relay to stop the generation
+			c.ws.Call("send", `{"type":"stop"}`)
+		}
+		if state < 2 {
+			c.ws.Call("close", 1000, "stopped")
+			return // onclose will come: release then
+		}
+		c.release()
+		return
+	}
+	if c.controller.Truthy() {
+		c.controller.Call("abort")
+	}
+	if !c.pending {
+		c.release()
+	}
+}
+
+// release frees the connection's js.Funcs; nothing can call them any more.
+func (c *conn) release() {
+	if c.released {
+		return
+	}
+	c.released = true
+	if c.ws.Truthy() {
+		for _, ev := range []string{"onopen", "onmessage", "onclose", "onerror"} {
+			c.ws.Set(ev, js.Null())
+		}
+	}
+	for _, f := range c.funcs {
+		f.Release()
+	}
+	c.funcs = nil
+}
+
+// releaseStale handles a callback from a connection that was replaced or
+// stopped: a terminal one means no more can come.
+func releaseStale(m msg) {
+	if m.c == nil {
+		return
+	}
+	switch m.kind {
+	case mDone, mReadErr, mFetchErr:
+		m.c.release()
+	case mResponse:
+		// An aborted fetch can still resolve; its body is never read.
+		m.c.release()
+	}
+}
+
+// dialWS opens a WebSocket through the browser's own WebSocket (the
+// coder/websocket client would add about 450 KB brotli), sends first when it
+// opens, and forwards every message — the relay sends one SSE event's text
+// per message — as bytes to the same pipeline the fetch transport feeds.
+func dialWS(gen int, url, first string, msgs chan<- msg) *conn {
+	c := &conn{gen: gen, msgs: msgs, first: first}
+	ws := js.Global().Get("WebSocket").New(url)
+	ws.Set("binaryType", "arraybuffer")
+	c.ws = ws
+	uint8 := js.Global().Get("Uint8Array")
+	ws.Set("onopen", c.fn(func([]js.Value) { c.send(msg{kind: mWSOpen}) }))
+	ws.Set("onmessage", c.fn(func(a []js.Value) {
+		data := arg0(a).Get("data")
+		var b []byte
+		if data.Type() == js.TypeString {
+			b = []byte(data.String())
+		} else {
+			v := uint8.New(data)
+			b = make([]byte, v.Get("length").Int())
+			js.CopyBytesToGo(b, v)
+		}
+		c.send(msg{kind: mChunk, data: b})
+	}))
+	ws.Set("onclose", c.fn(func(a []js.Value) { c.send(msg{kind: mDone, val: arg0(a)}) }))
+	ws.Set("onerror", c.fn(func([]js.Value) {})) // a close event always follows
+	return c
+}
