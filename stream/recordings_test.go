@@ -1,10 +1,10 @@
 package stream
 
 import (
-	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -293,7 +293,7 @@ func TestRecordingsAreCutInvariant(t *testing.T) {
 // snapshotsEqual is a cheap first comparison; require.Equal gives the
 // diff when it fails.
 func snapshotsEqual(a, b snapshot) bool {
-	return fmt.Sprintf("%#v", a) == fmt.Sprintf("%#v", b)
+	return reflect.DeepEqual(a, b)
 }
 
 func TestEveryRecordingIsDetectedTheSameWithItsDialectGivenExplicitly(t *testing.T) {

@@ -1,0 +1,375 @@
+package stream
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/trickle-dev/trickle/sse"
+)
+
+func feed(t *testing.T, p *Pipeline, parts ...string) {
+	t.Helper()
+	for _, s := range parts {
+		_, err := p.Write([]byte(s))
+		require.NoError(t, err)
+	}
+}
+
+func TestDetectNamesTheDialectFromTheFirstEvent(t *testing.T) {
+	cases := []struct {
+		name string
+		ev   sse.Event
+		want string
+	}{
+		{"an Anthropic event type", sse.Event{Type: "message_start", Data: `{}`}, "anthropic"},
+		{"a Responses event type", sse.Event{Type: "response.created", Data: `{}`}, "responses"},
+		{"an Anthropic type in the data only", sse.Event{Type: "message", Data: `{"type":"content_block_delta"}`}, "anthropic"},
+		{"an Anthropic error", sse.Event{Type: "error", Data: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}, "anthropic"},
+		{"a Responses error", sse.Event{Type: "error", Data: `{"type":"error","code":"x","message":"y"}`}, "responses"},
+		{"a chat completion chunk", sse.Event{Type: "message", Data: `{"object":"chat.completion.chunk","choices":[]}`}, "openai"},
+		{"[DONE] alone", sse.Event{Type: "message", Data: "[DONE]"}, "openai"},
+		{"a Gemini candidate", sse.Event{Type: "message", Data: `{"candidates":[{"content":{"parts":[{"text":"a"}]}}]}`}, "gemini"},
+		{"a Gemini error", sse.Event{Type: "message", Data: `{"error":{"code":503,"message":"m","status":"UNAVAILABLE"}}`}, "gemini"},
+		{"an OpenAI error", sse.Event{Type: "message", Data: `{"error":{"message":"m","type":"server_error"}}`}, "openai"},
+		{"an Ollama line", sse.Event{Type: "message", Data: `{"model":"m","created_at":"t","message":{"content":"a"},"done":false}`}, "ollama"},
+		{"an Ollama error string", sse.Event{Type: "message", Data: `{"error":"model not found"}`}, "ollama"},
+		{"a plain delta", sse.Event{Type: "message", Data: `{"delta":"hi"}`}, "plain"},
+		{"the relay status", sse.Event{Type: "trickle.status", Data: `{"status":"stopped"}`}, ""},
+		{"an unknown object", sse.Event{Type: "message", Data: `{"hello":1}`}, ""},
+		{"not JSON", sse.Event{Type: "message", Data: `hello`}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			require.Equal(t, c.want, Detect(c.ev))
+		})
+	}
+}
+
+func TestContentTypeChoosesTheFraming(t *testing.T) {
+	cases := []struct {
+		ct   string
+		want Framing
+	}{
+		{"text/event-stream", FramingSSE},
+		{"text/event-stream; charset=utf-8", FramingSSE},
+		{"Text/Event-Stream", FramingSSE},
+		{"application/x-ndjson", FramingNDJSON},
+		{"application/json; charset=utf-8", FramingNDJSON},
+		{"", FramingUnknown},
+		{"text/plain", FramingUnknown},
+	}
+	for _, c := range cases {
+		t.Run(c.ct, func(t *testing.T) {
+			require.Equal(t, c.want, NewPipeline(WithContentType(c.ct)).Framing())
+		})
+	}
+}
+
+func TestNDJSONContentTypeMeansOllamaEvenForAnUnrecognisedFirstLine(t *testing.T) {
+	p := NewPipeline(WithContentType("application/x-ndjson"))
+	feed(t, p, `{"model":"m"}`+"\n", `{"message":{"content":"hi"},"done":true}`+"\n")
+	require.NoError(t, p.Close())
+	require.Equal(t, "ollama", p.Dialect())
+	require.Equal(t, "hi", p.Answer().Text())
+	require.Equal(t, 1, p.Answer().Skipped(), "the unrecognised first line is counted")
+}
+
+func TestAnExplicitDialectOverridesDetection(t *testing.T) {
+	// {"delta":…} looks plain, but the caller said openai: it is an unknown
+	// openai event, counted, and never silently read as plain text.
+	p := NewPipeline(WithDialect("openai"))
+	feed(t, p, "data: {\"delta\":\"x\"}\n\n", "data: [DONE]\n\n")
+	require.NoError(t, p.Close())
+	require.Equal(t, "openai", p.Dialect())
+	require.Equal(t, "", p.Answer().Text())
+	require.Equal(t, 1, p.Answer().Skipped())
+	require.ErrorIs(t, p.Answer().Problems()[0], ErrUnknownEvent)
+}
+
+func TestAnUnknownDialectIsATypedErrorOnEveryWrite(t *testing.T) {
+	p := NewPipeline(WithDialect("klingon"))
+	_, err := p.Write([]byte("data: x\n\n"))
+	require.ErrorIs(t, err, ErrUnknownDialect)
+	require.Contains(t, err.Error(), `"klingon"`)
+	require.ErrorIs(t, p.Close(), ErrUnknownDialect)
+	require.Equal(t, Failed, p.Answer().Status())
+}
+
+func TestStatusGoesFromWaitingToStreamingToComplete(t *testing.T) {
+	var seen []Status
+	p := NewPipeline()
+	seen = append(seen, p.Answer().Status())
+	feed(t, p, "event: ping\ndata: {\"type\":\"ping\"}\n\n")
+	seen = append(seen, p.Answer().Status())
+	feed(t, p, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n")
+	seen = append(seen, p.Answer().Status())
+	feed(t, p, "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	seen = append(seen, p.Answer().Status())
+	require.NoError(t, p.Close())
+	seen = append(seen, p.Answer().Status())
+	require.Equal(t, []Status{Waiting, Waiting, Streaming, Complete, Complete}, seen,
+		"a ping is not content; the end marker completes; Close keeps it complete")
+}
+
+func TestStatusNamesAreLowercaseWords(t *testing.T) {
+	names := []string{}
+	for s := Waiting; s <= Failed; s++ {
+		names = append(names, s.String())
+	}
+	require.Equal(t, []string{"waiting", "streaming", "complete", "stopped", "incomplete", "failed"}, names)
+}
+
+func TestAnEmptyStreamIsIncompleteAndSaysSo(t *testing.T) {
+	p := NewPipeline()
+	err := p.Close()
+	require.ErrorIs(t, err, ErrIncomplete)
+	require.Contains(t, err.Error(), "before its dialect was known")
+	require.Equal(t, Incomplete, p.Answer().Status())
+}
+
+func TestStopKeepsTheTextAndIgnoresWhatFollows(t *testing.T) {
+	p := NewPipeline()
+	feed(t, p, "data: {\"delta\":\"one \"}\n\n")
+	p.Stop()
+	feed(t, p, "data: {\"delta\":\"two\"}\n\n", "data: [DONE]\n\n")
+	require.NoError(t, p.Close())
+	a := p.Answer()
+	require.Equal(t, Stopped, a.Status())
+	require.ErrorIs(t, a.Err(), ErrStopped)
+	require.Equal(t, "one ", a.Text())
+	require.Equal(t, 2, a.Skipped(), "events after the end are counted")
+	require.ErrorIs(t, a.Problems()[0], ErrAfterEnd)
+}
+
+func TestFailThenReconnectResumesTheSameAnswer(t *testing.T) {
+	p := NewPipeline()
+	feed(t, p, "id: s:1\ndata: {\"delta\":\"Hel\"}\n\nid: s:2\ndata: {\"del")
+	p.Fail(errors.New("connection reset"))
+	require.Equal(t, Failed, p.Answer().Status())
+	require.Contains(t, p.Answer().Err().Error(), "connection reset")
+	require.Equal(t, "s:1", p.LastEventID())
+	p.Reconnect()
+	require.Equal(t, Streaming, p.Answer().Status())
+	require.Equal(t, "s:1", p.LastEventID(), "the resume point survives the reconnect")
+	// The new connection starts at a fresh event: the half event of the
+	// old one must not glue onto it.
+	feed(t, p, "id: s:2\ndata: {\"delta\":\"lo\"}\n\nid: s:3\ndata: [DONE]\n\n")
+	require.NoError(t, p.Close())
+	require.Equal(t, Complete, p.Answer().Status())
+	require.Equal(t, "Hello", p.Answer().Text())
+	require.Equal(t, 0, p.Answer().Skipped())
+}
+
+func TestCloseThenReconnectReopensAnIncompleteAnswer(t *testing.T) {
+	p := NewPipeline()
+	feed(t, p, "data: {\"delta\":\"a\"}\n\n")
+	require.ErrorIs(t, p.Close(), ErrIncomplete)
+	p.Reconnect()
+	require.Equal(t, Streaming, p.Answer().Status())
+	require.NoError(t, p.Answer().Err())
+	feed(t, p, "data: {\"delta\":\"b\"}\n\ndata: [DONE]\n\n")
+	require.NoError(t, p.Close())
+	require.Equal(t, "ab", p.Answer().Text())
+	require.Equal(t, Complete, p.Answer().Status())
+}
+
+func TestReconnectNeverReopensAProviderErrorOrAStop(t *testing.T) {
+	p := NewPipeline()
+	feed(t, p, "data: {\"delta\":\"a\"}\n\ndata: {\"error\":\"boom\"}\n\n")
+	p.Reconnect()
+	require.Equal(t, Failed, p.Answer().Status())
+	q := NewPipeline()
+	feed(t, q, "data: {\"delta\":\"a\"}\n\n")
+	q.Stop()
+	q.Reconnect()
+	require.Equal(t, Stopped, q.Answer().Status())
+}
+
+func TestRelayStatusEvents(t *testing.T) {
+	cases := []struct {
+		name, data string
+		status     Status
+		is         error
+		contains   string
+	}{
+		{"stopped stops", `{"status":"stopped","message":"user pressed stop"}`, Stopped, ErrStopped, "user pressed stop"},
+		{"failed fails with the message", `{"status":"failed","message":"upstream returned 500"}`, Failed, ErrRelay, "upstream returned 500"},
+		{"gone fails saying the stream expired", `{"status":"gone","message":"s9"}`, Failed, ErrGone, "expired"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := NewPipeline()
+			feed(t, p, "data: {\"delta\":\"kept\"}\n\n", "event: trickle.status\ndata: "+c.data+"\n\n")
+			require.NoError(t, p.Close())
+			a := p.Answer()
+			require.Equal(t, c.status, a.Status())
+			require.ErrorIs(t, a.Err(), c.is)
+			require.ErrorIs(t, a.Err(), ErrRelay)
+			require.Contains(t, a.Err().Error(), c.contains)
+			require.Equal(t, "kept", a.Text())
+		})
+	}
+}
+
+func TestAnUnknownRelayStatusIsSkippedNotObeyed(t *testing.T) {
+	p := NewPipeline()
+	feed(t, p, "event: trickle.status\ndata: {\"status\":\"party\"}\n\n", "data: {\"delta\":\"x\"}\n\ndata: [DONE]\n\n")
+	require.NoError(t, p.Close())
+	require.Equal(t, Complete, p.Answer().Status())
+	require.Equal(t, 1, p.Answer().Skipped())
+}
+
+func TestAnOversizedSSEEventIsCountedAndTheStreamGoesOn(t *testing.T) {
+	p := NewPipeline(WithMaxEventSize(64))
+	big := strings.Repeat("x", 200)
+	feed(t, p, "data: {\"delta\":\"a\"}\n\n", "data: {\"delta\":\""+big+"\"}\n\n", "data: {\"delta\":\"b\"}\n\ndata: [DONE]\n\n")
+	require.NoError(t, p.Close())
+	a := p.Answer()
+	require.Equal(t, "ab", a.Text())
+	require.Equal(t, Complete, a.Status())
+	require.Equal(t, 1, a.Skipped())
+	require.ErrorIs(t, a.Problems()[0], ErrEventTooLarge)
+	require.ErrorIs(t, a.Problems()[0], sse.ErrEventTooLarge)
+}
+
+func TestAnOversizedNDJSONLineIsCountedWithBoundedMemory(t *testing.T) {
+	p := NewPipeline(WithMaxEventSize(64))
+	feed(t, p, `{"message":{"content":"a"},"done":false}`+"\n")
+	for i := 0; i < 100; i++ { // a 100 KB line, fed in pieces
+		feed(t, p, strings.Repeat("y", 1000))
+	}
+	require.LessOrEqual(t, cap(p.line), 128, "the unfinished line must not grow past the bound")
+	feed(t, p, "\n", `{"message":{"content":"b"},"done":true}`+"\n")
+	require.NoError(t, p.Close())
+	a := p.Answer()
+	require.Equal(t, "ab", a.Text())
+	require.Equal(t, 1, a.Skipped())
+	require.ErrorIs(t, a.Problems()[0], ErrEventTooLarge)
+}
+
+func TestTheLastNDJSONLineNeedsNoNewline(t *testing.T) {
+	p := NewPipeline()
+	feed(t, p, `{"message":{"content":"x"},"done":false}`+"\r\n\n", `{"message":{"content":"y"},"done":true,"done_reason":"stop"}`)
+	require.NoError(t, p.Close())
+	require.Equal(t, Complete, p.Answer().Status())
+	require.Equal(t, "xy", p.Answer().Text())
+}
+
+func TestToolArgumentsAreOnlyExposedWhenTheBlockEnds(t *testing.T) {
+	p := NewPipeline()
+	feed(t, p,
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"f\",\"input\":{}}}\n\n",
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"a\\\":\"}}\n\n")
+	calls := p.Answer().ToolCalls()
+	require.Len(t, calls, 1)
+	require.False(t, calls[0].Complete)
+	require.Equal(t, "", calls[0].Arguments, "half an object is not arguments")
+	require.Equal(t, `{"a":`, calls[0].Partial)
+	require.Equal(t, "toolu_1", calls[0].ID)
+	feed(t, p, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"1}\"}}\n\n",
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}\n\n")
+	calls = p.Answer().ToolCalls()
+	require.True(t, calls[0].Complete)
+	require.Equal(t, `{"a":1}`, calls[0].Arguments)
+}
+
+func TestAToolCallLeftOpenByATruncatedStreamStaysIncomplete(t *testing.T) {
+	p := NewPipeline()
+	feed(t, p, `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"f","arguments":"{\"a"}}]}}]}`+"\n\n")
+	require.ErrorIs(t, p.Close(), ErrIncomplete)
+	calls := p.Answer().ToolCalls()
+	require.Len(t, calls, 1)
+	require.False(t, calls[0].Complete)
+	require.Empty(t, calls[0].Arguments)
+}
+
+func TestAnAnthropicToolWithoutDeltasHasItsStartInputOrAnEmptyObject(t *testing.T) {
+	p := NewPipeline(WithDialect("anthropic"))
+	feed(t, p,
+		`data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t0","name":"now","input":{}}}`+"\n\n",
+		`data: {"type":"content_block_stop","index":0}`+"\n\n",
+		`data: {"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t1","name":"go","input":{"x":1}}}`+"\n\n",
+		`data: {"type":"content_block_stop","index":1}`+"\n\n")
+	calls := p.Answer().ToolCalls()
+	require.Equal(t, "{}", calls[0].Arguments)
+	require.Equal(t, `{"x":1}`, calls[1].Arguments)
+}
+
+func TestBadInputIsCountedWithItsReasonAndPosition(t *testing.T) {
+	p := NewPipeline(WithDialect("anthropic"))
+	feed(t, p,
+		"data: not json\n\n",
+		"event: mystery\ndata: {\"type\":\"mystery\"}\n\n",
+		"data: {\"type\":\"content_block_delta\",\"index\":5,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{}\"}}\n\n",
+		"data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":5}}\n\n",
+		"data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"ok\"}}\n\n")
+	a := p.Answer()
+	require.Equal(t, "ok", a.Text())
+	require.Equal(t, 4, a.Skipped())
+	probs := a.Problems()
+	require.ErrorIs(t, probs[0], ErrBadJSON)
+	require.ErrorIs(t, probs[1], ErrUnknownEvent)
+	require.ErrorIs(t, probs[2], ErrUnknownToolCall)
+	require.ErrorIs(t, probs[3], ErrUnknownEvent, "valid JSON of the wrong shape")
+	var de *DecodeError
+	require.ErrorAs(t, probs[1], &de)
+	require.Equal(t, 2, de.Event)
+	require.Equal(t, "mystery", de.Type)
+	require.Equal(t, `stream: anthropic event 2 (mystery): unknown event: "mystery"`, de.Error())
+}
+
+func TestProblemsAreBoundedButTheCountIsNot(t *testing.T) {
+	p := NewPipeline(WithDialect("plain"))
+	for i := 0; i < 100; i++ {
+		feed(t, p, "data: garbage\n\n")
+	}
+	require.Equal(t, 100, p.Answer().Skipped())
+	require.Len(t, p.Answer().Problems(), maxProblems)
+}
+
+func TestOpenAIOtherChoicesAreNotMixedIntoTheAnswer(t *testing.T) {
+	p := NewPipeline()
+	feed(t, p, `data: {"choices":[{"index":0,"delta":{"content":"A"}},{"index":1,"delta":{"content":"B"}}]}`+"\n\n", "data: [DONE]\n\n")
+	require.Equal(t, "A", p.Answer().Text())
+}
+
+func TestGeminiIsCompleteOnlyAfterACleanCloseFollowingAFinishReason(t *testing.T) {
+	finish := "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"x\"}]},\"finishReason\":\"STOP\"}]}\r\n\r\n"
+	p := NewPipeline()
+	feed(t, p, finish)
+	require.Equal(t, Streaming, p.Answer().Status(), "not yet: the close is part of the marker")
+	require.NoError(t, p.Close())
+	require.Equal(t, Complete, p.Answer().Status())
+
+	q := NewPipeline()
+	feed(t, q, finish, "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"y\"}]}}]}") // cut mid-event
+	require.ErrorIs(t, q.Close(), ErrIncomplete)
+	require.Contains(t, q.Answer().Err().Error(), "in the middle of an event")
+}
+
+func TestEventsReachTheHandlerInStreamOrder(t *testing.T) {
+	var kinds []string
+	p := NewPipeline(WithEventHandler(func(e Event) { kinds = append(kinds, e.Kind.String()) }))
+	feed(t, p, string(readRecording(t, "anthropic-thinking-tool.sse")))
+	require.NoError(t, p.Close())
+	require.Equal(t, []string{
+		"usage", "keep_alive", "thinking", "thinking", "thinking",
+		"text", "text", "text",
+		"tool_call_delta", "tool_call_delta", "tool_call_delta", "tool_call_delta", "tool_call_delta", "tool_call_done",
+		"finish", "usage", "end",
+	}, kinds)
+}
+
+func TestNewDecoderNamesTheDialectsItKnows(t *testing.T) {
+	require.Equal(t, []string{"anthropic", "gemini", "ollama", "openai", "plain", "responses"}, Dialects())
+	for _, n := range Dialects() {
+		d, err := NewDecoder(n)
+		require.NoError(t, err)
+		require.Equal(t, n, d.Dialect())
+		require.NotEmpty(t, d.EndMarker())
+	}
+	_, err := NewDecoder("nope")
+	require.ErrorIs(t, err, ErrUnknownDialect)
+}
