@@ -1,8 +1,10 @@
 package a11y
 
 import (
+	"bytes"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/trickle-dev/trickle/render"
 )
@@ -166,7 +168,7 @@ func (a *Announcer) Frame(settled, tail []render.Block, final bool) {
 	now := a.now()
 	for _, b := range settled {
 		for _, r := range project(b) {
-			a.enqueue(r.units(true), now)
+			a.enqueue(r.units(true, a.frontier), now)
 		}
 	}
 	var runs []run
@@ -176,7 +178,7 @@ func (a *Announcer) Frame(settled, tail []render.Block, final bool) {
 	// A tail run followed by another one has ended: the text after it
 	// started a new block.
 	for i := range runs {
-		a.enqueue(runs[i].units(final || i < len(runs)-1), now)
+		a.enqueue(runs[i].units(final || i < len(runs)-1, a.frontier), now)
 	}
 	if final {
 		runs = nil
@@ -198,15 +200,12 @@ func signature(runs []run) string {
 	return b.String()
 }
 
-// enqueue queues the units not yet spoken, trimming any part of a unit
-// before the frontier (a block re-parsed differently after a reconnect).
+// enqueue queues the units not yet spoken; units already start at the
+// frontier (run.units trims what was said), this guards the order.
 func (a *Announcer) enqueue(units []Unit, now time.Time) {
 	for _, u := range units {
-		if u.End <= a.frontier {
+		if u.End <= a.frontier || u.Pos < a.frontier {
 			continue
-		}
-		if u.Pos < a.frontier {
-			continue // already partly spoken under another shape
 		}
 		a.frontier = u.End
 		u.Ready = now
@@ -231,7 +230,7 @@ func (a *Announcer) End(status string, err error) {
 	}
 	now := a.now()
 	for i := range a.tail {
-		a.enqueue(a.tail[i].units(true), now)
+		a.enqueue(a.tail[i].units(true, a.frontier), now)
 	}
 	a.tail, a.tailSig = nil, ""
 	a.ended = true
@@ -295,44 +294,70 @@ func (a *Announcer) due() time.Time {
 	return t
 }
 
-// stallUnit reports whether the live tail ends in a sentence that is
-// waiting only for the text after it, and when a stall releases it.
+// stallUnit returns the trailing sentence of the live tail when it waits
+// only for the text that would confirm it, and when a stall releases it.
+// Only a sentence that already reads as finished qualifies: it ends with a
+// terminator that cannot be a decimal point ("3."), an abbreviation ("Dr.",
+// "e.") or part of a URL or code, and holds no open markdown. A fragment
+// ("The fix is to") is never flushed by a stall; it waits for more text or
+// the end of the stream.
 func (a *Announcer) stallUnit() (Unit, time.Time, bool) {
 	if a.mode != ModeSentences || len(a.tail) == 0 {
 		return Unit{}, time.Time{}, false
 	}
 	r := &a.tail[len(a.tail)-1]
-	if r.whole {
+	if r.whole || len(r.units(false, a.frontier)) > 0 {
 		return Unit{}, time.Time{}, false
 	}
-	confirmed := r.units(false)
-	all := r.units(true)
-	if len(all) <= len(confirmed) {
-		return Unit{}, time.Time{}, false
-	}
-	// Only the sentence right after the confirmed ones, only if nothing
-	// before it is held, and only if it already reads as finished.
-	s := 0
-	if n := len(confirmed); n > 0 {
-		s = len(r.text)
-		for i, p := range r.pos {
-			if p >= confirmed[n-1].End {
-				s = i
-				break
-			}
+	s := len(r.text)
+	for i, p := range r.pos {
+		if p >= a.frontier {
+			s = i
+			break
 		}
 	}
-	u := all[len(confirmed)]
-	e := s
-	for e < len(r.text) && r.pos[e] < u.End {
-		e++
+	e := len(r.text)
+	for e > s && r.text[e-1] == ' ' {
+		e--
 	}
-	raw := strings.TrimSpace(string(r.text[s:e]))
-	if u.End <= a.frontier || held(r, s, e) || !endsSentence(raw) {
+	if e == s || held(r, s, e) || !finished(r, s, e) {
 		return Unit{}, time.Time{}, false
 	}
-	u.Text = strings.Join(strings.Fields(raw), " ")
+	u := r.unit(s, e, false)
+	if u.Text == "" || u.End <= a.frontier {
+		return Unit{}, time.Time{}, false
+	}
 	return u, a.lastChange.Add(StallAfter), true
+}
+
+// finished reports whether text[s:e] of r ends like a whole sentence
+// that more text is unlikely to extend.
+func finished(r *run, s, e int) bool {
+	for e > s && strings.IndexByte(closers, r.text[e-1]) >= 0 {
+		e--
+	}
+	if e == s || r.flags[e-1]&flagKeep != 0 {
+		return false
+	}
+	last, size := utf8.DecodeLastRune(r.text[s:e])
+	if !strings.ContainsRune(".!?…。！？", last) {
+		return false
+	}
+	if last == '.' {
+		body := r.text[s : e-size]
+		word := body
+		if i := bytes.LastIndexAny(body, " (\"'“‘"); i >= 0 {
+			word = body[i+1:]
+		}
+		w := string(word) + "."
+		if titles[w] || beforeNumber[w] || utf8.RuneCount(word) < 2 || strings.Contains(string(word), ".") {
+			return false
+		}
+		if c := body[len(body)-1]; c >= '0' && c <= '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Poll returns the announcements due now. Call it once per frame and, while
@@ -402,7 +427,7 @@ func Units(blocks []render.Block) []Unit {
 	frontier := 0
 	for _, b := range blocks {
 		for _, r := range project(b) {
-			for _, u := range r.units(true) {
+			for _, u := range r.units(true, frontier) {
 				if u.End <= frontier || u.Pos < frontier {
 					continue
 				}

@@ -15,7 +15,7 @@ var gfm = goldmark.New(goldmark.WithExtensions(extension.GFM))
 // parse returns the top-level blocks of text, as render hands them over.
 func parse(src string) []render.Block {
 	source := []byte(src)
-	doc := gfm.Parser().Parse(text.NewReader(source))
+	doc := gfm.Parser().Parse(textReader(source))
 	var blocks []render.Block
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
 		blocks = append(blocks, render.Block{Node: n, Source: source})
@@ -39,3 +39,5 @@ func newClock() *fakeClock { return &fakeClock{t: time.Date(2026, 1, 1, 12, 0, 0
 
 func (c *fakeClock) now() time.Time          { return c.t }
 func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+func textReader(b []byte) text.Reader { return text.NewReader(b) }

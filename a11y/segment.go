@@ -208,12 +208,13 @@ func held(r *run, s, e int) bool {
 	return false
 }
 
-// units returns the units of a run. A complete run (its block ended) is
-// spoken to the end; an incomplete one only up to its last confirmed
-// sentence, and not past a sentence whose markdown is still open.
-func (r *run) units(complete bool) []Unit {
+// units returns the units of a run from answer offset from on (what comes
+// before was already said). A complete run (its block ended) is spoken to
+// the end; an incomplete one only up to its last confirmed sentence, and
+// not past a sentence whose markdown is still open.
+func (r *run) units(complete bool, from int) []Unit {
 	if r.whole {
-		if !complete {
+		if !complete || r.end <= from {
 			return nil
 		}
 		return []Unit{r.unit(0, len(r.text), true)}
@@ -225,9 +226,16 @@ func (r *run) units(complete bool) []Unit {
 		if !complete && held(r, s, e) {
 			break
 		}
-		u := r.unit(s, e, complete && i == len(ends)-1)
-		if u.Text != "" {
-			out = append(out, u)
+		last := complete && i == len(ends)-1
+		// A sentence said in part already (a stall flushed its first
+		// words, or a re-parse reshaped the block) says only the rest.
+		for s < e && r.pos[s] < from {
+			s++
+		}
+		if s < e || last && r.end > from {
+			if u := r.unit(s, e, last); u.Text != "" && u.End > from {
+				out = append(out, u)
+			}
 		}
 		s = e
 	}

@@ -201,7 +201,7 @@ func splitPlain(s string) []string {
 		r.pos[i] = i
 	}
 	r.end = len(s)
-	return texts(r.units(true))
+	return texts(r.units(true, 0))
 }
 
 func TestSegmenterLayers(t *testing.T) {

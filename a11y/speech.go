@@ -341,6 +341,14 @@ func (p *projector) inline(r *run, n ast.Node) {
 		}
 	case *extast.TaskCheckBox:
 		// Announced by the list item's prefix.
+	case *extast.Strikethrough:
+		// Struck-out words are retracted, not asserted: read plainly they
+		// run into the correction ("never acceptable Fixed windows are
+		// fine"), so they are marked as deleted.
+		at := p.offset + p.cursor
+		r.add("(deleted: ", at, flagKeep)
+		p.inlines(r, n)
+		r.add(")", p.offset+p.cursor, 0)
 	default:
 		// Emphasis, links, images (their alt text), strikethrough: the
 		// children carry the words.

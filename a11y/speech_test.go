@@ -45,7 +45,7 @@ func TestProjectionSaysEachMarkdownConstructInWords(t *testing.T) {
 		{"a link is its text", "Read [the guide](https://example.com/guide) first.", []string{"Read the guide first."}},
 		{"a reference link is its text", "Read [the guide][g].\n\n[g]: https://example.com", []string{"Read the guide."}},
 		{"emphasis and strong are plain", "This is *very* **important** ***now***.", []string{"This is very important now."}},
-		{"strikethrough is plain", "It is ~~wrong~~ right.", []string{"It is wrong right."}},
+		{"strikethrough is said as deleted", "It is ~~wrong~~ right.", []string{"It is (deleted: wrong) right."}},
 		{"inline code is its text", "Run `go test ./...` now.", []string{"Run go test ./... now."}},
 		{"entities are resolved", "Tom &amp; Jerry &copy; 2024 &#x263A;.", []string{"Tom & Jerry © 2024 ☺."}},
 		{"an autolink is its URL", "Go to <https://go.dev>.", []string{"Go to https://go.dev."}},
