@@ -1,0 +1,370 @@
+package relay_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/stream"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// fast are the simulated timings tests use unless they say otherwise.
+var fast = relay.SimDefaults{TTFT: 5 * time.Millisecond, Gap: time.Millisecond, TokenChars: 4}
+
+// start runs a relay on loopback (httptest binds 127.0.0.1) and shuts it
+// down at the end of the test.
+func start(t testing.TB, opts ...relay.Option) (*relay.Server, string) {
+	t.Helper()
+	all := append([]relay.Option{
+		relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		relay.WithSimDefaults(fast),
+		relay.WithGrace(2 * time.Second),
+	}, opts...)
+	srv, err := relay.New(all...)
+	require.NoError(t, err)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		srv.Shutdown(ctx)
+		ts.CloseClientConnections()
+		ts.Close()
+	})
+	return srv, ts.URL
+}
+
+const hello = `{"model":"m","stream":true,"messages":[{"role":"user","content":"hello"}],"seed":0}`
+
+func post(t testing.TB, url, body string, hdr ...string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func get(t testing.TB, url string, hdr ...string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func del(t testing.TB, url string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodDelete, url, nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// events reads an SSE body to its end with the sse package's decoder. The
+// error is nil at a clean end.
+func events(r io.Reader) ([]sse.Event, error) {
+	dec := sse.NewDecoder(r)
+	var out []sse.Event
+	for {
+		ev, err := dec.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, ev)
+	}
+}
+
+func info(t testing.TB, base, id string) relay.Info {
+	t.Helper()
+	resp := get(t, base+"/v1/streams/"+id+"/info")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var in relay.Info
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&in))
+	return in
+}
+
+// eventually polls cond every 5 ms for up to 3 s.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// answerOf decodes relayed SSE bytes with the stream package (the widget's
+// pipeline).
+func answerOf(t testing.TB, dialect string, body []byte) *stream.Answer {
+	t.Helper()
+	p := stream.NewPipeline(stream.WithDialect(dialect), stream.WithContentType("text/event-stream"))
+	_, err := p.Write(body)
+	require.NoError(t, err)
+	p.Close()
+	return p.Answer()
+}
+
+func TestStreamingAnswerHasHeadersNoProxyBuffers(t *testing.T) {
+	_, base := start(t)
+	resp := post(t, base+"/v1/chat/completions", hello, "Accept-Encoding", "gzip, br")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "text/event-stream; charset=utf-8", resp.Header.Get("Content-Type"))
+	require.Equal(t, "no-cache, no-transform", resp.Header.Get("Cache-Control"))
+	require.Equal(t, "no", resp.Header.Get("X-Accel-Buffering"))
+	require.Empty(t, resp.Header.Get("Content-Encoding"), "never compressed")
+	require.Empty(t, resp.Header.Get("Content-Length"))
+	require.NotEmpty(t, resp.Header.Get("X-Trickle-Stream"))
+}
+
+func TestEveryEventHasTheStreamIDAndASequenceNumber(t *testing.T) {
+	_, base := start(t)
+	resp := post(t, base+"/v1/chat/completions", hello)
+	id := resp.Header.Get("X-Trickle-Stream")
+	evs, err := events(resp.Body)
+	require.NoError(t, err)
+	require.NotEmpty(t, evs)
+	for i, ev := range evs {
+		require.Equal(t, id+":"+itoa(i+1), ev.LastEventID)
+	}
+	require.Equal(t, "[DONE]", evs[len(evs)-1].Data)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestCurlSeesTheRetryHintAndTheStreamNameBeforeAnyEvent(t *testing.T) {
+	_, base := start(t, relay.WithRetryHint(1500*time.Millisecond))
+	resp := post(t, base+"/v1/chat/completions", hello)
+	br := bufio.NewReader(resp.Body)
+	first, _ := br.ReadString('\n')
+	second, _ := br.ReadString('\n')
+	require.Equal(t, ": trickle stream "+resp.Header.Get("X-Trickle-Stream")+"\n", first)
+	require.Equal(t, "retry: 1500\n", second)
+}
+
+// Events are flushed as they are generated: with 40 ms between tokens the
+// arrivals spread over time instead of coming in one burst at the end.
+func TestEventsArriveSpreadInTimeNotInOneBurst(t *testing.T) {
+	_, base := start(t)
+	resp := post(t, base+"/v1/chat/completions?dialect=plain&answer=short&gap_ms=40&ttft_ms=0&token_chars=40", hello)
+	dec := sse.NewDecoder(resp.Body)
+	var at []time.Time
+	for {
+		_, err := dec.Next()
+		if err != nil {
+			break
+		}
+		at = append(at, time.Now())
+	}
+	require.GreaterOrEqual(t, len(at), 10)
+	// 10+ tokens 40 ms apart span at least 360 ms; a buffered response
+	// would deliver them within a millisecond or two.
+	require.Greater(t, at[len(at)-1].Sub(at[0]), 300*time.Millisecond)
+	spread := 0
+	for i := 1; i < len(at); i++ {
+		if at[i].Sub(at[i-1]) > 15*time.Millisecond {
+			spread++
+		}
+	}
+	require.Greater(t, spread, len(at)/2, "most events arrive on their own")
+}
+
+func TestHeartbeatsKeepASilentStreamAlive(t *testing.T) {
+	_, base := start(t, relay.WithHeartbeat(20*time.Millisecond))
+	resp := post(t, base+"/v1/chat/completions?dialect=plain&answer=short&ttft_ms=150&stall_after=3&stall_ms=150", hello)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	s := string(body)
+	first := strings.Index(s, "data:")
+	require.Greater(t, strings.Count(s[:first], ": keep-alive\n\n"), 2, "heartbeats while waiting for the first token")
+	third := strings.Index(s, ":3\n")
+	fourth := strings.Index(s, ":4\n")
+	require.Greater(t, strings.Count(s[third:fourth], ": keep-alive\n\n"), 2, "heartbeats during the stall")
+	evs, err := events(bytes.NewReader(body))
+	require.NoError(t, err)
+	require.Equal(t, "[DONE]", evs[len(evs)-1].Data, "comments are invisible to the decoder")
+}
+
+func TestEveryDialectIsRelayedToACompleteAnswer(t *testing.T) {
+	_, base := start(t)
+	for _, d := range []string{"openai", "anthropic", "responses", "gemini", "ollama", "plain"} {
+		for _, answer := range []string{"short", "thinking", "tool-call"} {
+			resp := post(t, base+"/v1/chat/completions?dialect="+d+"&answer="+answer, hello)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			a := answerOf(t, d, body)
+			require.Equal(t, stream.Complete, a.Status(), "%s/%s: %v", d, answer, a.Err())
+			require.NotEmpty(t, a.Text())
+			if d != "plain" && answer == "tool-call" {
+				require.Len(t, a.ToolCalls(), 1, d)
+			}
+		}
+	}
+}
+
+func TestTheLastUserMessageCanPickTheAnswer(t *testing.T) {
+	_, base := start(t)
+	resp := post(t, base+"/v1/chat/completions?dialect=plain", `{"stream":true,"messages":[{"role":"user","content":"/answer xss"}]}`)
+	body, _ := io.ReadAll(resp.Body)
+	require.Contains(t, answerOf(t, "plain", body).Text(), "<script>")
+}
+
+func TestTheSameRequestStreamsTheSameEvents(t *testing.T) {
+	_, base := start(t)
+	read := func() []string {
+		resp := post(t, base+"/v1/chat/completions?dialect=anthropic&jitter_ms=1", hello)
+		evs, err := events(resp.Body)
+		require.NoError(t, err)
+		var out []string
+		for _, ev := range evs {
+			out = append(out, ev.Type+" "+ev.Data)
+		}
+		return out
+	}
+	require.Equal(t, read(), read())
+}
+
+func TestStreamFalseAnswersOneChatCompletion(t *testing.T) {
+	_, base := start(t)
+	resp := post(t, base+"/v1/chat/completions?answer=tool-call", `{"messages":[{"role":"user","content":"weather?"}]}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	var c struct {
+		Object  string
+		Choices []struct {
+			Message struct {
+				Content   string
+				ToolCalls []struct{ Function struct{ Name string } } `json:"tool_calls"`
+			}
+			FinishReason string `json:"finish_reason"`
+		}
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&c))
+	require.Equal(t, "chat.completion", c.Object)
+	require.Equal(t, "tool_calls", c.Choices[0].FinishReason)
+	require.Equal(t, "get_weather", c.Choices[0].Message.ToolCalls[0].Function.Name)
+}
+
+func TestBadRequestsGetClearErrors(t *testing.T) {
+	_, base := start(t)
+	cases := []struct{ name, query, body, want string }{
+		{"body that is not JSON", "", "{", "not an OpenAI chat request"},
+		{"unknown dialect", "?dialect=smoke", hello, "unknown dialect"},
+		{"unknown answer", "?answer=nope", hello, "unknown answer"},
+		{"negative gap", "?gap_ms=-1", hello, "gap_ms"},
+		{"drop_after that is not a number", "?drop_after=x", hello, "drop_after"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp := post(t, base+"/v1/chat/completions"+c.query, c.body)
+			require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+			b, _ := io.ReadAll(resp.Body)
+			require.Contains(t, string(b), c.want)
+		})
+	}
+}
+
+func TestHealthzAndMetrics(t *testing.T) {
+	_, base := start(t)
+	resp := get(t, base+"/healthz")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	done := post(t, base+"/v1/chat/completions", hello)
+	io.Copy(io.Discard, done.Body)
+	resp = get(t, base+"/metrics")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, resp.Header.Get("Content-Type"), "text/plain; version=0.0.4")
+	b, _ := io.ReadAll(resp.Body)
+	m := string(b)
+	for _, name := range []string{"trickle_streams_active", "trickle_streams_total 1", "trickle_stops_total",
+		"trickle_resumes_total", "trickle_upstream_errors_total", "trickle_tokens_total",
+		`trickle_time_to_first_token_seconds_bucket{le="+Inf"} 1`, "trickle_inter_token_gap_seconds_count"} {
+		require.Contains(t, m, name)
+	}
+	require.NotContains(t, m, "trickle_tokens_total 0\n")
+}
+
+func TestUnknownRoutesAnswerJSON404(t *testing.T) {
+	_, base := start(t)
+	resp := get(t, base+"/v2/nothing")
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+}
+
+// wsDial opens /v1/ws with the query and sends the first message.
+func wsDial(t testing.TB, base, query, first string) *websocket.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/v1/ws"+query, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.CloseNow() })
+	require.NoError(t, c.Write(ctx, websocket.MessageText, []byte(first)))
+	return c
+}
+
+// wsMessages reads messages until the connection closes; it returns the
+// messages and the close error.
+func wsMessages(t testing.TB, c *websocket.Conn) ([]string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var out []string
+	for {
+		_, msg, err := c.Read(ctx)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, string(msg))
+	}
+}
+
+// wsEvents decodes each message as SSE text; keep-alive comments decode to
+// nothing and are skipped.
+func wsEvents(t testing.TB, msgs []string) []sse.Event {
+	t.Helper()
+	var out []sse.Event
+	for _, m := range msgs {
+		evs, err := events(strings.NewReader(m))
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(evs), 1, "one event per message: %q", m)
+		out = append(out, evs...)
+	}
+	return out
+}
