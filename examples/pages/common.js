@@ -4,22 +4,23 @@
 // The metrics the pages show, in order: [label, key, unit]. Keys are the
 // fields of the element's `metrics` property.
 export const METRICS = [
-  ["TTFB", "ttfbMs", "ms"],
-  ["TTFT", "ttftMs", "ms"],
-  ["gap p50", "gapP50Ms", "ms"],
-  ["gap p95", "gapP95Ms", "ms"],
-  ["tokens/s", "tokensPerSecond", ""],
+  ["TTFB", "ttfb_ms", "ms"],
+  ["TTFT", "ttft_ms", "ms"],
+  ["gap p50", "gap_p50_ms", "ms"],
+  ["gap p95", "gap_p95_ms", "ms"],
+  ["tokens/s", "tokens_per_s", ""],
   ["tokens", "tokens", ""],
   ["bytes", "bytes", "B"],
-  ["reconnects", "reconnects", ""],
-  ["resumes", "resumes", ""],
-  ["buffered?", "buffered", ""],
+  ["resumed", "reconnects", "×"],
+  ["longest frame", "frame_max_ms", "ms"],
+  ["delivery", "buffering", ""],
 ];
 
 function show(v, unit) {
   if (v === undefined || v === null || Number.isNaN(v)) return "–";
   if (typeof v === "boolean") return v ? "yes" : "no";
   if (typeof v === "number") {
+    if (v === 0 && unit === "ms") return "–"; // zero: did not happen yet
     const n = Number.isInteger(v) ? String(v) : v.toFixed(v < 10 ? 1 : 0);
     return unit ? `${n} ${unit}` : n;
   }
@@ -43,18 +44,24 @@ export function renderMetrics(dl, metrics) {
   }
 }
 
-// watch keeps `update()` running once per animation frame while the element
-// streams, so the numbers on screen stay live without a per-token event.
+// watch keeps `update()` running once per animation frame from the start
+// of an answer to its end, so the numbers on screen stay live without a
+// per-token event. The returned function starts it early (before the
+// element has said trickle-start).
 export function watch(el, update) {
+  let live = false;
   let running = false;
   const tick = () => {
     update();
-    if (el.status === "streaming" || el.status === "waiting") requestAnimationFrame(tick);
+    if (live) requestAnimationFrame(tick);
     else running = false;
   };
-  const start = () => { if (!running) { running = true; requestAnimationFrame(tick); } };
+  const start = () => {
+    live = true;
+    if (!running) { running = true; requestAnimationFrame(tick); }
+  };
   el.addEventListener("trickle-start", start);
-  el.addEventListener("trickle-end", () => update());
+  el.addEventListener("trickle-end", () => { live = false; update(); });
   return start;
 }
 

@@ -55,6 +55,7 @@ function record(side, text, at, status = false) {
 // is the text the announcements were taken from, to tell a word cut in two.
 function counters(side, source) {
   const heard = new Set();
+  const before = [];
   const flat = norm(source);
   const c = { announcements: 0, duplicates: 0, fragments: 0, markdown: 0, wait: 0 };
   const items = sides[side].log.children;
@@ -63,13 +64,17 @@ function counters(side, source) {
     c.announcements++;
     c.markdown += (e.text.match(MARKDOWN) || []).length;
     c.wait = Math.max(c.wait, e.wait);
-    let dup = false;
+    // A duplicate re-reads something already heard: a whole earlier
+    // announcement, or a sentence that was already spoken.
+    const flatText = norm(e.text);
+    let dup = before.some((b) => flatText.includes(b));
     for (const s of e.text.split(/(?<=[.!?…])\s+/)) {
       const k = norm(s);
       if (k.length < 8) continue;
       if (heard.has(k)) dup = true;
       heard.add(k);
     }
+    if (flatText.length >= 8) before.push(flatText);
     const tail = norm(e.text).slice(-24);
     const at = tail ? flat.indexOf(tail) : -1;
     const frag = isWordChar(e.text.trimEnd().slice(-1)) && at >= 0 && isWordChar(flat[at + tail.length]);
@@ -133,7 +138,7 @@ function tick() {
   noteScreen(content()?.textContent || "", now);
   noteScreen(text, now);
   if (text !== run.lastText) { run.lastText = text; naiveUpdate(text, now); counters("naive", text); }
-  if (el.status === "streaming" || el.status === "waiting") requestAnimationFrame(tick);
+  if (run.active) requestAnimationFrame(tick);
 }
 
 el.addEventListener("trickle-start", () => { pill.textContent = "streaming"; pill.dataset.status = "streaming"; });
@@ -153,11 +158,12 @@ form.addEventListener("submit", async (e) => {
   naive.textContent = "";
   for (const s of Object.values(sides)) s.log.replaceChildren();
   seen = new Map();
-  run = { trickle: { entries: [] }, naive: { entries: [], free: 0, pending: null, pendingText: "" }, lastText: "" };
+  run = { active: true, trickle: { entries: [] }, naive: { entries: [], free: 0, pending: null, pendingText: "" }, lastText: "" };
   t0 = performance.now();
   document.body.dataset.done = "";
   requestAnimationFrame(tick);
   await el.ask("Tell me about streaming answers.");
+  run.active = false;
   tick();
   // The stream is over: the reader still owes the last update.
   if (run.naive.pending !== null) speakNaive(Math.max(run.naive.free, performance.now() - t0));
