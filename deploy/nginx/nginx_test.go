@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,7 +20,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/relay"
 )
 
 // findNginx returns the nginx binary, skipping the test when there is none
@@ -248,4 +252,71 @@ func TestNginxStreamsOnlyWhatTheUpstreamMarksUnbuffered(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startRelay runs Trickle's relay (simulated model) on loopback and
+// returns its host:port.
+func startRelay(t *testing.T) string {
+	t.Helper()
+	srv, err := relay.New(relay.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		ts.Close()
+	})
+	return strings.TrimPrefix(ts.URL, "http://")
+}
+
+// The relay's own streams, behind trickle.conf, over both transports:
+// events arrive spread out as the simulated model paces them, complete.
+func TestRelayStreamsThroughNginxEventByEventOverSSEAndWebSocket(t *testing.T) {
+	const gap = 60 * time.Millisecond
+	base := startNginx(t, startRelay(t))
+	// The short answer in 30-character tokens: about 20 events.
+	query := "?answer=short&ttft_ms=0&jitter_ms=0&token_chars=30&gap_ms=" + strconv.Itoa(int(gap/time.Millisecond))
+
+	check := func(t *testing.T, times []time.Duration) {
+		t.Helper()
+		require.Greater(t, len(times), 10)
+		spread := times[len(times)-1] - times[0]
+		t.Logf("%d events, spread %v, median gap %v (model gap %v)", len(times), spread.Round(time.Millisecond), median(gaps(times)).Round(time.Millisecond), gap)
+		require.GreaterOrEqual(t, spread, time.Duration(len(times)-2)*gap*6/10, "arrivals should span the model's timeline")
+		require.GreaterOrEqual(t, median(gaps(times)), gap/2, "typical gap should match the model's")
+	}
+
+	t.Run("SSE", func(t *testing.T) {
+		times, gzipped := arrivals(t, base+"/v1/chat/completions"+query)
+		require.True(t, gzipped, "trickle.conf compresses event streams")
+		check(t, times)
+	})
+
+	t.Run("WebSocket", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/v1/ws"+query, nil)
+		require.NoError(t, err, "the Upgrade should pass through nginx")
+		require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+		defer conn.CloseNow()
+		start := time.Now()
+		require.NoError(t, conn.Write(ctx, websocket.MessageText,
+			[]byte(`{"model":"sim","stream":true,"messages":[{"role":"user","content":"hi"}]}`)))
+		var times []time.Duration
+		for {
+			_, msg, err := conn.Read(ctx)
+			if err != nil {
+				require.Equal(t, websocket.StatusNormalClosure, websocket.CloseStatus(err), "the relay should close cleanly: %v", err)
+				break
+			}
+			if strings.Contains(string(msg), "data:") {
+				times = append(times, time.Since(start))
+			}
+			if strings.Contains(string(msg), "[DONE]") {
+				break
+			}
+		}
+		check(t, times)
+	})
 }
