@@ -199,6 +199,7 @@ func attach(el js.Value) js.Value {
 	}))
 	h.Set("stop", js.FuncOf(func(js.Value, []js.Value) any { send(msg{kind: mStop}); return nil }))
 	h.Set("status", js.FuncOf(func(js.Value, []js.Value) any { return e.statusWord() }))
+	h.Set("streamId", js.FuncOf(func(js.Value, []js.Value) any { return e.streamID }))
 	h.Set("text", js.FuncOf(func(js.Value, []js.Value) any { return e.sess.Text() }))
 	h.Set("metrics", js.FuncOf(func(js.Value, []js.Value) any { return e.sess.Metrics().JSON() }))
 	e.handle = h

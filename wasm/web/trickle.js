@@ -123,6 +123,12 @@ class TrickleAnswer extends HTMLElement {
     return this.#handle ? this.#handle.text() : "";
   }
 
+  /** The relay's id for the current answer's stream ("" when the endpoint
+   *  is not a Trickle relay). */
+  get streamId() {
+    return this.#handle ? this.#handle.streamId() : "";
+  }
+
   get metrics() {
     return this.#handle ? JSON.parse(this.#handle.metrics()) : null;
   }

@@ -1,0 +1,314 @@
+// Package e2e_test runs <trickle-answer> in a real headless Chromium
+// (chromedp) against the relay on loopback: the built widget from
+// examples/widget, the relay's simulated model, and outside oracles — the
+// canned answer's text, render.Convert for the HTML, a11y.Units for what a
+// screen reader should hear, the relay's own stream info for Stop.
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/examples"
+	"github.com/trickle-dev/trickle/internal/browsertest"
+	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/relay/sim"
+	"github.com/trickle-dev/trickle/render"
+)
+
+// page is the test page: the loader, one element, and traps that record
+// anything the XSS corpus might manage to run.
+const page = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>trickle e2e</title>
+<script>
+window.__pwned = 0;
+window.__events = [];
+window.alert = window.confirm = window.prompt = function () { window.__pwned++; };
+</script>
+<script type="module" src="/trickle/trickle.js"></script>
+<style>body { margin: 0 } #a { --trickle-max-height: 240px; }</style>
+</head><body>
+<trickle-answer id="a"></trickle-answer>
+<script>
+for (const name of ["trickle-start", "trickle-first-token", "trickle-end", "trickle-error"]) {
+  document.addEventListener(name, (ev) => window.__events.push({ type: ev.type, detail: ev.detail }));
+}
+</script>
+</body></html>`
+
+var (
+	relayOnce sync.Once
+	relayURL  string
+)
+
+// server starts the relay (widget included) with the test page at /e2e, once
+// for the package, on 127.0.0.1.
+func server(t *testing.T) string {
+	t.Helper()
+	relayOnce.Do(func() {
+		srv, err := relay.New(
+			relay.WithWidget(examples.Widget()),
+			relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+			relay.WithSimDefaults(relay.SimDefaults{TTFT: 20 * time.Millisecond, Gap: 2 * time.Millisecond, TokenChars: 4}),
+		)
+		if err != nil {
+			panic(err)
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("/e2e", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, page)
+		})
+		mux.Handle("/", srv.Handler())
+		relayURL = httptest.NewServer(mux).URL // lives as long as the test binary
+	})
+	return relayURL
+}
+
+var (
+	browserMu     sync.Mutex
+	browser       context.Context
+	stopBrowser   context.CancelFunc
+	browserDir    string
+	browserFailed error
+)
+
+// TestMain stops the package's shared browser at the end.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if stopBrowser != nil {
+		stopBrowser()
+		os.RemoveAll(browserDir)
+	}
+	os.Exit(code)
+}
+
+// tab opens the test page in a new tab of the package's browser (started by
+// the first test that needs one: one browser, a fresh tab per test), with
+// the widget loaded.
+func tab(t *testing.T) context.Context {
+	t.Helper()
+	path := browsertest.Available(t)
+	if _, err := fs.Stat(examples.Widget(), "trickle.js"); err != nil {
+		t.Fatal("examples/widget has no trickle.js: run make widget (go run ./wasm/internal/build -out examples/widget), then rerun the tests")
+	}
+	base := server(t)
+	browserMu.Lock()
+	if browser == nil && browserFailed == nil {
+		browserDir, browserFailed = os.MkdirTemp("", "trickle-e2e-chromium-")
+		if browserFailed == nil {
+			browser, stopBrowser = browsertest.Launch(context.Background(), path, browserDir)
+			browserFailed = chromedp.Do(browser)
+		}
+	}
+	b, err := browser, browserFailed
+	browserMu.Unlock()
+	require.NoError(t, err, "starting %s", path)
+	ctx := browsertest.Timeout(t, browsertest.Tab(t, b), 90*time.Second)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base+"/e2e")))
+	ready := eval[bool](t, ctx, `(async () => {
+		await customElements.whenDefined("trickle-answer");
+		const { ready } = await import("/trickle/trickle.js");
+		await ready();
+		return true;
+	})()`)
+	require.True(t, ready)
+	return ctx
+}
+
+func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, func(p *runtime.EvaluateParams) {
+		chromedp.EvalAwaitPromise(p)
+	}))
+	require.NoError(t, err, "evaluating %s", expr)
+	return v
+}
+
+// result is the element's state after an answer.
+type result struct {
+	Status      string            `json:"status"`
+	Text        string            `json:"text"`
+	HTML        string            `json:"html"`
+	Tail        bool              `json:"tail"`
+	Notice      string            `json:"notice"`
+	NoticeShown bool              `json:"noticeShown"`
+	RetryShown  bool              `json:"retryShown"`
+	Thinking    string            `json:"thinking"`
+	ThinkShown  bool              `json:"thinkingShown"`
+	Tools       string            `json:"tools"`
+	Announced   []string          `json:"announced"`
+	StatusText  string            `json:"statusText"`
+	StreamID    string            `json:"streamId"`
+	Metrics     map[string]any    `json:"metrics"`
+	Events      []json.RawMessage `json:"events"`
+	EventTypes  []string          `json:"eventTypes"`
+}
+
+const collect = `(() => {
+	const a = document.getElementById("a");
+	const part = (p) => a.querySelector('[data-trickle="' + p + '"]');
+	return {
+		status: a.status, text: a.text,
+		html: part("content").innerHTML,
+		tail: !!part("tail"),
+		notice: part("notice-text").textContent, noticeShown: !part("notice").hidden,
+		retryShown: !part("retry").hidden,
+		thinking: part("thinking-text").textContent, thinkingShown: !part("thinking").hidden,
+		tools: part("tools").innerHTML,
+		announced: [...part("announcer").children].map((p) => p.textContent),
+		statusText: part("status").textContent,
+		streamId: a.streamId,
+		metrics: a.metrics,
+		events: window.__events,
+		eventTypes: window.__events.map((e) => e.type),
+	};
+})()`
+
+// ask sets the element's attributes, asks, waits for the end and collects.
+func ask(t *testing.T, ctx context.Context, attrs map[string]string, prompt string) result {
+	t.Helper()
+	var set strings.Builder
+	for k, v := range attrs {
+		fmt.Fprintf(&set, "a.setAttribute(%q, %q);\n", k, v)
+	}
+	status := eval[string](t, ctx, `(async () => {
+		const a = document.getElementById("a");
+		`+set.String()+`
+		return await a.ask(`+jsString(prompt)+`);
+	})()`)
+	// announcements are paced: give the announcer's queue time to drain
+	time.Sleep(50 * time.Millisecond)
+	r := waitAnnouncer(t, ctx)
+	require.Equal(t, status, r.Status, "ask() resolves with the final status")
+	return r
+}
+
+// waitAnnouncer collects once the announcer stopped growing (its pacing can
+// release the last sentence and the final status a little after the end).
+func waitAnnouncer(t *testing.T, ctx context.Context) result {
+	t.Helper()
+	var r result
+	prev := -1
+	for i := 0; i < 40; i++ {
+		r = eval[result](t, ctx, collect)
+		n := len(r.Announced) + len(r.StatusText)
+		if n == prev && r.StatusText != "" {
+			break
+		}
+		prev = n
+		time.Sleep(100 * time.Millisecond)
+	}
+	return r
+}
+
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// sameDOM checks that the content's HTML is render.Convert(text): both are
+// serialized by the same browser (parsing normalizes <br /> to <br> and the
+// like), so the comparison is byte for byte after one parse of each.
+func sameDOM(t *testing.T, ctx context.Context, text, html string) {
+	t.Helper()
+	want := render.Convert(text, render.WithPolicy(render.Policy{SameOrigin: server(t)}))
+	normalized := eval[string](t, ctx, `(() => {
+		const t = document.createElement("template");
+		t.innerHTML = `+jsString(want)+`;
+		return t.innerHTML;
+	})()`)
+	require.Equal(t, normalized, html, "the streamed DOM equals the one-shot render of the final text")
+}
+
+func canned(t *testing.T, name string) sim.Answer {
+	a, ok := sim.Lookup(name)
+	require.True(t, ok, name)
+	return a
+}
+
+func TestAnAnswerStreamsCompletesAndEqualsTheOneShotRender(t *testing.T) {
+	ctx := tab(t)
+	r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=short"}, "reverse a string in Go")
+
+	require.Equal(t, "complete", r.Status)
+	require.Equal(t, canned(t, "short").Text, r.Text)
+	sameDOM(t, ctx, r.Text, r.HTML)
+	require.False(t, r.Tail, "the live tail is gone once everything settled")
+	require.False(t, r.NoticeShown)
+	require.NotEmpty(t, r.StreamID)
+	require.Equal(t, []string{"trickle-start", "trickle-first-token", "trickle-end"}, r.EventTypes)
+	var end struct {
+		Detail struct {
+			Status  string  `json:"status"`
+			Metrics Metrics `json:"metrics"`
+		} `json:"detail"`
+	}
+	require.NoError(t, json.Unmarshal(r.Events[2], &end))
+	require.Equal(t, "complete", end.Detail.Status)
+	m := end.Detail.Metrics
+	require.Greater(t, m.Tokens, 10)
+	require.Greater(t, m.Bytes, len(r.Text))
+	require.Greater(t, m.TTFT, 0.0)
+	require.GreaterOrEqual(t, m.TTFT, m.TTFB)
+	require.Greater(t, m.Frames, 0)
+	require.Less(t, m.Frames, m.Tokens, "frames are batched, never one per token")
+}
+
+// Metrics mirrors the widget's metrics JSON.
+type Metrics struct {
+	TTFB       float64 `json:"ttfb_ms"`
+	TTFT       float64 `json:"ttft_ms"`
+	Tokens     int     `json:"tokens"`
+	Bytes      int     `json:"bytes"`
+	Frames     int     `json:"frames"`
+	Reconnects int     `json:"reconnects"`
+	Buffering  string  `json:"buffering"`
+}
+
+func TestEveryDialectOfTheSimulatedModelRendersTheSameAnswer(t *testing.T) {
+	ctx := tab(t)
+	want := canned(t, "tool-call")
+	for _, d := range sim.Dialects {
+		t.Run(d, func(t *testing.T) {
+			r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=tool-call&gap_ms=0.5&dialect=" + d}, "weather")
+			require.Equal(t, "complete", r.Status)
+			require.Equal(t, want.Text, r.Text)
+			sameDOM(t, ctx, r.Text, r.HTML)
+			if d == "plain" {
+				require.Empty(t, r.Tools, "the plain dialect carries text only")
+				return
+			}
+			require.Contains(t, r.Tools, "Calling <code>get_weather</code>")
+			require.Contains(t, r.Tools, "Lyon, France", "the complete arguments are shown")
+		})
+	}
+}
+
+func TestThinkingGoesInACollapsedPanelAndNotInTheAnswer(t *testing.T) {
+	ctx := tab(t)
+	want := canned(t, "thinking")
+	r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=thinking&dialect=anthropic"}, "think")
+	require.Equal(t, "complete", r.Status)
+	require.Equal(t, want.Text, r.Text)
+	require.True(t, r.ThinkShown)
+	require.Equal(t, want.Thinking, strings.TrimSpace(r.Thinking))
+	open := eval[bool](t, ctx, `document.querySelector('[data-trickle="thinking"] details').open`)
+	require.False(t, open, "thinking is collapsed by default")
+	sameDOM(t, ctx, r.Text, r.HTML)
+}
