@@ -132,7 +132,7 @@ var recordings = []recording{
 	},
 	{
 		file: "anthropic-thinking-tool.sse", dialect: "anthropic", status: Complete, finish: "tool_use",
-		thinking: "I need to find the weatherin Paris; the tool can tell me.",
+		thinking: "I need to find the weather in Paris; the tool can tell me.",
 		text:     "Let me check the weather in *Paris* for you.",
 		tools: []ToolCall{{Index: 2, ID: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", Name: "get_weather",
 			Arguments: `{"location": "Paris, France", "unit": "celsius"}`, Partial: `{"location": "Paris, France", "unit": "celsius"}`, Complete: true}},

@@ -1,11 +1,329 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"strings"
+
+	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/stream"
 )
 
+const replayUsage = `Usage: trickle replay [--chunk N] [--sse] [--dialect NAME] FILE|-
+
+Runs a recorded stream (SSE or NDJSON, any dialect) through the same
+pipeline the widget runs in the browser and prints, as JSON, what a person
+would get: the answer's dialect, status, text, thinking, tool calls, finish
+reason, usage and error.
+
+  --chunk N       feed the input in N-byte pieces (the result must not change)
+  --sse           print the raw SSE events instead, one JSON object per line
+  --dialect NAME  auto (default), openai, responses, anthropic, gemini, ollama, plain
+`
+
+// replayOutput is the JSON replay prints without --sse.
+type replayOutput struct {
+	Dialect      string          `json:"dialect"`
+	Status       string          `json:"status"`
+	Text         string          `json:"text"`
+	Thinking     string          `json:"thinking"`
+	ToolCalls    []replayTool    `json:"tool_calls"`
+	FinishReason string          `json:"finish_reason"`
+	Usage        *stream.Usage   `json:"usage"`
+	Error        *replayError    `json:"error"`
+	LastEventID  string          `json:"last_event_id"`
+	Events       int             `json:"events"`
+	Skipped      int             `json:"skipped"`
+	Problems     []string        `json:"problems"`
+	extra        []replayAddendum // fields added by render/a11y, in order
+}
+
+type replayTool struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Complete  bool   `json:"complete"`
+}
+
+type replayError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// replayAddendum is one extra top-level field (html, frames, announcements).
+type replayAddendum struct {
+	key   string
+	value any
+}
+
+// MarshalJSON writes the fixed fields, then the addenda, keeping the
+// documented key order.
+func (o replayOutput) MarshalJSON() ([]byte, error) {
+	type plain replayOutput
+	base, err := marshalNoEscape(plain(o))
+	if err != nil || len(o.extra) == 0 {
+		return base, err
+	}
+	var b strings.Builder
+	b.Write(base[:len(base)-1])
+	for _, a := range o.extra {
+		k, _ := marshalNoEscape(a.key)
+		v, err := marshalNoEscape(a.value)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteByte(',')
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return []byte(b.String()), nil
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping (the output is for
+// people and tools, not for embedding in a page) and without the newline.
+func marshalNoEscape(v any) ([]byte, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return []byte(strings.TrimSuffix(b.String(), "\n")), nil
+}
+
+// parseInterspersed parses flags that may come before or after the
+// positional arguments (trickle replay FILE --chunk 7).
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
 func replay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "trickle replay: not built yet")
-	return 1
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, replayUsage) }
+	chunk := fs.Int("chunk", 0, "feed the input in N-byte pieces")
+	rawSSE := fs.Bool("sse", false, "print the raw SSE events")
+	dialect := fs.String("dialect", "auto", "the stream's dialect")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if len(pos) != 1 {
+		fmt.Fprint(stderr, "trickle replay: want exactly one FILE (or - for standard input)\n\n"+replayUsage)
+		return 2
+	}
+	if *chunk < 0 {
+		fmt.Fprintf(stderr, "trickle replay: --chunk must be positive, not %d\n", *chunk)
+		return 2
+	}
+	if d := strings.ToLower(*dialect); d != "auto" && d != "" {
+		if _, err := stream.NewDecoder(d); err != nil {
+			fmt.Fprintf(stderr, "trickle replay: %v\n", err)
+			return 2
+		}
+	}
+
+	in := stdin
+	if pos[0] != "-" {
+		f, err := os.Open(pos[0])
+		if err != nil {
+			fmt.Fprintf(stderr, "trickle replay: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		in = f
+	}
+
+	out := bufio.NewWriter(stdout)
+	defer out.Flush()
+	if *rawSSE {
+		err = replaySSE(in, *chunk, out)
+	} else {
+		var o replayOutput
+		o, err = replayAnswer(in, *chunk, *dialect)
+		if err == nil {
+			err = writeIndented(out, o)
+		}
+	}
+	if err != nil {
+		out.Flush()
+		fmt.Fprintf(stderr, "trickle replay: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// writeIndented prints v as indented JSON without HTML escaping: the
+// output is for people and tools, and the text is full of < and &.
+func writeIndented(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// pieces reads r and calls write with each piece: exactly n bytes each
+// (the last may be shorter) when n > 0, else whatever each read returns.
+func pieces(r io.Reader, n int, write func([]byte) error) error {
+	size := n
+	if size <= 0 {
+		size = 32 << 10
+	}
+	buf := make([]byte, size)
+	for {
+		var m int
+		var err error
+		if n > 0 {
+			m, err = io.ReadFull(r, buf)
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				err = io.EOF
+			}
+		} else {
+			m, err = r.Read(buf)
+		}
+		if m > 0 {
+			if werr := write(buf[:m]); werr != nil {
+				return werr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading the input: %w", err)
+		}
+	}
+}
+
+// replayAnswer runs the input through the stream pipeline.
+func replayAnswer(in io.Reader, chunk int, dialect string) (replayOutput, error) {
+	p := stream.NewPipeline(stream.WithDialect(dialect))
+	if err := pieces(in, chunk, func(b []byte) error { _, err := p.Write(b); return err }); err != nil {
+		return replayOutput{}, err
+	}
+	_ = p.Close() // an incomplete stream is a result, reported in the JSON
+	return answerOutput(p), nil
+}
+
+// answerOutput describes the pipeline's answer.
+func answerOutput(p *stream.Pipeline) replayOutput {
+	a := p.Answer()
+	o := replayOutput{
+		Dialect: p.Dialect(), Status: a.Status().String(), Text: a.Text(), Thinking: a.Thinking(),
+		ToolCalls: []replayTool{}, FinishReason: a.FinishReason(), Usage: a.Usage(),
+		Error: describeError(a.Err()), LastEventID: p.LastEventID(),
+		Events: a.Events(), Skipped: a.Skipped(), Problems: []string{},
+	}
+	for _, c := range a.ToolCalls() {
+		o.ToolCalls = append(o.ToolCalls, replayTool{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Complete: c.Complete})
+	}
+	for _, e := range a.Problems() {
+		o.Problems = append(o.Problems, e.Error())
+	}
+	return o
+}
+
+// describeError gives an answer's error a type word and a message.
+func describeError(err error) *replayError {
+	if err == nil {
+		return nil
+	}
+	var perr *stream.ProviderError
+	var rerr *stream.RelayError
+	switch {
+	case errors.As(err, &perr):
+		return &replayError{Type: perr.Type, Message: perr.Message}
+	case errors.As(err, &rerr):
+		return &replayError{Type: "relay_" + rerr.Status, Message: err.Error()}
+	case errors.Is(err, stream.ErrIncomplete):
+		return &replayError{Type: "incomplete", Message: err.Error()}
+	case errors.Is(err, stream.ErrStopped):
+		return &replayError{Type: "stopped", Message: err.Error()}
+	}
+	return &replayError{Type: "error", Message: err.Error()}
+}
+
+// sseLines writes one JSON line per decoded SSE event or retry field.
+type sseLines struct {
+	w   io.Writer
+	err error
+}
+
+func (s *sseLines) line(v any) {
+	if s.err != nil {
+		return
+	}
+	b, err := marshalNoEscape(v)
+	if err == nil {
+		b = append(b, '\n')
+		_, err = s.w.Write(b)
+	}
+	s.err = err
+}
+
+func (s *sseLines) Event(e sse.Event) {
+	s.line(struct {
+		Type        string `json:"type"`
+		Data        string `json:"data"`
+		LastEventID string `json:"lastEventId"`
+	}{e.Type, e.Data, e.LastEventID})
+}
+
+func (s *sseLines) Retry(ms int) {
+	s.line(struct {
+		Retry int `json:"retry"`
+	}{ms})
+}
+
+// replaySSE prints the raw events exactly as an EventSource would see
+// them.
+func replaySSE(in io.Reader, chunk int, w io.Writer) error {
+	out := &sseLines{w: w}
+	p := sse.NewParser(out)
+	err := pieces(in, chunk, func(b []byte) error {
+		if _, err := p.Write(b); err != nil {
+			out.line(struct {
+				Error string `json:"error"`
+			}{err.Error()})
+		}
+		return out.err
+	})
+	if err != nil {
+		return err
+	}
+	closeErr := p.Close()
+	eof := struct {
+		EOF         bool   `json:"eof"`
+		LastEventID string `json:"lastEventId"`
+		Incomplete  string `json:"incomplete,omitempty"`
+	}{EOF: true, LastEventID: p.LastEventID()}
+	if closeErr != nil {
+		eof.Incomplete = closeErr.Error()
+	}
+	out.line(eof)
+	return out.err
 }
