@@ -1,0 +1,241 @@
+package relay_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/sse"
+)
+
+func TestTooManyStreamsGet429WithRetryAfter(t *testing.T) {
+	_, base := start(t, relay.WithMaxStreams(2))
+	slow := "?answer=sample-20k&gap_ms=50"
+	for range 2 {
+		require.Equal(t, http.StatusOK, post(t, base+"/v1/chat/completions"+slow, hello).StatusCode)
+	}
+	resp := post(t, base+"/v1/chat/completions"+slow, hello)
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	require.Equal(t, "1", resp.Header.Get("Retry-After"))
+	b, _ := io.ReadAll(resp.Body)
+	require.Contains(t, string(b), "limit 2")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/v1/ws"+slow, nil)
+	require.NoError(t, err)
+	defer c.CloseNow()
+	require.NoError(t, c.Write(ctx, websocket.MessageText, []byte(hello)))
+	_, msg, err := c.Read(ctx)
+	require.NoError(t, err)
+	require.Contains(t, string(msg), `"status":"failed"`)
+	_, _, err = c.Read(ctx)
+	require.Equal(t, websocket.StatusTryAgainLater, websocket.CloseStatus(err))
+}
+
+func TestABodyOverTheLimitGets413(t *testing.T) {
+	_, base := start(t, relay.WithMaxBodyBytes(100))
+	big := `{"stream":true,"messages":[{"role":"user","content":"` + strings.Repeat("x", 200) + `"}]}`
+	resp := post(t, base+"/v1/chat/completions", big)
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	b, _ := io.ReadAll(resp.Body)
+	require.Contains(t, string(b), "limit of 100 bytes")
+}
+
+func TestAStreamOverTheEventLimitFailsWithAStatusEvent(t *testing.T) {
+	_, base := start(t, relay.WithMaxEvents(10))
+	resp := post(t, base+"/v1/chat/completions?answer=short", hello)
+	evs, err := events(resp.Body)
+	require.NoError(t, err)
+	require.Len(t, evs, 11)
+	require.Equal(t, relay.StatusEvent, evs[10].Type)
+	require.Contains(t, evs[10].Data, "limit of 10 events")
+	require.Equal(t, relay.StateFailed, info(t, base, resp.Header.Get("X-Trickle-Stream")).State)
+}
+
+func TestAnEventOverTheSizeLimitFailsTheStream(t *testing.T) {
+	_, base := start(t, relay.WithMaxEventBytes(120))
+	resp := post(t, base+"/v1/chat/completions?answer=short&dialect=openai", hello)
+	evs, err := events(resp.Body)
+	require.NoError(t, err)
+	require.Len(t, evs, 1, "the first chunk is already over 120 bytes")
+	require.Contains(t, evs[0].Data, "over the limit of 120")
+}
+
+func TestOriginsAreSameOriginByDefault(t *testing.T) {
+	_, base := start(t)
+	resp := post(t, base+"/v1/chat/completions", hello, "Origin", "https://evil.example")
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+	b, _ := io.ReadAll(resp.Body)
+	require.Contains(t, string(b), "https://evil.example")
+
+	same := post(t, base+"/v1/chat/completions?answer=short", hello, "Origin", base)
+	require.Equal(t, http.StatusOK, same.StatusCode)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, hs, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/v1/ws",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://evil.example"}}})
+	require.Error(t, err)
+	require.Equal(t, http.StatusForbidden, hs.StatusCode)
+
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/v1/ws?answer=short",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Origin": {base}}})
+	require.NoError(t, err)
+	c.CloseNow()
+}
+
+func TestAllowlistedOriginsGetCORSHeadersAndPreflights(t *testing.T) {
+	_, base := start(t, relay.WithAllowedOrigins("https://app.example"))
+	req, _ := http.NewRequest(http.MethodOptions, base+"/v1/chat/completions", nil)
+	req.Header.Set("Origin", "https://app.example")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "content-type, last-event-id")
+	pre, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	pre.Body.Close()
+	require.Equal(t, http.StatusNoContent, pre.StatusCode)
+	require.Equal(t, "https://app.example", pre.Header.Get("Access-Control-Allow-Origin"))
+	require.Contains(t, pre.Header.Get("Access-Control-Allow-Methods"), "DELETE")
+	require.Contains(t, pre.Header.Get("Access-Control-Allow-Headers"), "Last-Event-ID")
+
+	resp := post(t, base+"/v1/chat/completions?answer=short", hello, "Origin", "https://app.example")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "https://app.example", resp.Header.Get("Access-Control-Allow-Origin"))
+	require.Contains(t, resp.Header.Get("Access-Control-Expose-Headers"), "X-Trickle-Stream")
+
+	other := post(t, base+"/v1/chat/completions", hello, "Origin", "https://other.example")
+	require.Equal(t, http.StatusForbidden, other.StatusCode)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/v1/ws",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://app.example"}}})
+	require.NoError(t, err)
+	c.CloseNow()
+}
+
+func TestABearerTokenIsRequiredWhenConfigured(t *testing.T) {
+	_, base := start(t, relay.WithToken("s3cret"))
+	require.Equal(t, http.StatusUnauthorized, post(t, base+"/v1/chat/completions", hello).StatusCode)
+	require.Equal(t, http.StatusUnauthorized, post(t, base+"/v1/chat/completions", hello, "Authorization", "Bearer wrong").StatusCode)
+	ok := post(t, base+"/v1/chat/completions?answer=short", hello, "Authorization", "Bearer s3cret")
+	require.Equal(t, http.StatusOK, ok.StatusCode)
+	require.Equal(t, http.StatusOK, get(t, base+"/healthz").StatusCode, "health checks need no token")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, hs, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/v1/ws", nil)
+	require.Error(t, err)
+	require.Equal(t, http.StatusUnauthorized, hs.StatusCode)
+	c := wsDial(t, base, "?answer=short&access_token=s3cret", hello)
+	msgs, err := wsMessages(t, c)
+	require.Equal(t, websocket.StatusNormalClosure, websocket.CloseStatus(err))
+	require.NotEmpty(t, msgs)
+}
+
+func TestShutdownLetsStreamsFinishAndRefusesNewOnes(t *testing.T) {
+	srv, base := start(t)
+	resp := post(t, base+"/v1/chat/completions?answer=short&gap_ms=3", hello)
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		done <- srv.Shutdown(ctx)
+	}()
+	eventually(t, "draining", func() bool { return get(t, base+"/healthz").StatusCode == http.StatusServiceUnavailable })
+	refused := post(t, base+"/v1/chat/completions", hello)
+	require.Equal(t, http.StatusServiceUnavailable, refused.StatusCode)
+	require.NotEmpty(t, refused.Header.Get("Retry-After"))
+	evs, err := events(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, "[DONE]", evs[len(evs)-1].Data, "the running stream finished")
+	require.NoError(t, <-done)
+}
+
+func TestShutdownPastItsDeadlineHandsClientsAResumableEnd(t *testing.T) {
+	srv, base := start(t)
+	resp := post(t, base+"/v1/chat/completions?answer=sample-100k&gap_ms=5", hello)
+	c := wsDial(t, base, "?answer=sample-100k&gap_ms=5", hello)
+	dec := sse.NewDecoder(resp.Body)
+	_, err := dec.Next()
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	err = srv.Shutdown(ctx)
+	require.ErrorIs(t, err, relay.ErrShutdownLate)
+	var last sse.Event
+	for {
+		ev, err := dec.Next()
+		if err != nil {
+			require.True(t, errors.Is(err, io.EOF), "a clean end the client can resume from: %v", err)
+			break
+		}
+		last = ev
+	}
+	require.NotEqual(t, "[DONE]", last.Data)
+	_, err = wsMessages(t, c)
+	require.Equal(t, websocket.StatusGoingAway, websocket.CloseStatus(err))
+}
+
+func TestWidgetFilesArePrecompressedTypedAndCachedByName(t *testing.T) {
+	wasm := []byte("\x00asm\x01\x00\x00\x00")
+	widget := fstest.MapFS{
+		"trickle.0123abcd.wasm":    {Data: wasm},
+		"trickle.0123abcd.wasm.br": {Data: []byte("brotli bytes")},
+		"trickle.0123abcd.wasm.gz": {Data: []byte("gzip bytes")},
+		"trickle.js":               {Data: []byte("console.log(1)")},
+	}
+	pages := fstest.MapFS{"index.html": {Data: []byte("<h1>examples</h1>")}}
+	_, base := start(t, relay.WithWidget(widget), relay.WithPages(pages))
+
+	cases := []struct {
+		name, path, accept, body, encoding, ctype, cache string
+	}{
+		{"brotli when accepted", "/trickle/trickle.0123abcd.wasm", "gzip, br", "brotli bytes", "br", "application/wasm", "public, max-age=31536000, immutable"},
+		{"gzip when brotli is not", "/trickle/trickle.0123abcd.wasm", "gzip", "gzip bytes", "gzip", "application/wasm", "public, max-age=31536000, immutable"},
+		{"identity when nothing is", "/trickle/trickle.0123abcd.wasm", "identity", string(wasm), "", "application/wasm", "public, max-age=31536000, immutable"},
+		{"brotli refused with q=0", "/trickle/trickle.0123abcd.wasm", "br;q=0", string(wasm), "", "application/wasm", "public, max-age=31536000, immutable"},
+		{"unhashed names revalidate", "/trickle/trickle.js", "br", "console.log(1)", "", "text/javascript; charset=utf-8", "no-cache"},
+		{"pages", "/examples/", "", "<h1>examples</h1>", "", "text/html; charset=utf-8", "no-cache"},
+	}
+	tr := &http.Transport{DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodGet, base+c.path, nil)
+			if c.accept != "" {
+				req.Header.Set("Accept-Encoding", c.accept)
+			}
+			resp, err := client.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			require.Equal(t, c.body, string(b))
+			require.Equal(t, c.encoding, resp.Header.Get("Content-Encoding"))
+			require.Equal(t, c.ctype, resp.Header.Get("Content-Type"))
+			require.Equal(t, c.cache, resp.Header.Get("Cache-Control"))
+			require.Contains(t, resp.Header.Get("Vary"), "Accept-Encoding")
+		})
+	}
+	require.Equal(t, http.StatusNotFound, get(t, base+"/trickle/missing.js").StatusCode)
+	require.Equal(t, http.StatusNotFound, get(t, base+"/trickle/trickle.0123abcd.wasm.br").StatusCode, "siblings only through negotiation")
+
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(base + "/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusFound, resp.StatusCode)
+	require.Equal(t, "/examples/", resp.Header.Get("Location"))
+}
