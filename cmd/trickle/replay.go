@@ -28,18 +28,18 @@ reason, usage and error.
 
 // replayOutput is the JSON replay prints without --sse.
 type replayOutput struct {
-	Dialect      string          `json:"dialect"`
-	Status       string          `json:"status"`
-	Text         string          `json:"text"`
-	Thinking     string          `json:"thinking"`
-	ToolCalls    []replayTool    `json:"tool_calls"`
-	FinishReason string          `json:"finish_reason"`
-	Usage        *stream.Usage   `json:"usage"`
-	Error        *replayError    `json:"error"`
-	LastEventID  string          `json:"last_event_id"`
-	Events       int             `json:"events"`
-	Skipped      int             `json:"skipped"`
-	Problems     []string        `json:"problems"`
+	Dialect      string           `json:"dialect"`
+	Status       string           `json:"status"`
+	Text         string           `json:"text"`
+	Thinking     string           `json:"thinking"`
+	ToolCalls    []replayTool     `json:"tool_calls"`
+	FinishReason string           `json:"finish_reason"`
+	Usage        *stream.Usage    `json:"usage"`
+	Error        *replayError     `json:"error"`
+	LastEventID  string           `json:"last_event_id"`
+	Events       int              `json:"events"`
+	Skipped      int              `json:"skipped"`
+	Problems     []string         `json:"problems"`
 	extra        []replayAddendum // fields added by render/a11y, in order
 }
 

@@ -52,8 +52,8 @@ func TestReplayGivesTheSameJSONWhateverTheChunkSize(t *testing.T) {
 func TestReplayReportsTheAnswerAsJSON(t *testing.T) {
 	cases := []struct {
 		file, dialect, status, text, finish, errType string
-		tools                                       int
-		usage                                       bool
+		tools                                        int
+		usage                                        bool
 	}{
 		{"openai-text.sse", "openai", "complete", "# Tea time\n\nGreen tea isn’t bitter", "stop", "", 0, true},
 		{"openai-tools.sse", "openai", "complete", "", "tool_calls", "", 2, true},
