@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/trickle-dev/trickle/render"
 	"github.com/yuin/goldmark/ast"
 )
 
@@ -67,16 +68,20 @@ func markdownOutsideCode(s string, code []string) int {
 }
 
 // streamAnswer streams text to a fresh announcer in random token cuts with
-// random gaps between frames, as a model and the render loop would.
-func streamAnswer(t *testing.T, text string, rng *rand.Rand, maxToken int, gap func() time.Duration) (*harness, Transcript) {
+// random gaps between frames, through render.Document exactly as the
+// widget's frame loop does.
+func streamAnswer(t *testing.T, text string, rng *rand.Rand, maxToken int, gap func() time.Duration, opts ...render.Option) (*harness, Transcript) {
 	h := newHarness(t)
+	d := render.NewDocument(opts...)
 	h.a.Start()
 	for i := 0; i < len(text); {
 		i = min(len(text), i+1+rng.IntN(maxToken))
-		h.tail(text[:i])
+		f := d.Update(text[:i])
+		h.a.Frame(f.Settled, f.TailBlocks, f.Final)
 		h.wait(gap())
 	}
-	h.finish(text)
+	f := d.Finish()
+	h.a.Frame(f.Settled, f.TailBlocks, f.Final)
 	h.a.End("complete", nil)
 	h.drain()
 	return h, h.a.Transcript()
@@ -91,15 +96,12 @@ func TestStreamedRealisticAnswersMeetTheListeningCriteria(t *testing.T) {
 		text := readAnswer(t, name)
 		want := Units(parse(text))
 		code := codeSpans(text)
-		maxToken := 12
-		if len(text) > 10000 {
-			maxToken = 40 // keeps the quadratic all-tail harness quick
-		}
 		for seed := range runs {
 			rng := rand.New(rand.NewPCG(uint64(seed), 42))
-			h, tr := streamAnswer(t, text, rng, maxToken, func() time.Duration {
+			// Odd seeds stream with render's tail repair on.
+			h, tr := streamAnswer(t, text, rng, 12, func() time.Duration {
 				return time.Duration(10+rng.IntN(140)) * time.Millisecond
-			})
+			}, render.WithRepair(seed%2 == 1))
 			// Announcements equal the expected units, in order, keyed
 			// by the same positions, whatever the cuts.
 			require.Len(t, tr.Units, len(want), "%s seed %d", name, seed)
@@ -130,14 +132,37 @@ func TestStreamedRealisticAnswersMeetTheListeningCriteria(t *testing.T) {
 }
 
 func TestStreamingOneByteAtATimeGivesTheOneShotUnits(t *testing.T) {
-	for _, name := range answers[:4] {
+	for _, name := range answers {
 		text := readAnswer(t, name)
 		if testing.Short() {
 			text = text[:len(text)/3]
 		}
+		for _, repair := range []bool{false, true} {
+			h := newHarness(t)
+			d := render.NewDocument(render.WithRepair(repair))
+			h.a.Start()
+			for i := 1; i <= len(text); i++ {
+				f := d.Update(text[:i])
+				h.a.Frame(f.Settled, f.TailBlocks, f.Final)
+				h.wait(16 * time.Millisecond)
+			}
+			f := d.Finish()
+			h.a.Frame(f.Settled, f.TailBlocks, f.Final)
+			h.a.End("complete", nil)
+			h.drain()
+			require.Equal(t, texts(Units(parse(text))), texts(h.a.Transcript().Units), "%s repair %v", name, repair)
+		}
+	}
+}
+
+func TestAllTailFramesGiveTheOneShotUnitsToo(t *testing.T) {
+	// A renderer that settles nothing until the end is also valid input:
+	// every tail run followed by another one counts as ended.
+	for _, name := range answers[:4] {
+		text := readAnswer(t, name)
 		h := newHarness(t)
 		h.a.Start()
-		for i := 1; i <= len(text); i++ {
+		for i := 1; i <= len(text); i += 3 {
 			h.tail(text[:i])
 			h.wait(16 * time.Millisecond)
 		}
