@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // DefaultMaxEventSize is the event size bound used when no WithMaxEventSize
@@ -114,7 +115,16 @@ type Parser struct {
 	dropBlock bool   // the current block overflowed: ignore it to its end
 	lastType  string // the previous custom event type, reused when equal
 	scratch   []byte // WHATWG UTF-8 decode output for invalid input
-	err       error  // first error of the current Write
+
+	// A block's single data value, still in the caller's chunk (valid only
+	// during the Write that holds it; see materialize).
+	chunk        []byte // the bytes of the current feed call
+	refLo, refHi int    // the value's bounds in chunk, when hasRef
+	hasRef       bool
+	inPlaceValid bool   // the complete lines of the current chunk are UTF-8
+	arena        []byte // see str; only arena[arenaOff:] is ever written
+	arenaOff     int
+	err          error // first error of the current Write
 }
 
 // NewParser returns a Parser that reports to h.
@@ -143,6 +153,7 @@ func (p *Parser) Reset() {
 	p.skip = keepLine
 	p.offset = 0
 	p.data = p.data[:0]
+	p.hasRef = false
 	p.typ = p.typ[:0]
 	p.idBuf = p.lastID
 	p.pending = false
@@ -218,7 +229,15 @@ func (p *Parser) stripBOM(b []byte) []byte {
 // feed splits b into lines. A line that lies wholly inside b is processed in
 // place; only the unfinished tail is copied into p.line.
 func (p *Parser) feed(b []byte) {
-	lf := -2 // index in b of the next LF; -2 unknown, -1 none
+	p.inPlaceValid = validPrefix(b)
+	p.chunk = b
+
+	// lf and cr are the indexes in b of the next LF and CR at or after
+	// base (-1: none left; -2: not searched yet). Each search starts where
+	// the previous one's result was consumed, so every byte is looked at
+	// once per kind however the lines and chunks fall: linear time even for
+	// a chunk of lone CRs or a line fed a few bytes at a time.
+	lf, cr := -2, -2
 	base := 0
 	for len(b) > 0 {
 		if p.skipLF {
@@ -230,37 +249,62 @@ func (p *Parser) feed(b []byte) {
 				continue
 			}
 		}
-		// Search for LF once per LF, and for CR only up to it, so that a
-		// chunk full of lone CRs (or of CRLFs) is still scanned in linear
-		// time.
 		if lf != -1 && lf < base {
-			if i := bytes.IndexByte(b, '\n'); i >= 0 {
-				lf = base + i
-			} else {
-				lf = -1
-			}
+			lf = indexFrom(b, base, '\n')
 		}
-		limit := len(b)
-		if lf >= 0 {
-			limit = lf - base
+		if cr != -1 && cr < base {
+			cr = indexFrom(b, base, '\r')
 		}
-		end := bytes.IndexByte(b[:limit], '\r')
-		if end < 0 {
-			if lf < 0 {
-				p.partial(b)
-				p.offset += int64(len(b))
-				return
-			}
-			end = limit
-		} else {
+		end := lf
+		if cr >= 0 && (lf < 0 || cr < lf) {
+			end = cr
 			p.skipLF = true
 		}
+		if end < 0 {
+			p.partial(b)
+			p.offset += int64(len(b))
+			break
+		}
+		end -= base
 		seg := b[:end]
 		b = b[end+1:]
 		base += end + 1
 		p.offset += int64(end + 1)
-		p.endLine(seg)
+		p.endLine(seg, base-end-1)
 	}
+	// The chunk belongs to the caller once Write returns: a data value kept
+	// in place is copied now.
+	p.materialize()
+	p.chunk = nil
+}
+
+// validPrefix reports whether b, less an unfinished character at its end, is
+// valid UTF-8: one fast pass in the common case. Every line that ends inside
+// b is then valid too (CR and LF never split a character), so no value of
+// this chunk needs checking on its own.
+func validPrefix(b []byte) bool {
+	if utf8.Valid(b) {
+		return true
+	}
+	// The chunk may end in the middle of a character: drop its lead and
+	// continuation bytes (at most three) and look again.
+	i := len(b) - 1
+	for i >= 0 && len(b)-i <= 3 && b[i]&0xC0 == 0x80 {
+		i--
+	}
+	if i < 0 || b[i] < 0xC0 {
+		return false
+	}
+	return utf8.Valid(b[:i])
+}
+
+// indexFrom returns the index of c in b at or after base (b starts at base),
+// or -1.
+func indexFrom(b []byte, base int, c byte) int {
+	if i := bytes.IndexByte(b, c); i >= 0 {
+		return base + i
+	}
+	return -1
 }
 
 // partial holds bytes of a line whose end has not arrived yet.
@@ -287,23 +331,32 @@ func (p *Parser) partial(b []byte) {
 }
 
 // endLine completes the current line with its last bytes seg.
-func (p *Parser) endLine(seg []byte) {
+func (p *Parser) endLine(seg []byte, at int) {
 	if p.skip != keepLine {
 		// The line is not blank: it had bytes before this write.
 		p.skip = keepLine
 		return
 	}
-	line := seg
-	if len(p.line) > 0 {
-		p.line = append(p.line, seg...)
-		line = p.line
+	if len(p.line) == 0 {
+		p.processLine(seg, at)
+		return
 	}
-	p.processLine(line)
+	p.line = append(p.line, seg...)
+	p.processLine(p.line, -1)
 	p.line = p.line[:0]
 }
 
 func (p *Parser) fits(lineLen int) bool {
-	return len(p.data)+len(p.typ)+lineLen <= p.max
+	return len(p.data)+p.refHi-p.refLo+len(p.typ)+lineLen <= p.max
+}
+
+// materialize copies a data value kept in place into the data buffer.
+func (p *Parser) materialize() {
+	if p.hasRef {
+		p.data = append(p.data, p.chunk[p.refLo:p.refHi]...)
+		p.data = append(p.data, '\n')
+		p.refLo, p.refHi, p.hasRef = 0, 0, false
+	}
 }
 
 // overflow reports an oversize event and drops it to its end.
@@ -311,6 +364,7 @@ func (p *Parser) overflow(size int) {
 	err := fmt.Errorf("%w: more than %d bytes (reached %d) in the event before stream byte %d; event dropped",
 		ErrEventTooLarge, p.max, size, p.offset)
 	p.data = p.data[:0]
+	p.refLo, p.refHi, p.hasRef = 0, 0, false
 	p.typ = p.typ[:0]
 	p.dropBlock = true
 	p.pending = true
@@ -331,7 +385,9 @@ func (p *Parser) report(err error) {
 // UTF-8 decoder never folds an ASCII byte into a replacement character, so
 // lines and field names split the same before and after decoding; only
 // values that are kept are decoded (see text).
-func (p *Parser) processLine(line []byte) {
+//
+// at is where line starts in p.chunk, or -1 when it was assembled in p.line.
+func (p *Parser) processLine(line []byte, at int) {
 	if len(line) == 0 {
 		p.dispatch()
 		return
@@ -348,7 +404,13 @@ func (p *Parser) processLine(line []byte) {
 	}
 	p.pending = true
 	var name, value []byte
-	if i := bytes.IndexByte(line, ':'); i >= 0 {
+	if len(line) >= 5 && string(line[:5]) == "data:" {
+		// The line model streams are made of, without a search for ':'.
+		name, value = line[:4], line[5:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+	} else if i := bytes.IndexByte(line, ':'); i >= 0 {
 		name, value = line[:i], line[i+1:]
 		if len(value) > 0 && value[0] == ' ' {
 			value = value[1:]
@@ -356,15 +418,27 @@ func (p *Parser) processLine(line []byte) {
 	} else {
 		name = line
 	}
+	inPlace := at >= 0
+	valid := inPlace && p.inPlaceValid
 	switch string(name) {
 	case "data":
-		p.data = append(p.data, p.text(value)...)
+		if inPlace && valid && !p.hasRef && len(p.data) == 0 {
+			// The usual block has one data line: keep it where it is
+			// and make the event's string straight from it.
+			// (Offsets, not a slice: storing a pointer per event would
+			// cost a GC write barrier.)
+			p.refHi = at + len(line)
+			p.refLo, p.hasRef = p.refHi-len(value), true
+			break
+		}
+		p.materialize()
+		p.data = append(p.data, p.text(value, valid)...)
 		p.data = append(p.data, '\n')
 	case "event":
-		p.typ = append(p.typ[:0], p.text(value)...)
+		p.typ = append(p.typ[:0], p.text(value, valid)...)
 	case "id":
 		if bytes.IndexByte(value, 0) < 0 {
-			v := p.text(value)
+			v := p.text(value, valid)
 			if string(v) != p.idBuf {
 				p.idBuf = string(v)
 			}
@@ -377,11 +451,11 @@ func (p *Parser) processLine(line []byte) {
 	// Any other field name is ignored, as the standard says.
 }
 
-// text returns v decoded as UTF-8 the WHATWG way: v itself when valid (the
-// common case, checked quickly), else a copy with each maximal invalid
+// text returns v decoded as UTF-8 the WHATWG way: v itself when known or
+// found valid (the common case), else a copy with each maximal invalid
 // subpart replaced by U+FFFD.
-func (p *Parser) text(v []byte) []byte {
-	if utf8.Valid(v) {
+func (p *Parser) text(v []byte, valid bool) []byte {
+	if valid || utf8.Valid(v) {
 		return v
 	}
 	p.scratch = appendWHATWG(p.scratch[:0], v)
@@ -408,6 +482,32 @@ func parseRetry(v []byte) (int, bool) {
 	return ms, true
 }
 
+// Small events' Data strings are cut from shared blocks, so that a stream of
+// short deltas costs one allocation per block rather than one per event. A
+// retained Data string keeps at most one block (arenaBlock bytes) alive.
+const (
+	arenaBlock = 4 << 10
+	arenaMax   = 256 // larger data gets its own allocation
+)
+
+// str returns b as a string. Bytes of the arena before arenaOff are never
+// written again (a full arena is replaced, not reused), so the strings made
+// over them are immutable as Go requires.
+func (p *Parser) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > arenaMax {
+		return string(b)
+	}
+	if len(p.arena)-p.arenaOff < len(b) {
+		p.arena, p.arenaOff = make([]byte, arenaBlock), 0
+	}
+	off := p.arenaOff
+	p.arenaOff += copy(p.arena[off:], b)
+	return unsafe.String(&p.arena[off], len(b))
+}
+
 // dispatch runs the standard's "dispatch the event" steps at a blank line.
 func (p *Parser) dispatch() {
 	// Step 1 happens even when nothing is dispatched: a block with only an
@@ -420,15 +520,17 @@ func (p *Parser) dispatch() {
 		p.typ = p.typ[:0]
 		return
 	}
-	if len(p.data) == 0 {
+	if len(p.data) == 0 && !p.hasRef {
 		// Step 2: nothing to dispatch, but the event type buffer is reset.
 		p.typ = p.typ[:0]
 		return
 	}
-	e := Event{
-		Type:        "message",
-		Data:        string(p.data[:len(p.data)-1]),
-		LastEventID: p.lastID,
+	e := Event{Type: "message", LastEventID: p.lastID}
+	if p.hasRef {
+		e.Data = p.str(p.chunk[p.refLo:p.refHi])
+		p.refLo, p.refHi, p.hasRef = 0, 0, false
+	} else {
+		e.Data = p.str(p.data[:len(p.data)-1])
 	}
 	if len(p.typ) > 0 {
 		if string(p.typ) != p.lastType {
