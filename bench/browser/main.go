@@ -82,6 +82,16 @@ type Result struct {
 	LongTasks    int     `json:"long_tasks"`
 	FPS          float64 `json:"fps"`
 	MaxFrameGap  float64 `json:"max_frame_gap_ms"`
+	// Own is what the widget measured of itself (its frames: Go plus its
+	// DOM calls, without the browser's style, layout and paint); only for
+	// the widget.
+	Own *ownFrames `json:"own,omitempty"`
+}
+
+type ownFrames struct {
+	Frames     int     `json:"frames"`
+	FrameMaxMs float64 `json:"frame_max_ms"`
+	TotalMs    float64 `json:"frame_total_ms"`
 }
 
 func run(samples, renderers string, rate float64, chars int, widget, out string) error {
@@ -154,6 +164,9 @@ func run(samples, renderers string, rate float64, chars int, widget, out string)
 			}
 			log.Printf("%-12s %-8s main thread %8.1f ms, longest task %6.1f ms, tasks >4ms %4d, long tasks %d, %5.1f fps, max frame gap %6.1f ms (%s, %.1f s)",
 				name, r, res.MainThread, res.LongestTask, res.TasksOver4ms, res.LongTasks, res.FPS, res.MaxFrameGap, res.Status, res.Duration/1000)
+			if res.Own != nil {
+				log.Printf("%-12s %-8s its own frames: %d, longest %.1f ms, total %.1f ms", name, r, res.Own.Frames, res.Own.FrameMaxMs, res.Own.TotalMs)
+			}
 			results = append(results, res)
 		}
 	}
@@ -236,6 +249,11 @@ type pageResult struct {
 	FPS         float64 `json:"fps"`
 	MaxFrameGap float64 `json:"maxFrameGapMs"`
 	LongTasks   int     `json:"longTasksAfterLoad"`
+	Own         *struct {
+		Frames       int     `json:"frames"`
+		FrameMaxMs   float64 `json:"frameMaxMs"`
+		FrameTotalMs float64 `json:"frameTotalMs"`
+	} `json:"own"`
 }
 
 // measure opens url in a new tab of browser while tracing, waits for the
@@ -310,6 +328,9 @@ func measure(browser context.Context, url string) (Result, error) {
 	res := Result{
 		Status: page.Status, Chars: page.TextLength, Duration: page.DurationMs,
 		FPS: page.FPS, MaxFrameGap: page.MaxFrameGap, LongTasks: page.LongTasks,
+	}
+	if page.Own != nil {
+		res.Own = &ownFrames{Frames: page.Own.Frames, FrameMaxMs: page.Own.FrameMaxMs, TotalMs: page.Own.FrameTotalMs}
 	}
 	mu.Lock()
 	defer mu.Unlock()

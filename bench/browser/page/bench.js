@@ -86,7 +86,12 @@ async function setup() {
     out.append(el);
     return async () => {
       const result = await el.ask(request);
-      return { text: el.text, status: typeof result === "string" ? result : el.status, html: el.querySelector('[data-trickle="content"]').innerHTML.length };
+      const m = el.metrics || {};
+      return {
+        text: el.text, status: typeof result === "string" ? result : el.status,
+        html: el.querySelector('[data-trickle="content"]').innerHTML.length,
+        own: { frames: m.frames, frameMaxMs: m.frame_max_ms, frameTotalMs: m.frame_total_ms },
+      };
     };
   }
   if (renderer === "marked") {
@@ -125,6 +130,7 @@ async function main() {
     window.bench = {
       done: true, renderer, status: result.status, textLength: result.text.length, htmlLength: result.html,
       durationMs: t1 - t0, frames, fps: frames / ((t1 - t0) / 1000), maxFrameGapMs: maxGap,
+      own: result.own ?? null,
       longTasksAfterLoad: longTasks.filter((l) => l.start >= loadedAt).length,
       longestLongTaskMs: Math.max(0, ...longTasks.filter((l) => l.start >= loadedAt).map((l) => l.duration)),
     };
