@@ -1,6 +1,6 @@
 module github.com/trickle-dev/trickle
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/andybalholm/brotli v1.3.0 // indirect
