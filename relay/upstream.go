@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/trickle-dev/trickle/relay/sim"
@@ -222,7 +223,14 @@ func (s *Server) runUpstream(ctx context.Context, cancel context.CancelFunc, l *
 func (s *Server) attempt(parent context.Context, l *genLog, u *Upstream, payload []byte) (relayed int, retry bool, err error) {
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
-	dog := time.AfterFunc(u.FirstTokenTimeout, func() { cancel(ErrFirstTokenTimeout) })
+	var gotByte atomic.Bool
+	dog := time.AfterFunc(u.FirstTokenTimeout, func() {
+		if gotByte.Load() {
+			cancel(ErrIdleTimeout)
+		} else {
+			cancel(ErrFirstTokenTimeout)
+		}
+	})
 	defer dog.Stop()
 	cause := func(err error) error {
 		if c := context.Cause(ctx); c != nil && ctx.Err() != nil {
@@ -249,7 +257,7 @@ func (s *Server) attempt(parent context.Context, l *genLog, u *Upstream, payload
 	// The stream package's pipeline watches the same bytes to tell a
 	// complete answer (end marker) from a cut one.
 	pipe := stream.NewPipeline(stream.WithDialect(u.Dialect), stream.WithContentType(resp.Header.Get("Content-Type")))
-	body := &watchedBody{r: resp.Body, dog: dog, idle: u.IdleTimeout, pipe: pipe}
+	body := &watchedBody{r: resp.Body, dog: dog, idle: u.IdleTimeout, pipe: pipe, got: &gotByte}
 	emit := func(event, data string) bool {
 		relayed++
 		return l.emit(event, data)
@@ -285,13 +293,17 @@ type watchedBody struct {
 	dog     *time.Timer
 	idle    time.Duration
 	pipe    *stream.Pipeline
+	got     *atomic.Bool
 	started bool
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if n > 0 {
-		b.started = true
+		if !b.started {
+			b.started = true
+			b.got.Store(true)
+		}
 		b.dog.Reset(b.idle)
 		b.pipe.Write(p[:n])
 	}

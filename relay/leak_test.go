@@ -1,0 +1,90 @@
+package relay_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/sse"
+)
+
+// Thousands of clients that give up mid-stream (over SSE and WebSocket)
+// leave nothing behind: every generation is cancelled after the grace
+// period, and TestMain's goleak check finds no goroutine left over.
+func TestThousandsOfAbortedStreamsLeaveNoGoroutineBehind(t *testing.T) {
+	n := 1500
+	if testing.Short() {
+		n = 300
+	}
+	_, base := start(t, relay.WithGrace(20*time.Millisecond))
+	tr := &http.Transport{MaxIdleConnsPerHost: 64}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	q := "/v1/chat/completions?answer=sample-100k&gap_ms=2"
+
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	errs := make(chan error, n)
+	for i := range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if i%5 == 4 {
+				c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/v1/ws?answer=sample-100k&gap_ms=2", &websocket.DialOptions{HTTPClient: client})
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer c.CloseNow()
+				if err := c.Write(ctx, websocket.MessageText, []byte(hello)); err != nil {
+					errs <- err
+					return
+				}
+				if _, _, err := c.Read(ctx); err != nil {
+					errs <- err
+				}
+				return // CloseNow: the client vanishes
+			}
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+q, strings.NewReader(hello))
+			resp, err := client.Do(req)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer resp.Body.Close()
+			if _, err := sse.NewDecoder(resp.Body).Next(); err != nil {
+				errs <- err
+			}
+			// cancel: the client vanishes mid-answer
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	eventually(t, "every generation to be cancelled", func() bool {
+		resp := get(t, base+"/metrics")
+		defer resp.Body.Close()
+		var b strings.Builder
+		buf := make([]byte, 4096)
+		for {
+			k, err := resp.Body.Read(buf)
+			b.Write(buf[:k])
+			if err != nil {
+				break
+			}
+		}
+		return strings.Contains(b.String(), "trickle_streams_active 0\n") &&
+			strings.Contains(b.String(), "trickle_connections_active 0\n")
+	})
+}

@@ -1,0 +1,317 @@
+package relay_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/relay/sim"
+	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/stream"
+)
+
+// fakeUpstream is a model API on loopback that records what it was sent and
+// sees when the relay cancels its request.
+type fakeUpstream struct {
+	url       string
+	requests  atomic.Int32
+	cancelled chan time.Time // one send per request whose context ended early
+
+	mu      sync.Mutex
+	headers []http.Header
+	bodies  []map[string]any
+}
+
+// upstreamScript answers one request (attempt is 1 for the first); it
+// returns false when it ended because the request was cancelled.
+type upstreamScript func(w http.ResponseWriter, r *http.Request, attempt int) bool
+
+func newFake(t *testing.T, script upstreamScript) *fakeUpstream {
+	t.Helper()
+	f := &fakeUpstream{cancelled: make(chan time.Time, 16)}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := int(f.requests.Add(1))
+		var body map[string]any
+		json.NewDecoder(r.Body).Decode(&body)
+		f.mu.Lock()
+		f.headers = append(f.headers, r.Header.Clone())
+		f.bodies = append(f.bodies, body)
+		f.mu.Unlock()
+		if !script(w, r, n) {
+			f.cancelled <- time.Now()
+		}
+	}))
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		ts.Close()
+	})
+	f.url = ts.URL
+	return f
+}
+
+// simEvents renders a canned answer in a dialect as the upstream would send
+// it: SSE for openai and anthropic, NDJSON for ollama.
+func simEvents(dialect, answer string) []string {
+	g, err := sim.New(sim.Params{Dialect: dialect, Answer: answer, TokenChars: 16})
+	if err != nil {
+		panic(err) // the names are constants of these tests
+	}
+	var out []string
+	for {
+		m, ok := g.Next()
+		if !ok {
+			return out
+		}
+		if dialect == "ollama" {
+			out = append(out, m.Data+"\n")
+			continue
+		}
+		out = append(out, string(sse.AppendMessage(nil, sse.Message{Event: m.Event, Data: m.Data})))
+	}
+}
+
+// play writes the events with a pause between them, and reports false
+// (cancelled) if the request's context ends first.
+func play(w http.ResponseWriter, r *http.Request, ctype string, evs []string, gap time.Duration) bool {
+	w.Header().Set("Content-Type", ctype)
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	rc.Flush()
+	for _, ev := range evs {
+		select {
+		case <-r.Context().Done():
+			return false
+		case <-time.After(gap):
+		}
+		io.WriteString(w, ev)
+		rc.Flush()
+	}
+	return true
+}
+
+// forever streams OpenAI chunks until the request is cancelled.
+func forever(w http.ResponseWriter, r *http.Request, _ int) bool {
+	evs := simEvents("openai", "sample-100k")
+	return play(w, r, "text/event-stream", evs, 5*time.Millisecond)
+}
+
+func upstreamRelay(t *testing.T, f *fakeUpstream, dialect string, opts ...relay.Option) string {
+	t.Helper()
+	u := relay.Upstream{URL: f.url, Dialect: dialect, Key: "upstream-secret-key", Model: "real-model",
+		FirstTokenTimeout: 2 * time.Second, IdleTimeout: 2 * time.Second, TotalTimeout: 10 * time.Second, Retries: 2}
+	_, base := start(t, append([]relay.Option{relay.WithUpstream(u)}, opts...)...)
+	return base
+}
+
+func TestOpenAIUpstreamIsRelayedWithIDsAndTheKeyStaysOnTheServer(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, _ int) bool {
+		return play(w, r, "text/event-stream", simEvents("openai", "thinking"), time.Millisecond)
+	})
+	base := upstreamRelay(t, f, "openai")
+	resp := post(t, base+"/v1/chat/completions", hello)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	a := answerOf(t, "openai", body)
+	require.Equal(t, stream.Complete, a.Status(), "%v", a.Err())
+	want, _ := sim.Lookup("thinking")
+	require.Equal(t, want.Text, a.Text())
+	require.Contains(t, string(body), "id: "+resp.Header.Get("X-Trickle-Stream")+":1\n")
+
+	require.Equal(t, "Bearer upstream-secret-key", f.headers[0].Get("Authorization"))
+	require.Equal(t, true, f.bodies[0]["stream"])
+	require.Equal(t, "real-model", f.bodies[0]["model"])
+	require.NotContains(t, string(body), "upstream-secret-key")
+	for k, v := range resp.Header {
+		require.NotContains(t, strings.Join(v, " "), "upstream-secret-key", k)
+	}
+	in := info(t, base, resp.Header.Get("X-Trickle-Stream"))
+	require.Equal(t, relay.StateComplete, in.State)
+	require.False(t, in.UpstreamCancelled)
+}
+
+func TestAnthropicAndOllamaUpstreamsAreRelayed(t *testing.T) {
+	for _, c := range []struct{ dialect, ctype string }{
+		{"anthropic", "text/event-stream"},
+		{"ollama", "application/x-ndjson"},
+	} {
+		t.Run(c.dialect, func(t *testing.T) {
+			f := newFake(t, func(w http.ResponseWriter, r *http.Request, _ int) bool {
+				return play(w, r, c.ctype, simEvents(c.dialect, "tool-call"), time.Millisecond)
+			})
+			base := upstreamRelay(t, f, c.dialect)
+			resp := post(t, base+"/v1/chat/completions", `{"model":"m","stream":true,"max_tokens":99,"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"weather?"}]}`)
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			a := answerOf(t, c.dialect, body)
+			require.Equal(t, stream.Complete, a.Status(), "%v\n%s", a.Err(), body)
+			require.Len(t, a.ToolCalls(), 1)
+			if c.dialect == "anthropic" {
+				require.Equal(t, "upstream-secret-key", f.headers[0].Get("X-Api-Key"))
+				require.Equal(t, "2023-06-01", f.headers[0].Get("Anthropic-Version"))
+				require.Equal(t, "be brief", f.bodies[0]["system"])
+				require.EqualValues(t, 99, f.bodies[0]["max_tokens"])
+				require.Contains(t, string(body), "event: message_stop\n")
+			} else {
+				require.Contains(t, string(body), `"done":true`)
+			}
+		})
+	}
+}
+
+func TestStopCancelsTheUpstreamRequest(t *testing.T) {
+	f := newFake(t, forever)
+	base := upstreamRelay(t, f, "openai")
+	resp := post(t, base+"/v1/chat/completions", hello)
+	id := resp.Header.Get("X-Trickle-Stream")
+	dec := sse.NewDecoder(resp.Body)
+	for range 3 {
+		_, err := dec.Next()
+		require.NoError(t, err)
+	}
+	stopAt := time.Now()
+	require.Equal(t, http.StatusOK, del(t, base+"/v1/streams/"+id).StatusCode)
+	select {
+	case at := <-f.cancelled:
+		t.Logf("Stop reached the upstream in %v", at.Sub(stopAt))
+		require.Less(t, at.Sub(stopAt), time.Second)
+	case <-time.After(3 * time.Second):
+		t.Fatal("the upstream never saw the cancellation")
+	}
+	in := info(t, base, id)
+	require.Equal(t, relay.StateStopped, in.State)
+	require.True(t, in.UpstreamCancelled)
+}
+
+func TestADisconnectCancelsTheUpstreamOnlyAfterTheGracePeriod(t *testing.T) {
+	f := newFake(t, forever)
+	grace := 250 * time.Millisecond
+	base := upstreamRelay(t, f, "openai", relay.WithGrace(grace))
+	resp := post(t, base+"/v1/chat/completions", hello)
+	id := resp.Header.Get("X-Trickle-Stream")
+	_, err := sse.NewDecoder(resp.Body).Next()
+	require.NoError(t, err)
+	resp.Body.Close()
+	left := time.Now()
+	select {
+	case at := <-f.cancelled:
+		require.GreaterOrEqual(t, at.Sub(left), grace, "cancelled before the grace period passed")
+	case <-time.After(3 * time.Second):
+		t.Fatal("the upstream never saw the cancellation")
+	}
+	in := info(t, base, id)
+	require.Equal(t, relay.StateCancelled, in.State)
+	require.True(t, in.UpstreamCancelled)
+}
+
+func TestAnUpstreamThatFailsMidAnswerEndsWithAnErrorThenTheEndMarker(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, _ int) bool {
+		evs := simEvents("openai", "short")
+		return play(w, r, "text/event-stream", evs[:4], time.Millisecond) // then closes: no [DONE]
+	})
+	base := upstreamRelay(t, f, "openai")
+	resp := post(t, base+"/v1/chat/completions", hello)
+	evs, err := events(resp.Body)
+	require.NoError(t, err)
+	require.Len(t, evs, 6)
+	require.Contains(t, evs[4].Data, `"error"`)
+	require.Contains(t, evs[4].Data, "without its end marker")
+	require.Equal(t, "[DONE]", evs[5].Data)
+	require.EqualValues(t, 1, f.requests.Load(), "never retried after the first byte")
+	require.Equal(t, relay.StateFailed, info(t, base, resp.Header.Get("X-Trickle-Stream")).State)
+	var b strings.Builder
+	for _, ev := range evs {
+		b.Write(sse.AppendMessage(nil, sse.Message{Event: ev.Type, Data: ev.Data}))
+	}
+	require.Equal(t, stream.Failed, answerOf(t, "openai", []byte(b.String())).Status())
+}
+
+func TestAFailureBeforeTheFirstByteIsRetried(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, attempt int) bool {
+		if attempt == 1 {
+			http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusServiceUnavailable)
+			return true
+		}
+		return play(w, r, "text/event-stream", simEvents("openai", "short"), 0)
+	})
+	base := upstreamRelay(t, f, "openai")
+	body, err := io.ReadAll(post(t, base+"/v1/chat/completions", hello).Body)
+	require.NoError(t, err)
+	require.Equal(t, stream.Complete, answerOf(t, "openai", body).Status())
+	require.EqualValues(t, 2, f.requests.Load())
+}
+
+func TestAClientErrorFromTheUpstreamIsNotRetried(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, _ int) bool {
+		http.Error(w, `{"error":{"message":"model not found"}}`, http.StatusNotFound)
+		return true
+	})
+	base := upstreamRelay(t, f, "openai")
+	evs, err := events(post(t, base+"/v1/chat/completions", hello).Body)
+	require.NoError(t, err)
+	require.Len(t, evs, 2)
+	require.Contains(t, evs[0].Data, "model not found")
+	require.EqualValues(t, 1, f.requests.Load())
+}
+
+func TestUpstreamTimeoutsFailTheStreamAndSayWhich(t *testing.T) {
+	cases := []struct {
+		name   string
+		script upstreamScript
+		want   string
+	}{
+		{"first token", func(w http.ResponseWriter, r *http.Request, _ int) bool {
+			select {
+			case <-r.Context().Done():
+				return false
+			case <-time.After(2 * time.Second):
+				return true
+			}
+		}, "first-token timeout"},
+		{"idle", func(w http.ResponseWriter, r *http.Request, _ int) bool {
+			evs := simEvents("openai", "short")
+			if !play(w, r, "text/event-stream", evs[:2], 0) {
+				return false
+			}
+			select {
+			case <-r.Context().Done():
+				return false
+			case <-time.After(2 * time.Second):
+				return true
+			}
+		}, "idle timeout"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake(t, c.script)
+			u := relay.Upstream{URL: f.url, Dialect: "openai", FirstTokenTimeout: 100 * time.Millisecond,
+				IdleTimeout: 100 * time.Millisecond, TotalTimeout: 5 * time.Second}
+			_, base := start(t, relay.WithUpstream(u))
+			evs, err := events(post(t, base+"/v1/chat/completions", hello).Body)
+			require.NoError(t, err)
+			require.Contains(t, evs[len(evs)-2].Data, c.want)
+			require.Equal(t, "[DONE]", evs[len(evs)-1].Data)
+			select {
+			case <-f.cancelled:
+			case <-time.After(3 * time.Second):
+				t.Fatal("the timed-out request was not cancelled upstream")
+			}
+		})
+	}
+}
+
+func TestABadUpstreamConfigurationIsRefused(t *testing.T) {
+	for _, u := range []relay.Upstream{{URL: "ftp://x", Dialect: "openai"}, {URL: "http://127.0.0.1:1", Dialect: "cohere"}} {
+		_, err := relay.New(relay.WithUpstream(u))
+		require.ErrorIs(t, err, relay.ErrBadOption)
+	}
+}
