@@ -21,6 +21,7 @@ function show(v, unit) {
   if (typeof v === "boolean") return v ? "yes" : "no";
   if (typeof v === "number") {
     if (v === 0 && unit === "ms") return "–"; // zero: did not happen yet
+    if (unit === "B") return v < 10240 ? `${v} B` : `${(v / 1024).toFixed(1)} KB`;
     const n = Number.isInteger(v) ? String(v) : v.toFixed(v < 10 ? 1 : 0);
     return unit ? `${n} ${unit}` : n;
   }

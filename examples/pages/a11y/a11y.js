@@ -47,7 +47,7 @@ function record(side, text, at, status = false) {
   li.innerHTML = "<time></time><span></span>";
   li.firstChild.textContent = (at / 1000).toFixed(2) + " s";
   li.lastChild.textContent = text;
-  if (status) li.lastChild.insertAdjacentHTML("beforeend", '<span class="tag">status</span>');
+  if (status) li.lastChild.insertAdjacentHTML("beforeend", '<span class="tag" data-kind="status">status</span>');
   sides[side].log.append(li);
 }
 
@@ -80,10 +80,25 @@ function counters(side, source) {
     const frag = isWordChar(e.text.trimEnd().slice(-1)) && at >= 0 && isWordChar(flat[at + tail.length]);
     if (dup) c.duplicates++;
     if (frag) c.fragments++;
-    items[i].classList.toggle("dup", dup);
-    items[i].classList.toggle("frag", frag);
+    mark(items[i], "dup", dup, "repeat");
+    mark(items[i], "frag", frag, "cut mid-word");
   });
   show(side, c);
+}
+
+// mark flags a transcript line in words as well as in colour.
+function mark(li, cls, on, words) {
+  li.classList.toggle(cls, on);
+  let tag = li.querySelector(`.tag[data-kind="${cls}"]`);
+  if (on && !tag) {
+    tag = document.createElement("span");
+    tag.className = "tag";
+    tag.dataset.kind = cls;
+    tag.textContent = words;
+    li.lastChild.append(tag);
+  } else if (!on && tag) {
+    tag.remove();
+  }
 }
 
 function show(side, c) {
