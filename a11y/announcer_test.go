@@ -365,3 +365,25 @@ func TestCodeAndTablesAreAnnouncedWhenTheirBlockCloses(t *testing.T) {
 	h.wait(time.Second)
 	require.Equal(t, []string{"Intro.", "Code block, Go, 2 lines."}, contentOf(h.heard))
 }
+
+func TestASentenceWithOpenMarkdownInTheTailWaitsUntilItCloses(t *testing.T) {
+	h := newHarness(t)
+	h.a.Start()
+	h.tail("This is *very. Important")
+	h.wait(time.Second)
+	require.Empty(t, contentOf(h.heard), "the star may still open emphasis: not said as a star")
+	h.tail("This is *very. Important* stuff. N")
+	h.wait(time.Second)
+	require.Equal(t, []string{"This is very. Important stuff."}, contentOf(h.heard))
+}
+
+func TestATailListItemIsSaidOnceTheNextItemStarts(t *testing.T) {
+	h := newHarness(t)
+	h.a.Start()
+	h.tail("- Install Go")
+	h.wait(3 * time.Second)
+	require.Empty(t, contentOf(h.heard), "the item may still grow")
+	h.tail("- Install Go\n- Run")
+	h.wait(time.Second)
+	require.Equal(t, []string{"Bullet: Install Go."}, contentOf(h.heard))
+}

@@ -84,6 +84,14 @@ func sentenceEnds(text []byte, flags []uint8, atEOF bool) []int {
 	}
 	if !atEOF {
 		for utf8.RuneCount(text[s:]) > MaxUnitRunes {
+			// Cut an open sentence only when no boundary can still appear
+			// within the limit: pretending the text ends here resolves
+			// every pending look-ahead (SB8) as a break, so a first token
+			// longer than the limit means the sentence is.
+			adv, _, _ := sentences.SplitFunc(text[s:], true)
+			if utf8.RuneCount(text[s:s+adv]) <= MaxUnitRunes {
+				break
+			}
 			c := clauseCut(text, s)
 			out = append(out, c)
 			s = c

@@ -1,0 +1,117 @@
+package a11y_test
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/trickle-dev/trickle/a11y"
+	"github.com/trickle-dev/trickle/render"
+)
+
+// The widget's frame loop: render each text update, feed the frame to the
+// announcer, and put what Poll returns into the live regions.
+func Example() {
+	clock := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	ann := a11y.New(a11y.WithClock(func() time.Time { return clock }))
+	doc := render.NewDocument()
+
+	say := func() {
+		for _, a := range ann.Poll() {
+			region := "live"
+			if a.Status {
+				region = "status"
+			}
+			fmt.Printf("%-6s %s\n", region, a.Text)
+		}
+	}
+
+	ann.Start()
+	say()
+	answer := "## Install\n\nRun the installer. Then restart your shell.\n\n```sh\nexport PATH=$PATH:/usr/local/go/bin\n```\n"
+	for i := 0; i < len(answer); i += 8 { // tokens arrive
+		f := doc.Update(answer[:min(i+8, len(answer))])
+		ann.Frame(f.Settled, f.TailBlocks, f.Final)
+		clock = clock.Add(100 * time.Millisecond)
+		say()
+	}
+	f := doc.Finish()
+	ann.Frame(f.Settled, f.TailBlocks, f.Final)
+	ann.End("complete", nil)
+	for {
+		due, ok := ann.NextDue()
+		if !ok {
+			break
+		}
+		if due.After(clock) {
+			clock = due // the widget sets a timer instead
+		}
+		say()
+	}
+	// Output:
+	// status Assistant is responding.
+	// live   Heading: Install. Run the installer.
+	// live   Then restart your shell.
+	// live   Code block, Shell, 1 line.
+	// status Answer complete.
+}
+
+// Units is the one-shot speech of a whole answer.
+func ExampleUnits() {
+	answer := "| Name | Price |\n|---|---|\n| Tea | 3.50 |\n\n- [x] Dr. Who said *hi*. See <https://example.com/a?b=1>.\n"
+	for _, u := range a11y.Units(blocks(answer)) {
+		fmt.Println(u.Text)
+	}
+	// Output:
+	// Table, 1 row, 2 columns: Name, Price.
+	// Done: Dr. Who said hi.
+	// See https://example.com/a?b=1.
+}
+
+// Measure gives the screen-reader lab's counters for a transcript.
+func ExampleMeasure() {
+	clock := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	ann := a11y.New(a11y.WithClock(func() time.Time { return clock }))
+	ann.Start()
+	text := "First point. Second point. Third point."
+	for i := 1; i <= len(text); i++ {
+		ann.Frame(nil, blocks(text[:i]), false)
+		clock = clock.Add(40 * time.Millisecond)
+		ann.Poll()
+	}
+	ann.Frame(blocks(text), nil, true)
+	ann.End("complete", nil)
+	clock = clock.Add(time.Second)
+	ann.Poll()
+	m := a11y.Measure(ann.Transcript())
+	fmt.Printf("units %d, duplicates %d, fragments %d, markdown %d, statuses %d\n",
+		m.Units, m.Duplicates, m.Fragments, m.MarkdownChars, m.Statuses)
+	// Output:
+	// units 3, duplicates 0, fragments 0, markdown 0, statuses 2
+}
+
+// blocks renders text in one go and returns all its blocks.
+func blocks(text string) []render.Block {
+	d := render.NewDocument()
+	settled := d.Update(text).Settled
+	return append(settled, d.Finish().Settled...)
+}
+
+// In ModeComplete the answer is said once, at the end, like an editor's
+// chat panel does.
+func ExampleWithMode() {
+	clock := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	ann := a11y.New(a11y.WithMode(a11y.ModeComplete), a11y.WithClock(func() time.Time { return clock }))
+	ann.Start()
+	ann.Frame(blocks("# Result\n\nIt worked. All **42** tests pass."), nil, true)
+	ann.End("complete", nil)
+	var said []string
+	for _, a := range ann.Poll() {
+		said = append(said, a.Text)
+	}
+	fmt.Println(strings.Join(said, "\n"))
+	// Output:
+	// Assistant is responding.
+	// Heading: Result. It worked. All 42 tests pass.
+	// Answer complete.
+}
