@@ -24,6 +24,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/a11y"
 	"github.com/trickle-dev/trickle/examples"
 	"github.com/trickle-dev/trickle/internal/browsertest"
 	"github.com/trickle-dev/trickle/relay"
@@ -33,7 +34,7 @@ import (
 
 // page is the test page: the loader, one element, and traps that record
 // anything the XSS corpus might manage to run.
-const page = `<!doctype html>
+const testPage = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>trickle e2e</title>
 <script>
 window.__pwned = 0;
@@ -72,7 +73,7 @@ func server(t *testing.T) string {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/e2e", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			io.WriteString(w, page)
+			io.WriteString(w, testPage)
 		})
 		mux.Handle("/", srv.Handler())
 		relayURL = httptest.NewServer(mux).URL // lives as long as the test binary
@@ -192,27 +193,32 @@ func ask(t *testing.T, ctx context.Context, attrs map[string]string, prompt stri
 		`+set.String()+`
 		return await a.ask(`+jsString(prompt)+`);
 	})()`)
-	// announcements are paced: give the announcer's queue time to drain
-	time.Sleep(50 * time.Millisecond)
 	r := waitAnnouncer(t, ctx)
 	require.Equal(t, status, r.Status, "ask() resolves with the final status")
 	return r
 }
 
-// waitAnnouncer collects once the announcer stopped growing (its pacing can
-// release the last sentence and the final status a little after the end).
+// waitAnnouncer collects once the announcer has said the final status (its
+// pacing, at least a11y.MinGap between announcements, releases the last
+// sentences and the status a little after the answer ended) and nothing
+// more came for a while.
 func waitAnnouncer(t *testing.T, ctx context.Context) result {
 	t.Helper()
 	var r result
-	prev := -1
-	for i := 0; i < 40; i++ {
+	prev, stable := -1, 0
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
 		r = eval[result](t, ctx, collect)
-		n := len(r.Announced) + len(r.StatusText)
-		if n == prev && r.StatusText != "" {
-			break
+		n := len(r.Announced)
+		if n == prev && r.StatusText != "" && r.StatusText != a11y.StatusResponding {
+			if stable++; stable >= 3 {
+				break
+			}
+		} else {
+			stable = 0
 		}
 		prev = n
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(a11y.MinGap / 2)
 	}
 	return r
 }

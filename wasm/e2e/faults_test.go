@@ -1,0 +1,354 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/a11y"
+	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/render"
+)
+
+var transports = []string{"sse", "websocket"}
+
+// start begins an answer without waiting for it (window.__p holds the
+// promise) and waits until at least minChars of text are on screen.
+func start(t *testing.T, ctx context.Context, attrs map[string]string, minChars int) {
+	t.Helper()
+	var set strings.Builder
+	for k, v := range attrs {
+		set.WriteString("a.setAttribute(" + jsString(k) + ", " + jsString(v) + ");\n")
+	}
+	eval[bool](t, ctx, `(() => {
+		const a = document.getElementById("a");
+		`+set.String()+`
+		window.__p = a.ask("go");
+		return true;
+	})()`)
+	waitFor(t, ctx, `document.getElementById("a").text.length >= `+itoa(minChars)+` && document.querySelector('[data-trickle="content"]').textContent.length > 0`)
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func waitFor(t *testing.T, ctx context.Context, cond string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !eval[bool](t, ctx, "!!("+cond+")") {
+		require.True(t, time.Now().Before(deadline), "timed out waiting for %s", cond)
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func info(t *testing.T, id string) relay.Info {
+	t.Helper()
+	resp, err := http.Get(server(t) + "/v1/streams/" + url.PathEscape(id) + "/info")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var in relay.Info
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&in))
+	return in
+}
+
+func TestStopEndsTheAnswerAndTheRelayCancelsUpstream(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			ctx := tab(t)
+			start(t, ctx, map[string]string{
+				"endpoint":  "/v1/chat/completions?answer=sample-20k&gap_ms=5",
+				"transport": tr,
+			}, 200)
+			status := eval[string](t, ctx, `(async () => {
+				const a = document.getElementById("a");
+				a.stop();
+				return await window.__p;
+			})()`)
+			require.Equal(t, "stopped", status)
+			before := eval[string](t, ctx, `document.getElementById("a").text`)
+			time.Sleep(300 * time.Millisecond)
+			r := eval[result](t, ctx, collect)
+			require.Equal(t, before, r.Text, "nothing arrives after Stop")
+			require.Less(t, len(r.Text), len(canned(t, "sample-20k").Text))
+			require.Equal(t, "Stopped.", r.Notice)
+			require.False(t, r.Tail)
+			sameDOM(t, ctx, r.Text, r.HTML)
+
+			require.NotEmpty(t, r.StreamID)
+			require.Eventually(t, func() bool {
+				in := info(t, r.StreamID)
+				return in.UpstreamCancelled && in.State == relay.StateStopped
+			}, 5*time.Second, 50*time.Millisecond, "the relay reports the generation stopped and upstream cancelled: %+v", info(t, r.StreamID))
+		})
+	}
+}
+
+func TestADroppedConnectionResumesWithIdenticalText(t *testing.T) {
+	want := canned(t, "short").Text
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			ctx := tab(t)
+			r := ask(t, ctx, map[string]string{
+				"endpoint":  "/v1/chat/completions?answer=short&drop_after=25",
+				"transport": tr,
+			}, "drop me")
+			require.Equal(t, "complete", r.Status)
+			require.Equal(t, want, r.Text, "nothing lost, nothing twice")
+			sameDOM(t, ctx, r.Text, r.HTML)
+			var m Metrics
+			raw, _ := json.Marshal(r.Metrics)
+			require.NoError(t, json.Unmarshal(raw, &m))
+			require.GreaterOrEqual(t, m.Reconnects, 1, "the connection was resumed")
+			requireAnnounced(t, r)
+		})
+	}
+}
+
+func TestAnAnswerWithoutItsEndMarkerShowsIncomplete(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			ctx := tab(t)
+			r := ask(t, ctx, map[string]string{
+				"endpoint":  "/v1/chat/completions?answer=short&no_end=1",
+				"transport": tr,
+			}, "cut")
+			require.Equal(t, "incomplete", r.Status)
+			require.Equal(t, canned(t, "short").Text, r.Text, "the text that came is kept")
+			require.True(t, r.NoticeShown)
+			require.Contains(t, r.Notice, "Incomplete")
+			require.True(t, r.RetryShown, "a retry button is offered")
+			require.NotEmpty(t, r.StatusText, "the screen reader hears how it ended")
+			sameDOM(t, ctx, r.Text, r.HTML)
+		})
+	}
+}
+
+func TestAnErrorEventShowsTheError(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			ctx := tab(t)
+			r := ask(t, ctx, map[string]string{
+				"endpoint":  "/v1/chat/completions?answer=short&error_after=12",
+				"transport": tr,
+			}, "fail")
+			require.Equal(t, "failed", r.Status)
+			require.True(t, r.NoticeShown)
+			require.True(t, strings.HasPrefix(r.Notice, "Error: "), r.Notice)
+			require.Greater(t, len(r.Notice), len("Error: "))
+			require.True(t, r.RetryShown)
+			require.Contains(t, r.EventTypes, "trickle-error")
+			var ev struct {
+				Detail struct{ Status, Message string } `json:"detail"`
+			}
+			for i, typ := range r.EventTypes {
+				if typ == "trickle-error" {
+					require.NoError(t, json.Unmarshal(r.Events[i], &ev))
+				}
+			}
+			require.Equal(t, "failed", ev.Detail.Status)
+			require.Equal(t, strings.TrimPrefix(r.Notice, "Error: "), ev.Detail.Message)
+			require.NotEmpty(t, r.Text, "the text before the error is kept")
+			sameDOM(t, ctx, r.Text, r.HTML)
+		})
+	}
+}
+
+func TestTheXSSCorpusRunsNothingAndRequestsNoThirdPartyImage(t *testing.T) {
+	ctx := tab(t)
+	origin := server(t)
+
+	sub, cancel := context.WithCancel(ctx)
+	var mu sync.Mutex
+	var requests, dialogs []string
+	var wg sync.WaitGroup
+	reqs := chromedp.Events(sub, network.RequestWillBeSent)
+	dlgs := chromedp.Events(sub, page.JavascriptDialogOpening)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for ev, err := range reqs {
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			requests = append(requests, ev.Request.URL)
+			mu.Unlock()
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for ev, err := range dlgs {
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			dialogs = append(dialogs, ev.Message)
+			mu.Unlock()
+			chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+		}
+	}()
+
+	r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=xss&token_chars=7"}, "xss")
+	require.Equal(t, "complete", r.Status)
+	require.Equal(t, canned(t, "xss").Text, r.Text)
+	time.Sleep(500 * time.Millisecond) // let any image the DOM holds start loading
+	cancel()
+	wg.Wait()
+
+	sameDOM(t, ctx, r.Text, r.HTML)
+	pwned := eval[int](t, ctx, `window.__pwned`)
+	require.Zero(t, pwned, "no script of the corpus ran")
+	require.Empty(t, dialogs, "no dialog opened")
+	unsafe := eval[[]string](t, ctx, `(() => {
+		const c = document.querySelector('[data-trickle="content"]');
+		const bad = [];
+		for (const el of c.querySelectorAll("*")) {
+			if (["SCRIPT", "IFRAME", "OBJECT", "EMBED", "STYLE", "FORM", "BASE", "META", "LINK"].includes(el.tagName)) bad.push(el.outerHTML);
+			for (const at of el.attributes) {
+				if (/^on/i.test(at.name) || /^\s*(javascript|vbscript|data):/i.test(at.value)) bad.push(el.outerHTML);
+			}
+		}
+		return bad;
+	})()`)
+	require.Empty(t, unsafe, "no active content in the rendered answer")
+	for _, u := range requests {
+		require.True(t, strings.HasPrefix(u, origin+"/") || strings.HasPrefix(u, "data:"),
+			"a request left the page's origin: %s", u)
+	}
+	require.NotEmpty(t, requests, "the request log is live (it saw the answer's own request)")
+}
+
+// requireAnnounced checks the announcer region against a11y's one-shot
+// projection of the final text: exactly the expected units, in order, each
+// once.
+func requireAnnounced(t *testing.T, r result) {
+	t.Helper()
+	doc := render.NewDocument(render.WithPolicy(render.Policy{SameOrigin: relayURL}))
+	f := doc.Update(r.Text)
+	blocks := append(f.Settled, doc.Finish().Settled...)
+	var want []string
+	for _, u := range a11y.Units(blocks) {
+		want = append(want, u.Text)
+	}
+	require.NotEmpty(t, want)
+	require.Equal(t, strings.Join(want, " "), strings.Join(r.Announced, " "),
+		"the announcer said every unit once, in order")
+}
+
+func TestTheAnnouncerSaysEachUnitOnceAndTheStatusOnce(t *testing.T) {
+	for _, answer := range []string{"short", "tool-call"} {
+		t.Run(answer, func(t *testing.T) {
+			ctx := tab(t)
+			r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=" + answer + "&token_chars=3"}, "speak")
+			require.Equal(t, "complete", r.Status)
+			requireAnnounced(t, r)
+			require.NotEmpty(t, r.StatusText, "the end is announced in the status region")
+			live := eval[[]string](t, ctx, `(() => {
+				const q = (p) => document.querySelector('[data-trickle="' + p + '"]');
+				return [q("announcer").getAttribute("role"), q("announcer").getAttribute("aria-live"),
+					q("status").getAttribute("role"), String(q("content").hasAttribute("aria-live"))];
+			})()`)
+			require.Equal(t, []string{"log", "polite", "status", "false"}, live, "the visible answer is never a live region")
+		})
+	}
+}
+
+func TestTheAnnouncerRegionIsPresentAndEmptyBeforeAnything(t *testing.T) {
+	ctx := tab(t)
+	got := eval[[]string](t, ctx, `(() => {
+		const a = document.getElementById("a");
+		const n = a.querySelector('[data-trickle="announcer"]');
+		return [a.status, n.getAttribute("role"), n.getAttribute("aria-live"), String(n.childNodes.length)];
+	})()`)
+	require.Equal(t, []string{"idle", "log", "polite", "0"}, got)
+}
+
+func TestSSEAndWebSocketGiveTheSameDOM(t *testing.T) {
+	for _, answer := range []string{"thinking", "tool-call"} {
+		t.Run(answer, func(t *testing.T) {
+			ctx := tab(t)
+			var got []result
+			for _, tr := range transports {
+				r := ask(t, ctx, map[string]string{
+					"endpoint":  "/v1/chat/completions?answer=" + answer + "&dialect=anthropic&token_chars=5",
+					"transport": tr,
+				}, "same")
+				require.Equal(t, "complete", r.Status, tr)
+				got = append(got, r)
+			}
+			require.Equal(t, got[0].HTML, got[1].HTML)
+			require.Equal(t, got[0].Thinking, got[1].Thinking)
+			require.Equal(t, got[0].Tools, got[1].Tools)
+			require.Equal(t, got[0].Announced, got[1].Announced)
+			require.Equal(t, got[0].StatusText, got[1].StatusText)
+		})
+	}
+}
+
+func TestAReaderWhoScrolledUpStaysPut(t *testing.T) {
+	ctx := tab(t)
+	start(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=sample-20k&token_chars=24&gap_ms=3"}, 3000)
+	eval[bool](t, ctx, `(() => { document.getElementById("a").scrollTop = 0; return true; })()`)
+	status := eval[string](t, ctx, `window.__p`)
+	require.Equal(t, "complete", status)
+	got := eval[map[string]any](t, ctx, `(() => {
+		const a = document.getElementById("a");
+		return { top: a.scrollTop, overflow: a.scrollHeight > a.clientHeight + 1000,
+			jump: !a.querySelector('[data-trickle="jump"]').hidden };
+	})()`)
+	require.Equal(t, 0.0, got["top"], "the reader was not moved")
+	require.Equal(t, true, got["overflow"], "the answer overflows the element")
+	require.Equal(t, true, got["jump"], "a jump-to-latest control is offered")
+
+	atEnd := eval[bool](t, ctx, `(async () => {
+		const a = document.getElementById("a");
+		a.querySelector('[data-trickle="jump"]').click();
+		await new Promise((r) => setTimeout(r, 200));
+		return Math.abs(a.scrollHeight - a.clientHeight - a.scrollTop) <= 2 && a.querySelector('[data-trickle="jump"]').hidden;
+	})()`)
+	require.True(t, atEnd, "jump to latest scrolls to the end and hides itself")
+}
+
+func TestAReaderAtTheBottomIsFollowed(t *testing.T) {
+	ctx := tab(t)
+	r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=sample-20k&token_chars=24&gap_ms=1"}, "follow")
+	require.Equal(t, "complete", r.Status)
+	atEnd := eval[bool](t, ctx, `(() => {
+		const a = document.getElementById("a");
+		return a.scrollTop > 0 && Math.abs(a.scrollHeight - a.clientHeight - a.scrollTop) <= 2;
+	})()`)
+	require.True(t, atEnd)
+}
+
+func TestASelectionInSettledBlocksSurvivesStreaming(t *testing.T) {
+	ctx := tab(t)
+	start(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=sample-20k&token_chars=16&gap_ms=3"}, 1500)
+	selected := eval[string](t, ctx, `(() => {
+		const c = document.querySelector('[data-trickle="content"]');
+		const first = c.firstElementChild; // settled: the tail is always last
+		const range = document.createRange();
+		range.selectNodeContents(first);
+		const sel = window.getSelection();
+		sel.removeAllRanges();
+		sel.addRange(range);
+		window.__selected = first;
+		return sel.toString();
+	})()`)
+	require.NotEmpty(t, selected)
+	require.Equal(t, "complete", eval[string](t, ctx, `window.__p`))
+	after := eval[[]string](t, ctx, `(() => {
+		const sel = window.getSelection();
+		return [sel.toString(), String(window.__selected.isConnected), String(sel.anchorNode === window.__selected || window.__selected.contains(sel.anchorNode))];
+	})()`)
+	require.Equal(t, []string{selected, "true", "true"}, after, "the selected block was never replaced")
+}
