@@ -7,23 +7,30 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
+	"github.com/trickle-dev/trickle/a11y"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
 )
 
-const replayUsage = `Usage: trickle replay [--chunk N] [--sse] [--dialect NAME] FILE|-
+const replayUsage = `Usage: trickle replay [--chunk N] [--sse] [--dialect NAME] [--frames] [--pace TOKENS_PER_SECOND] [--announce MODE] FILE|-
 
 Runs a recorded stream (SSE or NDJSON, any dialect) through the same
-pipeline the widget runs in the browser and prints, as JSON, what a person
-would get: the answer's dialect, status, text, thinking, tool calls, finish
-reason, usage and error.
+pipeline the widget runs in the browser (stream, render, a11y) and prints,
+as JSON, what a person would see and hear: the answer's dialect, status,
+text, thinking, tool calls, finish reason, usage, error, the rendered
+html and the screen-reader announcements.
 
   --chunk N       feed the input in N-byte pieces (the result must not change)
   --sse           print the raw SSE events instead, one JSON object per line
   --dialect NAME  auto (default), openai, responses, anthropic, gemini, ollama, plain
+  --frames        also print every frame: the settled HTML appended, the live tail
+  --pace N        tokens per second on the simulated clock (default 2400: 40
+                  tokens per 60 Hz frame); times are simulated, nothing sleeps
+  --announce M    sentences (default), complete or off
 `
 
 // replayOutput is the JSON replay prints without --sse.
@@ -125,6 +132,9 @@ func replay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	chunk := fs.Int("chunk", 0, "feed the input in N-byte pieces")
 	rawSSE := fs.Bool("sse", false, "print the raw SSE events")
 	dialect := fs.String("dialect", "auto", "the stream's dialect")
+	frames := fs.Bool("frames", false, "print every frame")
+	pace := fs.Float64("pace", defaultPace, "tokens per second on the simulated clock")
+	announce := fs.String("announce", a11y.ModeSentences, "announcement mode: sentences, complete or off")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -146,6 +156,16 @@ func replay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
+	if !(*pace > 0) || math.IsInf(*pace, 0) {
+		fmt.Fprintf(stderr, "trickle replay: --pace must be a positive number of tokens per second, not %v\n", *pace)
+		return 2
+	}
+	switch *announce {
+	case a11y.ModeSentences, a11y.ModeComplete, a11y.ModeOff:
+	default:
+		fmt.Fprintf(stderr, "trickle replay: --announce must be sentences, complete or off, not %q\n", *announce)
+		return 2
+	}
 
 	in := stdin
 	if pos[0] != "-" {
@@ -164,7 +184,7 @@ func replay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = replaySSE(in, *chunk, out)
 	} else {
 		var o replayOutput
-		o, err = replayAnswer(in, *chunk, *dialect)
+		o, err = replayAnswer(in, replayOptions{chunk: *chunk, dialect: *dialect, frames: *frames, pace: *pace, announce: *announce})
 		if err == nil {
 			err = writeIndented(out, o)
 		}
@@ -219,14 +239,44 @@ func pieces(r io.Reader, n int, write func([]byte) error) error {
 	}
 }
 
-// replayAnswer runs the input through the stream pipeline.
-func replayAnswer(in io.Reader, chunk int, dialect string) (replayOutput, error) {
-	p := stream.NewPipeline(stream.WithDialect(dialect))
-	if err := pieces(in, chunk, func(b []byte) error { _, err := p.Write(b); return err }); err != nil {
+// replayOptions are replay's flags.
+type replayOptions struct {
+	chunk    int
+	dialect  string
+	frames   bool
+	pace     float64
+	announce string
+}
+
+// replayAnswer runs the input through the widget's pipeline on a simulated
+// clock. The bytes are fed in --chunk pieces, each further cut at line
+// ends so that tokens get their own arrival times whatever the chunking.
+func replayAnswer(in io.Reader, o replayOptions) (replayOutput, error) {
+	if o.pace <= 0 {
+		o.pace = defaultPace
+	}
+	if o.announce == "" {
+		o.announce = a11y.ModeSentences
+	}
+	s := newSimulation(o.dialect, o.announce, o.pace)
+	err := pieces(in, o.chunk, func(b []byte) error {
+		splitLines(b, s.feed)
+		return nil
+	})
+	if err != nil {
 		return replayOutput{}, err
 	}
-	_ = p.Close() // an incomplete stream is a result, reported in the JSON
-	return answerOutput(p), nil
+	s.finish()
+	out := answerOutput(s.pipe)
+	anns := s.anns
+	if anns == nil {
+		anns = []replayAnnouncement{}
+	}
+	out.extra = []replayAddendum{{"html", s.html.String()}, {"announcements", anns}}
+	if o.frames {
+		out.extra = append(out.extra, replayAddendum{"frames", s.frames})
+	}
+	return out, nil
 }
 
 // answerOutput describes the pipeline's answer.
