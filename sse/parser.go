@@ -249,6 +249,14 @@ func (p *Parser) feed(b []byte) {
 				continue
 			}
 		}
+		if b[0] == '\n' && p.skip == keepLine && len(p.line) == 0 {
+			// A blank line: the event's end, in the common LF form.
+			b = b[1:]
+			base++
+			p.offset++
+			p.processLine(nil, base-1)
+			continue
+		}
 		if lf != -1 && lf < base {
 			lf = indexFrom(b, base, '\n')
 		}
@@ -512,7 +520,11 @@ func (p *Parser) str(b []byte) string {
 func (p *Parser) dispatch() {
 	// Step 1 happens even when nothing is dispatched: a block with only an
 	// id still moves the last event ID string (and the reconnection value).
-	p.lastID = p.idBuf
+	// (Fields are only stored when they change: on the hot path every
+	// store of a pointer costs a GC write-barrier check.)
+	if p.lastID != p.idBuf {
+		p.lastID = p.idBuf
+	}
 	p.pending = false
 	if p.dropBlock {
 		p.dropBlock = false
@@ -520,25 +532,27 @@ func (p *Parser) dispatch() {
 		p.typ = p.typ[:0]
 		return
 	}
-	if len(p.data) == 0 && !p.hasRef {
-		// Step 2: nothing to dispatch, but the event type buffer is reset.
-		p.typ = p.typ[:0]
-		return
-	}
 	e := Event{Type: "message", LastEventID: p.lastID}
-	if p.hasRef {
+	switch {
+	case p.hasRef:
 		e.Data = p.str(p.chunk[p.refLo:p.refHi])
-		p.refLo, p.refHi, p.hasRef = 0, 0, false
-	} else {
+		p.hasRef = false
+	case len(p.data) > 0:
 		e.Data = p.str(p.data[:len(p.data)-1])
+		p.data = p.data[:0]
+	default:
+		// Step 2: nothing to dispatch, but the event type buffer is reset.
+		if len(p.typ) > 0 {
+			p.typ = p.typ[:0]
+		}
+		return
 	}
 	if len(p.typ) > 0 {
 		if string(p.typ) != p.lastType {
 			p.lastType = string(p.typ)
 		}
 		e.Type = p.lastType
+		p.typ = p.typ[:0]
 	}
-	p.data = p.data[:0]
-	p.typ = p.typ[:0]
 	p.h.Event(e)
 }
