@@ -1,3 +1,5 @@
+//go:build !(js && wasm)
+
 // Package e2e_test runs <trickle-answer> in a real headless Chromium
 // (chromedp) against the relay on loopback: the built widget from
 // examples/widget, the relay's simulated model, and outside oracles — the

@@ -177,34 +177,42 @@ func build(out, pkg, web string) (*Manifest, error) {
 }
 
 // publish replaces the build output in out with the staged files, keeping
-// README.md (committed; the rest is generated).
+// README.md (committed; the rest is generated). New files are written
+// first and stale ones removed after, so a concurrent reader (go:embed in
+// another build) never finds the folder without a widget.
 func publish(stage, out string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("build: output folder: %w", err)
+	}
+	staged, err := os.ReadDir(stage)
+	if err != nil {
+		return err
+	}
+	fresh := map[string]bool{"README.md": true}
+	for _, e := range staged {
+		data, err := os.ReadFile(filepath.Join(stage, e.Name()))
+		if err != nil {
+			return err
+		}
+		tmp := filepath.Join(out, "."+e.Name()+".tmp")
+		if err := os.WriteFile(tmp, data, 0o644); err != nil {
+			return fmt.Errorf("build: writing %s: %w", e.Name(), err)
+		}
+		if err := os.Rename(tmp, filepath.Join(out, e.Name())); err != nil {
+			return fmt.Errorf("build: writing %s: %w", e.Name(), err)
+		}
+		fresh[e.Name()] = true
 	}
 	old, err := os.ReadDir(out)
 	if err != nil {
 		return err
 	}
 	for _, e := range old {
-		if e.Name() == "README.md" || e.IsDir() {
+		if fresh[e.Name()] || e.IsDir() {
 			continue
 		}
 		if err := os.Remove(filepath.Join(out, e.Name())); err != nil {
 			return fmt.Errorf("build: removing the previous %s: %w", e.Name(), err)
-		}
-	}
-	staged, err := os.ReadDir(stage)
-	if err != nil {
-		return err
-	}
-	for _, e := range staged {
-		data, err := os.ReadFile(filepath.Join(stage, e.Name()))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(out, e.Name()), data, 0o644); err != nil {
-			return fmt.Errorf("build: writing %s: %w", e.Name(), err)
 		}
 	}
 	return nil
