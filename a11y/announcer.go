@@ -112,6 +112,10 @@ type Announcer struct {
 	tail       []run
 	tailSig    string
 	lastChange time.Time
+	// stall is the tail's trailing sentence a stall would release,
+	// computed once per frame rather than on every Poll.
+	stall    Unit
+	hasStall bool
 
 	queue   []Unit // confirmed, not yet announced
 	flush   bool   // the queue goes out without waiting for the merge window
@@ -189,6 +193,7 @@ func (a *Announcer) Frame(settled, tail []render.Block, final bool) {
 		a.lastChange = now
 	}
 	a.tail, a.tailSig = runs, sig
+	a.stall, a.hasStall = a.stallUnit()
 }
 
 func signature(runs []run) string {
@@ -233,6 +238,7 @@ func (a *Announcer) End(status string, err error) {
 		a.enqueue(a.tail[i].units(true, a.frontier), now)
 	}
 	a.tail, a.tailSig = nil, ""
+	a.hasStall = false
 	a.ended = true
 	a.flush = true
 	if a.mode == ModeComplete && len(a.all) > 0 {
@@ -295,19 +301,20 @@ func (a *Announcer) due() time.Time {
 }
 
 // stallUnit returns the trailing sentence of the live tail when it waits
-// only for the text that would confirm it, and when a stall releases it.
+// only for the text that would confirm it; a stall of StallAfter after the
+// last change of the tail releases it.
 // Only a sentence that already reads as finished qualifies: it ends with a
 // terminator that cannot be a decimal point ("3."), an abbreviation ("Dr.",
 // "e.") or part of a URL or code, and holds no open markdown. A fragment
 // ("The fix is to") is never flushed by a stall; it waits for more text or
 // the end of the stream.
-func (a *Announcer) stallUnit() (Unit, time.Time, bool) {
+func (a *Announcer) stallUnit() (Unit, bool) {
 	if a.mode != ModeSentences || len(a.tail) == 0 {
-		return Unit{}, time.Time{}, false
+		return Unit{}, false
 	}
 	r := &a.tail[len(a.tail)-1]
 	if r.whole || len(r.units(false, a.frontier)) > 0 {
-		return Unit{}, time.Time{}, false
+		return Unit{}, false
 	}
 	s := len(r.text)
 	for i, p := range r.pos {
@@ -321,13 +328,13 @@ func (a *Announcer) stallUnit() (Unit, time.Time, bool) {
 		e--
 	}
 	if e == s || held(r, s, e) || !finished(r, s, e) {
-		return Unit{}, time.Time{}, false
+		return Unit{}, false
 	}
 	u := r.unit(s, e, false)
 	if u.Text == "" || u.End <= a.frontier {
-		return Unit{}, time.Time{}, false
+		return Unit{}, false
 	}
-	return u, a.lastChange.Add(StallAfter), true
+	return u, true
 }
 
 // finished reports whether text[s:e] of r ends like a whole sentence
@@ -364,11 +371,10 @@ func finished(r *run, s, e int) bool {
 // NextDue reports a time, on a timer.
 func (a *Announcer) Poll() []Announcement {
 	now := a.now()
-	if !a.ended {
-		if u, at, ok := a.stallUnit(); ok && !now.Before(at) {
-			a.enqueue([]Unit{u}, now)
-			a.flush = true
-		}
+	if a.hasStall && !now.Before(a.lastChange.Add(StallAfter)) {
+		a.enqueue([]Unit{a.stall}, now)
+		a.hasStall = false
+		a.flush = true
 	}
 	if len(a.queue) > 0 && !now.Before(a.due()) {
 		texts := make([]string, len(a.queue))
@@ -403,10 +409,8 @@ func (a *Announcer) NextDue() (time.Time, bool) {
 	if len(a.queue) > 0 {
 		return a.due(), true
 	}
-	if !a.ended {
-		if _, at, ok := a.stallUnit(); ok {
-			return at, true
-		}
+	if a.hasStall {
+		return a.lastChange.Add(StallAfter), true
 	}
 	return time.Time{}, false
 }
