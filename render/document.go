@@ -257,13 +257,13 @@ func (d *Document) settleable(src []byte, blocks []ast.Node, st *parseState) (n,
 			// that was still open at the last complete line (its
 			// definitions, a table, a setext heading are decided when it
 			// closes).
-		case i+1 < len(blocks):
-			next := starts[i+1]
-			closed[i] = next >= 0 && next < complete && lineStart(src, next) > lineStart(src, p)
 		case isParagraphPiece(b):
 			// Not open at the last complete line, so a complete line
 			// closed it (a blank line, or a block that interrupts it).
-			closed[i] = true
+			closed[i] = i+1 == len(blocks) || starts[i+1] > p
+		case i+1 < len(blocks):
+			next := starts[i+1]
+			closed[i] = next >= 0 && next < complete && lineStart(src, next) > lineStart(src, p)
 		default:
 			closed[i] = lastClosed(src, b, complete)
 		}
@@ -283,17 +283,58 @@ func (d *Document) settleable(src []byte, blocks []ast.Node, st *parseState) (n,
 	for n < len(blocks) && closed[n] && !refSensitive(src, blocks[n], d.labels, final) {
 		n++
 	}
+	// The cut must separate the settled blocks from the rest in the
+	// source too (goldmark's AST order can differ from source order when a
+	// paragraph is split into a table and a setext heading).
+	for ; n > 0; n-- {
+		if n < len(blocks) {
+			cut = lineStart(src, starts[n])
+		} else {
+			cut = complete
+		}
+		if separates(starts, n, cut) && !(n < len(blocks) && glued(src, blocks[n-1], blocks[n], cut)) {
+			break
+		}
+	}
 	if n == 0 {
 		return 0, 0
-	}
-	if n < len(blocks) {
-		cut = lineStart(src, starts[n])
-	} else {
-		cut = complete
 	}
 	// Blank lines before the next block stay with the tail so that it
 	// parses exactly as it did inside the whole text.
 	return n, blankRunStart(src, cut)
+}
+
+// glued reports whether next was cut out of the same paragraph as prev
+// (a table, definitions, a setext heading and the rest of a paragraph are
+// pieces of one paragraph). Such a piece may start with a continuation
+// line, which parses differently at the start of a text ("    x" would be
+// indented code), so the tail must never start between them.
+func glued(src []byte, prev, next ast.Node, cut int) bool {
+	if !isParagraphPiece(prev) {
+		return false
+	}
+	switch next.Kind() {
+	case ast.KindParagraph, ast.KindLinkReferenceDefinition, extast.KindTable:
+	case ast.KindHeading:
+		if isATX(src[blockStart(next):]) {
+			return false
+		}
+	default:
+		return false
+	}
+	// No blank line between them: the same paragraph.
+	return blankRunStart(src, cut) == cut
+}
+
+// separates reports whether every one of the first n blocks starts before
+// cut and every other block at or after it.
+func separates(starts []int, n, cut int) bool {
+	for i, p := range starts {
+		if (i < n) != (p < cut) {
+			return false
+		}
+	}
+	return true
 }
 
 // blockStart is where a top-level block's first line starts (its first
