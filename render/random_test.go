@@ -4,8 +4,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 	"testing"
+	"time"
 )
 
 // trickyLines are line shapes whose meaning depends on their neighbours:
