@@ -163,14 +163,18 @@ func (l *genLog) finishLocked(state, message string, status bool) {
 // stop ends the stream at once (Stop, grace expiry, shutdown), cancelling
 // the generator, with a terminal trickle.status event. It reports whether
 // the stream was still running.
-func (l *genLog) stop(state, message string) bool {
+func (l *genLog) stop(state, message string) bool { return l.stopWith(state, message, true) }
+
+// stopWith is stop; status false ends the log without the terminal event,
+// so that readers see a plain end they can resume from (shutdown).
+func (l *genLog) stopWith(state, message string, status bool) bool {
 	l.mu.Lock()
 	cancel := l.cancel
 	l.cancel = nil
 	running := l.state == StateRunning
 	if running {
 		l.upstreamCancelled = cancel != nil
-		l.finishLocked(state, message, true)
+		l.finishLocked(state, message, status)
 	}
 	l.mu.Unlock()
 	if cancel != nil {

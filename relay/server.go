@@ -215,13 +215,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			}
 			s.mu.Unlock()
 			for _, l := range live {
-				l.stop(StateCancelled, "relay: shutting down")
+				l.stopWith(StateCancelled, "relay: shut down before the stream ended", false)
 			}
 			s.log.Warn("relay shutdown deadline passed", "streams_cut", n)
 			return fmt.Errorf("%w with %d streams running; clients got a resumable end", ErrShutdownLate, n)
 		}
 	}
-	s.kickOnce.Do(func() { close(s.kick) })
+	// Every stream has ended; its readers finish sending on their own.
 	s.log.Info("relay drained")
 	return nil
 }

@@ -50,6 +50,11 @@ func (s *Server) pump(ctx context.Context, l *genLog, pos int, out sink) (pumpEn
 	hb := time.NewTimer(s.cfg.heartbeat)
 	defer hb.Stop()
 	for {
+		select {
+		case <-s.kick:
+			return endShutdown, nil
+		default:
+		}
 		b, next, wait, done := l.read(pos, limit)
 		if len(b.ends) > 0 {
 			if err := out.send(b); err != nil {
