@@ -2,6 +2,7 @@ package a11y
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -54,10 +55,13 @@ func (r *run) add(s string, pos int, flags uint8) {
 // addSource appends source bytes one to one, so each byte keeps its own
 // position.
 func (r *run) addSource(b []byte, pos int, flags uint8) {
-	for i, c := range b {
-		r.text = append(r.text, c)
-		r.pos = append(r.pos, pos+i)
-		r.flags = append(r.flags, flags)
+	n := len(r.text)
+	r.text = append(r.text, b...)
+	r.pos = slices.Grow(r.pos, len(b))[:n+len(b)]
+	r.flags = slices.Grow(r.flags, len(b))[:n+len(b)]
+	for i := range b {
+		r.pos[n+i] = pos + i
+		r.flags[n+i] = flags
 	}
 }
 
@@ -361,6 +365,13 @@ func (p *projector) inline(r *run, n ast.Node) {
 func (p *projector) resolve(r *run, v []byte, start int) {
 	at := p.offset + start
 	for i := 0; i < len(v); {
+		j := bytes.IndexAny(v[i:], "\\&")
+		if j < 0 {
+			r.addSource(v[i:], at+i, flagRaw)
+			return
+		}
+		r.addSource(v[i:i+j], at+i, flagRaw)
+		i += j
 		c := v[i]
 		switch {
 		case c == '\\' && i+1 < len(v) && util.IsPunct(v[i+1]):
@@ -378,9 +389,7 @@ func (p *projector) resolve(r *run, v []byte, start int) {
 				}
 			}
 		}
-		r.text = append(r.text, c)
-		r.pos = append(r.pos, at+i)
-		r.flags = append(r.flags, flagRaw)
+		r.addSource(v[i:i+1], at+i, flagRaw)
 		i++
 	}
 }
