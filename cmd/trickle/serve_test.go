@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server's log writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestServeHelpExplainsEveryFlag(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := serveContext(context.Background(), []string{"--help"}, &out, &errOut, nil)
+	require.Equal(t, 0, code)
+	help := errOut.String()
+	for _, f := range []string{"addr", "heartbeat", "retry", "grace", "retention", "write-timeout", "max-streams",
+		"max-body", "max-event", "max-events", "token-env", "upstream", "upstream-dialect", "upstream-key-env",
+		"upstream-model", "first-token-timeout", "idle-timeout", "total-timeout", "upstream-retries", "sim-ttft",
+		"sim-gap", "sim-jitter", "sim-token-chars", "shutdown-timeout", "log-format", "log-level", "allow-origin"} {
+		require.Contains(t, help, "  -"+f+" ", "flag %s is documented", f)
+	}
+	require.Contains(t, help, "127.0.0.1:8080")
+	require.Contains(t, help, "DELETE /v1/streams/{id}")
+	require.Contains(t, help, "drop_after=N")
+}
+
+func TestServeRefusesBadFlags(t *testing.T) {
+	cases := [][]string{
+		{"--log-format", "xml"},
+		{"--token-env", "TRICKLE_TEST_SURELY_UNSET"},
+		{"--upstream", "http://127.0.0.1:1/v1/chat/completions", "--upstream-dialect", "cohere"},
+		{"--heartbeat", "0s"},
+		{"stray"},
+	}
+	for _, args := range cases {
+		var out, errOut bytes.Buffer
+		code := serveContext(context.Background(), args, &out, &errOut, nil)
+		require.Equal(t, 2, code, "%v: %s", args, errOut.String())
+		require.NotEmpty(t, errOut.String())
+	}
+}
+
+func TestServeStreamsOnLoopbackAndShutsDownOnSignal(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan int, 1)
+	var out, logs syncBuffer
+	go func() {
+		done <- serveContext(ctx, []string{"--addr", "127.0.0.1:0", "--sim-ttft", "1ms", "--sim-gap", "1ms", "--log-format", "json"},
+			&out, &logs, func(addr string) { ready <- addr })
+	}()
+	addr := <-ready
+	require.True(t, strings.HasPrefix(addr, "127.0.0.1:"))
+
+	resp, err := http.Post("http://"+addr+"/v1/chat/completions?answer=short", "application/json",
+		strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, "text/event-stream; charset=utf-8", resp.Header.Get("Content-Type"))
+	require.True(t, strings.HasSuffix(string(body), "data: [DONE]\n\n"))
+
+	h, err := http.Get("http://" + addr + "/examples/")
+	require.NoError(t, err)
+	h.Body.Close()
+	require.Equal(t, http.StatusOK, h.StatusCode, "the example pages are built in")
+
+	cancel() // SIGTERM
+	select {
+	case code := <-done:
+		require.Equal(t, 0, code)
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not shut down")
+	}
+	require.Contains(t, out.String(), "trickle relay on http://"+addr)
+	require.Contains(t, logs.String(), `"msg":"stream started"`)
+	require.Contains(t, logs.String(), `"msg":"relay drained"`)
+}
+
