@@ -100,4 +100,3 @@ func TestServeStreamsOnLoopbackAndShutsDownOnSignal(t *testing.T) {
 	require.Contains(t, logs.String(), `"msg":"stream started"`)
 	require.Contains(t, logs.String(), `"msg":"relay drained"`)
 }
-
