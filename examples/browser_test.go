@@ -80,7 +80,7 @@ func shoot(t *testing.T, tab context.Context, name string) {
 	}
 	// Let the last frame and any status announcement settle.
 	time.Sleep(300 * time.Millisecond)
-	png, err := chromedp.Run(browsertest.Timeout(t, tab, 20*time.Second), chromedp.CaptureScreenshot())
+	png, err := chromedp.Run(browsertest.Timeout(t, tab, 20*time.Second), chromedp.FullScreenshot(100))
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(*screenshots, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(*screenshots, name+".png"), png, 0o644))

@@ -56,8 +56,21 @@ func main() {
 		speed     = flag.Float64("speed", 1, "play the stream this many times faster (1 = the standard scenario)")
 		widget    = flag.String("widget", "examples/widget", "the built widget (make build)")
 		out       = flag.String("out", "bench/results/browser.json", "where to write the results as JSON")
+		wireOnly  = flag.String("wire", "", "instead: count the bytes on the wire of the relay's copy of this answer (e.g. sample-20k) over SSE and WebSocket")
 	)
 	flag.Parse()
+	if *wireOnly != "" {
+		res, err := wire(*wireOnly, *rate**speed, *chars)
+		if err != nil {
+			log.Fatalf("bench/browser: wire: %v", err)
+		}
+		fmt.Println("| transport | events | event text | on the wire | overhead per event |")
+		fmt.Println("| --- | ---: | ---: | ---: | ---: |")
+		for _, r := range res {
+			fmt.Printf("| %s | %d | %d B | %d B | %.1f B |\n", r.Transport, r.Events, r.Payload, r.Wire, float64(r.Wire-int64(r.Payload))/float64(r.Events))
+		}
+		return
+	}
 	if err := run(*samples, *renderers, *rate**speed, *chars, *widget, *out); err != nil {
 		log.Fatalf("bench/browser: %v", err)
 	}

@@ -1,11 +1,11 @@
 // Helpers shared by the example pages. Everything about streaming lives in
 // the widget (<trickle-answer>); this file only formats what it reports.
 
-// The metrics the pages show, in order: [label, key, unit]. Keys are the
-// fields of the element's `metrics` property.
+// The metrics the pages show, in order: [label, key, unit, zero means "not
+// yet"]. Keys are the fields of the element's `metrics` property.
 export const METRICS = [
-  ["TTFB", "ttfb_ms", "ms"],
-  ["TTFT", "ttft_ms", "ms"],
+  ["TTFB", "ttfb_ms", "ms", true],
+  ["TTFT", "ttft_ms", "ms", true],
   ["gap p50", "gap_p50_ms", "ms"],
   ["gap p95", "gap_p95_ms", "ms"],
   ["tokens/s", "tokens_per_s", ""],
@@ -16,11 +16,10 @@ export const METRICS = [
   ["delivery", "buffering", ""],
 ];
 
-function show(v, unit) {
-  if (v === undefined || v === null || Number.isNaN(v)) return "–";
+function show(v, unit, zeroIsNone) {
+  if (v === undefined || v === null || Number.isNaN(v) || (zeroIsNone && v === 0)) return "–";
   if (typeof v === "boolean") return v ? "yes" : "no";
   if (typeof v === "number") {
-    if (v === 0 && unit === "ms") return "–"; // zero: did not happen yet
     if (unit === "B") return v < 10240 ? `${v} B` : `${(v / 1024).toFixed(1)} KB`;
     const n = Number.isInteger(v) ? String(v) : v.toFixed(v < 10 ? 1 : 0);
     return unit ? `${n} ${unit}` : n;
@@ -40,8 +39,8 @@ export function renderMetrics(dl, metrics) {
       dl.append(div);
     }
   }
-  for (const [, key, unit] of METRICS) {
-    dl.querySelector(`dd[data-key="${key}"]`).textContent = show(m[key], unit);
+  for (const [, key, unit, zeroIsNone] of METRICS) {
+    dl.querySelector(`dd[data-key="${key}"]`).textContent = show(m[key], unit, zeroIsNone);
   }
 }
 
