@@ -98,9 +98,8 @@ type Parser struct {
 	onErr func(error) // Decoder's hook: errors delivered in stream order
 
 	// Byte-level state of the current stream (connection).
-	started bool    // the optional BOM at byte 0 has been dealt with
-	bom     [3]byte // bytes held while deciding whether they are a BOM
-	nbom    int
+	started bool   // the optional BOM at byte 0 has been dealt with
+	nbom    int    // bytes of a BOM held (bomBytes[:nbom]) while deciding
 	skipLF  bool   // the previous line ended with CR: an LF now is its tail
 	line    []byte // the unfinished line, when it spans writes
 	skip    int    // keepLine, skipComment or skipLine
@@ -185,7 +184,7 @@ func (p *Parser) Close() error {
 		// A stream shorter than a BOM that began like one: the held bytes
 		// are ordinary (invalid) text.
 		p.started = true
-		p.feed(p.bom[:p.nbom])
+		p.feed(bomBytes[:p.nbom])
 	}
 	p.started = true
 	unfinished := p.pending || p.skip == skipLine || (p.skip == keepLine && len(p.line) > 0)
@@ -254,7 +253,7 @@ func (p *Parser) feed(b []byte) {
 			b = b[1:]
 			base++
 			p.offset++
-			p.processLine(nil, base-1)
+			p.dispatch()
 			continue
 		}
 		if lf != -1 && lf < base {
