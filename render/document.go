@@ -261,11 +261,12 @@ func (d *Document) settleable(src []byte, blocks []ast.Node, st *parseState) (n,
 			// Not open at the last complete line, so a complete line
 			// closed it (a blank line, or a block that interrupts it).
 			closed[i] = i+1 == len(blocks) || starts[i+1] > p
-		case i+1 < len(blocks):
-			next := starts[i+1]
-			closed[i] = next >= 0 && next < complete && lineStart(src, next) > lineStart(src, p)
+		case i+1 < len(blocks) && starts[i+1] >= 0 && starts[i+1] < complete && lineStart(src, starts[i+1]) > lineStart(src, p):
+			// The next block started on a complete line, which closed
+			// this one.
+			closed[i] = true
 		default:
-			closed[i] = lastClosed(src, b, complete)
+			closed[i] = selfClosed(src, b, complete)
 		}
 	}
 	// Definitions inside closed blocks are final: first definition wins, and
@@ -381,9 +382,9 @@ func blankRunStart(src []byte, p int) int {
 	return p
 }
 
-// lastClosed reports whether the last top-level block can no longer change,
-// from its own syntax.
-func lastClosed(src []byte, b ast.Node, complete int) bool {
+// selfClosed reports whether a top-level block can no longer change, from
+// its own syntax, whatever follows.
+func selfClosed(src []byte, b ast.Node, complete int) bool {
 	p := blockStart(b)
 	if p < 0 || p >= complete {
 		return false

@@ -81,3 +81,27 @@ func TestSettledPartIsNotParsedAgain(t *testing.T) {
 	// The blank line before the open paragraph stays with it.
 	require.Equal(t, len(text.String())-1, d.settled, "everything before the last line settled")
 }
+
+func TestLongAnswersKeepTheUnsettledTailSmall(t *testing.T) {
+	// Settling is what keeps a frame's cost independent of the answer's
+	// length: streaming the 100 KB sample, the unsettled text never grows
+	// beyond its largest block (a long list or code block).
+	text := loadSample(t, "sample-100k.md")
+	d := NewDocument()
+	lag := 0
+	for n := 0; n < len(text); n += 160 {
+		d.Update(text[:n])
+		lag = max(lag, n-d.settled)
+	}
+	require.Less(t, lag, 4096)
+}
+
+func TestCitationsWithoutDefinitionsWaitForTheEnd(t *testing.T) {
+	// "[1]" may still become a link when "[1]: url" arrives, so a block
+	// with it cannot settle; with the definitions present it can.
+	d := NewDocument()
+	f := d.Update("Sleep matters [1].\n\nMore.\n\nEven more.\n")
+	require.Empty(t, f.Append)
+	f = d.Update("Sleep matters [1].\n\nMore.\n\nEven more.\n\n[1]: https://ok.example/paper\n\nEnd")
+	require.Contains(t, f.Append, `<a href="https://ok.example/paper" rel="noopener noreferrer nofollow ugc">1</a>`)
+}

