@@ -195,9 +195,7 @@ func (p *Pipeline) feed(b []byte) {
 		return
 	}
 	if p.framing == FramingSSE {
-		if _, err := p.parser.Write(b); err != nil {
-			p.skipped(sse.Event{Type: "message"}, p.seq+1, fmt.Errorf("%w: %w", ErrEventTooLarge, err))
-		}
+		p.feedSSE(b)
 		return
 	}
 	for len(b) > 0 {
@@ -216,6 +214,37 @@ func (p *Pipeline) feed(b []byte) {
 		}
 		p.line = p.line[:0]
 		b = b[i+1:]
+	}
+}
+
+// feedSSE gives the SSE parser one line at a time (cut after each LF or
+// CR). The parser reports an oversize event only once per Write, after
+// dispatching everything else in the chunk; line by line, each drop is seen
+// where it happens, so the count and the order of the problems do not
+// depend on how the bytes were cut. The scan stays linear: one search for
+// LF per LF, and for CR only up to it.
+func (p *Pipeline) feedSSE(b []byte) {
+	lf := -1
+	for len(b) > 0 {
+		if lf < 0 {
+			if lf = bytes.IndexByte(b, '\n'); lf < 0 {
+				lf = len(b) // no LF in b: the sentinel stays past its end
+			}
+		}
+		end := lf
+		if cr := bytes.IndexByte(b[:lf], '\r'); cr >= 0 {
+			end = cr
+		}
+		n := min(end+1, len(b))
+		if _, err := p.parser.Write(b[:n]); err != nil {
+			// The dropped event is an event of the stream: it gets a number.
+			// The parser's own message gives byte counts that depend on
+			// where the bytes were cut, so the problem names the bound.
+			p.seq++
+			p.skipped(sse.Event{Type: "message"}, p.seq, fmt.Errorf("%w: an SSE event is longer than %d bytes (%w)", ErrEventTooLarge, p.maxEvent, sse.ErrEventTooLarge))
+		}
+		b = b[n:]
+		lf -= n
 	}
 }
 

@@ -373,3 +373,26 @@ func TestNewDecoderNamesTheDialectsItKnows(t *testing.T) {
 	_, err := NewDecoder("nope")
 	require.ErrorIs(t, err, ErrUnknownDialect)
 }
+
+func TestOversizedEventsAreCountedTheSameWhateverTheCut(t *testing.T) {
+	big := strings.Repeat("x", 100)
+	cases := map[string]string{
+		"sse": "data: {\"delta\":\"a\"}\n\ndata: {\"delta\":\"" + big + "\"}\n\ndata: nope\n\n" +
+			"data: {\"delta\":\"b\"}\n\ndata: " + big + "\n\ndata: {\"delta\":\"c\"}\n\ndata: [DONE]\n\n",
+		"ndjson": `{"message":{"content":"a"},"done":false}` + "\n" + `{"message":{"content":"` + big + `"}}` + "\n" +
+			"nope\n" + `{"message":{"content":"b"},"done":false}` + "\n" + big + "\n" + `{"message":{"content":"c"},"done":true}` + "\n",
+	}
+	for name, data := range cases {
+		t.Run(name, func(t *testing.T) {
+			whole := run(t, []byte(data), nil, WithMaxEventSize(64))
+			require.Equal(t, "abc", whole.Text)
+			require.Equal(t, 3, whole.Skipped, "%v", whole.Problems)
+			for _, cuts := range cutSets(len(data), testing.Short()) {
+				got := run(t, []byte(data), cuts, WithMaxEventSize(64))
+				if !snapshotsEqual(whole, got) {
+					require.Equal(t, whole, got, "cut at %v", cuts)
+				}
+			}
+		})
+	}
+}
