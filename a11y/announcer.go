@@ -250,7 +250,12 @@ func (a *Announcer) End(status string, err error) {
 	a.endText = statusText(status, err)
 }
 
-// statusText says how the answer ended.
+// maxErrorRunes bounds the error read out in a failure status.
+const maxErrorRunes = 200
+
+// statusText says how the answer ended: the stream.Status words map to
+// their sentences; "failed" and any unknown word are a failure, said with
+// the error when there is one.
 func statusText(status string, err error) string {
 	switch status {
 	case "complete":
@@ -264,8 +269,9 @@ func statusText(status string, err error) string {
 		return StatusFailed
 	}
 	msg := strings.Join(strings.Fields(plain(err.Error())), " ")
-	if len(msg) > 200 {
-		msg = msg[:200]
+	if r := []rune(msg); len(r) > maxErrorRunes {
+		// A listener cannot skim: say the start of a long error.
+		msg = strings.TrimSpace(string(r[:maxErrorRunes])) + "…"
 	}
 	if msg == "" {
 		return StatusFailed

@@ -222,6 +222,8 @@ func TestEndAnnouncesExactlyOneStatusAfterTheLastContent(t *testing.T) {
 		{"an incomplete answer says the connection was lost", "incomplete", nil, StatusIncomplete},
 		{"a failure says its error in words", "failed", errors.New("relay: upstream returned 429 Too Many Requests"), "Answer failed: relay: upstream returned 429 Too Many Requests."},
 		{"a failure without an error still says failed", "failed", nil, StatusFailed},
+		{"an unknown status is a failure", "exploded", errors.New("boom"), "Answer failed: boom."},
+		{"a long error is cut on a character boundary", "failed", errors.New(strings.Repeat("é", 300)), "Answer failed: " + strings.Repeat("é", maxErrorRunes) + "…"},
 		{"markup in an error is not read out", "failed", errors.New("bad `token` <b>*x*</b> [DONE]"), "Answer failed: bad token b x /b DONE."},
 	}
 	for _, tt := range tests {
@@ -386,4 +388,20 @@ func TestATailListItemIsSaidOnceTheNextItemStarts(t *testing.T) {
 	h.tail("- Install Go\n- Run")
 	h.wait(time.Second)
 	require.Equal(t, []string{"Bullet: Install Go."}, contentOf(h.heard))
+}
+
+func TestEndWithoutStartStillSaysTheStatus(t *testing.T) {
+	h := newHarness(t)
+	h.a.End("incomplete", nil)
+	h.drain()
+	require.Equal(t, []string{StatusIncomplete}, statusesOf(h.heard))
+}
+
+func TestWithClockNilKeepsTheRealClock(t *testing.T) {
+	a := New(WithClock(nil))
+	before := time.Now()
+	a.Start()
+	got := a.Poll()
+	require.Len(t, got, 1)
+	require.False(t, got[0].At.Before(before))
 }
