@@ -378,7 +378,9 @@ func finished(r *run, s, e int) bool {
 func (a *Announcer) Poll() []Announcement {
 	now := a.now()
 	if a.hasStall && !now.Before(a.lastChange.Add(StallAfter)) {
-		a.enqueue([]Unit{a.stall}, now)
+		// The unit has been waiting since its text arrived: that is its
+		// ready time, so Measure's longest wait includes the stall.
+		a.enqueue([]Unit{a.stall}, a.lastChange)
 		a.hasStall = false
 		a.flush = true
 	}
