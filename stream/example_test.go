@@ -89,3 +89,22 @@ func ExampleAnswer_ToolCalls() {
 	// get_weather complete=false arguments="" partial="{\"city\":"
 	// get_weather complete=true arguments={"city":"Oslo"}
 }
+
+// A Decoder can be used on its own, for events that were already framed
+// (a WebSocket message, a queue); Answer.Apply folds its events in.
+func ExampleNewDecoder() {
+	dec, _ := stream.NewDecoder("gemini")
+	a := stream.NewAnswer()
+	for _, data := range []string{
+		`{"candidates":[{"content":{"parts":[{"text":"Thinking…","thought":true}]}}]}`,
+		`{"candidates":[{"content":{"parts":[{"text":"Blue."}]},"finishReason":"STOP"}]}`,
+	} {
+		if err := dec.Decode(sse.Event{Type: "message", Data: data}, func(e stream.Event) { a.Apply(e) }); err != nil {
+			fmt.Println(err)
+		}
+	}
+	dec.Close(func(e stream.Event) { a.Apply(e) }) // Gemini ends with a clean close
+	fmt.Println(a.Thinking(), a.Text(), a.FinishReason(), a.Status())
+	// Output:
+	// Thinking… Blue. STOP complete
+}

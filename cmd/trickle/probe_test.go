@@ -175,3 +175,53 @@ func TestGapPercentilesUseNearestRank(t *testing.T) {
 	require.Equal(t, gapStats{P50: 60, P95: 100, Max: 100}, g)
 	require.Equal(t, gapStats{}, gaps(times[:1]))
 }
+
+func TestProbeSaysAStreamFlushedInBlocksIsBatched(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		// 60 tokens, flushed 20 at a time 40 ms apart: what a proxy with a
+		// small buffer does to a stream.
+		for burst := 0; burst < 3; burst++ {
+			var b strings.Builder
+			for i := 0; i < 20; i++ {
+				b.WriteString(openaiChunk("tok "))
+			}
+			if burst == 2 {
+				b.WriteString("data: [DONE]\n\n")
+			}
+			io.WriteString(w, b.String())
+			w.(http.Flusher).Flush()
+			if burst < 2 {
+				time.Sleep(40 * time.Millisecond)
+			}
+		}
+	}))
+	defer srv.Close()
+	code, rep, stderr := probeJSON(t, srv.URL)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, 60, rep.Tokens)
+	require.Equal(t, "batched", rep.Verdict, rep.Explanation)
+	require.GreaterOrEqual(t, rep.Gaps.Max, 30.0)
+	require.Equal(t, 0.0, rep.Gaps.P50, "most tokens share a read with the one before")
+}
+
+func TestProbeGivesUpAtTheTimeoutAndReportsWhatCame(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, openaiChunk("one ")+openaiChunk("two "))
+		w.(http.Flusher).Flush()
+		select { // stall until the client gives up
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	code, rep, stderr := probeJSON(t, "--timeout", "150ms", srv.URL)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "the body failed")
+	require.Equal(t, 2, rep.Tokens)
+	require.False(t, rep.EndMarker)
+	require.Equal(t, "failed", rep.AnswerStatus)
+}
