@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -81,6 +82,11 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	counter(w, "trickle_resumes_total", "Resumed connections (Last-Event-ID).", m.resumes.Load())
 	counter(w, "trickle_upstream_errors_total", "Upstream requests that failed.", m.upstreamErrors.Load())
 	counter(w, "trickle_tokens_total", "Events received from the model (simulated or upstream).", m.events.Load())
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	gauge(w, "trickle_go_heap_inuse_bytes", "Go heap in use (includes garbage not yet collected).", float64(ms.HeapInuse))
+	gauge(w, "trickle_go_stack_inuse_bytes", "Go goroutine stacks in use.", float64(ms.StackInuse))
+	gauge(w, "trickle_go_goroutines", "Goroutines.", float64(runtime.NumGoroutine()))
 	m.ttft.write(w, "trickle_time_to_first_token_seconds", "Time from the request to the model's first event.")
 	m.gap.write(w, "trickle_inter_token_gap_seconds", "Time between two consecutive model events.")
 }

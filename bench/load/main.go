@@ -1,0 +1,458 @@
+// Command load is the relay's load generator: it opens N concurrent streams
+// against a running `trickle serve` on loopback, over SSE or WebSocket, at a
+// fixed token rate from the simulated model, and reports delivery, the
+// latency the relay adds, the relay's CPU and memory, and bytes per token.
+//
+// Shape of a run (bounded in count and time; it stops by itself):
+//
+//	0 .. ramp           open N streams, evenly spread
+//	ramp .. ramp+idle   every stream connected, waiting for its first token:
+//	                    the relay's memory per idle stream is sampled here
+//	then for duration   tokens at --rate per stream; CPU is measured here
+//
+// Added latency of event k of a stream = its arrival time minus the time the
+// simulated model scheduled it (the stream's start, from /info, plus ttft
+// plus (k-1) gaps): it includes the relay's timer lateness, its write path,
+// the kernel and the client's read.
+//
+// It never talks to anything but the loopback address it is given.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/trickle-dev/trickle/sse"
+)
+
+type result struct {
+	Transport         string  `json:"transport"`
+	Streams           int     `json:"streams"`
+	Connected         int     `json:"connected"`
+	PeakActive        int     `json:"peak_active"`
+	RatePerStream     float64 `json:"tokens_per_second_per_stream"`
+	DurationS         float64 `json:"token_phase_seconds"`
+	ExpectedEvents    int64   `json:"expected_events"`
+	DeliveredEvents   int64   `json:"delivered_events"`
+	DeliveredPct      float64 `json:"delivered_pct"`
+	LatencyP50Ms      float64 `json:"added_latency_p50_ms"`
+	LatencyP99Ms      float64 `json:"added_latency_p99_ms"`
+	LatencyP999Ms     float64 `json:"added_latency_p999_ms"`
+	LatencyMaxMs      float64 `json:"added_latency_max_ms"`
+	ServerCPUPct      float64 `json:"relay_cpu_pct_of_one_core"`
+	ClientCPUPct      float64 `json:"client_cpu_pct_of_one_core"`
+	ServerRSSBaseMB   float64 `json:"relay_rss_base_mib"`
+	ServerRSSIdleMB   float64 `json:"relay_rss_idle_mib"`
+	ServerRSSPeakMB   float64 `json:"relay_rss_streaming_mib"`
+	KBPerIdleStream   float64 `json:"relay_kib_per_idle_stream"`
+	KBPerLiveStream   float64 `json:"relay_kib_per_streaming_stream"`
+	GoKBPerIdleStream float64 `json:"relay_go_heap_stack_kib_per_idle_stream"`
+	BytesPerToken     float64 `json:"wire_bytes_per_token"`
+	Errors            int64   `json:"errors"`
+	FirstError        string  `json:"first_error,omitempty"`
+	WallS             float64 `json:"wall_seconds"`
+}
+
+type streamRec struct {
+	id      string
+	arrived []int64 // unix nanos of event k+1 (tokens and the end marker)
+}
+
+var (
+	addr       = flag.String("addr", "127.0.0.1:8080", "relay address (loopback only)")
+	pid        = flag.Int("server-pid", 0, "relay process id, to read its CPU and memory from /proc")
+	n          = flag.Int("n", 1000, "concurrent streams")
+	transport  = flag.String("transport", "sse", "sse or ws")
+	ramp       = flag.Duration("ramp", 10*time.Second, "time over which the streams are opened")
+	idle       = flag.Duration("idle", 4*time.Second, "time every stream waits, connected, before its first token (after the ramp)")
+	duration   = flag.Duration("duration", 20*time.Second, "token phase per stream")
+	rate       = flag.Float64("rate", 20, "tokens per second per stream")
+	tokenChars = flag.Int("token-chars", 4, "characters per token")
+	deadline   = flag.Duration("timeout", 3*time.Minute, "hard stop for the whole run")
+)
+
+func main() {
+	flag.Parse()
+	host, _, err := net.SplitHostPort(*addr)
+	if err != nil || !net.ParseIP(host).IsLoopback() {
+		fmt.Fprintf(os.Stderr, "load: --addr %q must be a loopback address\n", *addr)
+		os.Exit(2)
+	}
+	res, err := run()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+	b, _ := json.Marshal(res)
+	fmt.Println(string(b))
+}
+
+// countingConn counts the bytes the client reads: what crossed the wire
+// for the stream (headers, framing and all).
+type countingConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c countingConn) Read(p []byte) (int, error) {
+	k, err := c.Conn.Read(p)
+	c.n.Add(int64(k))
+	return k, err
+}
+
+func run() (*result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), *deadline)
+	defer cancel()
+	gap := time.Duration(float64(time.Second) / *rate)
+	tokens := int(duration.Seconds() * *rate)
+	ttft := *ramp + *idle
+	query := fmt.Sprintf("?dialect=plain&answer=sample-100k&ttft_ms=%d&gap_ms=%g&jitter_ms=0&token_chars=%d",
+		ttft.Milliseconds(), float64(gap)/float64(time.Millisecond), *tokenChars)
+	body := fmt.Sprintf(`{"model":"load","stream":true,"max_tokens":%d,"messages":[{"role":"user","content":"load"}]}`, tokens)
+
+	var wire atomic.Int64
+	dialer := &net.Dialer{Timeout: 30 * time.Second}
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, network, a string) (net.Conn, error) {
+			c, err := dialer.DialContext(ctx, network, a)
+			if err != nil {
+				return nil, err
+			}
+			return countingConn{c, &wire}, nil
+		},
+		MaxIdleConnsPerHost: 1,
+		DisableCompression:  true,
+		ReadBufferSize:      2048,
+		WriteBufferSize:     2048,
+	}
+	client := &http.Client{Transport: tr}
+	infoClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+
+	res := &result{Transport: *transport, Streams: *n, RatePerStream: *rate, DurationS: duration.Seconds()}
+	recs := make([]*streamRec, *n)
+	var errs atomic.Int64
+	var firstErr atomic.Value
+	fail := func(err error) {
+		errs.Add(1)
+		firstErr.CompareAndSwap(nil, err.Error())
+	}
+	var connected atomic.Int64
+
+	baseRSS, baseGo := rss(*pid), goMem(scrape(infoClient))
+	var idleGo float64
+	wall0 := time.Now()
+	var cpuStart, cpuEnd time.Duration
+	var tStart, tEnd time.Time
+	var idleRSS, peakRSS float64
+	var peakActive int
+
+	// Sampler: idle memory in the middle of the idle window, CPU over the
+	// token phase, peak memory while streaming.
+	sampleDone := make(chan struct{})
+	go func() {
+		defer close(sampleDone)
+		at := func(d time.Duration) <-chan time.Time { return time.After(time.Until(wall0.Add(d))) }
+		select {
+		case <-at(*ramp + *idle/2):
+			idleRSS = rss(*pid)
+			m := scrape(infoClient)
+			peakActive = int(m["trickle_connections_active"])
+			idleGo = goMem(m)
+		case <-ctx.Done():
+			return
+		}
+		// Stream i opens at i*ramp/N and streams from ramp+idle after
+		// that for duration: every stream is streaming from 2*ramp+idle
+		// until ramp+idle+duration.
+		select {
+		case <-at(2**ramp + *idle):
+		case <-ctx.Done():
+			return
+		}
+		cpuStart, tStart = procCPU(*pid), time.Now()
+		end := wall0.Add(*idle + *ramp + *duration - time.Second)
+		if !end.After(tStart) {
+			end = tStart.Add(500 * time.Millisecond)
+		}
+		for time.Now().Before(end) {
+			select {
+			case <-time.After(500 * time.Millisecond):
+			case <-ctx.Done():
+				return
+			}
+			if r := rss(*pid); r > peakRSS {
+				peakRSS = r
+			}
+		}
+		cpuEnd, tEnd = procCPU(*pid), time.Now()
+	}()
+
+	var ru0 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	var wg sync.WaitGroup
+	interval := *ramp / time.Duration(max(*n, 1))
+	for i := range *n {
+		if d := time.Until(wall0.Add(interval * time.Duration(i))); d > 0 {
+			time.Sleep(d)
+		}
+		rec := &streamRec{arrived: make([]int64, 0, tokens+1)}
+		recs[i] = rec
+		wg.Go(func() {
+			var err error
+			if *transport == "ws" {
+				err = streamWS(ctx, client, query, body, rec, &connected)
+			} else {
+				err = streamSSE(ctx, client, query, body, rec, &connected)
+			}
+			if err != nil {
+				fail(err)
+			}
+		})
+	}
+	wg.Wait()
+	<-sampleDone
+	var ru1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	res.WallS = time.Since(wall0).Seconds()
+
+	// Anchor every stream at its start as the relay saw it.
+	starts := make([]int64, *n)
+	var iwg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	for i, rec := range recs {
+		if rec.id == "" {
+			continue
+		}
+		sem <- struct{}{}
+		iwg.Go(func() {
+			defer func() { <-sem }()
+			created, err := streamCreated(infoClient, rec.id)
+			if err != nil {
+				fail(err)
+				return
+			}
+			starts[i] = created.UnixNano()
+		})
+	}
+	iwg.Wait()
+
+	var lat []int64
+	for i, rec := range recs {
+		res.ExpectedEvents += int64(tokens + 1)
+		res.DeliveredEvents += int64(len(rec.arrived))
+		if starts[i] == 0 {
+			continue
+		}
+		for k, at := range rec.arrived {
+			due := starts[i] + int64(ttft) + int64(k)*int64(gap)
+			lat = append(lat, at-due)
+		}
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		if len(lat) == 0 {
+			return 0
+		}
+		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))]) / 1e6
+	}
+	res.Connected = int(connected.Load())
+	res.PeakActive = peakActive
+	res.DeliveredPct = 100 * float64(res.DeliveredEvents) / float64(max(res.ExpectedEvents, 1))
+	res.LatencyP50Ms, res.LatencyP99Ms, res.LatencyP999Ms = pct(0.50), pct(0.99), pct(0.999)
+	if len(lat) > 0 {
+		res.LatencyMaxMs = float64(lat[len(lat)-1]) / 1e6
+	}
+	if tEnd.After(tStart) {
+		res.ServerCPUPct = 100 * float64(cpuEnd-cpuStart) / float64(tEnd.Sub(tStart))
+	}
+	clientCPU := time.Duration(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) * time.Nanosecond
+	res.ClientCPUPct = 100 * float64(clientCPU) / float64(time.Since(wall0))
+	res.ServerRSSBaseMB, res.ServerRSSIdleMB, res.ServerRSSPeakMB = baseRSS/1024, idleRSS/1024, peakRSS/1024
+	if *n > 0 {
+		res.KBPerIdleStream = (idleRSS - baseRSS) / float64(*n)
+		res.GoKBPerIdleStream = (idleGo - baseGo) / float64(*n)
+		res.KBPerLiveStream = (peakRSS - baseRSS) / float64(*n)
+	}
+	if res.DeliveredEvents > 0 {
+		res.BytesPerToken = float64(wire.Load()) / float64(res.DeliveredEvents)
+	}
+	res.Errors = errs.Load()
+	if v := firstErr.Load(); v != nil {
+		res.FirstError = v.(string)
+	}
+	fmt.Fprintf(os.Stderr, "load: %d/%d connected, %.3f%% delivered, added latency p50 %.2f ms p99 %.2f ms, relay %.0f%% CPU, %.1f KiB RSS (%.1f KiB Go heap+stacks)/idle stream, %.1f B/token, %d errors\n",
+		res.Connected, *n, res.DeliveredPct, res.LatencyP50Ms, res.LatencyP99Ms, res.ServerCPUPct, res.KBPerIdleStream, res.GoKBPerIdleStream, res.BytesPerToken, res.Errors)
+	runtime.KeepAlive(recs)
+	return res, nil
+}
+
+func streamSSE(ctx context.Context, client *http.Client, query, body string, rec *streamRec, connected *atomic.Int64) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+*addr+"/v1/chat/completions"+query, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("POST: %s: %s", resp.Status, b)
+	}
+	rec.id = resp.Header.Get("X-Trickle-Stream")
+	connected.Add(1)
+	dec := sse.NewDecoder(bufio.NewReaderSize(resp.Body, 1024))
+	for {
+		ev, err := dec.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("stream %s after %d events: %w", rec.id, len(rec.arrived), err)
+		}
+		rec.arrived = append(rec.arrived, time.Now().UnixNano())
+		if ev.Data == "[DONE]" {
+			return nil
+		}
+	}
+}
+
+func streamWS(ctx context.Context, client *http.Client, query, body string, rec *streamRec, connected *atomic.Int64) error {
+	c, _, err := websocket.Dial(ctx, "ws://"+*addr+"/v1/ws"+query, &websocket.DialOptions{HTTPClient: client})
+	if err != nil {
+		return err
+	}
+	defer c.CloseNow()
+	if err := c.Write(ctx, websocket.MessageText, []byte(body)); err != nil {
+		return err
+	}
+	connected.Add(1)
+	for {
+		_, msg, err := c.Read(ctx)
+		if err != nil {
+			if websocket.CloseStatus(err) == websocket.StatusNormalClosure {
+				return nil
+			}
+			return fmt.Errorf("stream %s after %d events: %w", rec.id, len(rec.arrived), err)
+		}
+		now := time.Now().UnixNano()
+		id, data, ok := parseEvent(msg)
+		if !ok {
+			continue // keep-alive comment
+		}
+		if rec.id == "" {
+			rec.id, _, _ = strings.Cut(id, ":")
+		}
+		rec.arrived = append(rec.arrived, now)
+		if data == "[DONE]" {
+			c.Close(websocket.StatusNormalClosure, "")
+			return nil
+		}
+	}
+}
+
+// parseEvent reads the id and data of one event's SSE text.
+func parseEvent(msg []byte) (id, data string, ok bool) {
+	for line := range strings.SplitSeq(string(msg), "\n") {
+		if v, found := strings.CutPrefix(line, "id: "); found {
+			id = v
+		} else if v, found := strings.CutPrefix(line, "data: "); found {
+			data, ok = v, true
+		}
+	}
+	return id, data, ok
+}
+
+func streamCreated(c *http.Client, id string) (time.Time, error) {
+	resp, err := c.Get("http://" + *addr + "/v1/streams/" + id + "/info")
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer resp.Body.Close()
+	var in struct{ Created time.Time }
+	if err := json.NewDecoder(resp.Body).Decode(&in); err != nil {
+		return time.Time{}, fmt.Errorf("info of %s: %w", id, err)
+	}
+	return in.Created, nil
+}
+
+// scrape reads the relay's /metrics into name → value.
+func scrape(c *http.Client) map[string]float64 {
+	out := map[string]float64{}
+	resp, err := c.Get("http://" + *addr + "/metrics")
+	if err != nil {
+		return out
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for line := range strings.SplitSeq(string(b), "\n") {
+		name, v, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(name, "#") {
+			continue
+		}
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			out[name] = f
+		}
+	}
+	return out
+}
+
+// goMem is the relay's Go heap plus stacks in use, in KiB.
+func goMem(m map[string]float64) float64 {
+	return (m["trickle_go_heap_inuse_bytes"] + m["trickle_go_stack_inuse_bytes"]) / 1024
+}
+
+// rss is the resident memory of a process in KiB (0 without a pid).
+func rss(pid int) float64 {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
+			return f
+		}
+	}
+	return 0
+}
+
+// procCPU is the user+system CPU time a process has used.
+func procCPU(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	// After the command: state(0) ... utime is field 14 of stat, index 11 here.
+	ut, _ := strconv.ParseInt(fields[11], 10, 64)
+	st, _ := strconv.ParseInt(fields[12], 10, 64)
+	const hz = 100 // USER_HZ on Linux
+	return time.Duration(ut+st) * time.Second / hz
+}

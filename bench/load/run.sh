@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Relay under load (called by bench/run.sh, `make bench`): N concurrent
+# streams at 20 tokens/s from the simulated model, over SSE and then over
+# WebSocket, each against a fresh `trickle serve` on loopback. Bounded: the
+# load generator stops by itself (hard timeout), and so does this script.
+#
+# LOAD_N (default 10000), LOAD_RAMP, LOAD_IDLE and LOAD_DURATION shrink or
+# grow it; LOAD_TRANSPORTS="sse ws" picks the transports.
+# Results: bench/results/load.jsonl (one JSON line per transport).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+n="${LOAD_N:-10000}"
+ramp="${LOAD_RAMP:-15s}"
+idle="${LOAD_IDLE:-4s}"
+duration="${LOAD_DURATION:-25s}"
+transports="${LOAD_TRANSPORTS:-sse ws}"
+port="${LOAD_PORT:-18099}"
+out=bench/results/load.jsonl
+mkdir -p bench/results
+
+# Each side holds one descriptor per stream, plus some.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt $((n + 200)) ]; then
+  echo "load: ulimit -n is $(ulimit -n), too low for ${n} streams (raise the hard limit)" >&2
+  exit 1
+fi
+
+go build -o bench/results/trickle ./cmd/trickle
+go build -o bench/results/load ./bench/load
+
+echo "Relay under load: ${n} streams at 20 tokens/s, ramp ${ramp}, idle ${idle}, tokens for ${duration}, $(nproc) cores, $(go version | cut -d' ' -f3)"
+: >"${out}"
+for transport in ${transports}; do
+  bench/results/trickle serve --addr "127.0.0.1:${port}" --max-streams $((n + 100)) \
+    --retention 2m --log-level warn >/dev/null 2>bench/results/load-relay.log &
+  relay=$!
+  trap 'kill "${relay}" 2>/dev/null || true' EXIT
+  for _ in $(seq 50); do
+    curl -fsS "http://127.0.0.1:${port}/healthz" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  timeout 200 bench/results/load -addr "127.0.0.1:${port}" -server-pid "${relay}" -n "${n}" \
+    -transport "${transport}" -ramp "${ramp}" -idle "${idle}" -duration "${duration}" >>"${out}"
+  kill "${relay}"
+  wait "${relay}" 2>/dev/null || true
+  trap - EXIT
+done
+echo "results: ${out}"
