@@ -38,8 +38,8 @@ func events(t *testing.T, p sim.Params) (data []byte, ends []int, answer sim.Ans
 // does.
 type screen struct {
 	settled, tail, thinking, tools, status string
-	announced                            []string
-	final                                bool
+	announced                              []string
+	final                                  bool
 }
 
 func (s *screen) apply(t *testing.T, p Patch) {
