@@ -354,7 +354,11 @@ func (p *Parser) endLine(seg []byte, at int) {
 }
 
 func (p *Parser) fits(lineLen int) bool {
-	return len(p.data)+p.refHi-p.refLo+len(p.typ)+lineLen <= p.max
+	n := len(p.data) + len(p.typ) + lineLen
+	if p.hasRef {
+		n += p.refHi - p.refLo + 1 // as it will be in the data buffer
+	}
+	return n <= p.max
 }
 
 // materialize copies a data value kept in place into the data buffer.

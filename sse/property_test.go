@@ -158,7 +158,8 @@ func checkAgainstReference(t *testing.T, input []byte, cuts []int) {
 
 // FuzzCutInvariance: any input, cut anywhere, gives the reference outcome
 // whole, cut at two fuzzed offsets, in seeded random pieces and byte by
-// byte; the pull Decoder agrees.
+// byte; the pull Decoder agrees; and under a small fuzzed size bound the
+// outcome is the same whole, at the two offsets and byte by byte.
 func FuzzCutInvariance(f *testing.F) {
 	for _, tc := range conformance {
 		f.Add([]byte(tc.input), uint16(len(tc.input)/2), uint16(len(tc.input)/3), uint64(len(tc.name)))
@@ -182,6 +183,19 @@ func FuzzCutInvariance(f *testing.F) {
 		if dec := decodeAll(t, strings.NewReader(string(input))); !sameOutcome(dec, pullView(want)) {
 			t.Fatalf("decoder: input %q\n got %+v\nwant %+v", input, dec, pullView(want))
 		}
+		// With a small size bound there is no oracle, but the outcome must
+		// still not depend on the cut.
+		bound := WithMaxEventSize(1 + int(seed%48))
+		bounded := parseCut(t, string(input), nil, bound)
+		bytewise := make([]int, 0, n)
+		for i := 1; i < n; i++ {
+			bytewise = append(bytewise, i)
+		}
+		for _, cuts := range [][]int{{a, b}, bytewise} {
+			if got := parseCut(t, string(input), cuts, bound); !sameOutcome(got, bounded) {
+				t.Fatalf("bound %d, cut at %v: input %q\n got %+v\nwant %+v", 1+seed%48, cuts, input, got, bounded)
+			}
+		}
 	})
 }
 
@@ -195,4 +209,54 @@ func sameOutcome(a, b outcome) bool {
 		}
 	}
 	return true
+}
+
+// Under a small size bound the outcome, including where each oversize event
+// is reported among the others, is still the same for every cut; and the
+// events that are dispatched are exactly the reference's events less the
+// dropped ones, in order.
+func TestRandomStreamsAreCutInvariantUnderASmallBound(t *testing.T) {
+	runs := 2000
+	if testing.Short() {
+		runs = 200
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	for range runs {
+		input := randomStream(r, 1+r.IntN(80))
+		s := string(input)
+		whole := parseCut(t, s, nil, WithMaxEventSize(12))
+		bytewise := make([]int, 0, len(s))
+		for i := 1; i < len(s); i++ {
+			bytewise = append(bytewise, i)
+		}
+		for _, cuts := range [][]int{bytewise, randomCuts(r, len(s))} {
+			if got := parseCut(t, s, cuts, WithMaxEventSize(12)); !sameOutcome(got, whole) {
+				t.Fatalf("input %q cut at %v:\n got %+v\nwant %+v", input, cuts, got, whole)
+			}
+		}
+		// Every event that got through is one the reference dispatches,
+		// in the same order (type and data: a dropped block's id line may
+		// be what overflowed, so ids can differ).
+		ref := referenceParse(input)
+		typeAndData := func(l string) string {
+			var typ, data, id string
+			if _, err := fmt.Sscanf(l, "event %q %q %q", &typ, &data, &id); err != nil {
+				t.Fatalf("log line %s: %v", l, err)
+			}
+			return typ + "\x00" + data
+		}
+		j := 0
+		for _, l := range whole.Log {
+			if !strings.HasPrefix(l, "event ") {
+				continue
+			}
+			for j < len(ref.Log) && (!strings.HasPrefix(ref.Log[j], "event ") || typeAndData(ref.Log[j]) != typeAndData(l)) {
+				j++
+			}
+			if j == len(ref.Log) {
+				t.Fatalf("input %q: bounded parser dispatched %s, which the reference does not (in that order): %+v", input, l, ref.Log)
+			}
+			j++
+		}
+	}
 }
