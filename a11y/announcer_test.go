@@ -405,3 +405,20 @@ func TestWithClockNilKeepsTheRealClock(t *testing.T) {
 	require.Len(t, got, 1)
 	require.False(t, got[0].At.Before(before))
 }
+
+func TestAParagraphThatBecomesASetextHeadingLosesNothingAndRepeatsNothing(t *testing.T) {
+	// Models write ATX headings; a setext underline arriving after a
+	// sentence was said cannot take the sentence back, but the rest of
+	// the heading is still said, once.
+	h := newHarness(t)
+	h.a.Start()
+	h.tail("Hello there. World")
+	h.wait(time.Second)
+	h.tail("Hello there. World\n===\n\nNext")
+	h.wait(time.Second)
+	h.finish("Hello there. World\n===\n\nNext.")
+	h.a.End("complete", nil)
+	h.drain()
+	require.Equal(t, []string{"Hello there.", "World.", "Next."}, contentOf(h.heard))
+	require.Zero(t, Measure(h.a.Transcript()).Duplicates)
+}

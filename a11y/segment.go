@@ -225,7 +225,17 @@ func (r *run) units(complete bool, from int) []Unit {
 		if !complete || r.end <= from {
 			return nil
 		}
-		return []Unit{r.unit(0, len(r.text), true)}
+		// A paragraph whose first sentences were said before a setext
+		// underline made it a heading says the rest; a summary (code,
+		// table) is never said in part, so it has no bytes past from.
+		s := 0
+		for s < len(r.text) && r.pos[s] < from {
+			s++
+		}
+		if s == len(r.text) {
+			return nil
+		}
+		return []Unit{r.unit(s, len(r.text), true)}
 	}
 	ends := sentenceEnds(r.text, r.flags, complete)
 	var out []Unit
