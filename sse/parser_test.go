@@ -189,3 +189,13 @@ func TestTheDecoderReportsTheRetryValue(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, "1.5s", rt.String())
 }
+
+func TestADispatchedEventNoLongerCountsAgainstTheBound(t *testing.T) {
+	// Regression: the data of an event that was dispatched at a lone CR was
+	// still counted when the next (8-byte) line was measured.
+	input := "data:event:\n\rx€data\ndata:012345\n\n"
+	want := []string{`event "message" "event:" ""`, `event "message" "012345" ""`}
+	for i := 0; i <= len(input); i++ {
+		require.Equal(t, want, parseCut(t, input, []int{i}, WithMaxEventSize(12)).Log, "cut at %d", i)
+	}
+}
