@@ -2,7 +2,60 @@
 // that no continuation of the text can change are rendered once and never
 // touched again; only the live tail after them is re-parsed and re-rendered.
 // The settled HTML plus the tail HTML always equals a one-shot goldmark
-// render of the same text. The link and image safety policy lives here.
+// render of the same text (Convert). The link and image safety policy lives
+// here too.
 //
-// It never calls JavaScript; package wasm applies its patches.
+// # Configuration
+//
+// One goldmark configuration serves Convert and Document: CommonMark, GFM
+// (tables, strikethrough, task lists, linkify), raw HTML omitted (goldmark's
+// html.WithUnsafe is never used: model output is untrusted), no footnotes,
+// heading IDs or typographer (each makes one block's HTML depend on others).
+//
+// # Settling
+//
+// A top-level block settles when no continuation of the text can change its
+// HTML:
+//
+//   - The last line of the text (after the last newline) is never final.
+//   - The block parser reads one line at a time and never reopens a closed
+//     block, so a block followed by another that starts on a complete line
+//     is final: lists that may still gain items or turn loose, block quotes
+//     and paragraphs open to lazy continuation, indented code across blank
+//     lines, HTML blocks, open fences, tables gaining rows all stay in the
+//     tail until a complete line starts something that cannot continue them.
+//   - Paragraphs are special: a setext underline turns them into a heading,
+//     a delimiter row into a table, and link reference definitions are cut
+//     out of them when they close. A paragraph transformer records top-level
+//     paragraphs still open at the last complete line; every block cut out of
+//     them stays in the tail, and the tail never starts between two pieces
+//     of one paragraph. A paragraph closed by a complete line (blank line,
+//     interrupting block) is final.
+//   - Some blocks are final from their own syntax: an ATX heading or a
+//     thematic break on a complete line, a setext heading whose underline is
+//     complete, a fenced code block or HTML block whose closing line is.
+//   - Link reference definitions apply to the whole document, earlier
+//     blocks included. A block that shows a literal "]" outside code (a
+//     reference such as "[1]" whose definition may still come) does not
+//     settle, nor does one using a definition that is not itself final.
+//     Definitions in the settled part are handed to every tail parse.
+//
+// The settled part is a prefix of the text: blocks settle in order, so one
+// block that cannot settle (a citation "[1]" with no definition yet) keeps
+// everything after it in the tail until Finish. Frames stay correct; they
+// cost more.
+//
+// # Safety
+//
+// Links: http, https, mailto and relative URLs only (Policy.LinkSchemes),
+// after entity decoding and the browser's own cleanup (controls, tabs and
+// newlines stripped, case folded); anything else renders as its text. Every
+// link carries rel="noopener noreferrer nofollow ugc". Images load from
+// relative URLs, Policy.SameOrigin and Policy.AllowedImageOrigins only;
+// others become a link (if the URL is a safe link) or their alt text, so
+// rendering never makes a request to a third party. The same renderer
+// serves autolinks and linkify.
+//
+// It never calls JavaScript and never touches the DOM; package wasm applies
+// its patches.
 package render

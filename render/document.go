@@ -87,7 +87,9 @@ func (d *Document) Update(text string) Frame {
 		// showing what we have.
 		return Frame{Tail: d.lastTail, TailBlocks: d.lastBlks}
 	}
-	if text == d.last && d.last != "" {
+	// Same text again (a frame with no new token): the settled part is the
+	// caller's promise, so only the tail is compared.
+	if len(text) == len(d.last) && d.last != "" && text[d.settled:] == d.last[d.settled:] {
 		return Frame{Tail: d.lastTail, TailBlocks: d.lastBlks}
 	}
 	d.last = text

@@ -75,15 +75,34 @@ var (
 	defaultMarkdown     goldmark.Markdown
 )
 
-// markdownFor returns the goldmark instance for c; the default policy's
-// instance is built once and shared (goldmark parsers and renderers are safe
-// for concurrent use once built).
+// policyMarkdown caches instances per policy: a page uses one or two
+// policies, and building goldmark with GFM costs more than a small render.
+var (
+	policyMu       sync.Mutex
+	policyMarkdown = map[string]goldmark.Markdown{}
+)
+
+const maxCachedPolicies = 32
+
+// markdownFor returns the goldmark instance for c, built once per policy
+// and shared (goldmark parsers and renderers are safe for concurrent use
+// once built).
 func markdownFor(c config) goldmark.Markdown {
 	if !c.hasPolicy || c.policy.isZero() {
 		defaultMarkdownOnce.Do(func() { defaultMarkdown = newMarkdown(Policy{}) })
 		return defaultMarkdown
 	}
-	return newMarkdown(c.policy)
+	key := c.policy.key()
+	policyMu.Lock()
+	defer policyMu.Unlock()
+	if md, ok := policyMarkdown[key]; ok {
+		return md
+	}
+	md := newMarkdown(c.policy)
+	if len(policyMarkdown) < maxCachedPolicies {
+		policyMarkdown[key] = md
+	}
+	return md
 }
 
 // Convert renders text in one go, with the same goldmark configuration and

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 
 	"github.com/yuin/goldmark/ast"
@@ -40,6 +41,12 @@ type Policy struct {
 const Rel = "noopener noreferrer nofollow ugc"
 
 var defaultLinkSchemes = []string{"http", "https", "mailto"}
+
+// key identifies the policy's behaviour, for the instance cache.
+func (p Policy) key() string {
+	return strings.Join(p.AllowedImageOrigins, "\x00") + "\x01" + p.SameOrigin + "\x01" +
+		strings.Join(p.LinkSchemes, "\x00") + "\x01" + fmt.Sprint(p.LinkSchemes == nil, p.AllowDataImages)
+}
 
 func (p Policy) isZero() bool {
 	return len(p.AllowedImageOrigins) == 0 && p.SameOrigin == "" && p.LinkSchemes == nil && !p.AllowDataImages
