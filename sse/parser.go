@@ -175,9 +175,18 @@ func (p *Parser) Write(chunk []byte) (int, error) {
 	return n, err
 }
 
-// Close ends the byte stream. An unterminated block is discarded, with any id
-// it carried (the standard only exposes an id at dispatch), and the returned
-// error wraps ErrIncomplete. Close leaves the parser as Reset does.
+// Close ends the byte stream. An unterminated block is discarded and the
+// returned error wraps ErrIncomplete; a trailing comment, even unterminated,
+// is not an unfinished event. Close leaves the parser as Reset does.
+//
+// The discarded block's id is never exposed. The standard sets the "last
+// event ID buffer" when the id line is read, but only step 1 of "dispatch the
+// event", at a blank line, copies it to the "last event ID string" that
+// EventSource exposes as lastEventId and sends on reconnection; "if the file
+// ends in the middle of an event, before the final empty line, the
+// incomplete event is not dispatched". So LastEventID stays at the last
+// dispatched value (web-platform-tests format-data-before-final-empty-line
+// checks exactly this: the reconnection sends no such id).
 func (p *Parser) Close() error {
 	p.err = nil
 	if !p.started && p.nbom > 0 {
