@@ -53,4 +53,15 @@
 // "Answer incomplete: the connection was lost." or "Answer failed: <the
 // error in words>." at End, after the last content. ModeComplete says the
 // whole answer once at the end; ModeOff says only the statuses.
+//
+// # Limits
+//
+// What was said cannot be taken back. In the live tail a sentence waits
+// while its markdown may still change how it reads (a raw '*', '`', '[',
+// '|' … means a construct is open), and a tail block counts as ended once
+// another starts; but a setext underline ("===") arriving under a paragraph
+// whose first sentences were said turns only the rest into "Heading: …",
+// and a stall-flushed sentence that the model then continues without a
+// space is heard in two pieces. Models rarely do either. MarkdownChars
+// counts characters, so code that contains '|' or '*' counts too.
 package a11y
