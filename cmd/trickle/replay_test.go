@@ -178,3 +178,26 @@ func TestReplayUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// The relay's own streams (recorded with curl from `trickle serve`, canned
+// answer "short"): ids on every event, a retry field, a comment first, and
+// Ollama's lines carried as SSE events.
+func TestReplayOfTheRelaysStreamsGivesItsCannedAnswer(t *testing.T) {
+	want, err := os.ReadFile("../../relay/sim/answers/short.md")
+	if err != nil {
+		t.Skip("the relay's canned answer is not there:", err)
+	}
+	for _, d := range []string{"anthropic", "ollama", "gemini", "responses"} {
+		t.Run(d, func(t *testing.T) {
+			f := filepath.Join("testdata", "relay-"+d+".sse")
+			var got map[string]any
+			_, out, _ := trickle(t, "", "replay", "--chunk", "5", f)
+			require.NoError(t, json.Unmarshal([]byte(out), &got))
+			require.Equal(t, d, got["dialect"])
+			require.Equal(t, "complete", got["status"])
+			require.Equal(t, string(want), got["text"])
+			require.Regexp(t, `^[a-z0-9]+:\d+$`, got["last_event_id"])
+			require.Equal(t, float64(0), got["skipped"])
+		})
+	}
+}
