@@ -258,7 +258,7 @@ func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int) (*genLog, 
 		return nil, err
 	}
 	l.dropAfter = drop
-	src := &simSource{l: l, g: gen, start: time.Now()}
+	src := &simSource{l: l, g: gen, start: l.created}
 	src.timer = time.AfterFunc(time.Hour, src.step)
 	src.timer.Stop()
 	l.mu.Lock()

@@ -264,10 +264,15 @@ type Info struct {
 	UpstreamCancelled bool   `json:"upstream_cancelled"`
 	Readers           int    `json:"readers"`
 	Message           string `json:"message,omitempty"`
+	// Created is when the generation started: the simulated model's
+	// timings count from it (the load generator measures added latency
+	// against it).
+	Created time.Time `json:"created"`
 }
 
 func (l *genLog) info() Info {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return Info{ID: l.id, State: l.state, Events: len(l.ends), UpstreamCancelled: l.upstreamCancelled, Readers: l.readers, Message: l.message}
+	return Info{ID: l.id, State: l.state, Events: len(l.ends), UpstreamCancelled: l.upstreamCancelled,
+		Readers: l.readers, Message: l.message, Created: l.created}
 }

@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -9,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -39,7 +41,8 @@ type Server struct {
 	draining atomic.Bool
 	kick     chan struct{} // closed at the shutdown deadline: readers leave
 	kickOnce sync.Once
-	idle     chan struct{} // signalled when a generation ends
+	idle     chan struct{}  // signalled when a generation ends
+	pumps    sync.WaitGroup // readers on hijacked connections
 }
 
 // New makes a relay server.
@@ -217,11 +220,26 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			for _, l := range live {
 				l.stopWith(StateCancelled, "relay: shut down before the stream ended", false)
 			}
+			// Give the readers a moment to send their clean end.
+			done := make(chan struct{})
+			go func() { s.pumps.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(time.Second):
+			}
 			s.log.Warn("relay shutdown deadline passed", "streams_cut", n)
 			return fmt.Errorf("%w with %d streams running; clients got a resumable end", ErrShutdownLate, n)
 		}
 	}
-	// Every stream has ended; its readers finish sending on their own.
+	// Every stream has ended; its readers finish sending on their own
+	// (those on hijacked connections are not tracked by http.Server).
+	done := make(chan struct{})
+	go func() { s.pumps.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.kickOnce.Do(func() { close(s.kick) })
+	}
 	s.log.Info("relay drained")
 	return nil
 }
@@ -232,6 +250,19 @@ type statusWriter struct {
 	http.ResponseWriter
 	code  int
 	bytes int64
+}
+
+// Hijack records that the connection was taken over (SSE on a hijacked
+// connection, WebSocket) for the request log.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil && w.code == 0 {
+		w.code = http.StatusOK
+		if w.Header().Get("Upgrade") != "" {
+			w.code = http.StatusSwitchingProtocols
+		}
+	}
+	return c, brw, err
 }
 
 func (w *statusWriter) WriteHeader(code int) {

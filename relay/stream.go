@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -119,14 +122,16 @@ func sseHeaders(h http.Header) {
 func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, l *genLog, pos int) {
 	sseHeaders(w.Header())
 	w.Header().Set("X-Trickle-Stream", l.id)
+	if r.ProtoMajor == 1 {
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			s.serveHijacked(conn, w.Header(), l, pos)
+			return
+		}
+	}
 	w.WriteHeader(http.StatusOK)
 	k := &sseSink{w: w, rc: http.NewResponseController(w), timeout: s.cfg.writeTimeout}
 	defer k.rc.SetWriteDeadline(time.Time{}) // the connection may serve another request
-	// The prelude names the stream and sets the reconnection delay; a block
-	// without data dispatches no event (WHATWG "dispatch the event": empty
-	// data buffer).
-	prelude := fmt.Appendf(nil, ": trickle stream %s\nretry: %d\n\n", l.id, s.cfg.retryHint.Milliseconds())
-	if err := k.write(prelude); err != nil {
+	if err := k.write(s.prelude(l)); err != nil {
 		s.pumpDone(l, "sse", endGone, err)
 		return
 	}
@@ -137,6 +142,94 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, l *genLog, pos
 		// sees a dropped connection, not a clean end.
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// hijackSink writes HTTP/1.1 chunks straight to the connection.
+type hijackSink struct {
+	conn    net.Conn
+	timeout time.Duration
+}
+
+var crlf = []byte("\r\n")
+
+func (k *hijackSink) write(p []byte) error {
+	if err := k.conn.SetWriteDeadline(time.Now().Add(k.timeout)); err != nil {
+		return err
+	}
+	var size [20]byte
+	hdr := append(strconv.AppendInt(size[:0], int64(len(p)), 16), '\r', '\n')
+	// One writev: chunk size, the events, CRLF, without copying them.
+	bufs := net.Buffers{hdr, p, crlf}
+	_, err := bufs.WriteTo(k.conn)
+	return err
+}
+
+func (k *hijackSink) send(b batch) error { return k.write(b.data) }
+func (k *hijackSink) keepAlive() error   { return k.write(keepAliveComment) }
+
+// serveHijacked serves an SSE stream on a connection taken over from
+// net/http. An idle stream then costs one small goroutine waiting for
+// events and one waiting for the client to hang up, and no buffers: the
+// server's per-connection read and write buffers (about 10 KiB) and the
+// handler's stack are released, which is what lets ten thousand idle
+// streams fit in little memory. The response is plain HTTP/1.1 chunked
+// encoding, so a clean end (terminating chunk) and a drop (no terminator)
+// stay distinguishable, and the connection closes after the stream.
+func (s *Server) serveHijacked(conn net.Conn, hdr http.Header, l *genLog, pos int) {
+	head := make([]byte, 0, 512)
+	head = append(head, "HTTP/1.1 200 OK\r\n"...)
+	hdr.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	hdr.Set("Transfer-Encoding", "chunked")
+	hdr.Set("Connection", "close")
+	for _, k := range slices.Sorted(maps.Keys(hdr)) {
+		for _, v := range hdr[k] {
+			head = append(head, k...)
+			head = append(head, ": "...)
+			head = append(head, v...)
+			head = append(head, crlf...)
+		}
+	}
+	head = append(head, crlf...)
+	pre := s.prelude(l)
+	head = strconv.AppendInt(head, int64(len(pre)), 16)
+	head = append(append(append(head, crlf...), pre...), crlf...)
+	k := &hijackSink{conn: conn, timeout: s.cfg.writeTimeout}
+	conn.SetWriteDeadline(time.Now().Add(s.cfg.writeTimeout))
+	if _, err := conn.Write(head); err != nil {
+		conn.Close()
+		return
+	}
+	s.pumps.Add(1)
+	go func() {
+		defer s.pumps.Done()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		// Reading is how a hang-up is noticed at once (not at the next
+		// write); the client sends nothing more on this connection.
+		go func() {
+			var b [1]byte
+			for {
+				if _, err := conn.Read(b[:]); err != nil {
+					cancel()
+					return
+				}
+			}
+		}()
+		end, err := s.pump(ctx, l, pos, k)
+		s.pumpDone(l, "sse", end, err)
+		if end == endDone || end == endShutdown {
+			conn.SetWriteDeadline(time.Now().Add(s.cfg.writeTimeout))
+			conn.Write([]byte("0\r\n\r\n"))
+		}
+		conn.Close() // a drop (fault) or a gone client: no terminator
+	}()
+}
+
+func (s *Server) prelude(l *genLog) []byte {
+	// The prelude names the stream and sets the reconnection delay; a
+	// block without data dispatches no event (WHATWG "dispatch the
+	// event": empty data buffer).
+	return fmt.Appendf(nil, ": trickle stream %s\nretry: %d\n\n", l.id, s.cfg.retryHint.Milliseconds())
 }
 
 func (s *Server) pumpDone(l *genLog, transport string, end pumpEnd, err error) {
