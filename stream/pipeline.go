@@ -204,6 +204,12 @@ func (p *Pipeline) feed(b []byte) {
 			p.appendLine(b)
 			return
 		}
+		if len(p.line) == 0 && !p.tooLong && i <= p.maxEvent {
+			// A whole line inside the chunk is read in place, not copied.
+			p.ndjsonLine(b[:i])
+			b = b[i+1:]
+			continue
+		}
 		p.appendLine(b[:i])
 		if p.tooLong {
 			p.tooLong = false
@@ -263,6 +269,9 @@ func (p *Pipeline) appendLine(b []byte) {
 }
 
 func (p *Pipeline) ndjsonLine(line []byte) {
+	if p.seq == 0 {
+		line = bytes.TrimPrefix(line, []byte("\xEF\xBB\xBF")) // a BOM before the first line
+	}
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return

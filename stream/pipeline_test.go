@@ -396,3 +396,13 @@ func TestOversizedEventsAreCountedTheSameWhateverTheCut(t *testing.T) {
 		})
 	}
 }
+
+func TestABOMBeforeTheFirstNDJSONLineIsIgnored(t *testing.T) {
+	for _, cut := range []int{1, 2, 3, 4, 10} {
+		data := "\xEF\xBB\xBF" + `{"message":{"content":"ok"},"done":true}` + "\n"
+		s := run(t, []byte(data), []int{cut})
+		require.Equal(t, "ok", s.Text, "cut at %d", cut)
+		require.Equal(t, "complete", s.Status)
+		require.Zero(t, s.Skipped)
+	}
+}
