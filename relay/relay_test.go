@@ -6,8 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -367,4 +369,24 @@ func wsEvents(t testing.TB, msgs []string) []sse.Event {
 		out = append(out, evs...)
 	}
 	return out
+}
+
+// An HTTP/1.0 client (or a proxy speaking 1.0 upstream, as nginx does by
+// default) gets a close-delimited stream, not chunks it cannot read.
+func TestHTTP10ClientsGetACloseDelimitedStream(t *testing.T) {
+	_, base := start(t)
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	require.NoError(t, err)
+	defer c.Close()
+	body := `{"stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	fmt.Fprintf(c, "POST /v1/chat/completions?answer=short&dialect=plain HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	raw, err := io.ReadAll(c)
+	require.NoError(t, err)
+	head, rest, ok := strings.Cut(string(raw), "\r\n\r\n")
+	require.True(t, ok)
+	require.NotContains(t, head, "chunked")
+	require.Contains(t, head, "text/event-stream")
+	require.True(t, strings.HasSuffix(rest, "data: [DONE]\n\n"))
+	a := answerOf(t, "plain", []byte(rest))
+	require.Equal(t, stream.Complete, a.Status())
 }

@@ -122,7 +122,9 @@ func sseHeaders(h http.Header) {
 func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, l *genLog, pos int) {
 	sseHeaders(w.Header())
 	w.Header().Set("X-Trickle-Stream", l.id)
-	if r.ProtoMajor == 1 {
+	// HTTP/1.1 only: chunked encoding is written by hand; HTTP/1.0 clients
+	// (and proxies speaking it) and HTTP/2 take the net/http path.
+	if r.ProtoMajor == 1 && r.ProtoMinor == 1 {
 		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
 			s.serveHijacked(conn, w.Header(), l, pos)
 			return
