@@ -199,3 +199,10 @@ func TestADispatchedEventNoLongerCountsAgainstTheBound(t *testing.T) {
 		require.Equal(t, want, parseCut(t, input, []int{i}, WithMaxEventSize(12)).Log, "cut at %d", i)
 	}
 }
+
+func TestANilHandlerStillTracksTheLastEventID(t *testing.T) {
+	p := NewParser(nil)
+	_, err := p.Write([]byte("id: 3\nretry: 5\ndata: x\n\n"))
+	require.NoError(t, err)
+	require.Equal(t, "3", p.LastEventID())
+}
