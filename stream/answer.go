@@ -45,7 +45,7 @@ const maxProblems = 32
 // not safe for concurrent use.
 type Answer struct {
 	text, thinking strings.Builder
-	calls          []ToolCall
+	calls          []*callState
 	callPos        map[int]int
 	usage          *Usage
 	finish         string
@@ -65,11 +65,21 @@ func (a *Answer) Text() string { return a.text.String() }
 // Thinking is the model's reasoning (thinking / reasoning summary) so far.
 func (a *Answer) Thinking() string { return a.thinking.String() }
 
+// callState is a tool call with its arguments so far in a builder: a
+// call streamed as many small deltas costs linear time, not quadratic.
+type callState struct {
+	ToolCall
+	partial strings.Builder
+}
+
 // ToolCalls returns the tool calls in the order they were opened. A call's
 // Arguments are set only once it is Complete.
 func (a *Answer) ToolCalls() []ToolCall {
 	out := make([]ToolCall, len(a.calls))
-	copy(out, a.calls)
+	for i, c := range a.calls {
+		out[i] = c.ToolCall
+		out[i].Partial = c.partial.String()
+	}
 	return out
 }
 
@@ -149,7 +159,7 @@ func (a *Answer) Apply(ev Event) bool {
 			c.Name = ev.Name
 		}
 		if !c.Complete {
-			c.Partial += ev.Text
+			c.partial.WriteString(ev.Text)
 		}
 	case KindToolCallDone:
 		c := a.call(ev.Index)
@@ -159,7 +169,9 @@ func (a *Answer) Apply(ev Event) bool {
 		if ev.Name != "" {
 			c.Name = ev.Name
 		}
-		c.Arguments, c.Partial, c.Complete = ev.Text, ev.Text, true
+		c.Arguments, c.Complete = ev.Text, true
+		c.partial.Reset()
+		c.partial.WriteString(ev.Text)
 	case KindUsage:
 		if a.usage == nil {
 			a.usage = &Usage{}
@@ -187,14 +199,15 @@ func (a *Answer) Apply(ev Event) bool {
 }
 
 // call returns the tool call keyed by index, opening it if needed.
-func (a *Answer) call(index int) *ToolCall {
+func (a *Answer) call(index int) *callState {
 	if p, ok := a.callPos[index]; ok {
-		return &a.calls[p]
+		return a.calls[p]
 	}
 	if a.callPos == nil {
 		a.callPos = make(map[int]int)
 	}
 	a.callPos[index] = len(a.calls)
-	a.calls = append(a.calls, ToolCall{Index: index})
-	return &a.calls[len(a.calls)-1]
+	c := &callState{ToolCall: ToolCall{Index: index}}
+	a.calls = append(a.calls, c)
+	return c
 }

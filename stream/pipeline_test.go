@@ -406,3 +406,24 @@ func TestABOMBeforeTheFirstNDJSONLineIsIgnored(t *testing.T) {
 		require.Zero(t, s.Skipped)
 	}
 }
+
+func TestAToolCallStreamedInManyTinyDeltasIsReadInLinearTime(t *testing.T) {
+	// 200,000 one-byte argument deltas (a model writing a file through a
+	// tool): a quadratic accumulation would copy ~20 GB here.
+	n := 200000
+	if testing.Short() {
+		n = 20000
+	}
+	var b strings.Builder
+	b.WriteString(`data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"write","input":{}}}` + "\n\n")
+	for i := 0; i < n; i++ {
+		b.WriteString(`data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"x"}}` + "\n\n")
+	}
+	b.WriteString(`data: {"type":"content_block_stop","index":0}` + "\n\n")
+	p := NewPipeline(WithDialect("anthropic"))
+	feed(t, p, b.String())
+	calls := p.Answer().ToolCalls()
+	require.Len(t, calls, 1)
+	require.True(t, calls[0].Complete)
+	require.Len(t, calls[0].Arguments, n)
+}
