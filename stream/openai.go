@@ -13,7 +13,7 @@ import (
 // the first delta of each), finish_reason, the final usage chunk with empty
 // choices, a mid-stream {"error":…}, and data: [DONE].
 type openaiDecoder struct {
-	tools []*openTool // in the order they were opened
+	tools openTools
 }
 
 // openTool is a tool call whose arguments are still arriving.
@@ -94,14 +94,13 @@ func (d *openaiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 			emit(Event{Kind: KindText, Text: dl.Refusal})
 		}
 		for _, tc := range dl.ToolCalls {
-			t := d.tool(tc.Index)
+			t := d.tools.get(tc.Index)
 			if t == nil {
 				if tc.ID == "" && tc.Function.Name == "" {
 					skipErr = fmt.Errorf("%w: tool_calls index %d arrived without an id or name first", ErrUnknownToolCall, tc.Index)
 					continue
 				}
-				t = &openTool{index: tc.Index}
-				d.tools = append(d.tools, t)
+				t = d.tools.open(tc.Index)
 			}
 			if tc.ID != "" {
 				t.id = tc.ID
@@ -128,17 +127,31 @@ func (d *openaiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	return skipErr
 }
 
-func (d *openaiDecoder) tool(index int) *openTool {
-	for _, t := range d.tools {
-		if t.index == index {
-			return t
-		}
+// openTools are the tool calls of an answer keyed by index, kept in the
+// order they were opened.
+type openTools struct {
+	byIndex map[int]*openTool
+	order   []*openTool
+}
+
+func (o *openTools) get(index int) *openTool { return o.byIndex[index] }
+
+// open returns the call with this index, opening it if needed.
+func (o *openTools) open(index int) *openTool {
+	if t := o.byIndex[index]; t != nil {
+		return t
 	}
-	return nil
+	if o.byIndex == nil {
+		o.byIndex = make(map[int]*openTool)
+	}
+	t := &openTool{index: index}
+	o.byIndex[index] = t
+	o.order = append(o.order, t)
+	return t
 }
 
 func (d *openaiDecoder) finishTools(emit func(Event)) {
-	for _, t := range d.tools {
+	for _, t := range d.tools.order {
 		if !t.done {
 			t.done = true
 			emit(Event{Kind: KindToolCallDone, Index: t.index, ID: t.id, Name: t.name, Text: t.args.String()})

@@ -15,7 +15,7 @@ import (
 // response.failed / response.incomplete, error). There is no [DONE]: the
 // three response.* terminal events end it.
 type responsesDecoder struct {
-	tools []*openTool // keyed by output_index
+	tools openTools // keyed by output_index
 }
 
 type responsesEvent struct {
@@ -91,29 +91,29 @@ func (d *responsesDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		}
 	case "response.output_item.added":
 		if e.Item != nil && e.Item.Type == "function_call" {
-			t := d.open(e.OutputIndex)
+			t := d.tools.open(e.OutputIndex)
 			t.id, t.name = firstNonEmpty(e.Item.CallID, e.Item.ID), e.Item.Name
 			t.args.WriteString(e.Item.Arguments)
 			emit(Event{Kind: KindToolCallDelta, Index: e.OutputIndex, ID: t.id, Name: t.name, Text: e.Item.Arguments})
 		}
 	case "response.function_call_arguments.delta":
-		t := d.tool(e.OutputIndex)
+		t := d.tools.get(e.OutputIndex)
 		if t == nil {
 			return fmt.Errorf("%w: arguments for output_index %d before its output_item.added", ErrUnknownToolCall, e.OutputIndex)
 		}
 		t.args.WriteString(e.Delta)
 		emit(Event{Kind: KindToolCallDelta, Index: e.OutputIndex, Text: e.Delta})
 	case "response.function_call_arguments.done":
-		t := d.tool(e.OutputIndex)
+		t := d.tools.get(e.OutputIndex)
 		if t == nil {
 			return fmt.Errorf("%w: arguments.done for output_index %d before its output_item.added", ErrUnknownToolCall, e.OutputIndex)
 		}
 		d.finish(t, e.Arguments, emit)
 	case "response.output_item.done":
 		if e.Item != nil && e.Item.Type == "function_call" {
-			t := d.tool(e.OutputIndex)
+			t := d.tools.get(e.OutputIndex)
 			if t == nil {
-				t = d.open(e.OutputIndex)
+				t = d.tools.open(e.OutputIndex)
 				t.id, t.name = firstNonEmpty(e.Item.CallID, e.Item.ID), e.Item.Name
 			}
 			d.finish(t, e.Item.Arguments, emit)
@@ -157,7 +157,7 @@ func (d *responsesDecoder) terminal(typ string, e *responsesEvent, emit func(Eve
 		emit(Event{Kind: KindError, Err: perr})
 		return nil
 	}
-	for _, t := range d.tools {
+	for _, t := range d.tools.order {
 		d.finish(t, "", emit)
 	}
 	// response.incomplete is a proper end (the model hit a limit, e.g.
@@ -182,24 +182,6 @@ func isResponsesToolProgress(typ string) bool {
 	return strings.HasPrefix(typ, "response.") &&
 		(strings.Contains(typ, "_call.") || strings.Contains(typ, "_call_") ||
 			strings.HasPrefix(typ, "response.mcp_") || strings.HasPrefix(typ, "response.custom_tool_call"))
-}
-
-func (d *responsesDecoder) open(index int) *openTool {
-	if t := d.tool(index); t != nil {
-		return t
-	}
-	t := &openTool{index: index}
-	d.tools = append(d.tools, t)
-	return t
-}
-
-func (d *responsesDecoder) tool(index int) *openTool {
-	for _, t := range d.tools {
-		if t.index == index {
-			return t
-		}
-	}
-	return nil
 }
 
 // finish closes a call once; args, when the event carries them, are the
