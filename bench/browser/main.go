@@ -34,6 +34,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,6 +55,7 @@ func main() {
 		rate      = flag.Float64("rate", 250, "tokens per second")
 		chars     = flag.Int("chars", 4, "characters per token")
 		speed     = flag.Float64("speed", 1, "play the stream this many times faster (1 = the standard scenario)")
+		runs      = flag.Int("runs", 1, "runs of each renderer on each answer, interleaved; the table shows medians")
 		widget    = flag.String("widget", "examples/widget", "the built widget (make build)")
 		out       = flag.String("out", "bench/results/browser.json", "where to write the results as JSON")
 		wireOnly  = flag.String("wire", "", "instead: count the bytes on the wire of the relay's copy of this answer (e.g. sample-20k) over SSE and WebSocket")
@@ -71,7 +73,7 @@ func main() {
 		}
 		return
 	}
-	if err := run(*samples, *renderers, *rate**speed, *chars, *widget, *out); err != nil {
+	if err := run(*samples, *renderers, *rate**speed, *chars, *runs, *widget, *out); err != nil {
 		log.Fatalf("bench/browser: %v", err)
 	}
 }
@@ -107,7 +109,7 @@ type ownFrames struct {
 	TotalMs    float64 `json:"frame_total_ms"`
 }
 
-func run(samples, renderers string, rate float64, chars int, widget, out string) error {
+func run(samples, renderers string, rate float64, chars, runs int, widget, out string) error {
 	if _, err := os.Stat(filepath.Join(widget, "trickle.js")); err != nil && strings.Contains(renderers, "trickle") {
 		return fmt.Errorf("widget not built in %s (run make build): %w", widget, err)
 	}
@@ -164,26 +166,28 @@ func run(samples, renderers string, rate float64, chars int, widget, out string)
 	var results []Result
 	for _, name := range names {
 		want := len(utf16.Encode([]rune(answers[name])))
-		for _, r := range strings.Split(renderers, ",") {
-			src := "/sse?sample=" + name
-			u := base + "/bench/?renderer=" + r + "&src=" + urlQueryEscape(src)
-			res, err := measure(browser, u)
-			if err != nil {
-				return fmt.Errorf("%s on %s: %w", r, name, err)
+		for rep := 0; rep < runs; rep++ {
+			for _, r := range strings.Split(renderers, ",") {
+				src := "/sse?sample=" + name
+				u := base + "/bench/?renderer=" + r + "&src=" + urlQueryEscape(src)
+				res, err := measure(browser, u)
+				if err != nil {
+					return fmt.Errorf("%s on %s: %w", r, name, err)
+				}
+				res.Sample, res.Renderer = name, r
+				if res.Chars != want {
+					return fmt.Errorf("%s on %s: got %d characters of text, the answer has %d", r, name, res.Chars, want)
+				}
+				log.Printf("%-12s %-8s main thread %8.1f ms, longest task %6.1f ms, tasks >4ms %4d, long tasks %d, %5.1f fps, max frame gap %6.1f ms (%s, %.1f s)",
+					name, r, res.MainThread, res.LongestTask, res.TasksOver4ms, res.LongTasks, res.FPS, res.MaxFrameGap, res.Status, res.Duration/1000)
+				if res.Own != nil {
+					log.Printf("%-12s %-8s its own frames: %d, longest %.1f ms, total %.1f ms", name, r, res.Own.Frames, res.Own.FrameMaxMs, res.Own.TotalMs)
+				}
+				results = append(results, res)
 			}
-			res.Sample, res.Renderer = name, r
-			if res.Chars != want {
-				return fmt.Errorf("%s on %s: got %d characters of text, the answer has %d", r, name, res.Chars, want)
-			}
-			log.Printf("%-12s %-8s main thread %8.1f ms, longest task %6.1f ms, tasks >4ms %4d, long tasks %d, %5.1f fps, max frame gap %6.1f ms (%s, %.1f s)",
-				name, r, res.MainThread, res.LongestTask, res.TasksOver4ms, res.LongTasks, res.FPS, res.MaxFrameGap, res.Status, res.Duration/1000)
-			if res.Own != nil {
-				log.Printf("%-12s %-8s its own frames: %d, longest %.1f ms, total %.1f ms", name, r, res.Own.Frames, res.Own.FrameMaxMs, res.Own.TotalMs)
-			}
-			results = append(results, res)
 		}
 	}
-	printTable(results)
+	printTable(medians(results))
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
@@ -404,6 +408,42 @@ func fromTrace(events []traceEvent, res *Result) error {
 		return errors.New("trace has no main-thread tasks between the marks")
 	}
 	return nil
+}
+
+// medians folds repeated runs of one renderer on one answer into one row:
+// the median of each figure (runs on a shared machine are noisy; the
+// median keeps one unlucky run from deciding).
+func medians(results []Result) []Result {
+	var order []string
+	groups := map[string][]Result{}
+	for _, r := range results {
+		k := r.Sample + "/" + r.Renderer
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	med := func(rs []Result, f func(Result) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = f(r)
+		}
+		sort.Float64s(v)
+		return v[len(v)/2]
+	}
+	var out []Result
+	for _, k := range order {
+		rs := groups[k]
+		m := rs[0]
+		m.MainThread = med(rs, func(r Result) float64 { return r.MainThread })
+		m.LongestTask = med(rs, func(r Result) float64 { return r.LongestTask })
+		m.TasksOver4ms = int(med(rs, func(r Result) float64 { return float64(r.TasksOver4ms) }))
+		m.LongTasks = int(med(rs, func(r Result) float64 { return float64(r.LongTasks) }))
+		m.FPS = med(rs, func(r Result) float64 { return r.FPS })
+		m.MaxFrameGap = med(rs, func(r Result) float64 { return r.MaxFrameGap })
+		out = append(out, m)
+	}
+	return out
 }
 
 func printTable(results []Result) {

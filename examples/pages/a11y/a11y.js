@@ -16,6 +16,8 @@ const sides = {
 const SPEECH_CHARS_PER_SECOND = 15; // ≈ 180 words a minute
 const MARKDOWN = /[*_#`|~\[\]]/g;
 const norm = (s) => s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "");
+// words keeps one space between words, so a word's end stays visible.
+const words = (s) => s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
 const isWordChar = (c) => /[\p{L}\p{N}]/u.test(c || "");
 
 let t0 = 0;
@@ -56,7 +58,7 @@ function record(side, text, at, status = false) {
 function counters(side, source) {
   const heard = new Set();
   const before = [];
-  const flat = norm(source);
+  const spaced = words(source);
   const c = { announcements: 0, duplicates: 0, fragments: 0, markdown: 0, wait: 0 };
   const items = sides[side].log.children;
   run[side].entries.forEach((e, i) => {
@@ -75,9 +77,11 @@ function counters(side, source) {
       heard.add(k);
     }
     if (flatText.length >= 8) before.push(flatText);
-    const tail = norm(e.text).slice(-24);
-    const at = tail ? flat.indexOf(tail) : -1;
-    const frag = isWordChar(e.text.trimEnd().slice(-1)) && at >= 0 && isWordChar(flat[at + tail.length]);
+    // A fragment ends inside a word: in the text it came from, a letter or
+    // digit follows the place where the announcement stopped.
+    const tail = words(e.text).slice(-24);
+    const at = tail ? spaced.indexOf(tail) : -1;
+    const frag = isWordChar(e.text.trimEnd().slice(-1)) && at >= 0 && isWordChar(spaced[at + tail.length]);
     if (dup) c.duplicates++;
     if (frag) c.fragments++;
     mark(items[i], "dup", dup, "repeat");
@@ -87,14 +91,14 @@ function counters(side, source) {
 }
 
 // mark flags a transcript line in words as well as in colour.
-function mark(li, cls, on, words) {
+function mark(li, cls, on, label) {
   li.classList.toggle(cls, on);
   let tag = li.querySelector(`.tag[data-kind="${cls}"]`);
   if (on && !tag) {
     tag = document.createElement("span");
     tag.className = "tag";
     tag.dataset.kind = cls;
-    tag.textContent = words;
+    tag.textContent = label;
     li.lastChild.append(tag);
   } else if (!on && tag) {
     tag.remove();
@@ -152,7 +156,15 @@ function tick() {
   const text = el.text || "";
   noteScreen(content()?.textContent || "", now);
   noteScreen(text, now);
-  if (text !== run.lastText) { run.lastText = text; naiveUpdate(text, now); counters("naive", text); }
+  if (text !== run.lastText) {
+    // The naive page re-renders on every token: replay what arrived since
+    // the last frame one token at a time.
+    for (let end = run.lastText.length + run.tokenChars; end < text.length + run.tokenChars; end += run.tokenChars) {
+      naiveUpdate(text.slice(0, Math.min(end, text.length)), now);
+    }
+    run.lastText = text;
+    counters("naive", text);
+  }
   if (run.active) requestAnimationFrame(tick);
 }
 
@@ -173,7 +185,7 @@ form.addEventListener("submit", async (e) => {
   naive.textContent = "";
   for (const s of Object.values(sides)) s.log.replaceChildren();
   seen = new Map();
-  run = { active: true, trickle: { entries: [] }, naive: { entries: [], free: 0, pending: null, pendingText: "" }, lastText: "" };
+  run = { active: true, tokenChars: Math.max(1, Number(f.token_chars.value) || 4), trickle: { entries: [] }, naive: { entries: [], free: 0, pending: null, pendingText: "" }, lastText: "" };
   t0 = performance.now();
   document.body.dataset.done = "";
   requestAnimationFrame(tick);
