@@ -1,9 +1,12 @@
 package relay_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -238,4 +241,41 @@ func TestWidgetFilesArePrecompressedTypedAndCachedByName(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusFound, resp.StatusCode)
 	require.Equal(t, "/examples/", resp.Header.Get("Location"))
+}
+
+// A client that stops reading never holds up the generator or the other
+// readers: the generation completes, another reader gets everything, and
+// the stuck one is cut at the write deadline (it may resume).
+func TestASlowReaderBlocksNeitherTheGeneratorNorOtherReaders(t *testing.T) {
+	_, base := start(t, relay.WithWriteTimeout(300*time.Millisecond))
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	require.NoError(t, err)
+	defer c.Close()
+	c.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(c, "POST /v1/chat/completions?answer=sample-100k&dialect=openai&token_chars=2&gap_ms=0 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(hello), hello)
+	br := bufio.NewReader(c)
+	var id string
+	for {
+		line, err := br.ReadString('\n')
+		require.NoError(t, err)
+		if v, ok := strings.CutPrefix(line, "X-Trickle-Stream: "); ok {
+			id = strings.TrimSpace(v)
+		}
+		if line == "\r\n" {
+			break
+		}
+	}
+	require.NotEmpty(t, id)
+	// The slow client reads nothing more.
+	eventually(t, "the generation to complete", func() bool { return info(t, base, id).State == relay.StateComplete })
+	in := info(t, base, id)
+	require.Greater(t, in.Events, 50000, "megabytes of events, far more than the socket buffers hold")
+
+	other := get(t, base+"/v1/streams/"+id)
+	evs, err := events(other.Body)
+	require.NoError(t, err)
+	require.Len(t, evs, in.Events)
+	require.Equal(t, "[DONE]", evs[len(evs)-1].Data)
+
+	eventually(t, "the stuck reader to be cut", func() bool { return info(t, base, id).Readers == 0 })
 }
