@@ -24,6 +24,7 @@ type Message struct {
 	Event string
 	// Data is the payload; every line of it (split at CRLF, LF or CR) becomes
 	// one "data" field, so receivers get it back with line ends as "\n".
+	// It should be UTF-8: receivers replace invalid bytes with U+FFFD.
 	Data string
 	// Retry, when positive, is written as the "retry" field, in whole
 	// milliseconds.
