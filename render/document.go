@@ -174,8 +174,8 @@ func (d *Document) step(tail string, final bool) Frame {
 	rest := blocks[n:]
 	tsrc, offset := src, d.settled
 	if d.repair {
-		if show := repairCut(src, cut, rest); show < len(src) {
-			tsrc = src[cut:show]
+		if show, closer := repairCut(src, cut, rest); show < len(src) || closer != "" {
+			tsrc = append(src[cut:show:show], closer...)
 			offset = d.settled + cut
 			rest = nil
 			for c := d.parse(tsrc, nil).FirstChild(); c != nil; c = c.NextSibling() {

@@ -124,12 +124,18 @@ func goldmarkDir(t testing.TB) string {
 	t.Helper()
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/yuin/goldmark").Output()
 	if err != nil || len(strings.TrimSpace(string(out))) == 0 {
-		// js/wasm on Node has no go command; fall back to GOMODCACHE.
+		// js/wasm on Node cannot run the go command: look where it would
+		// have looked (GOMODCACHE, else the first GOPATH entry, else
+		// ~/go), with the version go.mod requires.
+		const mod = "github.com/yuin/goldmark@v1.8.7"
 		if dir := os.Getenv("GOMODCACHE"); dir != "" {
-			return filepath.Join(dir, "github.com/yuin/goldmark@v1.8.7")
+			return filepath.Join(dir, mod)
+		}
+		if gp := os.Getenv("GOPATH"); gp != "" {
+			return filepath.Join(filepath.SplitList(gp)[0], "pkg", "mod", mod)
 		}
 		home, _ := os.UserHomeDir()
-		return filepath.Join(home, "go/pkg/mod/github.com/yuin/goldmark@v1.8.7")
+		return filepath.Join(home, "go", "pkg", "mod", mod)
 	}
 	return strings.TrimSpace(string(out))
 }

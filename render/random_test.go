@@ -46,12 +46,16 @@ func TestRandomDocumentsOfTrickyLinesRenderLikeConvertAtEveryByte(t *testing.T) 
 	}
 	for i := 0; i < docs; i++ {
 		var b strings.Builder
+		eol := "\n"
+		if next(4) == 0 {
+			eol = "\r\n" // and sometimes a lone CR, which is not a line end
+		}
 		lines := 3 + next(10)
 		for j := 0; j < lines; j++ {
 			indent := []string{"", "", "", " ", "  ", "   "}[next(6)]
 			b.WriteString(indent + trickyLines[next(len(trickyLines))])
 			if j < lines-1 || next(2) == 0 {
-				b.WriteString("\n")
+				b.WriteString(eol)
 			}
 		}
 		text := b.String()

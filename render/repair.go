@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/yuin/goldmark/ast"
 )
@@ -9,10 +10,12 @@ import (
 // repairCut decides how much of the unsettled text src[cut:] to show when
 // repair is on, so that the screen does not show what the next characters
 // would take back. It returns the end of the shown text (len(src) when
-// nothing is held back). Only the end of the text is ever held back, so the
-// held text shows up as soon as it is unambiguous, and Finish shows all.
-func repairCut(src []byte, cut int, rest []ast.Node) int {
-	show := len(src)
+// nothing is held back) and markers to add after it to close an inline
+// code span or emphasis left open on the last line. Only the end of the
+// text is ever changed, so held text shows up as soon as it is
+// unambiguous, and Finish shows all.
+func repairCut(src []byte, cut int, rest []ast.Node) (show int, closer string) {
+	show = len(src)
 	complete := bytes.LastIndexByte(src, '\n') + 1
 	if complete < cut {
 		complete = cut
@@ -48,7 +51,75 @@ func repairCut(src []byte, cut int, rest []ast.Node) int {
 	if show < cut {
 		show = cut
 	}
-	return show
+	if show > complete && !inCode(last) {
+		closer = closers(src[complete:show])
+	}
+	return show, closer
+}
+
+// closers returns what closes the inline code span, strong emphasis or
+// strikethrough left open at the end of an unfinished line, so that
+// "**bold te" shows in bold rather than with its asterisks. Single "*" and
+// "_" are left alone: they are too often bullets, products or names.
+func closers(line []byte) string {
+	trimmed := bytes.TrimLeft(line, " ")
+	if len(line)-len(trimmed) > 3 || bytes.HasPrefix(trimmed, []byte("```")) || bytes.HasPrefix(trimmed, []byte("~~~")) {
+		// Indented code or a fence line: nothing inline to close.
+		return ""
+	}
+	var open []string // stack of open markers, innermost last
+	inCodeSpan := false
+	for i := 0; i < len(line); {
+		c := line[i]
+		if c == '\\' && !inCodeSpan {
+			i += 2
+			continue
+		}
+		if c == '`' {
+			j := i
+			for j < len(line) && line[j] == '`' {
+				j++
+			}
+			if j-i == 1 {
+				inCodeSpan = !inCodeSpan
+			} else if !inCodeSpan {
+				// Longer backtick strings: leave the line as it is.
+				return ""
+			}
+			i = j
+			continue
+		}
+		if inCodeSpan {
+			i++
+			continue
+		}
+		if (c == '*' || c == '~') && i+1 < len(line) && line[i+1] == c {
+			m := string([]byte{c, c})
+			if len(open) > 0 && open[len(open)-1] == m {
+				open = open[:len(open)-1]
+			} else if i+2 < len(line) && line[i+2] != ' ' && line[i+2] != c {
+				open = append(open, m)
+			}
+			i += 2
+			continue
+		}
+		i++
+	}
+	var b strings.Builder
+	if inCodeSpan {
+		b.WriteByte('`')
+		// Inside a code span nothing else is markup.
+		return b.String()
+	}
+	last := line[len(line)-1]
+	if len(open) > 0 && (last == ' ' || last == '\t') {
+		// "**bold **" cannot close on a space; wait for the next word.
+		return ""
+	}
+	for i := len(open) - 1; i >= 0; i-- {
+		b.WriteString(open[i])
+	}
+	return b.String()
 }
 
 // pipeRunStart returns the start of the trailing run of lines of src (from

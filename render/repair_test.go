@@ -25,8 +25,18 @@ func TestRepairHoldsBackWhatTheNextCharactersWouldTakeBack(t *testing.T) {
 		{"a link whose text is being typed is hidden", "See [the do", "<p>See</p>\n"},
 		{"a finished link is shown", "See [the docs](/docs) and", `<p>See <a href="/docs" rel="noopener noreferrer nofollow ugc">the docs</a> and</p>` + "\n"},
 		{"brackets in code blocks are code", "```\nx = a[", "<pre><code>x = a[\n</code></pre>\n"},
-		{"brackets in a code span are code", "Use `a[0", "<p>Use `a[0</p>\n"},
+		{"brackets in a code span are code", "Use `a[0", "<p>Use <code>a[0</code></p>\n"},
 		{"a complete line is never held back", "Title\n", "<p>Title</p>\n"},
+		{"strong emphasis being typed shows as strong", "This is **bold te", "<p>This is <strong>bold te</strong></p>\n"},
+		{"strikethrough being typed shows as struck", "It is ~~gone", "<p>It is <del>gone</del></p>\n"},
+		{"nested markers close innermost first", "A **b ~~c", "<p>A <strong>b <del>c</del></strong></p>\n"},
+		{"a code span being typed shows as code", "Call `fmt.Prin", "<p>Call <code>fmt.Prin</code></p>\n"},
+		{"markers inside a code span are code", "Use `a ** b", "<p>Use <code>a ** b</code></p>\n"},
+		{"closed emphasis is left alone", "**done** and", "<p><strong>done</strong> and</p>\n"},
+		{"a marker followed by a space is not an opener", "2 ** 3 is", "<p>2 ** 3 is</p>\n"},
+		{"emphasis is not closed on a trailing space", "A **bold ", "<p>A **bold</p>\n"},
+		{"a fence line is not touched", "```go", "<pre><code class=\"language-go\"></code></pre>\n"},
+		{"code blocks are not touched", "```\nx = **y", "<pre><code>x = **y\n</code></pre>\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
