@@ -144,6 +144,13 @@ var recordings = []recording{
 		usage: &Usage{InputTokens: 25, OutputTokens: 15, TotalTokens: 40},
 	},
 	{
+		file: "anthropic-web-search.sse", dialect: "anthropic", status: Complete, finish: "end_turn",
+		text: "It is sunny in New York, about 24 °C.",
+		tools: []ToolCall{{Index: 1, ID: "srvtoolu_014hJH82Qum7Td6UV8gDXThB", Name: "web_search",
+			Arguments: `{"query": "weather NYC today"}`, Partial: `{"query": "weather NYC today"}`, Complete: true}},
+		usage: &Usage{InputTokens: 10682, OutputTokens: 510, TotalTokens: 11192},
+	},
+	{
 		file: "anthropic-overloaded.sse", dialect: "anthropic", status: Failed, text: "The first half of the answer",
 		usage: &Usage{InputTokens: 25, OutputTokens: 1, TotalTokens: 26},
 		errIs: ErrProvider, errType: "overloaded_error",
