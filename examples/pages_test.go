@@ -1,6 +1,7 @@
 package examples_test
 
 import (
+	"fmt"
 	"io/fs"
 	"path"
 	"regexp"
@@ -62,4 +63,19 @@ func TestEachExampleUsesTheWidgetTheDocumentedWay(t *testing.T) {
 		require.Contains(t, string(body), `<script type="module" src="/trickle/trickle.js"></script>`, page)
 		require.Contains(t, string(body), `<trickle-answer`, page)
 	}
+}
+
+// The example pages, as the relay serves them under /examples/.
+func ExamplePages() {
+	_ = fs.WalkDir(examples.Pages(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && path.Base(p) == "index.html" {
+			fmt.Println("/examples/" + strings.TrimSuffix(p, "index.html"))
+		}
+		return err
+	})
+	// Output:
+	// /examples/a11y/
+	// /examples/answer/
+	// /examples/compare/
+	// /examples/
 }
