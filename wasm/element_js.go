@@ -356,7 +356,7 @@ func (e *element) stop() {
 		return
 	}
 	if c := e.conn; c != nil {
-		c.stop()
+		c.stop(true)
 		e.conn = nil
 	}
 	if e.streamID != "" && !e.req.websocket {
@@ -500,7 +500,7 @@ func (e *element) resume() {
 
 func (e *element) closeConn() {
 	if e.conn != nil {
-		e.conn.stop()
+		e.conn.stop(false)
 		e.conn = nil
 	}
 }

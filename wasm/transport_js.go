@@ -118,16 +118,17 @@ func (c *conn) next() {
 	c.reader.Call("read").Call("then", c.readFns[0], c.readFns[1])
 }
 
-// stop aborts the fetch or closes the WebSocket. Callbacks already queued
-// find their generation stale and are dropped.
-func (c *conn) stop() {
+// stop aborts the fetch or closes the WebSocket; userStop also asks the
+// relay, over the WebSocket, to stop the generation. Callbacks already
+// queued find their generation stale and are dropped.
+func (c *conn) stop(userStop bool) {
 	if c.stopped {
 		return
 	}
 	c.stopped = true
 	if c.ws.Truthy() {
 		state := c.ws.Get("readyState").Int()
-		if state == 1 { // OPEN: ask the relay to stop the generation
+		if state == 1 && userStop { // OPEN: ask the relay to stop the generation
 			c.ws.Call("send", `{"type":"stop"}`)
 		}
 		if state < 2 {

@@ -77,6 +77,7 @@ func server(t *testing.T) string {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			io.WriteString(w, testPage)
 		})
+		mux.HandleFunc("/custom/", custom)
 		mux.Handle("/", srv.Handler())
 		relayURL = httptest.NewServer(mux).URL // lives as long as the test binary
 	})

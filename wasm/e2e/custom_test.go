@@ -1,0 +1,141 @@
+//go:build !(js && wasm)
+
+package e2e_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/relay/sim"
+	"github.com/trickle-dev/trickle/sse"
+)
+
+// seen records what the custom backend received, per path.
+var (
+	seenMu sync.Mutex
+	seen   = map[string]seenRequest{}
+)
+
+type seenRequest struct {
+	Method string
+	Header http.Header
+	Body   map[string]any
+}
+
+// custom is a page's own backend that is not a Trickle relay: no stream
+// ids, no X-Trickle-Stream. /custom/sse answers OpenAI SSE, /custom/ndjson
+// Ollama NDJSON, both the "short" answer.
+func custom(w http.ResponseWriter, r *http.Request) {
+	var body map[string]any
+	raw, _ := io.ReadAll(r.Body)
+	_ = json.Unmarshal(raw, &body)
+	seenMu.Lock()
+	seen[r.URL.Path] = seenRequest{Method: r.Method, Header: r.Header.Clone(), Body: body}
+	seenMu.Unlock()
+
+	ndjson := r.URL.Path == "/custom/ndjson"
+	dialect := "openai"
+	if ndjson {
+		dialect = "ollama"
+	}
+	g, err := sim.New(sim.Params{Dialect: dialect, Answer: "short", TokenChars: 6})
+	if err != nil {
+		http.Error(w, err.Error(), 500)
+		return
+	}
+	if ndjson {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+	} else {
+		w.Header().Set("Content-Type", "text/event-stream")
+	}
+	f := w.(http.Flusher)
+	for i := 0; ; i++ {
+		m, ok := g.Next()
+		if !ok {
+			break
+		}
+		if ndjson {
+			io.WriteString(w, m.Data+"\n")
+		} else {
+			w.Write(sse.AppendMessage(nil, sse.Message{Event: m.Event, Data: m.Data}))
+		}
+		if i%5 == 0 {
+			f.Flush()
+		}
+	}
+}
+
+func seenAt(t *testing.T, path string) seenRequest {
+	seenMu.Lock()
+	defer seenMu.Unlock()
+	r, ok := seen[path]
+	require.True(t, ok, "the backend got no request at %s", path)
+	return r
+}
+
+func TestAskSendsTheHeadersPropertyAndAStreamingBody(t *testing.T) {
+	ctx := tab(t)
+	status := eval[string](t, ctx, `(async () => {
+		const a = document.getElementById("a");
+		a.setAttribute("endpoint", "/custom/sse");
+		a.setAttribute("model", "my-model");
+		a.headers = { Authorization: "Bearer t0ken", "X-Tenant": "acme" };
+		return await a.ask({ messages: [{ role: "user", content: "hi" }], temperature: 0.25 });
+	})()`)
+	require.Equal(t, "complete", status)
+	r := waitAnnouncer(t, ctx)
+	require.Equal(t, canned(t, "short").Text, r.Text)
+	require.Empty(t, r.StreamID, "not a relay: no stream id")
+	sameDOM(t, ctx, r.Text, r.HTML)
+
+	got := seenAt(t, "/custom/sse")
+	require.Equal(t, http.MethodPost, got.Method)
+	require.Equal(t, "Bearer t0ken", got.Header.Get("Authorization"))
+	require.Equal(t, "acme", got.Header.Get("X-Tenant"))
+	require.Equal(t, "application/json", got.Header.Get("Content-Type"))
+	require.Equal(t, true, got.Body["stream"], "stream:true is added")
+	require.Equal(t, "my-model", got.Body["model"], "the model attribute fills a missing model")
+	require.Equal(t, 0.25, got.Body["temperature"], "the page's fields are kept")
+}
+
+func TestStreamReadsAnArbitraryFetchResponse(t *testing.T) {
+	ctx := tab(t)
+	status := eval[string](t, ctx, `(async () => {
+		const a = document.getElementById("a");
+		a.setAttribute("dialect", "auto");
+		return await a.stream("/custom/ndjson", { method: "PUT", headers: { "X-Mine": "1" }, body: "{}" });
+	})()`)
+	require.Equal(t, "complete", status, "Ollama NDJSON is detected and ends with done:true")
+	r := waitAnnouncer(t, ctx)
+	require.Equal(t, canned(t, "short").Text, r.Text)
+	sameDOM(t, ctx, r.Text, r.HTML)
+	got := seenAt(t, "/custom/ndjson")
+	require.Equal(t, http.MethodPut, got.Method, "the init is the page's own")
+	require.Equal(t, "1", got.Header.Get("X-Mine"))
+}
+
+func TestAnHTTPErrorFailsWithTheServersMessage(t *testing.T) {
+	ctx := tab(t)
+	r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?token_chars=" + strconv.Itoa(-1)}, "bad")
+	require.Equal(t, "failed", r.Status)
+	require.Contains(t, r.Notice, "HTTP 400")
+	require.Contains(t, r.Notice, "token_chars", "the relay's own explanation is shown")
+}
+
+func TestAskingAgainStopsTheAnswerInProgress(t *testing.T) {
+	ctx := tab(t)
+	start(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=sample-20k&gap_ms=5"}, 100)
+	first := eval[string](t, ctx, `document.getElementById("a").streamId`)
+	r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=short"}, "again")
+	require.Equal(t, "stopped", eval[string](t, ctx, `window.__p`), "the first ask settles as stopped")
+	require.Equal(t, "complete", r.Status)
+	require.Equal(t, canned(t, "short").Text, r.Text)
+	sameDOM(t, ctx, r.Text, r.HTML)
+	require.True(t, info(t, first).UpstreamCancelled)
+}
