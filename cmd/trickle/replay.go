@@ -355,11 +355,15 @@ func replaySSE(in io.Reader, chunk int, w io.Writer) error {
 	out := &sseLines{w: w}
 	p := sse.NewParser(out)
 	err := pieces(in, chunk, func(b []byte) error {
-		if _, err := p.Write(b); err != nil {
-			out.line(struct {
-				Error string `json:"error"`
-			}{err.Error()})
-		}
+		// Line by line, like the pipeline: the parser reports one dropped
+		// event per Write, so each drop is printed where it happened.
+		splitLines(b, func(line []byte) {
+			if _, err := p.Write(line); err != nil {
+				out.line(struct {
+					Error string `json:"error"`
+				}{fmt.Sprintf("event dropped: larger than %d bytes (%v)", sse.DefaultMaxEventSize, sse.ErrEventTooLarge)})
+			}
+		})
 		return out.err
 	})
 	if err != nil {

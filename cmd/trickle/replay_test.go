@@ -201,3 +201,16 @@ func TestReplayOfTheRelaysStreamsGivesItsCannedAnswer(t *testing.T) {
 		})
 	}
 }
+
+func TestReplaySSEReportsADroppedEventTheSameWhateverTheChunkSize(t *testing.T) {
+	in := "data: " + strings.Repeat("x", 1<<20+10) + "\n\ndata: after\n\n"
+	_, whole, _ := trickle(t, in, "replay", "--sse", "-")
+	lines := strings.Split(strings.TrimSuffix(whole, "\n"), "\n")
+	require.Len(t, lines, 3)
+	require.Contains(t, lines[0], `"error":"event dropped: larger than 1048576 bytes`)
+	require.JSONEq(t, `{"type":"message","data":"after","lastEventId":""}`, lines[1])
+	for _, n := range []string{"1000", "4096"} {
+		_, got, _ := trickle(t, in, "replay", "--sse", "--chunk", n, "-")
+		require.Equal(t, whole, got, "--chunk %s", n)
+	}
+}
