@@ -211,31 +211,36 @@ func loadSample(t testing.TB, name string) string {
 func TestRealisticAnswersStreamedInTokenCutsRenderLikeConvert(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "answers", "*.md"))
 	require.NoError(t, err)
+	require.NotEmpty(t, files)
 	files = append(files, filepath.Join("testdata", "sample-20k.md"), filepath.Join("testdata", "sample-100k.md"))
 	for _, f := range files {
-		b, err := os.ReadFile(f)
-		require.NoError(t, err)
-		text := string(b)
-		seeds := []uint32{1, 7}
-		if testing.Short() {
-			seeds = seeds[:1]
-		}
-		for _, seed := range seeds {
-			cuts := tokenCuts(text, seed)
-			// Every cut is fed; Convert of every prefix of a long answer is
-			// quadratic, so long answers are compared at a sample of cuts
-			// (every cut near the start, a spread of the rest).
-			every := 1
-			if n := len(text); n > 30000 {
-				every = 37
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			text := string(b)
+			seeds := []uint32{1, 7, 42}
+			if testing.Short() || len(text) > 10000 {
+				seeds = seeds[:1]
 			}
-			if testing.Short() {
-				every *= 5
+			for _, seed := range seeds {
+				cuts := tokenCuts(text, seed)
+				// Every cut is fed; Convert of every prefix of a long answer
+				// is quadratic, so the 100 KB sample is compared at a sample
+				// of cuts (every cut in its first 3 KB, a spread of the
+				// rest), and the short run on Node samples more sparsely.
+				every := 1
+				if len(text) > 30000 {
+					every = 37
+				}
+				if testing.Short() {
+					every *= 5
+				}
+				check := func(i int) bool { return cuts[i] < 3000 || i%every == 0 || i == len(cuts)-1 }
+				if msg := streamCheckSome(text, cuts, check); msg != "" {
+					t.Errorf("seed %d: %s", seed, msg)
+				}
 			}
-			check := func(i int) bool { return cuts[i] < 3000 || i%every == 0 || i == len(cuts)-1 }
-			if msg := streamCheckSome(text, cuts, check); msg != "" {
-				t.Errorf("%s (seed %d): %s", filepath.Base(f), seed, msg)
-			}
-		}
+		})
 	}
 }
