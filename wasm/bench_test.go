@@ -1,0 +1,58 @@
+package wasm
+
+import (
+	"testing"
+	"time"
+
+	"github.com/trickle-dev/trickle/relay/sim"
+	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/sse"
+)
+
+// BenchmarkSessionAnswer streams a whole canned answer through a Session
+// (pipeline, render, a11y) at 4 characters per token, one frame every
+// tokensPerFrame events — the widget's work per answer minus the DOM calls.
+func BenchmarkSessionAnswer(b *testing.B) {
+	for _, tc := range []struct {
+		answer         string
+		tokensPerFrame int
+	}{{"sample-20k", 8}, {"sample-100k", 8}} {
+		g, err := sim.New(sim.Params{Answer: tc.answer, TokenChars: 4})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var events [][]byte
+		total := 0
+		for {
+			m, ok := g.Next()
+			if !ok {
+				break
+			}
+			ev := sse.AppendMessage(nil, sse.Message{ID: "s:1", Event: m.Event, Data: m.Data})
+			events = append(events, ev)
+			total += len(ev)
+		}
+		b.Run(tc.answer, func(b *testing.B) {
+			b.SetBytes(int64(total))
+			var frames int
+			var worst time.Duration
+			for b.Loop() {
+				s := NewSession(Config{Policy: render.Policy{SameOrigin: "https://app.test"}})
+				frames = 0
+				for i, ev := range events {
+					_ = s.Write(ev)
+					if (i+1)%tc.tokensPerFrame == 0 {
+						t0 := time.Now()
+						s.Frame()
+						worst = max(worst, time.Since(t0))
+						frames++
+					}
+				}
+				s.End(nil)
+				s.Frame()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(frames+1)/1e3, "µs/frame")
+			b.ReportMetric(float64(worst.Microseconds()), "worst-µs")
+		})
+	}
+}
