@@ -75,8 +75,8 @@ func newConfig(opts []Option) config {
 }
 
 // maxRetryMs keeps a parsed reconnection time convertible to time.Duration
-// (nanoseconds in an int64) without overflow.
-const maxRetryMs = math.MaxInt64 / 1_000_000
+// (nanoseconds in an int64) without overflow, and fits in int everywhere.
+const maxRetryMs = min(math.MaxInt, math.MaxInt64/1_000_000)
 
 // What the parser does with the rest of the current line.
 const (

@@ -2,6 +2,7 @@ package sse
 
 import (
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -67,11 +68,11 @@ func referenceParse(input []byte) outcome {
 			}
 		case "retry":
 			if value != "" && strings.Trim(value, "0123456789") == "" {
-				ms := 0
-				for _, c := range value {
-					ms = min(ms*10+int(c-'0'), maxRetryMs)
+				ms, _ := new(big.Int).SetString(value, 10)
+				if ms.Cmp(big.NewInt(maxRetryMs)) > 0 {
+					ms.SetInt64(maxRetryMs)
 				}
-				rec.Retry(ms)
+				rec.Retry(int(ms.Int64()))
 			}
 		}
 	}
