@@ -63,7 +63,12 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 		s.log.Info("websocket handshake failed", "err", err)
 		return
 	}
-	defer c.CloseNow()
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			c.CloseNow()
+		}
+	}()
 	c.SetReadLimit(s.cfg.maxBodyBytes)
 
 	ctx, cancel := context.WithCancel(r.Context())
@@ -108,8 +113,22 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	// Read the client's messages (stop) while the stream is written; a
-	// read error means the client left.
+	// The connection is taken over: the rest runs on goroutines of its
+	// own so that the handler's deep stack is released while the stream
+	// idles (memory per idle stream), on a context that does not end with
+	// the handler.
+	handedOff = true
+	s.pumps.Add(1)
+	go s.wsStream(c, l, pos)
+}
+
+// wsStream writes the stream to the WebSocket while another goroutine reads
+// the client's messages (stop); a read error means the client left.
+func (s *Server) wsStream(c *websocket.Conn, l *genLog, pos int) {
+	defer s.pumps.Done()
+	defer c.CloseNow()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		defer cancel()
