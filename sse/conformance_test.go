@@ -351,3 +351,41 @@ func TestConformanceCasesAreCutInvariant(t *testing.T) {
 		})
 	}
 }
+
+// The web-platform-tests cases that span a reconnection: the first
+// connection's bytes, Close (the server ends the response), Reset, then the
+// second connection's bytes, as the test servers send them.
+func TestWPTReconnectionCases(t *testing.T) {
+	cases := []struct {
+		name          string
+		first, second string
+		reconnectWith string // what a reconnection sends as Last-Event-ID
+		events        []Event
+	}{
+		{"wpt format-field-id-2: the last event id persists into the next connection",
+			"id: …\nretry: 200\ndata: hello\n\n", "data: …\n\n", "…",
+			[]Event{msg("hello", "…"), msg("…", "…")}},
+		{"wpt format-field-id-null: an id with NUL is never sent back",
+			"id: x\x00\nretry: 200\ndata: hello\n\n", "id: \x00x\nretry: 200\ndata: hello\n\n", "",
+			[]Event{msg("hello", ""), msg("hello", "")}},
+		{"wpt format-data-before-final-empty-line: an unterminated block's id is not sent back",
+			"retry:1000\ndata:test1\n\nid:test\ndata:test2", "retry:1000\ndata:test1\n\nid:test\ndata:test2", "",
+			[]Event{msg("test1", ""), msg("test1", "")}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for i := 0; i <= len(tc.first); i++ {
+				var got []Event
+				p := NewParser(HandlerFunc(func(e Event) { got = append(got, e) }))
+				_, _ = p.Write([]byte(tc.first[:i]))
+				_, _ = p.Write([]byte(tc.first[i:]))
+				_ = p.Close()
+				require.Equal(t, tc.reconnectWith, p.LastEventID(), "cut at %d", i)
+				p.Reset()
+				_, _ = p.Write([]byte(tc.second))
+				_ = p.Close()
+				require.Equal(t, tc.events, got, "cut at %d", i)
+			}
+		})
+	}
+}
