@@ -65,6 +65,7 @@ type result struct {
 	KBPerLiveStream   float64 `json:"relay_kib_per_streaming_stream"`
 	GoKBPerIdleStream float64 `json:"relay_go_heap_stack_kib_per_idle_stream"`
 	BytesPerToken     float64 `json:"wire_bytes_per_token"`
+	Resumes           int64   `json:"resumes"`
 	Errors            int64   `json:"errors"`
 	FirstError        string  `json:"first_error,omitempty"`
 	WallS             float64 `json:"wall_seconds"`
@@ -72,6 +73,7 @@ type result struct {
 
 type streamRec struct {
 	id      string
+	resumes int
 	arrived []int64 // unix nanos of event k+1 (tokens and the end marker)
 }
 
@@ -257,6 +259,7 @@ func run() (*result, error) {
 	for i, rec := range recs {
 		res.ExpectedEvents += int64(tokens + 1)
 		res.DeliveredEvents += int64(len(rec.arrived))
+		res.Resumes += int64(rec.resumes)
 		if starts[i] == 0 {
 			continue
 		}
@@ -297,11 +300,15 @@ func run() (*result, error) {
 	if v := firstErr.Load(); v != nil {
 		res.FirstError = v.(string)
 	}
-	fmt.Fprintf(os.Stderr, "load: %d/%d connected, %.3f%% delivered, added latency p50 %.2f ms p99 %.2f ms, relay %.0f%% CPU, %.1f KiB RSS (%.1f KiB Go heap+stacks)/idle stream, %.1f B/token, %d errors\n",
-		res.Connected, *n, res.DeliveredPct, res.LatencyP50Ms, res.LatencyP99Ms, res.ServerCPUPct, res.KBPerIdleStream, res.GoKBPerIdleStream, res.BytesPerToken, res.Errors)
+	fmt.Fprintf(os.Stderr, "load: %d/%d connected, %.3f%% delivered, added latency p50 %.2f ms p99 %.2f ms, relay %.0f%% CPU, %.1f KiB RSS (%.1f KiB Go heap+stacks)/idle stream, %.1f B/token, %d resumes, %d errors\n",
+		res.Connected, *n, res.DeliveredPct, res.LatencyP50Ms, res.LatencyP99Ms, res.ServerCPUPct, res.KBPerIdleStream, res.GoKBPerIdleStream, res.BytesPerToken, res.Resumes, res.Errors)
 	runtime.KeepAlive(recs)
 	return res, nil
 }
+
+// maxResumes bounds how often one stream reconnects (as the widget does,
+// with Last-Event-ID) after its connection was cut.
+const maxResumes = 5
 
 func streamSSE(ctx context.Context, client *http.Client, query, body string, rec *streamRec, connected *atomic.Int64) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+*addr+"/v1/chat/completions"+query, strings.NewReader(body))
@@ -309,50 +316,85 @@ func streamSSE(ctx context.Context, client *http.Client, query, body string, rec
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
+	for attempt := 0; ; attempt++ {
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			resp.Body.Close()
+			return fmt.Errorf("%s: %s: %s", req.Method, resp.Status, b)
+		}
+		if attempt == 0 {
+			rec.id = resp.Header.Get("X-Trickle-Stream")
+			connected.Add(1)
+		}
+		done, err := readSSE(resp.Body, rec)
+		resp.Body.Close()
+		if done || err == nil {
+			return nil
+		}
+		if attempt == maxResumes || ctx.Err() != nil {
+			return fmt.Errorf("stream %s after %d events: %w", rec.id, len(rec.arrived), err)
+		}
+		rec.resumes++
+		req, _ = http.NewRequestWithContext(ctx, http.MethodGet, "http://"+*addr+"/v1/streams/"+rec.id, nil)
+		req.Header.Set("Last-Event-ID", rec.id+":"+strconv.Itoa(len(rec.arrived)))
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("POST: %s: %s", resp.Status, b)
-	}
-	rec.id = resp.Header.Get("X-Trickle-Stream")
-	connected.Add(1)
-	dec := sse.NewDecoder(bufio.NewReaderSize(resp.Body, 1024))
+}
+
+// readSSE reads events until the end marker (done) or the connection
+// ends (err nil at a clean end without it).
+func readSSE(r io.Reader, rec *streamRec) (done bool, err error) {
+	dec := sse.NewDecoder(bufio.NewReaderSize(r, 1024))
 	for {
 		ev, err := dec.Next()
 		if errors.Is(err, io.EOF) {
-			return nil
+			return false, nil
 		}
 		if err != nil {
-			return fmt.Errorf("stream %s after %d events: %w", rec.id, len(rec.arrived), err)
+			return false, err
 		}
 		rec.arrived = append(rec.arrived, time.Now().UnixNano())
 		if ev.Data == "[DONE]" {
-			return nil
+			return true, nil
 		}
 	}
 }
 
 func streamWS(ctx context.Context, client *http.Client, query, body string, rec *streamRec, connected *atomic.Int64) error {
+	first := body
+	for attempt := 0; ; attempt++ {
+		done, err := readWS(ctx, client, query, first, rec, connected)
+		if done || err == nil {
+			return nil
+		}
+		if rec.id == "" || attempt == maxResumes || ctx.Err() != nil {
+			return fmt.Errorf("stream %s after %d events: %w", rec.id, len(rec.arrived), err)
+		}
+		rec.resumes++
+		query = ""
+		first = fmt.Sprintf(`{"type":"resume","stream":%q,"last_event_id":"%s:%d"}`, rec.id, rec.id, len(rec.arrived))
+	}
+}
+
+func readWS(ctx context.Context, client *http.Client, query, first string, rec *streamRec, connected *atomic.Int64) (done bool, err error) {
 	c, _, err := websocket.Dial(ctx, "ws://"+*addr+"/v1/ws"+query, &websocket.DialOptions{HTTPClient: client})
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer c.CloseNow()
-	if err := c.Write(ctx, websocket.MessageText, []byte(body)); err != nil {
-		return err
+	if err := c.Write(ctx, websocket.MessageText, []byte(first)); err != nil {
+		return false, err
 	}
-	connected.Add(1)
 	for {
 		_, msg, err := c.Read(ctx)
 		if err != nil {
 			if websocket.CloseStatus(err) == websocket.StatusNormalClosure {
-				return nil
+				return false, nil
 			}
-			return fmt.Errorf("stream %s after %d events: %w", rec.id, len(rec.arrived), err)
+			return false, err
 		}
 		now := time.Now().UnixNano()
 		id, data, ok := parseEvent(msg)
@@ -361,11 +403,12 @@ func streamWS(ctx context.Context, client *http.Client, query, body string, rec 
 		}
 		if rec.id == "" {
 			rec.id, _, _ = strings.Cut(id, ":")
+			connected.Add(1)
 		}
 		rec.arrived = append(rec.arrived, now)
 		if data == "[DONE]" {
 			c.Close(websocket.StatusNormalClosure, "")
-			return nil
+			return true, nil
 		}
 	}
 }
