@@ -94,3 +94,14 @@ func (d *Decoder) Retry() (time.Duration, bool) {
 	}
 	return time.Duration(d.retry) * time.Millisecond, true
 }
+
+// Reset makes d read the stream of a new connection from r, as
+// Parser.Reset does: whatever was unread or unfinished is dropped, and the
+// last event ID (what the reconnection sent as Last-Event-ID) and the retry
+// value are kept.
+func (d *Decoder) Reset(r io.Reader) {
+	d.r = r
+	d.p.Reset()
+	clear(d.queue)
+	d.queue, d.head, d.done = d.queue[:0], 0, nil
+}

@@ -206,3 +206,26 @@ func TestANilHandlerStillTracksTheLastEventID(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "3", p.LastEventID())
 }
+
+func TestTheDecoderResumesOnANewConnectionWithTheLastEventID(t *testing.T) {
+	d := NewDecoder(strings.NewReader("retry: 500\nid: 41\ndata: a\n\ndata: cut"))
+	e, err := d.Next()
+	require.NoError(t, err)
+	require.Equal(t, msg("a", "41"), e)
+	_, err = d.Next()
+	require.ErrorIs(t, err, ErrIncomplete)
+	require.Equal(t, "41", d.LastEventID(), "what the reconnection sends")
+
+	d.Reset(strings.NewReader("data: b\n\nid: 43\ndata: c\n\n"))
+	e, err = d.Next()
+	require.NoError(t, err)
+	require.Equal(t, msg("b", "41"), e, "an event without id keeps the id resumed from")
+	e, err = d.Next()
+	require.NoError(t, err)
+	require.Equal(t, msg("c", "43"), e)
+	_, err = d.Next()
+	require.Equal(t, io.EOF, err)
+	rt, ok := d.Retry()
+	require.True(t, ok)
+	require.Equal(t, "500ms", rt.String())
+}
