@@ -58,6 +58,8 @@ type result struct {
 	LatencyMaxMs      float64 `json:"added_latency_max_ms"`
 	ServerCPUPct      float64 `json:"relay_cpu_pct_of_one_core"`
 	ClientCPUPct      float64 `json:"client_cpu_pct_of_one_core"`
+	ServerRunqWait    float64 `json:"relay_runqueue_wait_s_per_s"`
+	ClientRunqWait    float64 `json:"client_runqueue_wait_s_per_s"`
 	ServerRSSBaseMB   float64 `json:"relay_rss_base_mib"`
 	ServerRSSIdleMB   float64 `json:"relay_rss_idle_mib"`
 	ServerRSSPeakMB   float64 `json:"relay_rss_streaming_mib"`
@@ -161,6 +163,7 @@ func run() (*result, error) {
 	var idleGo float64
 	wall0 := time.Now()
 	var cpuStart, cpuEnd time.Duration
+	var sWait0, sWait1, cWait0, cWait1 time.Duration
 	var tStart, tEnd time.Time
 	var idleRSS, peakRSS float64
 	var peakActive int
@@ -189,6 +192,8 @@ func run() (*result, error) {
 			return
 		}
 		cpuStart, tStart = procCPU(*pid), time.Now()
+		_, sWait0 = sched(*pid)
+		_, cWait0 = sched(os.Getpid())
 		end := wall0.Add(*idle + *ramp + *duration - time.Second)
 		if !end.After(tStart) {
 			end = tStart.Add(500 * time.Millisecond)
@@ -204,6 +209,8 @@ func run() (*result, error) {
 			}
 		}
 		cpuEnd, tEnd = procCPU(*pid), time.Now()
+		_, sWait1 = sched(*pid)
+		_, cWait1 = sched(os.Getpid())
 	}()
 
 	var ru0 syscall.Rusage
@@ -284,6 +291,8 @@ func run() (*result, error) {
 	}
 	if tEnd.After(tStart) {
 		res.ServerCPUPct = 100 * float64(cpuEnd-cpuStart) / float64(tEnd.Sub(tStart))
+		res.ServerRunqWait = float64(sWait1-sWait0) / float64(tEnd.Sub(tStart))
+		res.ClientRunqWait = float64(cWait1-cWait0) / float64(tEnd.Sub(tStart))
 	}
 	clientCPU := time.Duration(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) * time.Nanosecond
 	res.ClientCPUPct = 100 * float64(clientCPU) / float64(time.Since(wall0))
@@ -300,8 +309,8 @@ func run() (*result, error) {
 	if v := firstErr.Load(); v != nil {
 		res.FirstError = v.(string)
 	}
-	fmt.Fprintf(os.Stderr, "load: %d/%d connected, %.3f%% delivered, added latency p50 %.2f ms p99 %.2f ms, relay %.0f%% CPU, %.1f KiB RSS (%.1f KiB Go heap+stacks)/idle stream, %.1f B/token, %d resumes, %d errors\n",
-		res.Connected, *n, res.DeliveredPct, res.LatencyP50Ms, res.LatencyP99Ms, res.ServerCPUPct, res.KBPerIdleStream, res.GoKBPerIdleStream, res.BytesPerToken, res.Resumes, res.Errors)
+	fmt.Fprintf(os.Stderr, "load: %d/%d connected, %.3f%% delivered, added latency p50 %.2f ms p99 %.2f ms, relay %.0f%% CPU (waited %.1f s/s for a CPU), %.1f KiB RSS (%.1f KiB Go heap+stacks)/idle stream, %.1f B/token, %d resumes, %d errors\n",
+		res.Connected, *n, res.DeliveredPct, res.LatencyP50Ms, res.LatencyP99Ms, res.ServerCPUPct, res.ServerRunqWait, res.KBPerIdleStream, res.GoKBPerIdleStream, res.BytesPerToken, res.Resumes, res.Errors)
 	runtime.KeepAlive(recs)
 	return res, nil
 }
@@ -498,4 +507,29 @@ func procCPU(pid int) time.Duration {
 	st, _ := strconv.ParseInt(fields[12], 10, 64)
 	const hz = 100 // USER_HZ on Linux
 	return time.Duration(ut+st) * time.Second / hz
+}
+
+// sched sums, over a process's threads, the time they ran and the time they
+// waited runnable for a CPU (/proc/PID/task/*/schedstat): on a shared
+// machine the wait says how much of the latency is other processes' doing.
+func sched(pid int) (run, wait time.Duration) {
+	if pid == 0 {
+		return 0, 0
+	}
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			continue
+		}
+		r, _ := strconv.ParseInt(f[0], 10, 64)
+		w, _ := strconv.ParseInt(f[1], 10, 64)
+		run += time.Duration(r)
+		wait += time.Duration(w)
+	}
+	return run, wait
 }

@@ -29,7 +29,7 @@ fi
 go build -o bench/results/trickle ./cmd/trickle
 go build -o bench/results/load ./bench/load
 
-echo "Relay under load: ${n} streams at 20 tokens/s, ramp ${ramp}, idle ${idle}, tokens for ${duration}, $(nproc) cores, $(go version | cut -d' ' -f3)"
+echo "Relay under load: ${n} streams at 20 tokens/s, ramp ${ramp}, idle ${idle}, tokens for ${duration}, $(nproc) cores, $(go version | cut -d' ' -f3), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 : >"${out}"
 for transport in ${transports}; do
   bench/results/trickle serve --addr "127.0.0.1:${port}" --max-streams $((n + 100)) \
