@@ -119,6 +119,22 @@ func BenchmarkStream(b *testing.B) {
 			d.Finish()
 		})
 	})
+	// The same answer opening with a citation "[1]" whose definition only
+	// comes at the end: nothing settles before it, closed blocks wait as
+	// pending HTML and are re-parsed only when definitions change.
+	cited := "Sleep matters [1].\n\n" + text + "\n\n[1]: https://ok.example/paper\n"
+	b.Run("ours-citation-pending", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(cited)))
+		loopCPU(b, func() {
+			d := NewDocument()
+			for n := frame; n < len(cited); n += frame {
+				d.Update(cited[:n])
+			}
+			d.Update(cited)
+			d.Finish()
+		})
+	})
 	b.Run("goldmark", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(text)))

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -41,20 +42,48 @@ type Document struct {
 	md     goldmark.Markdown
 	repair bool
 
-	// settled is the length of the settled prefix of the text. It is always
-	// the start of a line, and the parser state there is "document, nothing
-	// open", so the tail parses on its own.
-	settled int
-	// refs are the link reference definitions inside the settled prefix, in
-	// document order; labels holds their normalized labels. They are fed to
-	// every tail parse, because definitions apply to the whole document.
+	// The text is cut in three, at line starts where the parser state is
+	// "document, nothing open", so that each part parses on its own:
+	//
+	//   [0, settled)           rendered, emitted in Frame.Append, never again
+	//   [settled, pendingEnd)  closed blocks that may still change through
+	//                          link reference definitions ("[1]" waiting for
+	//                          "[1]: url"): kept with their HTML, at the
+	//                          start of the tail, re-parsed only when the
+	//                          definitions change
+	//   [pendingEnd, len)      the live part, parsed every frame
+	settled    int
+	pendingEnd int
+	pending    []unit
+	pendingTxt string // the concatenated HTML of pending
+
+	// refs are the link reference definitions of [0, pendingEnd), in
+	// document order (all final); labels holds their normalized labels.
+	// They are fed to every later parse, because definitions apply to the
+	// whole document.
 	refs   []parser.Reference
 	labels map[string]struct{}
+	// liveKey identifies the definitions in the live part at the last
+	// frame; pending blocks are re-parsed when it changes.
+	liveKey string
 
+	scratch  bytes.Buffer
 	last     string // the last text given to Update
 	lastTail string // the Tail of the last frame, for repeated texts
 	lastBlks []Block
 	done     bool
+}
+
+// unit is a run of closed top-level blocks between two places where the
+// text may be cut (never between two pieces of one paragraph).
+type unit struct {
+	start, end int // in the whole text
+	blocks     []ast.Node
+	src        []byte // what blocks index into
+	offset     int    // where src[0] sits in the whole text
+	html       string
+	sensitive  bool // may still change through link reference definitions
+	defs       bool // holds link reference definitions
 }
 
 // NewDocument returns an empty Document. Options are those of Convert.
@@ -66,11 +95,7 @@ func NewDocument(opts ...Option) *Document {
 // Reset forgets the text and starts a new, empty document with the same
 // options.
 func (d *Document) Reset() {
-	d.settled = 0
-	d.refs = nil
-	d.labels = map[string]struct{}{}
-	d.last, d.lastTail, d.lastBlks = "", "", nil
-	d.done = false
+	*d = Document{md: d.md, repair: d.repair, labels: map[string]struct{}{}}
 }
 
 // Update renders text, the whole answer so far. The text only grows: it must
@@ -81,19 +106,19 @@ func (d *Document) Update(text string) Frame {
 	if d.done {
 		return Frame{Final: true}
 	}
-	if len(text) < d.settled {
+	if len(text) < d.pendingEnd {
 		// The caller broke the contract (text shrank below what was already
-		// written once); the settled HTML cannot be taken back, so keep
-		// showing what we have.
+		// closed); the settled HTML cannot be taken back, so keep showing
+		// what we have.
 		return Frame{Tail: d.lastTail, TailBlocks: d.lastBlks}
 	}
-	// Same text again (a frame with no new token): the settled part is the
-	// caller's promise, so only the tail is compared.
-	if len(text) == len(d.last) && d.last != "" && text[d.settled:] == d.last[d.settled:] {
+	// Same text again (a frame with no new token): the part before
+	// pendingEnd is the caller's promise, so only the live part is compared.
+	if len(text) == len(d.last) && d.last != "" && text[d.pendingEnd:] == d.last[d.pendingEnd:] {
 		return Frame{Tail: d.lastTail, TailBlocks: d.lastBlks}
 	}
 	d.last = text
-	f := d.step(text[d.settled:], false)
+	f := d.step(text)
 	d.lastTail, d.lastBlks = f.Tail, f.TailBlocks
 	return f
 }
@@ -104,25 +129,76 @@ func (d *Document) Finish() Frame {
 	if d.done {
 		return Frame{Final: true}
 	}
-	f := d.step(d.last[d.settled:], true)
+	// Everything after the settled part, pending blocks included, is parsed
+	// once more with the final definitions.
+	src := []byte(d.last[d.settled:])
+	refs := d.refs[:d.settledRefs()]
+	blocks := children(d.parse(src, nil, refs, nil))
+	var f Frame
+	var buf bytes.Buffer
+	d.render(&buf, src, blocks)
+	f.Append = buf.String()
+	f.Settled = blocksOf(blocks, src, d.settled, nil)
 	d.done = true
-	d.settled = len(d.last)
+	d.settled, d.pendingEnd, d.pending, d.pendingTxt = len(d.last), len(d.last), nil, ""
 	f.Final = true
 	d.lastTail, d.lastBlks = "", nil
 	return f
 }
 
-// parse parses src (a tail of the answer) with the settled link reference
-// definitions known, as they would be in a parse of the whole answer.
-func (d *Document) parse(src []byte, st *parseState) ast.Node {
-	pc := parser.NewContext()
-	for _, r := range d.refs {
+// settledRefs is how many of d.refs lie in the settled part.
+func (d *Document) settledRefs() int {
+	n := 0
+	for _, u := range d.pending {
+		if u.defs {
+			n += countDefs(u.blocks)
+		}
+	}
+	return len(d.refs) - n
+}
+
+// parse parses src (a part of the answer) with the link reference
+// definitions that precede it (before) and follow it (after) known, as
+// they are in a parse of the whole answer: the first definition of a label
+// wins, in document order.
+func (d *Document) parse(src []byte, st *parseState, before, after []parser.Reference) ast.Node {
+	var pc parser.Context = parser.NewContext()
+	for _, r := range before {
 		pc.AddReference(r)
 	}
 	if st != nil {
 		pc.Set(parseStateKey, st)
 	}
+	if len(after) > 0 {
+		// Definitions after src must lose against src's own, which the
+		// block phase finds; labels are only looked up in the inline
+		// phase, after it, so a fallback lookup gives document order.
+		late := make(map[string]parser.Reference, len(after))
+		for _, r := range after {
+			k := util.ToLinkReference(r.Label())
+			if _, ok := late[k]; !ok {
+				late[k] = r
+			}
+		}
+		pc = lateContext{Context: pc, late: late}
+	}
 	return d.md.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
+}
+
+// lateContext resolves a label from the definitions after the parsed text
+// when the text itself (and what precedes it) does not define it.
+type lateContext struct {
+	parser.Context
+	late map[string]parser.Reference
+}
+
+// Reference implements parser.Context.
+func (c lateContext) Reference(label string) (parser.Reference, bool) {
+	if r, ok := c.Context.Reference(label); ok {
+		return r, ok
+	}
+	r, ok := c.late[label]
+	return r, ok
 }
 
 func (d *Document) render(buf *bytes.Buffer, src []byte, nodes []ast.Node) {
@@ -133,88 +209,211 @@ func (d *Document) render(buf *bytes.Buffer, src []byte, nodes []ast.Node) {
 	}
 }
 
-// step parses the tail and settles what it can (everything when final).
-func (d *Document) step(tail string, final bool) Frame {
-	src := []byte(tail)
-	st := &parseState{complete: bytes.LastIndexByte(src, '\n') + 1, openFrom: len(src) + 1}
-	root := d.parse(src, st)
+func children(root ast.Node) []ast.Node {
 	var blocks []ast.Node
 	for c := root.FirstChild(); c != nil; c = c.NextSibling() {
 		blocks = append(blocks, c)
 	}
+	return blocks
+}
 
-	n, cut := len(blocks), len(src)
-	if !final {
-		n, cut = d.settleable(src, blocks, st)
-	}
-
-	var f Frame
-	if n > 0 {
-		var buf bytes.Buffer
-		d.render(&buf, src, blocks[:n])
-		f.Append = buf.String()
-		for _, b := range blocks[:n] {
-			if def, ok := b.(*ast.LinkReferenceDefinition); ok {
-				d.addRef(def)
-				continue
-			}
-			f.Settled = append(f.Settled, Block{Node: b, Source: src, Offset: d.settled})
-		}
-		// Definitions nested in settled lists and quotes count too.
-		for _, b := range blocks[:n] {
-			if _, ok := b.(*ast.LinkReferenceDefinition); !ok {
-				d.collectRefs(b)
-			}
-		}
-	}
-	if final {
-		return f
-	}
-
-	rest := blocks[n:]
-	tsrc, offset := src, d.settled
-	if d.repair {
-		if show, closer := repairCut(src, cut, rest); show < len(src) || closer != "" {
-			tsrc = append(src[cut:show:show], closer...)
-			offset = d.settled + cut
-			rest = nil
-			for c := d.parse(tsrc, nil).FirstChild(); c != nil; c = c.NextSibling() {
-				rest = append(rest, c)
-			}
-		}
-	}
-	var buf bytes.Buffer
-	d.render(&buf, tsrc, rest)
-	f.Tail = buf.String()
-	for _, b := range rest {
+// blocksOf lists blocks for a Frame, leaving out those that render nothing.
+func blocksOf(nodes []ast.Node, src []byte, offset int, into []Block) []Block {
+	for _, b := range nodes {
 		if _, ok := b.(*ast.LinkReferenceDefinition); ok {
 			continue
 		}
-		f.TailBlocks = append(f.TailBlocks, Block{Node: b, Source: tsrc, Offset: offset})
+		into = append(into, Block{Node: b, Source: src, Offset: offset})
 	}
-	d.settled += cut
+	return into
+}
+
+// step parses the live part, moves its closed blocks to pending, re-parses
+// pending when the definitions changed, and settles the leading pending
+// blocks that can no longer change.
+func (d *Document) step(text string) Frame {
+	P := d.pendingEnd
+	src := []byte(text[P:])
+	st := &parseState{complete: bytes.LastIndexByte(src, '\n') + 1, openFrom: len(src) + 1}
+	blocks := children(d.parse(src, st, d.refs, nil))
+
+	spans := closedUnits(src, blocks, st)
+	moved := 0
+	newDefs := false
+	old := len(d.pending)
+	if len(spans) > 0 {
+		var buf bytes.Buffer
+		for _, sp := range spans {
+			buf.Reset()
+			d.render(&buf, src, blocks[sp.from:sp.to])
+			u := unit{start: P + sp.start, end: P + sp.end, blocks: blocks[sp.from:sp.to], src: src, offset: P, html: buf.String()}
+			for _, b := range u.blocks {
+				if d.collectRefs(b) {
+					u.defs = true
+				}
+			}
+			newDefs = newDefs || u.defs
+			d.pending = append(d.pending, u)
+		}
+		moved = spans[len(spans)-1].to
+		d.pendingEnd = P + spans[len(spans)-1].end
+	}
+
+	// Definitions in the live part are not final (the open paragraph they
+	// sit in may still lose them), but they resolve references right now.
+	live := blocks[moved:]
+	var liveRefs []parser.Reference
+	for _, b := range live {
+		liveRefs = appendDefs(liveRefs, b)
+	}
+	key := refsKey(liveRefs)
+	reparsed := old > 0 && (key != d.liveKey || newDefs)
+	if reparsed {
+		d.reparsePending(text, old, liveRefs)
+	}
+	d.liveKey = key
+	for i := old; i < len(d.pending); i++ {
+		d.pending[i].sensitive = unitSensitive(&d.pending[i], d.labels)
+	}
+
+	// Settle the leading pending units that can no longer change.
+	var f Frame
+	var app strings.Builder
+	k := 0
+	for k < len(d.pending) && !d.pending[k].sensitive {
+		u := &d.pending[k]
+		app.WriteString(u.html)
+		f.Settled = blocksOf(u.blocks, u.src, u.offset, f.Settled)
+		d.settled = u.end
+		k++
+	}
+	if k > 0 || len(spans) > 0 || reparsed {
+		d.pending = append(d.pending[:0:0], d.pending[k:]...)
+		var pt strings.Builder
+		for _, u := range d.pending {
+			pt.WriteString(u.html)
+		}
+		d.pendingTxt = pt.String()
+	}
+	if len(d.pending) == 0 {
+		d.settled = d.pendingEnd
+	}
+	f.Append = app.String()
+
+	// The tail: pending blocks, then the live part.
+	cut := d.pendingEnd - P
+	tsrc, offset := src, P
+	if d.repair {
+		if show, closer := repairCut(src, cut, live); show < len(src) || closer != "" {
+			tsrc = append(src[cut:show:show], closer...)
+			offset = P + cut
+			live = children(d.parse(tsrc, nil, d.refs, nil))
+		}
+	}
+	// One reused buffer: the tail is rebuilt every frame, and with pending
+	// blocks it can be long.
+	d.scratch.Reset()
+	d.scratch.WriteString(d.pendingTxt)
+	d.render(&d.scratch, tsrc, live)
+	f.Tail = d.scratch.String()
+	for _, u := range d.pending {
+		f.TailBlocks = blocksOf(u.blocks, u.src, u.offset, f.TailBlocks)
+	}
+	f.TailBlocks = blocksOf(live, tsrc, offset, f.TailBlocks)
 	return f
 }
 
-func (d *Document) addRef(def *ast.LinkReferenceDefinition) {
-	label := util.ToLinkReference(def.Label)
-	if _, ok := d.labels[label]; ok {
-		return
+// reparsePending parses the first n pending units again, with every
+// definition known now, and recomputes their HTML and whether they may
+// still change. Their text and structure are final; only references
+// resolve differently.
+func (d *Document) reparsePending(text string, n int, liveRefs []parser.Reference) {
+	start, end := d.pending[0].start, d.pending[n-1].end
+	src := []byte(text[start:end])
+	// Definitions before the pending part, then the pending part's own
+	// (found again by the parse), then those after it, in that order.
+	before := d.refs[:d.settledRefs()]
+	after := append(append([]parser.Reference(nil), d.refs[len(before):]...), liveRefs...)
+	blocks := children(d.parse(src, nil, before, after))
+	var buf bytes.Buffer
+	i := 0
+	for k := 0; k < n; k++ {
+		u := &d.pending[k]
+		j := i
+		for j < len(blocks) && start+blockStart(blocks[j]) < u.end {
+			j++
+		}
+		buf.Reset()
+		d.render(&buf, src, blocks[i:j])
+		u.blocks, u.src, u.offset, u.html = blocks[i:j], src, start, buf.String()
+		u.sensitive = unitSensitive(u, d.labels)
+		i = j
 	}
-	d.labels[label] = struct{}{}
-	// Copy: the definition points into a tail buffer we do not keep.
-	d.refs = append(d.refs, parser.NewReference(
-		bytes.Clone(def.Label), bytes.Clone(def.Destination), cloneOrNil(def.Title)))
 }
 
-func (d *Document) collectRefs(n ast.Node) {
-	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-		if def, ok := c.(*ast.LinkReferenceDefinition); ok {
-			d.addRef(def)
-		} else if c.Type() == ast.TypeBlock {
-			d.collectRefs(c)
+func unitSensitive(u *unit, final map[string]struct{}) bool {
+	for _, b := range u.blocks {
+		if refSensitive(u.src, b, final, nil) {
+			return true
 		}
 	}
+	return false
+}
+
+// refsKey identifies a list of definitions (labels, destinations, titles).
+func refsKey(refs []parser.Reference) string {
+	if len(refs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, r := range refs {
+		b.Write(r.Label())
+		b.WriteByte(0)
+		b.Write(r.Destination())
+		b.WriteByte(0)
+		b.Write(r.Title())
+		b.WriteByte(1)
+	}
+	return b.String()
+}
+
+func appendDefs(into []parser.Reference, n ast.Node) []parser.Reference {
+	if def, ok := n.(*ast.LinkReferenceDefinition); ok {
+		return append(into, parser.NewReference(bytes.Clone(def.Label), bytes.Clone(def.Destination), cloneOrNil(def.Title)))
+	}
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		if c.Type() == ast.TypeBlock {
+			into = appendDefs(into, c)
+		}
+	}
+	return into
+}
+
+func countDefs(nodes []ast.Node) int {
+	n := 0
+	for _, b := range nodes {
+		n += len(appendDefs(nil, b))
+	}
+	return n
+}
+
+// collectRefs records the definitions in n (final: n is closed) and
+// reports whether there were any.
+func (d *Document) collectRefs(n ast.Node) bool {
+	found := false
+	for _, r := range appendDefs(nil, n) {
+		found = true
+		label := util.ToLinkReference(r.Label())
+		if _, ok := d.labels[label]; ok {
+			// A later duplicate never wins, but it is counted to keep
+			// settledRefs right.
+			d.refs = append(d.refs, r)
+			continue
+		}
+		d.labels[label] = struct{}{}
+		d.refs = append(d.refs, r)
+	}
+	return found
 }
 
 func cloneOrNil(b []byte) []byte {
@@ -224,8 +423,11 @@ func cloneOrNil(b []byte) []byte {
 	return bytes.Clone(b)
 }
 
-// settleable decides how many leading blocks of the tail are settled, and
-// where the new tail starts (a line start inside src).
+type span struct{ from, to, start, end int }
+
+// closedUnits finds the leading top-level blocks of the live part that are
+// closed, grouped into units between the places where the text may be cut;
+// start and end are positions in src.
 //
 // The block parser of CommonMark (and goldmark's) reads one line at a time
 // and never reopens a closed block, so a top-level block that was closed by
@@ -237,22 +439,20 @@ func cloneOrNil(b []byte) []byte {
 // block with its closing line complete).
 //
 // A closed block's HTML can still change through link reference
-// definitions, which apply to the whole document: a later "[x]: /url" turns
-// an earlier literal "[x]" into a link. A block is therefore not settled
-// while it shows a literal "]" outside code (a reference that may resolve
-// later), or while it uses a definition that is not itself final.
-func (d *Document) settleable(src []byte, blocks []ast.Node, st *parseState) (n, cut int) {
+// definitions; that is decided per unit, see refSensitive.
+func closedUnits(src []byte, blocks []ast.Node, st *parseState) []span {
 	// complete is the end of the last complete line: the last line of the
 	// text (after the last newline) is never final, more characters may
 	// change what it is.
 	complete := st.complete
-	closed := make([]bool, len(blocks))
 	starts := make([]int, len(blocks))
 	for i, b := range blocks {
 		starts[i] = blockStart(b)
 	}
+	n := 0
 	for i, b := range blocks {
 		p := starts[i]
+		closed := false
 		switch {
 		case p < 0 || p >= st.openFrom:
 			// Unknown position, or a piece of the top-level paragraph
@@ -262,49 +462,42 @@ func (d *Document) settleable(src []byte, blocks []ast.Node, st *parseState) (n,
 		case isParagraphPiece(b):
 			// Not open at the last complete line, so a complete line
 			// closed it (a blank line, or a block that interrupts it).
-			closed[i] = i+1 == len(blocks) || starts[i+1] > p
+			closed = i+1 == len(blocks) || starts[i+1] > p
 		case i+1 < len(blocks) && starts[i+1] >= 0 && starts[i+1] < complete && lineStart(src, starts[i+1]) > lineStart(src, p):
 			// The next block started on a complete line, which closed
 			// this one.
-			closed[i] = true
+			closed = true
 		default:
-			closed[i] = selfClosed(src, b, complete)
+			closed = selfClosed(src, b, complete)
 		}
-	}
-	// Definitions inside closed blocks are final: first definition wins, and
-	// everything that may still come lies after them.
-	var final map[string]struct{}
-	for i, b := range blocks {
-		if !closed[i] {
+		if !closed {
 			break
 		}
-		if final == nil {
-			final = map[string]struct{}{}
-		}
-		collectLabels(b, final)
-	}
-	for n < len(blocks) && closed[n] && !refSensitive(src, blocks[n], d.labels, final) {
 		n++
 	}
-	// The cut must separate the settled blocks from the rest in the
-	// source too (goldmark's AST order can differ from source order when a
-	// paragraph is split into a table and a setext heading).
-	for ; n > 0; n-- {
-		if n < len(blocks) {
-			cut = lineStart(src, starts[n])
+	// Cut points: where every block before starts before the cut and every
+	// block after at or after it (goldmark's AST order can differ from
+	// source order when a paragraph is split into a table and a setext
+	// heading), and never between two pieces of one paragraph.
+	var spans []span
+	from, start := 0, 0
+	for k := 1; k <= n; k++ {
+		var cut int
+		if k < len(blocks) {
+			cut = lineStart(src, starts[k])
 		} else {
 			cut = complete
 		}
-		if separates(starts, n, cut) && !(n < len(blocks) && glued(src, blocks[n-1], blocks[n], cut)) {
-			break
+		if !separates(starts, k, cut) || (k < len(blocks) && glued(src, blocks[k-1], blocks[k], cut)) {
+			continue
 		}
+		// Blank lines before the next block stay with it, so that it
+		// parses exactly as it did inside the whole text.
+		cut = blankRunStart(src, cut)
+		spans = append(spans, span{from: from, to: k, start: start, end: cut})
+		from, start = k, cut
 	}
-	if n == 0 {
-		return 0, 0
-	}
-	// Blank lines before the next block stay with the tail so that it
-	// parses exactly as it did inside the whole text.
-	return n, blankRunStart(src, cut)
+	return spans
 }
 
 // glued reports whether next was cut out of the same paragraph as prev

@@ -105,3 +105,29 @@ func TestCitationsWithoutDefinitionsWaitForTheEnd(t *testing.T) {
 	f = d.Update("Sleep matters [1].\n\nMore.\n\nEven more.\n\n[1]: https://ok.example/paper\n\nEnd")
 	require.Contains(t, f.Append, `<a href="https://ok.example/paper" rel="noopener noreferrer nofollow ugc">1</a>`)
 }
+
+func TestAnUnresolvedReferenceKeepsBlocksPendingButFramesSmall(t *testing.T) {
+	// "[1]" holds back everything after it (settled HTML is a prefix), but
+	// the blocks after it are closed: they wait, rendered, at the start of
+	// the tail, and only the live part is parsed per frame.
+	text := "Sleep matters [1].\n\n" + loadSample(t, "sample-20k.md") + "\n\n[1]: https://ok.example/paper\n\nEnd.\n"
+	d := NewDocument()
+	var settled strings.Builder
+	live := 0
+	for n := 160; n < len(text); n += 160 {
+		f := d.Update(text[:n])
+		settled.WriteString(f.Append)
+		live = max(live, n-d.pendingEnd)
+		if n < len(text)-200 {
+			require.Zero(t, d.settled, "nothing settles before the definition")
+		}
+		require.Equal(t, Convert(text[:n]), settled.String()+f.Tail)
+	}
+	require.Less(t, live, 4096, "the live part stays one block long")
+	f := d.Update(text)
+	settled.WriteString(f.Append)
+	require.Contains(t, settled.String(), `Sleep matters <a href="https://ok.example/paper" rel="noopener noreferrer nofollow ugc">1</a>.`,
+		"once the definition is final, everything before it settles")
+	settled.WriteString(d.Finish().Append)
+	require.Equal(t, Convert(text), settled.String())
+}
