@@ -41,9 +41,12 @@
 //     Definitions in the settled part are handed to every tail parse.
 //
 // The settled part is a prefix of the text: blocks settle in order, so one
-// block that cannot settle (a citation "[1]" with no definition yet) keeps
-// everything after it in the tail until Finish. Frames stay correct; they
-// cost more.
+// block that may still change through a definition (a citation "[1]" with
+// no definition yet) keeps everything after it out of Frame.Append. Such
+// closed blocks wait as "pending": their HTML is kept and shown at the start
+// of the tail, and they are parsed again only when the definitions in the
+// text change, so a frame still parses only the live part. When the
+// definition arrives and is final, they settle; at Finish, everything does.
 //
 // # Safety
 //
