@@ -93,10 +93,15 @@ type Result struct {
 	LongestTask float64 `json:"longest_task_ms"`
 	Tasks       int     `json:"tasks"`
 	// TasksOver4ms counts tasks longer than the 4 ms frame-work goal.
-	TasksOver4ms int     `json:"tasks_over_4ms"`
-	LongTasks    int     `json:"long_tasks"`
-	FPS          float64 `json:"fps"`
-	MaxFrameGap  float64 `json:"max_frame_gap_ms"`
+	TasksOver4ms int `json:"tasks_over_4ms"`
+	LongTasks    int `json:"long_tasks"`
+	// StyleLayout and Paint split the main-thread time: style recalculation
+	// and layout, then paint and compositing preparation; the rest is
+	// script (for the widget: Go in WebAssembly, with its GC) and glue.
+	StyleLayout float64 `json:"style_layout_ms"`
+	Paint       float64 `json:"paint_ms"`
+	FPS         float64 `json:"fps"`
+	MaxFrameGap float64 `json:"max_frame_gap_ms"`
 	// Own is what the widget measured of itself (its frames: Go plus its
 	// DOM calls, without the browser's style, layout and paint); only for
 	// the widget.
@@ -178,8 +183,8 @@ func run(samples, renderers string, rate float64, chars, runs int, widget, out s
 				if res.Chars != want {
 					return fmt.Errorf("%s on %s: got %d characters of text, the answer has %d", r, name, res.Chars, want)
 				}
-				log.Printf("%-12s %-8s main thread %8.1f ms, longest task %6.1f ms, tasks >4ms %4d, long tasks %d, %5.1f fps, max frame gap %6.1f ms (%s, %.1f s)",
-					name, r, res.MainThread, res.LongestTask, res.TasksOver4ms, res.LongTasks, res.FPS, res.MaxFrameGap, res.Status, res.Duration/1000)
+				log.Printf("%-12s %-8s main thread %8.1f ms (style+layout %.0f, paint %.0f), longest task %6.1f ms, tasks >4ms %4d, long tasks %d, %5.1f fps, max frame gap %6.1f ms (%s, %.1f s)",
+					name, r, res.MainThread, res.StyleLayout, res.Paint, res.LongestTask, res.TasksOver4ms, res.LongTasks, res.FPS, res.MaxFrameGap, res.Status, res.Duration/1000)
 				if res.Own != nil {
 					log.Printf("%-12s %-8s its own frames: %d, longest %.1f ms, total %.1f ms", name, r, res.Own.Frames, res.Own.FrameMaxMs, res.Own.TotalMs)
 				}
@@ -309,7 +314,7 @@ func measure(browser context.Context, url string) (Result, error) {
 	}
 	_, err = chromedp.CallBrowser(ctx, tracing.Start, tracing.StartParams{
 		TransferMode: tracing.StartTransferModeReportEvents,
-		TraceConfig:  &tracing.TraceConfig{IncludedCategories: []string{"toplevel", "blink.user_timing"}},
+		TraceConfig:  &tracing.TraceConfig{IncludedCategories: []string{"toplevel", "blink.user_timing", "devtools.timeline"}},
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("starting the trace: %w", err)
@@ -387,13 +392,22 @@ func fromTrace(events []traceEvent, res *Result) error {
 		return fmt.Errorf("trace has no bench-start/bench-end marks (%d events)", len(events))
 	}
 	for _, e := range events {
-		if e.Pid != start.Pid || e.Tid != start.Tid || e.Ph != "X" || !strings.Contains(e.Cat, "toplevel") {
+		if e.Pid != start.Pid || e.Tid != start.Tid || e.Ph != "X" || e.Ts+e.Dur < start.Ts || e.Ts > end.Ts {
+			continue
+		}
+		if strings.Contains(e.Cat, "devtools.timeline") {
+			switch e.Name {
+			case "UpdateLayoutTree", "Layout":
+				res.StyleLayout += e.Dur / 1000
+			case "Paint", "PrePaint", "Layerize", "UpdateLayer", "CompositeLayers":
+				res.Paint += e.Dur / 1000
+			}
+			continue
+		}
+		if !strings.Contains(e.Cat, "toplevel") {
 			continue
 		}
 		if e.Name != "ThreadControllerImpl::RunTask" && e.Name != "RunTask" {
-			continue
-		}
-		if e.Ts+e.Dur < start.Ts || e.Ts > end.Ts {
 			continue
 		}
 		ms := e.Dur / 1000
@@ -440,6 +454,8 @@ func medians(results []Result) []Result {
 		m.TasksOver4ms = int(med(rs, func(r Result) float64 { return float64(r.TasksOver4ms) }))
 		m.LongTasks = int(med(rs, func(r Result) float64 { return float64(r.LongTasks) }))
 		m.FPS = med(rs, func(r Result) float64 { return r.FPS })
+		m.StyleLayout = med(rs, func(r Result) float64 { return r.StyleLayout })
+		m.Paint = med(rs, func(r Result) float64 { return r.Paint })
 		m.MaxFrameGap = med(rs, func(r Result) float64 { return r.MaxFrameGap })
 		out = append(out, m)
 	}
@@ -448,8 +464,8 @@ func medians(results []Result) []Result {
 
 func printTable(results []Result) {
 	fmt.Println()
-	fmt.Println("| answer | renderer | main-thread time | vs trickle | longest task | tasks > 4 ms | long tasks | fps | longest frame gap |")
-	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Println("| answer | renderer | main-thread time | vs trickle | of which style+layout | paint | longest task | tasks > 4 ms | long tasks | fps | longest frame gap |")
+	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	base := map[string]float64{}
 	for _, r := range results {
 		if r.Renderer == "trickle" {
@@ -461,7 +477,7 @@ func printTable(results []Result) {
 		if b := base[r.Sample]; b > 0 {
 			ratio = strconv.FormatFloat(r.MainThread/b, 'f', 1, 64) + "×"
 		}
-		fmt.Printf("| %s | %s | %.0f ms | %s | %.1f ms | %d | %d | %.0f | %.0f ms |\n",
-			r.Sample, r.Renderer, r.MainThread, ratio, r.LongestTask, r.TasksOver4ms, r.LongTasks, r.FPS, r.MaxFrameGap)
+		fmt.Printf("| %s | %s | %.0f ms | %s | %.0f ms | %.0f ms | %.1f ms | %d | %d | %.0f | %.0f ms |\n",
+			r.Sample, r.Renderer, r.MainThread, ratio, r.StyleLayout, r.Paint, r.LongestTask, r.TasksOver4ms, r.LongTasks, r.FPS, r.MaxFrameGap)
 	}
 }
