@@ -292,7 +292,7 @@ func (s *simSource) step() {
 	for !s.stopped {
 		if s.has {
 			s.has = false
-			if !s.l.emit(s.pending.Event, s.pending.Data) {
+			if !s.l.emit(s.pending.Event, s.pending.Data, s.pending.Token) {
 				s.stopped = true
 				return
 			}

@@ -88,7 +88,7 @@ func (l *genLog) appendLocked(event, data string) {
 
 // emit appends one generator event. It reports false once the stream has
 // ended (the generator must stop) and enforces the event and length limits.
-func (l *genLog) emit(event, data string) bool {
+func (l *genLog) emit(event, data string, token bool) bool {
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -106,15 +106,17 @@ func (l *genLog) emit(event, data string) bool {
 		return false
 	}
 	l.appendLocked(event, data)
-	m := l.srv.metrics
-	if l.tokens == 0 {
-		m.ttft.observe(now.Sub(l.created))
-	} else {
-		m.gap.observe(now.Sub(l.lastTok))
+	if token {
+		m := l.srv.metrics
+		if l.tokens == 0 {
+			m.ttft.observe(now.Sub(l.created))
+		} else {
+			m.gap.observe(now.Sub(l.lastTok))
+		}
+		l.tokens++
+		l.lastTok = now
+		m.events.Add(1)
 	}
-	l.tokens++
-	l.lastTok = now
-	m.events.Add(1)
 	l.wakeLocked()
 	return true
 }

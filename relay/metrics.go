@@ -81,7 +81,7 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	counter(w, "trickle_failures_total", "Streams that ended with an error.", m.failures.Load())
 	counter(w, "trickle_resumes_total", "Resumed connections (Last-Event-ID).", m.resumes.Load())
 	counter(w, "trickle_upstream_errors_total", "Upstream requests that failed.", m.upstreamErrors.Load())
-	counter(w, "trickle_tokens_total", "Events received from the model (simulated or upstream).", m.events.Load())
+	counter(w, "trickle_tokens_total", "Answer events from the model (simulated: text, thinking and tool-call deltas; upstream: every event).", m.events.Load())
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	gauge(w, "trickle_go_heap_inuse_bytes", "Go heap in use (includes garbage not yet collected).", float64(ms.HeapInuse))

@@ -390,3 +390,15 @@ func TestHTTP10ClientsGetACloseDelimitedStream(t *testing.T) {
 	a := answerOf(t, "plain", []byte(rest))
 	require.Equal(t, stream.Complete, a.Status())
 }
+
+// Anthropic sends message_start at once; the first token comes after the
+// ttft. The metric counts to the token, not to the framing.
+func TestTimeToFirstTokenCountsToTheFirstAnswerEvent(t *testing.T) {
+	_, base := start(t)
+	resp := post(t, base+"/v1/chat/completions?dialect=anthropic&answer=short&ttft_ms=150", hello)
+	io.Copy(io.Discard, resp.Body)
+	b, _ := io.ReadAll(get(t, base+"/metrics").Body)
+	m := string(b)
+	require.Contains(t, m, `trickle_time_to_first_token_seconds_bucket{le="0.1"} 0`+"\n")
+	require.Contains(t, m, `trickle_time_to_first_token_seconds_bucket{le="+Inf"} 1`+"\n")
+}

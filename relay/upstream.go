@@ -212,7 +212,7 @@ func (s *Server) runUpstream(ctx context.Context, cancel context.CancelFunc, l *
 	}
 	s.log.Warn("upstream failed", "stream", l.id, "events", relayed, "err", msg)
 	for _, m := range sim.Failure(u.Dialect, msg) {
-		l.emit(m.Event, m.Data)
+		l.emit(m.Event, m.Data, false)
 	}
 	l.end(StateFailed, msg)
 }
@@ -260,7 +260,9 @@ func (s *Server) attempt(parent context.Context, l *genLog, u *Upstream, payload
 	body := &watchedBody{r: resp.Body, dog: dog, idle: u.IdleTimeout, pipe: pipe, got: &gotByte}
 	emit := func(event, data string) bool {
 		relayed++
-		return l.emit(event, data)
+		// Every upstream event counts as a token: the relay does not
+		// interpret the dialect on this path.
+		return l.emit(event, data, true)
 	}
 	var readErr error
 	if u.Dialect == "ollama" && !strings.Contains(resp.Header.Get("Content-Type"), "event-stream") {

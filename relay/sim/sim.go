@@ -54,6 +54,10 @@ type Message struct {
 	Delay time.Duration
 	Event string
 	Data  string
+	// Token marks the events that carry a piece of the answer (text,
+	// thinking or tool-call delta), as opposed to framing, usage and end
+	// events: time to first token counts to the first of them.
+	Token bool
 }
 
 // Generator yields the events of one simulated generation in order.
@@ -220,7 +224,11 @@ func (g *Generator) fill() {
 		tok := g.nextToken()
 		g.tokens++
 		g.acc = append(g.acc, tok...)
-		msgs = append(msgs, g.d.delta(g, kind, tok, first)...)
+		deltas := g.d.delta(g, kind, tok, first)
+		for i := range deltas {
+			deltas[i].Token = true
+		}
+		msgs = append(msgs, deltas...)
 		// A dialect may send nothing for a token (Gemini and Ollama send a
 		// function call whole): its time still passes.
 		g.carry += g.delay()
