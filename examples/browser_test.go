@@ -199,3 +199,35 @@ func TestScreenReaderLabHearsTrickleWithoutRepeatsAndTheNaiveRegionWithThem(t *t
 	require.Greater(t, count("n", "fragments"), 0, "the naive region is heard in fragments")
 	shoot(t, tab, "a11y")
 }
+
+// Faults that end the answer early end it the same way on both
+// transports: same status, same text.
+func TestComparePageEndsBothTransportsAlikeOnAnErrorOrAMissingEndMarker(t *testing.T) {
+	tab, base := startExamples(t)
+	for _, tc := range []struct{ fault, status string }{
+		{"error_after", "failed"},
+		{"no_end", "incomplete"},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			run(t, tab, 30*time.Second,
+				chromedp.Navigate(base+"/examples/compare/"),
+				chromedp.WaitVisible(chromedp.CSS("#go")),
+				chromedp.SetValue(chromedp.CSS(`select[name="answer"]`), "short"),
+				chromedp.SetValue(chromedp.CSS(`input[name="ttft_ms"]`), "20"),
+				chromedp.SetValue(chromedp.CSS(`input[name="gap_ms"]`), "2"),
+				chromedp.SetValue(chromedp.CSS(`select[name="_fault"]`), tc.fault),
+				chromedp.SetValue(chromedp.CSS(`input[name="_n"]`), "30"),
+				chromedp.Click(chromedp.CSS("#go")),
+			)
+			waitFor(t, tab, 30*time.Second, `document.body.dataset.done === "1"`)
+			for _, side := range []string{"sse", "websocket"} {
+				require.Equal(t, tc.status, eval[string](t, tab, `document.querySelector('[data-side="`+side+`"] .pill').textContent`), side)
+			}
+			sse := eval[string](t, tab, `document.getElementById("sse").text`)
+			require.NotEmpty(t, sse)
+			require.Equal(t, sse, eval[string](t, tab, `document.getElementById("websocket").text`))
+			require.Equal(t, "false", eval[string](t, tab, `document.getElementById("verdict").dataset.ok`),
+				"the verdict must not claim the cut answer equals the reference")
+		})
+	}
+}

@@ -70,12 +70,12 @@ form.addEventListener("submit", async (e) => {
   stop.disabled = true;
   const want = reference.text;
   const [a, b] = sides.map((s) => s.el.text);
+  const [sa, sb] = sides.map((s, i) => statuses[i]?.status ?? (typeof statuses[i] === "string" ? statuses[i] : s.el.status));
   const same = a === b;
   const whole = a === want && b === want;
-  verdict.dataset.ok = String(same && whole);
+  verdict.dataset.ok = String(same && whole && sa === "complete" && sb === "complete");
   verdict.textContent =
-    `SSE ${statuses[0]?.status ?? sides[0].el.status}, ${a.length} chars; ` +
-    `WebSocket ${statuses[1]?.status ?? sides[1].el.status}, ${b.length} chars; ` +
+    `SSE ${sa}, ${a.length} chars; WebSocket ${sb}, ${b.length} chars; ` +
     (same ? "texts identical" : "texts differ") + "; " +
     (whole ? "both equal the fault-free reference." : `reference has ${want.length} chars.`);
   document.body.dataset.done = "1";
