@@ -214,11 +214,7 @@ func (s *Server) startStream(req *ChatRequest, body []byte, q url.Values) (*genL
 		return nil, err
 	}
 	if s.cfg.upstream != nil {
-		l, err := s.startUpstream(req, body)
-		if err == nil {
-			l.dropAfter = drop
-		}
-		return l, err
+		return s.startUpstream(req, body, drop)
 	}
 	p, err := s.simParams(req, q)
 	if err != nil {
@@ -253,11 +249,10 @@ func (s *Server) refuse(w http.ResponseWriter, err error) {
 
 // startSim registers a stream and starts the simulated generation on it.
 func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int) (*genLog, error) {
-	l, err := s.register(p.Dialect)
+	l, err := s.register(p.Dialect, drop)
 	if err != nil {
 		return nil, err
 	}
-	l.dropAfter = drop
 	src := &simSource{l: l, g: gen, start: l.created}
 	src.timer = time.AfterFunc(time.Hour, src.step)
 	src.timer.Stop()

@@ -150,8 +150,9 @@ func newStreamID() string {
 // errTooMany is returned by register when the stream limit is reached.
 var errTooMany = errors.New("relay: too many streams")
 
-// register admits a new generation, or refuses it (limit, shutdown).
-func (s *Server) register(dialect string) (*genLog, error) {
+// register admits a new generation (dropAfter is its fault injection, set
+// before any reader can see it), or refuses it (limit, shutdown).
+func (s *Server) register(dialect string, dropAfter int) (*genLog, error) {
 	if s.draining.Load() {
 		return nil, ErrShuttingDown
 	}
@@ -161,6 +162,7 @@ func (s *Server) register(dialect string) (*genLog, error) {
 		return nil, fmt.Errorf("%w: %d running, limit %d", errTooMany, n-1, s.cfg.maxStreams)
 	}
 	l := newLog(s, newStreamID(), dialect)
+	l.dropAfter = dropAfter
 	s.mu.Lock()
 	s.streams[l.id] = l
 	s.mu.Unlock()

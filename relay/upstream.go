@@ -152,13 +152,13 @@ func (u *Upstream) newRequest(ctx context.Context, payload []byte) (*http.Reques
 }
 
 // startUpstream registers a stream and relays the upstream's answer into it.
-func (s *Server) startUpstream(req *ChatRequest, body []byte) (*genLog, error) {
+func (s *Server) startUpstream(req *ChatRequest, body []byte, drop int) (*genLog, error) {
 	u := s.cfg.upstream
 	payload, err := u.upstreamBody(req, body, true)
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.register(u.Dialect)
+	l, err := s.register(u.Dialect, drop)
 	if err != nil {
 		return nil, err
 	}
