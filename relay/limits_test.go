@@ -279,3 +279,18 @@ func TestASlowReaderBlocksNeitherTheGeneratorNorOtherReaders(t *testing.T) {
 
 	eventually(t, "the stuck reader to be cut", func() bool { return info(t, base, id).Readers == 0 })
 }
+
+func TestAtMostTwiceTheStreamLimitOfFinishedStreamsAreKept(t *testing.T) {
+	_, base := start(t, relay.WithMaxStreams(1))
+	var ids []string
+	for range 3 {
+		resp := post(t, base+"/v1/chat/completions?answer=short&token_chars=64", hello)
+		io.Copy(io.Discard, resp.Body)
+		ids = append(ids, resp.Header.Get("X-Trickle-Stream"))
+		id := ids[len(ids)-1]
+		eventually(t, "the stream to finish", func() bool { return info(t, base, id).State == relay.StateComplete })
+	}
+	require.Equal(t, http.StatusNotFound, get(t, base+"/v1/streams/"+ids[0]+"/info").StatusCode)
+	require.Equal(t, http.StatusOK, get(t, base+"/v1/streams/"+ids[1]+"/info").StatusCode)
+	require.Equal(t, http.StatusOK, get(t, base+"/v1/streams/"+ids[2]+"/info").StatusCode)
+}

@@ -34,8 +34,9 @@ type Server struct {
 	metrics *metrics
 	handler http.Handler
 
-	mu      sync.Mutex
-	streams map[string]*genLog
+	mu       sync.Mutex
+	streams  map[string]*genLog
+	finished []string // ids of finished streams still kept, oldest first
 
 	running  atomic.Int64 // generations running
 	draining atomic.Bool
@@ -186,9 +187,24 @@ func (s *Server) streamEnded(l *genLog) {
 	case StateCancelled:
 		s.metrics.cancels.Add(1)
 	}
+	// Finished streams are kept for the retention window, and at most
+	// twice the stream limit of them, so that many short answers cannot
+	// pile up in memory.
+	s.mu.Lock()
+	s.finished = append(s.finished, l.id)
+	if over := len(s.finished) - 2*s.cfg.maxStreams; over > 0 {
+		for _, id := range s.finished[:over] {
+			delete(s.streams, id)
+		}
+		s.finished = append(s.finished[:0:0], s.finished[over:]...)
+	}
+	s.mu.Unlock()
 	time.AfterFunc(s.cfg.retention, func() {
 		s.mu.Lock()
 		delete(s.streams, l.id)
+		if len(s.finished) > 0 && s.finished[0] == l.id {
+			s.finished = s.finished[1:]
+		}
 		s.mu.Unlock()
 	})
 }
