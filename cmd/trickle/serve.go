@@ -75,7 +75,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		heartbeat     = fs.Duration("heartbeat", 15*time.Second, "keep-alive comment after this much silence on a stream")
 		retryHint     = fs.Duration("retry", 2*time.Second, "reconnection delay hinted to SSE clients (retry: field)")
 		grace         = fs.Duration("grace", 10*time.Second, "after a disconnect, keep generating this long waiting for a resume, then cancel upstream")
-		retention     = fs.Duration("retention", 5*time.Minute, "keep a finished stream resumable this long")
+		retention     = fs.Duration("retention", 5*time.Minute, "keep a finished stream resumable this long (at most twice --max-streams of them)")
 		writeTimeout  = fs.Duration("write-timeout", 10*time.Second, "cut a client whose single write takes longer (it may resume)")
 		maxStreams    = fs.Int("max-streams", 20000, "maximum generations running at once (then 429 with Retry-After)")
 		maxBody       = fs.Int64("max-body", 1<<20, "maximum request body in bytes (then 413)")
