@@ -58,6 +58,7 @@ type result struct {
 	LatencyMaxMs      float64 `json:"added_latency_max_ms"`
 	ServerCPUPct      float64 `json:"relay_cpu_pct_of_one_core"`
 	ClientCPUPct      float64 `json:"client_cpu_pct_of_one_core"`
+	ServerCPUPerEvent float64 `json:"relay_cpu_us_per_event"`
 	ServerRunqWait    float64 `json:"relay_runqueue_wait_s_per_s"`
 	ClientRunqWait    float64 `json:"client_runqueue_wait_s_per_s"`
 	ServerRSSBaseMB   float64 `json:"relay_rss_base_mib"`
@@ -292,6 +293,9 @@ func run() (*result, error) {
 	if tEnd.After(tStart) {
 		res.ServerCPUPct = 100 * float64(cpuEnd-cpuStart) / float64(tEnd.Sub(tStart))
 		res.ServerRunqWait = float64(sWait1-sWait0) / float64(tEnd.Sub(tStart))
+		// In that window every stream is streaming: N*rate events/s.
+		perSecond := float64(*n) * *rate
+		res.ServerCPUPerEvent = float64(cpuEnd-cpuStart) / float64(time.Microsecond) / (perSecond * tEnd.Sub(tStart).Seconds())
 		res.ClientRunqWait = float64(cWait1-cWait0) / float64(tEnd.Sub(tStart))
 	}
 	clientCPU := time.Duration(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) * time.Nanosecond
