@@ -60,7 +60,7 @@ func run(t *testing.T, tab context.Context, d time.Duration, actions ...chromedp
 // eval evaluates a JavaScript expression on the tab.
 func eval[T any](t *testing.T, tab context.Context, expr string) T {
 	t.Helper()
-	v, err := chromedp.Run(browsertest.Timeout(t, tab, 10*time.Second), chromedp.Evaluate[T](expr))
+	v, err := chromedp.Run(browsertest.Timeout(t, tab, 10*time.Second), chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
 	require.NoError(t, err, expr)
 	return v
 }
@@ -230,4 +230,34 @@ func TestComparePageEndsBothTransportsAlikeOnAnErrorOrAMissingEndMarker(t *testi
 				"the verdict must not claim the cut answer equals the reference")
 		})
 	}
+}
+
+// The answer page's Stop button stops the answer on screen and the
+// generation on the relay.
+func TestAnswerPageStopButtonStopsTheAnswerAndTheModel(t *testing.T) {
+	tab, base := startExamples(t)
+	run(t, tab, 30*time.Second,
+		chromedp.Navigate(base+"/examples/answer/"),
+		chromedp.WaitVisible(chromedp.CSS("#go")),
+		chromedp.SetValue(chromedp.CSS(`select[name="answer"]`), "sample-100k"),
+		chromedp.Click(chromedp.CSS("#go")),
+	)
+	waitFor(t, tab, 20*time.Second, `document.getElementById("answer").text.length > 200`)
+	run(t, tab, 10*time.Second, chromedp.Click(chromedp.CSS("#stop")))
+	waitFor(t, tab, 20*time.Second, `document.body.dataset.lastStatus`)
+	require.Equal(t, "stopped", eval[string](t, tab, `document.body.dataset.lastStatus`))
+	id := eval[string](t, tab, `document.getElementById("answer").streamId`)
+	require.NotEmpty(t, id)
+
+	// The relay learns of the stop asynchronously (DELETE or the closed
+	// connection): poll its view of the stream.
+	info := func() string {
+		return eval[string](t, tab, `fetch("/v1/streams/`+id+`/info").then(r => r.text())`)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(info(), `"upstream_cancelled":true`) {
+		require.True(t, time.Now().Before(deadline), "the relay should cancel the generation: %s", info())
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.Less(t, len(eval[string](t, tab, `document.getElementById("answer").text`)), 100000, "the answer stopped early")
 }
