@@ -38,11 +38,13 @@ type genLog struct {
 	// number dropAfter; the generation goes on.
 	dropAfter int
 
-	mu     sync.Mutex
-	buf    []byte // encoded events, back to back; never rewritten
-	ends   []int  // ends[i] is the end offset in buf of event seq i+1
-	notify chan struct{}
-	waited bool // someone holds notify; close it on the next change
+	mu   sync.Mutex
+	buf  []byte // encoded events, back to back; never rewritten
+	ends []int  // ends[i] is the end offset in buf of event seq i+1
+	// waiters are the wake channels (capacity 1, one per reader) of the
+	// readers waiting for news; each is signalled once, then forgotten.
+	// Readers own their channel, so news costs no allocation.
+	waiters []chan struct{}
 
 	state    string
 	message  string // why it ended (stopped, failed, cancelled)
@@ -65,18 +67,20 @@ func newLog(srv *Server, id, dialect string) *genLog {
 		srv:     srv,
 		created: time.Now(),
 		dialect: dialect,
-		notify:  make(chan struct{}),
 		state:   StateRunning,
 	}
 }
 
 // wakeLocked wakes the readers waiting for news.
 func (l *genLog) wakeLocked() {
-	if l.waited {
-		close(l.notify)
-		l.notify = make(chan struct{})
-		l.waited = false
+	for i, w := range l.waiters {
+		select {
+		case w <- struct{}{}:
+		default: // already signalled
+		}
+		l.waiters[i] = nil
 	}
+	l.waiters = l.waiters[:0]
 }
 
 // appendLocked encodes one event with the next id.
@@ -195,10 +199,10 @@ type batch struct {
 }
 
 // read returns the events after pos (at most up to event number limit when
-// limit > 0), the new position, a channel closed when there is news (nil
-// when the batch is not empty), and whether the stream is over with nothing
-// left to read.
-func (l *genLog) read(pos, limit int) (b batch, next int, wait <-chan struct{}, done bool) {
+// limit > 0), the new position, and whether the stream is over with nothing
+// left to read. When there is nothing yet, wake (the reader's own channel,
+// capacity 1) is signalled on the next news.
+func (l *genLog) read(pos, limit int, wake chan struct{}) (b batch, next int, done bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := len(l.ends)
@@ -213,13 +217,13 @@ func (l *genLog) read(pos, limit int) (b batch, next int, wait <-chan struct{}, 
 		// Slices of buf stay valid after later appends: bytes already
 		// written are never changed, and a reallocation leaves the old
 		// array to the readers holding it.
-		return batch{data: l.buf[start:l.ends[n-1]], ends: l.ends[pos:n], base: start}, n, nil, false
+		return batch{data: l.buf[start:l.ends[n-1]], ends: l.ends[pos:n], base: start}, n, false
 	}
 	if l.state != StateRunning {
-		return batch{}, pos, nil, true
+		return batch{}, pos, true
 	}
-	l.waited = true
-	return batch{}, pos, l.notify, false
+	l.waiters = append(l.waiters, wake)
+	return batch{}, pos, false
 }
 
 // count is the number of events so far.

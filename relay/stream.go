@@ -50,21 +50,25 @@ func (s *Server) pump(ctx context.Context, l *genLog, pos int, out sink) (pumpEn
 	if l.dropAfter > 0 && pos < l.dropAfter {
 		limit = l.dropAfter
 	}
+	// One timer per reader, re-armed only when it fires: writes just note
+	// their time, so an event costs no timer operation.
 	hb := time.NewTimer(s.cfg.heartbeat)
 	defer hb.Stop()
+	lastWrite := time.Now()
+	wake := make(chan struct{}, 1)
 	for {
 		select {
 		case <-s.kick:
 			return endShutdown, nil
 		default:
 		}
-		b, next, wait, done := l.read(pos, limit)
+		b, next, done := l.read(pos, limit, wake)
 		if len(b.ends) > 0 {
 			if err := out.send(b); err != nil {
 				return endGone, err
 			}
 			pos = next
-			hb.Reset(s.cfg.heartbeat)
+			lastWrite = time.Now()
 			if limit > 0 && pos >= limit {
 				return endDrop, nil
 			}
@@ -74,15 +78,20 @@ func (s *Server) pump(ctx context.Context, l *genLog, pos int, out sink) (pumpEn
 			return endDone, nil
 		}
 		select {
-		case <-wait:
+		case <-wake:
 		case <-ctx.Done():
 			return endGone, ctx.Err()
 		case <-s.kick:
 			return endShutdown, nil
-		case <-hb.C:
+		case now := <-hb.C:
+			if idle := now.Sub(lastWrite); idle < s.cfg.heartbeat {
+				hb.Reset(s.cfg.heartbeat - idle)
+				continue
+			}
 			if err := out.keepAlive(); err != nil {
 				return endGone, err
 			}
+			lastWrite = time.Now()
 			hb.Reset(s.cfg.heartbeat)
 		}
 	}
@@ -150,13 +159,20 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, l *genLog, pos
 type hijackSink struct {
 	conn    net.Conn
 	timeout time.Duration
+	armed   time.Time // when the write deadline was last pushed back
 }
 
 var crlf = []byte("\r\n")
 
 func (k *hijackSink) write(p []byte) error {
-	if err := k.conn.SetWriteDeadline(time.Now().Add(k.timeout)); err != nil {
-		return err
+	// The deadline is pushed back at most once a second (a write is then
+	// bounded by timeout minus up to a second): setting it costs a runtime
+	// timer operation, and tokens come many times a second.
+	if now := time.Now(); now.Sub(k.armed) > time.Second || k.timeout <= 2*time.Second {
+		if err := k.conn.SetWriteDeadline(now.Add(k.timeout)); err != nil {
+			return err
+		}
+		k.armed = now
 	}
 	var size [20]byte
 	hdr := append(strconv.AppendInt(size[:0], int64(len(p)), 16), '\r', '\n')
