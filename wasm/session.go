@@ -214,7 +214,9 @@ func (s *Session) Frame() Patch {
 		return p
 	}
 	a := s.pipe.Answer()
-	if text := a.Text(); text != s.rendered {
+	// The text only grows: its length says whether it changed, without
+	// comparing up to the whole answer every frame.
+	if text := a.Text(); len(text) != len(s.rendered) {
 		s.rendered = text
 		s.apply(&p, s.doc.Update(text))
 	}
