@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // DefaultMaxEventSize is the event size bound used when no WithMaxEventSize
@@ -120,10 +120,9 @@ type Parser struct {
 	chunk        []byte // the bytes of the current feed call
 	refLo, refHi int    // the value's bounds in chunk, when hasRef
 	hasRef       bool
-	inPlaceValid bool   // the complete lines of the current chunk are UTF-8
-	arena        []byte // see str; only arena[arenaOff:] is ever written
-	arenaOff     int
-	err          error // first error of the current Write
+	inPlaceValid bool            // the complete lines of the current chunk are UTF-8
+	arena        strings.Builder // see str
+	err          error           // first error of the current Write
 }
 
 // NewParser returns a Parser that reports to h (nil: events are decoded and
@@ -527,9 +526,9 @@ const (
 	arenaMax   = 256 // larger data gets its own allocation
 )
 
-// str returns b as a string. Bytes of the arena before arenaOff are never
-// written again (a full arena is replaced, not reused), so the strings made
-// over them are immutable as Go requires.
+// str returns b as a string. The block is a strings.Builder: it only ever
+// appends, so the strings it has handed out never change, and it grows
+// without zeroing memory first (which on js/wasm costs more than the copy).
 func (p *Parser) str(b []byte) string {
 	if len(b) == 0 {
 		return ""
@@ -537,21 +536,22 @@ func (p *Parser) str(b []byte) string {
 	if len(b) > arenaMax {
 		return string(b)
 	}
-	if len(p.arena)-p.arenaOff < len(b) {
-		p.arena, p.arenaOff = make([]byte, arenaBlock), 0
+	if p.arena.Cap()-p.arena.Len() < len(b) {
+		p.arena.Reset() // a new block; the old one lives on in its strings
+		p.arena.Grow(arenaBlock)
 	}
-	off := p.arenaOff
-	p.arenaOff += copy(p.arena[off:], b)
-	return unsafe.String(&p.arena[off], len(b))
+	off := p.arena.Len()
+	p.arena.Write(b)
+	return p.arena.String()[off:]
 }
 
 // dispatch runs the standard's "dispatch the event" steps at a blank line.
 func (p *Parser) dispatch() {
 	// Step 1 happens even when nothing is dispatched: a block with only an
 	// id still moves the last event ID string (and the reconnection value).
-	// (Fields are only stored when they change: on the hot path every
-	// store of a pointer costs a GC write-barrier check.)
-	if p.lastID != p.idBuf {
+	// (Skipped in the common case of no ids at all, where comparing or
+	// storing strings per event is measurable.)
+	if len(p.idBuf) != 0 || len(p.lastID) != 0 {
 		p.lastID = p.idBuf
 	}
 	p.pending = false
