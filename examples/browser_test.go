@@ -146,7 +146,9 @@ func TestComparePageRecoversFromDroppedConnectionsOnBothTransportsWithIdenticalT
 		chromedp.SetValue(chromedp.CSS(`input[name="gap_ms"]`), "5"),
 		chromedp.SetValue(chromedp.CSS(`input[name="jitter_ms"]`), "0"),
 		chromedp.SetValue(chromedp.CSS(`select[name="_fault"]`), "drop_after"),
-		chromedp.SetValue(chromedp.CSS(`input[name="_n"]`), "40"),
+		// The short answer is about 155 events: the first connection drops
+		// after 100, the resumed one carries the rest.
+		chromedp.SetValue(chromedp.CSS(`input[name="_n"]`), "100"),
 		chromedp.Click(chromedp.CSS("#go")),
 	)
 	waitFor(t, tab, 45*time.Second, `document.body.dataset.done === "1"`)
