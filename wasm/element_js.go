@@ -283,37 +283,56 @@ func (e *element) policy() render.Policy {
 // e.msgs, so nothing is shared between goroutines.
 func (e *element) loop() {
 	for m := range e.msgs {
-		switch m.kind {
-		case mAsk:
-			e.begin(m.req)
-		case mStop:
-			e.stop()
-		case mResponse, mFetchErr, mChunk, mDone, mReadErr, mWSOpen:
-			if e.conn == nil || m.conn != e.conn.gen {
-				releaseStale(m)
-				continue
+		e.dispatchMsg(m)
+	}
+}
+
+// dispatchMsg runs one message. A panic would end the whole Go program — every
+// element on the page — so it is turned into a failed answer instead.
+func (e *element) dispatchMsg(m msg) {
+	defer func() {
+		if r := recover(); r != nil {
+			js.Global().Get("console").Call("error", fmt.Sprintf("trickle: internal error: %v", r))
+			e.closeConn()
+			if e.req != nil && !e.sess.Ended() {
+				e.sess.End(fmt.Errorf("trickle: internal error: %v", r))
+				func() {
+					defer func() { _ = recover() }() // the final frame itself may be what panics
+					e.frame()
+				}()
 			}
-			e.onConn(m)
-		case mFrame:
-			e.framePending = false
-			e.frame()
-		case mRetryTimer:
-			if m.conn == e.connGen && e.conn == nil && !e.sess.Ended() {
-				e.resume()
-			}
-		case mAnnounceTimer:
-			e.announceAt = time.Time{}
-			e.requestFrame()
-		case mScroll:
-			e.follow = e.atBottom()
-			if e.follow {
-				e.jump.Set("hidden", true)
-			}
-		case mJump:
-			e.follow = true
-			e.scrollToEnd()
+		}
+	}()
+	switch m.kind {
+	case mAsk:
+		e.begin(m.req)
+	case mStop:
+		e.stop()
+	case mResponse, mFetchErr, mChunk, mDone, mReadErr, mWSOpen:
+		if e.conn == nil || m.conn != e.conn.gen {
+			releaseStale(m)
+			return
+		}
+		e.onConn(m)
+	case mFrame:
+		e.framePending = false
+		e.frame()
+	case mRetryTimer:
+		if m.conn == e.connGen && e.conn == nil && !e.sess.Ended() {
+			e.resume()
+		}
+	case mAnnounceTimer:
+		e.announceAt = time.Time{}
+		e.requestFrame()
+	case mScroll:
+		e.follow = e.atBottom()
+		if e.follow {
 			e.jump.Set("hidden", true)
 		}
+	case mJump:
+		e.follow = true
+		e.scrollToEnd()
+		e.jump.Set("hidden", true)
 	}
 }
 
