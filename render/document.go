@@ -23,8 +23,11 @@ type Frame struct {
 	// Settled lists the blocks whose HTML is in Append, in order. Blocks
 	// that render nothing (link reference definitions) are left out.
 	Settled []Block
-	// TailBlocks lists the blocks shown in Tail. With repair on they are the
-	// blocks of the repaired text that is actually shown.
+	// TailBlocks lists the blocks shown in Tail: pending blocks (closed, but
+	// waiting for link reference definitions), then the live ones. With
+	// repair on, the live ones are those of the repaired text actually
+	// shown: a prefix of the answer, possibly followed by closing markers
+	// ("**", "`") that are not in the answer.
 	TailBlocks []Block
 	// Final is true for the frame of Finish: everything has settled and the
 	// tail is empty.
