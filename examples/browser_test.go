@@ -263,3 +263,36 @@ func TestAnswerPageStopButtonStopsTheAnswerAndTheModel(t *testing.T) {
 	}
 	require.Less(t, len(eval[string](t, tab, `document.getElementById("answer").text`)), 100000, "the answer stopped early")
 }
+
+// The lab's switch reaches the widget: "complete" says the answer once, at
+// the end; "off" says nothing but the statuses.
+func TestScreenReaderLabSwitchChangesWhatTrickleSays(t *testing.T) {
+	tab, base := startExamples(t)
+	for _, tc := range []struct {
+		mode string
+		max  int
+	}{
+		{"complete", 1},
+		{"off", 0},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			run(t, tab, 30*time.Second,
+				chromedp.Navigate(base+"/examples/a11y/"),
+				chromedp.WaitVisible(chromedp.CSS("#go")),
+				chromedp.SetValue(chromedp.CSS(`select[name="answer"]`), "short"),
+				chromedp.SetValue(chromedp.CSS(`input[name="gap_ms"]`), "2"),
+				chromedp.Click(chromedp.CSS(`input[name="_mode"][value="`+tc.mode+`"]`)),
+				chromedp.Click(chromedp.CSS("#go")),
+			)
+			waitFor(t, tab, 45*time.Second, `document.body.dataset.done === "1"`)
+			n, err := strconv.Atoi(metric(t, tab, "#t-counts", "announcements"))
+			require.NoError(t, err)
+			require.LessOrEqual(t, n, tc.max)
+			if tc.mode == "complete" {
+				require.Equal(t, 1, n, "the whole answer, once")
+			}
+			require.Positive(t, eval[int](t, tab, `document.querySelectorAll('#t-log .tag[data-kind="status"]').length`),
+				"statuses are still said")
+		})
+	}
+}
