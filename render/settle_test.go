@@ -131,3 +131,48 @@ func TestAnUnresolvedReferenceKeepsBlocksPendingButFramesSmall(t *testing.T) {
 	settled.WriteString(d.Finish().Append)
 	require.Equal(t, Convert(text), settled.String())
 }
+
+func TestLifecycle(t *testing.T) {
+	t.Run("the same text again gives the same tail and appends nothing", func(t *testing.T) {
+		d := NewDocument()
+		first := d.Update("# A\n\nsome text")
+		again := d.Update("# A\n\nsome text")
+		require.Equal(t, "<h1>A</h1>\n", first.Append)
+		require.Empty(t, again.Append)
+		require.Equal(t, first.Tail, again.Tail)
+	})
+	t.Run("Finish settles everything and later frames are empty and final", func(t *testing.T) {
+		d := NewDocument()
+		d.Update("- a\n- b")
+		f := d.Finish()
+		require.True(t, f.Final)
+		require.Equal(t, "<ul>\n<li>a</li>\n<li>b</li>\n</ul>\n", f.Append)
+		require.Empty(t, f.Tail)
+		require.Len(t, f.Settled, 1)
+		require.Equal(t, Frame{Final: true}, d.Update("- a\n- b\n- c"))
+		require.Equal(t, Frame{Final: true}, d.Finish())
+	})
+	t.Run("Reset starts a new answer with the same options", func(t *testing.T) {
+		d := NewDocument(WithPolicy(Policy{SameOrigin: "https://app.example"}))
+		d.Update("[x]: /old\n\n# First\n\nbody")
+		d.Finish()
+		d.Reset()
+		var settled strings.Builder
+		text := "[x]\n\n![i](https://app.example/i.png)\n"
+		for _, n := range []int{3, 9, 20, 31, len(text)} {
+			f := d.Update(text[:n])
+			settled.WriteString(f.Append)
+			require.Equal(t, Convert(text[:n], WithPolicy(Policy{SameOrigin: "https://app.example"})), settled.String()+f.Tail)
+		}
+		require.Contains(t, settled.String()+d.Finish().Append, `<img src="https://app.example/i.png"`, "the policy survives Reset")
+	})
+	t.Run("a text that shrinks below what was closed keeps the frame", func(t *testing.T) {
+		d := NewDocument()
+		f := d.Update("# A\n\nB\n\nC")
+		require.Equal(t, Frame{Tail: f.Tail, TailBlocks: f.TailBlocks}, d.Update("# A"))
+	})
+	t.Run("an empty document finishes empty", func(t *testing.T) {
+		f := NewDocument().Finish()
+		require.Equal(t, Frame{Final: true}, f)
+	})
+}
