@@ -36,9 +36,19 @@ func TestParsingAllocatesOnlyEachEventsData(t *testing.T) {
 		})
 		require.LessOrEqual(t, allocs, float64(events), "chunk %d: allocations for %d events", chunk, events)
 	}
+	// Ids change with every event in a relayed stream; they are cut from
+	// the same blocks as the data.
+	var withIDs []byte
+	for i := range events {
+		withIDs = fmt.Appendf(withIDs, "id: stream-1:%d\ndata: {\"choices\":[]}\n\n", i)
+	}
+	allocs := testing.AllocsPerRun(5, func() { _, _ = p.Write(withIDs) })
+	require.LessOrEqual(t, allocs, float64(events), "events with ids: allocations for %d events", events)
+	require.Equal(t, fmt.Sprintf("stream-1:%d", events-1), p.LastEventID())
+
 	// Custom event types are interned: a repeated type is not a new string.
 	typed := bytes.Repeat([]byte("event: delta\ndata: x\n\n"), events)
-	allocs := testing.AllocsPerRun(5, func() { _, _ = p.Write(typed) })
+	allocs = testing.AllocsPerRun(5, func() { _, _ = p.Write(typed) })
 	require.LessOrEqual(t, allocs, float64(events), "typed events: allocations for %d events", events)
 }
 
@@ -60,6 +70,24 @@ func BenchmarkParseOpenAI(b *testing.B) {
 			b.ReportMetric(float64(h.events)/b.Elapsed().Seconds(), "events/s")
 		})
 	}
+}
+
+// BenchmarkParseRelayed is the relay's shape: every event has an id.
+func BenchmarkParseRelayed(b *testing.B) {
+	var stream []byte
+	for i := range 20_000 {
+		stream = fmt.Appendf(stream, "id: 7f3a9c:%d\ndata: {\"choices\":[{\"delta\":{\"content\":\"tok\"}}]}\n\n", i)
+	}
+	h := &countHandler{}
+	p := NewParser(h)
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := 0; i < len(stream); i += 16 << 10 {
+			_, _ = p.Write(stream[i:min(i+16<<10, len(stream))])
+		}
+	}
+	b.ReportMetric(float64(h.events)/b.Elapsed().Seconds(), "events/s")
 }
 
 // BenchmarkLongLine proves linear time whatever the cut: one data line of

@@ -476,7 +476,7 @@ func (p *Parser) processLine(line []byte, at int) {
 		if bytes.IndexByte(value, 0) < 0 {
 			v := p.text(value, valid)
 			if string(v) != p.idBuf {
-				p.idBuf = string(v)
+				p.idBuf = p.str(v)
 			}
 		}
 	case "retry":
