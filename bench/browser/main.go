@@ -102,6 +102,11 @@ type Result struct {
 	Paint       float64 `json:"paint_ms"`
 	FPS         float64 `json:"fps"`
 	MaxFrameGap float64 `json:"max_frame_gap_ms"`
+	// LongestTaskAt is when the longest task started (ms after the start
+	// mark) and LongestTaskParts the heaviest timeline events inside it:
+	// where to look first.
+	LongestTaskAt    float64 `json:"longest_task_at_ms"`
+	LongestTaskParts string  `json:"longest_task_parts"`
 	// Own is what the widget measured of itself (its frames: Go plus its
 	// DOM calls, without the browser's style, layout and paint); only for
 	// the widget.
@@ -185,6 +190,7 @@ func run(samples, renderers string, rate float64, chars, runs int, widget, out s
 				}
 				log.Printf("%-12s %-8s main thread %8.1f ms (style+layout %.0f, paint %.0f), longest task %6.1f ms, tasks >4ms %4d, long tasks %d, %5.1f fps, max frame gap %6.1f ms (%s, %.1f s)",
 					name, r, res.MainThread, res.StyleLayout, res.Paint, res.LongestTask, res.TasksOver4ms, res.LongTasks, res.FPS, res.MaxFrameGap, res.Status, res.Duration/1000)
+				log.Printf("%-12s %-8s longest task at %.0f ms: %s", name, r, res.LongestTaskAt, res.LongestTaskParts)
 				if res.Own != nil {
 					log.Printf("%-12s %-8s its own frames: %d, longest %.1f ms, total %.1f ms", name, r, res.Own.Frames, res.Own.FrameMaxMs, res.Own.TotalMs)
 				}
@@ -376,6 +382,7 @@ type traceEvent struct {
 // bench-start and bench-end marks, between the two.
 func fromTrace(events []traceEvent, res *Result) error {
 	var start, end *traceEvent
+	var longest traceEvent
 	for i := range events {
 		e := &events[i]
 		if !strings.Contains(e.Cat, "blink.user_timing") {
@@ -413,7 +420,11 @@ func fromTrace(events []traceEvent, res *Result) error {
 		ms := e.Dur / 1000
 		res.MainThread += ms
 		res.Tasks++
-		res.LongestTask = max(res.LongestTask, ms)
+		if ms > res.LongestTask {
+			res.LongestTask = ms
+			res.LongestTaskAt = (e.Ts - start.Ts) / 1000
+			longest = e
+		}
 		if ms > 4 {
 			res.TasksOver4ms++
 		}
@@ -421,6 +432,27 @@ func fromTrace(events []traceEvent, res *Result) error {
 	if res.Tasks == 0 {
 		return errors.New("trace has no main-thread tasks between the marks")
 	}
+	// The heaviest direct work inside the longest task, by event name.
+	parts := map[string]float64{}
+	for _, e := range events {
+		if e.Pid == start.Pid && e.Tid == start.Tid && e.Ph == "X" && strings.Contains(e.Cat, "devtools.timeline") &&
+			e.Ts >= longest.Ts && e.Ts+e.Dur <= longest.Ts+longest.Dur {
+			parts[e.Name] += e.Dur / 1000
+		}
+	}
+	names := make([]string, 0, len(parts))
+	for n := range parts {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return parts[names[i]] > parts[names[j]] })
+	var b strings.Builder
+	for i, n := range names {
+		if i == 4 {
+			break
+		}
+		fmt.Fprintf(&b, "%s %.1f ms; ", n, parts[n])
+	}
+	res.LongestTaskParts = strings.TrimSuffix(b.String(), "; ")
 	return nil
 }
 

@@ -56,8 +56,10 @@ async function readSSE(url, onDelta) {
 }
 
 // peer streams with readSSE and calls render(text, delta) once per
-// animation frame while new text has arrived, then once more at the end.
+// animation frame while new text has arrived, then once more at the end;
+// like the widget, it keeps the newest text in view.
 async function peer(render, finish) {
+  out.classList.add("peer");
   let text = "", pending = "", scheduled = false;
   const flush = () => {
     scheduled = false;
@@ -66,6 +68,7 @@ async function peer(render, finish) {
     const delta = pending;
     pending = "";
     render(text, delta);
+    out.scrollTop = out.scrollHeight;
   };
   await readSSE(src, (d) => {
     pending += d;
