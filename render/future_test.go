@@ -1,8 +1,11 @@
 package render
 
 import (
+	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // continuations are adversarial futures: setext underlines, table delimiter
@@ -62,6 +65,11 @@ func TestSettledHTMLSurvivesAdversarialContinuations(t *testing.T) {
 	docs := 300
 	if testing.Short() {
 		docs = 40
+	}
+	// A longer soak: RENDER_SOAK=20000 go test -run Adversarial ./render
+	if n, err := strconv.Atoi(os.Getenv("RENDER_SOAK")); err == nil && n > 0 {
+		docs, x = n, uint32(time.Now().UnixNano())|1
+		t.Logf("soak: %d documents, seed %d", docs, x)
 	}
 	for i := 0; i < docs; i++ {
 		var b strings.Builder
