@@ -81,3 +81,34 @@ func ExampleAppendMessage() {
 	fmt.Printf("%q\n", b)
 	// Output: "data: hello\n\n"
 }
+
+// EventSource only reads a response whose Content-Type is text/event-stream.
+func ExampleIsEventStream() {
+	fmt.Println(sse.IsEventStream("text/event-stream; charset=utf-8"))
+	fmt.Println(sse.IsEventStream("application/x-ndjson"))
+	// Output:
+	// true
+	// false
+}
+
+// After a dropped connection, reconnect with Last-Event-ID and keep reading
+// with the same Decoder.
+func ExampleDecoder_Reset() {
+	d := sse.NewDecoder(strings.NewReader("id: 1\ndata: one\n\ndata: tw"))
+	for {
+		e, err := d.Next()
+		if err != nil {
+			fmt.Println("dropped:", errors.Is(err, sse.ErrIncomplete), "resume after", d.LastEventID())
+			break
+		}
+		fmt.Println(e.Data, e.LastEventID)
+	}
+	// The server resends from after event 1.
+	d.Reset(strings.NewReader("data: two\n\n"))
+	e, _ := d.Next()
+	fmt.Println(e.Data, e.LastEventID)
+	// Output:
+	// one 1
+	// dropped: true resume after 1
+	// two 1
+}
