@@ -213,3 +213,68 @@ func TestXSSCorpusIsInertInEveryFrame(t *testing.T) {
 		}
 	}
 }
+
+func TestURLDecisionsFollowTheBrowsersURLParser(t *testing.T) {
+	p := Policy{AllowedImageOrigins: []string{"https://img.example:8443", "http://cdn.example"}, SameOrigin: "https://app.example"}
+	links := []struct {
+		url  string
+		safe bool
+	}{
+		{"https://x.example/a", true},
+		{"HTTP://x.example", true},
+		{"mailto:a@b.example", true},
+		{"/relative/path?q=1", true},
+		{"relative#frag", true},
+		{"?q=javascript:1", true},
+		{"#javascript:1", true},
+		{"//other.example/x", true},
+		{"", true},
+		{"javascript:alert(1)", false},
+		{"JaVaScRiPt:alert(1)", false},
+		{" \x01javascript:alert(1)", false},
+		{"java\tscript:alert(1)", false},
+		{"java\nscript:alert(1)", false},
+		{"vbscript:x", false},
+		{"data:text/html,x", false},
+		{"file:///etc/passwd", false},
+		{"%6Aavascript:x", false},
+		{"ja%0Avascript:x", false},
+		{":nothing", false},
+		{"tel:123", false},
+	}
+	for _, c := range links {
+		require.Equal(t, c.safe, p.linkAllowed([]byte(c.url)), "link %q", c.url)
+	}
+	images := []struct {
+		url  string
+		safe bool
+	}{
+		{"/static/a.png", true},
+		{"a.png", true},
+		{"https://app.example/a.png", true},
+		{"https://APP.example:443/a.png", true},
+		{"https://img.example:8443/a.png", true},
+		{"http://cdn.example/a.png", true},
+		{"//cdn.example/a.png", true},
+		{"https://img.example/a.png", false},
+		{"https://cdn.example/a.png", false},
+		{"//evil.example/a.png", false},
+		{`\\evil.example/a.png`, false},
+		{`/\evil.example/a.png`, false},
+		{"https:evil.example/a.png", false},
+		{"https://app.example@evil.example/a.png", false},
+		{"https://app.example.evil.example/a.png", false},
+		{"https://app%2eexample/a.png", false},
+		{"javascript:alert(1)", false},
+		{"data:image/png;base64,AAAA", false},
+		{"ftp://app.example/a.png", false},
+	}
+	for _, c := range images {
+		require.Equal(t, c.safe, p.imageAllowed([]byte(c.url)), "image %q", c.url)
+	}
+	withData := Policy{AllowDataImages: true}
+	require.True(t, withData.imageAllowed([]byte("data:image/png;base64,AAAA")))
+	require.True(t, withData.imageAllowed([]byte("DATA:image/webp,AAAA")))
+	require.False(t, withData.imageAllowed([]byte("data:image/svg+xml,<svg/onload=alert(1)>")))
+	require.False(t, withData.imageAllowed([]byte("data:image/pngx,AAAA")))
+}
