@@ -356,7 +356,7 @@ func (d *Document) reparsePending(text string, n int, liveRefs []parser.Referenc
 
 func unitSensitive(u *unit, final map[string]struct{}) bool {
 	for _, b := range u.blocks {
-		if refSensitive(u.src, b, final, nil) {
+		if refSensitive(u.src, b, final) {
 			return true
 		}
 	}
@@ -669,8 +669,14 @@ func fenceClosed(src []byte, n *ast.FencedCodeBlock, p, complete int) bool {
 }
 
 // refSensitive reports whether a link reference definition that may still
-// come (or go) could change b's HTML.
-func refSensitive(src []byte, b ast.Node, settled, final map[string]struct{}) bool {
+// come (or go) could change b's HTML. final holds the labels of the
+// definitions that are final (in closed blocks before the live part).
+//
+// A literal "]" outside code is a reference whose label missed (or may be
+// one): a later "[label]: url" would turn it into a link. A resolved
+// reference is final only if its definition is: one inside the open block
+// may still vanish ("[1]: /u" followed by " x" is no definition).
+func refSensitive(src []byte, b ast.Node, final map[string]struct{}) bool {
 	sensitive := false
 	_ = ast.Walk(b, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
@@ -692,12 +698,12 @@ func refSensitive(src []byte, b ast.Node, settled, final map[string]struct{}) bo
 				return ast.WalkStop, nil
 			}
 		case *ast.Link:
-			if v.Reference != nil && !known(v.Reference.Value, settled, final) {
+			if v.Reference != nil && !known(v.Reference.Value, final) {
 				sensitive = true
 				return ast.WalkStop, nil
 			}
 		case *ast.Image:
-			if v.Reference != nil && !known(v.Reference.Value, settled, final) {
+			if v.Reference != nil && !known(v.Reference.Value, final) {
 				sensitive = true
 				return ast.WalkStop, nil
 			}
@@ -707,28 +713,12 @@ func refSensitive(src []byte, b ast.Node, settled, final map[string]struct{}) bo
 	return sensitive
 }
 
-func known(label []byte, settled, final map[string]struct{}) bool {
-	k := util.ToLinkReference(label)
-	if _, ok := settled[k]; ok {
-		return true
-	}
-	_, ok := final[k]
+func known(label []byte, final map[string]struct{}) bool {
+	_, ok := final[util.ToLinkReference(label)]
 	return ok
 }
 
-func collectLabels(n ast.Node, into map[string]struct{}) {
-	if def, ok := n.(*ast.LinkReferenceDefinition); ok {
-		into[util.ToLinkReference(def.Label)] = struct{}{}
-		return
-	}
-	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-		if c.Type() == ast.TypeBlock {
-			collectLabels(c, into)
-		}
-	}
-}
-
-// parseState carries, through the parser.Context, what settleable needs to
+// parseState carries, through the parser.Context, what closedUnits needs to
 // know about the parse of a tail: where its last complete line ends, and
 // where the top-level paragraph starts that was still open there.
 type parseState struct {
