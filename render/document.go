@@ -470,6 +470,12 @@ func closedUnits(src []byte, blocks []ast.Node, st *parseState) []span {
 			// The next block started on a complete line, which closed
 			// this one.
 			closed = true
+		case i+1 < len(blocks) && starts[i+1] == complete && complete < len(src) && startsProse(src[complete]):
+			// The next block starts the unfinished last line, unindented,
+			// with a letter: no character after it can make that line a
+			// continuation of this block (that takes indentation, ">" or
+			// a list marker), and it was not taken as a lazy line.
+			closed = true
 		default:
 			closed = selfClosed(src, b, complete)
 		}
@@ -501,6 +507,14 @@ func closedUnits(src []byte, blocks []ast.Node, st *parseState) []span {
 		from, start = k, cut
 	}
 	return spans
+}
+
+// startsProse reports whether a line starting with c can only be paragraph
+// text: an ASCII letter, or the first byte of a non-ASCII character. No
+// block syntax (markers, fences, "<", "|", "[", digits of ordered lists)
+// starts that way.
+func startsProse(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80
 }
 
 // glued reports whether next was cut out of the same paragraph as prev
