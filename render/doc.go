@@ -23,7 +23,9 @@
 //     is final: lists that may still gain items or turn loose, block quotes
 //     and paragraphs open to lazy continuation, indented code across blank
 //     lines, HTML blocks, open fences, tables gaining rows all stay in the
-//     tail until a complete line starts something that cannot continue them.
+//     tail until a complete line starts something that cannot continue them
+//     (or an unfinished line starts, unindented, with a letter: nothing
+//     typed after that letter can make the line continue them).
 //   - Paragraphs are special: a setext underline turns them into a heading,
 //     a delimiter row into a table, and link reference definitions are cut
 //     out of them when they close. A paragraph transformer records top-level
