@@ -22,16 +22,27 @@ type wsControl struct {
 
 // wsSink sends one WebSocket text message per event, each the exact SSE
 // text the SSE endpoint writes for it.
+//
+// Writes take a context without deadline (the library then sets up no
+// per-write timer and allocates nothing for it); a watchdog timer made once
+// per connection enforces the write timeout by closing the connection.
 type wsSink struct {
-	ctx     context.Context
 	c       *websocket.Conn
 	timeout time.Duration
+	dog     *time.Timer
+}
+
+func newWSSink(c *websocket.Conn, timeout time.Duration) *wsSink {
+	dog := time.AfterFunc(time.Hour, func() { c.CloseNow() })
+	dog.Stop()
+	return &wsSink{c: c, timeout: timeout, dog: dog}
 }
 
 func (k *wsSink) write(p []byte) error {
-	ctx, cancel := context.WithTimeout(k.ctx, k.timeout)
-	defer cancel()
-	return k.c.Write(ctx, websocket.MessageText, p)
+	k.dog.Reset(k.timeout)
+	err := k.c.Write(context.Background(), websocket.MessageText, p)
+	k.dog.Stop()
+	return err
 }
 
 func (k *wsSink) send(b batch) error {
@@ -143,7 +154,9 @@ func (s *Server) wsStream(c *websocket.Conn, l *genLog, pos int) {
 			}
 		}
 	})
-	end, err := s.pump(ctx, l, pos, &wsSink{ctx: ctx, c: c, timeout: s.cfg.writeTimeout})
+	sink := newWSSink(c, s.cfg.writeTimeout)
+	defer sink.dog.Stop()
+	end, err := s.pump(ctx, l, pos, sink)
 	s.pumpDone(l, "websocket", end, err)
 	switch end {
 	case endDone:
