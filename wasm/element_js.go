@@ -418,7 +418,9 @@ func (e *element) open(resume bool) {
 			js.Global().Get("Object").Call("assign", headers, hv)
 		}
 		headers.Set("Accept", "text/event-stream")
-		headers.Set("Last-Event-ID", e.sess.LastEventID())
+		if last := e.sess.LastEventID(); last != "" {
+			headers.Set("Last-Event-ID", last)
+		}
 		init.Set("headers", headers)
 	}
 	e.conn = startFetch(e.connGen, url, init, e.msgs)
@@ -481,8 +483,11 @@ func (e *element) onConn(m msg) {
 		}
 		// The stream broke off without its end: resume if the relay can
 		// (we know the stream and the last event), unless a resumed
-		// connection just brought nothing new (the relay has no more).
-		if e.resumable(c) {
+		// connection just ended cleanly with nothing new (the relay has no
+		// more). A connection that errors may have brought events the
+		// browser then discarded (an errored ReadableStream drops the
+		// chunks not yet read), so errors are retried, with backoff.
+		if e.resumable(c, m.kind == mDone) {
 			return
 		}
 		var err error
@@ -494,8 +499,10 @@ func (e *element) onConn(m msg) {
 	}
 }
 
-func (e *element) resumable(c *conn) bool {
-	if e.streamID == "" || e.sess.LastEventID() == "" || (c.resumed && !c.events) {
+func (e *element) resumable(c *conn, clean bool) bool {
+	// Without a last event id (everything of the first connection was
+	// lost) the relay replays the stream from its start.
+	if e.streamID == "" || (c.resumed && !c.events && clean) {
 		return false
 	}
 	if c.events {

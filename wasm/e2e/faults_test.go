@@ -104,7 +104,7 @@ func TestADroppedConnectionResumesWithIdenticalText(t *testing.T) {
 				"endpoint":  "/v1/chat/completions?answer=short&drop_after=25",
 				"transport": tr,
 			}, "drop me")
-			require.Equal(t, "complete", r.Status)
+			require.Equal(t, "complete", r.Status, "notice: %s", r.Notice)
 			require.Equal(t, want, r.Text, "nothing lost, nothing twice")
 			sameDOM(t, ctx, r.Text, r.HTML)
 			var m Metrics
