@@ -118,9 +118,8 @@ func TestWebSocketMessagesAreExactlyTheSSEEventText(t *testing.T) {
 		resp := get(t, base+"/v1/streams/"+id)
 		body, err := io.ReadAll(resp.Body)
 		require.NoError(t, err)
-		_, sseEvents, ok := strings.Cut(string(body), "\n\n") // skip the prelude
-		require.True(t, ok)
-		require.Equal(t, sseEvents, strings.Join(msgs, ""))
+		require.Equal(t, string(body), strings.Join(msgs, ""), "prelude and events, byte for byte")
+		require.True(t, strings.HasPrefix(msgs[0], ": trickle stream "+id+"\n"))
 		a := answerOf(t, d, []byte(strings.Join(msgs, "")))
 		require.Equal(t, stream.Complete, a.Status())
 	}
@@ -260,8 +259,11 @@ func TestStopOverTheWebSocket(t *testing.T) {
 	c := wsDial(t, base, "?answer=sample-100k&gap_ms=5", hello)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	_, prelude, err := c.Read(ctx)
+	require.NoError(t, err)
 	_, first, err := c.Read(ctx)
 	require.NoError(t, err)
+	require.Empty(t, wsEvents(t, []string{string(prelude)}), "the prelude dispatches no event")
 	require.NoError(t, c.Write(ctx, websocket.MessageText, []byte(`{"type":"stop"}`)))
 	msgs, err := wsMessages(t, c)
 	require.Equal(t, websocket.StatusNormalClosure, websocket.CloseStatus(err))

@@ -156,7 +156,13 @@ func (s *Server) wsStream(c *websocket.Conn, l *genLog, pos int) {
 	})
 	sink := newWSSink(c, s.cfg.writeTimeout)
 	defer sink.dog.Stop()
-	end, err := s.pump(ctx, l, pos, sink)
+	// The same prelude as on SSE, as its own message: it names the stream
+	// before any event, so a client cut early can still resume; decoders
+	// ignore it (a comment and a retry field dispatch nothing).
+	end, err := endGone, sink.write(s.prelude(l))
+	if err == nil {
+		end, err = s.pump(ctx, l, pos, sink)
+	}
 	s.pumpDone(l, "websocket", end, err)
 	switch end {
 	case endDone:

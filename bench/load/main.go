@@ -165,6 +165,7 @@ func run() (*result, error) {
 	wall0 := time.Now()
 	var cpuStart, cpuEnd time.Duration
 	var sWait0, sWait1, cWait0, cWait1 time.Duration
+	var tok0, tok1 float64
 	var tStart, tEnd time.Time
 	var idleRSS, peakRSS float64
 	var peakActive int
@@ -193,6 +194,7 @@ func run() (*result, error) {
 			return
 		}
 		cpuStart, tStart = procCPU(*pid), time.Now()
+		tok0 = scrape(infoClient)["trickle_tokens_total"]
 		_, sWait0 = sched(*pid)
 		_, cWait0 = sched(os.Getpid())
 		end := wall0.Add(*idle + *ramp + *duration - time.Second)
@@ -210,6 +212,7 @@ func run() (*result, error) {
 			}
 		}
 		cpuEnd, tEnd = procCPU(*pid), time.Now()
+		tok1 = scrape(infoClient)["trickle_tokens_total"]
 		_, sWait1 = sched(*pid)
 		_, cWait1 = sched(os.Getpid())
 	}()
@@ -293,9 +296,9 @@ func run() (*result, error) {
 	if tEnd.After(tStart) {
 		res.ServerCPUPct = 100 * float64(cpuEnd-cpuStart) / float64(tEnd.Sub(tStart))
 		res.ServerRunqWait = float64(sWait1-sWait0) / float64(tEnd.Sub(tStart))
-		// In that window every stream is streaming: N*rate events/s.
-		perSecond := float64(*n) * *rate
-		res.ServerCPUPerEvent = float64(cpuEnd-cpuStart) / float64(time.Microsecond) / (perSecond * tEnd.Sub(tStart).Seconds())
+		if tok1 > tok0 {
+			res.ServerCPUPerEvent = float64(cpuEnd-cpuStart) / float64(time.Microsecond) / (tok1 - tok0)
+		}
 		res.ClientRunqWait = float64(cWait1-cWait0) / float64(tEnd.Sub(tStart))
 	}
 	clientCPU := time.Duration(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) * time.Nanosecond
@@ -410,6 +413,12 @@ func readWS(ctx context.Context, client *http.Client, query, first string, rec *
 			return false, err
 		}
 		now := time.Now().UnixNano()
+		if rest, found := strings.CutPrefix(string(msg), ": trickle stream "); found && rec.id == "" {
+			// The prelude names the stream before any event.
+			rec.id, _, _ = strings.Cut(rest, "\n")
+			connected.Add(1)
+			continue
+		}
 		id, data, ok := parseEvent(msg)
 		if !ok {
 			continue // keep-alive comment
