@@ -34,9 +34,11 @@ type genLog struct {
 	created time.Time
 	dialect string
 
-	// dropAfter (fault injection) cuts the connection that reads event
-	// number dropAfter; the generation goes on.
+	// dropAfter (fault injection) cuts the stream's first connection
+	// after event number dropAfter; the generation goes on, and resumes
+	// are not cut again.
 	dropAfter int
+	dropTaken bool
 
 	mu   sync.Mutex
 	buf  []byte // encoded events, back to back; never rewritten
@@ -224,6 +226,18 @@ func (l *genLog) read(pos, limit int, wake chan struct{}) (b batch, next int, do
 	}
 	l.waiters = append(l.waiters, wake)
 	return batch{}, pos, false
+}
+
+// takeDrop returns the event number after which this reader's connection
+// must be cut (0: never): only the first reader gets the fault.
+func (l *genLog) takeDrop(pos int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dropAfter == 0 || l.dropTaken || pos >= l.dropAfter {
+		return 0
+	}
+	l.dropTaken = true
+	return l.dropAfter
 }
 
 // count is the number of events so far.

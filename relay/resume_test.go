@@ -308,3 +308,19 @@ func TestDisconnectIsNotStopUntilTheGracePeriodPasses(t *testing.T) {
 	eventually(t, "the grace period to cancel the stream", func() bool { return info(t, base, id).State == relay.StateCancelled })
 	require.True(t, info(t, base, id).UpstreamCancelled)
 }
+
+// The fault cuts the first connection only: a client that resumes from
+// before the cut point (it lost events in the drop) is not cut again.
+func TestDropAfterCutsOnlyTheFirstConnection(t *testing.T) {
+	_, base := start(t)
+	_, ref := reference(t, base, shortQuery)
+	resp := post(t, base+"/v1/chat/completions"+shortQuery+"&drop_after=6", hello)
+	id := resp.Header.Get("X-Trickle-Stream")
+	first, err := events(resp.Body)
+	require.Error(t, err)
+	require.Len(t, first, 6)
+	again := get(t, base+"/v1/streams/"+id, "Last-Event-ID", first[2].LastEventID)
+	rest, err := events(again.Body)
+	require.NoError(t, err, "the resume runs to the end")
+	same(t, ref, append(first[:3], rest...), "resume from before the cut")
+}

@@ -46,10 +46,7 @@ func (s *Server) pump(ctx context.Context, l *genLog, pos int, out sink) (pumpEn
 	s.metrics.connections.Add(1)
 	defer s.metrics.connections.Add(-1)
 
-	limit := 0
-	if l.dropAfter > 0 && pos < l.dropAfter {
-		limit = l.dropAfter
-	}
+	limit := l.takeDrop(pos)
 	// One timer per reader, re-armed only when it fires: writes just note
 	// their time, so an event costs no timer operation.
 	hb := time.NewTimer(s.cfg.heartbeat)
