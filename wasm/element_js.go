@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html"
 	"strings"
+	"sync"
 	"time"
 
 	"syscall/js"
@@ -41,8 +42,19 @@ func Boot() {
 	js.Global().Call("__trickleBoot", api)
 	<-warm
 	idle.Release()
-	WarmUp(render.Policy{SameOrigin: js.Global().Get("location").Get("origin").String()})
+	warmUp()
 	select {}
+}
+
+var warmOnce sync.Once
+
+// warmUp renders a sample once per page: at the first idle moment, or —
+// when an answer is asked for before that — right after its request went
+// out, while the network is the one working.
+func warmUp() {
+	warmOnce.Do(func() {
+		WarmUp(render.Policy{SameOrigin: js.Global().Get("location").Get("origin").String()})
+	})
 }
 
 // msgKind says what happened; every JS callback turns into one msg on the
@@ -367,6 +379,7 @@ func (e *element) begin(r *request) {
 	e.dispatch("trickle-start", `{"status":"streaming"}`)
 	e.open(false)
 	e.requestFrame() // the a11y "started" status, if any
+	warmUp()
 }
 
 // stop: abort the request, ask the relay to cancel, end the answer.

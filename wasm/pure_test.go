@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/stream"
 )
 
@@ -174,4 +175,13 @@ func TestNoticesSayHowTheAnswerEnded(t *testing.T) {
 	require.Contains(t, Notice("incomplete", nil), "Incomplete")
 	require.Equal(t, "Error: overloaded", Notice("failed", errors.New("overloaded")))
 	require.Equal(t, "Stopped.", Notice("stopped", nil))
+}
+
+func TestWarmUpRunsAWholeAnswer(t *testing.T) {
+	// WarmUp must exercise the real path; a sample that failed to decode
+	// would warm nothing. Run the same bytes and check the outcome.
+	s := warmSession(render.Policy{})
+	require.Equal(t, "complete", s.Status())
+	require.Equal(t, warmSample, s.Text())
+	require.Contains(t, render.Convert(warmSample), "<table>", "the sample covers tables (GFM)")
 }

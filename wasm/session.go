@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"encoding/json"
 	"errors"
 	"html"
 	"strings"
@@ -302,10 +303,27 @@ func Notice(status string, err error) string {
 	return ""
 }
 
-// WarmUp renders a small sample once, so goldmark's first real call is not
-// a cold one; call it when the page is idle.
-func WarmUp(policy render.Policy) {
-	_ = render.Convert(warmSample, render.WithPolicy(policy))
+// WarmUp runs a small answer through a whole Session once — SSE parsing,
+// JSON decoding, goldmark, the speech projection — so the first real frame
+// does not pay for first calls (in the browser, WebAssembly functions are
+// compiled on their first call). Call it when the page is idle.
+func WarmUp(policy render.Policy) { warmSession(policy) }
+
+func warmSession(policy render.Policy) *Session {
+	s := NewSession(Config{Policy: policy, Now: func() time.Time { return time.Time{} }})
+	var b []byte
+	for i := 0; i < len(warmSample); i += 24 {
+		delta, _ := json.Marshal(warmSample[i:min(len(warmSample), i+24)])
+		b = append(b, `data: {"choices":[{"index":0,"delta":{"content":`...)
+		b = append(b, delta...)
+		b = append(b, "}}]}\n\n"...)
+	}
+	b = append(b, "data: [DONE]\n\n"...)
+	_ = s.Write(b)
+	s.Frame()
+	s.End(nil)
+	s.Frame()
+	return s
 }
 
 const warmSample = "# Warm\n\nSome *emphasis*, `code` and a [link](https://example.com).\n\n- one\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```go\nfunc main() {}\n```\n\n> quote\n"
