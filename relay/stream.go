@@ -148,9 +148,16 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, l *genLog, pos
 	if end == endDrop {
 		// Close the connection without the chunked terminator: the client
 		// sees a dropped connection, not a clean end.
+		time.Sleep(dropLinger)
 		panic(http.ErrAbortHandler)
 	}
 }
+
+// dropLinger is how long a connection cut by drop_after waits after its
+// last event: a browser that gets data and the error together may discard
+// the data (an errored ReadableStream drops its queue), and the fault is
+// meant to cut after N events, not to lose some of them.
+const dropLinger = 50 * time.Millisecond
 
 // hijackSink writes HTTP/1.1 chunks straight to the connection.
 type hijackSink struct {
@@ -235,6 +242,9 @@ func (s *Server) serveHijacked(conn net.Conn, hdr http.Header, l *genLog, pos in
 		if end == endDone || end == endShutdown {
 			conn.SetWriteDeadline(time.Now().Add(s.cfg.writeTimeout))
 			conn.Write([]byte("0\r\n\r\n"))
+		}
+		if end == endDrop {
+			time.Sleep(dropLinger)
 		}
 		conn.Close() // a drop (fault) or a gone client: no terminator
 	}()

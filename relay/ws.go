@@ -169,8 +169,11 @@ func (s *Server) wsStream(c *websocket.Conn, l *genLog, pos int) {
 		c.Close(websocket.StatusNormalClosure, "end of stream")
 	case endShutdown:
 		c.Close(websocket.StatusGoingAway, "relay shutting down; resume elsewhere")
+	case endDrop:
+		time.Sleep(dropLinger)
+		c.CloseNow()
 	default:
-		c.CloseNow() // dropped (fault) or already gone
+		c.CloseNow() // already gone
 	}
 	cancel()
 	wg.Wait()
