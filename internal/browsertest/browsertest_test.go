@@ -54,3 +54,35 @@ func TestTabsShareOneBrowserButNotTheirPages(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"one", "two"}, []string{ta, tb})
 }
+
+// recorder stands in for *testing.T to see what Available does without
+// ending the real test; only the methods Available calls are implemented.
+type recorder struct {
+	testing.TB
+	calls []string
+}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Fatalf(f string, a ...any) {
+	r.calls = append(r.calls, "fatal: "+fmt.Sprintf(f, a...))
+}
+func (r *recorder) Skipf(f string, a ...any) {
+	r.calls = append(r.calls, "skip: "+fmt.Sprintf(f, a...))
+}
+
+func TestWithoutChromiumATestIsSkippedButFailsInCI(t *testing.T) {
+	t.Setenv("TRICKLE_CHROMIUM", "/nonexistent/chromium-for-test")
+
+	t.Setenv("CI", "")
+	r := &recorder{}
+	browsertest.Available(r)
+	require.Len(t, r.calls, 1)
+	require.Contains(t, r.calls[0], "skip: ")
+
+	t.Setenv("CI", "true")
+	r = &recorder{}
+	browsertest.Available(r)
+	require.Len(t, r.calls, 1)
+	require.Contains(t, r.calls[0], "fatal: ")
+	require.Contains(t, r.calls[0], "CI=true")
+}
