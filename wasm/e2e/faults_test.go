@@ -356,3 +356,16 @@ func TestASelectionInSettledBlocksSurvivesStreaming(t *testing.T) {
 	})()`)
 	require.Equal(t, []string{selected, "true", "true"}, after, "the selected block was never replaced")
 }
+
+func TestTheAnnounceAttributeSelectsTheMode(t *testing.T) {
+	ctx := tab(t)
+	r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=short", "announce": "off"}, "quiet")
+	require.Equal(t, "complete", r.Status)
+	require.Empty(t, r.Announced, "off: no content announcements")
+	require.Equal(t, a11y.StatusComplete, r.StatusText, "off: statuses still")
+
+	r = ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=short", "announce": "complete"}, "once")
+	require.Equal(t, "complete", r.Status)
+	require.Len(t, r.Announced, 1, "complete: the whole answer once, at the end")
+	requireAnnounced(t, r)
+}
