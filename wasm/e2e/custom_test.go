@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -32,6 +35,10 @@ type seenRequest struct {
 // ids, no X-Trickle-Stream. /custom/sse answers OpenAI SSE, /custom/ndjson
 // Ollama NDJSON, both the "short" answer.
 func custom(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/custom/image" {
+		customImage(w, r)
+		return
+	}
 	var body map[string]any
 	raw, _ := io.ReadAll(r.Body)
 	_ = json.Unmarshal(raw, &body)
@@ -138,4 +145,54 @@ func TestAskingAgainStopsTheAnswerInProgress(t *testing.T) {
 	require.Equal(t, canned(t, "short").Text, r.Text)
 	sameDOM(t, ctx, r.Text, r.HTML)
 	require.True(t, info(t, first).UpstreamCancelled)
+}
+
+var (
+	imageOnce sync.Once
+	imageURL  string
+	imageHits atomic.Int64
+)
+
+// imageServer is another origin serving one PNG, counting requests.
+func imageServer() string {
+	imageOnce.Do(func() {
+		png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
+		imageURL = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			imageHits.Add(1)
+			w.Header().Set("Content-Type", "image/png")
+			w.Write(png)
+		})).URL
+	})
+	return imageURL
+}
+
+// customImage streams, in the plain dialect, an answer with an image on
+// the image server.
+func customImage(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	text := "A chart:\n\n![the chart](" + imageServer() + "/chart.png)\n\nDone.\n"
+	for i := 0; i < len(text); i += 8 {
+		delta, _ := json.Marshal(map[string]string{"delta": text[i:min(len(text), i+8)]})
+		w.Write(sse.AppendMessage(nil, sse.Message{Data: string(delta)}))
+	}
+	w.Write(sse.AppendMessage(nil, sse.Message{Data: "[DONE]"}))
+}
+
+func TestImagesLoadOnlyFromAllowedOrigins(t *testing.T) {
+	ctx := tab(t)
+	origin := imageServer()
+
+	before := imageHits.Load()
+	r := ask(t, ctx, map[string]string{"endpoint": "/custom/image", "image-origins": ""}, "chart")
+	require.Equal(t, "complete", r.Status)
+	require.NotContains(t, r.HTML, "<img", "a third-party image is not rendered by default")
+	require.Contains(t, r.HTML, "the chart")
+	time.Sleep(300 * time.Millisecond)
+	require.Equal(t, before, imageHits.Load(), "and never requested")
+
+	r = ask(t, ctx, map[string]string{"endpoint": "/custom/image", "image-origins": "https://cdn.example " + origin}, "chart")
+	require.Equal(t, "complete", r.Status)
+	require.Contains(t, r.HTML, `<img src="`+origin+`/chart.png" alt="the chart">`)
+	require.Eventually(t, func() bool { return imageHits.Load() > before }, 5*time.Second, 20*time.Millisecond,
+		"an allowed origin's image loads")
 }
