@@ -1,7 +1,18 @@
 // Package relay is Trickle's server: it streams answers over SSE and
-// WebSocket side by side from a simulated model or a real upstream, with
-// ids on every event, resume by Last-Event-ID, Stop that cancels upstream,
-// heartbeats, limits and graceful shutdown.
+// WebSocket side by side from a simulated model (package relay/sim) or a real
+// upstream (OpenAI-compatible, Anthropic, Ollama), with ids on every event,
+// resume by Last-Event-ID, Stop that cancels upstream, heartbeats, limits and
+// graceful shutdown; it also serves the widget and the example pages.
 //
-// It never parses markdown.
+// Each generation is an append-only log of encoded SSE events. The
+// generator appends; every reader — the SSE response, a WebSocket, a resume —
+// keeps its own position, sends everything new in one write with a deadline,
+// and waits for news. A slow reader therefore never holds up the generator
+// or the other readers, a resume replays exactly the bytes the first
+// connection got, and the WebSocket carries the very same SSE text, one
+// event per message. A disconnect is not Stop: the generation goes on for a
+// grace period, waiting for a resume, before the upstream is cancelled.
+//
+// It never parses markdown, and never sends the upstream API key to a
+// client.
 package relay
