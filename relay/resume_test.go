@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -323,4 +325,38 @@ func TestDropAfterCutsOnlyTheFirstConnection(t *testing.T) {
 	rest, err := events(again.Body)
 	require.NoError(t, err, "the resume runs to the end")
 	same(t, ref, append(first[:3], rest...), "resume from before the cut")
+}
+
+// Events already waiting for a reader go out in one write: a resume of a
+// finished stream is the prelude chunk, one chunk holding every event, and
+// the terminator.
+func TestEventsAlreadyWaitingGoOutInOneWrite(t *testing.T) {
+	_, base := start(t)
+	id, ref := reference(t, base, shortQuery)
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	require.NoError(t, err)
+	defer c.Close()
+	fmt.Fprintf(c, "GET /v1/streams/%s HTTP/1.1\r\nHost: x\r\n\r\n", id)
+	raw, err := io.ReadAll(c)
+	require.NoError(t, err)
+	head, body, ok := strings.Cut(string(raw), "\r\n\r\n")
+	require.True(t, ok)
+	require.Contains(t, head, "Transfer-Encoding: chunked")
+	var chunks []string
+	for {
+		sizeLine, rest, ok := strings.Cut(body, "\r\n")
+		require.True(t, ok)
+		size, err := strconv.ParseInt(sizeLine, 16, 64)
+		require.NoError(t, err)
+		if size == 0 {
+			break
+		}
+		chunks = append(chunks, rest[:size])
+		body = rest[size+2:]
+	}
+	require.Len(t, chunks, 2, "prelude, then every event in one chunk")
+	require.True(t, strings.HasPrefix(chunks[0], ": trickle stream "+id))
+	evs, err := events(strings.NewReader(chunks[1]))
+	require.NoError(t, err)
+	require.Equal(t, ref, evs)
 }
