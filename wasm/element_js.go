@@ -93,6 +93,7 @@ type request struct {
 	body      string   // JSON request (WebSocket)
 	websocket bool
 	wsURL     string
+	wsResume  string
 	endpoint  string // absolute endpoint (relay control URLs derive from it)
 	resolve   js.Value
 }
@@ -264,14 +265,21 @@ func (e *element) askRequest(arg js.Value) (*request, error) {
 		return nil, err
 	}
 	r := &request{url: endpoint, endpoint: endpoint, body: body}
-	if e.attr("transport", "sse") == "websocket" {
-		r.websocket = true
-		r.wsURL, err = WebSocketURL(endpoint, e.attr("ws-endpoint", ""))
-		return r, err
-	}
 	headers := js.Global().Get("Object").New()
 	if hv := e.el.Get("headers"); hv.Type() == js.TypeObject {
 		js.Global().Get("Object").Call("assign", headers, hv)
+	}
+	if e.attr("transport", "sse") == "websocket" {
+		r.websocket = true
+		auth := ""
+		keys := js.Global().Get("Object").Call("keys", headers)
+		for i := 0; i < keys.Length(); i++ {
+			if k := keys.Index(i).String(); strings.EqualFold(k, "Authorization") {
+				auth = headers.Get(k).String()
+			}
+		}
+		r.wsURL, r.wsResume, err = WebSocketURLs(endpoint, e.attr("ws-endpoint", ""), auth)
+		return r, err
 	}
 	headers.Set("Content-Type", "application/json")
 	headers.Set("Accept", "text/event-stream")
@@ -412,10 +420,7 @@ func (e *element) open(resume bool) {
 		wsURL := r.wsURL
 		first := r.body
 		if resume {
-			// The fault-injection query must not apply to the resume.
-			if i := strings.IndexByte(wsURL, '?'); i >= 0 {
-				wsURL = wsURL[:i]
-			}
+			wsURL = r.wsResume
 			first = fmt.Sprintf(`{"type":"resume","stream":%q,"last_event_id":%q}`, e.streamID, e.sess.LastEventID())
 		}
 		e.conn = dialWS(e.connGen, wsURL, first, e.msgs)
@@ -444,6 +449,7 @@ func (e *element) onConn(m msg) {
 	c := e.conn
 	switch m.kind {
 	case mWSOpen:
+		c.opened = true
 		c.ws.Call("send", c.first)
 	case mResponse:
 		resp := m.val
@@ -494,20 +500,32 @@ func (e *element) onConn(m msg) {
 			e.requestFrame()
 			return
 		}
+		clean := m.kind == mDone
+		var connErr error
+		if m.kind != mDone {
+			connErr = fmt.Errorf("trickle: the connection to %s failed: %s", e.req.url, jsErrText(m.val))
+		} else if c.ws.Truthy() {
+			// A WebSocket that never opened was refused (401, 403, no
+			// such endpoint); one that closed with another code than
+			// 1000 (normal) was cut: both are failures, not a clean end.
+			if code := m.val.Get("code").Int(); !c.opened {
+				clean, connErr = false, fmt.Errorf("trickle: could not open the WebSocket %s (closed with code %d)", c.ws.Get("url").String(), code)
+			} else if code != 1000 {
+				clean, connErr = false, fmt.Errorf("trickle: the WebSocket closed with code %d %s", code, m.val.Get("reason").String())
+			}
+		}
 		// The stream broke off without its end: resume if the relay can
 		// (we know the stream and the last event), unless a resumed
 		// connection just ended cleanly with nothing new (the relay has no
 		// more). A connection that errors may have brought events the
 		// browser then discarded (an errored ReadableStream drops the
 		// chunks not yet read), so errors are retried, with backoff.
-		if e.resumable(c, m.kind == mDone) {
-			return
+		if c.opened || !c.ws.Truthy() {
+			if e.resumable(c, clean) {
+				return
+			}
 		}
-		var err error
-		if m.kind != mDone {
-			err = fmt.Errorf("trickle: the connection to %s failed: %s", e.req.url, jsErrText(m.val))
-		}
-		e.sess.End(err)
+		e.sess.End(connErr)
 		e.requestFrame()
 	}
 }

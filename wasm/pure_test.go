@@ -52,16 +52,19 @@ func TestStreamURLsLiveOnTheEndpointsOriginWithoutItsQuery(t *testing.T) {
 	require.Equal(t, u.Resume, u.Cancel)
 }
 
-func TestWebSocketURL(t *testing.T) {
-	for _, tc := range []struct{ endpoint, ws, want string }{
-		{"http://h:1/v1/chat/completions", "", "ws://h:1/v1/ws"},
-		{"https://h/v1/chat/completions?dialect=anthropic", "", "wss://h/v1/ws?dialect=anthropic"},
-		{"https://h/v1/chat/completions", "/custom/ws", "wss://h/custom/ws"},
-		{"https://h/v1/chat/completions", "wss://other/ws", "wss://other/ws"},
+func TestWebSocketURLs(t *testing.T) {
+	for _, tc := range []struct{ endpoint, ws, auth, first, resume string }{
+		{"http://h:1/v1/chat/completions", "", "", "ws://h:1/v1/ws", "ws://h:1/v1/ws"},
+		{"https://h/v1/chat/completions?dialect=anthropic&drop_after=3", "", "", "wss://h/v1/ws?dialect=anthropic&drop_after=3", "wss://h/v1/ws"},
+		{"https://h/v1/chat/completions", "/custom/ws", "", "wss://h/custom/ws", "wss://h/custom/ws"},
+		{"https://h/v1/chat/completions", "wss://other/ws", "", "wss://other/ws", "wss://other/ws"},
+		{"http://h/v1/chat/completions?answer=short", "", "Bearer s3cr&t", "ws://h/v1/ws?access_token=s3cr%26t&answer=short", "ws://h/v1/ws?access_token=s3cr%26t"},
+		{"http://h/v1/chat/completions", "", "Basic xyz", "ws://h/v1/ws", "ws://h/v1/ws"},
 	} {
-		got, err := WebSocketURL(tc.endpoint, tc.ws)
+		first, resume, err := WebSocketURLs(tc.endpoint, tc.ws, tc.auth)
 		require.NoError(t, err)
-		require.Equal(t, tc.want, got)
+		require.Equal(t, tc.first, first)
+		require.Equal(t, tc.resume, resume)
 	}
 }
 

@@ -68,18 +68,22 @@ func StreamURLs(endpoint, id string) (RelayURLs, error) {
 	return RelayURLs{Resume: base, Cancel: base}, nil
 }
 
-// WebSocketURL is the relay's /v1/ws on the origin of endpoint (absolute),
-// with endpoint's query (dialect and simulation parameters) carried over;
-// wsEndpoint, when set, wins, resolved against endpoint.
-func WebSocketURL(endpoint, wsEndpoint string) (string, error) {
+// WebSocketURLs are the relay's /v1/ws on the origin of endpoint
+// (absolute), or wsEndpoint resolved against endpoint when set. first
+// carries endpoint's query (dialect and simulation parameters, faults
+// included); resume carries none of it, so a resume does not inject the
+// fault again. Browsers cannot set headers on a WebSocket handshake, so a
+// bearer token from the Authorization header goes in as ?access_token= (the
+// relay accepts it on /v1/ws only).
+func WebSocketURLs(endpoint, wsEndpoint, authorization string) (first, resume string, err error) {
 	u, err := url.Parse(endpoint)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if wsEndpoint != "" {
 		ws, err := u.Parse(wsEndpoint)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		u = ws
 	} else {
@@ -91,5 +95,13 @@ func WebSocketURL(endpoint, wsEndpoint string) (string, error) {
 	case "https":
 		u.Scheme = "wss"
 	}
-	return u.String(), nil
+	r := *u
+	r.RawQuery = ""
+	if token, ok := strings.CutPrefix(strings.TrimSpace(authorization), "Bearer "); ok && token != "" {
+		q := u.Query()
+		q.Set("access_token", token)
+		u.RawQuery = q.Encode()
+		r.RawQuery = url.Values{"access_token": {token}}.Encode()
+	}
+	return u.String(), r.String(), nil
 }

@@ -21,8 +21,9 @@ type conn struct {
 	buf        []byte
 
 	// WebSocket
-	ws    js.Value
-	first string // the first message: the request, or a resume
+	ws     js.Value
+	first  string // the first message: the request, or a resume
+	opened bool   // the WebSocket opened
 
 	readFns [2]js.Value // the one then/catch pair of the read loop
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/sse"
 )
@@ -195,4 +196,23 @@ func TestImagesLoadOnlyFromAllowedOrigins(t *testing.T) {
 	require.Contains(t, r.HTML, `<img src="`+origin+`/chart.png" alt="the chart">`)
 	require.Eventually(t, func() bool { return imageHits.Load() > before }, 5*time.Second, 20*time.Millisecond,
 		"an allowed origin's image loads")
+}
+
+func TestABearerTokenInHeadersReachesAProtectedRelayOnBothTransports(t *testing.T) {
+	base := startRelay(relay.WithToken("t0ken"))
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			ctx := tabAt(t, base)
+			r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=short", "transport": tr}, "no token")
+			require.Equal(t, "failed", r.Status, "without the token the relay refuses")
+
+			status := eval[string](t, ctx, `(async () => {
+				const a = document.getElementById("a");
+				a.headers = { authorization: "Bearer t0ken" };
+				return await a.ask("with token");
+			})()`)
+			require.Equal(t, "complete", status)
+			require.Equal(t, canned(t, "short").Text, eval[string](t, ctx, `document.getElementById("a").text`))
+		})
+	}
 }

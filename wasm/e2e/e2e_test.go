@@ -63,25 +63,29 @@ var (
 // for the package, on 127.0.0.1.
 func server(t *testing.T) string {
 	t.Helper()
-	relayOnce.Do(func() {
-		srv, err := relay.New(
-			relay.WithWidget(examples.Widget()),
-			relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-			relay.WithSimDefaults(relay.SimDefaults{TTFT: 20 * time.Millisecond, Gap: 2 * time.Millisecond, TokenChars: 4}),
-		)
-		if err != nil {
-			panic(err)
-		}
-		mux := http.NewServeMux()
-		mux.HandleFunc("/e2e", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			io.WriteString(w, testPage)
-		})
-		mux.HandleFunc("/custom/", custom)
-		mux.Handle("/", srv.Handler())
-		relayURL = httptest.NewServer(mux).URL // lives as long as the test binary
-	})
+	relayOnce.Do(func() { relayURL = startRelay() })
 	return relayURL
+}
+
+// startRelay serves a new relay with the test page at /e2e and the custom
+// backend at /custom/, on 127.0.0.1, until the test binary exits.
+func startRelay(opts ...relay.Option) string {
+	srv, err := relay.New(append([]relay.Option{
+		relay.WithWidget(examples.Widget()),
+		relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		relay.WithSimDefaults(relay.SimDefaults{TTFT: 20 * time.Millisecond, Gap: 2 * time.Millisecond, TokenChars: 4}),
+	}, opts...)...)
+	if err != nil {
+		panic(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/e2e", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, testPage)
+	})
+	mux.HandleFunc("/custom/", custom)
+	mux.Handle("/", srv.Handler())
+	return httptest.NewServer(mux).URL
 }
 
 var (
@@ -107,11 +111,19 @@ func TestMain(m *testing.M) {
 // the widget loaded.
 func tab(t *testing.T) context.Context {
 	t.Helper()
+	return tabAt(t, "")
+}
+
+// tabAt is tab on another relay (base URL; "" for the package's).
+func tabAt(t *testing.T, base string) context.Context {
+	t.Helper()
 	path := browsertest.Available(t)
 	if _, err := fs.Stat(examples.Widget(), "trickle.js"); err != nil {
 		t.Fatal("examples/widget has no trickle.js: run make widget (go run ./wasm/internal/build -out examples/widget), then rerun the tests")
 	}
-	base := server(t)
+	if base == "" {
+		base = server(t)
+	}
 	browserMu.Lock()
 	if browser == nil && browserFailed == nil {
 		browserDir, browserFailed = os.MkdirTemp("", "trickle-e2e-chromium-")
