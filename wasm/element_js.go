@@ -119,6 +119,7 @@ type element struct {
 
 	framePending bool
 	follow       bool
+	jumpShown    bool
 	announceAt   time.Time
 
 	frameFn, scrollFn, jumpFn, retryFn js.Func
@@ -347,12 +348,12 @@ func (e *element) dispatchMsg(m msg) {
 	case mScroll:
 		e.follow = e.atBottom()
 		if e.follow {
-			e.jump.Set("hidden", true)
+			e.showJump(false)
 		}
 	case mJump:
 		e.follow = true
 		e.scrollToEnd()
-		e.jump.Set("hidden", true)
+		e.showJump(false)
 	}
 }
 
@@ -380,7 +381,7 @@ func (e *element) begin(r *request) {
 	e.status.Set("textContent", "")
 	e.announcer.Set("textContent", "")
 	e.metricsDL.Set("hidden", true)
-	e.jump.Set("hidden", true)
+	e.showJump(false)
 	e.follow = true
 	e.el.Call("setAttribute", "aria-busy", "true")
 	e.el.Call("setAttribute", "data-status", "streaming")
@@ -643,7 +644,7 @@ func (e *element) frame() {
 		if e.follow {
 			e.scrollToEnd()
 		} else {
-			e.jump.Set("hidden", false)
+			e.showJump(true)
 		}
 	}
 	e.sess.RecordFrame(time.Since(t0))
@@ -710,6 +711,15 @@ func (e *element) showMetrics(m Metrics) {
 	}
 	e.metricsDL.Set("innerHTML", b.String())
 	e.metricsDL.Set("hidden", false)
+}
+
+// showJump shows or hides "jump to latest", touching the DOM only on a
+// change (a scrolled-up reader would otherwise cost a write per frame).
+func (e *element) showJump(show bool) {
+	if show != e.jumpShown {
+		e.jumpShown = show
+		e.jump.Set("hidden", !show)
+	}
 }
 
 func (e *element) atBottom() bool {
