@@ -369,3 +369,24 @@ func TestTheAnnounceAttributeSelectsTheMode(t *testing.T) {
 	require.Len(t, r.Announced, 1, "complete: the whole answer once, at the end")
 	requireAnnounced(t, r)
 }
+
+func TestTheRetryButtonAsksAgainAndMetricsCanBeShown(t *testing.T) {
+	ctx := tab(t)
+	r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=short&error_after=5", "show-metrics": ""}, "flaky")
+	require.Equal(t, "failed", r.Status)
+	require.True(t, r.RetryShown)
+	first := r.StreamID
+
+	status := eval[string](t, ctx, `(async () => {
+		const a = document.getElementById("a");
+		const ended = new Promise((resolve) => a.addEventListener("trickle-end", (ev) => resolve(ev.detail.status), { once: true }));
+		a.querySelector('[data-trickle="retry"]').click();
+		return await ended;
+	})()`)
+	require.Equal(t, "failed", status, "the same request again (its fault included)")
+	require.NotEqual(t, first, eval[string](t, ctx, `document.getElementById("a").streamId`), "a new stream")
+
+	shown := eval[[]string](t, ctx, `[...document.querySelectorAll('[data-trickle="metrics"] dt')].map((d) => d.textContent)`)
+	require.Contains(t, shown, "Time to first token")
+	require.Contains(t, shown, "Buffering")
+}
