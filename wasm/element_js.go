@@ -171,7 +171,7 @@ func attach(el js.Value) js.Value {
 		exec := js.FuncOf(func(_ js.Value, args []js.Value) any { resolve = args[0]; return nil })
 		p := promise.New(exec)
 		exec.Release()
-		r, err := build()
+		r, err := safely(build)
 		if err != nil {
 			e.dispatch("trickle-error", fmt.Sprintf(`{"status":"failed","message":%q}`, err.Error()))
 			resolve.Invoke("failed")
@@ -206,7 +206,7 @@ func attach(el js.Value) js.Value {
 	}))
 	h.Set("retry", js.FuncOf(func(js.Value, []js.Value) any {
 		if e.req == nil {
-			return js.Global().Get("Promise").Call("resolve", e.sess.Status())
+			return js.Global().Get("Promise").Call("resolve", e.statusWord())
 		}
 		r := *e.req
 		return startAnswer(func() (*request, error) { return &r, nil })
@@ -219,6 +219,18 @@ func attach(el js.Value) js.Value {
 	e.handle = h
 	go e.loop()
 	return h
+}
+
+// safely runs build, turning a JavaScript exception (new URL of a bad URL,
+// JSON.stringify of a cyclic object) into an error: a panic inside a
+// js.FuncOf callback would end the Go program.
+func safely(build func() (*request, error)) (r *request, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = nil, fmt.Errorf("trickle: %v", p)
+		}
+	}()
+	return build()
 }
 
 func (e *element) statusWord() string {

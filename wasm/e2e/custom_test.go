@@ -216,3 +216,20 @@ func TestABearerTokenInHeadersReachesAProtectedRelayOnBothTransports(t *testing.
 		})
 	}
 }
+
+func TestBadArgumentsFailTheAnswerAndTheWidgetLivesOn(t *testing.T) {
+	ctx := tab(t)
+	got := eval[[]string](t, ctx, `(async () => {
+		const a = document.getElementById("a");
+		const cyclic = {}; cyclic.self = cyclic;
+		return [
+			await a.stream("http://[not a url"),
+			await a.ask(cyclic),
+			await a.ask(42),
+			String(window.__events.filter((e) => e.type === "trickle-error").length),
+		];
+	})()`)
+	require.Equal(t, []string{"failed", "failed", "failed", "3"}, got)
+	r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=short"}, "still alive")
+	require.Equal(t, "complete", r.Status)
+}
