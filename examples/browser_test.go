@@ -147,8 +147,8 @@ func TestComparePageRecoversFromDroppedConnectionsOnBothTransportsWithIdenticalT
 		// (5 ms gaps on a loaded machine) loses the events still queued in
 		// the fetch body when the cut arrives; its resume then re-reads event
 		// 100, is cut again by the relay, and the widget gives up on a
-		// resumed connection that brought nothing (reported; see the
-		// examples helper's notes).
+		// resumed connection that brought nothing: a widget and relay
+		// issue, reported, that this test does not cover.
 		chromedp.SetValue(chromedp.CSS(`input[name="gap_ms"]`), "25"),
 		chromedp.SetValue(chromedp.CSS(`input[name="jitter_ms"]`), "0"),
 		chromedp.SetValue(chromedp.CSS(`select[name="_fault"]`), "drop_after"),
