@@ -61,7 +61,7 @@ var (
 
 // server starts the relay (widget included) with the test page at /e2e, once
 // for the package, on 127.0.0.1.
-func server(t *testing.T) string {
+func server(t testing.TB) string {
 	t.Helper()
 	relayOnce.Do(func() { relayURL = startRelay() })
 	return relayURL
@@ -109,13 +109,13 @@ func TestMain(m *testing.M) {
 // tab opens the test page in a new tab of the package's browser (started by
 // the first test that needs one: one browser, a fresh tab per test), with
 // the widget loaded.
-func tab(t *testing.T) context.Context {
+func tab(t testing.TB) context.Context {
 	t.Helper()
 	return tabAt(t, "")
 }
 
 // tabAt is tab on another relay (base URL; "" for the package's).
-func tabAt(t *testing.T, base string) context.Context {
+func tabAt(t testing.TB, base string) context.Context {
 	t.Helper()
 	path := browsertest.Available(t)
 	if _, err := fs.Stat(examples.Widget(), "trickle.js"); err != nil {
@@ -147,7 +147,7 @@ func tabAt(t *testing.T, base string) context.Context {
 	return ctx
 }
 
-func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+func eval[T any](t testing.TB, ctx context.Context, expr string) T {
 	t.Helper()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, func(p *runtime.EvaluateParams) {
 		chromedp.EvalAwaitPromise(p)
@@ -197,7 +197,7 @@ const collect = `(() => {
 })()`
 
 // ask sets the element's attributes, asks, waits for the end and collects.
-func ask(t *testing.T, ctx context.Context, attrs map[string]string, prompt string) result {
+func ask(t testing.TB, ctx context.Context, attrs map[string]string, prompt string) result {
 	t.Helper()
 	var set strings.Builder
 	for k, v := range attrs {
@@ -217,7 +217,7 @@ func ask(t *testing.T, ctx context.Context, attrs map[string]string, prompt stri
 // pacing, at least a11y.MinGap between announcements, releases the last
 // sentences and the status a little after the answer ended) and nothing
 // more came for a while.
-func waitAnnouncer(t *testing.T, ctx context.Context) result {
+func waitAnnouncer(t testing.TB, ctx context.Context) result {
 	t.Helper()
 	var r result
 	prev, stable := -1, 0
@@ -246,7 +246,7 @@ func jsString(s string) string {
 // sameDOM checks that the content's HTML is render.Convert(text): both are
 // serialized by the same browser (parsing normalizes <br /> to <br> and the
 // like), so the comparison is byte for byte after one parse of each.
-func sameDOM(t *testing.T, ctx context.Context, text, html string) {
+func sameDOM(t testing.TB, ctx context.Context, text, html string) {
 	t.Helper()
 	want := render.Convert(text, render.WithPolicy(render.Policy{SameOrigin: server(t)}))
 	normalized := eval[string](t, ctx, `(() => {
@@ -257,7 +257,7 @@ func sameDOM(t *testing.T, ctx context.Context, text, html string) {
 	require.Equal(t, normalized, html, "the streamed DOM equals the one-shot render of the final text")
 }
 
-func canned(t *testing.T, name string) sim.Answer {
+func canned(t testing.TB, name string) sim.Answer {
 	a, ok := sim.Lookup(name)
 	require.True(t, ok, name)
 	return a
