@@ -402,19 +402,16 @@ func fromTrace(events []traceEvent, res *Result) error {
 		if e.Pid != start.Pid || e.Tid != start.Tid || e.Ph != "X" || e.Ts+e.Dur < start.Ts || e.Ts > end.Ts {
 			continue
 		}
-		if strings.Contains(e.Cat, "devtools.timeline") {
-			switch e.Name {
-			case "UpdateLayoutTree", "Layout":
-				res.StyleLayout += e.Dur / 1000
-			case "Paint", "PrePaint", "Layerize", "UpdateLayer", "CompositeLayers":
-				res.Paint += e.Dur / 1000
+		task := (e.Name == "RunTask" || e.Name == "ThreadControllerImpl::RunTask") && strings.Contains(e.Cat, "toplevel")
+		if !task {
+			if strings.Contains(e.Cat, "devtools.timeline") {
+				switch e.Name {
+				case "UpdateLayoutTree", "Layout":
+					res.StyleLayout += e.Dur / 1000
+				case "Paint", "PrePaint", "Layerize", "UpdateLayer", "CompositeLayers":
+					res.Paint += e.Dur / 1000
+				}
 			}
-			continue
-		}
-		if !strings.Contains(e.Cat, "toplevel") {
-			continue
-		}
-		if e.Name != "ThreadControllerImpl::RunTask" && e.Name != "RunTask" {
 			continue
 		}
 		ms := e.Dur / 1000
@@ -435,7 +432,7 @@ func fromTrace(events []traceEvent, res *Result) error {
 	// The heaviest direct work inside the longest task, by event name.
 	parts := map[string]float64{}
 	for _, e := range events {
-		if e.Pid == start.Pid && e.Tid == start.Tid && e.Ph == "X" && strings.Contains(e.Cat, "devtools.timeline") &&
+		if e.Pid == start.Pid && e.Tid == start.Tid && e.Ph == "X" && strings.Contains(e.Cat, "devtools.timeline") && !strings.HasSuffix(e.Name, "RunTask") &&
 			e.Ts >= longest.Ts && e.Ts+e.Dur <= longest.Ts+longest.Dur {
 			parts[e.Name] += e.Dur / 1000
 		}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestFromTraceCountsOnlyThePageThreadsTasksBetweenItsMarks(t *testing.T) {
+	mark := func(name string, ts float64) traceEvent {
+		return traceEvent{Name: name, Cat: "blink.user_timing", Ph: "R", Pid: 7, Tid: 1, Ts: ts}
+	}
+	task := func(pid, tid int, ts, dur float64) traceEvent {
+		return traceEvent{Name: "RunTask", Cat: "disabled-by-default-devtools.timeline,toplevel", Ph: "X", Pid: pid, Tid: tid, Ts: ts, Dur: dur}
+	}
+	events := []traceEvent{
+		task(7, 1, 500, 90_000), // before the start mark: loading
+		mark("bench-start", 100_000),
+		task(7, 1, 110_000, 3_000),
+		task(7, 1, 120_000, 12_000),
+		{Name: "Layout", Cat: "devtools.timeline", Ph: "X", Pid: 7, Tid: 1, Ts: 121_000, Dur: 5_000},
+		{Name: "Paint", Cat: "devtools.timeline", Ph: "X", Pid: 7, Tid: 1, Ts: 128_000, Dur: 2_000},
+		task(7, 1, 140_000, 60_000),
+		task(7, 2, 150_000, 80_000), // another thread of the page
+		task(9, 1, 150_000, 80_000), // another process (the browser)
+		mark("bench-end", 300_000),
+		task(7, 1, 310_000, 70_000), // after the end mark
+	}
+	var res Result
+	require.NoError(t, fromTrace(events, &res))
+	require.Equal(t, 3, res.Tasks)
+	require.InDelta(t, 75.0, res.MainThread, 1e-9)
+	require.InDelta(t, 60.0, res.LongestTask, 1e-9)
+	require.InDelta(t, 40.0, res.LongestTaskAt, 1e-9)
+	require.Equal(t, 2, res.TasksOver4ms)
+	require.InDelta(t, 5.0, res.StyleLayout, 1e-9)
+	require.InDelta(t, 2.0, res.Paint, 1e-9)
+}
+
+func TestFromTraceWithoutTheMarksIsAnError(t *testing.T) {
+	var res Result
+	require.ErrorContains(t, fromTrace(nil, &res), "bench-start")
+}
+
+func TestMediansTakeTheMiddleOfRepeatedRuns(t *testing.T) {
+	runs := []Result{
+		{Sample: "a", Renderer: "x", MainThread: 30, LongestTask: 1},
+		{Sample: "a", Renderer: "y", MainThread: 5},
+		{Sample: "a", Renderer: "x", MainThread: 10, LongestTask: 9},
+		{Sample: "a", Renderer: "x", MainThread: 20, LongestTask: 4},
+	}
+	m := medians(runs)
+	require.Len(t, m, 2)
+	require.Equal(t, "x", m[0].Renderer)
+	require.Equal(t, 20.0, m[0].MainThread)
+	require.Equal(t, 4.0, m[0].LongestTask)
+	require.Equal(t, 5.0, m[1].MainThread)
+}
+
+func TestPaceSendsTheWholeAnswerAsOpenAIChunksThenDone(t *testing.T) {
+	answer := "# Título\n\nUnicode — every rune survives, even 🙂 at a cut.\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pace(w, r, answer, 20_000, 4)
+	}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+
+	var got strings.Builder
+	var tokens int
+	done := false
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		require.False(t, done, "nothing after [DONE]")
+		if data == "[DONE]" {
+			done = true
+			continue
+		}
+		var chunk struct {
+			Choices []struct {
+				Delta struct{ Content string } `json:"delta"`
+			} `json:"choices"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(data), &chunk))
+		if c := chunk.Choices[0].Delta.Content; c != "" {
+			require.LessOrEqual(t, len([]rune(c)), 4)
+			tokens++
+			got.WriteString(c)
+		}
+	}
+	require.NoError(t, sc.Err())
+	require.True(t, done)
+	require.Equal(t, answer, got.String())
+	require.Equal(t, (len([]rune(answer))+3)/4, tokens)
+}
