@@ -348,6 +348,9 @@ func (e *element) dispatchMsg(m msg) {
 		}
 		e.onConn(m)
 	case mFrame:
+		if !e.framePending {
+			return // the animation frame and its fallback timer both came
+		}
 		e.framePending = false
 		e.frame()
 	case mRetryTimer:
@@ -608,6 +611,9 @@ func (e *element) requestFrame() {
 		return
 	}
 	js.Global().Call("requestAnimationFrame", e.frameFn)
+	// A page hidden after the request gets no animation frame until it is
+	// shown again; the answer (and the promise of ask) must still end.
+	time.AfterFunc(250*time.Millisecond, func() { e.msgs <- msg{kind: mFrame} })
 }
 
 // frame applies one Patch: the settled HTML before the tail and the tail's

@@ -390,3 +390,19 @@ func TestTheRetryButtonAsksAgainAndMetricsCanBeShown(t *testing.T) {
 	require.Contains(t, shown, "Time to first token")
 	require.Contains(t, shown, "Buffering")
 }
+
+func TestAnAnswerEndsWithoutAnimationFrames(t *testing.T) {
+	ctx := tab(t)
+	// A page hidden mid-answer gets no animation frames; headless tabs are
+	// always visible, so take requestAnimationFrame away instead.
+	status := eval[string](t, ctx, `(async () => {
+		window.requestAnimationFrame = () => 0;
+		const a = document.getElementById("a");
+		a.setAttribute("endpoint", "/v1/chat/completions?answer=short");
+		return await a.ask("hidden");
+	})()`)
+	require.Equal(t, "complete", status)
+	r := eval[result](t, ctx, collect)
+	require.Equal(t, canned(t, "short").Text, r.Text)
+	sameDOM(t, ctx, r.Text, r.HTML)
+}
