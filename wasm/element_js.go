@@ -79,7 +79,7 @@ const (
 
 type msg struct {
 	kind msgKind
-	conn int // connection generation the callback belongs to
+	conn int // connection generation the callback belongs to (mFrame: the frame request its fallback timer stands in for; 0 from requestAnimationFrame)
 	val  js.Value
 	data []byte
 	req  *request
@@ -118,6 +118,7 @@ type element struct {
 	attempt  int // resume attempts so far for this drop
 
 	framePending bool
+	frameSeq     int // the current frame request, for its fallback timer
 	follow       bool
 	jumpShown    bool
 	announceAt   time.Time
@@ -348,8 +349,8 @@ func (e *element) dispatchMsg(m msg) {
 		}
 		e.onConn(m)
 	case mFrame:
-		if !e.framePending {
-			return // the animation frame and its fallback timer both came
+		if !e.framePending || (m.conn != 0 && m.conn != e.frameSeq) {
+			return // the animation frame came before its fallback timer
 		}
 		e.framePending = false
 		e.frame()
@@ -612,8 +613,11 @@ func (e *element) requestFrame() {
 	}
 	js.Global().Call("requestAnimationFrame", e.frameFn)
 	// A page hidden after the request gets no animation frame until it is
-	// shown again; the answer (and the promise of ask) must still end.
-	time.AfterFunc(250*time.Millisecond, func() { e.msgs <- msg{kind: mFrame} })
+	// shown again; the answer (and the promise of ask) must still end. The
+	// timer only stands in for this request's frame, never a later one.
+	e.frameSeq++
+	seq := e.frameSeq
+	time.AfterFunc(250*time.Millisecond, func() { e.msgs <- msg{kind: mFrame, conn: seq} })
 }
 
 // frame applies one Patch: the settled HTML before the tail and the tail's
