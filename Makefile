@@ -38,11 +38,12 @@ lint:
 test-native:
 	$(GO) test -count=1 -timeout 20m ./...
 
-# The pure packages also run compiled to js/wasm, on Node.
+# The pure packages (and the widget's Session, package wasm) also run
+# compiled to js/wasm, on Node.
 # GOMODCACHE is passed on so tests on Node can read oracle data shipped in
 # modules (a11y reads uax29's SentenceBreakTest table).
 test-wasm:
-	GOMODCACHE="$$($(GO) env GOMODCACHE)" GOOS=js GOARCH=wasm $(GO) test -count=1 -short $(PURE_PKGS)
+	GOMODCACHE="$$($(GO) env GOMODCACHE)" GOOS=js GOARCH=wasm $(GO) test -count=1 -short $(PURE_PKGS) ./wasm
 
 test: lint build test-native test-wasm
 
