@@ -10,6 +10,7 @@ GO        ?= go
 GOROOT    := $(shell $(GO) env GOROOT)
 WASM_EXEC := $(GOROOT)/lib/wasm
 WIDGET    := examples/widget
+STATICCHECK := v0.8.2
 PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/...
 export PATH := $(PATH):$(WASM_EXEC)
 
@@ -31,6 +32,7 @@ run: build
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "not gofmt-ed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK) ./...
 	GOOS=js GOARCH=wasm $(GO) vet $(PURE_PKGS) ./wasm/...
 
 # Includes the browser tests (real headless Chromium, chromedp), which need

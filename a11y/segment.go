@@ -191,11 +191,10 @@ func joins(text []byte, flags []uint8, start, b int) bool {
 	if i := bytes.LastIndexAny(sent, " (\"'“‘"); i >= 0 {
 		word = sent[i+1:]
 	}
-	w := string(word)
-	if titles[w] {
+	if titles[string(word)] {
 		return true
 	}
-	if beforeNumber[w] && unicode.IsDigit(next) {
+	if beforeNumber[string(word)] && unicode.IsDigit(next) {
 		return true
 	}
 	return false

@@ -56,11 +56,10 @@ type genLog struct {
 	// upstream request) was cancelled before it ended by itself.
 	upstreamCancelled bool
 
-	readers  int
-	grace    *time.Timer
-	lastTok  time.Time
-	tokens   int
-	overflow bool
+	readers int
+	grace   *time.Timer
+	lastTok time.Time
+	tokens  int
 }
 
 func newLog(srv *Server, id, dialect string) *genLog {

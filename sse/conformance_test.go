@@ -115,8 +115,6 @@ func pullView(o outcome) outcome {
 	return v
 }
 
-type ev = Event
-
 func msg(data, id string) Event { return Event{Type: "message", Data: data, LastEventID: id} }
 
 type conformanceCase struct {
