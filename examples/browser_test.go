@@ -143,7 +143,7 @@ func TestComparePageRecoversFromDroppedConnectionsOnBothTransportsWithIdenticalT
 		chromedp.WaitVisible(chromedp.CSS("#go")),
 		chromedp.SetValue(chromedp.CSS(`select[name="answer"]`), "short"),
 		chromedp.SetValue(chromedp.CSS(`input[name="ttft_ms"]`), "50"),
-		// Fast enough that the page lags behind the stream: at the cut the
+		// Fast enough that the page may lag behind the stream: at a cut the
 		// browser discards events still queued in the fetch body, and a
 		// resume that re-reads event 40 is cut again by the relay.
 		chromedp.SetValue(chromedp.CSS(`input[name="gap_ms"]`), "5"),
