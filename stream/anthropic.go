@@ -1,9 +1,9 @@
 package stream
 
 import (
-	"encoding/json"
 	"fmt"
 
+	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -24,33 +24,125 @@ type anthropicBlock struct {
 }
 
 type anthropicEvent struct {
-	Type    string `json:"type"`
-	Index   int    `json:"index"`
-	Message *struct {
-		Usage *anthropicUsage `json:"usage"`
-	} `json:"message"`
-	ContentBlock *struct {
-		Type     string          `json:"type"`
-		Text     string          `json:"text"`
-		Thinking string          `json:"thinking"`
-		ID       string          `json:"id"`
-		Name     string          `json:"name"`
-		Input    json.RawMessage `json:"input"`
-	} `json:"content_block"`
-	Delta *struct {
-		Type        string `json:"type"`
-		Text        string `json:"text"`
-		Thinking    string `json:"thinking"`
-		PartialJSON string `json:"partial_json"`
-		StopReason  string `json:"stop_reason"`
-	} `json:"delta"`
+	Type         string                 `json:"type"`
+	Index        int                    `json:"index"`
+	Message      *anthropicMessage      `json:"message"`
+	ContentBlock *anthropicContentBlock `json:"content_block"`
+	Delta        *anthropicDelta        `json:"delta"`
+	Usage        *anthropicUsage        `json:"usage"`
+	Error        *apiError              `json:"error"`
+}
+
+type anthropicMessage struct {
 	Usage *anthropicUsage `json:"usage"`
-	Error *apiError       `json:"error"`
+}
+
+type anthropicContentBlock struct {
+	Type     string  `json:"type"`
+	Text     string  `json:"text"`
+	Thinking string  `json:"thinking"`
+	ID       string  `json:"id"`
+	Name     string  `json:"name"`
+	Input    rawJSON `json:"input"`
+}
+
+type anthropicDelta struct {
+	Type        string `json:"type"`
+	Text        string `json:"text"`
+	Thinking    string `json:"thinking"`
+	PartialJSON string `json:"partial_json"`
+	StopReason  string `json:"stop_reason"`
 }
 
 type anthropicUsage struct {
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
+}
+
+var anthropicEventFields = []string{"type", "index", "message", "content_block", "delta", "usage", "error"}
+
+func (e *anthropicEvent) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, anthropicEventFields) {
+		case "type":
+			r.Str(&e.Type)
+		case "index":
+			r.Int(&e.Index)
+		case "message":
+			jsonx.Ptr(r, &e.Message, (*anthropicMessage).read)
+		case "content_block":
+			jsonx.Ptr(r, &e.ContentBlock, (*anthropicContentBlock).read)
+		case "delta":
+			jsonx.Ptr(r, &e.Delta, (*anthropicDelta).read)
+		case "usage":
+			jsonx.Ptr(r, &e.Usage, (*anthropicUsage).read)
+		case "error":
+			jsonx.Ptr(r, &e.Error, (*apiError).read)
+		}
+	})
+}
+
+var anthropicMessageFields = []string{"usage"}
+
+func (m *anthropicMessage) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		if jsonx.Match(key, anthropicMessageFields) == "usage" {
+			jsonx.Ptr(r, &m.Usage, (*anthropicUsage).read)
+		}
+	})
+}
+
+var anthropicContentBlockFields = []string{"type", "text", "thinking", "id", "name", "input"}
+
+func (b *anthropicContentBlock) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, anthropicContentBlockFields) {
+		case "type":
+			r.Str(&b.Type)
+		case "text":
+			r.Str(&b.Text)
+		case "thinking":
+			r.Str(&b.Thinking)
+		case "id":
+			r.Str(&b.ID)
+		case "name":
+			r.Str(&b.Name)
+		case "input":
+			b.Input = rawJSON(r.Raw())
+		}
+	})
+}
+
+var anthropicDeltaFields = []string{"type", "text", "thinking", "partial_json", "stop_reason"}
+
+func (d *anthropicDelta) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, anthropicDeltaFields) {
+		case "type":
+			r.Str(&d.Type)
+		case "text":
+			r.Str(&d.Text)
+		case "thinking":
+			r.Str(&d.Thinking)
+		case "partial_json":
+			r.Str(&d.PartialJSON)
+		case "stop_reason":
+			r.Str(&d.StopReason)
+		}
+	})
+}
+
+var anthropicUsageFields = []string{"input_tokens", "output_tokens"}
+
+func (u *anthropicUsage) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, anthropicUsageFields) {
+		case "input_tokens":
+			r.Int(&u.InputTokens)
+		case "output_tokens":
+			r.Int(&u.OutputTokens)
+		}
+	})
 }
 
 func (d *anthropicDecoder) Dialect() string   { return "anthropic" }
@@ -59,7 +151,7 @@ func (d *anthropicDecoder) Close(func(Event)) {}
 
 func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	var e anthropicEvent
-	if err := unmarshal(ev.Data, &e); err != nil {
+	if err := unmarshal(ev.Data, e.read); err != nil {
 		return err
 	}
 	typ := e.Type
@@ -94,7 +186,7 @@ func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 			}
 		case "tool_use", "server_tool_use", "mcp_tool_use":
 			b.tool = &openTool{index: e.Index, id: cb.ID, name: cb.Name}
-			if len(cb.Input) > 0 && string(cb.Input) != "{}" && string(cb.Input) != "null" {
+			if cb.Input != "" && cb.Input != "{}" && cb.Input != "null" {
 				b.input = string(cb.Input)
 			}
 			emit(Event{Kind: KindToolCallDelta, Index: e.Index, ID: cb.ID, Name: cb.Name})

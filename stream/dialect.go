@@ -1,12 +1,12 @@
 package stream
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -61,28 +61,54 @@ func NewDecoder(dialect string) (Decoder, error) {
 	return mk(), nil
 }
 
-// unmarshal decodes an event's JSON data, telling apart data that is not
-// JSON at all (ErrBadJSON) from JSON of an unexpected shape
+// unmarshal decodes an event's JSON data through read, telling apart data
+// that is not JSON at all (ErrBadJSON) from JSON of an unexpected shape
 // (ErrUnknownEvent).
-func unmarshal(data string, v any) error {
-	err := json.Unmarshal([]byte(data), v)
+//
+// The decoders read with jsonx rather than encoding/json so the widget
+// does not link encoding/json and its reflection (about 110 KB of the
+// compressed WebAssembly) and an event's fields cost no allocation. The
+// structs keep their json tags: they document the wire names, and the
+// tests decode the same structs with encoding/json as the oracle.
+func unmarshal(data string, read func(r *jsonx.Reader)) error {
+	err := jsonx.Decode(data, read)
 	if err == nil {
 		return nil
 	}
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) {
+	if errors.Is(err, jsonx.ErrType) {
 		return fmt.Errorf("%w: unexpected shape: %v", ErrUnknownEvent, err)
 	}
 	return fmt.Errorf("%w: %v", ErrBadJSON, err)
 }
 
+// rawJSON is a JSON value kept as its text, as json.RawMessage keeps it
+// (null is "null", a missing value "").
+type rawJSON string
+
 // apiError is the error object the OpenAI-style APIs and Gemini put in a
 // stream: {"message","type","code","status"}; code may be a number.
 type apiError struct {
-	Message string          `json:"message"`
-	Type    string          `json:"type"`
-	Code    json.RawMessage `json:"code"`
-	Status  string          `json:"status"`
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Code    rawJSON `json:"code"`
+	Status  string  `json:"status"`
+}
+
+var apiErrorFields = []string{"message", "type", "code", "status"}
+
+func (e *apiError) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, apiErrorFields) {
+		case "message":
+			r.Str(&e.Message)
+		case "type":
+			r.Str(&e.Type)
+		case "code":
+			e.Code = rawJSON(r.Raw())
+		case "status":
+			r.Str(&e.Status)
+		}
+	})
 }
 
 func (e *apiError) provider(dialect string) *ProviderError {
@@ -104,12 +130,12 @@ func (e *apiError) provider(dialect string) *ProviderError {
 }
 
 // rawString turns a JSON string or number into its text ("" for null).
-func rawString(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
+func rawString(raw rawJSON) string {
+	if raw == "" || raw == "null" {
 		return ""
 	}
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if jsonx.Decode(string(raw), func(r *jsonx.Reader) { r.Str(&s) }) == nil {
 		return s
 	}
 	return string(raw)
@@ -117,8 +143,8 @@ func rawString(raw json.RawMessage) string {
 
 // rawArgs turns a JSON arguments value (an object, as Gemini and Ollama
 // send it whole) into its text; a missing value is the empty object.
-func rawArgs(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
+func rawArgs(raw rawJSON) string {
+	if raw == "" || raw == "null" {
 		return "{}"
 	}
 	return string(raw)
@@ -134,18 +160,52 @@ var anthropicTypes = map[string]bool{
 // detectProbe is the union of the top-level keys that tell the dialects
 // apart.
 type detectProbe struct {
-	Type           string          `json:"type"`
-	Object         string          `json:"object"`
-	Choices        json.RawMessage `json:"choices"`
-	Candidates     json.RawMessage `json:"candidates"`
-	UsageMetadata  json.RawMessage `json:"usageMetadata"`
-	PromptFeedback json.RawMessage `json:"promptFeedback"`
-	Message        json.RawMessage `json:"message"`
-	Done           *bool           `json:"done"`
-	CreatedAt      json.RawMessage `json:"created_at"`
-	Delta          json.RawMessage `json:"delta"`
-	Error          json.RawMessage `json:"error"`
-	Code           json.RawMessage `json:"code"`
+	Type           string  `json:"type"`
+	Object         string  `json:"object"`
+	Choices        rawJSON `json:"choices"`
+	Candidates     rawJSON `json:"candidates"`
+	UsageMetadata  rawJSON `json:"usageMetadata"`
+	PromptFeedback rawJSON `json:"promptFeedback"`
+	Message        rawJSON `json:"message"`
+	Done           *bool   `json:"done"`
+	CreatedAt      rawJSON `json:"created_at"`
+	Delta          rawJSON `json:"delta"`
+	Error          rawJSON `json:"error"`
+	Code           rawJSON `json:"code"`
+}
+
+var detectProbeFields = []string{"type", "object", "choices", "candidates", "usageMetadata", "promptFeedback",
+	"message", "done", "created_at", "delta", "error", "code"}
+
+func (p *detectProbe) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, detectProbeFields) {
+		case "type":
+			r.Str(&p.Type)
+		case "object":
+			r.Str(&p.Object)
+		case "choices":
+			p.Choices = rawJSON(r.Raw())
+		case "candidates":
+			p.Candidates = rawJSON(r.Raw())
+		case "usageMetadata":
+			p.UsageMetadata = rawJSON(r.Raw())
+		case "promptFeedback":
+			p.PromptFeedback = rawJSON(r.Raw())
+		case "message":
+			p.Message = rawJSON(r.Raw())
+		case "done":
+			r.BoolPtr(&p.Done)
+		case "created_at":
+			p.CreatedAt = rawJSON(r.Raw())
+		case "delta":
+			p.Delta = rawJSON(r.Raw())
+		case "error":
+			p.Error = rawJSON(r.Raw())
+		case "code":
+			p.Code = rawJSON(r.Raw())
+		}
+	})
 }
 
 // Detect names the dialect an event belongs to, from its SSE type and the
@@ -165,7 +225,7 @@ func Detect(ev sse.Event) string {
 		return "openai"
 	}
 	var p detectProbe
-	if json.Unmarshal([]byte(data), &p) != nil {
+	if jsonx.Decode(data, p.read) != nil {
 		return ""
 	}
 	switch {

@@ -1,9 +1,9 @@
 package stream
 
 import (
-	"encoding/json"
 	"fmt"
 
+	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -18,32 +18,142 @@ type geminiDecoder struct {
 }
 
 type geminiChunk struct {
-	Candidates []struct {
-		Index   int `json:"index"`
-		Content struct {
-			Parts []struct {
-				Text         *string `json:"text"`
-				Thought      bool    `json:"thought"`
-				FunctionCall *struct {
-					ID   string          `json:"id"`
-					Name string          `json:"name"`
-					Args json.RawMessage `json:"args"`
-				} `json:"functionCall"`
-			} `json:"parts"`
-		} `json:"content"`
-		FinishReason string `json:"finishReason"`
-	} `json:"candidates"`
-	UsageMetadata *struct {
-		PromptTokenCount     int `json:"promptTokenCount"`
-		CandidatesTokenCount int `json:"candidatesTokenCount"`
-		ThoughtsTokenCount   int `json:"thoughtsTokenCount"`
-		TotalTokenCount      int `json:"totalTokenCount"`
-	} `json:"usageMetadata"`
-	PromptFeedback *struct {
-		BlockReason        string `json:"blockReason"`
-		BlockReasonMessage string `json:"blockReasonMessage"`
-	} `json:"promptFeedback"`
-	Error *apiError `json:"error"`
+	Candidates     []geminiCandidate     `json:"candidates"`
+	UsageMetadata  *geminiUsage          `json:"usageMetadata"`
+	PromptFeedback *geminiPromptFeedback `json:"promptFeedback"`
+	Error          *apiError             `json:"error"`
+}
+
+type geminiCandidate struct {
+	Index        int           `json:"index"`
+	Content      geminiContent `json:"content"`
+	FinishReason string        `json:"finishReason"`
+}
+
+type geminiContent struct {
+	Parts []geminiPart `json:"parts"`
+}
+
+type geminiPart struct {
+	Text         *string             `json:"text"`
+	Thought      bool                `json:"thought"`
+	FunctionCall *geminiFunctionCall `json:"functionCall"`
+}
+
+type geminiFunctionCall struct {
+	ID   string  `json:"id"`
+	Name string  `json:"name"`
+	Args rawJSON `json:"args"`
+}
+
+type geminiUsage struct {
+	PromptTokenCount     int `json:"promptTokenCount"`
+	CandidatesTokenCount int `json:"candidatesTokenCount"`
+	ThoughtsTokenCount   int `json:"thoughtsTokenCount"`
+	TotalTokenCount      int `json:"totalTokenCount"`
+}
+
+type geminiPromptFeedback struct {
+	BlockReason        string `json:"blockReason"`
+	BlockReasonMessage string `json:"blockReasonMessage"`
+}
+
+var geminiChunkFields = []string{"candidates", "usageMetadata", "promptFeedback", "error"}
+
+func (c *geminiChunk) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, geminiChunkFields) {
+		case "candidates":
+			jsonx.Slice(r, &c.Candidates, (*geminiCandidate).read)
+		case "usageMetadata":
+			jsonx.Ptr(r, &c.UsageMetadata, (*geminiUsage).read)
+		case "promptFeedback":
+			jsonx.Ptr(r, &c.PromptFeedback, (*geminiPromptFeedback).read)
+		case "error":
+			jsonx.Ptr(r, &c.Error, (*apiError).read)
+		}
+	})
+}
+
+var geminiCandidateFields = []string{"index", "content", "finishReason"}
+
+func (c *geminiCandidate) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, geminiCandidateFields) {
+		case "index":
+			r.Int(&c.Index)
+		case "content":
+			r.Object(func(key string) {
+				if jsonx.Match(key, geminiContentFields) == "parts" {
+					jsonx.Slice(r, &c.Content.Parts, (*geminiPart).read)
+				}
+			})
+		case "finishReason":
+			r.Str(&c.FinishReason)
+		}
+	})
+}
+
+var geminiContentFields = []string{"parts"}
+
+var geminiPartFields = []string{"text", "thought", "functionCall"}
+
+func (p *geminiPart) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, geminiPartFields) {
+		case "text":
+			r.StrPtr(&p.Text)
+		case "thought":
+			r.Bool(&p.Thought)
+		case "functionCall":
+			jsonx.Ptr(r, &p.FunctionCall, (*geminiFunctionCall).read)
+		}
+	})
+}
+
+var geminiFunctionCallFields = []string{"id", "name", "args"}
+
+func (fc *geminiFunctionCall) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, geminiFunctionCallFields) {
+		case "id":
+			r.Str(&fc.ID)
+		case "name":
+			r.Str(&fc.Name)
+		case "args":
+			fc.Args = rawJSON(r.Raw())
+		}
+	})
+}
+
+var geminiUsageFields = []string{"promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "totalTokenCount"}
+
+func (u *geminiUsage) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, geminiUsageFields) {
+		case "promptTokenCount":
+			r.Int(&u.PromptTokenCount)
+		case "candidatesTokenCount":
+			r.Int(&u.CandidatesTokenCount)
+		case "thoughtsTokenCount":
+			r.Int(&u.ThoughtsTokenCount)
+		case "totalTokenCount":
+			r.Int(&u.TotalTokenCount)
+		}
+	})
+}
+
+var geminiPromptFeedbackFields = []string{"blockReason", "blockReasonMessage"}
+
+func (pf *geminiPromptFeedback) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, geminiPromptFeedbackFields) {
+		case "blockReason":
+			r.Str(&pf.BlockReason)
+		case "blockReasonMessage":
+			r.Str(&pf.BlockReasonMessage)
+		}
+	})
 }
 
 func (d *geminiDecoder) Dialect() string   { return "gemini" }
@@ -57,7 +167,7 @@ func (d *geminiDecoder) Close(emit func(Event)) {
 
 func (d *geminiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	var c geminiChunk
-	if err := unmarshal(ev.Data, &c); err != nil {
+	if err := unmarshal(ev.Data, c.read); err != nil {
 		return err
 	}
 	if c.Error != nil {

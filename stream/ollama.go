@@ -1,9 +1,9 @@
 package stream
 
 import (
-	"encoding/json"
 	"fmt"
 
+	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -17,25 +17,99 @@ type ollamaDecoder struct {
 }
 
 type ollamaChunk struct {
-	Message *struct {
-		Content   string `json:"content"`
-		Thinking  string `json:"thinking"`
-		ToolCalls []struct {
-			ID       string `json:"id"`
-			Function struct {
-				Index     *int            `json:"index"`
-				Name      string          `json:"name"`
-				Arguments json.RawMessage `json:"arguments"`
-			} `json:"function"`
-		} `json:"tool_calls"`
-	} `json:"message"`
-	Response        *string         `json:"response"`
-	Thinking        string          `json:"thinking"`
-	Done            *bool           `json:"done"`
-	DoneReason      string          `json:"done_reason"`
-	PromptEvalCount int             `json:"prompt_eval_count"`
-	EvalCount       int             `json:"eval_count"`
-	Error           json.RawMessage `json:"error"`
+	Message         *ollamaMessage `json:"message"`
+	Response        *string        `json:"response"`
+	Thinking        string         `json:"thinking"`
+	Done            *bool          `json:"done"`
+	DoneReason      string         `json:"done_reason"`
+	PromptEvalCount int            `json:"prompt_eval_count"`
+	EvalCount       int            `json:"eval_count"`
+	Error           rawJSON        `json:"error"`
+}
+
+type ollamaMessage struct {
+	Content   string           `json:"content"`
+	Thinking  string           `json:"thinking"`
+	ToolCalls []ollamaToolCall `json:"tool_calls"`
+}
+
+type ollamaToolCall struct {
+	ID       string         `json:"id"`
+	Function ollamaFunction `json:"function"`
+}
+
+type ollamaFunction struct {
+	Index     *int    `json:"index"`
+	Name      string  `json:"name"`
+	Arguments rawJSON `json:"arguments"`
+}
+
+var ollamaChunkFields = []string{"message", "response", "thinking", "done", "done_reason", "prompt_eval_count", "eval_count", "error"}
+
+func (c *ollamaChunk) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, ollamaChunkFields) {
+		case "message":
+			jsonx.Ptr(r, &c.Message, (*ollamaMessage).read)
+		case "response":
+			r.StrPtr(&c.Response)
+		case "thinking":
+			r.Str(&c.Thinking)
+		case "done":
+			r.BoolPtr(&c.Done)
+		case "done_reason":
+			r.Str(&c.DoneReason)
+		case "prompt_eval_count":
+			r.Int(&c.PromptEvalCount)
+		case "eval_count":
+			r.Int(&c.EvalCount)
+		case "error":
+			c.Error = rawJSON(r.Raw())
+		}
+	})
+}
+
+var ollamaMessageFields = []string{"content", "thinking", "tool_calls"}
+
+func (m *ollamaMessage) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, ollamaMessageFields) {
+		case "content":
+			r.Str(&m.Content)
+		case "thinking":
+			r.Str(&m.Thinking)
+		case "tool_calls":
+			jsonx.Slice(r, &m.ToolCalls, (*ollamaToolCall).read)
+		}
+	})
+}
+
+var ollamaToolCallFields = []string{"id", "function"}
+
+func (tc *ollamaToolCall) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, ollamaToolCallFields) {
+		case "id":
+			r.Str(&tc.ID)
+		case "function":
+			tc.Function.read(r)
+		}
+	})
+}
+
+var ollamaFunctionFields = []string{"index", "name", "arguments"}
+
+func (f *ollamaFunction) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, ollamaFunctionFields) {
+		case "index":
+			r.IntPtr(&f.Index)
+		case "name":
+			r.Str(&f.Name)
+		case "arguments":
+			f.Arguments = rawJSON(r.Raw())
+		}
+	})
 }
 
 func (d *ollamaDecoder) Dialect() string   { return "ollama" }
@@ -44,10 +118,10 @@ func (d *ollamaDecoder) Close(func(Event)) {}
 
 func (d *ollamaDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	var c ollamaChunk
-	if err := unmarshal(ev.Data, &c); err != nil {
+	if err := unmarshal(ev.Data, c.read); err != nil {
 		return err
 	}
-	if len(c.Error) > 0 && string(c.Error) != "null" {
+	if c.Error != "" && c.Error != "null" {
 		emit(Event{Kind: KindError, Err: bareError("ollama", c.Error)})
 		return nil
 	}

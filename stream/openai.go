@@ -1,10 +1,10 @@
 package stream
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -25,36 +25,154 @@ type openTool struct {
 }
 
 type openaiChunk struct {
-	Object  string `json:"object"`
-	Choices []struct {
-		Index int `json:"index"`
-		Delta struct {
-			Content *string `json:"content"`
-			// reasoning_content (DeepSeek, vLLM) and reasoning (OpenRouter,
-			// Ollama's compatibility layer) carry thinking in the same chunk.
-			ReasoningContent string `json:"reasoning_content"`
-			Reasoning        string `json:"reasoning"`
-			Refusal          string `json:"refusal"`
-			ToolCalls        []struct {
-				Index    int    `json:"index"`
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens            int `json:"prompt_tokens"`
-		CompletionTokens        int `json:"completion_tokens"`
-		TotalTokens             int `json:"total_tokens"`
-		CompletionTokensDetails struct {
-			ReasoningTokens int `json:"reasoning_tokens"`
-		} `json:"completion_tokens_details"`
-	} `json:"usage"`
-	Error *apiError `json:"error"`
+	Object  string         `json:"object"`
+	Choices []openaiChoice `json:"choices"`
+	Usage   *openaiUsage   `json:"usage"`
+	Error   *apiError      `json:"error"`
+}
+
+type openaiChoice struct {
+	Index        int         `json:"index"`
+	Delta        openaiDelta `json:"delta"`
+	FinishReason string      `json:"finish_reason"`
+}
+
+type openaiDelta struct {
+	Content *string `json:"content"`
+	// reasoning_content (DeepSeek, vLLM) and reasoning (OpenRouter,
+	// Ollama's compatibility layer) carry thinking in the same chunk.
+	ReasoningContent string           `json:"reasoning_content"`
+	Reasoning        string           `json:"reasoning"`
+	Refusal          string           `json:"refusal"`
+	ToolCalls        []openaiToolCall `json:"tool_calls"`
+}
+
+type openaiToolCall struct {
+	Index    int            `json:"index"`
+	ID       string         `json:"id"`
+	Function openaiFunction `json:"function"`
+}
+
+type openaiFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type openaiUsage struct {
+	PromptTokens            int                 `json:"prompt_tokens"`
+	CompletionTokens        int                 `json:"completion_tokens"`
+	TotalTokens             int                 `json:"total_tokens"`
+	CompletionTokensDetails openaiTokensDetails `json:"completion_tokens_details"`
+}
+
+type openaiTokensDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
+}
+
+var openaiChunkFields = []string{"object", "choices", "usage", "error"}
+
+func (c *openaiChunk) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, openaiChunkFields) {
+		case "object":
+			r.Str(&c.Object)
+		case "choices":
+			jsonx.Slice(r, &c.Choices, (*openaiChoice).read)
+		case "usage":
+			jsonx.Ptr(r, &c.Usage, (*openaiUsage).read)
+		case "error":
+			jsonx.Ptr(r, &c.Error, (*apiError).read)
+		}
+	})
+}
+
+var openaiChoiceFields = []string{"index", "delta", "finish_reason"}
+
+func (ch *openaiChoice) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, openaiChoiceFields) {
+		case "index":
+			r.Int(&ch.Index)
+		case "delta":
+			ch.Delta.read(r)
+		case "finish_reason":
+			r.Str(&ch.FinishReason)
+		}
+	})
+}
+
+var openaiDeltaFields = []string{"content", "reasoning_content", "reasoning", "refusal", "tool_calls"}
+
+func (d *openaiDelta) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, openaiDeltaFields) {
+		case "content":
+			r.StrPtr(&d.Content)
+		case "reasoning_content":
+			r.Str(&d.ReasoningContent)
+		case "reasoning":
+			r.Str(&d.Reasoning)
+		case "refusal":
+			r.Str(&d.Refusal)
+		case "tool_calls":
+			jsonx.Slice(r, &d.ToolCalls, (*openaiToolCall).read)
+		}
+	})
+}
+
+var openaiToolCallFields = []string{"index", "id", "function"}
+
+func (tc *openaiToolCall) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, openaiToolCallFields) {
+		case "index":
+			r.Int(&tc.Index)
+		case "id":
+			r.Str(&tc.ID)
+		case "function":
+			tc.Function.read(r)
+		}
+	})
+}
+
+var openaiFunctionFields = []string{"name", "arguments"}
+
+func (f *openaiFunction) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, openaiFunctionFields) {
+		case "name":
+			r.Str(&f.Name)
+		case "arguments":
+			r.Str(&f.Arguments)
+		}
+	})
+}
+
+var openaiUsageFields = []string{"prompt_tokens", "completion_tokens", "total_tokens", "completion_tokens_details"}
+
+func (u *openaiUsage) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, openaiUsageFields) {
+		case "prompt_tokens":
+			r.Int(&u.PromptTokens)
+		case "completion_tokens":
+			r.Int(&u.CompletionTokens)
+		case "total_tokens":
+			r.Int(&u.TotalTokens)
+		case "completion_tokens_details":
+			u.CompletionTokensDetails.read(r)
+		}
+	})
+}
+
+var openaiTokensDetailsFields = []string{"reasoning_tokens"}
+
+func (t *openaiTokensDetails) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		if jsonx.Match(key, openaiTokensDetailsFields) == "reasoning_tokens" {
+			r.Int(&t.ReasoningTokens)
+		}
+	})
 }
 
 func (d *openaiDecoder) Dialect() string   { return "openai" }
@@ -68,7 +186,7 @@ func (d *openaiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return nil
 	}
 	var c openaiChunk
-	if err := unmarshal(ev.Data, &c); err != nil {
+	if err := unmarshal(ev.Data, c.read); err != nil {
 		return err
 	}
 	if c.Error != nil {
@@ -164,8 +282,21 @@ func (d *openaiDecoder) finishTools(emit func(Event)) {
 type plainDecoder struct{}
 
 type plainChunk struct {
-	Delta *string         `json:"delta"`
-	Error json.RawMessage `json:"error"`
+	Delta *string `json:"delta"`
+	Error rawJSON `json:"error"`
+}
+
+var plainChunkFields = []string{"delta", "error"}
+
+func (c *plainChunk) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, plainChunkFields) {
+		case "delta":
+			r.StrPtr(&c.Delta)
+		case "error":
+			c.Error = rawJSON(r.Raw())
+		}
+	})
 }
 
 func (plainDecoder) Dialect() string   { return "plain" }
@@ -178,11 +309,11 @@ func (plainDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return nil
 	}
 	var c plainChunk
-	if err := unmarshal(ev.Data, &c); err != nil {
+	if err := unmarshal(ev.Data, c.read); err != nil {
 		return err
 	}
 	switch {
-	case len(c.Error) > 0 && string(c.Error) != "null":
+	case c.Error != "" && c.Error != "null":
 		emit(Event{Kind: KindError, Err: bareError("plain", c.Error)})
 	case c.Delta != nil:
 		if *c.Delta != "" {
@@ -196,9 +327,9 @@ func (plainDecoder) Decode(ev sse.Event, emit func(Event)) error {
 
 // bareError reads an "error" value that is either a message string or an
 // error object.
-func bareError(dialect string, raw json.RawMessage) *ProviderError {
+func bareError(dialect string, raw rawJSON) *ProviderError {
 	var obj apiError
-	if json.Unmarshal(raw, &obj) == nil {
+	if jsonx.Decode(string(raw), obj.read) == nil {
 		return obj.provider(dialect)
 	}
 	return &ProviderError{Dialect: dialect, Type: "error", Message: rawString(raw)}

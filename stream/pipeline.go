@@ -2,12 +2,12 @@ package stream
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
 	"strings"
 
+	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -322,9 +322,22 @@ type statusData struct {
 	Message string `json:"message"`
 }
 
+var statusDataFields = []string{"status", "message"}
+
+func (s *statusData) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, statusDataFields) {
+		case "status":
+			r.Str(&s.Status)
+		case "message":
+			r.Str(&s.Message)
+		}
+	})
+}
+
 func (p *Pipeline) status(ev sse.Event) {
 	var s statusData
-	if err := unmarshal(ev.Data, &s); err != nil {
+	if err := unmarshal(ev.Data, s.read); err != nil {
 		p.skipped(ev, p.seq, err)
 		return
 	}
@@ -358,7 +371,7 @@ func (p *Pipeline) Close() error {
 			p.skipped(sse.Event{Type: "message"}, p.seq, fmt.Errorf("%w: an NDJSON line is longer than %d bytes", ErrEventTooLarge, p.maxEvent))
 			clean = false
 		} else if len(bytes.TrimSpace(p.line)) > 0 {
-			if !json.Valid(bytes.TrimSpace(p.line)) {
+			if !jsonx.Valid(string(bytes.TrimSpace(p.line))) {
 				clean = false
 			}
 			p.ndjsonLine(p.line)

@@ -1,10 +1,10 @@
 package stream
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -19,38 +19,146 @@ type responsesDecoder struct {
 }
 
 type responsesEvent struct {
-	Type         string `json:"type"`
-	OutputIndex  int    `json:"output_index"`
-	SummaryIndex int    `json:"summary_index"`
-	Delta        string `json:"delta"`
-	Arguments    string `json:"arguments"`
-	Item         *struct {
-		Type      string `json:"type"`
-		ID        string `json:"id"`
-		CallID    string `json:"call_id"`
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"item"`
-	Response *struct {
-		Status            string    `json:"status"`
-		Error             *apiError `json:"error"`
-		IncompleteDetails *struct {
-			Reason string `json:"reason"`
-		} `json:"incomplete_details"`
-		Usage *struct {
-			InputTokens         int `json:"input_tokens"`
-			OutputTokens        int `json:"output_tokens"`
-			TotalTokens         int `json:"total_tokens"`
-			OutputTokensDetails struct {
-				ReasoningTokens int `json:"reasoning_tokens"`
-			} `json:"output_tokens_details"`
-		} `json:"usage"`
-	} `json:"response"`
+	Type         string             `json:"type"`
+	OutputIndex  int                `json:"output_index"`
+	SummaryIndex int                `json:"summary_index"`
+	Delta        string             `json:"delta"`
+	Arguments    string             `json:"arguments"`
+	Item         *responsesItem     `json:"item"`
+	Response     *responsesResponse `json:"response"`
 	// The top-level "error" event: {"type":"error","code","message","param"}.
-	Code    json.RawMessage `json:"code"`
-	Message string          `json:"message"`
-	Error   *apiError       `json:"error"`
+	Code    rawJSON   `json:"code"`
+	Message string    `json:"message"`
+	Error   *apiError `json:"error"`
 }
+
+type responsesItem struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type responsesResponse struct {
+	Status            string               `json:"status"`
+	Error             *apiError            `json:"error"`
+	IncompleteDetails *responsesIncomplete `json:"incomplete_details"`
+	Usage             *responsesUsage      `json:"usage"`
+}
+
+type responsesIncomplete struct {
+	Reason string `json:"reason"`
+}
+
+type responsesUsage struct {
+	InputTokens         int                    `json:"input_tokens"`
+	OutputTokens        int                    `json:"output_tokens"`
+	TotalTokens         int                    `json:"total_tokens"`
+	OutputTokensDetails responsesTokensDetails `json:"output_tokens_details"`
+}
+
+type responsesTokensDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
+}
+
+var responsesEventFields = []string{"type", "output_index", "summary_index", "delta", "arguments", "item", "response", "code", "message", "error"}
+
+func (e *responsesEvent) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, responsesEventFields) {
+		case "type":
+			r.Str(&e.Type)
+		case "output_index":
+			r.Int(&e.OutputIndex)
+		case "summary_index":
+			r.Int(&e.SummaryIndex)
+		case "delta":
+			r.Str(&e.Delta)
+		case "arguments":
+			r.Str(&e.Arguments)
+		case "item":
+			jsonx.Ptr(r, &e.Item, (*responsesItem).read)
+		case "response":
+			jsonx.Ptr(r, &e.Response, (*responsesResponse).read)
+		case "code":
+			e.Code = rawJSON(r.Raw())
+		case "message":
+			r.Str(&e.Message)
+		case "error":
+			jsonx.Ptr(r, &e.Error, (*apiError).read)
+		}
+	})
+}
+
+var responsesItemFields = []string{"type", "id", "call_id", "name", "arguments"}
+
+func (it *responsesItem) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, responsesItemFields) {
+		case "type":
+			r.Str(&it.Type)
+		case "id":
+			r.Str(&it.ID)
+		case "call_id":
+			r.Str(&it.CallID)
+		case "name":
+			r.Str(&it.Name)
+		case "arguments":
+			r.Str(&it.Arguments)
+		}
+	})
+}
+
+var responsesResponseFields = []string{"status", "error", "incomplete_details", "usage"}
+
+func (rs *responsesResponse) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, responsesResponseFields) {
+		case "status":
+			r.Str(&rs.Status)
+		case "error":
+			jsonx.Ptr(r, &rs.Error, (*apiError).read)
+		case "incomplete_details":
+			jsonx.Ptr(r, &rs.IncompleteDetails, (*responsesIncomplete).read)
+		case "usage":
+			jsonx.Ptr(r, &rs.Usage, (*responsesUsage).read)
+		}
+	})
+}
+
+var responsesIncompleteFields = []string{"reason"}
+
+func (in *responsesIncomplete) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		if jsonx.Match(key, responsesIncompleteFields) == "reason" {
+			r.Str(&in.Reason)
+		}
+	})
+}
+
+var responsesUsageFields = []string{"input_tokens", "output_tokens", "total_tokens", "output_tokens_details"}
+
+func (u *responsesUsage) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, responsesUsageFields) {
+		case "input_tokens":
+			r.Int(&u.InputTokens)
+		case "output_tokens":
+			r.Int(&u.OutputTokens)
+		case "total_tokens":
+			r.Int(&u.TotalTokens)
+		case "output_tokens_details":
+			r.Object(func(key string) {
+				if jsonx.Match(key, responsesTokensDetailsFields) == "reasoning_tokens" {
+					r.Int(&u.OutputTokensDetails.ReasoningTokens)
+				}
+			})
+		}
+	})
+}
+
+var responsesTokensDetailsFields = []string{"reasoning_tokens"}
 
 // responsesIgnored are events that carry nothing the answer needs (their
 // content also arrives as deltas, or they only announce structure).
@@ -68,7 +176,7 @@ func (d *responsesDecoder) Close(func(Event)) {}
 
 func (d *responsesDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	var e responsesEvent
-	if err := unmarshal(ev.Data, &e); err != nil {
+	if err := unmarshal(ev.Data, e.read); err != nil {
 		return err
 	}
 	typ := e.Type
