@@ -1,10 +1,12 @@
 package wasm
 
 import (
-	"encoding/json"
 	"math"
 	"slices"
+	"strconv"
 	"time"
+
+	"github.com/trickle-dev/trickle/internal/jsonx"
 )
 
 // Metrics is what the widget measured about one answer, as the element's
@@ -134,10 +136,38 @@ func (r *Recorder) Snapshot() Metrics {
 	return m
 }
 
-// JSON is the snapshot as a JSON object.
+// JSON is the snapshot as a JSON object, written as encoding/json.Marshal
+// writes the struct (fields in order, named by their json tags), without
+// linking encoding/json into the widget.
 func (m Metrics) JSON() string {
-	b, err := json.Marshal(m)
-	if err != nil { // only floats that are not finite can fail; round2 keeps them finite
+	b := make([]byte, 0, 320)
+	ok := true
+	float := func(name string, f float64) {
+		b = append(b, name...)
+		var fine bool
+		b, fine = jsonx.AppendFloat(b, f)
+		ok = ok && fine
+	}
+	integer := func(name string, n int) {
+		b = append(b, name...)
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	float(`{"ttfb_ms":`, m.TTFB)
+	float(`,"ttft_ms":`, m.TTFT)
+	float(`,"gap_p50_ms":`, m.GapP50)
+	float(`,"gap_p95_ms":`, m.GapP95)
+	integer(`,"tokens":`, m.Tokens)
+	float(`,"tokens_per_s":`, m.TokensPerS)
+	integer(`,"bytes":`, m.Bytes)
+	float(`,"duration_ms":`, m.Duration)
+	b = append(b, `,"buffering":`...)
+	b = jsonx.AppendString(b, m.Buffering)
+	integer(`,"reconnects":`, m.Reconnects)
+	integer(`,"frames":`, m.Frames)
+	float(`,"frame_max_ms":`, m.FrameMax)
+	float(`,"frame_total_ms":`, m.FrameTotal)
+	b = append(b, '}')
+	if !ok { // only floats that are not finite can fail; round2 keeps them finite
 		return "{}"
 	}
 	return string(b)

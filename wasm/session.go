@@ -1,13 +1,13 @@
 package wasm
 
 import (
-	"encoding/json"
 	"errors"
 	"html"
 	"strings"
 	"time"
 
 	"github.com/trickle-dev/trickle/a11y"
+	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/stream"
 )
@@ -313,9 +313,8 @@ func warmSession(policy render.Policy) *Session {
 	s := NewSession(Config{Policy: policy, Now: func() time.Time { return time.Time{} }})
 	var b []byte
 	for i := 0; i < len(warmSample); i += 24 {
-		delta, _ := json.Marshal(warmSample[i:min(len(warmSample), i+24)])
 		b = append(b, `data: {"choices":[{"index":0,"delta":{"content":`...)
-		b = append(b, delta...)
+		b = jsonx.AppendString(b, warmSample[i:min(len(warmSample), i+24)])
 		b = append(b, "}}]}\n\n"...)
 	}
 	b = append(b, "data: [DONE]\n\n"...)
