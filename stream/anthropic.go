@@ -69,15 +69,25 @@ func (e *anthropicEvent) read(r *jsonx.Reader) {
 		case "index":
 			r.Int(&e.Index)
 		case "message":
-			jsonx.Ptr(r, &e.Message, (*anthropicMessage).read)
+			if jsonx.Ptr(r, &e.Message) {
+				e.Message.read(r)
+			}
 		case "content_block":
-			jsonx.Ptr(r, &e.ContentBlock, (*anthropicContentBlock).read)
+			if jsonx.Ptr(r, &e.ContentBlock) {
+				e.ContentBlock.read(r)
+			}
 		case "delta":
-			jsonx.Ptr(r, &e.Delta, (*anthropicDelta).read)
+			if jsonx.Ptr(r, &e.Delta) {
+				e.Delta.read(r)
+			}
 		case "usage":
-			jsonx.Ptr(r, &e.Usage, (*anthropicUsage).read)
+			if jsonx.Ptr(r, &e.Usage) {
+				e.Usage.read(r)
+			}
 		case "error":
-			jsonx.Ptr(r, &e.Error, (*apiError).read)
+			if jsonx.Ptr(r, &e.Error) {
+				e.Error.read(r)
+			}
 		}
 	})
 }
@@ -87,7 +97,9 @@ var anthropicMessageFields = []string{"usage"}
 func (m *anthropicMessage) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
 		if jsonx.Match(key, anthropicMessageFields) == "usage" {
-			jsonx.Ptr(r, &m.Usage, (*anthropicUsage).read)
+			if jsonx.Ptr(r, &m.Usage) {
+				m.Usage.read(r)
+			}
 		}
 	})
 }
@@ -151,7 +163,12 @@ func (d *anthropicDecoder) Close(func(Event)) {}
 
 func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	var e anthropicEvent
-	if err := unmarshal(ev.Data, e.read); err != nil {
+	r, err := jsonx.NewReader(ev.Data)
+	if err == nil {
+		e.read(&r)
+		err = r.Err()
+	}
+	if err := eventError(err); err != nil {
 		return err
 	}
 	typ := e.Type

@@ -71,7 +71,18 @@ func NewDecoder(dialect string) (Decoder, error) {
 // structs keep their json tags: they document the wire names, and the
 // tests decode the same structs with encoding/json as the oracle.
 func unmarshal(data string, read func(r *jsonx.Reader)) error {
-	err := jsonx.Decode(data, read)
+	r, err := jsonx.NewReader(data)
+	if err == nil {
+		read(&r)
+		err = r.Err()
+	}
+	return eventError(err)
+}
+
+// eventError sorts what jsonx returned into ErrBadJSON and ErrUnknownEvent.
+// The hot decoders call jsonx.NewReader and their read method directly,
+// rather than unmarshal, so the Reader stays on the stack.
+func eventError(err error) error {
 	if err == nil {
 		return nil
 	}

@@ -64,13 +64,19 @@ func (c *geminiChunk) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
 		switch jsonx.Match(key, geminiChunkFields) {
 		case "candidates":
-			jsonx.Slice(r, &c.Candidates, (*geminiCandidate).read)
+			jsonx.Slice(r, &c.Candidates, func(v *geminiCandidate) { v.read(r) })
 		case "usageMetadata":
-			jsonx.Ptr(r, &c.UsageMetadata, (*geminiUsage).read)
+			if jsonx.Ptr(r, &c.UsageMetadata) {
+				c.UsageMetadata.read(r)
+			}
 		case "promptFeedback":
-			jsonx.Ptr(r, &c.PromptFeedback, (*geminiPromptFeedback).read)
+			if jsonx.Ptr(r, &c.PromptFeedback) {
+				c.PromptFeedback.read(r)
+			}
 		case "error":
-			jsonx.Ptr(r, &c.Error, (*apiError).read)
+			if jsonx.Ptr(r, &c.Error) {
+				c.Error.read(r)
+			}
 		}
 	})
 }
@@ -85,7 +91,7 @@ func (c *geminiCandidate) read(r *jsonx.Reader) {
 		case "content":
 			r.Object(func(key string) {
 				if jsonx.Match(key, geminiContentFields) == "parts" {
-					jsonx.Slice(r, &c.Content.Parts, (*geminiPart).read)
+					jsonx.Slice(r, &c.Content.Parts, func(v *geminiPart) { v.read(r) })
 				}
 			})
 		case "finishReason":
@@ -106,7 +112,9 @@ func (p *geminiPart) read(r *jsonx.Reader) {
 		case "thought":
 			r.Bool(&p.Thought)
 		case "functionCall":
-			jsonx.Ptr(r, &p.FunctionCall, (*geminiFunctionCall).read)
+			if jsonx.Ptr(r, &p.FunctionCall) {
+				p.FunctionCall.read(r)
+			}
 		}
 	})
 }
@@ -167,7 +175,12 @@ func (d *geminiDecoder) Close(emit func(Event)) {
 
 func (d *geminiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	var c geminiChunk
-	if err := unmarshal(ev.Data, c.read); err != nil {
+	r, err := jsonx.NewReader(ev.Data)
+	if err == nil {
+		c.read(&r)
+		err = r.Err()
+	}
+	if err := eventError(err); err != nil {
 		return err
 	}
 	if c.Error != nil {

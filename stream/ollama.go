@@ -50,7 +50,9 @@ func (c *ollamaChunk) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
 		switch jsonx.Match(key, ollamaChunkFields) {
 		case "message":
-			jsonx.Ptr(r, &c.Message, (*ollamaMessage).read)
+			if jsonx.Ptr(r, &c.Message) {
+				c.Message.read(r)
+			}
 		case "response":
 			r.StrPtr(&c.Response)
 		case "thinking":
@@ -79,7 +81,7 @@ func (m *ollamaMessage) read(r *jsonx.Reader) {
 		case "thinking":
 			r.Str(&m.Thinking)
 		case "tool_calls":
-			jsonx.Slice(r, &m.ToolCalls, (*ollamaToolCall).read)
+			jsonx.Slice(r, &m.ToolCalls, func(v *ollamaToolCall) { v.read(r) })
 		}
 	})
 }
@@ -118,7 +120,12 @@ func (d *ollamaDecoder) Close(func(Event)) {}
 
 func (d *ollamaDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	var c ollamaChunk
-	if err := unmarshal(ev.Data, c.read); err != nil {
+	r, err := jsonx.NewReader(ev.Data)
+	if err == nil {
+		c.read(&r)
+		err = r.Err()
+	}
+	if err := eventError(err); err != nil {
 		return err
 	}
 	if c.Error != "" && c.Error != "null" {

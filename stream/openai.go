@@ -77,11 +77,15 @@ func (c *openaiChunk) read(r *jsonx.Reader) {
 		case "object":
 			r.Str(&c.Object)
 		case "choices":
-			jsonx.Slice(r, &c.Choices, (*openaiChoice).read)
+			jsonx.Slice(r, &c.Choices, func(v *openaiChoice) { v.read(r) })
 		case "usage":
-			jsonx.Ptr(r, &c.Usage, (*openaiUsage).read)
+			if jsonx.Ptr(r, &c.Usage) {
+				c.Usage.read(r)
+			}
 		case "error":
-			jsonx.Ptr(r, &c.Error, (*apiError).read)
+			if jsonx.Ptr(r, &c.Error) {
+				c.Error.read(r)
+			}
 		}
 	})
 }
@@ -115,7 +119,7 @@ func (d *openaiDelta) read(r *jsonx.Reader) {
 		case "refusal":
 			r.Str(&d.Refusal)
 		case "tool_calls":
-			jsonx.Slice(r, &d.ToolCalls, (*openaiToolCall).read)
+			jsonx.Slice(r, &d.ToolCalls, func(v *openaiToolCall) { v.read(r) })
 		}
 	})
 }
@@ -186,7 +190,12 @@ func (d *openaiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return nil
 	}
 	var c openaiChunk
-	if err := unmarshal(ev.Data, c.read); err != nil {
+	r, err := jsonx.NewReader(ev.Data)
+	if err == nil {
+		c.read(&r)
+		err = r.Err()
+	}
+	if err := eventError(err); err != nil {
 		return err
 	}
 	if c.Error != nil {

@@ -78,15 +78,21 @@ func (e *responsesEvent) read(r *jsonx.Reader) {
 		case "arguments":
 			r.Str(&e.Arguments)
 		case "item":
-			jsonx.Ptr(r, &e.Item, (*responsesItem).read)
+			if jsonx.Ptr(r, &e.Item) {
+				e.Item.read(r)
+			}
 		case "response":
-			jsonx.Ptr(r, &e.Response, (*responsesResponse).read)
+			if jsonx.Ptr(r, &e.Response) {
+				e.Response.read(r)
+			}
 		case "code":
 			e.Code = rawJSON(r.Raw())
 		case "message":
 			r.Str(&e.Message)
 		case "error":
-			jsonx.Ptr(r, &e.Error, (*apiError).read)
+			if jsonx.Ptr(r, &e.Error) {
+				e.Error.read(r)
+			}
 		}
 	})
 }
@@ -118,11 +124,17 @@ func (rs *responsesResponse) read(r *jsonx.Reader) {
 		case "status":
 			r.Str(&rs.Status)
 		case "error":
-			jsonx.Ptr(r, &rs.Error, (*apiError).read)
+			if jsonx.Ptr(r, &rs.Error) {
+				rs.Error.read(r)
+			}
 		case "incomplete_details":
-			jsonx.Ptr(r, &rs.IncompleteDetails, (*responsesIncomplete).read)
+			if jsonx.Ptr(r, &rs.IncompleteDetails) {
+				rs.IncompleteDetails.read(r)
+			}
 		case "usage":
-			jsonx.Ptr(r, &rs.Usage, (*responsesUsage).read)
+			if jsonx.Ptr(r, &rs.Usage) {
+				rs.Usage.read(r)
+			}
 		}
 	})
 }
@@ -176,7 +188,12 @@ func (d *responsesDecoder) Close(func(Event)) {}
 
 func (d *responsesDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	var e responsesEvent
-	if err := unmarshal(ev.Data, e.read); err != nil {
+	r, err := jsonx.NewReader(ev.Data)
+	if err == nil {
+		e.read(&r)
+		err = r.Err()
+	}
+	if err := eventError(err); err != nil {
 		return err
 	}
 	typ := e.Type

@@ -131,14 +131,16 @@ func (s *shape) read(r *jsonx.Reader) {
 		case "raw":
 			s.Raw = raw(r.Raw())
 		case "inner":
-			jsonx.Ptr(r, &s.Inner, (*shape).read)
+			if jsonx.Ptr(r, &s.Inner) {
+				s.Inner.read(r)
+			}
 		case "value":
 			s.Value.read(r)
 		case "list":
-			jsonx.Slice(r, &s.List, (*inner).read)
+			jsonx.Slice(r, &s.List, func(v *inner) { v.read(r) })
 		case "nested":
-			jsonx.Slice(r, &s.Nested, func(v *[]int2, r *jsonx.Reader) {
-				jsonx.Slice(r, v, func(n *int2, r *jsonx.Reader) {
+			jsonx.Slice(r, &s.Nested, func(v *[]int2) {
+				jsonx.Slice(r, v, func(n *int2) {
 					r.Object(func(key string) {
 						if jsonx.Match(key, []string{"n"}) == "n" {
 							r.Int(&n.N)

@@ -54,13 +54,26 @@ type Reader struct {
 // top-level value. It returns a *SyntaxError for input that is not JSON
 // (read is not called), else the first *TypeError read met, else nil.
 func Decode(s string, read func(r *Reader)) error {
-	if err := Validate(s); err != nil {
+	r, err := NewReader(s)
+	if err != nil {
 		return err
 	}
-	r := Reader{s: s}
 	read(&r)
 	return r.err
 }
+
+// NewReader validates s and returns a Reader at its top-level value, or a
+// *SyntaxError. Unlike Decode, it lets a hot path keep the Reader on its
+// stack: read with direct method calls, then ask Err.
+func NewReader(s string) (Reader, error) {
+	if err := Validate(s); err != nil {
+		return Reader{}, err
+	}
+	return Reader{s: s}, nil
+}
+
+// Err is the first *TypeError the reader met, or nil.
+func (r *Reader) Err() error { return r.err }
 
 // Kind is the kind of the next value.
 func (r *Reader) Kind() Kind {
@@ -335,25 +348,29 @@ func (r *Reader) Array(elem func(i int)) bool {
 	}
 }
 
-// Ptr reads an object into *dst through read, allocating *dst if it is nil
-// and reusing it otherwise (so a repeated key merges, as in encoding/json);
-// null sets *dst to nil.
-func Ptr[T any](r *Reader, dst **T, read func(v *T, r *Reader)) {
+// Ptr prepares a pointer field for the next value as encoding/json
+// does: null sets *dst to nil and Ptr returns false; otherwise *dst is
+// allocated if it is nil and reused if not (so a repeated key merges) and
+// Ptr returns true for the caller to read the value into it. (A callback
+// would make the Reader escape to the heap.)
+func Ptr[T any](r *Reader, dst **T) bool {
 	if r.Null() {
 		*dst = nil
-		return
+		return false
 	}
 	if *dst == nil {
 		*dst = new(T)
 	}
-	read(*dst, r)
+	return true
 }
 
-// Slice reads an array into *dst through read, element by element, with
+// Slice reads an array into *dst through read, element by element (read
+// captures the Reader rather than being handed it, which keeps the Reader
+// on the caller's stack), with
 // encoding/json's rules: elements already there are read into (not
 // zeroed), the slice ends up as long as the array, an empty array gives an
 // empty non-nil slice and null gives nil.
-func Slice[T any](r *Reader, dst *[]T, read func(v *T, r *Reader)) {
+func Slice[T any](r *Reader, dst *[]T, read func(v *T)) {
 	if r.Null() {
 		*dst = nil
 		return
@@ -370,7 +387,7 @@ func Slice[T any](r *Reader, dst *[]T, read func(v *T, r *Reader)) {
 			s = append(s, zero)
 		}
 		*dst = s
-		read(&s[i], r)
+		read(&s[i])
 		n = i + 1
 	}) {
 		return
