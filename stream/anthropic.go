@@ -69,25 +69,15 @@ func (e *anthropicEvent) read(r *jsonx.Reader) {
 		case "index":
 			r.Int(&e.Index)
 		case "message":
-			if jsonx.Ptr(r, &e.Message) {
-				e.Message.read(r)
-			}
+			readObject(r, &e.Message)
 		case "content_block":
-			if jsonx.Ptr(r, &e.ContentBlock) {
-				e.ContentBlock.read(r)
-			}
+			readObject(r, &e.ContentBlock)
 		case "delta":
-			if jsonx.Ptr(r, &e.Delta) {
-				e.Delta.read(r)
-			}
+			readObject(r, &e.Delta)
 		case "usage":
-			if jsonx.Ptr(r, &e.Usage) {
-				e.Usage.read(r)
-			}
+			readObject(r, &e.Usage)
 		case "error":
-			if jsonx.Ptr(r, &e.Error) {
-				e.Error.read(r)
-			}
+			readObject(r, &e.Error)
 		}
 	})
 }
@@ -97,9 +87,7 @@ var anthropicMessageFields = []string{"usage"}
 func (m *anthropicMessage) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
 		if jsonx.Match(key, anthropicMessageFields) == "usage" {
-			if jsonx.Ptr(r, &m.Usage) {
-				m.Usage.read(r)
-			}
+			readObject(r, &m.Usage)
 		}
 	})
 }

@@ -79,6 +79,21 @@ func unmarshal(data string, read func(r *jsonx.Reader)) error {
 	return eventError(err)
 }
 
+// object is a payload type that reads itself from a jsonx.Reader.
+type object[T any] interface {
+	*T
+	read(r *jsonx.Reader)
+}
+
+// readObject reads an object (or null) into the pointer field *dst the way
+// encoding/json fills a pointer: null leaves it nil, an object is read into
+// the existing value or a new one.
+func readObject[T any, P object[T]](r *jsonx.Reader, dst **T) {
+	if jsonx.Ptr(r, dst) {
+		P(*dst).read(r)
+	}
+}
+
 // eventError sorts what jsonx returned into ErrBadJSON and ErrUnknownEvent.
 // The hot decoders call jsonx.NewReader and their read method directly,
 // rather than unmarshal, so the Reader stays on the stack.

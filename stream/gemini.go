@@ -66,17 +66,11 @@ func (c *geminiChunk) read(r *jsonx.Reader) {
 		case "candidates":
 			jsonx.Slice(r, &c.Candidates, func(v *geminiCandidate) { v.read(r) })
 		case "usageMetadata":
-			if jsonx.Ptr(r, &c.UsageMetadata) {
-				c.UsageMetadata.read(r)
-			}
+			readObject(r, &c.UsageMetadata)
 		case "promptFeedback":
-			if jsonx.Ptr(r, &c.PromptFeedback) {
-				c.PromptFeedback.read(r)
-			}
+			readObject(r, &c.PromptFeedback)
 		case "error":
-			if jsonx.Ptr(r, &c.Error) {
-				c.Error.read(r)
-			}
+			readObject(r, &c.Error)
 		}
 	})
 }
@@ -112,9 +106,7 @@ func (p *geminiPart) read(r *jsonx.Reader) {
 		case "thought":
 			r.Bool(&p.Thought)
 		case "functionCall":
-			if jsonx.Ptr(r, &p.FunctionCall) {
-				p.FunctionCall.read(r)
-			}
+			readObject(r, &p.FunctionCall)
 		}
 	})
 }

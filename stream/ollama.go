@@ -50,9 +50,7 @@ func (c *ollamaChunk) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
 		switch jsonx.Match(key, ollamaChunkFields) {
 		case "message":
-			if jsonx.Ptr(r, &c.Message) {
-				c.Message.read(r)
-			}
+			readObject(r, &c.Message)
 		case "response":
 			r.StrPtr(&c.Response)
 		case "thinking":

@@ -79,13 +79,9 @@ func (c *openaiChunk) read(r *jsonx.Reader) {
 		case "choices":
 			jsonx.Slice(r, &c.Choices, func(v *openaiChoice) { v.read(r) })
 		case "usage":
-			if jsonx.Ptr(r, &c.Usage) {
-				c.Usage.read(r)
-			}
+			readObject(r, &c.Usage)
 		case "error":
-			if jsonx.Ptr(r, &c.Error) {
-				c.Error.read(r)
-			}
+			readObject(r, &c.Error)
 		}
 	})
 }

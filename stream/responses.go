@@ -78,21 +78,15 @@ func (e *responsesEvent) read(r *jsonx.Reader) {
 		case "arguments":
 			r.Str(&e.Arguments)
 		case "item":
-			if jsonx.Ptr(r, &e.Item) {
-				e.Item.read(r)
-			}
+			readObject(r, &e.Item)
 		case "response":
-			if jsonx.Ptr(r, &e.Response) {
-				e.Response.read(r)
-			}
+			readObject(r, &e.Response)
 		case "code":
 			e.Code = rawJSON(r.Raw())
 		case "message":
 			r.Str(&e.Message)
 		case "error":
-			if jsonx.Ptr(r, &e.Error) {
-				e.Error.read(r)
-			}
+			readObject(r, &e.Error)
 		}
 	})
 }
@@ -124,17 +118,11 @@ func (rs *responsesResponse) read(r *jsonx.Reader) {
 		case "status":
 			r.Str(&rs.Status)
 		case "error":
-			if jsonx.Ptr(r, &rs.Error) {
-				rs.Error.read(r)
-			}
+			readObject(r, &rs.Error)
 		case "incomplete_details":
-			if jsonx.Ptr(r, &rs.IncompleteDetails) {
-				rs.IncompleteDetails.read(r)
-			}
+			readObject(r, &rs.IncompleteDetails)
 		case "usage":
-			if jsonx.Ptr(r, &rs.Usage) {
-				rs.Usage.read(r)
-			}
+			readObject(r, &rs.Usage)
 		}
 	})
 }
