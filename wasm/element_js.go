@@ -8,6 +8,7 @@ import (
 	"html"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"syscall/js"
@@ -75,6 +76,7 @@ const (
 	mAsk                              // ask()/stream()/retry() from the page
 	mStop                             // stop() or the Stop of a new ask
 	mJump                             // the "jump to latest" button
+	mResize                           // the answer's parts changed size (after layout)
 )
 
 type msg struct {
@@ -118,13 +120,22 @@ type element struct {
 	attempt  int // resume attempts so far for this drop
 
 	framePending bool
-	frameSeq     int // the current frame request, for its fallback timer
+	frameSeq     int          // the current frame request, for its fallback timer
+	frameTimer   *time.Timer  // that fallback timer, reused and stopped when the frame comes (one per frame would wake Go 60 times a second)
+	fallbackSeq  atomic.Int64 // frameSeq, for the timer's goroutine
 	follow       bool
 	jumpShown    bool
 	announceAt   time.Time
 
-	frameFn, scrollFn, jumpFn, retryFn js.Func
-	handle                             js.Value
+	frameFn, scrollFn, jumpFn, retryFn, resizeFn js.Func
+	handle                                       js.Value
+	document                                     js.Value
+	// resizes reports, after the browser's own layout, that the answer
+	// grew: following it from there reads scrollHeight for free, where
+	// reading it right after the frame's DOM writes would force a
+	// synchronous style and layout inside the frame. Undefined where
+	// ResizeObserver is missing (the frame then scrolls itself).
+	resizes js.Value
 }
 
 func attach(el js.Value) js.Value {
@@ -149,6 +160,16 @@ func attach(el js.Value) js.Value {
 	e.frameFn = js.FuncOf(func(js.Value, []js.Value) any { send(msg{kind: mFrame}); return nil })
 	e.scrollFn = js.FuncOf(func(js.Value, []js.Value) any { send(msg{kind: mScroll}); return nil })
 	e.jumpFn = js.FuncOf(func(js.Value, []js.Value) any { send(msg{kind: mJump}); return nil })
+	e.resizeFn = js.FuncOf(func(js.Value, []js.Value) any { send(msg{kind: mResize}); return nil })
+	e.document = js.Global().Get("document")
+	if ro := js.Global().Get("ResizeObserver"); ro.Type() == js.TypeFunction {
+		e.resizes = ro.New(e.resizeFn)
+		for _, part := range []js.Value{e.content, e.thinking, e.tools} {
+			if part.Truthy() {
+				e.resizes.Call("observe", part)
+			}
+		}
+	}
 	e.retryFn = js.FuncOf(func(js.Value, []js.Value) any {
 		if e.req != nil {
 			r := *e.req
@@ -353,6 +374,9 @@ func (e *element) dispatchMsg(m msg) {
 			return // the animation frame came before its fallback timer
 		}
 		e.framePending = false
+		if e.frameTimer != nil {
+			e.frameTimer.Stop()
+		}
 		e.frame()
 	case mRetryTimer:
 		if m.conn == e.connGen && e.conn == nil && !e.sess.Ended() {
@@ -365,6 +389,10 @@ func (e *element) dispatchMsg(m msg) {
 		e.follow = e.atBottom()
 		if e.follow {
 			e.showJump(false)
+		}
+	case mResize:
+		if e.follow {
+			e.scrollToEnd()
 		}
 	case mJump:
 		e.follow = true
@@ -607,7 +635,7 @@ func (e *element) requestFrame() {
 		return
 	}
 	e.framePending = true
-	if js.Global().Get("document").Get("hidden").Bool() {
+	if e.document.Get("hidden").Bool() {
 		time.AfterFunc(50*time.Millisecond, func() { e.msgs <- msg{kind: mFrame} })
 		return
 	}
@@ -616,8 +644,12 @@ func (e *element) requestFrame() {
 	// shown again; the answer (and the promise of ask) must still end. The
 	// timer only stands in for this request's frame, never a later one.
 	e.frameSeq++
-	seq := e.frameSeq
-	time.AfterFunc(250*time.Millisecond, func() { e.msgs <- msg{kind: mFrame, conn: seq} })
+	e.fallbackSeq.Store(int64(e.frameSeq))
+	if e.frameTimer == nil {
+		e.frameTimer = time.AfterFunc(250*time.Millisecond, func() { e.msgs <- msg{kind: mFrame, conn: int(e.fallbackSeq.Load())} })
+		return
+	}
+	e.frameTimer.Reset(250 * time.Millisecond)
 }
 
 // frame applies one Patch: the settled HTML before the tail and the tail's
@@ -664,7 +696,12 @@ func (e *element) frame() {
 	}
 	if grew {
 		if e.follow {
-			e.scrollToEnd()
+			// The final frame scrolls at once, so the answer is in view
+			// when ask() resolves; the others leave it to the resize
+			// observer, after the browser's layout.
+			if p.Final || e.resizes.IsUndefined() {
+				e.scrollToEnd()
+			}
 		} else {
 			e.showJump(true)
 		}
