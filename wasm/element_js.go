@@ -391,7 +391,10 @@ func (e *element) dispatchMsg(m msg) {
 			e.showJump(false)
 		}
 	case mResize:
-		if e.follow {
+		// Only while the answer streams: once it ended, the final frame
+		// has scrolled, and a reader opening the thinking panel is not
+		// moved.
+		if e.follow && e.req != nil && !e.sess.Ended() {
 			e.scrollToEnd()
 		}
 	case mJump:
