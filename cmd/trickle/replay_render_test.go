@@ -118,9 +118,7 @@ func TestReplayAnnounceOffSaysOnlyTheStatus(t *testing.T) {
 
 func TestReplayOfALongAnswerRendersAndAnnouncesIt(t *testing.T) {
 	md, err := os.ReadFile("../../relay/sim/answers/sample-20k.md")
-	if err != nil {
-		t.Skip("the relay's canned answer is not there:", err)
-	}
+	require.NoError(t, err, "the relay's canned answer is part of the repository")
 	// A plain stream of ~4-byte tokens, as a model would send it.
 	var b strings.Builder
 	text := string(md)

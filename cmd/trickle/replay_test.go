@@ -184,9 +184,7 @@ func TestReplayUsageErrors(t *testing.T) {
 // Ollama's lines carried as SSE events.
 func TestReplayOfTheRelaysStreamsGivesItsCannedAnswer(t *testing.T) {
 	want, err := os.ReadFile("../../relay/sim/answers/short.md")
-	if err != nil {
-		t.Skip("the relay's canned answer is not there:", err)
-	}
+	require.NoError(t, err, "the relay's canned answer is part of the repository")
 	for _, d := range []string{"anthropic", "ollama", "gemini", "responses"} {
 		t.Run(d, func(t *testing.T) {
 			f := filepath.Join("testdata", "relay-"+d+".sse")
