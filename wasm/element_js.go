@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,12 +41,17 @@ func Boot() {
 	} else {
 		js.Global().Call("setTimeout", idle, 50)
 	}
-	js.Global().Call("__trickleBoot", api)
+	dom = js.Global().Call("__trickleBoot", api)
 	<-warm
 	idle.Release()
 	warmUp()
 	select {}
 }
+
+// dom is the loader's DOM helpers (trickle.js): patchAnswer applies a
+// frame's change to the answer in one call from Go, where doing it from Go
+// would cross into JavaScript for every node on the way.
+var dom js.Value
 
 var warmOnce sync.Once
 
@@ -668,11 +674,15 @@ func (e *element) frame() {
 		return
 	}
 	grew := p.Append != "" || p.TailChanged || p.Thinking != "" || p.ToolsChanged
-	if p.Append != "" {
-		e.tail.Call("insertAdjacentHTML", "beforebegin", p.Append)
-	}
-	if p.TailChanged {
-		e.tail.Set("innerHTML", p.Tail)
+	if p.Append != "" || p.TailChanged || p.Final {
+		// One call for the answer: settled HTML before the tail, then the
+		// tail's patch (keep -1: unchanged), or the tail removed when final.
+		tp := p.TailPatch
+		keep := -1
+		if p.TailChanged {
+			keep = tp.Keep
+		}
+		dom.Call("patchAnswer", e.tail, p.Append, pathString(tp.Path), keep, tp.Text, tp.HTML, p.Final)
 	}
 	if p.Thinking != "" {
 		e.thinking.Set("hidden", false)
@@ -694,9 +704,6 @@ func (e *element) frame() {
 	if p.StatusChanged {
 		e.status.Set("textContent", p.Status)
 	}
-	if p.Final {
-		e.tail.Call("remove")
-	}
 	if grew {
 		if e.follow {
 			// The final frame scrolls at once, so the answer is in view
@@ -717,6 +724,21 @@ func (e *element) frame() {
 	if !p.Final && e.sess.Dirty() {
 		e.requestFrame()
 	}
+}
+
+// pathString writes a TailPatch path as patchAnswer reads it: "2,0,5".
+func pathString(path []int) string {
+	if len(path) == 0 {
+		return ""
+	}
+	b := make([]byte, 0, 4*len(path))
+	for i, n := range path {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	return string(b)
 }
 
 func (e *element) scheduleAnnouncer() {

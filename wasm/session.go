@@ -28,13 +28,17 @@ type Config struct {
 
 // Patch is everything one frame changes on screen, in the order the DOM
 // layer applies it. The DOM layer makes one call per non-empty field and
-// nothing else; Append and Tail are the answer itself (at most two calls).
+// nothing else; Append and TailPatch are the answer itself, applied in one
+// call.
 type Patch struct {
 	// Append is newly settled HTML, inserted once before the live tail.
 	Append string
-	// Tail replaces the live tail's HTML when TailChanged.
+	// Tail is the live tail's new HTML when TailChanged, and TailPatch the
+	// DOM work that turns the tail on screen into it (render.DiffTail): a
+	// growing paragraph only gets its new words.
 	Tail        string
 	TailChanged bool
+	TailPatch   render.TailPatch
 	// Thinking is new reasoning text to append to the thinking panel.
 	Thinking string
 	// Tools replaces the tool-call panel's HTML when ToolsChanged.
@@ -241,6 +245,7 @@ func (s *Session) Frame() Patch {
 func (s *Session) apply(p *Patch, f render.Frame) {
 	p.Append += f.Append
 	if f.Tail != s.tail {
+		p.TailPatch = render.DiffTail(s.tail, f.Tail)
 		s.tail, p.Tail, p.TailChanged = f.Tail, f.Tail, true
 	}
 	s.ann.Frame(f.Settled, f.TailBlocks, f.Final)

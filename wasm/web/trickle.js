@@ -12,6 +12,33 @@ const CSS = new URL("__TRICKLE_CSS__", import.meta.url);
 
 let booting = null;
 
+// DOM helpers Go calls with one crossing where doing the same from Go would
+// take one per node. They decide nothing: Go computes every change.
+const DOM = {
+  // patchAnswer applies one frame to the answer: the newly settled HTML
+  // before the live tail, then the tail's patch (render.TailPatch: follow
+  // path, keep the first `keep` child nodes, extend the last one's text,
+  // insert html at the end; keep -1: the tail did not change), or, on the
+  // final frame, the tail goes.
+  patchAnswer(tail, settled, path, keep, text, html, final) {
+    if (settled) tail.insertAdjacentHTML("beforebegin", settled);
+    if (final) {
+      tail.remove();
+      return;
+    }
+    if (keep < 0) return;
+    let el = tail;
+    if (path) for (const i of path.split(",")) el = el.childNodes[+i];
+    if (keep === 0) {
+      el.innerHTML = html;
+      return;
+    }
+    while (el.childNodes.length > keep) el.lastChild.remove();
+    if (text) el.lastChild.appendData(text);
+    if (html) el.insertAdjacentHTML("beforeend", html);
+  },
+};
+
 // boot loads wasm_exec.js (from the toolchain that built the .wasm) and the
 // widget once per page, and resolves to the Go side's API object.
 function boot() {
@@ -19,7 +46,11 @@ function boot() {
     await import(WASM_EXEC.href);
     const go = new globalThis.Go();
     const api = new Promise((resolve) => {
-      globalThis.__trickleBoot = resolve;
+      // Go calls this once with its API and gets the DOM helpers back.
+      globalThis.__trickleBoot = (goApi) => {
+        resolve(goApi);
+        return DOM;
+      };
     });
     let result;
     try {
