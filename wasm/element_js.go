@@ -78,11 +78,8 @@ const (
 	mFrame                            // an animation frame (or trickle.js's timer standing in for one)
 	mRetryTimer                       // time to resume a dropped connection
 	mAnnounceTimer                    // the announcer has something due
-	mScroll                           // the reader scrolled
 	mAsk                              // ask()/stream()/retry() from the page
 	mStop                             // stop() or the Stop of a new ask
-	mJump                             // the "jump to latest" button
-	mResize                           // the answer's parts changed size (after layout)
 )
 
 type msg struct {
@@ -130,25 +127,24 @@ type element struct {
 	schedule   js.Value
 	buf        []byte       // the last inbox batch, reused
 	chunks     []inboxChunk // its chunks, reused
-	follow     bool
-	jumpShown  bool
 	announceAt time.Time
 
-	frameFn, scrollFn, jumpFn, retryFn, resizeFn js.Func
-	handle                                       js.Value
-	// resizes reports, after the browser's own layout, that the answer
-	// grew: following it from there reads scrollHeight for free, where
-	// reading it right after the frame's DOM writes would force a
-	// synchronous style and layout inside the frame. Undefined where
-	// ResizeObserver is missing (the frame then scrolls itself).
-	resizes js.Value
+	// follower keeps the answer in view while the reader is at the bottom
+	// (trickle.js's follow: scroll events and resizes never enter Go);
+	// observes is false where ResizeObserver is missing, and then every
+	// frame that grew tells it.
+	follower js.Value
+	observes bool
+
+	frameFn, retryFn js.Func
+	handle           js.Value
 }
 
 func attach(el js.Value) js.Value {
 	q := func(part string) js.Value {
 		return el.Call("querySelector", `:scope > [data-trickle="`+part+`"], :scope [data-trickle="`+part+`"]`)
 	}
-	e := &element{el: el, msgs: make(chan msg, 1024), follow: true}
+	e := &element{el: el, msgs: make(chan msg, 1024)}
 	e.content, e.thinking, e.thinkingText = q("content"), q("thinking"), q("thinking-text")
 	e.tools, e.notice, e.noticeText = q("tools"), q("notice"), q("notice-text")
 	e.retryBtn, e.jump, e.metricsDL = q("retry"), q("jump"), q("metrics")
@@ -165,17 +161,9 @@ func attach(el js.Value) js.Value {
 	}
 	e.frameFn = js.FuncOf(func(js.Value, []js.Value) any { send(msg{kind: mFrame}); return nil })
 	e.schedule = browser.Call("frames", e.frameFn)
-	e.scrollFn = js.FuncOf(func(js.Value, []js.Value) any { send(msg{kind: mScroll}); return nil })
-	e.jumpFn = js.FuncOf(func(js.Value, []js.Value) any { send(msg{kind: mJump}); return nil })
-	e.resizeFn = js.FuncOf(func(js.Value, []js.Value) any { send(msg{kind: mResize}); return nil })
-	if ro := js.Global().Get("ResizeObserver"); ro.Type() == js.TypeFunction {
-		e.resizes = ro.New(e.resizeFn)
-		for _, part := range []js.Value{e.content, e.thinking, e.tools} {
-			if part.Truthy() {
-				e.resizes.Call("observe", part)
-			}
-		}
-	}
+	parts := js.Global().Get("Array").New(e.content, e.thinking, e.tools)
+	e.follower = browser.Call("follow", el, e.jump, parts)
+	e.observes = e.follower.Get("observes").Bool()
 	e.retryFn = js.FuncOf(func(js.Value, []js.Value) any {
 		if e.req != nil {
 			r := *e.req
@@ -184,10 +172,6 @@ func attach(el js.Value) js.Value {
 		}
 		return nil
 	})
-	el.Call("addEventListener", "scroll", e.scrollFn, map[string]any{"passive": true})
-	if e.jump.Truthy() {
-		e.jump.Call("addEventListener", "click", e.jumpFn)
-	}
 	if e.retryBtn.Truthy() {
 		e.retryBtn.Call("addEventListener", "click", e.retryFn)
 	}
@@ -384,22 +368,6 @@ func (e *element) dispatchMsg(m msg) {
 	case mAnnounceTimer:
 		e.announceAt = time.Time{}
 		e.requestFrame()
-	case mScroll:
-		e.follow = e.atBottom()
-		if e.follow {
-			e.showJump(false)
-		}
-	case mResize:
-		// Only while the answer streams: once it ended, the final frame
-		// has scrolled, and a reader opening the thinking panel is not
-		// moved.
-		if e.follow && e.req != nil && !e.sess.Ended() {
-			e.scrollToEnd()
-		}
-	case mJump:
-		e.follow = true
-		e.scrollToEnd()
-		e.showJump(false)
 	}
 }
 
@@ -427,8 +395,7 @@ func (e *element) begin(r *request) {
 	e.status.Set("textContent", "")
 	e.announcer.Set("textContent", "")
 	e.metricsDL.Set("hidden", true)
-	e.showJump(false)
-	e.follow = true
+	e.follower.Call("start")
 	e.el.Call("setAttribute", "aria-busy", "true")
 	e.el.Call("setAttribute", "data-status", "streaming")
 	e.dispatch("trickle-start", `{"status":"streaming"}`)
@@ -715,17 +682,12 @@ func (e *element) frame() {
 	if p.StatusChanged {
 		e.status.Set("textContent", p.Status)
 	}
-	if grew {
-		if e.follow {
-			// The final frame scrolls at once, so the answer is in view
-			// when ask() resolves; the others leave it to the resize
-			// observer, after the browser's layout.
-			if p.Final || e.resizes.IsUndefined() {
-				e.scrollToEnd()
-			}
-		} else {
-			e.showJump(true)
-		}
+	// Following the answer is the follower's: the final frame tells it,
+	// the others only where no ResizeObserver does.
+	if p.Final {
+		e.follower.Call("end", grew)
+	} else if grew && !e.observes {
+		e.follower.Call("grew")
 	}
 	e.sess.RecordFrame(time.Since(t0))
 	if p.Final {
@@ -806,24 +768,6 @@ func (e *element) showMetrics(m Metrics) {
 	}
 	e.metricsDL.Set("innerHTML", b.String())
 	e.metricsDL.Set("hidden", false)
-}
-
-// showJump shows or hides "jump to latest", touching the DOM only on a
-// change (a scrolled-up reader would otherwise cost a write per frame).
-func (e *element) showJump(show bool) {
-	if show != e.jumpShown {
-		e.jumpShown = show
-		e.jump.Set("hidden", !show)
-	}
-}
-
-func (e *element) atBottom() bool {
-	el := e.el
-	return el.Get("scrollHeight").Float()-el.Get("scrollTop").Float()-el.Get("clientHeight").Float() <= 8
-}
-
-func (e *element) scrollToEnd() {
-	e.el.Set("scrollTop", e.el.Get("scrollHeight"))
 }
 
 func (e *element) dispatch(name, detailJSON string) {

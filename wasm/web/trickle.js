@@ -64,6 +64,65 @@ const BROWSER = {
     };
   },
 
+  // follow keeps the newest text of a streaming answer in view while the
+  // reader is at the bottom (within 8 px) of the element, and never moves
+  // a reader who scrolled up: they get the "jump to latest" button
+  // instead. It scrolls from a ResizeObserver, after the browser's own
+  // layout of a frame (reading scrollHeight right after the frame's DOM
+  // writes would force a second layout), and handles the scroll events
+  // itself: following costs no entry into Go. start() begins an answer;
+  // end(grew) is the final frame (it scrolls at once, so the answer is in
+  // view when ask() resolves); grew() is for browsers without
+  // ResizeObserver, after every frame that added something.
+  follow(el, jump, parts) {
+    let following = true;
+    let streaming = false;
+    let jumpShown = false;
+    const showJump = (show) => {
+      if (show !== jumpShown && jump) {
+        jumpShown = show;
+        jump.hidden = !show;
+      }
+    };
+    const toEnd = () => {
+      el.scrollTop = el.scrollHeight;
+    };
+    const grew = () => {
+      if (!streaming) return;
+      if (following) toEnd();
+      else showJump(true);
+    };
+    el.addEventListener("scroll", () => {
+      following = el.scrollHeight - el.scrollTop - el.clientHeight <= 8;
+      if (following) showJump(false);
+    }, { passive: true });
+    jump?.addEventListener("click", () => {
+      following = true;
+      toEnd();
+      showJump(false);
+    });
+    let observes = false;
+    if (typeof ResizeObserver === "function") {
+      const ro = new ResizeObserver(grew);
+      for (const p of parts) if (p) ro.observe(p);
+      observes = true;
+    }
+    return {
+      observes,
+      start() {
+        following = true;
+        streaming = true;
+        showJump(false);
+      },
+      end(added) {
+        streaming = false;
+        if (following) toEnd();
+        else if (added) showJump(true);
+      },
+      grew,
+    };
+  },
+
   // readBody reads a fetch body into a new Inbox, asking for a frame when
   // bytes arrive, and calls end(error) (end(null) for a clean end) after
   // the last chunk. Go takes the bytes at its next frame: one entry into
