@@ -497,4 +497,14 @@ func TestTheReadmeSnippetAnswersOnAPageOfAnotherOrigin(t *testing.T) {
 		eval[string](t, tab, `document.querySelector('[data-trickle="notice-text"]').textContent`))
 	require.NotEmpty(t, eval[string](t, tab, `document.querySelector("trickle-answer").text`))
 	require.NotEmpty(t, eval[string](t, tab, `document.querySelector('trickle-answer [data-trickle="content"]').innerHTML`))
+
+	// With transport="websocket", as the README says, from the same page.
+	run(t, tab, 10*time.Second,
+		chromedp.Evaluate[chromedp.Void](`delete document.body.dataset.end;
+			document.querySelector("trickle-answer").setAttribute("transport", "websocket"); void 0`),
+		chromedp.Click(chromedp.CSS(`#ask button`)),
+	)
+	waitFor(t, tab, 30*time.Second, `document.body.dataset.end || document.body.dataset.error`)
+	require.Empty(t, eval[string](t, tab, `document.body.dataset.error || ""`))
+	require.Equal(t, "complete", eval[string](t, tab, `document.body.dataset.end`))
 }
