@@ -271,7 +271,9 @@ func TestTransportsPageResumesBothTransportsAfterADropWithNothingLostAndChartsIt
 		points := eval[string](t, tab, `document.querySelector('#chart .series[data-side="`+side+`"]').dataset.points`)
 		n, err := strconv.Atoi(points)
 		require.NoError(t, err)
-		require.Greater(t, n, 2, "%s's line should have several arrivals", side)
+		// At least one frame saw tokens before the cut and one after the
+		// resume, 2 s later (a busy machine may give no more frames).
+		require.GreaterOrEqual(t, n, 2, "%s's line should have arrivals before the cut and after the resume", side)
 		require.Equal(t, int(reconnects), eval[int](t, tab, `document.querySelectorAll('#chart .series[data-side="`+side+`"] .marks circle').length`))
 		poly := eval[string](t, tab, `document.querySelector('#chart .series[data-side="`+side+`"] polyline').getAttribute("points")`)
 		require.Len(t, strings.Fields(poly), 2*n+2, "%s: origin, two corners per arrival, and the end", side)
