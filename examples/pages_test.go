@@ -57,7 +57,7 @@ func TestEveryLocalLinkOfEveryPageResolves(t *testing.T) {
 // Each example page loads the widget with the one script tag the README
 // documents and contains at least one <trickle-answer>.
 func TestEachExampleUsesTheWidgetTheDocumentedWay(t *testing.T) {
-	for _, page := range []string{"answer/index.html", "compare/index.html", "a11y/index.html"} {
+	for _, page := range []string{"answer/index.html", "transports/index.html", "a11y/index.html"} {
 		body, err := fs.ReadFile(examples.Pages(), page)
 		require.NoError(t, err)
 		require.Contains(t, string(body), `<script type="module" src="/trickle/trickle.js"></script>`, page)
@@ -76,6 +76,6 @@ func ExamplePages() {
 	// Output:
 	// /examples/a11y/
 	// /examples/answer/
-	// /examples/compare/
 	// /examples/
+	// /examples/transports/
 }

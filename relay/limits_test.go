@@ -127,6 +127,29 @@ func TestAllowlistedOriginsGetCORSHeadersAndPreflights(t *testing.T) {
 	c.CloseNow()
 }
 
+// A page elsewhere loads the widget from the relay (the README's snippet):
+// module scripts and the .wasm fetch are CORS requests, so the widget's
+// files carry the header for allowed origins, and only for them.
+func TestTheWidgetsFilesCarryCORSHeadersForAllowedOriginsOnly(t *testing.T) {
+	widget := fstest.MapFS{"trickle.js": {Data: []byte("export {}")}}
+	_, base := start(t, relay.WithWidget(widget), relay.WithAllowedOrigins("https://app.example"))
+	for _, tc := range []struct{ origin, want string }{
+		{"https://app.example", "https://app.example"},
+		{"https://other.example", ""},
+		{"", ""},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, base+"/trickle/trickle.js", nil)
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, "the file itself is public: %q", tc.origin)
+		require.Equal(t, tc.want, resp.Header.Get("Access-Control-Allow-Origin"), "origin %q", tc.origin)
+	}
+}
+
 func TestABearerTokenIsRequiredWhenConfigured(t *testing.T) {
 	_, base := start(t, relay.WithToken("s3cret"))
 	require.Equal(t, http.StatusUnauthorized, post(t, base+"/v1/chat/completions", hello).StatusCode)
@@ -241,6 +264,13 @@ func TestWidgetFilesArePrecompressedTypedAndCachedByName(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusFound, resp.StatusCode)
 	require.Equal(t, "/examples/", resp.Header.Get("Location"))
+	for _, old := range []string{"/examples/compare", "/examples/compare/"} {
+		resp, err = noRedirect.Get(base + old)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusMovedPermanently, resp.StatusCode, "the comparison page's first address moved for good")
+		require.Equal(t, "/examples/transports/", resp.Header.Get("Location"))
+	}
 }
 
 // A client that stops reading never holds up the generator or the other

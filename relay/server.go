@@ -98,6 +98,11 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("/ws", s.websocket).Methods(http.MethodGet)
 
 	r.PathPrefix("/trickle/").Handler(http.StripPrefix("/trickle", s.widgetHandler()))
+	// The SSE vs WebSocket page was first published as compare/; old links
+	// keep working.
+	for _, old := range []string{"/examples/compare", "/examples/compare/"} {
+		r.Path(old).Handler(http.RedirectHandler("/examples/transports/", http.StatusMovedPermanently))
+	}
 	r.PathPrefix("/examples/").Handler(http.StripPrefix("/examples", s.pagesHandler()))
 	r.Path("/examples").Handler(http.RedirectHandler("/examples/", http.StatusMovedPermanently))
 	r.Path("/").Handler(http.RedirectHandler("/examples/", http.StatusFound))
@@ -340,10 +345,18 @@ func (s *Server) originAllowed(r *http.Request, origin string) bool {
 
 // cors answers preflights and adds CORS headers for listed origins on the
 // API, and refuses API calls from other origins outright (403) so that a
-// foreign page cannot spend the model even without reading the answer.
+// foreign page cannot spend the model even without reading the answer. The
+// widget's files get the header for listed origins too: a page elsewhere
+// loads trickle.js as a module script and fetches the .wasm, both CORS
+// requests; other origins get the files without it, which the browser
+// refuses to use.
 func (s *Server) cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
+		if origin != "" && strings.HasPrefix(r.URL.Path, "/trickle/") && s.originAllowed(r, origin) {
+			w.Header().Set("Access-Control-Allow-Origin", origin)
+			w.Header().Add("Vary", "Origin")
+		}
 		if origin == "" || !strings.HasPrefix(r.URL.Path, "/v1/") {
 			next.ServeHTTP(w, r)
 			return

@@ -18,6 +18,7 @@ type Metrics struct {
 	TTFT       float64 `json:"ttft_ms"`        // first visible text delta
 	GapP50     float64 `json:"gap_p50_ms"`     // median gap between text deltas
 	GapP95     float64 `json:"gap_p95_ms"`     // 95th percentile gap
+	GapMax     float64 `json:"gap_max_ms"`     // longest gap (a stall, a reconnect)
 	Tokens     int     `json:"tokens"`         // text deltas received
 	TokensPerS float64 `json:"tokens_per_s"`   // deltas per second, first to last
 	Bytes      int     `json:"bytes"`          // response bytes, all connections
@@ -122,6 +123,7 @@ func (r *Recorder) Snapshot() Metrics {
 		slices.Sort(sorted)
 		m.GapP50 = millis(percentile(sorted, 0.50))
 		m.GapP95 = millis(percentile(sorted, 0.95))
+		m.GapMax = millis(sorted[len(sorted)-1])
 	}
 	if span := r.lastTok.Sub(r.firstTok); r.tokens > 1 && span > 0 {
 		m.TokensPerS = round2(float64(r.tokens-1) / span.Seconds())
@@ -156,6 +158,7 @@ func (m Metrics) JSON() string {
 	float(`,"ttft_ms":`, m.TTFT)
 	float(`,"gap_p50_ms":`, m.GapP50)
 	float(`,"gap_p95_ms":`, m.GapP95)
+	float(`,"gap_max_ms":`, m.GapMax)
 	integer(`,"tokens":`, m.Tokens)
 	float(`,"tokens_per_s":`, m.TokensPerS)
 	integer(`,"bytes":`, m.Bytes)

@@ -118,6 +118,7 @@ func TestRecorderMeasuresAStreamedAnswer(t *testing.T) {
 	require.Equal(t, 50.0, m.TTFT)
 	require.Equal(t, 20.0, m.GapP50)
 	require.Equal(t, 200.0, m.GapP95)
+	require.Equal(t, 200.0, m.GapMax)
 	require.Equal(t, 12, m.Tokens)
 	require.Equal(t, 27.5, m.TokensPerS) // 11 gaps over 400 ms
 	require.Equal(t, 200, m.Bytes)
