@@ -275,9 +275,10 @@ func TestWidgetFilesArePrecompressedTypedAndCachedByName(t *testing.T) {
 
 // A client that stops reading never holds up the generator or the other
 // readers: the generation completes, another reader gets everything, and
-// the stuck one is cut at the write deadline (it may resume).
+// the stuck one is cut at the write deadline (it may resume); one that
+// does not even read up to the cut is let go after the cut wait.
 func TestASlowReaderBlocksNeitherTheGeneratorNorOtherReaders(t *testing.T) {
-	_, base := start(t, relay.WithWriteTimeout(300*time.Millisecond))
+	_, base := start(t, relay.WithWriteTimeout(300*time.Millisecond), relay.WithCutWait(300*time.Millisecond))
 	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	require.NoError(t, err)
 	defer c.Close()
@@ -308,6 +309,9 @@ func TestASlowReaderBlocksNeitherTheGeneratorNorOtherReaders(t *testing.T) {
 	require.Equal(t, "[DONE]", evs[len(evs)-1].Data)
 
 	eventually(t, "the stuck reader to be cut", func() bool { return info(t, base, id).Readers == 0 })
+	metrics, err := io.ReadAll(get(t, base+"/metrics").Body)
+	require.NoError(t, err)
+	require.Contains(t, string(metrics), "\ntrickle_slow_client_cuts_total 1\n")
 }
 
 func TestAtMostTwiceTheStreamLimitOfFinishedStreamsAreKept(t *testing.T) {
@@ -323,4 +327,20 @@ func TestAtMostTwiceTheStreamLimitOfFinishedStreamsAreKept(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, get(t, base+"/v1/streams/"+ids[0]+"/info").StatusCode)
 	require.Equal(t, http.StatusOK, get(t, base+"/v1/streams/"+ids[1]+"/info").StatusCode)
 	require.Equal(t, http.StatusOK, get(t, base+"/v1/streams/"+ids[2]+"/info").StatusCode)
+}
+
+func TestOptionsThatCannotWorkAreRefused(t *testing.T) {
+	for name, opt := range map[string]relay.Option{
+		"zero write timeout":     relay.WithWriteTimeout(0),
+		"zero heartbeat":         relay.WithHeartbeat(0),
+		"negative grace":         relay.WithGrace(-time.Second),
+		"negative cut wait":      relay.WithCutWait(-time.Second),
+		"negative retention":     relay.WithRetention(-time.Second),
+		"zero stream limit":      relay.WithMaxStreams(0),
+		"negative body limit":    relay.WithMaxBodyBytes(-1),
+		"negative simulated gap": relay.WithSimDefaults(relay.SimDefaults{Gap: -time.Millisecond}),
+	} {
+		_, err := relay.New(opt)
+		require.ErrorIs(t, err, relay.ErrBadOption, name)
+	}
 }

@@ -53,8 +53,8 @@ func New(opts ...Option) (*Server, error) {
 		o(&cfg)
 	}
 	switch {
-	case cfg.heartbeat <= 0, cfg.grace < 0, cfg.retention < 0, cfg.writeTimeout <= 0:
-		return nil, fmt.Errorf("%w: heartbeat and write timeout must be positive, grace and retention not negative", ErrBadOption)
+	case cfg.heartbeat <= 0, cfg.grace < 0, cfg.retention < 0, cfg.writeTimeout <= 0, cfg.cutWait < 0:
+		return nil, fmt.Errorf("%w: heartbeat and write timeout must be positive, grace, retention and cut wait not negative", ErrBadOption)
 	case cfg.maxStreams <= 0, cfg.maxBodyBytes <= 0, cfg.maxEventBytes <= 0, cfg.maxEvents <= 0:
 		return nil, fmt.Errorf("%w: limits must be positive", ErrBadOption)
 	case cfg.sim.TTFT < 0, cfg.sim.Gap < 0, cfg.sim.Jitter < 0:

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +25,42 @@ type sink interface {
 	send(b batch) error
 	// keepAlive writes a heartbeat comment.
 	keepAlive() error
+	// halfClose ends the relay's side of the connection after what it
+	// already sent (TCP FIN behind the queued bytes), keeping the client's
+	// side open; false when the transport cannot.
+	halfClose() bool
+}
+
+// errCut marks a write the client did not take within the write timeout:
+// the relay cuts the connection; the client may resume.
+var errCut = errors.New("relay: the client did not read within the write timeout; connection cut")
+
+// armWriteDeadline pushes conn's write deadline to timeout from now, at
+// most once a second (a write is then bounded by timeout minus up to a
+// second): setting it costs a runtime timer operation, and tokens come
+// many times a second.
+func armWriteDeadline(conn net.Conn, armed *time.Time, timeout time.Duration) error {
+	if now := time.Now(); now.Sub(*armed) > time.Second || timeout <= 2*time.Second {
+		if err := conn.SetWriteDeadline(now.Add(timeout)); err != nil {
+			return err
+		}
+		*armed = now
+	}
+	return nil
+}
+
+// cutError turns a write that hit the write deadline into errCut.
+func cutError(err error) error {
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("%w: %w", errCut, err)
+	}
+	return err
+}
+
+// closeWrite half-closes a TCP (or TLS) connection.
+func closeWrite(c net.Conn) bool {
+	cw, ok := c.(interface{ CloseWrite() error })
+	return ok && cw.CloseWrite() == nil
 }
 
 // Why a reader's pump ended.
@@ -62,6 +99,7 @@ func (s *Server) pump(ctx context.Context, l *genLog, pos int, out sink) (pumpEn
 		b, next, done := l.read(pos, limit, wake)
 		if len(b.ends) > 0 {
 			if err := out.send(b); err != nil {
+				s.afterCut(ctx, l, out, err)
 				return endGone, err
 			}
 			pos = next
@@ -86,11 +124,42 @@ func (s *Server) pump(ctx context.Context, l *genLog, pos int, out sink) (pumpEn
 				continue
 			}
 			if err := out.keepAlive(); err != nil {
+				s.afterCut(ctx, l, out, err)
 				return endGone, err
 			}
 			lastWrite = time.Now()
 			hb.Reset(s.cfg.heartbeat)
 		}
+	}
+}
+
+// afterCut runs when a write to the client failed. When the relay itself
+// cut a slow client (errCut), that client is not gone: it is behind, and
+// it cannot know of the cut before it has read what the relay had already
+// sent — seconds of events in the socket buffers. Counting the disconnect
+// grace from the cut would cancel the generation of a client that is still
+// reading and about to resume, and the resume would find the answer cut
+// short (what the 10,000-stream WebSocket load run showed: clients starved
+// for CPU resumed 20-30 s after their cut, 10 s after their generation had
+// been cancelled). So the relay half-closes the connection (the client
+// reads every byte already sent, then the end) and stays attached until the
+// client hangs up, or for at most cutWait; only then does the grace period
+// start.
+func (s *Server) afterCut(ctx context.Context, l *genLog, out sink, err error) {
+	if !errors.Is(err, errCut) {
+		return
+	}
+	s.metrics.cuts.Add(1)
+	if s.cfg.cutWait <= 0 || !out.halfClose() {
+		return
+	}
+	s.log.Info("slow client cut", "stream", l.id, "write_timeout", s.cfg.writeTimeout, "wait_for_hang_up", s.cfg.cutWait)
+	t := time.NewTimer(s.cfg.cutWait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done(): // the client read up to the cut and hung up
+	case <-t.C:
+	case <-s.kick:
 	}
 }
 
@@ -113,6 +182,10 @@ func (k *sseSink) write(p []byte) error {
 
 func (k *sseSink) send(b batch) error { return k.write(b.data) }
 func (k *sseSink) keepAlive() error   { return k.write(keepAliveComment) }
+
+// halfClose is not possible through net/http's response writer (HTTP/1.0
+// and HTTP/2 clients): a cut client there just leaves.
+func (k *sseSink) halfClose() bool { return false }
 
 // sseHeaders are the headers that keep every proxy from buffering or
 // compressing the stream.
@@ -169,25 +242,23 @@ type hijackSink struct {
 var crlf = []byte("\r\n")
 
 func (k *hijackSink) write(p []byte) error {
-	// The deadline is pushed back at most once a second (a write is then
-	// bounded by timeout minus up to a second): setting it costs a runtime
-	// timer operation, and tokens come many times a second.
-	if now := time.Now(); now.Sub(k.armed) > time.Second || k.timeout <= 2*time.Second {
-		if err := k.conn.SetWriteDeadline(now.Add(k.timeout)); err != nil {
-			return err
-		}
-		k.armed = now
+	if err := armWriteDeadline(k.conn, &k.armed, k.timeout); err != nil {
+		return err
 	}
 	var size [20]byte
 	hdr := append(strconv.AppendInt(size[:0], int64(len(p)), 16), '\r', '\n')
 	// One writev: chunk size, the events, CRLF, without copying them.
 	bufs := net.Buffers{hdr, p, crlf}
 	_, err := bufs.WriteTo(k.conn)
-	return err
+	return cutError(err)
 }
 
 func (k *hijackSink) send(b batch) error { return k.write(b.data) }
 func (k *hijackSink) keepAlive() error   { return k.write(keepAliveComment) }
+
+// halfClose leaves the last chunk unfinished: the client sees a cut (no
+// terminating chunk), never a clean end.
+func (k *hijackSink) halfClose() bool { return closeWrite(k.conn) }
 
 // serveHijacked serves an SSE stream on a connection taken over from
 // net/http. An idle stream then costs one small goroutine waiting for
