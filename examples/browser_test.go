@@ -271,7 +271,9 @@ func TestTransportsPageResumesBothTransportsAfterADropWithNothingLostAndChartsIt
 		points := eval[string](t, tab, `document.querySelector('#chart .series[data-side="`+side+`"]').dataset.points`)
 		n, err := strconv.Atoi(points)
 		require.NoError(t, err)
-		require.Greater(t, n, 2, "%s's line should have several arrivals", side)
+		// At least one frame saw tokens before the cut and one after the
+		// resume, 2 s later (a busy machine may give no more frames).
+		require.GreaterOrEqual(t, n, 2, "%s's line should have arrivals before the cut and after the resume", side)
 		require.Equal(t, int(reconnects), eval[int](t, tab, `document.querySelectorAll('#chart .series[data-side="`+side+`"] .marks circle').length`))
 		poly := eval[string](t, tab, `document.querySelector('#chart .series[data-side="`+side+`"] polyline').getAttribute("points")`)
 		require.Len(t, strings.Fields(poly), 2*n+2, "%s: origin, two corners per arrival, and the end", side)
@@ -387,6 +389,19 @@ func TestScreenReaderLabHearsTrickleWithoutRepeatsAndTheNaiveRegionWithThem(t *t
 	heard := eval[[]string](t, tab, `[...document.querySelectorAll("#t-log li > span")].map(s => s.textContent)`)
 	t.Logf("Trickle said: %q", heard)
 	t.Logf("the naive region was heard as: %q", eval[[]string](t, tab, `[...document.querySelectorAll("#n-log li")].map(s => s.textContent)`))
+	// Every line of both transcripts carries its time since the request, in
+	// the order it was heard.
+	for _, log := range []string{"#t-log", "#n-log"} {
+		times := eval[[]string](t, tab, `[...document.querySelectorAll("`+log+` li > time")].map(s => s.textContent)`)
+		require.Equal(t, eval[int](t, tab, `document.querySelectorAll("`+log+` li").length`), len(times), log)
+		last := -1.0
+		for _, tm := range times {
+			sec, err := strconv.ParseFloat(strings.TrimSuffix(tm, " s"), 64)
+			require.NoError(t, err, "%s: %q", log, tm)
+			require.GreaterOrEqual(t, sec, last, "%s is in the order heard", log)
+			last = sec
+		}
+	}
 	require.Greater(t, count("t", "announcements"), 1, "Trickle should announce the answer sentence by sentence")
 	require.Zero(t, count("t", "duplicates"), "Trickle never repeats a sentence")
 	require.Zero(t, count("t", "fragments"), "Trickle never stops in the middle of a word")
