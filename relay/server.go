@@ -40,10 +40,11 @@ type Server struct {
 
 	running  atomic.Int64 // generations running
 	draining atomic.Bool
-	kick     chan struct{} // closed at the shutdown deadline: readers leave
-	kickOnce sync.Once
-	idle     chan struct{}  // signalled when a generation ends
-	pumps    sync.WaitGroup // readers on hijacked connections
+	// kickCtx is cancelled at the shutdown deadline: readers leave.
+	kickCtx context.Context
+	kick    context.CancelFunc
+	idle    chan struct{}  // signalled when a generation ends
+	pumps   sync.WaitGroup // readers on hijacked connections
 }
 
 // New makes a relay server.
@@ -73,9 +74,9 @@ func New(opts ...Option) (*Server, error) {
 		log:     cfg.logger,
 		metrics: newMetrics(),
 		streams: map[string]*genLog{},
-		kick:    make(chan struct{}),
 		idle:    make(chan struct{}, 1),
 	}
+	s.kickCtx, s.kick = context.WithCancel(context.Background())
 	s.handler = s.routes()
 	return s, nil
 }
@@ -233,7 +234,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		case <-time.After(50 * time.Millisecond):
 		case <-ctx.Done():
 			n := s.running.Load()
-			s.kickOnce.Do(func() { close(s.kick) })
+			s.kick()
 			s.mu.Lock()
 			var live []*genLog
 			for _, l := range s.streams {
@@ -261,7 +262,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
-		s.kickOnce.Do(func() { close(s.kick) })
+		s.kick()
 	}
 	s.log.Info("relay drained")
 	return nil

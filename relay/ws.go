@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -185,22 +184,21 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 	// the handler.
 	handedOff = true
 	s.pumps.Add(1)
-	go s.wsStream(c, hj.conn, l, pos)
+	s.wsStream(c, hj.conn, l, pos)
 }
 
-// wsStream writes the stream to the WebSocket while another goroutine reads
-// the client's messages (stop); a read error means the client left.
+// wsStream writes the stream to the WebSocket while a goroutine reads the
+// client's messages (stop); a read error means the client left. It returns
+// at once: the writing runs on the reader's goroutines (see reader).
 func (s *Server) wsStream(c *websocket.Conn, raw net.Conn, l *genLog, pos int) {
-	defer s.pumps.Done()
-	defer c.CloseNow()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var wg sync.WaitGroup
-	wg.Go(func() {
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
 		defer cancel()
 		for {
 			// No context: the read ends when the connection is closed
-			// (below), and the library registers nothing per read.
+			// (at the end), and the library registers nothing per read.
 			_, msg, err := c.Read(context.Background())
 			if err != nil {
 				return
@@ -210,31 +208,33 @@ func (s *Server) wsStream(c *websocket.Conn, raw net.Conn, l *genLog, pos int) {
 				s.stop(l, "websocket")
 			}
 		}
-	})
+	}()
+	end := func(end pumpEnd, err error) {
+		defer s.pumps.Done()
+		s.pumpDone(l, "websocket", end, err)
+		// The close handshake gets a full write timeout of its own.
+		raw.SetWriteDeadline(time.Now().Add(s.cfg.writeTimeout))
+		switch end {
+		case endDone:
+			c.Close(websocket.StatusNormalClosure, "end of stream")
+		case endShutdown:
+			c.Close(websocket.StatusGoingAway, "relay shutting down; resume elsewhere")
+		case endDrop:
+			time.Sleep(dropLinger)
+		}
+		c.CloseNow()
+		cancel()
+		<-readDone
+	}
 	sink := &wsSink{c: c, raw: raw, timeout: s.cfg.writeTimeout}
 	// The same prelude as on SSE, as its own message: it names the stream
 	// before any event, so a client cut early can still resume; decoders
 	// ignore it (a comment and a retry field dispatch nothing).
-	end, err := endGone, sink.write(s.prelude(l))
-	if err == nil {
-		end, err = s.pump(ctx, l, pos, sink)
+	if err := sink.write(s.prelude(l)); err != nil {
+		end(endGone, err)
+		return
 	}
-	s.pumpDone(l, "websocket", end, err)
-	// The close handshake gets a full write timeout of its own.
-	raw.SetWriteDeadline(time.Now().Add(s.cfg.writeTimeout))
-	switch end {
-	case endDone:
-		c.Close(websocket.StatusNormalClosure, "end of stream")
-	case endShutdown:
-		c.Close(websocket.StatusGoingAway, "relay shutting down; resume elsewhere")
-	case endDrop:
-		time.Sleep(dropLinger)
-		c.CloseNow()
-	default:
-		c.CloseNow() // already gone
-	}
-	cancel()
-	wg.Wait()
+	s.startPump(ctx, l, pos, sink, end)
 }
 
 func readFirst(ctx context.Context, c *websocket.Conn) ([]byte, error) {
