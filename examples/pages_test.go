@@ -3,7 +3,9 @@ package examples_test
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -57,7 +59,7 @@ func TestEveryLocalLinkOfEveryPageResolves(t *testing.T) {
 // Each example page loads the widget with the one script tag the README
 // documents and contains at least one <trickle-answer>.
 func TestEachExampleUsesTheWidgetTheDocumentedWay(t *testing.T) {
-	for _, page := range []string{"answer/index.html", "compare/index.html", "a11y/index.html"} {
+	for _, page := range []string{"answer/index.html", "transports/index.html", "a11y/index.html"} {
 		body, err := fs.ReadFile(examples.Pages(), page)
 		require.NoError(t, err)
 		require.Contains(t, string(body), `<script type="module" src="/trickle/trickle.js"></script>`, page)
@@ -76,6 +78,31 @@ func ExamplePages() {
 	// Output:
 	// /examples/a11y/
 	// /examples/answer/
-	// /examples/compare/
 	// /examples/
+	// /examples/transports/
+}
+
+// Every measured figure the transports page quotes (marked class="fig")
+// is one docs/PERFORMANCE.md records, so the page cannot drift from the
+// measurements: when a figure there is replaced, this test names the page's
+// stale copy. A range "a–b" needs both ends; thousands separators are
+// ignored on both sides.
+func TestTheTransportsPageQuotesOnlyFiguresRecordedInPerformanceMD(t *testing.T) {
+	page, err := fs.ReadFile(examples.Pages(), "transports/index.html")
+	require.NoError(t, err)
+	perf, err := os.ReadFile(filepath.Join("..", "docs", "PERFORMANCE.md"))
+	require.NoError(t, err)
+	number := regexp.MustCompile(`\d+(?:\.\d+)?%?`)
+	recorded := map[string]bool{}
+	for _, n := range number.FindAllString(strings.ReplaceAll(string(perf), ",", ""), -1) {
+		recorded[n] = true
+		recorded[strings.TrimSuffix(n, "%")] = true
+	}
+	figs := regexp.MustCompile(`<span class="fig">([^<]+)</span>`).FindAllStringSubmatch(string(page), -1)
+	require.Greater(t, len(figs), 10, "the page's figures should be marked")
+	for _, f := range figs {
+		for _, end := range strings.Split(strings.ReplaceAll(f[1], ",", ""), "–") {
+			require.Truef(t, recorded[end], "the transports page quotes %s (in %q), which docs/PERFORMANCE.md does not record", end, f[1])
+		}
+	}
 }

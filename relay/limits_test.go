@@ -127,6 +127,29 @@ func TestAllowlistedOriginsGetCORSHeadersAndPreflights(t *testing.T) {
 	c.CloseNow()
 }
 
+// A page elsewhere loads the widget from the relay (the README's snippet):
+// module scripts and the .wasm fetch are CORS requests, so the widget's
+// files carry the header for allowed origins, and only for them.
+func TestTheWidgetsFilesCarryCORSHeadersForAllowedOriginsOnly(t *testing.T) {
+	widget := fstest.MapFS{"trickle.js": {Data: []byte("export {}")}}
+	_, base := start(t, relay.WithWidget(widget), relay.WithAllowedOrigins("https://app.example"))
+	for _, tc := range []struct{ origin, want string }{
+		{"https://app.example", "https://app.example"},
+		{"https://other.example", ""},
+		{"", ""},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, base+"/trickle/trickle.js", nil)
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, "the file itself is public: %q", tc.origin)
+		require.Equal(t, tc.want, resp.Header.Get("Access-Control-Allow-Origin"), "origin %q", tc.origin)
+	}
+}
+
 func TestABearerTokenIsRequiredWhenConfigured(t *testing.T) {
 	_, base := start(t, relay.WithToken("s3cret"))
 	require.Equal(t, http.StatusUnauthorized, post(t, base+"/v1/chat/completions", hello).StatusCode)
@@ -241,13 +264,21 @@ func TestWidgetFilesArePrecompressedTypedAndCachedByName(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusFound, resp.StatusCode)
 	require.Equal(t, "/examples/", resp.Header.Get("Location"))
+	for _, old := range []string{"/examples/compare", "/examples/compare/"} {
+		resp, err = noRedirect.Get(base + old)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusMovedPermanently, resp.StatusCode, "the comparison page's first address moved for good")
+		require.Equal(t, "/examples/transports/", resp.Header.Get("Location"))
+	}
 }
 
 // A client that stops reading never holds up the generator or the other
 // readers: the generation completes, another reader gets everything, and
-// the stuck one is cut at the write deadline (it may resume).
+// the stuck one is cut at the write deadline (it may resume); one that
+// does not even read up to the cut is let go after the cut wait.
 func TestASlowReaderBlocksNeitherTheGeneratorNorOtherReaders(t *testing.T) {
-	_, base := start(t, relay.WithWriteTimeout(300*time.Millisecond))
+	_, base := start(t, relay.WithWriteTimeout(300*time.Millisecond), relay.WithCutWait(300*time.Millisecond))
 	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	require.NoError(t, err)
 	defer c.Close()
@@ -278,6 +309,9 @@ func TestASlowReaderBlocksNeitherTheGeneratorNorOtherReaders(t *testing.T) {
 	require.Equal(t, "[DONE]", evs[len(evs)-1].Data)
 
 	eventually(t, "the stuck reader to be cut", func() bool { return info(t, base, id).Readers == 0 })
+	metrics, err := io.ReadAll(get(t, base+"/metrics").Body)
+	require.NoError(t, err)
+	require.Contains(t, string(metrics), "\ntrickle_slow_client_cuts_total 1\n")
 }
 
 func TestAtMostTwiceTheStreamLimitOfFinishedStreamsAreKept(t *testing.T) {
@@ -293,4 +327,20 @@ func TestAtMostTwiceTheStreamLimitOfFinishedStreamsAreKept(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, get(t, base+"/v1/streams/"+ids[0]+"/info").StatusCode)
 	require.Equal(t, http.StatusOK, get(t, base+"/v1/streams/"+ids[1]+"/info").StatusCode)
 	require.Equal(t, http.StatusOK, get(t, base+"/v1/streams/"+ids[2]+"/info").StatusCode)
+}
+
+func TestOptionsThatCannotWorkAreRefused(t *testing.T) {
+	for name, opt := range map[string]relay.Option{
+		"zero write timeout":     relay.WithWriteTimeout(0),
+		"zero heartbeat":         relay.WithHeartbeat(0),
+		"negative grace":         relay.WithGrace(-time.Second),
+		"negative cut wait":      relay.WithCutWait(-time.Second),
+		"negative retention":     relay.WithRetention(-time.Second),
+		"zero stream limit":      relay.WithMaxStreams(0),
+		"negative body limit":    relay.WithMaxBodyBytes(-1),
+		"negative simulated gap": relay.WithSimDefaults(relay.SimDefaults{Gap: -time.Millisecond}),
+	} {
+		_, err := relay.New(opt)
+		require.ErrorIs(t, err, relay.ErrBadOption, name)
+	}
 }

@@ -43,10 +43,9 @@ type genLog struct {
 	mu   sync.Mutex
 	buf  []byte // encoded events, back to back; never rewritten
 	ends []int  // ends[i] is the end offset in buf of event seq i+1
-	// waiters are the wake channels (capacity 1, one per reader) of the
-	// readers waiting for news; each is signalled once, then forgotten.
-	// Readers own their channel, so news costs no allocation.
-	waiters []chan struct{}
+	// waiters are the readers waiting for news; each is woken once, then
+	// forgotten.
+	waiters []waker
 
 	state    string
 	message  string // why it ended (stopped, failed, cancelled)
@@ -72,13 +71,13 @@ func newLog(srv *Server, id, dialect string) *genLog {
 	}
 }
 
+// waker is a reader waiting for news; wake must not block.
+type waker interface{ wake() }
+
 // wakeLocked wakes the readers waiting for news.
 func (l *genLog) wakeLocked() {
 	for i, w := range l.waiters {
-		select {
-		case w <- struct{}{}:
-		default: // already signalled
-		}
+		w.wake()
 		l.waiters[i] = nil
 	}
 	l.waiters = l.waiters[:0]
@@ -201,9 +200,8 @@ type batch struct {
 
 // read returns the events after pos (at most up to event number limit when
 // limit > 0), the new position, and whether the stream is over with nothing
-// left to read. When there is nothing yet, wake (the reader's own channel,
-// capacity 1) is signalled on the next news.
-func (l *genLog) read(pos, limit int, wake chan struct{}) (b batch, next int, done bool) {
+// left to read. When there is nothing yet, w is woken on the next news.
+func (l *genLog) read(pos, limit int, w waker) (b batch, next int, done bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := len(l.ends)
@@ -223,7 +221,7 @@ func (l *genLog) read(pos, limit int, wake chan struct{}) (b batch, next int, do
 	if l.state != StateRunning {
 		return batch{}, pos, true
 	}
-	l.waiters = append(l.waiters, wake)
+	l.waiters = append(l.waiters, w)
 	return batch{}, pos, false
 }
 

@@ -15,7 +15,7 @@ import (
 // client library.
 type metrics struct {
 	started, rejected, stops, failures, cancels atomic.Int64
-	resumes, upstreamErrors, events             atomic.Int64
+	resumes, upstreamErrors, events, cuts       atomic.Int64
 	connections                                 atomic.Int64 // readers connected (SSE + WebSocket)
 	ttft, gap                                   *histogram
 }
@@ -80,6 +80,7 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	counter(w, "trickle_cancels_total", "Streams cancelled after the disconnect grace period or at shutdown.", m.cancels.Load())
 	counter(w, "trickle_failures_total", "Streams that ended with an error.", m.failures.Load())
 	counter(w, "trickle_resumes_total", "Resumed connections (Last-Event-ID).", m.resumes.Load())
+	counter(w, "trickle_slow_client_cuts_total", "Connections cut because the client did not read within the write timeout.", m.cuts.Load())
 	counter(w, "trickle_upstream_errors_total", "Upstream requests that failed.", m.upstreamErrors.Load())
 	counter(w, "trickle_tokens_total", "Answer events from the model (simulated: text, thinking and tool-call deltas; upstream: every event).", m.events.Load())
 	var ms runtime.MemStats

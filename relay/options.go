@@ -21,6 +21,7 @@ type config struct {
 	grace        time.Duration
 	retention    time.Duration
 	writeTimeout time.Duration
+	cutWait      time.Duration
 
 	maxStreams    int
 	maxBodyBytes  int64
@@ -78,6 +79,7 @@ func defaults() config {
 		grace:         10 * time.Second,
 		retention:     5 * time.Minute,
 		writeTimeout:  10 * time.Second,
+		cutWait:       time.Minute,
 		maxStreams:    20000,
 		maxBodyBytes:  1 << 20,
 		maxEventBytes: 256 << 10,
@@ -114,6 +116,15 @@ func WithRetention(d time.Duration) Option { return func(c *config) { c.retentio
 // WithWriteTimeout bounds each write to a client (default 10 s); a client
 // that does not read in time is cut and may resume.
 func WithWriteTimeout(d time.Duration) Option { return func(c *config) { c.writeTimeout = d } }
+
+// WithCutWait sets how long a client cut for not reading within the write
+// timeout may take to read what the relay had already sent and hang up
+// before its disconnect grace period starts (default 1 min; 0 starts the
+// grace period at the cut). A slow client only learns of the cut once it
+// has read up to it, so the grace period counts from then: a client that
+// is behind but still reading can resume without losing the end of its
+// answer, while one that never reads again costs at most this long more.
+func WithCutWait(d time.Duration) Option { return func(c *config) { c.cutWait = d } }
 
 // WithMaxStreams caps the generations running at once (default 20000);
 // beyond it requests get 429 with Retry-After.

@@ -40,10 +40,11 @@ type Server struct {
 
 	running  atomic.Int64 // generations running
 	draining atomic.Bool
-	kick     chan struct{} // closed at the shutdown deadline: readers leave
-	kickOnce sync.Once
-	idle     chan struct{}  // signalled when a generation ends
-	pumps    sync.WaitGroup // readers on hijacked connections
+	// kickCtx is cancelled at the shutdown deadline: readers leave.
+	kickCtx context.Context
+	kick    context.CancelFunc
+	idle    chan struct{}  // signalled when a generation ends
+	pumps   sync.WaitGroup // readers on hijacked connections
 }
 
 // New makes a relay server.
@@ -53,8 +54,8 @@ func New(opts ...Option) (*Server, error) {
 		o(&cfg)
 	}
 	switch {
-	case cfg.heartbeat <= 0, cfg.grace < 0, cfg.retention < 0, cfg.writeTimeout <= 0:
-		return nil, fmt.Errorf("%w: heartbeat and write timeout must be positive, grace and retention not negative", ErrBadOption)
+	case cfg.heartbeat <= 0, cfg.grace < 0, cfg.retention < 0, cfg.writeTimeout <= 0, cfg.cutWait < 0:
+		return nil, fmt.Errorf("%w: heartbeat and write timeout must be positive, grace, retention and cut wait not negative", ErrBadOption)
 	case cfg.maxStreams <= 0, cfg.maxBodyBytes <= 0, cfg.maxEventBytes <= 0, cfg.maxEvents <= 0:
 		return nil, fmt.Errorf("%w: limits must be positive", ErrBadOption)
 	case cfg.sim.TTFT < 0, cfg.sim.Gap < 0, cfg.sim.Jitter < 0:
@@ -73,9 +74,9 @@ func New(opts ...Option) (*Server, error) {
 		log:     cfg.logger,
 		metrics: newMetrics(),
 		streams: map[string]*genLog{},
-		kick:    make(chan struct{}),
 		idle:    make(chan struct{}, 1),
 	}
+	s.kickCtx, s.kick = context.WithCancel(context.Background())
 	s.handler = s.routes()
 	return s, nil
 }
@@ -98,6 +99,11 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("/ws", s.websocket).Methods(http.MethodGet)
 
 	r.PathPrefix("/trickle/").Handler(http.StripPrefix("/trickle", s.widgetHandler()))
+	// The SSE vs WebSocket page was first published as compare/; old links
+	// keep working.
+	for _, old := range []string{"/examples/compare", "/examples/compare/"} {
+		r.Path(old).Handler(http.RedirectHandler("/examples/transports/", http.StatusMovedPermanently))
+	}
 	r.PathPrefix("/examples/").Handler(http.StripPrefix("/examples", s.pagesHandler()))
 	r.Path("/examples").Handler(http.RedirectHandler("/examples/", http.StatusMovedPermanently))
 	r.Path("/").Handler(http.RedirectHandler("/examples/", http.StatusFound))
@@ -228,7 +234,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		case <-time.After(50 * time.Millisecond):
 		case <-ctx.Done():
 			n := s.running.Load()
-			s.kickOnce.Do(func() { close(s.kick) })
+			s.kick()
 			s.mu.Lock()
 			var live []*genLog
 			for _, l := range s.streams {
@@ -256,7 +262,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
-		s.kickOnce.Do(func() { close(s.kick) })
+		s.kick()
 	}
 	s.log.Info("relay drained")
 	return nil
@@ -340,10 +346,18 @@ func (s *Server) originAllowed(r *http.Request, origin string) bool {
 
 // cors answers preflights and adds CORS headers for listed origins on the
 // API, and refuses API calls from other origins outright (403) so that a
-// foreign page cannot spend the model even without reading the answer.
+// foreign page cannot spend the model even without reading the answer. The
+// widget's files get the header for listed origins too: a page elsewhere
+// loads trickle.js as a module script and fetches the .wasm, both CORS
+// requests; other origins get the files without it, which the browser
+// refuses to use.
 func (s *Server) cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
+		if origin != "" && strings.HasPrefix(r.URL.Path, "/trickle/") && s.originAllowed(r, origin) {
+			w.Header().Set("Access-Control-Allow-Origin", origin)
+			w.Header().Add("Vary", "Origin")
+		}
 		if origin == "" || !strings.HasPrefix(r.URL.Path, "/v1/") {
 			next.ServeHTTP(w, r)
 			return

@@ -8,9 +8,11 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -24,6 +26,42 @@ type sink interface {
 	send(b batch) error
 	// keepAlive writes a heartbeat comment.
 	keepAlive() error
+	// halfClose ends the relay's side of the connection after what it
+	// already sent (TCP FIN behind the queued bytes), keeping the client's
+	// side open; false when the transport cannot.
+	halfClose() bool
+}
+
+// errCut marks a write the client did not take within the write timeout:
+// the relay cuts the connection; the client may resume.
+var errCut = errors.New("relay: the client did not read within the write timeout; connection cut")
+
+// armWriteDeadline pushes conn's write deadline to timeout from now, at
+// most once a second (a write is then bounded by timeout minus up to a
+// second): setting it costs a runtime timer operation, and tokens come
+// many times a second.
+func armWriteDeadline(conn net.Conn, armed *time.Time, timeout time.Duration) error {
+	if now := time.Now(); now.Sub(*armed) > time.Second || timeout <= 2*time.Second {
+		if err := conn.SetWriteDeadline(now.Add(timeout)); err != nil {
+			return err
+		}
+		*armed = now
+	}
+	return nil
+}
+
+// cutError turns a write that hit the write deadline into errCut.
+func cutError(err error) error {
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("%w: %w", errCut, err)
+	}
+	return err
+}
+
+// closeWrite half-closes a TCP (or TLS) connection.
+func closeWrite(c net.Conn) bool {
+	cw, ok := c.(interface{ CloseWrite() error })
+	return ok && cw.CloseWrite() == nil
 }
 
 // Why a reader's pump ended.
@@ -39,58 +77,183 @@ const (
 var keepAliveComment = append(sse.AppendComment(nil, "keep-alive"), '\n')
 
 // pump sends the stream from event position pos (the number of events the
-// client already has) until it ends, the client leaves or a fault cuts it.
+// client already has) until it ends, the client leaves or a fault cuts it,
+// and returns why. It blocks; startPump is the same without a goroutine
+// waiting.
 func (s *Server) pump(ctx context.Context, l *genLog, pos int, out sink) (pumpEnd, error) {
-	l.attach()
-	defer l.detach()
-	s.metrics.connections.Add(1)
-	defer s.metrics.connections.Add(-1)
+	type result struct {
+		end pumpEnd
+		err error
+	}
+	ch := make(chan result, 1)
+	s.startPump(ctx, l, pos, out, func(end pumpEnd, err error) { ch <- result{end, err} })
+	r := <-ch
+	return r.end, r.err
+}
 
-	limit := l.takeDrop(pos)
-	// One timer per reader, re-armed only when it fires: writes just note
-	// their time, so an event costs no timer operation.
-	hb := time.NewTimer(s.cfg.heartbeat)
-	defer hb.Stop()
-	lastWrite := time.Now()
-	wake := make(chan struct{}, 1)
+// reader sends one stream to one client. It holds no goroutine while it
+// waits: news in the log, the client leaving (ctx), the relay's shutdown
+// and the heartbeat timer each call wake, which runs the reader on a fresh
+// goroutine until it has sent everything there is and must wait again. An
+// idle stream then costs a few hundred bytes instead of a parked goroutine
+// whose stack has grown to 4 KiB writing through the TCP stack (ten
+// thousand idle WebSocket streams: 40 MB), and an event costs starting a
+// goroutine instead of waking a parked one, about the same.
+type reader struct {
+	s     *Server
+	l     *genLog
+	ctx   context.Context
+	out   sink
+	onEnd func(pumpEnd, error)
+
+	// Owned by the goroutine running the reader (one at a time).
+	pos, limit int
+	lastWrite  time.Time
+	hbAt       time.Time // when the heartbeat timer is due
+	hb         *time.Timer
+	unwatch    [2]func() bool
+
+	state atomic.Int32
+}
+
+// Reader states: wake starts a goroutine only from idle; while one runs,
+// wake asks it to look again before it goes idle.
+const (
+	readerIdle int32 = iota
+	readerRunning
+	readerAgain
+	readerDone
+)
+
+// startPump starts sending l from pos to out; onEnd gets why it ended (on
+// the reader's goroutine, which it may keep for the connection's close).
+func (s *Server) startPump(ctx context.Context, l *genLog, pos int, out sink, onEnd func(pumpEnd, error)) {
+	l.attach()
+	s.metrics.connections.Add(1)
+	r := &reader{s: s, l: l, ctx: ctx, out: out, onEnd: onEnd, pos: pos, limit: l.takeDrop(pos)}
+	r.lastWrite = time.Now()
+	r.hbAt = r.lastWrite.Add(s.cfg.heartbeat)
+	r.state.Store(readerRunning)
+	// One timer per reader, re-armed only when it is due: writes just
+	// note their time, so an event costs no timer operation.
+	r.hb = time.AfterFunc(s.cfg.heartbeat, r.wake)
+	r.unwatch[0] = context.AfterFunc(ctx, r.wake)
+	r.unwatch[1] = context.AfterFunc(s.kickCtx, r.wake)
+	go r.run()
+}
+
+func (r *reader) wake() {
 	for {
-		select {
-		case <-s.kick:
-			return endShutdown, nil
-		default:
-		}
-		b, next, done := l.read(pos, limit, wake)
-		if len(b.ends) > 0 {
-			if err := out.send(b); err != nil {
-				return endGone, err
+		switch r.state.Load() {
+		case readerIdle:
+			if r.state.CompareAndSwap(readerIdle, readerRunning) {
+				go r.run()
+				return
 			}
-			pos = next
-			lastWrite = time.Now()
-			if limit > 0 && pos >= limit {
-				return endDrop, nil
+		case readerRunning:
+			if r.state.CompareAndSwap(readerRunning, readerAgain) {
+				return
+			}
+		default: // already asked to look again, or over
+			return
+		}
+	}
+}
+
+func (r *reader) run() {
+	for {
+		if end, err, over := r.step(); over {
+			r.state.Store(readerDone)
+			r.hb.Stop()
+			r.unwatch[0]()
+			r.unwatch[1]()
+			r.l.detach()
+			r.s.metrics.connections.Add(-1)
+			r.onEnd(end, err)
+			return
+		}
+		if r.state.CompareAndSwap(readerRunning, readerIdle) {
+			return
+		}
+		r.state.Store(readerRunning) // woken while running: look again
+	}
+}
+
+// step sends what there is; over reports that the reader has ended.
+func (r *reader) step() (end pumpEnd, err error, over bool) {
+	s, l := r.s, r.l
+	for {
+		if s.kickCtx.Err() != nil {
+			return endShutdown, nil, true
+		}
+		b, next, done := l.read(r.pos, r.limit, r)
+		if len(b.ends) > 0 {
+			if err := r.out.send(b); err != nil {
+				s.afterCut(r.ctx, l, r.out, err)
+				return endGone, err, true
+			}
+			r.pos = next
+			r.lastWrite = time.Now()
+			if r.limit > 0 && r.pos >= r.limit {
+				return endDrop, nil, true
 			}
 			continue
 		}
 		if done {
-			return endDone, nil
+			return endDone, nil, true
 		}
-		select {
-		case <-wake:
-		case <-ctx.Done():
-			return endGone, ctx.Err()
-		case <-s.kick:
-			return endShutdown, nil
-		case now := <-hb.C:
-			if idle := now.Sub(lastWrite); idle < s.cfg.heartbeat {
-				hb.Reset(s.cfg.heartbeat - idle)
-				continue
-			}
-			if err := out.keepAlive(); err != nil {
-				return endGone, err
-			}
-			lastWrite = time.Now()
-			hb.Reset(s.cfg.heartbeat)
+		if err := r.ctx.Err(); err != nil {
+			return endGone, err, true
 		}
+		// Waiting (registered with the log by read): heartbeat when due.
+		now := time.Now()
+		if now.Before(r.hbAt) {
+			return 0, nil, false
+		}
+		hb := s.cfg.heartbeat
+		if idle := now.Sub(r.lastWrite); idle < hb {
+			r.hb.Reset(hb - idle)
+			r.hbAt = now.Add(hb - idle)
+			return 0, nil, false
+		}
+		if err := r.out.keepAlive(); err != nil {
+			s.afterCut(r.ctx, l, r.out, err)
+			return endGone, err, true
+		}
+		r.lastWrite = time.Now()
+		r.hb.Reset(hb)
+		r.hbAt = r.lastWrite.Add(hb)
+		return 0, nil, false
+	}
+}
+
+// afterCut runs when a write to the client failed. When the relay itself
+// cut a slow client (errCut), that client is not gone: it is behind, and
+// it cannot know of the cut before it has read what the relay had already
+// sent — seconds of events in the socket buffers. Counting the disconnect
+// grace from the cut would cancel the generation of a client that is still
+// reading and about to resume, and the resume would find the answer cut
+// short (what the 10,000-stream WebSocket load run showed: clients starved
+// for CPU resumed 20-30 s after their cut, 10 s after their generation had
+// been cancelled). So the relay half-closes the connection (the client
+// reads every byte already sent, then the end) and stays attached until the
+// client hangs up, or for at most cutWait; only then does the grace period
+// start.
+func (s *Server) afterCut(ctx context.Context, l *genLog, out sink, err error) {
+	if !errors.Is(err, errCut) {
+		return
+	}
+	s.metrics.cuts.Add(1)
+	if s.cfg.cutWait <= 0 || !out.halfClose() {
+		return
+	}
+	s.log.Info("slow client cut", "stream", l.id, "write_timeout", s.cfg.writeTimeout, "wait_for_hang_up", s.cfg.cutWait)
+	t := time.NewTimer(s.cfg.cutWait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done(): // the client read up to the cut and hung up
+	case <-t.C:
+	case <-s.kickCtx.Done():
 	}
 }
 
@@ -113,6 +276,10 @@ func (k *sseSink) write(p []byte) error {
 
 func (k *sseSink) send(b batch) error { return k.write(b.data) }
 func (k *sseSink) keepAlive() error   { return k.write(keepAliveComment) }
+
+// halfClose is not possible through net/http's response writer (HTTP/1.0
+// and HTTP/2 clients): a cut client there just leaves.
+func (k *sseSink) halfClose() bool { return false }
 
 // sseHeaders are the headers that keep every proxy from buffering or
 // compressing the stream.
@@ -169,29 +336,27 @@ type hijackSink struct {
 var crlf = []byte("\r\n")
 
 func (k *hijackSink) write(p []byte) error {
-	// The deadline is pushed back at most once a second (a write is then
-	// bounded by timeout minus up to a second): setting it costs a runtime
-	// timer operation, and tokens come many times a second.
-	if now := time.Now(); now.Sub(k.armed) > time.Second || k.timeout <= 2*time.Second {
-		if err := k.conn.SetWriteDeadline(now.Add(k.timeout)); err != nil {
-			return err
-		}
-		k.armed = now
+	if err := armWriteDeadline(k.conn, &k.armed, k.timeout); err != nil {
+		return err
 	}
 	var size [20]byte
 	hdr := append(strconv.AppendInt(size[:0], int64(len(p)), 16), '\r', '\n')
 	// One writev: chunk size, the events, CRLF, without copying them.
 	bufs := net.Buffers{hdr, p, crlf}
 	_, err := bufs.WriteTo(k.conn)
-	return err
+	return cutError(err)
 }
 
 func (k *hijackSink) send(b batch) error { return k.write(b.data) }
 func (k *hijackSink) keepAlive() error   { return k.write(keepAliveComment) }
 
+// halfClose leaves the last chunk unfinished: the client sees a cut (no
+// terminating chunk), never a clean end.
+func (k *hijackSink) halfClose() bool { return closeWrite(k.conn) }
+
 // serveHijacked serves an SSE stream on a connection taken over from
-// net/http. An idle stream then costs one small goroutine waiting for
-// events and one waiting for the client to hang up, and no buffers: the
+// net/http. An idle stream then costs one small goroutine waiting for the
+// client to hang up and a reader with no goroutine, and no buffers: the
 // server's per-connection read and write buffers (about 10 KiB) and the
 // handler's stack are released, which is what lets ten thousand idle
 // streams fit in little memory. The response is plain HTTP/1.1 chunked
@@ -222,22 +387,21 @@ func (s *Server) serveHijacked(conn net.Conn, hdr http.Header, l *genLog, pos in
 		return
 	}
 	s.pumps.Add(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	// Reading is how a hang-up is noticed at once (not at the next
+	// write); the client sends nothing more on this connection.
 	go func() {
-		defer s.pumps.Done()
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		// Reading is how a hang-up is noticed at once (not at the next
-		// write); the client sends nothing more on this connection.
-		go func() {
-			var b [1]byte
-			for {
-				if _, err := conn.Read(b[:]); err != nil {
-					cancel()
-					return
-				}
+		var b [1]byte
+		for {
+			if _, err := conn.Read(b[:]); err != nil {
+				cancel()
+				return
 			}
-		}()
-		end, err := s.pump(ctx, l, pos, k)
+		}
+	}()
+	s.startPump(ctx, l, pos, k, func(end pumpEnd, err error) {
+		defer s.pumps.Done()
+		defer cancel()
 		s.pumpDone(l, "sse", end, err)
 		if end == endDone || end == endShutdown {
 			conn.SetWriteDeadline(time.Now().Add(s.cfg.writeTimeout))
@@ -247,7 +411,7 @@ func (s *Server) serveHijacked(conn net.Conn, hdr http.Header, l *genLog, pos in
 			time.Sleep(dropLinger)
 		}
 		conn.Close() // a drop (fault) or a gone client: no terminator
-	}()
+	})
 }
 
 func (s *Server) prelude(l *genLog) []byte {

@@ -1,12 +1,14 @@
 package relay
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -24,25 +26,21 @@ type wsControl struct {
 // text the SSE endpoint writes for it.
 //
 // Writes take a context without deadline (the library then sets up no
-// per-write timer and allocates nothing for it); a watchdog timer made once
-// per connection enforces the write timeout by closing the connection.
+// per-write timer and allocates nothing for it); the write timeout is a
+// deadline on the TCP connection under the library, pushed back at most
+// once a second, as on SSE.
 type wsSink struct {
 	c       *websocket.Conn
+	raw     net.Conn // the TCP connection under c
 	timeout time.Duration
-	dog     *time.Timer
-}
-
-func newWSSink(c *websocket.Conn, timeout time.Duration) *wsSink {
-	dog := time.AfterFunc(time.Hour, func() { c.CloseNow() })
-	dog.Stop()
-	return &wsSink{c: c, timeout: timeout, dog: dog}
+	armed   time.Time
 }
 
 func (k *wsSink) write(p []byte) error {
-	k.dog.Reset(k.timeout)
-	err := k.c.Write(context.Background(), websocket.MessageText, p)
-	k.dog.Stop()
-	return err
+	if err := armWriteDeadline(k.raw, &k.armed, k.timeout); err != nil {
+		return err
+	}
+	return cutError(k.c.Write(context.Background(), websocket.MessageText, p))
 }
 
 func (k *wsSink) send(b batch) error {
@@ -58,6 +56,61 @@ func (k *wsSink) send(b batch) error {
 
 func (k *wsSink) keepAlive() error { return k.write(keepAliveComment) }
 
+// halfClose leaves the last frame unfinished (or the last message without
+// a close frame): the client sees a cut, never a normal closure.
+func (k *wsSink) halfClose() bool { return closeWrite(k.raw) }
+
+// Buffer sizes of a WebSocket connection. net/http hands a hijacked
+// connection over with 4 KiB read and 4 KiB write buffers, which
+// coder/websocket keeps for the connection's life: that was a third of an
+// idle stream's memory. Clients send the relay almost nothing (the request,
+// stop, the close), and reads larger than the buffer bypass it; events are
+// written as header + payload through the write buffer, one system call
+// for an event that fits (most are well under 512 bytes), two otherwise.
+const (
+	wsReadBuffer  = 128
+	wsWriteBuffer = 512
+)
+
+// wsHijacker hands coder/websocket the connection with small buffers, and
+// keeps the TCP connection for the write deadline and the half-close.
+type wsHijacker struct {
+	http.ResponseWriter
+	conn net.Conn
+}
+
+// Hijack takes over the connection from net/http.
+func (h *wsHijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(h.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	h.conn = c
+	rc := c
+	// A client may send its first message right behind the handshake:
+	// net/http may have read it already.
+	if n := brw.Reader.Buffered(); n > 0 {
+		b, _ := brw.Reader.Peek(n)
+		rc = &prefixConn{Conn: c, prefix: bytes.Clone(b)}
+	}
+	return rc, bufio.NewReadWriter(bufio.NewReaderSize(rc, wsReadBuffer), bufio.NewWriterSize(rc, wsWriteBuffer)), nil
+}
+
+// prefixConn reads prefix before the connection.
+type prefixConn struct {
+	net.Conn
+	prefix []byte
+}
+
+func (c *prefixConn) Read(p []byte) (int, error) {
+	if len(c.prefix) > 0 {
+		n := copy(p, c.prefix)
+		c.prefix = c.prefix[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}
+
 // websocket is GET /v1/ws. The origin was checked by the CORS middleware
 // (same origin or listed), so the library's own check is not repeated.
 func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
@@ -66,7 +119,8 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "shutting_down", ErrShuttingDown.Error())
 		return
 	}
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+	hj := &wsHijacker{ResponseWriter: w}
+	c, err := websocket.Accept(hj, r, &websocket.AcceptOptions{
 		InsecureSkipVerify: true, // checked by s.cors: same origin or allowlisted
 		CompressionMode:    websocket.CompressionDisabled,
 	})
@@ -130,21 +184,22 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 	// the handler.
 	handedOff = true
 	s.pumps.Add(1)
-	go s.wsStream(c, l, pos)
+	s.wsStream(c, hj.conn, l, pos)
 }
 
-// wsStream writes the stream to the WebSocket while another goroutine reads
-// the client's messages (stop); a read error means the client left.
-func (s *Server) wsStream(c *websocket.Conn, l *genLog, pos int) {
-	defer s.pumps.Done()
-	defer c.CloseNow()
+// wsStream writes the stream to the WebSocket while a goroutine reads the
+// client's messages (stop); a read error means the client left. It returns
+// at once: the writing runs on the reader's goroutines (see reader).
+func (s *Server) wsStream(c *websocket.Conn, raw net.Conn, l *genLog, pos int) {
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var wg sync.WaitGroup
-	wg.Go(func() {
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
 		defer cancel()
 		for {
-			_, msg, err := c.Read(ctx)
+			// No context: the read ends when the connection is closed
+			// (at the end), and the library registers nothing per read.
+			_, msg, err := c.Read(context.Background())
 			if err != nil {
 				return
 			}
@@ -153,30 +208,33 @@ func (s *Server) wsStream(c *websocket.Conn, l *genLog, pos int) {
 				s.stop(l, "websocket")
 			}
 		}
-	})
-	sink := newWSSink(c, s.cfg.writeTimeout)
-	defer sink.dog.Stop()
+	}()
+	end := func(end pumpEnd, err error) {
+		defer s.pumps.Done()
+		s.pumpDone(l, "websocket", end, err)
+		// The close handshake gets a full write timeout of its own.
+		raw.SetWriteDeadline(time.Now().Add(s.cfg.writeTimeout))
+		switch end {
+		case endDone:
+			c.Close(websocket.StatusNormalClosure, "end of stream")
+		case endShutdown:
+			c.Close(websocket.StatusGoingAway, "relay shutting down; resume elsewhere")
+		case endDrop:
+			time.Sleep(dropLinger)
+		}
+		c.CloseNow()
+		cancel()
+		<-readDone
+	}
+	sink := &wsSink{c: c, raw: raw, timeout: s.cfg.writeTimeout}
 	// The same prelude as on SSE, as its own message: it names the stream
 	// before any event, so a client cut early can still resume; decoders
 	// ignore it (a comment and a retry field dispatch nothing).
-	end, err := endGone, sink.write(s.prelude(l))
-	if err == nil {
-		end, err = s.pump(ctx, l, pos, sink)
+	if err := sink.write(s.prelude(l)); err != nil {
+		end(endGone, err)
+		return
 	}
-	s.pumpDone(l, "websocket", end, err)
-	switch end {
-	case endDone:
-		c.Close(websocket.StatusNormalClosure, "end of stream")
-	case endShutdown:
-		c.Close(websocket.StatusGoingAway, "relay shutting down; resume elsewhere")
-	case endDrop:
-		time.Sleep(dropLinger)
-		c.CloseNow()
-	default:
-		c.CloseNow() // already gone
-	}
-	cancel()
-	wg.Wait()
+	s.startPump(ctx, l, pos, sink, end)
 }
 
 func readFirst(ctx context.Context, c *websocket.Conn) ([]byte, error) {

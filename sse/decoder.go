@@ -36,11 +36,13 @@ type decoderSink struct{ d *Decoder }
 func (s decoderSink) Event(e Event) { s.d.queue = append(s.d.queue, item{ev: e}) }
 func (s decoderSink) Retry(ms int)  { s.d.retry = ms }
 
+// Dropped queues the drop in its place among the events.
+func (s decoderSink) Dropped(err error) { s.d.queue = append(s.d.queue, item{err: err}) }
+
 // NewDecoder returns a Decoder reading from r.
 func NewDecoder(r io.Reader, opts ...Option) *Decoder {
 	d := &Decoder{r: r, retry: -1}
 	d.p = NewParser(decoderSink{d}, opts...)
-	d.p.onErr = func(err error) { d.queue = append(d.queue, item{err: err}) }
 	return d
 }
 

@@ -112,3 +112,22 @@ func ExampleDecoder_Reset() {
 	// dropped: true resume after 1
 	// two 1
 }
+
+// printer is a DropHandler: it hears the oversize events where they were.
+type printer struct{}
+
+func (printer) Event(e sse.Event) { fmt.Printf("event %q\n", e.Data) }
+func (printer) Retry(int)         {}
+func (printer) Dropped(err error) { fmt.Println("dropped:", errors.Is(err, sse.ErrEventTooLarge)) }
+
+// A DropHandler learns of every dropped event in its place among the others.
+func ExampleDropHandler() {
+	p := sse.NewParser(printer{}, sse.WithMaxEventSize(16))
+	_, err := p.Write([]byte("data: a\n\ndata: far too long for the bound\n\ndata: b\n\n"))
+	fmt.Println("Write:", err != nil)
+	// Output:
+	// event "a"
+	// dropped: true
+	// event "b"
+	// Write: true
+}

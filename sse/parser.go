@@ -35,6 +35,17 @@ type Handler interface {
 	Retry(ms int)
 }
 
+// DropHandler is a Handler that is also told about every dropped event, in
+// stream order: the Parser calls Dropped (with an error wrapping
+// ErrEventTooLarge) at the point of the stream where the oversize event
+// ended, between the Event calls of its neighbours, however the bytes were
+// cut. A caller that numbers or counts problems needs this; Write's error
+// alone does not say where among the chunk's events the drop happened.
+type DropHandler interface {
+	Handler
+	Dropped(err error)
+}
+
 // HandlerFunc adapts a function to Handler; it ignores retry fields.
 type HandlerFunc func(Event)
 
@@ -122,7 +133,7 @@ type Parser struct {
 	hasRef       bool
 	inPlaceValid bool            // the complete lines of the current chunk are UTF-8
 	arena        strings.Builder // see str
-	err          error           // first error of the current Write
+	err          error           // the errors of the current Write, joined
 }
 
 // NewParser returns a Parser that reports to h (nil: events are decoded and
@@ -133,7 +144,11 @@ func NewParser(h Handler, opts ...Option) *Parser {
 		h = HandlerFunc(func(Event) {})
 	}
 	c := newConfig(opts)
-	return &Parser{h: h, max: c.maxEventSize}
+	p := &Parser{h: h, max: c.maxEventSize}
+	if dh, ok := h.(DropHandler); ok {
+		p.onErr = dh.Dropped
+	}
+	return p
 }
 
 // LastEventID returns the last event ID string: the id in force at the last
@@ -166,7 +181,9 @@ func (p *Parser) Reset() {
 // Write decodes chunk, dispatching every event it completes. It always
 // consumes the whole chunk. The error, if any, wraps ErrEventTooLarge: the
 // oversize event was dropped and the events after it in chunk were still
-// dispatched; the parser stays usable.
+// dispatched; the parser stays usable. When chunk ended more than one
+// oversize event the error joins one error per dropped event (errors.Join),
+// in stream order; a DropHandler learns of each where it happened.
 func (p *Parser) Write(chunk []byte) (int, error) {
 	n := len(chunk)
 	p.err = nil
@@ -413,7 +430,14 @@ func (p *Parser) report(err error) {
 	}
 	if p.err == nil {
 		p.err = err
+		return
 	}
+	// A second drop in the same Write: join them flat, one error per event.
+	errs := []error{p.err}
+	if j, ok := p.err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	p.err = errors.Join(append(errs[:len(errs):len(errs)], err)...)
 }
 
 // processLine interprets one complete line, following "Interpreting an event

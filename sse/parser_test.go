@@ -82,6 +82,51 @@ func TestTheTooLargeErrorSaysWhatAndWhere(t *testing.T) {
 	require.Contains(t, err.Error(), "stream byte")
 }
 
+// dropLog records events and drops in the order a DropHandler hears them.
+type dropLog struct{ log []string }
+
+func (d *dropLog) Event(e Event)     { d.log = append(d.log, "event "+e.Data) }
+func (d *dropLog) Retry(int)         {}
+func (d *dropLog) Dropped(err error) { d.log = append(d.log, "dropped: "+err.Error()) }
+
+func TestADropHandlerHearsEveryDropInItsPlaceWhateverTheCut(t *testing.T) {
+	big := strings.Repeat("x", 40)
+	input := "data: a\n\ndata: " + big + "\n\ndata: b\n\ndata: " + big + "\n\n" +
+		"data: " + big + "\n\ndata: c\n\n"
+	want := []string{"event a", "dropped", "event b", "dropped", "dropped", "event c"}
+	shape := func(log []string) []string {
+		out := make([]string, len(log))
+		for i, l := range log {
+			out[i], _, _ = strings.Cut(l, ":")
+		}
+		return out
+	}
+	for i := 0; i <= len(input); i++ {
+		for _, j := range []int{i, (i + len(input)) / 2, len(input)} {
+			d := &dropLog{}
+			p := NewParser(d, WithMaxEventSize(32))
+			var errs []error
+			for _, piece := range []string{input[:i], input[i:j], input[j:]} {
+				if _, err := p.Write([]byte(piece)); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			require.Equal(t, want, shape(d.log), "cuts at %d and %d", i, j)
+			// Write's errors, unjoined, are the same three drops.
+			var n int
+			for _, err := range errs {
+				require.ErrorIs(t, err, ErrEventTooLarge)
+				if j, ok := err.(interface{ Unwrap() []error }); ok {
+					n += len(j.Unwrap())
+				} else {
+					n++
+				}
+			}
+			require.Equal(t, 3, n, "cuts at %d and %d: one error per dropped event", i, j)
+		}
+	}
+}
+
 func TestWriteConsumesEverythingAndReportsNoErrorForGoodInput(t *testing.T) {
 	var got []Event
 	p := NewParser(HandlerFunc(func(e Event) { got = append(got, e) }))

@@ -113,7 +113,7 @@ func NewPipeline(opts ...Option) *Pipeline {
 		p.dec = dec
 	}
 	p.framing = framingOf(p.contentType)
-	p.parser = sse.NewParser(sse.HandlerFunc(p.event), sse.WithMaxEventSize(p.maxEvent))
+	p.parser = sse.NewParser(sseSink{p}, sse.WithMaxEventSize(p.maxEvent))
 	return p
 }
 
@@ -223,35 +223,30 @@ func (p *Pipeline) feed(b []byte) {
 	}
 }
 
-// feedSSE gives the SSE parser one line at a time (cut after each LF or
-// CR). The parser reports an oversize event only once per Write, after
-// dispatching everything else in the chunk; line by line, each drop is seen
-// where it happens, so the count and the order of the problems do not
-// depend on how the bytes were cut. The scan stays linear: one search for
-// LF per LF, and for CR only up to it.
+// feedSSE gives the SSE parser the chunk as it came: the parser tells
+// sseSink about each dropped event where it happens among the others, so
+// the count and the order of the problems do not depend on how the bytes
+// were cut (Write's joined error is not needed).
 func (p *Pipeline) feedSSE(b []byte) {
-	lf := -1
-	for len(b) > 0 {
-		if lf < 0 {
-			if lf = bytes.IndexByte(b, '\n'); lf < 0 {
-				lf = len(b) // no LF in b: the sentinel stays past its end
-			}
-		}
-		end := lf
-		if cr := bytes.IndexByte(b[:lf], '\r'); cr >= 0 {
-			end = cr
-		}
-		n := min(end+1, len(b))
-		if _, err := p.parser.Write(b[:n]); err != nil {
-			// The dropped event is an event of the stream: it gets a number.
-			// The parser's own message gives byte counts that depend on
-			// where the bytes were cut, so the problem names the bound.
-			p.seq++
-			p.skipped(sse.Event{Type: "message"}, p.seq, fmt.Errorf("%w: an SSE event is longer than %d bytes (%w)", ErrEventTooLarge, p.maxEvent, sse.ErrEventTooLarge))
-		}
-		b = b[n:]
-		lf -= n
-	}
+	_, _ = p.parser.Write(b)
+}
+
+// sseSink receives the SSE parser's events and drops for its Pipeline.
+type sseSink struct{ p *Pipeline }
+
+func (s sseSink) Event(ev sse.Event) { s.p.event(ev) }
+
+// Retry ignores the server's reconnection time: the pipeline does not
+// reconnect (its callers do, and read it from the wire themselves).
+func (sseSink) Retry(int) {}
+
+// Dropped numbers the dropped event: it is an event of the stream. The
+// parser's own message gives byte counts that depend on where the bytes
+// were cut, so the problem names the bound.
+func (s sseSink) Dropped(error) {
+	p := s.p
+	p.seq++
+	p.skipped(sse.Event{Type: "message"}, p.seq, fmt.Errorf("%w: an SSE event is longer than %d bytes (%w)", ErrEventTooLarge, p.maxEvent, sse.ErrEventTooLarge))
 }
 
 // appendLine grows the unfinished line, dropping it (and remembering that)

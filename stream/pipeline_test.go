@@ -234,6 +234,28 @@ func TestAnOversizedSSEEventIsCountedAndTheStreamGoesOn(t *testing.T) {
 	require.ErrorIs(t, a.Problems()[0], sse.ErrEventTooLarge)
 }
 
+func TestEveryOversizedSSEEventIsNumberedInItsPlaceWhateverTheCut(t *testing.T) {
+	big := `data: {"delta":"` + strings.Repeat("x", 100) + `"}` + "\n\n"
+	input := `data: {"delta":"a"}` + "\n\n" + big + big + `data: {"delta":"b"}` + "\n\n" + big + "data: [DONE]\n\n"
+	for i := 0; i <= len(input); i++ {
+		p := NewPipeline(WithMaxEventSize(64))
+		feed(t, p, input[:i], input[i:])
+		require.NoError(t, p.Close())
+		a := p.Answer()
+		require.Equal(t, "ab", a.Text(), "cut at %d", i)
+		require.Equal(t, Complete, a.Status(), "cut at %d", i)
+		require.Equal(t, 3, a.Skipped(), "cut at %d: one skip per oversize event", i)
+		var at []int
+		for _, err := range a.Problems() {
+			var de *DecodeError
+			require.ErrorAs(t, err, &de)
+			require.ErrorIs(t, err, ErrEventTooLarge)
+			at = append(at, de.Event)
+		}
+		require.Equal(t, []int{2, 3, 5}, at, "cut at %d: each drop keeps its event number", i)
+	}
+}
+
 func TestAnOversizedNDJSONLineIsCountedWithBoundedMemory(t *testing.T) {
 	p := NewPipeline(WithMaxEventSize(64))
 	feed(t, p, `{"message":{"content":"a"},"done":false}`+"\n")

@@ -142,7 +142,7 @@ func TestMetricsJSONIsWhatEncodingJSONWrote(t *testing.T) {
 	}
 	for range 500 {
 		check(Metrics{
-			TTFB: f(), TTFT: f(), GapP50: f(), GapP95: f(), Tokens: rng.Int(), TokensPerS: f(),
+			TTFB: f(), TTFT: f(), GapP50: f(), GapP95: f(), GapMax: f(), Tokens: rng.Int(), TokensPerS: f(),
 			Bytes: rng.IntN(1 << 30), Duration: f(), Buffering: []string{VerdictStreamed, VerdictBuffered, VerdictUnknown, "<&>"}[rng.IntN(4)],
 			Reconnects: rng.IntN(9), Frames: rng.IntN(1000), FrameMax: f(), FrameTotal: f(),
 		})

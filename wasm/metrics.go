@@ -18,6 +18,7 @@ type Metrics struct {
 	TTFT       float64 `json:"ttft_ms"`        // first visible text delta
 	GapP50     float64 `json:"gap_p50_ms"`     // median gap between text deltas
 	GapP95     float64 `json:"gap_p95_ms"`     // 95th percentile gap
+	GapMax     float64 `json:"gap_max_ms"`     // longest gap (a stall, a reconnect)
 	Tokens     int     `json:"tokens"`         // text deltas received
 	TokensPerS float64 `json:"tokens_per_s"`   // deltas per second, first to last
 	Bytes      int     `json:"bytes"`          // response bytes, all connections
@@ -49,14 +50,18 @@ const minTokensForVerdict = 8
 type Recorder struct {
 	start, firstByte, lastByte, firstTok, lastTok, end time.Time
 	bytes, reconnects, frames                          int
-	gaps                                               []time.Duration
+	gaps                                               []time.Duration // in arrival order
 	tokens                                             int
 	frameMax, frameTotal                               time.Duration
+
+	// sorted holds gaps[:len(sorted)] in ascending order for the
+	// percentiles; spare and fresh are reused buffers for the merge.
+	sorted, spare, fresh []time.Duration
 }
 
 // Start resets the recorder for an answer that starts at now.
 func (r *Recorder) Start(now time.Time) {
-	*r = Recorder{start: now, gaps: r.gaps[:0]}
+	*r = Recorder{start: now, gaps: r.gaps[:0], sorted: r.sorted[:0], spare: r.spare[:0], fresh: r.fresh[:0]}
 }
 
 // Bytes records n response bytes arriving at now.
@@ -118,10 +123,10 @@ func (r *Recorder) Snapshot() Metrics {
 		FrameTotal: millis(r.frameTotal),
 	}
 	if len(r.gaps) > 0 {
-		sorted := slices.Clone(r.gaps)
-		slices.Sort(sorted)
+		sorted := r.sortedGaps()
 		m.GapP50 = millis(percentile(sorted, 0.50))
 		m.GapP95 = millis(percentile(sorted, 0.95))
+		m.GapMax = millis(sorted[len(sorted)-1])
 	}
 	if span := r.lastTok.Sub(r.firstTok); r.tokens > 1 && span > 0 {
 		m.TokensPerS = round2(float64(r.tokens-1) / span.Seconds())
@@ -134,6 +139,36 @@ func (r *Recorder) Snapshot() Metrics {
 		}
 	}
 	return m
+}
+
+// sortedGaps returns every gap so far in ascending order. Pages read the
+// metrics once per animation frame, and sorting every gap on each read grew
+// with the answer (6–14× the cost of this over a 25,000-token answer:
+// BenchmarkRecorderSnapshotPerFrame, docs/PERFORMANCE.md); so only the gaps
+// that are new since the last call are sorted, then merged with the ones
+// kept sorted from before, in linear time.
+func (r *Recorder) sortedGaps() []time.Duration {
+	n := len(r.sorted)
+	if n == len(r.gaps) {
+		return r.sorted
+	}
+	fresh := append(r.fresh[:0], r.gaps[n:]...)
+	slices.Sort(fresh)
+	out := r.spare[:0]
+	i, j := 0, 0
+	for i < n && j < len(fresh) {
+		if r.sorted[i] <= fresh[j] {
+			out = append(out, r.sorted[i])
+			i++
+		} else {
+			out = append(out, fresh[j])
+			j++
+		}
+	}
+	out = append(out, r.sorted[i:]...)
+	out = append(out, fresh[j:]...)
+	r.spare, r.sorted, r.fresh = r.sorted, out, fresh
+	return out
 }
 
 // JSON is the snapshot as a JSON object, written as encoding/json.Marshal
@@ -156,6 +191,7 @@ func (m Metrics) JSON() string {
 	float(`,"ttft_ms":`, m.TTFT)
 	float(`,"gap_p50_ms":`, m.GapP50)
 	float(`,"gap_p95_ms":`, m.GapP95)
+	float(`,"gap_max_ms":`, m.GapMax)
 	integer(`,"tokens":`, m.Tokens)
 	float(`,"tokens_per_s":`, m.TokensPerS)
 	integer(`,"bytes":`, m.Bytes)

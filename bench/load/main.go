@@ -19,10 +19,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -37,9 +35,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/coder/websocket"
-	"github.com/trickle-dev/trickle/sse"
 )
 
 type result struct {
@@ -52,6 +47,12 @@ type result struct {
 	ExpectedEvents    int64   `json:"expected_events"`
 	DeliveredEvents   int64   `json:"delivered_events"`
 	DeliveredPct      float64 `json:"delivered_pct"`
+	LostEvents        int64   `json:"lost_events"`
+	DuplicatedEvents  int64   `json:"duplicated_events"`
+	GapEvents         int64   `json:"events_skipped_mid_stream"`
+	TruncatedStreams  int64   `json:"streams_without_end_marker"`
+	TruncatedBecause  string  `json:"first_truncation_status,omitempty"`
+	StalledStreams    int     `json:"stalled_streams,omitempty"`
 	LatencyP50Ms      float64 `json:"added_latency_p50_ms"`
 	LatencyP99Ms      float64 `json:"added_latency_p99_ms"`
 	LatencyP999Ms     float64 `json:"added_latency_p999_ms"`
@@ -59,6 +60,7 @@ type result struct {
 	ServerCPUPct      float64 `json:"relay_cpu_pct_of_one_core"`
 	ClientCPUPct      float64 `json:"client_cpu_pct_of_one_core"`
 	ServerCPUPerEvent float64 `json:"relay_cpu_us_per_event"`
+	ClientCPUPerEvent float64 `json:"client_cpu_us_per_event"`
 	ServerRunqWait    float64 `json:"relay_runqueue_wait_s_per_s"`
 	ClientRunqWait    float64 `json:"client_runqueue_wait_s_per_s"`
 	ServerRSSBaseMB   float64 `json:"relay_rss_base_mib"`
@@ -74,12 +76,6 @@ type result struct {
 	WallS             float64 `json:"wall_seconds"`
 }
 
-type streamRec struct {
-	id      string
-	resumes int
-	arrived []int64 // unix nanos of event k+1 (tokens and the end marker)
-}
-
 var (
 	addr       = flag.String("addr", "127.0.0.1:8080", "relay address (loopback only)")
 	pid        = flag.Int("server-pid", 0, "relay process id, to read its CPU and memory from /proc")
@@ -91,6 +87,9 @@ var (
 	rate       = flag.Float64("rate", 20, "tokens per second per stream")
 	tokenChars = flag.Int("token-chars", 4, "characters per token")
 	deadline   = flag.Duration("timeout", 3*time.Minute, "hard stop for the whole run")
+	stallEvery = flag.Int("stall-every", 0, "fault injection: every Nth stream stops reading once (0: none)")
+	stallAfter = flag.Int("stall-after", 20, "a stalled stream stops reading after this many events")
+	stallFor   = flag.Duration("stall", 15*time.Second, "how long a stalled stream stops reading")
 )
 
 func main() {
@@ -109,19 +108,6 @@ func main() {
 	fmt.Println(string(b))
 }
 
-// countingConn counts the bytes the client reads: what crossed the wire
-// for the stream (headers, framing and all).
-type countingConn struct {
-	net.Conn
-	n *atomic.Int64
-}
-
-func (c countingConn) Read(p []byte) (int, error) {
-	k, err := c.Conn.Read(p)
-	c.n.Add(int64(k))
-	return k, err
-}
-
 func run() (*result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), *deadline)
 	defer cancel()
@@ -133,21 +119,6 @@ func run() (*result, error) {
 	body := fmt.Sprintf(`{"model":"load","stream":true,"max_tokens":%d,"messages":[{"role":"user","content":"load"}]}`, tokens)
 
 	var wire atomic.Int64
-	dialer := &net.Dialer{Timeout: 30 * time.Second}
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, network, a string) (net.Conn, error) {
-			c, err := dialer.DialContext(ctx, network, a)
-			if err != nil {
-				return nil, err
-			}
-			return countingConn{c, &wire}, nil
-		},
-		MaxIdleConnsPerHost: 1,
-		DisableCompression:  true,
-		ReadBufferSize:      2048,
-		WriteBufferSize:     2048,
-	}
-	client := &http.Client{Transport: tr}
 	infoClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 
 	res := &result{Transport: *transport, Streams: *n, RatePerStream: *rate, DurationS: duration.Seconds()}
@@ -166,6 +137,7 @@ func run() (*result, error) {
 	var cpuStart, cpuEnd time.Duration
 	var sWait0, sWait1, cWait0, cWait1 time.Duration
 	var tok0, tok1 float64
+	var cru0, cru1 syscall.Rusage
 	var tStart, tEnd time.Time
 	var idleRSS, peakRSS float64
 	var peakActive int
@@ -197,6 +169,7 @@ func run() (*result, error) {
 		tok0 = scrape(infoClient)["trickle_tokens_total"]
 		_, sWait0 = sched(*pid)
 		_, cWait0 = sched(os.Getpid())
+		syscall.Getrusage(syscall.RUSAGE_SELF, &cru0)
 		end := wall0.Add(*idle + *ramp + *duration - time.Second)
 		if !end.After(tStart) {
 			end = tStart.Add(500 * time.Millisecond)
@@ -215,6 +188,7 @@ func run() (*result, error) {
 		tok1 = scrape(infoClient)["trickle_tokens_total"]
 		_, sWait1 = sched(*pid)
 		_, cWait1 = sched(os.Getpid())
+		syscall.Getrusage(syscall.RUSAGE_SELF, &cru1)
 	}()
 
 	var ru0 syscall.Rusage
@@ -225,16 +199,14 @@ func run() (*result, error) {
 		if d := time.Until(wall0.Add(interval * time.Duration(i))); d > 0 {
 			time.Sleep(d)
 		}
-		rec := &streamRec{arrived: make([]int64, 0, tokens+1)}
+		rec := &streamRec{arrived: make([]int64, tokens+1)}
+		if *stallEvery > 0 && i%*stallEvery == *stallEvery-1 {
+			rec.stallAt, rec.stallFor = *stallAfter, *stallFor
+			res.StalledStreams++
+		}
 		recs[i] = rec
 		wg.Go(func() {
-			var err error
-			if *transport == "ws" {
-				err = streamWS(ctx, client, query, body, rec, &connected)
-			} else {
-				err = streamSSE(ctx, client, query, body, rec, &connected)
-			}
-			if err != nil {
+			if err := runStream(ctx, query, body, rec, &connected, &wire); err != nil {
 				fail(err)
 			}
 		})
@@ -269,13 +241,28 @@ func run() (*result, error) {
 	var lat []int64
 	for i, rec := range recs {
 		res.ExpectedEvents += int64(tokens + 1)
-		res.DeliveredEvents += int64(len(rec.arrived))
+		got := rec.delivered()
+		res.DeliveredEvents += int64(got)
+		res.LostEvents += int64(tokens + 1 - got)
+		res.DuplicatedEvents += int64(rec.dups)
+		res.GapEvents += int64(rec.gaps)
 		res.Resumes += int64(rec.resumes)
+		if !rec.done {
+			res.TruncatedStreams++
+			if res.TruncatedBecause == "" {
+				res.TruncatedBecause = rec.id + ": " + rec.status
+			}
+		}
 		if starts[i] == 0 {
 			continue
 		}
 		for k, at := range rec.arrived {
-			due := starts[i] + int64(ttft) + int64(k)*int64(gap)
+			if at == 0 {
+				continue
+			}
+			// Event k+1 is due ttft + k gaps after the start; the end
+			// marker goes out with the last token.
+			due := starts[i] + int64(ttft) + int64(min(k, tokens-1))*int64(gap)
 			lat = append(lat, at-due)
 		}
 	}
@@ -300,6 +287,10 @@ func run() (*result, error) {
 			res.ServerCPUPerEvent = float64(cpuEnd-cpuStart) / float64(time.Microsecond) / (tok1 - tok0)
 		}
 		res.ClientRunqWait = float64(cWait1-cWait0) / float64(tEnd.Sub(tStart))
+		if tok1 > tok0 {
+			cpu := cru1.Utime.Nano() + cru1.Stime.Nano() - cru0.Utime.Nano() - cru0.Stime.Nano()
+			res.ClientCPUPerEvent = float64(cpu) / 1e3 / (tok1 - tok0)
+		}
 	}
 	clientCPU := time.Duration(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) * time.Nanosecond
 	res.ClientCPUPct = 100 * float64(clientCPU) / float64(time.Since(wall0))
@@ -316,8 +307,10 @@ func run() (*result, error) {
 	if v := firstErr.Load(); v != nil {
 		res.FirstError = v.(string)
 	}
-	fmt.Fprintf(os.Stderr, "load: %d/%d connected, %.3f%% delivered, added latency p50 %.2f ms p99 %.2f ms, relay %.0f%% CPU (waited %.1f s/s for a CPU), %.1f KiB RSS (%.1f KiB Go heap+stacks)/idle stream, %.1f B/token, %d resumes, %d errors\n",
-		res.Connected, *n, res.DeliveredPct, res.LatencyP50Ms, res.LatencyP99Ms, res.ServerCPUPct, res.ServerRunqWait, res.KBPerIdleStream, res.GoKBPerIdleStream, res.BytesPerToken, res.Resumes, res.Errors)
+	fmt.Fprintf(os.Stderr, "load %s: %d/%d connected, %.3f%% delivered (%d lost, %d duplicated, %d streams without end marker), %d resumes, %d errors; added latency p50 %.2f ms p99 %.2f ms; relay %.0f%% CPU, %.2f µs/event (waited %.1f s/s for a CPU), client %.2f µs/event; %.1f KiB RSS (%.1f KiB Go heap+stacks)/idle stream; %.1f B/token\n",
+		res.Transport, res.Connected, *n, res.DeliveredPct, res.LostEvents, res.DuplicatedEvents, res.TruncatedStreams, res.Resumes, res.Errors,
+		res.LatencyP50Ms, res.LatencyP99Ms, res.ServerCPUPct, res.ServerCPUPerEvent, res.ServerRunqWait, res.ClientCPUPerEvent,
+		res.KBPerIdleStream, res.GoKBPerIdleStream, res.BytesPerToken)
 	runtime.KeepAlive(recs)
 	return res, nil
 }
@@ -326,125 +319,72 @@ func run() (*result, error) {
 // with Last-Event-ID) after its connection was cut.
 const maxResumes = 5
 
-func streamSSE(ctx context.Context, client *http.Client, query, body string, rec *streamRec, connected *atomic.Int64) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+*addr+"/v1/chat/completions"+query, strings.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
+// runStream reads one stream to its end over transport, resuming after
+// every cut from the last event it got, as the widget does.
+func runStream(ctx context.Context, query, body string, rec *streamRec, connected *atomic.Int64, wire *atomic.Int64) error {
+	deadline, _ := ctx.Deadline()
+	s := &scanner{rec: rec, wire: wire}
 	for attempt := 0; ; attempt++ {
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		if resp.StatusCode != http.StatusOK {
-			b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-			resp.Body.Close()
-			return fmt.Errorf("%s: %s: %s", req.Method, resp.Status, b)
-		}
-		if attempt == 0 {
-			rec.id = resp.Header.Get("X-Trickle-Stream")
+		end, err := oneConnection(deadline, query, body, s, attempt)
+		if attempt == 0 && rec.id != "" {
 			connected.Add(1)
 		}
-		done, err := readSSE(resp.Body, rec)
-		resp.Body.Close()
-		if done || err == nil {
-			return nil
-		}
-		if attempt == maxResumes || ctx.Err() != nil {
-			return fmt.Errorf("stream %s after %d events: %w", rec.id, len(rec.arrived), err)
-		}
-		rec.resumes++
-		req, _ = http.NewRequestWithContext(ctx, http.MethodGet, "http://"+*addr+"/v1/streams/"+rec.id, nil)
-		req.Header.Set("Last-Event-ID", rec.id+":"+strconv.Itoa(len(rec.arrived)))
-	}
-}
-
-// readSSE reads events until the end marker (done) or the connection
-// ends (err nil at a clean end without it).
-func readSSE(r io.Reader, rec *streamRec) (done bool, err error) {
-	dec := sse.NewDecoder(bufio.NewReaderSize(r, 1024))
-	for {
-		ev, err := dec.Next()
-		if errors.Is(err, io.EOF) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
-		rec.arrived = append(rec.arrived, time.Now().UnixNano())
-		if ev.Data == "[DONE]" {
-			return true, nil
-		}
-	}
-}
-
-func streamWS(ctx context.Context, client *http.Client, query, body string, rec *streamRec, connected *atomic.Int64) error {
-	first := body
-	for attempt := 0; ; attempt++ {
-		done, err := readWS(ctx, client, query, first, rec, connected)
-		if done || err == nil {
+		if rec.done || end == endClean && err == nil {
+			// A clean end without the end marker is a truncated
+			// stream: the counts show it as lost events.
 			return nil
 		}
 		if rec.id == "" || attempt == maxResumes || ctx.Err() != nil {
-			return fmt.Errorf("stream %s after %d events: %w", rec.id, len(rec.arrived), err)
+			return fmt.Errorf("stream %s after %d events: %w", rec.id, rec.last, err)
 		}
 		rec.resumes++
-		query = ""
-		first = fmt.Sprintf(`{"type":"resume","stream":%q,"last_event_id":"%s:%d"}`, rec.id, rec.id, len(rec.arrived))
+		// A new connection starts with a clean line state.
+		s.partial, s.seq, s.status, s.hasData, s.isDone = s.partial[:0], 0, false, false, false
 	}
 }
 
-func readWS(ctx context.Context, client *http.Client, query, first string, rec *streamRec, connected *atomic.Int64) (done bool, err error) {
-	c, _, err := websocket.Dial(ctx, "ws://"+*addr+"/v1/ws"+query, &websocket.DialOptions{HTTPClient: client})
+// oneConnection opens one connection (the first request, or a resume after
+// the last event seen) and reads it to its end.
+func oneConnection(deadline time.Time, query, body string, s *scanner, attempt int) (endKind, error) {
+	rec := s.rec
+	var req []byte
+	ws := *transport == "ws"
+	switch {
+	case ws:
+		req = fmt.Appendf(nil, "GET /v1/ws%s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n", query, *addr, wsKey())
+		first := body
+		if attempt > 0 {
+			first = fmt.Sprintf(`{"type":"resume","stream":%q,"last_event_id":"%s:%d"}`, rec.id, rec.id, rec.last)
+		}
+		req = append(req, maskedText([]byte(first))...)
+	case attempt == 0:
+		req = fmt.Appendf(nil, "POST /v1/chat/completions%s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", query, *addr, len(body), body)
+	default:
+		req = fmt.Appendf(nil, "GET /v1/streams/%s HTTP/1.1\r\nHost: %s\r\nLast-Event-ID: %s:%d\r\n\r\n", rec.id, *addr, rec.id, rec.last)
+	}
+	c, buf, err := dialRaw(*addr, deadline, req, s.wire)
 	if err != nil {
-		return false, err
+		return endCut, err
 	}
-	defer c.CloseNow()
-	if err := c.Write(ctx, websocket.MessageText, []byte(first)); err != nil {
-		return false, err
+	defer c.Close()
+	code, head, rest, err := readHead(c, buf, s.wire)
+	if err != nil {
+		return endCut, err
 	}
-	for {
-		_, msg, err := c.Read(ctx)
-		if err != nil {
-			if websocket.CloseStatus(err) == websocket.StatusNormalClosure {
-				return false, nil
-			}
-			return false, err
-		}
-		now := time.Now().UnixNano()
-		if rest, found := strings.CutPrefix(string(msg), ": trickle stream "); found && rec.id == "" {
-			// The prelude names the stream before any event.
-			rec.id, _, _ = strings.Cut(rest, "\n")
-			connected.Add(1)
-			continue
-		}
-		id, data, ok := parseEvent(msg)
-		if !ok {
-			continue // keep-alive comment
-		}
-		if rec.id == "" {
-			rec.id, _, _ = strings.Cut(id, ":")
-			connected.Add(1)
-		}
-		rec.arrived = append(rec.arrived, now)
-		if data == "[DONE]" {
-			c.Close(websocket.StatusNormalClosure, "")
-			return true, nil
-		}
+	want := http.StatusOK
+	if ws {
+		want = http.StatusSwitchingProtocols
 	}
-}
-
-// parseEvent reads the id and data of one event's SSE text.
-func parseEvent(msg []byte) (id, data string, ok bool) {
-	for line := range strings.SplitSeq(string(msg), "\n") {
-		if v, found := strings.CutPrefix(line, "id: "); found {
-			id = v
-		} else if v, found := strings.CutPrefix(line, "data: "); found {
-			data, ok = v, true
-		}
+	if code != want {
+		return endCut, fmt.Errorf("status %d: %s", code, discard(c, rest))
 	}
-	return id, data, ok
+	if ws {
+		return readWS(c, buf, rest, s)
+	}
+	if id := header(head, "X-Trickle-Stream"); id != "" && rec.id == "" {
+		rec.id = id
+	}
+	return readSSE(c, buf, rest, s)
 }
 
 func streamCreated(c *http.Client, id string) (time.Time, error) {

@@ -5,7 +5,9 @@
 # load generator stops by itself (hard timeout), and so does this script.
 #
 # LOAD_N (default 10000), LOAD_RAMP, LOAD_IDLE and LOAD_DURATION shrink or
-# grow it; LOAD_TRANSPORTS="sse ws" picks the transports.
+# grow it; LOAD_TRANSPORTS="sse ws" picks the transports; LOAD_RELAY_FLAGS
+# adds `trickle serve` flags (e.g. "--write-timeout 2s --grace 3s") and
+# LOAD_FLAGS load generator flags (e.g. "-stall-every 10 -stall 12s").
 # Results: bench/results/load.jsonl (one JSON line per transport).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -33,7 +35,7 @@ echo "Relay under load: ${n} streams at 20 tokens/s, ramp ${ramp}, idle ${idle},
 : >"${out}"
 for transport in ${transports}; do
   bench/results/trickle serve --addr "127.0.0.1:${port}" --max-streams $((n + 100)) \
-    --retention 2m --log-level warn >/dev/null 2>bench/results/load-relay.log &
+    --retention 2m --log-level warn ${LOAD_RELAY_FLAGS:-} >/dev/null 2>bench/results/load-relay.log &
   relay=$!
   trap 'kill "${relay}" 2>/dev/null || true' EXIT
   for _ in $(seq 50); do
@@ -41,7 +43,7 @@ for transport in ${transports}; do
     sleep 0.1
   done
   timeout 200 bench/results/load -addr "127.0.0.1:${port}" -server-pid "${relay}" -n "${n}" \
-    -transport "${transport}" -ramp "${ramp}" -idle "${idle}" -duration "${duration}" >>"${out}"
+    -transport "${transport}" -ramp "${ramp}" -idle "${idle}" -duration "${duration}" ${LOAD_FLAGS:-} >>"${out}"
   kill "${relay}"
   wait "${relay}" 2>/dev/null || true
   trap - EXIT

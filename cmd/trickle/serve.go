@@ -77,6 +77,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		grace         = fs.Duration("grace", 10*time.Second, "after a disconnect, keep generating this long waiting for a resume, then cancel upstream")
 		retention     = fs.Duration("retention", 5*time.Minute, "keep a finished stream resumable this long (at most twice --max-streams of them)")
 		writeTimeout  = fs.Duration("write-timeout", 10*time.Second, "cut a client whose single write takes longer (it may resume)")
+		cutWait       = fs.Duration("cut-wait", time.Minute, "after cutting a slow client, wait this long at most for it to read what was sent and hang up before its --grace starts")
 		maxStreams    = fs.Int("max-streams", 20000, "maximum generations running at once (then 429 with Retry-After)")
 		maxBody       = fs.Int64("max-body", 1<<20, "maximum request body in bytes (then 413)")
 		maxEvent      = fs.Int("max-event", 256<<10, "maximum bytes of one event's data (an upstream event over it fails the stream)")
@@ -137,6 +138,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		relay.WithGrace(*grace),
 		relay.WithRetention(*retention),
 		relay.WithWriteTimeout(*writeTimeout),
+		relay.WithCutWait(*cutWait),
 		relay.WithMaxStreams(*maxStreams),
 		relay.WithMaxBodyBytes(*maxBody),
 		relay.WithMaxEventBytes(*maxEvent),

@@ -8,6 +8,7 @@ export const METRICS = [
   ["TTFT", "ttft_ms", "ms", true],
   ["gap p50", "gap_p50_ms", "ms"],
   ["gap p95", "gap_p95_ms", "ms"],
+  ["gap max", "gap_max_ms", "ms"],
   ["tokens/s", "tokens_per_s", ""],
   ["tokens", "tokens", ""],
   ["bytes", "bytes", "B"],

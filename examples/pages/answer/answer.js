@@ -6,6 +6,7 @@ const form = document.getElementById("ask");
 const el = document.getElementById("answer");
 const stop = document.getElementById("stop");
 const go = document.getElementById("go");
+const retry = document.getElementById("retry");
 const pill = document.getElementById("status");
 const dl = document.getElementById("metrics");
 
@@ -17,6 +18,7 @@ el.addEventListener("trickle-start", () => setStatus(pill, "streaming"));
 el.addEventListener("trickle-end", (e) => {
   setStatus(pill, e.detail?.status ?? el.status);
   go.disabled = false;
+  retry.disabled = false;
   stop.disabled = true;
 });
 
@@ -28,11 +30,20 @@ form.addEventListener("submit", async (e) => {
   el.setAttribute("transport", transport);
   el.setAttribute("endpoint", "/v1/chat/completions" + (q ? "?" + q : ""));
   el.setAttribute("ws-endpoint", wsURL(q));
-  go.disabled = true;
-  stop.disabled = false;
-  startWatch();
-  const status = await el.ask(form.elements._prompt.value);
-  document.body.dataset.lastStatus = typeof status === "string" ? status : el.status;
+  await answer(() => el.ask(form.elements._prompt.value));
 });
 
+// answer runs one request (ask or retry) and notes its final status.
+async function answer(start) {
+  go.disabled = true;
+  retry.disabled = true;
+  stop.disabled = false;
+  delete document.body.dataset.lastStatus;
+  startWatch();
+  const status = await start();
+  document.body.dataset.lastStatus = typeof status === "string" ? status : el.status;
+}
+
 stop.addEventListener("click", () => el.stop());
+// Retry asks again with the last request: same prompt, same endpoint.
+retry.addEventListener("click", () => answer(() => el.retry()));

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/sse"
+)
+
+// The scanner counts what the sse package's decoder sees, whatever the
+// cuts, and flags repeated and skipped sequence numbers.
+func TestTheScannerCountsEventsDuplicatesAndGapsInAnyChunking(t *testing.T) {
+	text := ": trickle stream s\nretry: 2000\n\n" +
+		"id: s:1\ndata: {\"delta\":\"a\"}\n\n" +
+		": keep-alive\n\n" +
+		"id: s:2\ndata: {\"delta\":\"b\"}\n\n" +
+		"id: s:2\ndata: {\"delta\":\"b\"}\n\n" + // again: a duplicate
+		"id: s:5\ndata: {\"delta\":\"e\"}\n\n" + // 3 and 4 skipped
+		"id: s:6\nevent: trickle.status\ndata: {\"status\":\"cancelled\"}\n\n" +
+		"id: s:6\ndata: [DONE]\n\n"
+	dec := sse.NewDecoder(strings.NewReader(text))
+	var answerEvents int
+	for {
+		ev, err := dec.Next()
+		if err != nil {
+			break
+		}
+		if ev.Type == "message" {
+			answerEvents++
+		}
+	}
+	for _, size := range []int{1, 2, 3, 7, 64, len(text)} {
+		rec := &streamRec{arrived: make([]int64, 6)}
+		s := &scanner{rec: rec}
+		for i := 0; i < len(text); i += size {
+			s.feed([]byte(text[i:min(i+size, len(text))]), int64(i+1))
+		}
+		require.Equal(t, "s", rec.id, "chunks of %d", size)
+		require.Equal(t, 1, rec.dups, "chunks of %d", size)
+		require.Equal(t, 2, rec.gaps, "chunks of %d", size)
+		require.Equal(t, 4, rec.delivered(), "chunks of %d", size)
+		require.Equal(t, answerEvents, rec.delivered()+rec.dups, "every answer event the decoder saw, chunks of %d", size)
+		require.True(t, rec.done)
+		require.Equal(t, `{"status":"cancelled"}`, rec.status)
+	}
+}
+
+// Against a real relay, over both transports, a stream cut by drop_after
+// is resumed and counted exactly once per event.
+func TestTheLeanClientsResumeACutStreamAndCountEveryEventOnce(t *testing.T) {
+	srv, err := relay.New(relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	require.NoError(t, err)
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	defer ts.CloseClientConnections()
+	*addr = strings.TrimPrefix(ts.URL, "http://")
+	const tokens = 40
+	body := `{"model":"m","stream":true,"max_tokens":40,"messages":[{"role":"user","content":"x"}]}`
+	query := "?dialect=plain&answer=sample-20k&ttft_ms=0&gap_ms=1&jitter_ms=0&drop_after=7"
+	for _, tr := range []string{"sse", "ws"} {
+		*transport = tr
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		rec := &streamRec{arrived: make([]int64, tokens+1)}
+		var connected, wire atomic.Int64
+		require.NoError(t, runStream(ctx, query, body, rec, &connected, &wire), tr)
+		cancel()
+		require.True(t, rec.done, tr)
+		require.Equal(t, tokens+1, rec.delivered(), tr)
+		require.Equal(t, 1, rec.resumes, tr)
+		require.Zero(t, rec.dups, tr)
+		require.Zero(t, rec.gaps, tr)
+		require.EqualValues(t, 1, connected.Load(), tr)
+		require.Greater(t, wire.Load(), int64(tokens*20), tr)
+	}
+}

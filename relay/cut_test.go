@@ -1,0 +1,163 @@
+//go:build unix
+
+package relay_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/sse"
+)
+
+// slowClient is an HTTP client whose connections have a 4 KiB receive
+// buffer (no autotuning): when it stops reading, the relay's writes block
+// after a megabyte or two instead of tens, as on a slow link.
+func slowClient() *http.Client {
+	d := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var err error
+		c.Control(func(fd uintptr) {
+			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+		})
+		return err
+	}}
+	tr := &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}
+	return &http.Client{Transport: tr}
+}
+
+// requireSameEvents compares two long event lists by sequence number,
+// type and data, and reports the first difference only.
+func requireSameEvents(t *testing.T, want, got []sse.Event) {
+	t.Helper()
+	for i := range min(len(want), len(got)) {
+		w, g := want[i], got[i]
+		if seqOf(w.LastEventID) != seqOf(g.LastEventID) || w.Type != g.Type || w.Data != g.Data {
+			require.Failf(t, "events differ", "event %d: want %s %s %q, got %s %s %q", i,
+				w.LastEventID, w.Type, w.Data, g.LastEventID, g.Type, g.Data)
+		}
+	}
+	require.Equal(t, len(want), len(got), "event count; the last one received: %+v", got[len(got)-1])
+}
+
+// A client the relay cuts for not reading within the write timeout is
+// behind, not gone: it learns of the cut only after reading what was
+// already sent, and resumes then. Its generation must still be running
+// when it does, even if that is later than the grace period after the cut
+// (before the fix, the grace period counted from the cut: the generation
+// was cancelled while the client was still reading, and the resume ended
+// with a "cancelled" status instead of the rest of the answer — the
+// WebSocket load run's 0.15 % lost events).
+func TestASlowClientCutByTheRelayResumesAndLosesNothing(t *testing.T) {
+	// 100,000 one-character tokens, 20,000 a second: 4.5 MB over 5 s,
+	// more than the socket buffers hold.
+	const query = "?dialect=plain&answer=sample-100k&token_chars=1&gap_ms=0.05&ttft_ms=0"
+	const writeTimeout, grace, pause = 200 * time.Millisecond, time.Second, 5500 * time.Millisecond
+	_, refBase := start(t)
+	_, ref := reference(t, refBase, query)
+	_, base := start(t, relay.WithWriteTimeout(writeTimeout), relay.WithGrace(grace))
+
+	// One connection: the first stops reading for pause (the relay cuts it
+	// meanwhile), then reads to its end. A resume follows every cut at once,
+	// as the widget does (a loaded machine may get a resume cut too).
+	sseConn := func(id, lastID string, pause time.Duration) (got []sse.Event, seen string, err error) {
+		var resp *http.Response
+		if lastID == "" {
+			req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions"+query, strings.NewReader(hello))
+			resp, err = slowClient().Do(req)
+		} else {
+			req, _ := http.NewRequest(http.MethodGet, base+"/v1/streams/"+id, nil)
+			req.Header.Set("Last-Event-ID", lastID)
+			resp, err = http.DefaultClient.Do(req)
+		}
+		require.NoError(t, err)
+		defer resp.Body.Close() // the client hangs up once it has seen the end
+		time.Sleep(pause)
+		got, err = events(resp.Body)
+		if len(got) > 0 {
+			seen = got[len(got)-1].LastEventID
+		}
+		return got, seen, err
+	}
+	wsConn := func(id, lastID string, pause time.Duration) (msgs []string, seen string, err error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		q, first, opts := query, hello, &websocket.DialOptions{HTTPClient: slowClient()}
+		if lastID != "" {
+			q, first, opts = "", fmt.Sprintf(`{"type":"resume","stream":%q,"last_event_id":%q}`, id, lastID), nil
+		}
+		c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/v1/ws"+q, opts)
+		require.NoError(t, err)
+		defer c.CloseNow()
+		c.SetReadLimit(-1)
+		require.NoError(t, c.Write(ctx, websocket.MessageText, []byte(first)))
+		time.Sleep(pause)
+		for {
+			_, msg, err := c.Read(ctx)
+			if err != nil {
+				return msgs, seen, err
+			}
+			msgs = append(msgs, string(msg))
+			// Each message is one whole event: its id line is exact.
+			if v, ok := strings.CutPrefix(string(msg), "id: "); ok {
+				seen, _, _ = strings.Cut(v, "\n")
+			}
+		}
+	}
+
+	for _, transport := range []string{"sse", "websocket"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			var (
+				got  []sse.Event
+				msgs []string
+				id   string
+				last string
+				cuts int
+			)
+			for attempt := 0; ; attempt++ {
+				require.Less(t, attempt, 10, "resumed too often")
+				wait := time.Duration(0)
+				if attempt == 0 {
+					wait = pause
+				}
+				var seen string
+				var err error
+				if transport == "sse" {
+					var evs []sse.Event
+					evs, seen, err = sseConn(id, last, wait)
+					got = append(got, evs...)
+				} else {
+					var m []string
+					m, seen, err = wsConn(id, last, wait)
+					msgs = append(msgs, m...)
+					if websocket.CloseStatus(err) == websocket.StatusNormalClosure {
+						err = nil
+					}
+				}
+				if err == nil {
+					break
+				}
+				require.NotEmpty(t, seen, "cut before the first event: %v", err)
+				cuts++
+				last = seen
+				id, _, _ = strings.Cut(last, ":")
+			}
+			if transport == "websocket" {
+				got = wsEvents(t, msgs)
+			}
+			require.GreaterOrEqual(t, cuts, 1, "the relay cut the client that stopped reading")
+			t.Logf("%d cuts", cuts)
+			requireSameEvents(t, ref, got)
+			require.Equal(t, relay.StateComplete, info(t, base, id).State)
+		})
+	}
+}
