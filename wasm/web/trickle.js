@@ -1,7 +1,9 @@
 // Trickle's loader: defines <trickle-answer> and forwards every call to the
-// Go program compiled to WebAssembly. All behaviour lives in Go (wasm/); this
-// file only boots it, builds the element's empty parts so the live regions
-// exist before anything is said into them, and forwards calls.
+// Go program compiled to WebAssembly. What to show, say, request and resume
+// is decided in Go (wasm/); this file boots it, builds the element's empty
+// parts so the live regions exist before anything is said into them,
+// forwards calls, and holds the mechanical helpers (BROWSER) that spare Go
+// a crossing per network chunk, per DOM node or per scroll event.
 //
 // The build (wasm/internal/build) replaces the quoted placeholders below
 // with content-hashed file names.
@@ -13,8 +15,8 @@ const CSS = new URL("__TRICKLE_CSS__", import.meta.url);
 let booting = null;
 
 // Helpers Go calls with one crossing where doing the same from Go would
-// take one per node, per network chunk or per timer. They decide nothing:
-// Go computes every change, chooses every request, and reads every byte.
+// take one per node, per network chunk or per timer. Go computes every
+// change of the answer, chooses every request and reads every byte.
 const BROWSER = {
   // patchAnswer applies one frame to the answer: the newly settled HTML
   // before the live tail, then the tail's patch (render.TailPatch: follow
