@@ -56,3 +56,39 @@ func BenchmarkSessionAnswer(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRecorderSnapshotPerFrame: a page reads the element's metrics once
+// per animation frame while 25,000 tokens arrive, 16 per frame. "merge" is
+// the Recorder (sorted gaps kept, new ones merged in); "sort-all" is the
+// previous way, every gap sorted afresh on each read, in the same run.
+func BenchmarkRecorderSnapshotPerFrame(b *testing.B) {
+	const tokens, perFrame = 25000, 16
+	t0 := time.Unix(0, 0)
+	at := func(i int) time.Time { return t0.Add(time.Duration(i*4+i%7) * time.Millisecond) }
+	b.Run("merge", func(b *testing.B) {
+		var r Recorder
+		for b.Loop() {
+			r.Start(t0)
+			for i := range tokens {
+				r.Token(at(i))
+				if i%perFrame == 0 {
+					r.Snapshot()
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tokens/perFrame), "ns/read")
+	})
+	b.Run("sort-all", func(b *testing.B) {
+		var r Recorder
+		for b.Loop() {
+			r.Start(t0)
+			for i := range tokens {
+				r.Token(at(i))
+				if i%perFrame == 0 {
+					gapPercentilesBySorting(r.gaps)
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tokens/perFrame), "ns/read")
+	})
+}

@@ -50,14 +50,18 @@ const minTokensForVerdict = 8
 type Recorder struct {
 	start, firstByte, lastByte, firstTok, lastTok, end time.Time
 	bytes, reconnects, frames                          int
-	gaps                                               []time.Duration
+	gaps                                               []time.Duration // in arrival order
 	tokens                                             int
 	frameMax, frameTotal                               time.Duration
+
+	// sorted holds gaps[:len(sorted)] in ascending order for the
+	// percentiles; spare and fresh are reused buffers for the merge.
+	sorted, spare, fresh []time.Duration
 }
 
 // Start resets the recorder for an answer that starts at now.
 func (r *Recorder) Start(now time.Time) {
-	*r = Recorder{start: now, gaps: r.gaps[:0]}
+	*r = Recorder{start: now, gaps: r.gaps[:0], sorted: r.sorted[:0], spare: r.spare[:0], fresh: r.fresh[:0]}
 }
 
 // Bytes records n response bytes arriving at now.
@@ -119,8 +123,7 @@ func (r *Recorder) Snapshot() Metrics {
 		FrameTotal: millis(r.frameTotal),
 	}
 	if len(r.gaps) > 0 {
-		sorted := slices.Clone(r.gaps)
-		slices.Sort(sorted)
+		sorted := r.sortedGaps()
 		m.GapP50 = millis(percentile(sorted, 0.50))
 		m.GapP95 = millis(percentile(sorted, 0.95))
 		m.GapMax = millis(sorted[len(sorted)-1])
@@ -136,6 +139,36 @@ func (r *Recorder) Snapshot() Metrics {
 		}
 	}
 	return m
+}
+
+// sortedGaps returns every gap so far in ascending order. Pages read the
+// metrics once per animation frame, and sorting every gap on each read grew
+// with the answer (6–14× the cost of this over a 25,000-token answer:
+// BenchmarkRecorderSnapshotPerFrame, docs/PERFORMANCE.md); so only the gaps
+// that are new since the last call are sorted, then merged with the ones
+// kept sorted from before, in linear time.
+func (r *Recorder) sortedGaps() []time.Duration {
+	n := len(r.sorted)
+	if n == len(r.gaps) {
+		return r.sorted
+	}
+	fresh := append(r.fresh[:0], r.gaps[n:]...)
+	slices.Sort(fresh)
+	out := r.spare[:0]
+	i, j := 0, 0
+	for i < n && j < len(fresh) {
+		if r.sorted[i] <= fresh[j] {
+			out = append(out, r.sorted[i])
+			i++
+		} else {
+			out = append(out, fresh[j])
+			j++
+		}
+	}
+	out = append(out, r.sorted[i:]...)
+	out = append(out, fresh[j:]...)
+	r.spare, r.sorted, r.fresh = r.sorted, out, fresh
+	return out
 }
 
 // JSON is the snapshot as a JSON object, written as encoding/json.Marshal

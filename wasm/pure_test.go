@@ -3,6 +3,9 @@ package wasm
 import (
 	"encoding/json"
 	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -128,6 +131,55 @@ func TestRecorderMeasuresAStreamedAnswer(t *testing.T) {
 	require.Equal(t, 3.0, m.FrameMax)
 	require.Equal(t, 4.0, m.FrameTotal)
 	require.True(t, json.Valid([]byte(m.JSON())))
+}
+
+// gapPercentilesBySorting is the oracle (and the benchmark's peer): every
+// gap sorted afresh, nearest-rank percentiles.
+func gapPercentilesBySorting(gaps []time.Duration) (p50, p95, longest float64) {
+	if len(gaps) == 0 {
+		return 0, 0, 0
+	}
+	sorted := slices.Sorted(slices.Values(gaps))
+	rank := func(p float64) float64 {
+		return millis(sorted[int(math.Ceil(p*float64(len(sorted))))-1])
+	}
+	return rank(0.50), rank(0.95), millis(sorted[len(sorted)-1])
+}
+
+// The gap percentiles equal those of every gap sorted afresh, whenever the
+// snapshots fall between the tokens (the recorder keeps its gaps sorted
+// across snapshots) and across answers on the same recorder.
+func TestRecorderGapPercentilesEqualSortingEveryGapAtEverySnapshot(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var r Recorder
+	snapshots := 0
+	for answer := range 30 {
+		t0 := time.Unix(int64(1000*answer), 0)
+		r.Start(t0)
+		now := t0
+		var gaps []time.Duration
+		for i := range rng.IntN(500) {
+			d := time.Duration(rng.IntN(5)) * time.Millisecond // many equal gaps
+			if rng.IntN(40) == 0 {
+				d = time.Duration(rng.IntN(3000)) * time.Millisecond // a stall
+			}
+			now = now.Add(d)
+			if i > 0 {
+				gaps = append(gaps, d)
+			}
+			r.Token(now)
+			if rng.IntN(1+rng.IntN(40)) == 0 {
+				m := r.Snapshot()
+				p50, p95, longest := gapPercentilesBySorting(gaps)
+				require.Equal(t, []float64{p50, p95, longest}, []float64{m.GapP50, m.GapP95, m.GapMax}, "answer %d after %d gaps", answer, len(gaps))
+				snapshots++
+			}
+		}
+		m := r.Snapshot()
+		p50, p95, longest := gapPercentilesBySorting(gaps)
+		require.Equal(t, []float64{p50, p95, longest}, []float64{m.GapP50, m.GapP95, m.GapMax}, "answer %d at its end", answer)
+	}
+	require.Greater(t, snapshots, 100)
 }
 
 func TestRecorderCallsAnAnswerArrivingAtOnceBuffered(t *testing.T) {
