@@ -253,9 +253,7 @@ func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int) (*genLog, 
 	if err != nil {
 		return nil, err
 	}
-	src := &simSource{l: l, g: gen, start: l.created}
-	src.timer = time.AfterFunc(time.Hour, src.step)
-	src.timer.Stop()
+	src := &simSource{l: l, g: gen, start: l.created, clock: s.clock, index: -1}
 	l.mu.Lock()
 	l.cancel = src.cancel
 	l.mu.Unlock()
@@ -264,21 +262,25 @@ func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int) (*genLog, 
 	return l, nil
 }
 
-// simSource drives a sim.Generator on timers: between two events a
-// generation holds no goroutine, only a timer, so ten thousand idle
-// generations cost little. Events are due at absolute offsets from the
-// start, so timer lateness never accumulates.
+// simSource drives a sim.Generator on the server's simClock: between two
+// events a generation holds no goroutine and no timer of its own, so ten
+// thousand idle generations cost little. Events are due at absolute offsets
+// from the start, so lateness never accumulates.
 type simSource struct {
 	l     *genLog
 	g     *sim.Generator
 	start time.Time
+	clock *simClock
 
 	mu      sync.Mutex
 	due     time.Duration
 	pending sim.Message
 	has     bool
-	timer   *time.Timer
 	stopped bool
+
+	// Owned by the clock (under its lock).
+	dueAt time.Time
+	index int // in the clock's heap; -1 when not in it
 }
 
 func (s *simSource) step() {
@@ -304,8 +306,8 @@ func (s *simSource) step() {
 		}
 		s.due += m.Delay
 		s.pending, s.has = m, true
-		if wait := time.Until(s.start.Add(s.due)); wait > 0 {
-			s.timer.Reset(wait)
+		if at := s.start.Add(s.due); time.Until(at) > 0 {
+			s.clock.at(s, at)
 			return
 		}
 	}
@@ -315,7 +317,7 @@ func (s *simSource) cancel() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopped = true
-	s.timer.Stop()
+	s.clock.remove(s)
 }
 
 // writeCompletion answers stream:false with one chat.completion object.

@@ -43,6 +43,7 @@ type Server struct {
 	// kickCtx is cancelled at the shutdown deadline: readers leave.
 	kickCtx context.Context
 	kick    context.CancelFunc
+	clock   *simClock      // the simulated generations' events
 	idle    chan struct{}  // signalled when a generation ends
 	pumps   sync.WaitGroup // readers on hijacked connections
 }
@@ -75,6 +76,7 @@ func New(opts ...Option) (*Server, error) {
 		metrics: newMetrics(),
 		streams: map[string]*genLog{},
 		idle:    make(chan struct{}, 1),
+		clock:   newSimClock(),
 	}
 	s.kickCtx, s.kick = context.WithCancel(context.Background())
 	s.handler = s.routes()
