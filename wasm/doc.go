@@ -1,14 +1,22 @@
 // Package wasm is the browser side of Trickle: the <trickle-answer> element.
 // It reads a fetch() response body or a WebSocket, feeds the bytes to
 // stream.Pipeline, renders the growing answer with render.Document once per
-// animation frame (append settled blocks, replace the live tail: at most two
-// DOM calls), and hands a11y's announcements to the page's live regions.
+// animation frame (append settled blocks, patch the live tail in place with
+// render.DiffTail: one call into trickle.js), and hands a11y's announcements
+// to the page's live regions.
+//
+// Every entry into Go from JavaScript and every call out costs more than
+// most of the work it carries, so trickle.js holds a few mechanical helpers:
+// an inbox that gathers the network chunks until the next frame takes them
+// all (one entry per frame, not one per chunk), the frame scheduler, the DOM
+// patch, and following the answer while the reader is at the bottom (scroll
+// events and resizes). What to show, say, request and resume stays in Go.
 //
 // The files without a _js suffix are plain Go and hold every decision that
 // can be made without a browser (what a frame patches, what a metric is,
 // when to resume, what request to send); they are tested natively. The
-// *_js.go files are the thin syscall/js edge: transports, the frame
-// scheduler, the element's DOM parts.
+// *_js.go files are the thin syscall/js edge: transports, the element's
+// DOM parts.
 //
 // It never parses SSE, dialects or markdown itself (the pure packages do),
 // and never uses a live region for the visible answer.

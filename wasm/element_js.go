@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"syscall/js"
@@ -40,12 +40,19 @@ func Boot() {
 	} else {
 		js.Global().Call("setTimeout", idle, 50)
 	}
-	js.Global().Call("__trickleBoot", api)
+	browser = js.Global().Call("__trickleBoot", api)
 	<-warm
 	idle.Release()
 	warmUp()
 	select {}
 }
+
+// browser is the loader's helpers (trickle.js's BROWSER): patchAnswer
+// applies a frame's change to the answer in one call, where doing it from
+// Go would cross into JavaScript for every node on the way; frames
+// schedules animation frames; readBody and wsInbox gather a connection's
+// bytes until the next frame takes them.
+var browser js.Value
 
 var warmOnce sync.Once
 
@@ -65,25 +72,20 @@ type msgKind int
 const (
 	mResponse      msgKind = iota + 1 // fetch resolved: val is the Response
 	mFetchErr                         // fetch rejected before a response
-	mChunk                            // bytes of the body / one WebSocket message
 	mDone                             // the body ended / the WebSocket closed
 	mReadErr                          // reading the body failed mid-way
 	mWSOpen                           // the WebSocket opened
-	mFrame                            // an animation frame (or the hidden-page timer)
+	mFrame                            // an animation frame (or trickle.js's timer standing in for one)
 	mRetryTimer                       // time to resume a dropped connection
 	mAnnounceTimer                    // the announcer has something due
-	mScroll                           // the reader scrolled
 	mAsk                              // ask()/stream()/retry() from the page
 	mStop                             // stop() or the Stop of a new ask
-	mJump                             // the "jump to latest" button
-	mResize                           // the answer's parts changed size (after layout)
 )
 
 type msg struct {
 	kind msgKind
-	conn int // connection generation the callback belongs to (mFrame: the frame request its fallback timer stands in for; 0 from requestAnimationFrame)
+	conn int // connection generation the callback belongs to
 	val  js.Value
-	data []byte
 	req  *request
 	c    *conn
 }
@@ -119,30 +121,30 @@ type element struct {
 	streamID string
 	attempt  int // resume attempts so far for this drop
 
-	framePending bool
-	frameSeq     int          // the current frame request, for its fallback timer
-	frameTimer   *time.Timer  // that fallback timer, reused and stopped when the frame comes (one per frame would wake Go 60 times a second)
-	fallbackSeq  atomic.Int64 // frameSeq, for the timer's goroutine
-	follow       bool
-	jumpShown    bool
-	announceAt   time.Time
+	// schedule asks trickle.js for one frame (it merges requests, and a
+	// timer stands in for the animation frame on a hidden page); arriving
+	// bytes ask for one there without entering Go.
+	schedule   js.Value
+	buf        []byte       // the last inbox batch, reused
+	chunks     []inboxChunk // its chunks, reused
+	announceAt time.Time
 
-	frameFn, scrollFn, jumpFn, retryFn, resizeFn js.Func
-	handle                                       js.Value
-	document                                     js.Value
-	// resizes reports, after the browser's own layout, that the answer
-	// grew: following it from there reads scrollHeight for free, where
-	// reading it right after the frame's DOM writes would force a
-	// synchronous style and layout inside the frame. Undefined where
-	// ResizeObserver is missing (the frame then scrolls itself).
-	resizes js.Value
+	// follower keeps the answer in view while the reader is at the bottom
+	// (trickle.js's follow: scroll events and resizes never enter Go);
+	// observes is false where ResizeObserver is missing, and then every
+	// frame that grew tells it.
+	follower js.Value
+	observes bool
+
+	frameFn, retryFn js.Func
+	handle           js.Value
 }
 
 func attach(el js.Value) js.Value {
 	q := func(part string) js.Value {
 		return el.Call("querySelector", `:scope > [data-trickle="`+part+`"], :scope [data-trickle="`+part+`"]`)
 	}
-	e := &element{el: el, msgs: make(chan msg, 1024), follow: true}
+	e := &element{el: el, msgs: make(chan msg, 1024)}
 	e.content, e.thinking, e.thinkingText = q("content"), q("thinking"), q("thinking-text")
 	e.tools, e.notice, e.noticeText = q("tools"), q("notice"), q("notice-text")
 	e.retryBtn, e.jump, e.metricsDL = q("retry"), q("jump"), q("metrics")
@@ -158,18 +160,10 @@ func attach(el js.Value) js.Value {
 		}
 	}
 	e.frameFn = js.FuncOf(func(js.Value, []js.Value) any { send(msg{kind: mFrame}); return nil })
-	e.scrollFn = js.FuncOf(func(js.Value, []js.Value) any { send(msg{kind: mScroll}); return nil })
-	e.jumpFn = js.FuncOf(func(js.Value, []js.Value) any { send(msg{kind: mJump}); return nil })
-	e.resizeFn = js.FuncOf(func(js.Value, []js.Value) any { send(msg{kind: mResize}); return nil })
-	e.document = js.Global().Get("document")
-	if ro := js.Global().Get("ResizeObserver"); ro.Type() == js.TypeFunction {
-		e.resizes = ro.New(e.resizeFn)
-		for _, part := range []js.Value{e.content, e.thinking, e.tools} {
-			if part.Truthy() {
-				e.resizes.Call("observe", part)
-			}
-		}
-	}
+	e.schedule = browser.Call("frames", e.frameFn)
+	parts := js.Global().Get("Array").New(e.content, e.thinking, e.tools)
+	e.follower = browser.Call("follow", el, e.jump, parts)
+	e.observes = e.follower.Get("observes").Bool()
 	e.retryFn = js.FuncOf(func(js.Value, []js.Value) any {
 		if e.req != nil {
 			r := *e.req
@@ -178,10 +172,6 @@ func attach(el js.Value) js.Value {
 		}
 		return nil
 	})
-	el.Call("addEventListener", "scroll", e.scrollFn, map[string]any{"passive": true})
-	if e.jump.Truthy() {
-		e.jump.Call("addEventListener", "click", e.jumpFn)
-	}
 	if e.retryBtn.Truthy() {
 		e.retryBtn.Call("addEventListener", "click", e.retryFn)
 	}
@@ -363,20 +353,13 @@ func (e *element) dispatchMsg(m msg) {
 		e.begin(m.req)
 	case mStop:
 		e.stop()
-	case mResponse, mFetchErr, mChunk, mDone, mReadErr, mWSOpen:
+	case mResponse, mFetchErr, mDone, mReadErr, mWSOpen:
 		if e.conn == nil || m.conn != e.conn.gen {
 			releaseStale(m)
 			return
 		}
 		e.onConn(m)
 	case mFrame:
-		if !e.framePending || (m.conn != 0 && m.conn != e.frameSeq) {
-			return // the animation frame came before its fallback timer
-		}
-		e.framePending = false
-		if e.frameTimer != nil {
-			e.frameTimer.Stop()
-		}
 		e.frame()
 	case mRetryTimer:
 		if m.conn == e.connGen && e.conn == nil && !e.sess.Ended() {
@@ -385,22 +368,6 @@ func (e *element) dispatchMsg(m msg) {
 	case mAnnounceTimer:
 		e.announceAt = time.Time{}
 		e.requestFrame()
-	case mScroll:
-		e.follow = e.atBottom()
-		if e.follow {
-			e.showJump(false)
-		}
-	case mResize:
-		// Only while the answer streams: once it ended, the final frame
-		// has scrolled, and a reader opening the thinking panel is not
-		// moved.
-		if e.follow && e.req != nil && !e.sess.Ended() {
-			e.scrollToEnd()
-		}
-	case mJump:
-		e.follow = true
-		e.scrollToEnd()
-		e.showJump(false)
 	}
 }
 
@@ -428,8 +395,7 @@ func (e *element) begin(r *request) {
 	e.status.Set("textContent", "")
 	e.announcer.Set("textContent", "")
 	e.metricsDL.Set("hidden", true)
-	e.showJump(false)
-	e.follow = true
+	e.follower.Call("start")
 	e.el.Call("setAttribute", "aria-busy", "true")
 	e.el.Call("setAttribute", "data-status", "streaming")
 	e.dispatch("trickle-start", `{"status":"streaming"}`)
@@ -443,6 +409,7 @@ func (e *element) stop() {
 	if e.req == nil || e.sess.Ended() {
 		return
 	}
+	e.drain() // what arrived before Stop is part of the answer
 	if c := e.conn; c != nil {
 		c.stop(true)
 		e.conn = nil
@@ -471,7 +438,7 @@ func (e *element) open(resume bool) {
 			wsURL = r.wsResume
 			first = fmt.Sprintf(`{"type":"resume","stream":%q,"last_event_id":%q}`, e.streamID, e.sess.LastEventID())
 		}
-		e.conn = dialWS(e.connGen, wsURL, first, e.msgs)
+		e.conn = dialWS(e.connGen, wsURL, first, e.msgs, e.schedule)
 		return
 	}
 	url, init := r.url, r.init
@@ -507,36 +474,10 @@ func (e *element) onConn(m msg) {
 		if !resp.Get("ok").Bool() {
 			c.httpStatus = resp.Get("status").Int()
 		}
-		c.read(resp)
-	case mChunk:
-		if c.httpStatus != 0 {
-			if len(c.errBody) < 2048 {
-				c.errBody = append(c.errBody, m.data...)
-			}
-			c.next()
-			return
-		}
-		before := e.sess.LastEventID()
-		err := e.sess.Write(m.data)
-		if id := e.sess.LastEventID(); id != before {
-			c.events = true
-			if e.streamID == "" {
-				e.streamID = StreamID(id)
-			}
-		}
-		if e.sess.TookFirstToken() {
-			e.dispatch("trickle-first-token", fmt.Sprintf(`{"ttft_ms":%v}`, e.sess.Metrics().TTFT))
-		}
-		if err != nil || e.sess.Terminal() {
-			// An event too large, an error event, the relay's status, or
-			// the end marker: nothing more will change the answer.
-			e.closeConn()
-			e.sess.End(nil)
-		} else {
-			c.next()
-		}
-		e.requestFrame()
+		c.read(resp, e.schedule)
 	case mDone, mReadErr, mFetchErr:
+		// The bytes that came before the end are still in the inbox.
+		e.drain()
 		e.closeConn()
 		if c.httpStatus != 0 {
 			e.sess.End(httpError(c.httpStatus, c.errBody))
@@ -631,28 +572,70 @@ func jsErrText(v js.Value) string {
 	return v.Call("toString").String()
 }
 
-// requestFrame asks for one animation frame (never one per chunk). A hidden
-// page gets no animation frames, so it falls back to a timer.
-func (e *element) requestFrame() {
-	if e.framePending {
+// requestFrame asks for one animation frame (never one per chunk; see
+// schedule).
+func (e *element) requestFrame() { e.schedule.Invoke() }
+
+// drain takes the bytes the open connection's inbox gathered since the
+// last frame and feeds them, chunk by chunk with their arrival times, to the
+// session.
+func (e *element) drain() {
+	c := e.conn
+	if c == nil || c.inbox.IsUndefined() {
 		return
 	}
-	e.framePending = true
-	if e.document.Get("hidden").Bool() {
-		time.AfterFunc(50*time.Millisecond, func() { e.msgs <- msg{kind: mFrame} })
+	batch := c.inbox.Call("take")
+	if batch.IsNull() {
 		return
 	}
-	js.Global().Call("requestAnimationFrame", e.frameFn)
-	// A page hidden after the request gets no animation frame until it is
-	// shown again; the answer (and the promise of ask) must still end. The
-	// timer only stands in for this request's frame, never a later one.
-	e.frameSeq++
-	e.fallbackSeq.Store(int64(e.frameSeq))
-	if e.frameTimer == nil {
-		e.frameTimer = time.AfterFunc(250*time.Millisecond, func() { e.msgs <- msg{kind: mFrame, conn: int(e.fallbackSeq.Load())} })
+	n := batch.Length()
+	if cap(e.buf) < n {
+		e.buf = make([]byte, n+n/2)
+	}
+	b := e.buf[:n]
+	js.CopyBytesToGo(b, batch)
+	chunks, err := parseInbox(b, time.Now(), e.chunks[:0])
+	e.chunks = chunks
+	if err != nil {
+		e.closeConn()
+		e.sess.End(err)
 		return
 	}
-	e.frameTimer.Reset(250 * time.Millisecond)
+	for _, ch := range chunks {
+		if !e.onBytes(c, ch) {
+			return
+		}
+	}
+}
+
+// onBytes handles one chunk of the open connection; it reports false once
+// the connection is closed (the answer can no longer change).
+func (e *element) onBytes(c *conn, ch inboxChunk) bool {
+	if c.httpStatus != 0 {
+		if len(c.errBody) < 2048 {
+			c.errBody = append(c.errBody, ch.data...)
+		}
+		return true
+	}
+	before := e.sess.LastEventID()
+	err := e.sess.WriteAt(ch.data, ch.at)
+	if id := e.sess.LastEventID(); id != before {
+		c.events = true
+		if e.streamID == "" {
+			e.streamID = StreamID(id)
+		}
+	}
+	if e.sess.TookFirstToken() {
+		e.dispatch("trickle-first-token", fmt.Sprintf(`{"ttft_ms":%v}`, e.sess.Metrics().TTFT))
+	}
+	if err != nil || e.sess.Terminal() {
+		// An event too large, an error event, the relay's status, or the
+		// end marker: nothing more will change the answer.
+		e.closeConn()
+		e.sess.End(nil)
+		return false
+	}
+	return true
 }
 
 // frame applies one Patch: the settled HTML before the tail and the tail's
@@ -662,17 +645,22 @@ func (e *element) frame() {
 		return
 	}
 	t0 := time.Now()
+	e.drain()
 	p := e.sess.Frame()
 	if p.Empty() {
 		e.scheduleAnnouncer()
 		return
 	}
 	grew := p.Append != "" || p.TailChanged || p.Thinking != "" || p.ToolsChanged
-	if p.Append != "" {
-		e.tail.Call("insertAdjacentHTML", "beforebegin", p.Append)
-	}
-	if p.TailChanged {
-		e.tail.Set("innerHTML", p.Tail)
+	if p.Append != "" || p.TailChanged || p.Final {
+		// One call for the answer: settled HTML before the tail, then the
+		// tail's patch (keep -1: unchanged), or the tail removed when final.
+		tp := p.TailPatch
+		keep := -1
+		if p.TailChanged {
+			keep = tp.Keep
+		}
+		browser.Call("patchAnswer", e.tail, p.Append, pathString(tp.Path), keep, tp.Text, tp.HTML, p.Final)
 	}
 	if p.Thinking != "" {
 		e.thinking.Set("hidden", false)
@@ -694,20 +682,12 @@ func (e *element) frame() {
 	if p.StatusChanged {
 		e.status.Set("textContent", p.Status)
 	}
+	// Following the answer is the follower's: the final frame tells it,
+	// the others only where no ResizeObserver does.
 	if p.Final {
-		e.tail.Call("remove")
-	}
-	if grew {
-		if e.follow {
-			// The final frame scrolls at once, so the answer is in view
-			// when ask() resolves; the others leave it to the resize
-			// observer, after the browser's layout.
-			if p.Final || e.resizes.IsUndefined() {
-				e.scrollToEnd()
-			}
-		} else {
-			e.showJump(true)
-		}
+		e.follower.Call("end", grew)
+	} else if grew && !e.observes {
+		e.follower.Call("grew")
 	}
 	e.sess.RecordFrame(time.Since(t0))
 	if p.Final {
@@ -717,6 +697,21 @@ func (e *element) frame() {
 	if !p.Final && e.sess.Dirty() {
 		e.requestFrame()
 	}
+}
+
+// pathString writes a TailPatch path as patchAnswer reads it: "2,0,5".
+func pathString(path []int) string {
+	if len(path) == 0 {
+		return ""
+	}
+	b := make([]byte, 0, 4*len(path))
+	for i, n := range path {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	return string(b)
 }
 
 func (e *element) scheduleAnnouncer() {
@@ -773,24 +768,6 @@ func (e *element) showMetrics(m Metrics) {
 	}
 	e.metricsDL.Set("innerHTML", b.String())
 	e.metricsDL.Set("hidden", false)
-}
-
-// showJump shows or hides "jump to latest", touching the DOM only on a
-// change (a scrolled-up reader would otherwise cost a write per frame).
-func (e *element) showJump(show bool) {
-	if show != e.jumpShown {
-		e.jumpShown = show
-		e.jump.Set("hidden", !show)
-	}
-}
-
-func (e *element) atBottom() bool {
-	el := e.el
-	return el.Get("scrollHeight").Float()-el.Get("scrollTop").Float()-el.Get("clientHeight").Float() <= 8
-}
-
-func (e *element) scrollToEnd() {
-	e.el.Set("scrollTop", e.el.Get("scrollHeight"))
 }
 
 func (e *element) dispatch(name, detailJSON string) {

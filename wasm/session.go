@@ -28,13 +28,17 @@ type Config struct {
 
 // Patch is everything one frame changes on screen, in the order the DOM
 // layer applies it. The DOM layer makes one call per non-empty field and
-// nothing else; Append and Tail are the answer itself (at most two calls).
+// nothing else; Append and TailPatch are the answer itself, applied in one
+// call.
 type Patch struct {
 	// Append is newly settled HTML, inserted once before the live tail.
 	Append string
-	// Tail replaces the live tail's HTML when TailChanged.
+	// Tail is the live tail's new HTML when TailChanged, and TailPatch the
+	// DOM work that turns the tail on screen into it (render.DiffTail): a
+	// growing paragraph only gets its new words.
 	Tail        string
 	TailChanged bool
+	TailPatch   render.TailPatch
 	// Thinking is new reasoning text to append to the thinking panel.
 	Thinking string
 	// Tools replaces the tool-call panel's HTML when ToolsChanged.
@@ -69,14 +73,15 @@ type Session struct {
 	rec   Recorder
 	retry retryScanner
 
-	rendered     string // text given to the document so far
-	tail         string // live tail HTML on screen
-	thinkingSeen int    // bytes of thinking already on screen
-	tools        string // tool panel HTML on screen
-	status       string // status region text on screen
-	firstToken   bool   // a text delta arrived since the last TookFirstToken
-	ended        bool   // End was called
-	finished     bool   // the final frame was produced
+	at           time.Time // when the bytes being written arrived
+	rendered     string    // text given to the document so far
+	tail         string    // live tail HTML on screen
+	thinkingSeen int       // bytes of thinking already on screen
+	tools        string    // tool panel HTML on screen
+	status       string    // status region text on screen
+	firstToken   bool      // a text delta arrived since the last TookFirstToken
+	ended        bool      // End was called
+	finished     bool      // the final frame was produced
 }
 
 // NewSession returns a session ready for Begin.
@@ -116,15 +121,21 @@ func (s *Session) Begin() {
 
 func (s *Session) event(ev stream.Event) {
 	if ev.Kind == stream.KindText && ev.Text != "" {
-		if s.rec.Token(s.now()) {
+		if s.rec.Token(s.at) {
 			s.firstToken = true
 		}
 	}
 }
 
-// Write feeds response bytes (any cut) to the pipeline.
-func (s *Session) Write(chunk []byte) error {
-	s.rec.Bytes(len(chunk), s.now())
+// Write feeds response bytes (any cut) to the pipeline, arriving now.
+func (s *Session) Write(chunk []byte) error { return s.WriteAt(chunk, s.now()) }
+
+// WriteAt is Write for bytes that arrived at the given time (the widget
+// hands over, once per frame, the chunks that arrived since the last one,
+// each with its arrival time, so the metrics stay those of the network).
+func (s *Session) WriteAt(chunk []byte, at time.Time) error {
+	s.at = at
+	s.rec.Bytes(len(chunk), at)
 	s.retry.Write(chunk)
 	_, err := s.pipe.Write(chunk)
 	return err
@@ -241,6 +252,7 @@ func (s *Session) Frame() Patch {
 func (s *Session) apply(p *Patch, f render.Frame) {
 	p.Append += f.Append
 	if f.Tail != s.tail {
+		p.TailPatch = render.DiffTail(s.tail, f.Tail)
 		s.tail, p.Tail, p.TailChanged = f.Tail, f.Tail, true
 	}
 	s.ann.Frame(f.Settled, f.TailBlocks, f.Final)

@@ -6,26 +6,28 @@ import (
 	"syscall/js"
 )
 
-// conn is one connection: a fetch whose body is read chunk by chunk, or a
-// WebSocket. Its callbacks only copy what JS handed them into a msg for the
-// element's loop. Its js.Funcs are released once no callback can come any
-// more (the terminal one arrived, or nothing was pending when it stopped).
+// conn is one connection: a fetch whose body trickle.js reads into an
+// Inbox, or a WebSocket whose messages go into one. The element takes the
+// inbox's bytes at each frame (drain); the connection's own callbacks —
+// response, end, open, close — only turn into a msg for the element's loop.
+// Its js.Funcs are released once no callback can come any more (the
+// terminal one arrived, or nothing was pending when it stopped).
 type conn struct {
 	gen  int
 	msgs chan<- msg
 
+	// inbox holds the bytes that arrived since the last frame (undefined
+	// until the body is being read or the WebSocket exists).
+	inbox js.Value
+
 	// fetch
 	controller js.Value
-	reader     js.Value
-	pending    bool // a fetch or read promise is outstanding
-	buf        []byte
+	pending    bool // the fetch or the body's end is outstanding
 
 	// WebSocket
 	ws     js.Value
 	first  string // the first message: the request, or a resume
 	opened bool   // the WebSocket opened
-
-	readFns [2]js.Value // the one then/catch pair of the read loop
 
 	funcs    []js.Func
 	stopped  bool
@@ -75,48 +77,19 @@ func startFetch(gen int, url string, init js.Value, msgs chan<- msg) *conn {
 	return c
 }
 
-// read starts reading resp.body.
-func (c *conn) read(resp js.Value) {
-	body := resp.Get("body")
-	if body.IsNull() || body.IsUndefined() {
-		c.send(msg{kind: mDone})
-		return
-	}
-	c.reader = body.Call("getReader")
-	onChunk := c.fn(func(a []js.Value) {
+// read starts reading resp.body into the connection's inbox; schedule
+// asks for a frame (trickle.js calls it when bytes arrive).
+func (c *conn) read(resp js.Value, schedule js.Value) {
+	end := c.fn(func(a []js.Value) {
 		c.pending = false
-		r := arg0(a)
-		if r.Get("done").Bool() {
-			c.send(msg{kind: mDone})
+		if err := arg0(a); err.Truthy() {
+			c.send(msg{kind: mReadErr, val: err})
 			return
 		}
-		// Bytes, never strings: one copy out of the Uint8Array. The
-		// buffer is reused: the loop handles this chunk before the next
-		// read is issued.
-		v := r.Get("value")
-		n := v.Get("length").Int()
-		if cap(c.buf) < n {
-			c.buf = make([]byte, n)
-		}
-		b := c.buf[:n]
-		js.CopyBytesToGo(b, v)
-		c.send(msg{kind: mChunk, data: b})
+		c.send(msg{kind: mDone})
 	})
-	onErr := c.fn(func(a []js.Value) { c.pending = false; c.send(msg{kind: mReadErr, val: arg0(a)}) })
-	c.readFns = [2]js.Value{onChunk.Value, onErr.Value}
-	c.next()
-}
-
-// next asks for the next chunk with the same then/catch pair.
-func (c *conn) next() {
-	if c.ws.Truthy() {
-		return // a WebSocket pushes
-	}
-	if c.stopped || c.reader.IsUndefined() {
-		return
-	}
 	c.pending = true
-	c.reader.Call("read").Call("then", c.readFns[0], c.readFns[1])
+	c.inbox = browser.Call("readBody", resp.Get("body"), schedule, end)
 }
 
 // stop aborts the fetch or closes the WebSocket; userStop also asks the
@@ -128,6 +101,7 @@ func (c *conn) stop(userStop bool) {
 	}
 	c.stopped = true
 	if c.ws.Truthy() {
+		c.inbox.Call("close")
 		state := c.ws.Get("readyState").Int()
 		if state == 1 && userStop { // OPEN: ask the relay to stop the generation
 			c.ws.Call("send", `{"type":"stop"}`)
@@ -138,6 +112,9 @@ func (c *conn) stop(userStop bool) {
 		}
 		c.release()
 		return
+	}
+	if c.inbox.Truthy() {
+		c.inbox.Call("close")
 	}
 	if c.controller.Truthy() {
 		c.controller.Call("abort")
@@ -181,27 +158,16 @@ func releaseStale(m msg) {
 
 // dialWS opens a WebSocket through the browser's own WebSocket (the
 // coder/websocket client would add about 450 KB brotli), sends first when it
-// opens, and forwards every message — the relay sends one SSE event's text
-// per message — as bytes to the same pipeline the fetch transport feeds.
-func dialWS(gen int, url, first string, msgs chan<- msg) *conn {
+// opens, and has trickle.js put every message — the relay sends one SSE
+// event's text per message — as bytes into the connection's inbox, which
+// feeds the same pipeline as the fetch transport.
+func dialWS(gen int, url, first string, msgs chan<- msg, schedule js.Value) *conn {
 	c := &conn{gen: gen, msgs: msgs, first: first}
 	ws := js.Global().Get("WebSocket").New(url)
 	ws.Set("binaryType", "arraybuffer")
 	c.ws = ws
-	uint8 := js.Global().Get("Uint8Array")
+	c.inbox = browser.Call("wsInbox", ws, schedule)
 	ws.Set("onopen", c.fn(func([]js.Value) { c.send(msg{kind: mWSOpen}) }))
-	ws.Set("onmessage", c.fn(func(a []js.Value) {
-		data := arg0(a).Get("data")
-		var b []byte
-		if data.Type() == js.TypeString {
-			b = []byte(data.String())
-		} else {
-			v := uint8.New(data)
-			b = make([]byte, v.Get("length").Int())
-			js.CopyBytesToGo(b, v)
-		}
-		c.send(msg{kind: mChunk, data: b})
-	}))
 	ws.Set("onclose", c.fn(func(a []js.Value) { c.send(msg{kind: mDone, val: arg0(a)}) }))
 	ws.Set("onerror", c.fn(func([]js.Value) {})) // a close event always follows
 	return c

@@ -42,6 +42,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/profiler"
 	"github.com/chromedp/cdproto/tracing"
 	"github.com/chromedp/chromedp"
 
@@ -59,6 +60,7 @@ func main() {
 		widget    = flag.String("widget", "examples/widget", "the built widget (make build)")
 		out       = flag.String("out", "bench/results/browser.json", "where to write the results as JSON")
 		wireOnly  = flag.String("wire", "", "instead: count the bytes on the wire of the relay's copy of this answer (e.g. sample-20k) over SSE and WebSocket")
+		cpuprof   = flag.String("profiles", "", "also save every run's Chrome trace and a V8 CPU profile into this folder (both open in Chrome's DevTools, Performance panel) and print the functions with the most self time while the answer streamed; build the widget with symbols for Go names (see docs/PERFORMANCE.md)")
 	)
 	flag.Parse()
 	if *wireOnly != "" {
@@ -73,7 +75,7 @@ func main() {
 		}
 		return
 	}
-	if err := run(*samples, *renderers, *rate**speed, *chars, *runs, *widget, *out); err != nil {
+	if err := run(*samples, *renderers, *rate**speed, *chars, *runs, *widget, *out, *cpuprof); err != nil {
 		log.Fatalf("bench/browser: %v", err)
 	}
 }
@@ -107,10 +109,20 @@ type Result struct {
 	// where to look first.
 	LongestTaskAt    float64 `json:"longest_task_at_ms"`
 	LongestTaskParts string  `json:"longest_task_parts"`
+	// Breakdown splits the main-thread time by what each task ran first
+	// (its outermost timeline events: FunctionCall, FireAnimationFrame,
+	// UpdateLayoutTree…), "(rest of task)" being what no event covers.
+	Breakdown []selfTime `json:"breakdown"`
 	// Own is what the widget measured of itself (its frames: Go plus its
 	// DOM calls, without the browser's style, layout and paint); only for
 	// the widget.
 	Own *ownFrames `json:"own,omitempty"`
+	// Profile is the self time per function of the CPU profile (with
+	// -profiles), ProfileMs its sampled total, both between the marks.
+	Profile   []selfTime `json:"profile,omitempty"`
+	ProfileMs float64    `json:"profile_ms,omitempty"`
+
+	startTs, endTs float64 // the marks, in trace microseconds
 }
 
 type ownFrames struct {
@@ -119,7 +131,7 @@ type ownFrames struct {
 	TotalMs    float64 `json:"frame_total_ms"`
 }
 
-func run(samples, renderers string, rate float64, chars, runs int, widget, out string) error {
+func run(samples, renderers string, rate float64, chars, runs int, widget, out, cpuprof string) error {
 	if _, err := os.Stat(filepath.Join(widget, "trickle.js")); err != nil && strings.Contains(renderers, "trickle") {
 		return fmt.Errorf("widget not built in %s (run make build): %w", widget, err)
 	}
@@ -180,7 +192,14 @@ func run(samples, renderers string, rate float64, chars, runs int, widget, out s
 			for _, r := range strings.Split(renderers, ",") {
 				src := "/sse?sample=" + name
 				u := base + "/bench/?renderer=" + r + "&src=" + urlQueryEscape(src)
-				res, err := measure(browser, u)
+				prof := ""
+				if cpuprof != "" {
+					if err := os.MkdirAll(cpuprof, 0o755); err != nil {
+						return err
+					}
+					prof = filepath.Join(cpuprof, fmt.Sprintf("%s-%s-%d", name, r, rep+1))
+				}
+				res, err := measure(browser, u, prof)
 				if err != nil {
 					return fmt.Errorf("%s on %s: %w", r, name, err)
 				}
@@ -191,6 +210,24 @@ func run(samples, renderers string, rate float64, chars, runs int, widget, out s
 				log.Printf("%-12s %-8s main thread %8.1f ms (style+layout %.0f, paint %.0f), longest task %6.1f ms, tasks >4ms %4d, long tasks %d, %5.1f fps, max frame gap %6.1f ms (%s, %.1f s)",
 					name, r, res.MainThread, res.StyleLayout, res.Paint, res.LongestTask, res.TasksOver4ms, res.LongTasks, res.FPS, res.MaxFrameGap, res.Status, res.Duration/1000)
 				log.Printf("%-12s %-8s longest task at %.0f ms: %s", name, r, res.LongestTaskAt, res.LongestTaskParts)
+				var bd strings.Builder
+				for i, p := range res.Breakdown {
+					if i == 10 {
+						break
+					}
+					fmt.Fprintf(&bd, "%s %.0f ms; ", p.Function, p.Ms)
+				}
+				log.Printf("%-12s %-8s main thread by outermost event: %s", name, r, strings.TrimSuffix(bd.String(), "; "))
+				if len(res.Profile) > 0 {
+					var b strings.Builder
+					for i, f := range res.Profile {
+						if i == 25 {
+							break
+						}
+						fmt.Fprintf(&b, "\n  %8.1f ms  %s", f.Ms, f.Function)
+					}
+					log.Printf("%-12s %-8s CPU profile: %.0f ms sampled while streaming; most self time:%s", name, r, res.ProfileMs, b.String())
+				}
 				if res.Own != nil {
 					log.Printf("%-12s %-8s its own frames: %d, longest %.1f ms, total %.1f ms", name, r, res.Own.Frames, res.Own.FrameMaxMs, res.Own.TotalMs)
 				}
@@ -285,8 +322,10 @@ type pageResult struct {
 }
 
 // measure opens url in a new tab of browser while tracing, waits for the
-// page to finish, and reads the page's own figures and the trace's.
-func measure(browser context.Context, url string) (Result, error) {
+// page to finish, and reads the page's own figures and the trace's. With a
+// profile path it also saves the trace (profile + ".trace.json") and a V8
+// CPU profile of the tab (profile + ".cpuprofile").
+func measure(browser context.Context, url, profile string) (Result, error) {
 	tab, closeTab := chromedp.NewContext(browser)
 	defer closeTab()
 	if err := chromedp.Do(tab, chromedp.Navigate("about:blank")); err != nil {
@@ -299,6 +338,7 @@ func measure(browser context.Context, url string) (Result, error) {
 	// renderer's main thread apart from everything else in the trace.
 	var mu sync.Mutex
 	var events []traceEvent
+	var raw []json.RawMessage // the whole events, kept only to be saved
 	complete := make(chan struct{})
 	err := chromedp.ListenBrowser(ctx, func(ev any) {
 		switch e := ev.(type) {
@@ -308,6 +348,9 @@ func measure(browser context.Context, url string) (Result, error) {
 				var te traceEvent
 				if json.Unmarshal([]byte(v), &te) == nil {
 					events = append(events, te)
+					if profile != "" {
+						raw = append(raw, json.RawMessage(v))
+					}
 				}
 			}
 			mu.Unlock()
@@ -325,6 +368,17 @@ func measure(browser context.Context, url string) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("starting the trace: %w", err)
 	}
+	if profile != "" {
+		if _, err := chromedp.Call(ctx, profiler.Enable, cdp.Empty{}); err != nil {
+			return Result{}, fmt.Errorf("enabling the profiler: %w", err)
+		}
+		if _, err := chromedp.Call(ctx, profiler.SetSamplingInterval, profiler.SetSamplingIntervalParams{Interval: 200}); err != nil {
+			return Result{}, err
+		}
+		if _, err := chromedp.Call(ctx, profiler.Start, cdp.Empty{}); err != nil {
+			return Result{}, fmt.Errorf("starting the profiler: %w", err)
+		}
+	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 		return Result{}, err
 	}
@@ -341,6 +395,17 @@ func measure(browser context.Context, url string) (Result, error) {
 			break
 		}
 		time.Sleep(250 * time.Millisecond)
+	}
+	var prof *profiler.Profile
+	if profile != "" {
+		stopped, err := chromedp.Call(ctx, profiler.Stop, cdp.Empty{})
+		if err != nil {
+			return Result{}, fmt.Errorf("stopping the profiler: %w", err)
+		}
+		prof = stopped.Profile
+		if err := writeProfile(prof, profile+".cpuprofile"); err != nil {
+			return Result{}, err
+		}
 	}
 	if _, err := chromedp.CallBrowser(ctx, tracing.End, cdp.Empty{}); err != nil {
 		return Result{}, fmt.Errorf("ending the trace: %w", err)
@@ -364,6 +429,16 @@ func measure(browser context.Context, url string) (Result, error) {
 	defer mu.Unlock()
 	if err := fromTrace(events, &res); err != nil {
 		return Result{}, err
+	}
+	res.Profile, res.ProfileMs = profileSummary(prof, res.startTs, res.endTs)
+	if profile != "" {
+		b, err := json.Marshal(map[string]any{"traceEvents": raw})
+		if err != nil {
+			return Result{}, err
+		}
+		if err := os.WriteFile(profile+".trace.json", b, 0o644); err != nil {
+			return Result{}, fmt.Errorf("writing the trace: %w", err)
+		}
 	}
 	return res, nil
 }
@@ -398,29 +473,27 @@ func fromTrace(events []traceEvent, res *Result) error {
 	if start == nil || end == nil {
 		return fmt.Errorf("trace has no bench-start/bench-end marks (%d events)", len(events))
 	}
+	res.startTs, res.endTs = start.Ts, end.Ts
+	tasks := mainTasks(events, start, end)
+	res.Breakdown = breakdown(events, tasks, start)
 	for _, e := range events {
-		if e.Pid != start.Pid || e.Tid != start.Tid || e.Ph != "X" || e.Ts+e.Dur < start.Ts || e.Ts > end.Ts {
-			continue
-		}
-		task := (e.Name == "RunTask" || e.Name == "ThreadControllerImpl::RunTask") && strings.Contains(e.Cat, "toplevel")
-		if !task {
-			if strings.Contains(e.Cat, "devtools.timeline") {
-				switch e.Name {
-				case "UpdateLayoutTree", "Layout":
-					res.StyleLayout += e.Dur / 1000
-				case "Paint", "PrePaint", "Layerize", "UpdateLayer", "CompositeLayers":
-					res.Paint += e.Dur / 1000
-				}
+		if e.Pid == start.Pid && e.Tid == start.Tid && e.Ph == "X" && e.Ts+e.Dur >= start.Ts && e.Ts <= end.Ts && strings.Contains(e.Cat, "devtools.timeline") {
+			switch e.Name {
+			case "UpdateLayoutTree", "Layout":
+				res.StyleLayout += e.Dur / 1000
+			case "Paint", "PrePaint", "Layerize", "UpdateLayer", "CompositeLayers":
+				res.Paint += e.Dur / 1000
 			}
-			continue
 		}
-		ms := e.Dur / 1000
+	}
+	for _, t := range tasks {
+		ms := t.Dur / 1000
 		res.MainThread += ms
 		res.Tasks++
 		if ms > res.LongestTask {
 			res.LongestTask = ms
-			res.LongestTaskAt = (e.Ts - start.Ts) / 1000
-			longest = e
+			res.LongestTaskAt = (t.Ts - start.Ts) / 1000
+			longest = t
 		}
 		if ms > 4 {
 			res.TasksOver4ms++
@@ -432,9 +505,13 @@ func fromTrace(events []traceEvent, res *Result) error {
 	// The heaviest direct work inside the longest task, by event name.
 	parts := map[string]float64{}
 	for _, e := range events {
-		if e.Pid == start.Pid && e.Tid == start.Tid && e.Ph == "X" && strings.Contains(e.Cat, "devtools.timeline") && !strings.HasSuffix(e.Name, "RunTask") &&
-			e.Ts >= longest.Ts && e.Ts+e.Dur <= longest.Ts+longest.Dur {
-			parts[e.Name] += e.Dur / 1000
+		if e.Pid == start.Pid && e.Tid == start.Tid && e.Ph == "X" && e.Ts >= longest.Ts && e.Ts+e.Dur <= longest.Ts+longest.Dur {
+			switch {
+			case e.Name == microtasks:
+				parts["microtask checkpoint"] += e.Dur / 1000
+			case strings.Contains(e.Cat, "devtools.timeline") && !strings.HasSuffix(e.Name, "RunTask"):
+				parts[e.Name] += e.Dur / 1000
+			}
 		}
 	}
 	names := make([]string, 0, len(parts))
@@ -509,4 +586,92 @@ func printTable(results []Result) {
 		fmt.Printf("| %s | %s | %.0f ms | %s | %.0f ms | %.0f ms | %.1f ms | %d | %d | %.0f | %.0f ms |\n",
 			r.Sample, r.Renderer, r.MainThread, ratio, r.StyleLayout, r.Paint, r.LongestTask, r.TasksOver4ms, r.LongTasks, r.FPS, r.MaxFrameGap)
 	}
+}
+
+// microtasks is the trace event of a microtask checkpoint. Chrome records
+// the one after a task (promise reactions: a fetch body's read().then, an
+// await) next to the task's RunTask event, not inside it.
+const microtasks = "BlinkScheduler_PerformMicrotaskCheckpoint"
+
+// mainTasks lists the page thread's tasks between the marks, outermost
+// only, each with the microtask checkpoint that follows it folded in: to
+// the page, and to the longtask API, that is one task (HTML's "run a task,
+// then perform a microtask checkpoint").
+func mainTasks(events []traceEvent, start, end *traceEvent) []traceEvent {
+	var evs []traceEvent
+	for _, e := range events {
+		isTask := (e.Name == "RunTask" || e.Name == "ThreadControllerImpl::RunTask" || e.Name == microtasks) && strings.Contains(e.Cat, "toplevel")
+		if isTask && e.Pid == start.Pid && e.Tid == start.Tid && e.Ph == "X" && e.Ts+e.Dur >= start.Ts && e.Ts <= end.Ts {
+			evs = append(evs, e)
+		}
+	}
+	sort.Slice(evs, func(i, j int) bool {
+		if evs[i].Ts != evs[j].Ts {
+			return evs[i].Ts < evs[j].Ts
+		}
+		return evs[i].Dur > evs[j].Dur
+	})
+	var tasks []traceEvent
+	for _, e := range evs {
+		n := len(tasks)
+		if n > 0 && e.Ts < tasks[n-1].Ts+tasks[n-1].Dur {
+			continue // inside the previous task (a nested run loop, or its own checkpoint)
+		}
+		// A checkpoint starting within 0.1 ms of a task's end is that
+		// task's.
+		if e.Name == microtasks && n > 0 && tasks[n-1].Name != microtasks && e.Ts-(tasks[n-1].Ts+tasks[n-1].Dur) <= 100 {
+			tasks[n-1].Dur = e.Ts + e.Dur - tasks[n-1].Ts
+			continue
+		}
+		tasks = append(tasks, e)
+	}
+	return tasks
+}
+
+// breakdown sums, over tasks (from mainTasks), the time of each task's
+// outermost timeline events by name, its microtask checkpoint as
+// "microtask checkpoint", and what none of them covers as
+// "(rest of task)". Events of one thread nest, so sorting by start (longer
+// first on ties) and skipping what starts inside the last counted event
+// finds the outermost ones.
+func breakdown(events, tasks []traceEvent, start *traceEvent) []selfTime {
+	var evs []traceEvent
+	for _, e := range events {
+		if e.Pid == start.Pid && e.Tid == start.Tid && e.Ph == "X" && (strings.Contains(e.Cat, "devtools.timeline") || e.Name == microtasks) {
+			evs = append(evs, e)
+		}
+	}
+	sort.Slice(evs, func(i, j int) bool {
+		if evs[i].Ts != evs[j].Ts {
+			return evs[i].Ts < evs[j].Ts
+		}
+		return evs[i].Dur > evs[j].Dur
+	})
+	sums := map[string]float64{}
+	i := 0
+	for _, t := range tasks {
+		covered, stackEnd := 0.0, 0.0
+		for ; i < len(evs) && evs[i].Ts < t.Ts; i++ {
+		}
+		for ; i < len(evs) && evs[i].Ts < t.Ts+t.Dur; i++ {
+			e := evs[i]
+			if e.Ts < stackEnd {
+				continue
+			}
+			name := e.Name
+			if name == microtasks {
+				name = "microtask checkpoint"
+			}
+			sums[name] += e.Dur / 1000
+			covered += e.Dur
+			stackEnd = e.Ts + e.Dur
+		}
+		sums["(rest of task)"] += (t.Dur - covered) / 1000
+	}
+	var out []selfTime
+	for n, ms := range sums {
+		out = append(out, selfTime{n, ms})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Ms > out[j].Ms })
+	return out
 }

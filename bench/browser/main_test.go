@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/profiler"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/stretchr/testify/require"
 )
 
@@ -103,4 +105,54 @@ func TestPaceSendsTheWholeAnswerAsOpenAIChunksThenDone(t *testing.T) {
 	require.True(t, done)
 	require.Equal(t, answer, got.String())
 	require.Equal(t, (len([]rune(answer))+3)/4, tokens)
+}
+
+func TestFromTraceFoldsTheMicrotaskCheckpointIntoItsTask(t *testing.T) {
+	ev := func(name, cat string, ts, dur float64) traceEvent {
+		return traceEvent{Name: name, Cat: cat, Ph: "X", Pid: 7, Tid: 1, Ts: ts, Dur: dur}
+	}
+	events := []traceEvent{
+		{Name: "bench-start", Cat: "blink.user_timing", Ph: "R", Pid: 7, Tid: 1, Ts: 100_000},
+		// A network task whose promise reaction (read().then) runs in the
+		// checkpoint right after it: one 53 ms task for the page.
+		ev("ThreadControllerImpl::RunTask", "toplevel", 110_000, 3_000),
+		ev("SimpleWatcher::OnHandleReady", "toplevel", 110_010, 2_900),
+		ev(microtasks, "toplevel", 113_020, 50_000),
+		// A checkpoint inside a task is already counted by it.
+		ev("ThreadControllerImpl::RunTask", "toplevel", 200_000, 10_000),
+		ev(microtasks, "toplevel", 205_000, 1_000),
+		// A checkpoint long after any task stands alone.
+		ev(microtasks, "toplevel", 250_000, 2_000),
+		{Name: "bench-end", Cat: "blink.user_timing", Ph: "R", Pid: 7, Tid: 1, Ts: 300_000},
+	}
+	var res Result
+	require.NoError(t, fromTrace(events, &res))
+	require.Equal(t, 3, res.Tasks)
+	require.InDelta(t, 53.02+10+2, res.MainThread, 1e-9)
+	require.InDelta(t, 53.02, res.LongestTask, 1e-9)
+	require.Contains(t, res.LongestTaskParts, "microtask checkpoint 50.0 ms")
+	byName := map[string]float64{}
+	for _, b := range res.Breakdown {
+		byName[b.Function] = b.Ms
+	}
+	require.InDelta(t, 50.0+1+2, byName["microtask checkpoint"], 1e-9, "the three checkpoints, the one inside a task included")
+}
+
+func TestProfileSummaryCountsSelfTimeBetweenTheMarksOnly(t *testing.T) {
+	p := &profiler.Profile{
+		Nodes: []*profiler.ProfileNode{
+			{ID: 1, CallFrame: &cdpruntime.CallFrame{FunctionName: "(root)"}},
+			{ID: 2, CallFrame: &cdpruntime.CallFrame{FunctionName: "valueSet", URL: "http://x/trickle/wasm_exec.js"}},
+			{ID: 3, CallFrame: &cdpruntime.CallFrame{FunctionName: "(idle)"}},
+		},
+		StartTime: 1_000,
+		// Samples at 1100 (before the marks), 2000, 3000, 4000, 9000.
+		Samples:    []int64{2, 2, 3, 2, 2},
+		TimeDeltas: []int64{100, 900, 1000, 1000, 5000},
+	}
+	top, total := profileSummary(p, 1_500, 5_000)
+	// 2000 → valueSet for 1 ms (to the next sample), 3000 idle (left
+	// out), 4000 → valueSet for 5 ms; 1100 and 9000 are outside.
+	require.Equal(t, []selfTime{{"valueSet wasm_exec.js", 6}}, top)
+	require.InDelta(t, 6.0, total, 1e-9)
 }

@@ -1,0 +1,308 @@
+package render
+
+import (
+	"html"
+	"strings"
+)
+
+// TailPatch is the DOM work that turns the live tail, as the browser parsed
+// its previous HTML, into exactly what parsing its next HTML would give:
+// same nodes, same text nodes, same attributes. Replacing the whole tail
+// every frame makes the browser parse, style, lay out and paint all of it
+// again, and restart its fade-in; most frames only add a few words to the
+// last paragraph, list item, table cell or code block.
+//
+// Applying it: start at the tail element and follow Path (child node
+// indexes, text and comment nodes counted) to the element that changes;
+// remove its child nodes after the first Keep; append Text to the data of
+// child Keep-1 when Text is not empty (that child is then a text node);
+// then insert HTML at the element's end (insertAdjacentHTML "beforeend").
+// The zero TailPatch with HTML set replaces the whole tail.
+type TailPatch struct {
+	Path []int
+	Keep int
+	Text string
+	HTML string
+}
+
+// Full reports whether the patch replaces the whole tail.
+func (p TailPatch) Full() bool { return len(p.Path) == 0 && p.Keep == 0 }
+
+// DiffTail returns the patch that turns the tail rendered as old into the
+// tail rendered as next. Both are HTML as Document renders it (goldmark:
+// well-formed, every element closed, text escaped). The patch changes the
+// deepest element that holds every difference, keeps its unchanged leading
+// children, and extends a text node in place when its text only grew. For
+// HTML it cannot follow it replaces the whole tail, which is always right.
+func DiffTail(old, next string) TailPatch {
+	full := TailPatch{HTML: next}
+	if old == "" || next == "" {
+		return full
+	}
+	ot, ok1 := parseFragment(old)
+	nt, ok2 := parseFragment(next)
+	if !ok1 || !ok2 {
+		return full
+	}
+	var path []int
+	o, n := &ot.nodes[0], &nt.nodes[0]
+	for {
+		oc, nc := o.children, n.children
+		i := 0
+		for i < len(oc) && i < len(nc) && ot.outer(oc[i]) == nt.outer(nc[i]) {
+			i++
+		}
+		if i == len(oc) && i == len(nc) {
+			// Nothing differs below here; only reachable when old and next
+			// differ by what the parse drops (never for goldmark's HTML).
+			return full
+		}
+		if i < len(oc) && i < len(nc) && len(oc) == len(nc) {
+			a, b := &ot.nodes[oc[i]], &nt.nodes[nc[i]]
+			if a.kind == nodeElement && b.kind == nodeElement && ot.startTag(a) == nt.startTag(b) && sameAfter(ot, nt, oc, nc, i+1) {
+				path = append(path, i)
+				o, n = a, b
+				continue
+			}
+		}
+		p := TailPatch{Path: path, Keep: i}
+		from := n.contentEnd
+		if i < len(nc) {
+			from = nt.nodes[nc[i]].start
+			if i < len(oc) {
+				a, b := &ot.nodes[oc[i]], &nt.nodes[nc[i]]
+				if a.kind == nodeText && b.kind == nodeText {
+					if rest, ok := strings.CutPrefix(b.data(next), a.data(old)); ok {
+						p.Keep, p.Text, from = i+1, rest, b.end
+					}
+				}
+			}
+		}
+		p.HTML = next[from:n.contentEnd]
+		if p.Full() {
+			p.Path = nil
+		}
+		return p
+	}
+}
+
+// sameAfter reports whether the children from i on are the same.
+func sameAfter(ot, nt *fragment, oc, nc []int, i int) bool {
+	for ; i < len(oc); i++ {
+		if ot.outer(oc[i]) != nt.outer(nc[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+type nodeKind uint8
+
+const (
+	nodeRoot nodeKind = iota
+	nodeElement
+	nodeText
+	nodeComment
+)
+
+// node is one DOM node of a fragment, as spans of its source.
+type node struct {
+	kind       nodeKind
+	start, end int // the node's whole HTML
+	openEnd    int // elements: end of the start tag
+	contentEnd int // elements and root: where the children end
+	children   []int
+}
+
+// data is a text node's text as the DOM holds it: entities decoded and
+// line breaks normalized as the HTML parser does.
+func (n *node) data(src string) string {
+	s := src[n.start:n.end]
+	if strings.IndexByte(s, '&') >= 0 {
+		s = html.UnescapeString(s)
+	}
+	if strings.IndexByte(s, '\r') >= 0 {
+		s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+	}
+	return s
+}
+
+// fragment is the node tree of an HTML fragment, parsed the way a browser
+// parses goldmark's output.
+type fragment struct {
+	src   string
+	nodes []node // nodes[0] is the root (the tail element's content)
+}
+
+func (f *fragment) outer(i int) string { return f.src[f.nodes[i].start:f.nodes[i].end] }
+
+func (f *fragment) startTag(n *node) string { return f.src[n.start:n.openEnd] }
+
+// voidElements have no end tag and no children.
+var voidElements = map[string]bool{
+	"area": true, "base": true, "br": true, "col": true, "embed": true, "hr": true, "img": true,
+	"input": true, "link": true, "meta": true, "source": true, "track": true, "wbr": true,
+}
+
+// parseFragment builds the node tree of src. It accepts only what goldmark
+// writes — every non-void element closed by its own end tag, "<" only as
+// markup, quoted attributes — and reports false for anything else, and
+// for the few places where a browser's parse would not mirror the markup
+// one to one (a newline right after <pre>, elements that only live inside
+// tables outside one, raw text elements), so that the caller falls back to
+// replacing everything.
+func parseFragment(src string) (*fragment, bool) {
+	if strings.IndexByte(src, 0) >= 0 {
+		return nil, false // the parser drops NUL from text (goldmark writes U+FFFD)
+	}
+	f := &fragment{src: src, nodes: make([]node, 1, 16)}
+	f.nodes[0] = node{kind: nodeRoot, end: len(src), contentEnd: len(src)}
+	type open struct {
+		idx int
+		tag string
+	}
+	stack := []open{{0, ""}}
+	addChild := func(i int) {
+		p := stack[len(stack)-1].idx
+		f.nodes[p].children = append(f.nodes[p].children, i)
+	}
+	pos := 0
+	for pos < len(src) {
+		if src[pos] != '<' {
+			end := strings.IndexByte(src[pos:], '<')
+			if end < 0 {
+				end = len(src)
+			} else {
+				end += pos
+			}
+			top := stack[len(stack)-1]
+			switch top.tag {
+			case "table", "thead", "tbody", "tfoot", "tr":
+				if strings.Trim(src[pos:end], " \t\n\r\f") != "" {
+					return nil, false // the parser moves such text out of the table
+				}
+			}
+			if top.tag == "pre" || top.tag == "textarea" || top.tag == "listing" {
+				if len(f.nodes[top.idx].children) == 0 && pos == f.nodes[top.idx].openEnd && (src[pos] == '\n' || src[pos] == '\r') {
+					return nil, false // the parser drops this newline
+				}
+			}
+			f.nodes = append(f.nodes, node{kind: nodeText, start: pos, end: end})
+			addChild(len(f.nodes) - 1)
+			pos = end
+			continue
+		}
+		rest := src[pos:]
+		switch {
+		case strings.HasPrefix(rest, "<!--"):
+			end := strings.Index(rest[4:], "-->")
+			if end < 0 {
+				return nil, false
+			}
+			f.nodes = append(f.nodes, node{kind: nodeComment, start: pos, end: pos + 4 + end + 3})
+			addChild(len(f.nodes) - 1)
+			pos += 4 + end + 3
+		case strings.HasPrefix(rest, "</"):
+			end := strings.IndexByte(rest, '>')
+			if end < 0 || len(stack) == 1 {
+				return nil, false
+			}
+			top := stack[len(stack)-1]
+			if strings.ToLower(strings.TrimSpace(rest[2:end])) != top.tag {
+				return nil, false
+			}
+			f.nodes[top.idx].contentEnd = pos
+			f.nodes[top.idx].end = pos + end + 1
+			stack = stack[:len(stack)-1]
+			pos += end + 1
+		default:
+			tag, end, ok := scanStartTag(rest)
+			if !ok || !allowedHere(tag, stack[len(stack)-1].tag) {
+				return nil, false
+			}
+			if tag == "a" {
+				for _, o := range stack {
+					if o.tag == "a" {
+						return nil, false // a link in a link: the parser closes the outer one
+					}
+				}
+			}
+			f.nodes = append(f.nodes, node{kind: nodeElement, start: pos, openEnd: pos + end, end: pos + end, contentEnd: pos + end})
+			i := len(f.nodes) - 1
+			addChild(i)
+			pos += end
+			if !voidElements[tag] {
+				stack = append(stack, open{i, tag})
+			}
+		}
+	}
+	if len(stack) != 1 {
+		return nil, false
+	}
+	return f, true
+}
+
+// scanStartTag reads "<name attr="v" …>" at the start of s: the lower-case
+// tag name and the length of the tag.
+func scanStartTag(s string) (tag string, n int, ok bool) {
+	i := 1
+	for i < len(s) && isTagChar(s[i]) {
+		i++
+	}
+	if i == 1 {
+		return "", 0, false
+	}
+	tag = strings.ToLower(s[1:i])
+	switch tag {
+	case "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript", "plaintext", "template", "svg", "math":
+		// Raw text, templates and foreign content parse differently.
+		return "", 0, false
+	}
+	var quote byte
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '<':
+			return "", 0, false
+		case c == '>':
+			return tag, i + 1, true
+		}
+	}
+	return "", 0, false
+}
+
+func isTagChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-'
+}
+
+// allowedHere rejects the nestings the HTML parser would rearrange: table
+// parts outside their table, and a block where a paragraph is open (goldmark
+// never writes either).
+func allowedHere(tag, parent string) bool {
+	switch tag {
+	case "thead", "tbody", "tfoot", "caption", "colgroup":
+		return parent == "table"
+	case "tr":
+		return parent == "thead" || parent == "tbody" || parent == "tfoot"
+	case "td", "th":
+		return parent == "tr"
+	case "li":
+		return parent == "ul" || parent == "ol"
+	}
+	switch parent {
+	case "table", "thead", "tbody", "tfoot", "tr":
+		return false // only the table parts above go there (and whitespace, as text)
+	case "p", "h1", "h2", "h3", "h4", "h5", "h6":
+		switch tag {
+		case "p", "div", "ul", "ol", "pre", "blockquote", "table", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "details", "dl", "section", "figure", "li":
+			return false
+		}
+	}
+	return true
+}
