@@ -162,7 +162,7 @@ func (r *reader) wake() {
 
 func (r *reader) run() {
 	for {
-		if end, err, over := r.step(); over {
+		if end, over, err := r.step(); over {
 			r.state.Store(readerDone)
 			r.hb.Stop()
 			r.unwatch[0]()
@@ -180,50 +180,50 @@ func (r *reader) run() {
 }
 
 // step sends what there is; over reports that the reader has ended.
-func (r *reader) step() (end pumpEnd, err error, over bool) {
+func (r *reader) step() (end pumpEnd, over bool, err error) {
 	s, l := r.s, r.l
 	for {
 		if s.kickCtx.Err() != nil {
-			return endShutdown, nil, true
+			return endShutdown, true, nil
 		}
 		b, next, done := l.read(r.pos, r.limit, r)
 		if len(b.ends) > 0 {
 			if err := r.out.send(b); err != nil {
 				s.afterCut(r.ctx, l, r.out, err)
-				return endGone, err, true
+				return endGone, true, err
 			}
 			r.pos = next
 			r.lastWrite = time.Now()
 			if r.limit > 0 && r.pos >= r.limit {
-				return endDrop, nil, true
+				return endDrop, true, nil
 			}
 			continue
 		}
 		if done {
-			return endDone, nil, true
+			return endDone, true, nil
 		}
 		if err := r.ctx.Err(); err != nil {
-			return endGone, err, true
+			return endGone, true, err
 		}
 		// Waiting (registered with the log by read): heartbeat when due.
 		now := time.Now()
 		if now.Before(r.hbAt) {
-			return 0, nil, false
+			return 0, false, nil
 		}
 		hb := s.cfg.heartbeat
 		if idle := now.Sub(r.lastWrite); idle < hb {
 			r.hb.Reset(hb - idle)
 			r.hbAt = now.Add(hb - idle)
-			return 0, nil, false
+			return 0, false, nil
 		}
 		if err := r.out.keepAlive(); err != nil {
 			s.afterCut(r.ctx, l, r.out, err)
-			return endGone, err, true
+			return endGone, true, err
 		}
 		r.lastWrite = time.Now()
 		r.hb.Reset(hb)
 		r.hbAt = r.lastWrite.Add(hb)
-		return 0, nil, false
+		return 0, false, nil
 	}
 }
 
