@@ -92,8 +92,8 @@ func (s *Server) pump(ctx context.Context, l *genLog, pos int, out sink) (pumpEn
 }
 
 // reader sends one stream to one client. It holds no goroutine while it
-// waits: news in the log, the client leaving (ctx), the relay's shutdown
-// and the heartbeat timer each call wake, which runs the reader on a fresh
+// waits: news in the log (including the end Shutdown gives every running
+// stream), the client leaving (ctx) and the heartbeat timer each call wake, which runs the reader on a fresh
 // goroutine until it has sent everything there is and must wait again. An
 // idle stream then costs a few hundred bytes instead of a parked goroutine
 // whose stack has grown to 4 KiB writing through the TCP stack (ten
@@ -111,7 +111,7 @@ type reader struct {
 	lastWrite  time.Time
 	hbAt       time.Time // when the heartbeat timer is due
 	hb         *time.Timer
-	unwatch    [2]func() bool
+	unwatch    func() bool // stops watching ctx
 
 	state atomic.Int32
 }
@@ -137,8 +137,10 @@ func (s *Server) startPump(ctx context.Context, l *genLog, pos int, out sink, on
 	// One timer per reader, re-armed only when it is due: writes just
 	// note their time, so an event costs no timer operation.
 	r.hb = time.AfterFunc(s.cfg.heartbeat, r.wake)
-	r.unwatch[0] = context.AfterFunc(ctx, r.wake)
-	r.unwatch[1] = context.AfterFunc(s.kickCtx, r.wake)
+	r.unwatch = context.AfterFunc(ctx, r.wake)
+	// No watch on the shutdown deadline: Shutdown stops every running
+	// stream after it, which wakes the readers waiting on them, and a
+	// reader checks the deadline first thing when it runs.
 	go r.run()
 }
 
@@ -165,8 +167,7 @@ func (r *reader) run() {
 		if end, over, err := r.step(); over {
 			r.state.Store(readerDone)
 			r.hb.Stop()
-			r.unwatch[0]()
-			r.unwatch[1]()
+			r.unwatch()
 			r.l.detach()
 			r.s.metrics.connections.Add(-1)
 			r.onEnd(end, err)
