@@ -102,7 +102,7 @@ func TestAnIdleStreamHoldsOneGoroutine(t *testing.T) {
 	addr := strings.TrimPrefix(base, "http://")
 	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`
 	for _, transport := range []string{"sse", "websocket"} {
-		before := runtime.NumGoroutine()
+		before := settledGoroutines()
 		var conns []net.Conn
 		for range n {
 			c, err := net.Dial("tcp", addr)
@@ -134,4 +134,19 @@ func TestAnIdleStreamHoldsOneGoroutine(t *testing.T) {
 		}
 		eventually(t, "the streams' goroutines to end", func() bool { return runtime.NumGoroutine() <= before+n/10 })
 	}
+}
+
+// settledGoroutines waits (up to 2 s) for the goroutine count to stop
+// changing — earlier tests' connections winding down — and returns it.
+func settledGoroutines() int {
+	n := runtime.NumGoroutine()
+	for range 20 {
+		time.Sleep(100 * time.Millisecond)
+		m := runtime.NumGoroutine()
+		if m == n {
+			return m
+		}
+		n = m
+	}
+	return n
 }
