@@ -92,8 +92,8 @@ func (s *Server) pump(ctx context.Context, l *genLog, pos int, out sink) (pumpEn
 }
 
 // reader sends one stream to one client. It holds no goroutine while it
-// waits: news in the log, the client leaving (ctx), the relay's shutdown
-// and the heartbeat timer each call wake, which runs the reader on a fresh
+// waits: news in the log (including the end Shutdown gives every running
+// stream), the client leaving (ctx) and the heartbeat timer each call wake, which runs the reader on a fresh
 // goroutine until it has sent everything there is and must wait again. An
 // idle stream then costs a few hundred bytes instead of a parked goroutine
 // whose stack has grown to 4 KiB writing through the TCP stack (ten
@@ -111,7 +111,7 @@ type reader struct {
 	lastWrite  time.Time
 	hbAt       time.Time // when the heartbeat timer is due
 	hb         *time.Timer
-	unwatch    [2]func() bool
+	unwatch    func() bool // stops watching ctx
 
 	state atomic.Int32
 }
@@ -137,8 +137,10 @@ func (s *Server) startPump(ctx context.Context, l *genLog, pos int, out sink, on
 	// One timer per reader, re-armed only when it is due: writes just
 	// note their time, so an event costs no timer operation.
 	r.hb = time.AfterFunc(s.cfg.heartbeat, r.wake)
-	r.unwatch[0] = context.AfterFunc(ctx, r.wake)
-	r.unwatch[1] = context.AfterFunc(s.kickCtx, r.wake)
+	r.unwatch = context.AfterFunc(ctx, r.wake)
+	// No watch on the shutdown deadline: Shutdown stops every running
+	// stream after it, which wakes the readers waiting on them, and a
+	// reader checks the deadline first thing when it runs.
 	go r.run()
 }
 
@@ -162,11 +164,10 @@ func (r *reader) wake() {
 
 func (r *reader) run() {
 	for {
-		if end, err, over := r.step(); over {
+		if end, over, err := r.step(); over {
 			r.state.Store(readerDone)
 			r.hb.Stop()
-			r.unwatch[0]()
-			r.unwatch[1]()
+			r.unwatch()
 			r.l.detach()
 			r.s.metrics.connections.Add(-1)
 			r.onEnd(end, err)
@@ -180,50 +181,50 @@ func (r *reader) run() {
 }
 
 // step sends what there is; over reports that the reader has ended.
-func (r *reader) step() (end pumpEnd, err error, over bool) {
+func (r *reader) step() (end pumpEnd, over bool, err error) {
 	s, l := r.s, r.l
 	for {
 		if s.kickCtx.Err() != nil {
-			return endShutdown, nil, true
+			return endShutdown, true, nil
 		}
 		b, next, done := l.read(r.pos, r.limit, r)
 		if len(b.ends) > 0 {
 			if err := r.out.send(b); err != nil {
 				s.afterCut(r.ctx, l, r.out, err)
-				return endGone, err, true
+				return endGone, true, err
 			}
 			r.pos = next
 			r.lastWrite = time.Now()
 			if r.limit > 0 && r.pos >= r.limit {
-				return endDrop, nil, true
+				return endDrop, true, nil
 			}
 			continue
 		}
 		if done {
-			return endDone, nil, true
+			return endDone, true, nil
 		}
 		if err := r.ctx.Err(); err != nil {
-			return endGone, err, true
+			return endGone, true, err
 		}
 		// Waiting (registered with the log by read): heartbeat when due.
 		now := time.Now()
 		if now.Before(r.hbAt) {
-			return 0, nil, false
+			return 0, false, nil
 		}
 		hb := s.cfg.heartbeat
 		if idle := now.Sub(r.lastWrite); idle < hb {
 			r.hb.Reset(hb - idle)
 			r.hbAt = now.Add(hb - idle)
-			return 0, nil, false
+			return 0, false, nil
 		}
 		if err := r.out.keepAlive(); err != nil {
 			s.afterCut(r.ctx, l, r.out, err)
-			return endGone, err, true
+			return endGone, true, err
 		}
 		r.lastWrite = time.Now()
 		r.hb.Reset(hb)
 		r.hbAt = r.lastWrite.Add(hb)
-		return 0, nil, false
+		return 0, false, nil
 	}
 }
 
