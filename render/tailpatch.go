@@ -35,13 +35,42 @@ func (p TailPatch) Full() bool { return len(p.Path) == 0 && p.Keep == 0 }
 // children, and extends a text node in place when its text only grew. For
 // HTML it cannot follow it replaces the whole tail, which is always right.
 func DiffTail(old, next string) TailPatch {
-	full := TailPatch{HTML: next}
-	if old == "" || next == "" {
-		return full
+	var d TailDiffer
+	d.last, d.frag, d.ok = old, nil, false
+	if old != "" {
+		d.frag, d.ok = parseFragment(old)
 	}
-	ot, ok1 := parseFragment(old)
-	nt, ok2 := parseFragment(next)
-	if !ok1 || !ok2 {
+	return d.Diff(next)
+}
+
+// TailDiffer diffs a stream of tails, each against the one before: what
+// DiffTail does, but every tail is parsed once (as the new side of one
+// diff, then kept as the old side of the next) instead of twice. The zero
+// value starts from an empty tail.
+type TailDiffer struct {
+	last string    // the previous tail
+	frag *fragment // its parse, when ok
+	ok   bool
+}
+
+// Diff returns the patch from the previous tail to next (DiffTail(previous,
+// next)) and remembers next as the previous tail.
+func (d *TailDiffer) Diff(next string) TailPatch {
+	old, ot, ok1 := d.last, d.frag, d.ok
+	nt, ok2 := (*fragment)(nil), false
+	if next != "" {
+		nt, ok2 = parseFragment(next)
+	}
+	d.last, d.frag, d.ok = next, nt, ok2
+	return diffParsed(old, next, ot, nt, ok1, ok2)
+}
+
+// Reset forgets the previous tail, as when the tail element is emptied.
+func (d *TailDiffer) Reset() { *d = TailDiffer{} }
+
+func diffParsed(old, next string, ot, nt *fragment, ok1, ok2 bool) TailPatch {
+	full := TailPatch{HTML: next}
+	if old == "" || next == "" || !ok1 || !ok2 {
 		return full
 	}
 	var path []int

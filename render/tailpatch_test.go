@@ -270,3 +270,25 @@ func FuzzDiffTail(f *testing.F) {
 		}
 	})
 }
+
+func TestATailDifferGivesDiffTailsPatchesFrameAfterFrame(t *testing.T) {
+	files, _ := filepath.Glob("testdata/answers/*.md")
+	files = append(files, "../bench/browser/testdata/sample-20k.md", "testdata/xss/corpus.md")
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		tails := tailsOf(string(b), []int{4, 12, 7, 30, 1, 16})
+		// Tails as the widget meets them: one per frame, including an
+		// emptied tail (a block settled) and the same tail twice.
+		tails = append([]string{"", ""}, tails...)
+		tails = append(tails, "", "<p>again</p>\n")
+		var d TailDiffer
+		prev := ""
+		for i, next := range tails {
+			require.Equal(t, DiffTail(prev, next), d.Diff(next), "%s: frame %d, from %q to %q", filepath.Base(file), i, prev, next)
+			prev = next
+		}
+		d.Reset()
+		require.Equal(t, DiffTail("", "<p>x</p>\n"), d.Diff("<p>x</p>\n"), "after Reset the previous tail is empty")
+	}
+}

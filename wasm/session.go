@@ -73,15 +73,16 @@ type Session struct {
 	rec   Recorder
 	retry retryScanner
 
-	at           time.Time // when the bytes being written arrived
-	rendered     string    // text given to the document so far
-	tail         string    // live tail HTML on screen
-	thinkingSeen int       // bytes of thinking already on screen
-	tools        string    // tool panel HTML on screen
-	status       string    // status region text on screen
-	firstToken   bool      // a text delta arrived since the last TookFirstToken
-	ended        bool      // End was called
-	finished     bool      // the final frame was produced
+	at           time.Time         // when the bytes being written arrived
+	rendered     string            // text given to the document so far
+	tail         string            // live tail HTML on screen
+	differ       render.TailDiffer // diffs each tail against the last, parsing each once
+	thinkingSeen int               // bytes of thinking already on screen
+	tools        string            // tool panel HTML on screen
+	status       string            // status region text on screen
+	firstToken   bool              // a text delta arrived since the last TookFirstToken
+	ended        bool              // End was called
+	finished     bool              // the final frame was produced
 }
 
 // NewSession returns a session ready for Begin.
@@ -114,6 +115,7 @@ func (s *Session) Begin() {
 	s.ann = a11y.New(a11y.WithMode(mode), a11y.WithClock(s.now))
 	s.rec.Start(s.now())
 	s.rendered, s.tail, s.tools, s.status = "", "", "", ""
+	s.differ.Reset()
 	s.thinkingSeen = 0
 	s.firstToken, s.ended, s.finished = false, false, false
 	s.ann.Start()
@@ -252,7 +254,7 @@ func (s *Session) Frame() Patch {
 func (s *Session) apply(p *Patch, f render.Frame) {
 	p.Append += f.Append
 	if f.Tail != s.tail {
-		p.TailPatch = render.DiffTail(s.tail, f.Tail)
+		p.TailPatch = s.differ.Diff(f.Tail) // render.DiffTail(s.tail, f.Tail)
 		s.tail, p.Tail, p.TailChanged = f.Tail, f.Tail, true
 	}
 	s.ann.Frame(f.Settled, f.TailBlocks, f.Final)
