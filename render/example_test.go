@@ -46,3 +46,18 @@ func ExampleConvert() {
 	// Output:
 	// <p>x <a href="https://evil.example/c.png?q=secret" rel="noopener noreferrer nofollow ugc">chart</a> <!-- raw HTML omitted -->hi<!-- raw HTML omitted --></p>
 }
+
+// Each frame's tail becomes a patch against the one before: a paragraph
+// whose text only grew gets the new text appended in place; one whose text
+// changed ("wor" became emphasis) has its content replaced, the <p> kept.
+func ExampleTailDiffer() {
+	var d render.TailDiffer
+	for _, tail := range []string{"<p>Hello</p>\n", "<p>Hello, wor</p>\n", "<p>Hello, <em>world</em></p>\n"} {
+		p := d.Diff(tail)
+		fmt.Printf("path %v keep %d text %q html %q\n", p.Path, p.Keep, p.Text, p.HTML)
+	}
+	// Output:
+	// path [] keep 0 text "" html "<p>Hello</p>\n"
+	// path [0] keep 1 text ", wor" html ""
+	// path [0] keep 0 text "" html "Hello, <em>world</em>"
+}
