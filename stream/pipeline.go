@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"mime"
 	"strings"
+	"time"
 
 	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
@@ -83,6 +84,7 @@ type Pipeline struct {
 	contentType string
 	handler     func(Event)
 	maxEvent    int
+	retry       time.Duration // the server's last retry: field
 
 	framing Framing
 	sniff   []byte // leading blank bytes held until the framing is known
@@ -152,6 +154,10 @@ func (p *Pipeline) Framing() Framing { return p.framing }
 
 // LastEventID is the SSE last event ID, the value to resume with.
 func (p *Pipeline) LastEventID() string { return p.parser.LastEventID() }
+
+// Retry is the reconnection time the server last set with an SSE "retry:"
+// field (0 when none): what a caller that resumes the stream should wait.
+func (p *Pipeline) Retry() time.Duration { return p.retry }
 
 // Write feeds raw response bytes. It always consumes the whole chunk.
 // Undecodable events are skipped and counted in the Answer, not returned;
@@ -236,9 +242,8 @@ type sseSink struct{ p *Pipeline }
 
 func (s sseSink) Event(ev sse.Event) { s.p.event(ev) }
 
-// Retry ignores the server's reconnection time: the pipeline does not
-// reconnect (its callers do, and read it from the wire themselves).
-func (sseSink) Retry(int) {}
+// Retry keeps the server's reconnection time for the caller that reconnects.
+func (s sseSink) Retry(ms int) { s.p.retry = time.Duration(ms) * time.Millisecond }
 
 // Dropped numbers the dropped event: it is an event of the stream. The
 // parser's own message gives byte counts that depend on where the bytes

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/trickle-dev/trickle/sse"
@@ -254,6 +255,21 @@ func TestEveryOversizedSSEEventIsNumberedInItsPlaceWhateverTheCut(t *testing.T) 
 		}
 		require.Equal(t, []int{2, 3, 5}, at, "cut at %d: each drop keeps its event number", i)
 	}
+}
+
+func TestThePipelineKeepsTheServersRetryFieldInAnyCut(t *testing.T) {
+	input := "id: s:1\ndata: {\"retry:\": 9}\n\nretry: 1500\r\ndata: {\"delta\":\"x\"}\r\n\r\nretry:abc\n\n: retry: 7\n"
+	for cut := 1; cut <= len(input); cut++ {
+		p := NewPipeline()
+		require.Zero(t, p.Retry())
+		for i := 0; i < len(input); i += cut {
+			feed(t, p, input[i:min(len(input), i+cut)])
+		}
+		require.Equal(t, 1500*time.Millisecond, p.Retry(), "cut %d: only a retry field of digits counts, not one in data, a comment or letters", cut)
+	}
+	p := NewPipeline()
+	feed(t, p, "retry:250\rretry\n")
+	require.Equal(t, 250*time.Millisecond, p.Retry(), "CR ends the line; a bare field name is no value")
 }
 
 func TestAnOversizedNDJSONLineIsCountedWithBoundedMemory(t *testing.T) {

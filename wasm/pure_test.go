@@ -199,20 +199,11 @@ func TestRecorderCallsAnAnswerArrivingAtOnceBuffered(t *testing.T) {
 	require.Equal(t, VerdictUnknown, r.Snapshot().Buffering, "one token tells nothing")
 }
 
-func TestRetryScannerFindsTheFieldInAnyCut(t *testing.T) {
-	stream := "id: s:1\ndata: {\"retry:\": 9}\n\nretry: 1500\r\ndata: x\r\n\r\nretry:abc\n\n: retry: 7\n"
-	for cut := 1; cut <= len(stream); cut++ {
-		var s retryScanner
-		for i := 0; i < len(stream); i += cut {
-			s.Write([]byte(stream[i:min(len(stream), i+cut)]))
-		}
-		require.Equal(t, 1500*time.Millisecond, s.Retry(), "cut %d", cut)
-	}
-	var s retryScanner
-	s.Write([]byte("retry: 99999999999999999999999999\n"))
-	require.Zero(t, s.Retry(), "an over-long line is ignored")
-	s.Write([]byte("retry:250\rretry\n"))
-	require.Equal(t, 250*time.Millisecond, s.Retry())
+func TestTheSessionWaitsWhatTheServersRetryFieldSays(t *testing.T) {
+	s := NewSession(Config{})
+	require.Zero(t, s.Retry(), "no retry: field yet")
+	require.NoError(t, s.Write([]byte("retry: 1500\ndata: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n")))
+	require.Equal(t, 1500*time.Millisecond, s.Retry())
 }
 
 func TestToolsShowNameWhileStreamingAndArgumentsOnceComplete(t *testing.T) {

@@ -65,13 +65,12 @@ func (p *Patch) Empty() bool {
 // metrics. It is the widget's logic without the browser; the DOM layer only
 // moves bytes in and patches out. Not safe for concurrent use.
 type Session struct {
-	cfg   Config
-	now   func() time.Time
-	pipe  *stream.Pipeline
-	doc   *render.Document
-	ann   *a11y.Announcer
-	rec   Recorder
-	retry retryScanner
+	cfg  Config
+	now  func() time.Time
+	pipe *stream.Pipeline
+	doc  *render.Document
+	ann  *a11y.Announcer
+	rec  Recorder
 
 	at           time.Time         // when the bytes being written arrived
 	rendered     string            // text given to the document so far
@@ -138,7 +137,6 @@ func (s *Session) Write(chunk []byte) error { return s.WriteAt(chunk, s.now()) }
 func (s *Session) WriteAt(chunk []byte, at time.Time) error {
 	s.at = at
 	s.rec.Bytes(len(chunk), at)
-	s.retry.Write(chunk)
 	_, err := s.pipe.Write(chunk)
 	return err
 }
@@ -201,7 +199,7 @@ func (s *Session) LastEventID() string { return s.pipe.LastEventID() }
 
 // Retry is the reconnection time the server asked for with retry: (0 when
 // it did not).
-func (s *Session) Retry() time.Duration { return s.retry.Retry() }
+func (s *Session) Retry() time.Duration { return s.pipe.Retry() }
 
 // Metrics is the measurement so far.
 func (s *Session) Metrics() Metrics { return s.rec.Snapshot() }
