@@ -38,6 +38,7 @@ import (
 )
 
 type result struct {
+	Server            string  `json:"server"`
 	Transport         string  `json:"transport"`
 	Streams           int     `json:"streams"`
 	Connected         int     `json:"connected"`
@@ -78,6 +79,7 @@ type result struct {
 
 var (
 	addr       = flag.String("addr", "127.0.0.1:8080", "relay address (loopback only)")
+	serverName = flag.String("server-name", "relay", "what is being measured (relay, floor), recorded in the result")
 	pid        = flag.Int("server-pid", 0, "relay process id, to read its CPU and memory from /proc")
 	n          = flag.Int("n", 1000, "concurrent streams")
 	transport  = flag.String("transport", "sse", "sse or ws")
@@ -121,7 +123,7 @@ func run() (*result, error) {
 	var wire atomic.Int64
 	infoClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 
-	res := &result{Transport: *transport, Streams: *n, RatePerStream: *rate, DurationS: duration.Seconds()}
+	res := &result{Server: *serverName, Transport: *transport, Streams: *n, RatePerStream: *rate, DurationS: duration.Seconds()}
 	recs := make([]*streamRec, *n)
 	var errs atomic.Int64
 	var firstErr atomic.Value
@@ -307,8 +309,8 @@ func run() (*result, error) {
 	if v := firstErr.Load(); v != nil {
 		res.FirstError = v.(string)
 	}
-	fmt.Fprintf(os.Stderr, "load %s: %d/%d connected, %.3f%% delivered (%d lost, %d duplicated, %d streams without end marker), %d resumes, %d errors; added latency p50 %.2f ms p99 %.2f ms; relay %.0f%% CPU, %.2f µs/event (waited %.1f s/s for a CPU), client %.2f µs/event; %.1f KiB RSS (%.1f KiB Go heap+stacks)/idle stream; %.1f B/token\n",
-		res.Transport, res.Connected, *n, res.DeliveredPct, res.LostEvents, res.DuplicatedEvents, res.TruncatedStreams, res.Resumes, res.Errors,
+	fmt.Fprintf(os.Stderr, "load %s %s: %d/%d connected, %.3f%% delivered (%d lost, %d duplicated, %d streams without end marker), %d resumes, %d errors; added latency p50 %.2f ms p99 %.2f ms; relay %.0f%% CPU, %.2f µs/event (waited %.1f s/s for a CPU), client %.2f µs/event; %.1f KiB RSS (%.1f KiB Go heap+stacks)/idle stream; %.1f B/token\n",
+		res.Server, res.Transport, res.Connected, *n, res.DeliveredPct, res.LostEvents, res.DuplicatedEvents, res.TruncatedStreams, res.Resumes, res.Errors,
 		res.LatencyP50Ms, res.LatencyP99Ms, res.ServerCPUPct, res.ServerCPUPerEvent, res.ServerRunqWait, res.ClientCPUPerEvent,
 		res.KBPerIdleStream, res.GoKBPerIdleStream, res.BytesPerToken)
 	runtime.KeepAlive(recs)
