@@ -258,7 +258,7 @@ func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int) (*genLog, 
 	l.cancel = src.cancel
 	l.mu.Unlock()
 	s.log.Info("stream started", "stream", l.id, "model", "simulated", "dialect", p.Dialect, "answer", gen.Answer().Name)
-	src.step()
+	src.step(time.Now())
 	return l, nil
 }
 
@@ -279,17 +279,18 @@ type simSource struct {
 	stopped bool
 
 	// Owned by the clock (under its lock).
-	dueAt time.Time
 	index int // in the clock's heap; -1 when not in it
 }
 
-func (s *simSource) step() {
+// step emits the pending event and every next one already due at now,
+// then schedules the first that is not.
+func (s *simSource) step(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for !s.stopped {
 		if s.has {
 			s.has = false
-			if !s.l.emit(s.pending.Event, s.pending.Data, s.pending.Token) {
+			if !s.l.emitAt(now, s.pending.Event, s.pending.Data, s.pending.Token) {
 				s.stopped = true
 				return
 			}
@@ -306,7 +307,7 @@ func (s *simSource) step() {
 		}
 		s.due += m.Delay
 		s.pending, s.has = m, true
-		if at := s.start.Add(s.due); time.Until(at) > 0 {
+		if at := s.start.Add(s.due); at.After(now) {
 			s.clock.at(s, at)
 			return
 		}

@@ -3,6 +3,7 @@ package relay
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +31,7 @@ const StatusEvent = "trickle.status"
 // first connection got.
 type genLog struct {
 	id      string
+	plainID bool // id has no byte the encoder would drop (CR, LF, NUL) nor ':'
 	srv     *Server
 	created time.Time
 	dialect string
@@ -64,6 +66,7 @@ type genLog struct {
 func newLog(srv *Server, id, dialect string) *genLog {
 	return &genLog{
 		id:      id,
+		plainID: !strings.ContainsAny(id, "\r\n\x00:"),
 		srv:     srv,
 		created: time.Now(),
 		dialect: dialect,
@@ -86,14 +89,33 @@ func (l *genLog) wakeLocked() {
 // appendLocked encodes one event with the next id.
 func (l *genLog) appendLocked(event, data string) {
 	seq := len(l.ends) + 1
-	l.buf = sse.AppendMessage(l.buf, sse.Message{ID: l.id + ":" + strconv.Itoa(seq), Event: event, Data: data})
+	if event == "" && data != "" && l.plainID && strings.IndexByte(data, '\n') < 0 && strings.IndexByte(data, '\r') < 0 {
+		// Every token: the bytes sse.AppendMessage writes for an id that
+		// needs no cleaning and one data line, without building the id
+		// string or scanning the fields for line ends twice (a tenth of
+		// the relay's own CPU per event at 10,000 streams went there).
+		l.buf = append(l.buf, "id: "...)
+		l.buf = append(l.buf, l.id...)
+		l.buf = append(l.buf, ':')
+		l.buf = strconv.AppendInt(l.buf, int64(seq), 10)
+		l.buf = append(l.buf, "\ndata: "...)
+		l.buf = append(l.buf, data...)
+		l.buf = append(l.buf, '\n', '\n')
+	} else {
+		l.buf = sse.AppendMessage(l.buf, sse.Message{ID: l.id + ":" + strconv.Itoa(seq), Event: event, Data: data})
+	}
 	l.ends = append(l.ends, len(l.buf))
 }
 
 // emit appends one generator event. It reports false once the stream has
 // ended (the generator must stop) and enforces the event and length limits.
 func (l *genLog) emit(event, data string, token bool) bool {
-	now := time.Now()
+	return l.emitAt(time.Now(), event, data, token)
+}
+
+// emitAt is emit for a generator that knows the time (the simulated
+// model's clock has just read it).
+func (l *genLog) emitAt(now time.Time, event, data string, token bool) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.state != StateRunning {
