@@ -253,7 +253,8 @@ func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int) (*genLog, 
 	if err != nil {
 		return nil, err
 	}
-	src := &simSource{l: l, g: gen, start: l.created, clock: s.clock, index: -1}
+	clock := s.clocks[s.nextClk.Add(1)%uint32(len(s.clocks))]
+	src := &simSource{l: l, g: gen, start: l.created, clock: clock, index: -1}
 	l.mu.Lock()
 	l.cancel = src.cancel
 	l.mu.Unlock()

@@ -74,8 +74,13 @@ func newLog(srv *Server, id, dialect string) *genLog {
 	}
 }
 
-// waker is a reader waiting for news; wake must not block.
-type waker interface{ wake() }
+// waker is a reader waiting for news; wake must not block. wakeInline is
+// wake called without the log's lock by the goroutine that appended the
+// news: it may send, without blocking, on the caller's goroutine.
+type waker interface {
+	wake()
+	wakeInline()
+}
 
 // wakeLocked wakes the readers waiting for news.
 func (l *genLog) wakeLocked() {
@@ -117,8 +122,8 @@ func (l *genLog) emit(event, data string, token bool) bool {
 // model's clock has just read it).
 func (l *genLog) emitAt(now time.Time, event, data string, token bool) bool {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.state != StateRunning {
+		l.mu.Unlock()
 		return false
 	}
 	cfg := &l.srv.cfg
@@ -126,9 +131,11 @@ func (l *genLog) emitAt(now time.Time, event, data string, token bool) bool {
 	case len(data) > cfg.maxEventBytes:
 		l.finishLocked(StateFailed, "relay: event "+strconv.Itoa(len(l.ends)+1)+" of stream "+l.id+" is "+
 			strconv.Itoa(len(data))+" bytes, over the limit of "+strconv.Itoa(cfg.maxEventBytes), true)
+		l.mu.Unlock()
 		return false
 	case len(l.ends) >= cfg.maxEvents:
 		l.finishLocked(StateFailed, "relay: stream "+l.id+" reached the limit of "+strconv.Itoa(cfg.maxEvents)+" events", true)
+		l.mu.Unlock()
 		return false
 	}
 	l.appendLocked(event, data)
@@ -143,7 +150,18 @@ func (l *genLog) emitAt(now time.Time, event, data string, token bool) bool {
 		l.lastTok = now
 		m.events.Add(1)
 	}
-	l.wakeLocked()
+	// The readers are woken after the lock is released: a reader that is
+	// caught up then sends the event from here, at once, if its socket
+	// takes it without blocking (most do: no goroutine is started per
+	// event), and else goes on on a goroutine of its own.
+	var few [4]waker
+	woken := append(few[:0], l.waiters...)
+	clear(l.waiters)
+	l.waiters = l.waiters[:0]
+	l.mu.Unlock()
+	for _, w := range woken {
+		w.wakeInline()
+	}
 	return true
 }
 

@@ -8,6 +8,8 @@
 # grow it; LOAD_TRANSPORTS="sse ws" picks the transports; LOAD_RELAY_FLAGS
 # adds `trickle serve` flags (e.g. "--write-timeout 2s --grace 3s") and
 # LOAD_FLAGS load generator flags (e.g. "-stall-every 10 -stall 12s").
+# LOAD_RELAY_BIN runs a relay binary built elsewhere (e.g. an older commit,
+# for a side-by-side comparison) instead of building ./cmd/trickle.
 # LOAD_SERVER=floor runs the same load against bench/load/floor instead of
 # the relay: the least work that streams the same bytes (SSE only), the
 # floor under the relay's figures on this machine.
@@ -31,7 +33,8 @@ if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt $((n + 200)) ]; then
   exit 1
 fi
 
-go build -o bench/results/trickle ./cmd/trickle
+relay_bin="${LOAD_RELAY_BIN:-bench/results/trickle}"
+[ -n "${LOAD_RELAY_BIN:-}" ] || go build -o bench/results/trickle ./cmd/trickle
 go build -o bench/results/load ./bench/load
 server="${LOAD_SERVER:-relay}"
 if [ "${server}" = floor ]; then
@@ -45,7 +48,7 @@ for transport in ${transports}; do
   if [ "${server}" = floor ]; then
     bench/results/floor --addr "127.0.0.1:${port}" >/dev/null 2>bench/results/load-relay.log &
   else
-    bench/results/trickle serve --addr "127.0.0.1:${port}" --max-streams $((n + 100)) \
+    "${relay_bin}" serve --addr "127.0.0.1:${port}" --max-streams $((n + 100)) \
       --retention 2m --log-level warn ${LOAD_RELAY_FLAGS:-} >/dev/null 2>bench/results/load-relay.log &
   fi
   relay=$!
