@@ -39,7 +39,6 @@ func TestTheLogEncodesEveryEventAsTheSSEEncoderDoes(t *testing.T) {
 	}
 }
 
-
 // The simulated model's clock takes generations out in order of their due
 // time, whatever was pushed and removed before (the oracle: a sorted list).
 func TestTheSimHeapYieldsGenerationsInDueOrderAfterAnyRemovals(t *testing.T) {

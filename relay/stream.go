@@ -375,7 +375,7 @@ func (k *sseSink) keepAlive() error   { return k.write(keepAliveComment) }
 
 // trySend is not possible through net/http's response writer.
 func (k *sseSink) trySend(batch) (ok, queued bool) { return false, false }
-func (k *sseSink) flush() error                     { return nil }
+func (k *sseSink) flush() error                    { return nil }
 
 // halfClose is not possible through net/http's response writer (HTTP/1.0
 // and HTTP/2 clients): a cut client there just leaves.

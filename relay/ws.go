@@ -58,7 +58,7 @@ func (k *wsSink) keepAlive() error { return k.write(keepAliveComment) }
 
 // trySend is not possible through coder/websocket's writer, which blocks.
 func (k *wsSink) trySend(batch) (ok, queued bool) { return false, false }
-func (k *wsSink) flush() error                     { return nil }
+func (k *wsSink) flush() error                    { return nil }
 
 // halfClose leaves the last frame unfinished (or the last message without
 // a close frame): the client sees a cut, never a normal closure.
