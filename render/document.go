@@ -222,7 +222,7 @@ func (d *Document) render(buf *bytes.Buffer, src []byte, nodes []ast.Node) {
 			continue
 		}
 		// Rendering only fails when the writer fails; a Buffer never does.
-		_ = r.Render(buf, src, n)
+		_ = r.Render(bufWriter{buf}, src, n)
 	}
 }
 

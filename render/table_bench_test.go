@@ -10,7 +10,7 @@ import (
 // given number of body rows (taken in turn from the first table of
 // testdata/answers/tables.md: code spans, links, an escaped pipe,
 // alignment), after an introduction that settles before the table starts.
-func streamingTable(b *testing.B, rows int) string {
+func streamingTable(b testing.TB, rows int) string {
 	sample := loadSample(b, "answers/tables.md")
 	lines := strings.Split(sample, "\n")
 	var head, body []string

@@ -42,6 +42,10 @@ type tableRows struct {
 	header int // the header row's position in the live part
 	body   int // start of the first kept row's line, in the live part
 	end    int // end of the last kept row's line (after its newline)
+	// prefix is the table's HTML up to its first body row ("<table>",
+	// the header, "<tbody>"): the header and delimiter rows are complete
+	// lines, so it is final too.
+	prefix []byte
 	html   []byte
 	nodes  []ast.Node
 }
@@ -127,32 +131,49 @@ var (
 
 // renderLiveTable renders the table at the start of the live part once
 // for the frame (Document.render writes this HTML for it). With a filler,
-// the filler's HTML — the first body row — becomes the kept rows' HTML and
-// its node the kept row nodes. goldmark escapes all text and omits raw
-// HTML, so "<tbody>\n" and "</tr>\n" in its output are its own markup.
+// only the rows after it are rendered: the table's HTML is the kept
+// prefix and rows, then those rows (goldmark's row renderer closes the
+// body after the table's last row), then the table's end; the kept row
+// nodes take the filler's place in the AST.
 func (d *Document) renderLiveTable(src []byte) {
 	lt := &d.live
 	var buf bytes.Buffer
-	_ = d.md.Renderer().Render(&buf, src, lt.table)
-	out := buf.Bytes()
+	w := bufWriter{&buf}
+	r := d.md.Renderer()
 	if lt.filler == nil {
-		lt.html = out
+		_ = r.Render(w, src, lt.table)
+		lt.html = buf.Bytes()
 		return
 	}
-	i := bytes.Index(out, tbodyOpen) + len(tbodyOpen)
-	j := bytes.Index(out[i:], rowClose) + len(rowClose)
 	k := &d.rows
-	spliced := make([]byte, 0, len(out)-j+len(k.html))
-	spliced = append(spliced, out[:i]...)
-	spliced = append(spliced, k.html...)
-	spliced = append(spliced, out[i+j:]...)
-	lt.html = spliced
+	buf.Grow(len(k.prefix) + len(k.html) + 256)
+	buf.Write(k.prefix)
+	buf.Write(k.html)
+	if lt.filler.NextSibling() == nil {
+		buf.WriteString("</tbody>\n")
+	}
+	for row := lt.filler.NextSibling(); row != nil; row = row.NextSibling() {
+		_ = r.Render(w, src, row)
+	}
+	buf.WriteString("</table>\n")
+	lt.html = buf.Bytes()
 	t := lt.table
 	for _, row := range k.nodes {
 		t.InsertBefore(t, lt.filler, row)
 	}
 	t.RemoveChild(t, lt.filler)
 }
+
+// bufWriter lets goldmark's renderer write straight into a bytes.Buffer:
+// it wraps any writer that lacks these methods in a new 4 KiB bufio.Writer
+// on every call, and Document renders block by block, frame after frame.
+type bufWriter struct{ *bytes.Buffer }
+
+// Buffered implements util.BufWriter: nothing is held back.
+func (bufWriter) Buffered() int { return 0 }
+
+// Flush implements util.BufWriter: everything is in the buffer already.
+func (bufWriter) Flush() error { return nil }
 
 // keepRows records the body rows of the live table whose lines are
 // complete, once the frame has shown the table still open as the only
@@ -172,6 +193,11 @@ func (d *Document) keepRows(src []byte, complete int) {
 	i := bytes.Index(lt.html, tbodyOpen)
 	if i < 0 {
 		return // no body row yet
+	}
+	if !lt.hit {
+		// goldmark escapes all text and omits raw HTML: the first
+		// "<tbody>\n" of the table's HTML is its own markup.
+		k.prefix = append([]byte(nil), lt.html[:i+len(tbodyOpen)]...)
 	}
 	pos := i + len(tbodyOpen) + len(k.html)
 	row := h.NextSibling()
