@@ -226,7 +226,7 @@ func TestTailPatchesTurnEveryStreamedTailIntoTheNext(t *testing.T) {
 		require.NoError(t, err)
 		// Frames of a few tokens, and every single rune.
 		for _, steps := range [][]int{{4, 12, 7, 30, 1, 16}, {1}} {
-			if steps[0] == 1 && (len(b) > 25_000 || testing.Short() && len(b) > 8_000) {
+			if steps[0] == 1 && (len(b) > 25_000 || testing.Short() && len(b) > 4_000) {
 				continue // -short: keeps the js/wasm run on Node short
 			}
 			t.Run(fmt.Sprintf("%s in cuts of %v runes", filepath.Base(file), steps), func(t *testing.T) {
@@ -303,7 +303,7 @@ func TestATailParsedFromThePreviousOneEqualsItsFreshParse(t *testing.T) {
 		b, err := os.ReadFile(file)
 		require.NoError(t, err)
 		for _, steps := range [][]int{{4, 12, 7, 30, 1, 16}, {1}} {
-			if steps[0] == 1 && len(b) > 8_000 {
+			if steps[0] == 1 && (len(b) > 8_000 || testing.Short()) {
 				continue
 			}
 			tails := tailsOf(string(b), steps)
