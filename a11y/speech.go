@@ -105,6 +105,14 @@ func project(b render.Block) []run {
 
 // span returns the source span of n from the segments of its descendants.
 func span(n ast.Node) (start, stop int, ok bool) {
+	if t, isTable := n.(*extast.Table); isTable {
+		return tableSpan(t)
+	}
+	return spanOf(n)
+}
+
+// spanOf is span by walking every descendant.
+func spanOf(n ast.Node) (start, stop int, ok bool) {
 	start, stop = -1, -1
 	see := func(a, b int) {
 		if start < 0 || a < start {
@@ -134,6 +142,28 @@ func span(n ast.Node) (start, stop int, ok bool) {
 		return ast.WalkContinue, nil
 	})
 	return start, stop, start >= 0
+}
+
+// tableSpan is span for a table without walking every cell: a streaming
+// table is the live block of every frame until it ends, and grows. Its
+// rows are its lines in order, so the first segment is in the header and
+// the last in the last row that has one (a row of padding cells has none).
+func tableSpan(t *extast.Table) (start, stop int, ok bool) {
+	first := t.FirstChild()
+	if first == nil {
+		return -1, -1, false
+	}
+	start, _, ok = span(first)
+	if !ok {
+		// No segment in the header: no shortcut, look at everything.
+		return spanOf(t)
+	}
+	for r := t.LastChild(); r != nil; r = r.PreviousSibling() {
+		if _, e, found := span(r); found {
+			return start, e, true
+		}
+	}
+	return -1, -1, false
 }
 
 // newRun starts a run for block n, consuming any pending prefix.

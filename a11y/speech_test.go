@@ -1,10 +1,14 @@
 package a11y
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/trickle-dev/trickle/render"
+	extast "github.com/yuin/goldmark/extension/ast"
 )
 
 func TestProjectionSaysEachMarkdownConstructInWords(t *testing.T) {
@@ -118,4 +122,37 @@ func TestBlockOffsetShiftsPositions(t *testing.T) {
 	require.Len(t, units, 1)
 	require.Equal(t, 100, units[0].Pos)
 	require.Equal(t, 112, units[0].End)
+}
+
+// TestATableSpanFromItsEndsEqualsTheSpanOfEveryCell: span takes a table's
+// extent from its header and last rows instead of walking every cell (a
+// streaming table is projected every frame); at every byte of table-heavy
+// answers, for every table a frame hands out, it equals the full walk.
+func TestATableSpanFromItsEndsEqualsTheSpanOfEveryCell(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "render", "testdata", "answers", "tables.md"))
+	require.NoError(t, err)
+	texts := []string{
+		string(b),
+		"| a | b |\n|---|---|\n|\n| |\n| 1 |\n|\n",
+		"| | |\n|:-|-:|\n| x | `y|z` |\n||\n",
+		"a | b\n-|-\n[l](/u) | ![i](/p.png)\n",
+	}
+	tables := 0
+	for _, text := range texts {
+		d := render.NewDocument()
+		for n := 0; n <= len(text); n++ {
+			f := d.Update(text[:n])
+			for _, bl := range append(append([]render.Block(nil), f.Settled...), f.TailBlocks...) {
+				tb, ok := bl.Node.(*extast.Table)
+				if !ok {
+					continue
+				}
+				tables++
+				s1, e1, ok1 := span(tb)
+				s2, e2, ok2 := spanOf(tb)
+				require.Equal(t, []any{s2, e2, ok2}, []any{s1, e1, ok1}, "prefix %q", text[:n])
+			}
+		}
+	}
+	require.Greater(t, tables, 1000)
 }

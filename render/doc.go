@@ -42,6 +42,13 @@
 //     settle, nor does one using a definition that is not itself final.
 //     Definitions in the settled part are handed to every tail parse.
 //
+// A table streams as the live block until a line ends it. Its finished
+// rows (complete lines) cannot change while it stays open, so a table at
+// the start of the live part keeps their HTML and nodes, and a frame
+// parses and renders only the header, the delimiter row and the rows after
+// them (see tableRows): a frame costs what its new row costs, not the
+// table.
+//
 // The settled part is a prefix of the text: blocks settle in order, so one
 // block that may still change through a definition (a citation "[1]" with
 // no definition yet) keeps everything after it out of Frame.Append. Such

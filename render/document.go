@@ -27,7 +27,9 @@ type Frame struct {
 	// waiting for link reference definitions), then the live ones. With
 	// repair on, the live ones are those of the repaired text actually
 	// shown: a prefix of the answer, possibly followed by closing markers
-	// ("**", "`") that are not in the answer.
+	// ("**", "`") that are not in the answer. They are valid until the
+	// next Update: a streaming table's finished rows move on to the next
+	// frame's table node (Settled blocks stay valid for good).
 	TailBlocks []Block
 	// Final is true for the frame of Finish: everything has settled and the
 	// tail is empty.
@@ -69,6 +71,13 @@ type Document struct {
 	// liveKey identifies the definitions in the live part at the last
 	// frame; pending blocks are re-parsed when it changes.
 	liveKey string
+
+	// rows are the finished rows of a table streaming at the start of the
+	// live part (see tableRows); live is this frame's view of that table.
+	rows       tableRows
+	live       liveTable
+	noRowCache bool // benchmarks and tests: parse a streaming table whole
+	rowHits    int  // frames that parsed with kept rows (tests)
 
 	scratch  bytes.Buffer
 	last     string // the last text given to Update
@@ -207,8 +216,13 @@ func (c lateContext) Reference(label string) (parser.Reference, bool) {
 func (d *Document) render(buf *bytes.Buffer, src []byte, nodes []ast.Node) {
 	r := d.md.Renderer()
 	for _, n := range nodes {
+		if t := d.live.table; t != nil && n == ast.Node(t) {
+			// Rendered once this frame, with its kept rows.
+			buf.Write(d.live.html)
+			continue
+		}
 		// Rendering only fails when the writer fails; a Buffer never does.
-		_ = r.Render(buf, src, n)
+		_ = r.Render(bufWriter{buf}, src, n)
 	}
 }
 
@@ -238,7 +252,9 @@ func (d *Document) step(text string) Frame {
 	P := d.pendingEnd
 	src := []byte(text[P:])
 	st := &parseState{complete: bytes.LastIndexByte(src, '\n') + 1, openFrom: len(src) + 1}
-	blocks := children(d.parse(src, st, d.refs, nil))
+	blocks := d.parseLive(src, st)
+	// The frame's table view ends with the frame (render looks at it).
+	defer func() { d.live = liveTable{} }()
 
 	spans := closedUnits(src, blocks, st)
 	moved := 0
@@ -323,6 +339,11 @@ func (d *Document) step(text string) Frame {
 		f.TailBlocks = blocksOf(u.blocks, u.src, u.offset, f.TailBlocks)
 	}
 	f.TailBlocks = blocksOf(live, tsrc, offset, f.TailBlocks)
+	if t := d.live.table; t != nil && moved == 0 && len(live) == 1 && live[0] == ast.Node(t) {
+		d.keepRows(src, st.complete)
+	} else {
+		d.rows = tableRows{at: -1}
+	}
 	return f
 }
 
@@ -381,8 +402,14 @@ func refsKey(refs []parser.Reference) string {
 }
 
 func appendDefs(into []parser.Reference, n ast.Node) []parser.Reference {
-	if def, ok := n.(*ast.LinkReferenceDefinition); ok {
+	switch n.Kind() {
+	case ast.KindLinkReferenceDefinition:
+		def := n.(*ast.LinkReferenceDefinition)
 		return append(into, parser.NewReference(bytes.Clone(def.Label), bytes.Clone(def.Destination), cloneOrNil(def.Title)))
+	case extast.KindTable:
+		// Rows and cells hold no definitions; a streaming table is walked
+		// every frame.
+		return into
 	}
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		if c.Type() == ast.TypeBlock {

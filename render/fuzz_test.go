@@ -25,6 +25,9 @@ func FuzzStreamEqualsConvert(f *testing.F) {
 		"[x](jav&#x61;script:1) ![i](https://e.example/p)",
 		"para\n \t\n\tcode\n",
 		"\r\nx\r\n\r\ny",
+		"| a | b |\n|:-|-:|\n| [x][r] | `c \\| d` |\n| 2 |\n| 3 | 4 | 5 |\n---\n\n[r]: /u",
+		"a | b\n-|-\n1 | 2\n[x]: /u\n| [x] |\n\n[x]",
+		"| a |\n|---|\n| 1 |\n| 2 |\n===\n| 3 |",
 	} {
 		f.Add(s, uint32(1))
 	}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"html"
+	"sort"
 	"strings"
 )
 
@@ -45,7 +46,10 @@ func DiffTail(old, next string) TailPatch {
 
 // TailDiffer diffs a stream of tails, each against the one before: what
 // DiffTail does, but every tail is parsed once (as the new side of one
-// diff, then kept as the old side of the next) instead of twice. The zero
+// diff, then kept as the old side of the next) instead of twice, and only
+// from where it differs from the previous one: the nodes before that are
+// taken from the previous parse. A tail that grows at its end (a paragraph,
+// a list, a table gaining words or rows) costs what it gained. The zero
 // value starts from an empty tail.
 type TailDiffer struct {
 	last string    // the previous tail
@@ -58,7 +62,11 @@ type TailDiffer struct {
 func (d *TailDiffer) Diff(next string) TailPatch {
 	old, ot, ok1 := d.last, d.frag, d.ok
 	nt, ok2 := (*fragment)(nil), false
-	if next != "" {
+	switch {
+	case next == "":
+	case ok1 && old != "":
+		nt, ok2 = resumeFragment(ot, next)
+	default:
 		nt, ok2 = parseFragment(next)
 	}
 	d.last, d.frag, d.ok = next, nt, ok2
@@ -185,17 +193,93 @@ func parseFragment(src string) (*fragment, bool) {
 		return nil, false // the parser drops NUL from text (goldmark writes U+FFFD)
 	}
 	f := &fragment{src: src, nodes: make([]node, 1, 16)}
-	f.nodes[0] = node{kind: nodeRoot, end: len(src), contentEnd: len(src)}
-	type open struct {
-		idx int
-		tag string
+	f.nodes[0] = node{kind: nodeRoot}
+	return f, f.parseFrom(0, []openElement{{0, ""}})
+}
+
+// openElement is an element whose end tag the parse has not reached.
+type openElement struct {
+	idx int
+	tag string
+}
+
+// resumeFragment parses next as parseFragment does, taking from old (the
+// parse of the previous tail) every node that lies before the point where
+// old and next differ: a node whose bytes, and whose end, come before that
+// point parses the same in both. The parse resumes there with the
+// elements open at that point, their children cut back to those before it.
+func resumeFragment(old *fragment, next string) (*fragment, bool) {
+	if strings.IndexByte(next, 0) >= 0 {
+		return nil, false
 	}
-	stack := []open{{0, ""}}
+	c := commonPrefix(old.src, next)
+	// Walk down from the root to the deepest element that holds c; b is
+	// where the parse resumes: after the last child that ends before c
+	// (its terminator, "<" or ">", is then the same in both), or at the
+	// start of the child that holds c.
+	stack := []openElement{{0, ""}}
+	b, x := 0, 0
+	for {
+		ch := old.nodes[x].children
+		i := sort.Search(len(ch), func(i int) bool { return old.nodes[ch[i]].start >= c }) - 1
+		if i < 0 {
+			b = old.nodes[x].openEnd
+			break
+		}
+		n := &old.nodes[ch[i]]
+		if n.end < c {
+			b = n.end
+			break
+		}
+		if n.kind == nodeElement && n.openEnd < c && n.end != n.openEnd {
+			tag, _, _ := scanStartTag(old.src[n.start:n.openEnd])
+			stack = append(stack, openElement{ch[i], tag})
+			x = ch[i]
+			continue
+		}
+		b = n.start
+		break
+	}
+	// Nodes are stored in document order, so those before b come first.
+	k := sort.Search(len(old.nodes), func(i int) bool { return old.nodes[i].start >= b && i > 0 })
+	f := &fragment{src: next, nodes: make([]node, k, k+16)}
+	copy(f.nodes, old.nodes[:k])
+	for _, o := range stack {
+		// The open elements gain children in the new parse: give them
+		// their own slices, cut back to the children before b.
+		n := &f.nodes[o.idx]
+		j := sort.Search(len(n.children), func(i int) bool { return old.nodes[n.children[i]].start >= b })
+		n.children = append([]int(nil), n.children[:j]...)
+		if o.idx != 0 {
+			n.end, n.contentEnd = n.openEnd, n.openEnd
+		}
+	}
+	return f, f.parseFrom(b, stack)
+}
+
+// commonPrefix returns the length of the longest common prefix of a and b.
+// Tails share kilobytes: compare in blocks (string equality is the
+// runtime's memequal), then bytes.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	c := 0
+	for c+64 <= n && a[c:c+64] == b[c:c+64] {
+		c += 64
+	}
+	for c < n && a[c] == b[c] {
+		c++
+	}
+	return c
+}
+
+// parseFrom parses f.src from pos, where the elements of stack are open
+// (stack[0] is the root), appending to f.nodes.
+func (f *fragment) parseFrom(pos int, stack []openElement) bool {
+	src := f.src
 	addChild := func(i int) {
 		p := stack[len(stack)-1].idx
 		f.nodes[p].children = append(f.nodes[p].children, i)
 	}
-	pos := 0
 	for pos < len(src) {
 		if src[pos] != '<' {
 			end := strings.IndexByte(src[pos:], '<')
@@ -208,12 +292,12 @@ func parseFragment(src string) (*fragment, bool) {
 			switch top.tag {
 			case "table", "thead", "tbody", "tfoot", "tr":
 				if strings.Trim(src[pos:end], " \t\n\r\f") != "" {
-					return nil, false // the parser moves such text out of the table
+					return false // the parser moves such text out of the table
 				}
 			}
 			if top.tag == "pre" || top.tag == "textarea" || top.tag == "listing" {
 				if len(f.nodes[top.idx].children) == 0 && pos == f.nodes[top.idx].openEnd && (src[pos] == '\n' || src[pos] == '\r') {
-					return nil, false // the parser drops this newline
+					return false // the parser drops this newline
 				}
 			}
 			f.nodes = append(f.nodes, node{kind: nodeText, start: pos, end: end})
@@ -226,7 +310,7 @@ func parseFragment(src string) (*fragment, bool) {
 		case strings.HasPrefix(rest, "<!--"):
 			end := strings.Index(rest[4:], "-->")
 			if end < 0 {
-				return nil, false
+				return false
 			}
 			f.nodes = append(f.nodes, node{kind: nodeComment, start: pos, end: pos + 4 + end + 3})
 			addChild(len(f.nodes) - 1)
@@ -234,11 +318,11 @@ func parseFragment(src string) (*fragment, bool) {
 		case strings.HasPrefix(rest, "</"):
 			end := strings.IndexByte(rest, '>')
 			if end < 0 || len(stack) == 1 {
-				return nil, false
+				return false
 			}
 			top := stack[len(stack)-1]
 			if strings.ToLower(strings.TrimSpace(rest[2:end])) != top.tag {
-				return nil, false
+				return false
 			}
 			f.nodes[top.idx].contentEnd = pos
 			f.nodes[top.idx].end = pos + end + 1
@@ -247,12 +331,12 @@ func parseFragment(src string) (*fragment, bool) {
 		default:
 			tag, end, ok := scanStartTag(rest)
 			if !ok || !allowedHere(tag, stack[len(stack)-1].tag) {
-				return nil, false
+				return false
 			}
 			if tag == "a" {
 				for _, o := range stack {
 					if o.tag == "a" {
-						return nil, false // a link in a link: the parser closes the outer one
+						return false // a link in a link: the parser closes the outer one
 					}
 				}
 			}
@@ -261,14 +345,15 @@ func parseFragment(src string) (*fragment, bool) {
 			addChild(i)
 			pos += end
 			if !voidElements[tag] {
-				stack = append(stack, open{i, tag})
+				stack = append(stack, openElement{i, tag})
 			}
 		}
 	}
 	if len(stack) != 1 {
-		return nil, false
+		return false
 	}
-	return f, true
+	f.nodes[0].end, f.nodes[0].contentEnd = len(src), len(src)
+	return true
 }
 
 // scanStartTag reads "<name attr="v" …>" at the start of s: the lower-case

@@ -226,7 +226,7 @@ func TestTailPatchesTurnEveryStreamedTailIntoTheNext(t *testing.T) {
 		require.NoError(t, err)
 		// Frames of a few tokens, and every single rune.
 		for _, steps := range [][]int{{4, 12, 7, 30, 1, 16}, {1}} {
-			if steps[0] == 1 && (len(b) > 25_000 || testing.Short() && len(b) > 8_000) {
+			if steps[0] == 1 && (len(b) > 25_000 || testing.Short() && len(b) > 4_000) {
 				continue // -short: keeps the js/wasm run on Node short
 			}
 			t.Run(fmt.Sprintf("%s in cuts of %v runes", filepath.Base(file), steps), func(t *testing.T) {
@@ -258,6 +258,8 @@ func FuzzDiffTail(f *testing.F) {
 	f.Add("| a | b |\n|---|---|\n| 1 |", " 2 |\n| 3 | 4 |")
 	f.Add("<p>a <b>x</b></p>", "<p>a <b>xy</b>z</p>")
 	f.Add("```go\nfunc", " main() {}\n```\n")
+	f.Add("<table><tbody><tr><td>a</td></tr>", "<tr><td>b</td></tr></tbody></table>")
+	f.Add("<p>x &amp", "; y</p><pre>\n")
 	f.Fuzz(func(t *testing.T, a, b string) {
 		if !utf8.ValidString(a) || !utf8.ValidString(b) {
 			return
@@ -268,7 +270,48 @@ func FuzzDiffTail(f *testing.F) {
 		if _, msg := checkPatch(t, a, b); msg != "" {
 			t.Fatalf("HTML %q to %q: %s", a, b, msg)
 		}
+		requireResumeParsesAsFresh(t, Convert(a), Convert(a+b))
+		requireResumeParsesAsFresh(t, a, a+b)
+		requireResumeParsesAsFresh(t, a, b)
 	})
+}
+
+// requireResumeParsesAsFresh checks that parsing next from the parse of
+// old gives exactly the nodes of parsing next on its own.
+func requireResumeParsesAsFresh(t testing.TB, old, next string) {
+	t.Helper()
+	of, ok := parseFragment(old)
+	if !ok || old == "" {
+		return
+	}
+	want, wok := parseFragment(next)
+	got, gok := resumeFragment(of, next)
+	require.Equal(t, wok, gok, "from %q to %q", old, next)
+	if wok {
+		require.Equal(t, want.nodes, got.nodes, "from %q to %q", old, next)
+	}
+}
+
+// TestATailParsedFromThePreviousOneEqualsItsFreshParse: TailDiffer parses
+// each tail from where it differs from the previous one; for every frame
+// of the samples (tables, lists, code, quotes), in cuts of a few runes and
+// of single runes, the nodes are those of a parse from scratch.
+func TestATailParsedFromThePreviousOneEqualsItsFreshParse(t *testing.T) {
+	files, _ := filepath.Glob("testdata/answers/*.md")
+	files = append(files, "../bench/browser/testdata/sample-20k.md", "testdata/xss/corpus.md")
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		for _, steps := range [][]int{{4, 12, 7, 30, 1, 16}, {1}} {
+			if steps[0] == 1 && (len(b) > 8_000 || testing.Short()) {
+				continue
+			}
+			tails := tailsOf(string(b), steps)
+			for i := 1; i < len(tails); i++ {
+				requireResumeParsesAsFresh(t, tails[i-1], tails[i])
+			}
+		}
+	}
 }
 
 func TestATailDifferGivesDiffTailsPatchesFrameAfterFrame(t *testing.T) {

@@ -1,9 +1,12 @@
 package wasm
 
 import (
+	"os"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/sse"
@@ -91,4 +94,74 @@ func BenchmarkRecorderSnapshotPerFrame(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tokens/perFrame), "ns/read")
 	})
+}
+
+// openAIEvents cuts text into tokens of n runes and wraps each in an
+// OpenAI chat-completion chunk, as the relay sends them, then [DONE].
+func openAIEvents(text string, n int) [][]byte {
+	var events [][]byte
+	runes := []rune(text)
+	for i := 0; i < len(runes); i += n {
+		b := []byte(`data: {"choices":[{"index":0,"delta":{"content":`)
+		b = jsonx.AppendString(b, string(runes[i:min(len(runes), i+n)]))
+		events = append(events, append(b, "}}]}\n\n"...))
+	}
+	return append(events, []byte("data: [DONE]\n\n"))
+}
+
+// BenchmarkSessionTables streams table-heavy answers through a Session,
+// 4 characters per token and one frame every 8 events, like
+// BenchmarkSessionAnswer, and reports the frames while a table is the
+// live block apart ("table-µs/frame", "table-worst-µs"): tables.md (four
+// tables of 4 to 20 rows) and one table of 60 rows.
+func BenchmarkSessionTables(b *testing.B) {
+	raw, err := os.ReadFile("../render/testdata/answers/tables.md")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sample := string(raw)
+	var long strings.Builder
+	long.WriteString("What each status means for a client that retries:\n\n| Code | Name | Retry? | Backoff | Notes |\n|---:|:---|:---:|---|:--|\n")
+	var rows []string
+	for _, l := range strings.Split(sample, "\n") {
+		if strings.HasPrefix(l, "| 2") || strings.HasPrefix(l, "| 3") || strings.HasPrefix(l, "| 4") || strings.HasPrefix(l, "| 5") {
+			rows = append(rows, l)
+		}
+	}
+	for i := range 60 {
+		long.WriteString(rows[i%len(rows)] + "\n")
+	}
+	long.WriteString("\nThat is the whole table.\n")
+	for _, tc := range []struct{ name, text string }{{"tables.md", sample}, {"table-60-rows", long.String()}} {
+		events := openAIEvents(tc.text, 4)
+		b.Run(tc.name, func(b *testing.B) {
+			var frames, tableFrames int
+			var worst, tableWorst, tableTotal time.Duration
+			for b.Loop() {
+				s := NewSession(Config{Policy: render.Policy{SameOrigin: "https://app.test"}})
+				frames, tableFrames, tableTotal = 0, 0, 0
+				for i, ev := range events {
+					_ = s.Write(ev)
+					if (i+1)%8 == 0 {
+						t0 := time.Now()
+						p := s.Frame()
+						d := time.Since(t0)
+						worst = max(worst, d)
+						frames++
+						if strings.Contains(p.Tail, "<table>") {
+							tableFrames++
+							tableTotal += d
+							tableWorst = max(tableWorst, d)
+						}
+					}
+				}
+				s.End(nil)
+				s.Frame()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(frames+1)/1e3, "µs/frame")
+			b.ReportMetric(float64(worst.Microseconds()), "worst-µs")
+			b.ReportMetric(float64(tableTotal.Nanoseconds())/float64(max(tableFrames, 1))/1e3, "table-µs/frame")
+			b.ReportMetric(float64(tableWorst.Microseconds()), "table-worst-µs")
+		})
+	}
 }

@@ -1,11 +1,14 @@
 // Command browser is Trickle's in-browser benchmark: it streams a markdown
 // answer as OpenAI-style SSE at a fixed token rate into headless Chromium and
 // measures, in the same browser run, the main-thread cost of three renderers
-// on the same page and the same stream:
+// on the same page and the same stream, and of a floor that renders nothing:
 //
 //   - trickle: the <trickle-answer> widget (Go in WebAssembly);
 //   - marked: a full re-render per animation frame (innerHTML = marked.parse);
-//   - smd: streaming-markdown, the new text per frame to its incremental parser.
+//   - smd: streaming-markdown, the new text per frame to its incremental parser;
+//   - text: no markdown, the new text per frame appended as a text node — the
+//     browser's own cost of one visual update per frame, which bounds from
+//     below what any renderer that updates the screen every frame can spend.
 //
 // Main-thread time and the longest task come from a Chrome trace (every
 // top-level task of the page's renderer main thread between the page's
@@ -52,7 +55,7 @@ import (
 func main() {
 	var (
 		samples   = flag.String("samples", "bench/browser/testdata/sample-20k.md,bench/browser/testdata/sample-100k.md", "comma-separated markdown answers to stream")
-		renderers = flag.String("renderers", "trickle,marked,smd", "renderers to run, in order")
+		renderers = flag.String("renderers", "trickle,marked,smd,text", "renderers to run, in order")
 		rate      = flag.Float64("rate", 250, "tokens per second")
 		chars     = flag.Int("chars", 4, "characters per token")
 		speed     = flag.Float64("speed", 1, "play the stream this many times faster (1 = the standard scenario)")

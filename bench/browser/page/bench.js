@@ -8,6 +8,10 @@
 //                      out.innerHTML = marked.parse(whole text)  (full re-render)
 //   ?renderer=smd      fetch + SSE parse, then per animation frame the new text
 //                      goes to streaming-markdown's parser_write (incremental)
+//   ?renderer=text     fetch + SSE parse, then per animation frame the new text
+//                      appended as text nodes, a new block at each blank line,
+//                      no markdown at all: the floor
+//                      any renderer that updates the screen once per frame pays
 const params = new URLSearchParams(location.search);
 const renderer = params.get("renderer");
 const src = params.get("src");
@@ -109,6 +113,35 @@ async function setup() {
     const parser = smd.parser(smd.default_renderer(out));
     return async () => {
       const text = await peer((_, delta) => smd.parser_write(parser, delta), () => smd.parser_end(parser));
+      return { text, status: "complete", html: out.innerHTML.length };
+    };
+  }
+  if (renderer === "text") {
+    // Not a markdown renderer: the least a page can do to show the streamed
+    // text once per frame (one text node appended, the box pre-wrapped). What
+    // it costs is the browser's own per-frame work — style, layout, paint,
+    // the commit — plus the network reads, with no parsing at all.
+    // A blank line starts a new block, so that layout, as for rendered
+    // markdown, redoes only the last paragraph, not one ever-growing one.
+    out.classList.add("text");
+    let block = document.createElement("div"), prevNL = false;
+    out.append(block);
+    const put = (delta) => {
+      let from = 0;
+      for (let i = 0; i < delta.length; i++) {
+        if (delta[i] !== "\n") { prevNL = false; continue; }
+        if (prevNL) {
+          block.append(delta.slice(from, i));
+          block = document.createElement("div");
+          out.append(block);
+          from = i + 1;
+        }
+        prevNL = !prevNL;
+      }
+      block.append(delta.slice(from));
+    };
+    return async () => {
+      const text = await peer((_, delta) => put(delta));
       return { text, status: "complete", html: out.innerHTML.length };
     };
   }
