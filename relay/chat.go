@@ -259,7 +259,7 @@ func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int) (*genLog, 
 	l.cancel = src.cancel
 	l.mu.Unlock()
 	s.log.Info("stream started", "stream", l.id, "model", "simulated", "dialect", p.Dialect, "answer", gen.Answer().Name)
-	src.step(time.Now())
+	src.step(time.Now(), false)
 	return l, nil
 }
 
@@ -284,14 +284,15 @@ type simSource struct {
 }
 
 // step emits the pending event and every next one already due at now,
-// then schedules the first that is not.
-func (s *simSource) step(now time.Time) {
+// then schedules the first that is not. inline lets the readers that are
+// caught up be sent the event from this goroutine (see genLog.emitAt).
+func (s *simSource) step(now time.Time, inline bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for !s.stopped {
 		if s.has {
 			s.has = false
-			if !s.l.emitAt(now, s.pending.Event, s.pending.Data, s.pending.Token) {
+			if !s.l.emitAt(now, s.pending.Event, s.pending.Data, s.pending.Token, inline) {
 				s.stopped = true
 				return
 			}

@@ -115,12 +115,13 @@ func (l *genLog) appendLocked(event, data string) {
 // emit appends one generator event. It reports false once the stream has
 // ended (the generator must stop) and enforces the event and length limits.
 func (l *genLog) emit(event, data string, token bool) bool {
-	return l.emitAt(time.Now(), event, data, token)
+	return l.emitAt(time.Now(), event, data, token, true)
 }
 
 // emitAt is emit for a generator that knows the time (the simulated
-// model's clock has just read it).
-func (l *genLog) emitAt(now time.Time, event, data string, token bool) bool {
+// model's clock has just read it). With inline false, the readers go on on
+// goroutines of their own.
+func (l *genLog) emitAt(now time.Time, event, data string, token, inline bool) bool {
 	l.mu.Lock()
 	if l.state != StateRunning {
 		l.mu.Unlock()
@@ -160,7 +161,11 @@ func (l *genLog) emitAt(now time.Time, event, data string, token bool) bool {
 	l.waiters = l.waiters[:0]
 	l.mu.Unlock()
 	for _, w := range woken {
-		w.wakeInline()
+		if inline {
+			w.wakeInline()
+		} else {
+			w.wake()
+		}
 	}
 	return true
 }

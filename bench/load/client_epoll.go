@@ -178,13 +178,8 @@ func (l *epollLoop) run() {
 	events := make([]syscall.EpollEvent, 512)
 	ready := make([]*epollStream, 0, 512)
 	buf := make([]byte, 64<<10)
-	timeout := 100 // ms
-	var pause syscall.Timespec
-	if *epollPoll > 0 {
-		timeout, pause = 0, syscall.NsecToTimespec(int64(*epollPoll))
-	}
 	for {
-		n, err := syscall.EpollWait(l.epfd, events, timeout)
+		n, err := syscall.EpollWait(l.epfd, events, 100)
 		if err != nil && !errors.Is(err, syscall.EINTR) {
 			l.abort(fmt.Errorf("epoll_wait: %w", err))
 			return
@@ -206,12 +201,6 @@ func (l *epollLoop) run() {
 		l.mu.Unlock()
 		for _, st := range ready {
 			l.read(st, buf)
-		}
-		if timeout == 0 && n < len(events) {
-			// Polling: let the sockets fill for a while. A sender then
-			// only marks a socket ready (no thread to wake), and one
-			// epoll_wait collects many.
-			syscall.Nanosleep(&pause, nil)
 		}
 	}
 }

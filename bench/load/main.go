@@ -82,7 +82,6 @@ var (
 	addr       = flag.String("addr", "127.0.0.1:8080", "relay address (loopback only)")
 	client     = flag.String("client", defaultClient(), "epoll (Linux: a few threads read every socket) or goroutine (one goroutine per stream)")
 	epollLoops = flag.Int("epoll-loops", 1, "threads of the epoll client")
-	epollPoll  = flag.Duration("epoll-poll", 0, "epoll client: poll the sockets every this long instead of sleeping until one has data (0: sleep)")
 	serverName = flag.String("server-name", "relay", "what is being measured (relay, floor), recorded in the result")
 	pid        = flag.Int("server-pid", 0, "relay process id, to read its CPU and memory from /proc")
 	n          = flag.Int("n", 1000, "concurrent streams")
