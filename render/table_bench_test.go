@@ -60,7 +60,7 @@ func BenchmarkTableFrames(b *testing.B) {
 					}
 					d.Finish()
 				})
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*frames)/1e3, "µs/frame")
+				b.ReportMetric(float64(frames), "frames")
 			})
 		}
 	}

@@ -20,6 +20,7 @@ import (
 // the page is idle, and keeps the Go program alive. Called by
 // wasm/cmd/widget's main.
 func Boot() {
+	collectBetweenAnswers()
 	api := js.Global().Get("Object").New()
 	api.Set("attach", js.FuncOf(func(_ js.Value, args []js.Value) any {
 		if len(args) == 0 {
@@ -113,8 +114,10 @@ type element struct {
 	tail                js.Value
 
 	msgs chan msg
-	sess *Session
-	req  *request // the answer in progress or the last one (retry)
+	// gcHeld: this element has an answer streaming for the GC pacer.
+	gcHeld bool
+	sess   *Session
+	req    *request // the answer in progress or the last one (retry)
 
 	conn     *conn // the open connection, nil when none
 	connGen  int
@@ -383,6 +386,12 @@ func (e *element) begin(r *request) {
 		Policy:   e.policy(),
 	})
 	e.streamID, e.attempt = "", 0
+	if !e.gcHeld {
+		// Held until this element's answers end (an answer replaced
+		// before its final frame keeps the hold for the next one).
+		gc.Begin()
+		e.gcHeld = true
+	}
 	e.content.Set("innerHTML", `<div data-trickle="tail"></div>`)
 	e.tail = e.content.Get("firstElementChild")
 	e.thinkingText.Set("textContent", "")
@@ -746,6 +755,10 @@ func (e *element) finish() {
 		e.dispatch("trickle-error", fmt.Sprintf(`{"status":"failed","message":%q}`, msg))
 	}
 	e.dispatch("trickle-end", fmt.Sprintf(`{"status":%q,"metrics":%s}`, status, metrics))
+	if e.gcHeld {
+		e.gcHeld = false
+		gc.End()
+	}
 	if e.req.resolve.Type() == js.TypeFunction {
 		e.req.resolve.Invoke(status)
 		e.req.resolve = js.Undefined()
