@@ -25,7 +25,7 @@ var tableCases = map[string]string{
 	"with inline markup": "| Code | Notes |\n|---:|:---|\n| `a \\| b` | **bold** and [a link](https://ok.example/x) |\n" +
 		"| `x|y` | *em* ~~del~~ www.ok.example |\n| 3 | ![img](/p.png) and <https://ok.example> |\n| 4 | plain |\n\ndone",
 	"with a reference defined after it":                   "| a | b |\n| - | - |\n| [one][r] | 1 |\n| [r] | 2 |\n| [two][] | 3 |\n| x | 4 |\n\n[r]: /u \"T\"\n[two]: /t\n",
-	"closed in the frame a definition arrives": "000000000\n   |-  \n00000[r]0000000000000000\n\n[r]:0",
+	"closed in the frame a definition arrives":            "000000000\n   |-  \n00000[r]0000000000000000\n\n[r]:0",
 	"with a reference defined before it":                  "[r]: /before\n\n| a | b |\n| - | - |\n| [one][r] | 1 |\n| [r] | 2 |\n| x | 3 |\n| y | 4 |\n",
 	"with a reference never defined":                      "| a | b |\n| - | - |\n| [fib] | 1 |\n| x | 2 |\n| y | 3 |\n\nend\n",
 	"ended by a heading":                                  "| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n## Next\n",
