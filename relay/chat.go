@@ -253,12 +253,13 @@ func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int) (*genLog, 
 	if err != nil {
 		return nil, err
 	}
-	src := &simSource{l: l, g: gen, start: l.created, clock: s.clock, index: -1}
+	clock := s.clocks[s.nextClk.Add(1)%uint32(len(s.clocks))]
+	src := &simSource{l: l, g: gen, start: l.created, clock: clock, index: -1}
 	l.mu.Lock()
 	l.cancel = src.cancel
 	l.mu.Unlock()
 	s.log.Info("stream started", "stream", l.id, "model", "simulated", "dialect", p.Dialect, "answer", gen.Answer().Name)
-	src.step()
+	src.step(time.Now(), false)
 	return l, nil
 }
 
@@ -279,17 +280,19 @@ type simSource struct {
 	stopped bool
 
 	// Owned by the clock (under its lock).
-	dueAt time.Time
 	index int // in the clock's heap; -1 when not in it
 }
 
-func (s *simSource) step() {
+// step emits the pending event and every next one already due at now,
+// then schedules the first that is not. inline lets the readers that are
+// caught up be sent the event from this goroutine (see genLog.emitAt).
+func (s *simSource) step(now time.Time, inline bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for !s.stopped {
 		if s.has {
 			s.has = false
-			if !s.l.emit(s.pending.Event, s.pending.Data, s.pending.Token) {
+			if !s.l.emitAt(now, s.pending.Event, s.pending.Data, s.pending.Token, inline) {
 				s.stopped = true
 				return
 			}
@@ -306,7 +309,7 @@ func (s *simSource) step() {
 		}
 		s.due += m.Delay
 		s.pending, s.has = m, true
-		if at := s.start.Add(s.due); time.Until(at) > 0 {
+		if at := s.start.Add(s.due); at.After(now) {
 			s.clock.at(s, at)
 			return
 		}

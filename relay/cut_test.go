@@ -3,8 +3,10 @@
 package relay_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -160,4 +162,27 @@ func TestASlowClientCutByTheRelayResumesAndLosesNothing(t *testing.T) {
 			require.Equal(t, relay.StateComplete, info(t, base, id).State)
 		})
 	}
+}
+
+// A client that stops reading for a while, within the write timeout,
+// fills its socket: the relay's non-blocking sends then leave part of a
+// chunk behind for the reader's goroutine to finish, and later events must
+// wait for it. The stream must come out whole, in order, with nothing
+// twice and no cut.
+func TestAClientThatFillsItsSocketStillGetsEveryEventOnceInOrder(t *testing.T) {
+	// 100,000 one-character tokens as fast as the relay goes: 4.5 MB,
+	// more than the socket buffers hold.
+	const query = "?dialect=plain&answer=sample-100k&token_chars=1&gap_ms=0.005&ttft_ms=0"
+	_, base := start(t)
+	_, ref := reference(t, base, query)
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions"+query, strings.NewReader(hello))
+	resp, err := slowClient().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	time.Sleep(1500 * time.Millisecond)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err, "a clean end, no cut")
+	got, err := events(bytes.NewReader(body))
+	require.NoError(t, err)
+	requireSameEvents(t, ref, got)
 }

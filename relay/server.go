@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,7 +44,8 @@ type Server struct {
 	// kickCtx is cancelled at the shutdown deadline: readers leave.
 	kickCtx context.Context
 	kick    context.CancelFunc
-	clock   *simClock      // the simulated generations' events
+	clocks  []*simClock    // the simulated generations' events, spread over the CPUs
+	nextClk atomic.Uint32  // the clock of the next generation
 	idle    chan struct{}  // signalled when a generation ends
 	pumps   sync.WaitGroup // readers on hijacked connections
 }
@@ -76,7 +78,12 @@ func New(opts ...Option) (*Server, error) {
 		metrics: newMetrics(),
 		streams: map[string]*genLog{},
 		idle:    make(chan struct{}, 1),
-		clock:   newSimClock(),
+	}
+	// One clock per CPU: the clock's goroutine also writes the events of
+	// the readers that are caught up (see reader.wakeInline), and one
+	// goroutine cannot write 200,000 events a second.
+	for range runtime.GOMAXPROCS(0) {
+		s.clocks = append(s.clocks, newSimClock())
 	}
 	s.kickCtx, s.kick = context.WithCancel(context.Background())
 	s.handler = s.routes()

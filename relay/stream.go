@@ -30,6 +30,13 @@ type sink interface {
 	// already sent (TCP FIN behind the queued bytes), keeping the client's
 	// side open; false when the transport cannot.
 	halfClose() bool
+	// trySend sends b without blocking, when the transport can: ok
+	// reports that b was taken (queued: part of it waits in the sink, to
+	// be written by flush); not ok, nothing was sent.
+	trySend(b batch) (ok, queued bool)
+	// flush writes what trySend queued (blocking, within the write
+	// timeout); send and keepAlive flush first.
+	flush() error
 }
 
 // errCut marks a write the client did not take within the write timeout:
@@ -144,6 +151,79 @@ func (s *Server) startPump(ctx context.Context, l *genLog, pos int, out sink, on
 	go r.run()
 }
 
+// wakeInline is wake from the goroutine that appended the news (without
+// the log's lock): a caught-up reader sends it from there when its socket
+// takes it without blocking, and goes on on a goroutine of its own for
+// anything else (a full socket, the end, a heartbeat, a transport that
+// cannot write without blocking). A slow client thus never holds up the
+// generator, and the common case costs no goroutine.
+func (r *reader) wakeInline() {
+	for {
+		switch r.state.Load() {
+		case readerIdle:
+			if r.state.CompareAndSwap(readerIdle, readerRunning) {
+				r.runInline()
+				return
+			}
+		case readerRunning:
+			if r.state.CompareAndSwap(readerRunning, readerAgain) {
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+func (r *reader) runInline() {
+	for {
+		if !r.stepInline() {
+			go r.run() // still running: the goroutine takes over
+			return
+		}
+		if r.state.CompareAndSwap(readerRunning, readerIdle) {
+			return
+		}
+		r.state.Store(readerRunning) // woken meanwhile: look again
+	}
+}
+
+// stepInline is step without blocking: it reports false when the reader
+// must go on on a goroutine (step then does what is left, from r.pos).
+func (r *reader) stepInline() bool {
+	s, l := r.s, r.l
+	wrote := false
+	for {
+		if s.kickCtx.Err() != nil {
+			return false
+		}
+		b, next, done := l.read(r.pos, r.limit, r)
+		if len(b.ends) > 0 {
+			ok, queued := r.out.trySend(b)
+			if !ok {
+				return false
+			}
+			r.pos, wrote = next, true
+			if queued || r.limit > 0 && r.pos >= r.limit {
+				r.lastWrite = time.Now()
+				return false
+			}
+			continue
+		}
+		if done || r.ctx.Err() != nil {
+			if wrote {
+				r.lastWrite = time.Now()
+			}
+			return false
+		}
+		now := time.Now()
+		if wrote {
+			r.lastWrite = now
+		}
+		return now.Before(r.hbAt) // a heartbeat due is the goroutine's
+	}
+}
+
 func (r *reader) wake() {
 	for {
 		switch r.state.Load() {
@@ -183,6 +263,16 @@ func (r *reader) run() {
 // step sends what there is; over reports that the reader has ended.
 func (r *reader) step() (end pumpEnd, over bool, err error) {
 	s, l := r.s, r.l
+	wrote := false
+	// What a non-blocking send left behind goes first, whatever comes
+	// next (events, a heartbeat, the end of the stream).
+	if err := r.out.flush(); err != nil {
+		s.afterCut(r.ctx, l, r.out, err)
+		return endGone, true, err
+	}
+	if r.limit > 0 && r.pos >= r.limit {
+		return endDrop, true, nil // reached by a send in stepInline
+	}
 	for {
 		if s.kickCtx.Err() != nil {
 			return endShutdown, true, nil
@@ -194,7 +284,7 @@ func (r *reader) step() (end pumpEnd, over bool, err error) {
 				return endGone, true, err
 			}
 			r.pos = next
-			r.lastWrite = time.Now()
+			wrote = true
 			if r.limit > 0 && r.pos >= r.limit {
 				return endDrop, true, nil
 			}
@@ -207,7 +297,12 @@ func (r *reader) step() (end pumpEnd, over bool, err error) {
 			return endGone, true, err
 		}
 		// Waiting (registered with the log by read): heartbeat when due.
+		// One clock read serves as the time of the writes just made
+		// (they took microseconds; the heartbeat counts seconds).
 		now := time.Now()
+		if wrote {
+			r.lastWrite = now
+		}
 		if now.Before(r.hbAt) {
 			return 0, false, nil
 		}
@@ -278,6 +373,10 @@ func (k *sseSink) write(p []byte) error {
 func (k *sseSink) send(b batch) error { return k.write(b.data) }
 func (k *sseSink) keepAlive() error   { return k.write(keepAliveComment) }
 
+// trySend is not possible through net/http's response writer.
+func (k *sseSink) trySend(batch) (ok, queued bool) { return false, false }
+func (k *sseSink) flush() error                    { return nil }
+
 // halfClose is not possible through net/http's response writer (HTTP/1.0
 // and HTTP/2 clients): a cut client there just leaves.
 func (k *sseSink) halfClose() bool { return false }
@@ -332,24 +431,73 @@ type hijackSink struct {
 	conn    net.Conn
 	timeout time.Duration
 	armed   time.Time // when the write deadline was last pushed back
+	size    [20]byte
+	vec     [3][]byte
+	bufs    net.Buffers
+	// fd is the socket, for non-blocking writes (trySend); -1 when the
+	// connection has none (TLS) or the platform has no writevNow.
+	fd      int
+	pending []byte // the part of a chunk the socket did not take
 }
 
 var crlf = []byte("\r\n")
 
 func (k *hijackSink) write(p []byte) error {
+	if err := k.flush(); err != nil {
+		return err
+	}
 	if err := armWriteDeadline(k.conn, &k.armed, k.timeout); err != nil {
 		return err
 	}
-	var size [20]byte
-	hdr := append(strconv.AppendInt(size[:0], int64(len(p)), 16), '\r', '\n')
-	// One writev: chunk size, the events, CRLF, without copying them.
-	bufs := net.Buffers{hdr, p, crlf}
-	_, err := bufs.WriteTo(k.conn)
+	hdr := append(strconv.AppendInt(k.size[:0], int64(len(p)), 16), '\r', '\n')
+	// One writev: chunk size, the events, CRLF, without copying them (the
+	// vector lives in the sink: one allocation less per event).
+	k.vec = [3][]byte{hdr, p, crlf}
+	k.bufs = k.vec[:]
+	_, err := k.bufs.WriteTo(k.conn)
+	k.vec = [3][]byte{}
 	return cutError(err)
 }
 
 func (k *hijackSink) send(b batch) error { return k.write(b.data) }
 func (k *hijackSink) keepAlive() error   { return k.write(keepAliveComment) }
+
+// trySend writes one chunk with a non-blocking writev straight on the
+// socket (see writevNow); what the socket does not take waits in pending.
+func (k *hijackSink) trySend(b batch) (ok, queued bool) {
+	if k.fd < 0 || len(k.pending) > 0 {
+		return false, false
+	}
+	hdr := append(strconv.AppendInt(k.size[:0], int64(len(b.data)), 16), '\r', '\n')
+	n, err := writevNow(k.fd, hdr, b.data, crlf)
+	if err != nil || n == 0 {
+		// Full (EAGAIN) or broken: the blocking write sends it, or
+		// meets the error, on the reader's goroutine.
+		return false, false
+	}
+	if total := len(hdr) + len(b.data) + len(crlf); n < total {
+		for _, p := range [][]byte{hdr, b.data, crlf} {
+			skip := min(n, len(p))
+			k.pending = append(k.pending, p[skip:]...)
+			n -= skip
+		}
+		return true, true
+	}
+	return true, false
+}
+
+// flush writes what trySend could not, within the write timeout.
+func (k *hijackSink) flush() error {
+	if len(k.pending) == 0 {
+		return nil
+	}
+	if err := armWriteDeadline(k.conn, &k.armed, k.timeout); err != nil {
+		return err
+	}
+	n, err := k.conn.Write(k.pending)
+	k.pending = k.pending[:copy(k.pending, k.pending[n:])]
+	return cutError(err)
+}
 
 // halfClose leaves the last chunk unfinished: the client sees a cut (no
 // terminating chunk), never a clean end.
@@ -381,7 +529,7 @@ func (s *Server) serveHijacked(conn net.Conn, hdr http.Header, l *genLog, pos in
 	pre := s.prelude(l)
 	head = strconv.AppendInt(head, int64(len(pre)), 16)
 	head = append(append(append(head, crlf...), pre...), crlf...)
-	k := &hijackSink{conn: conn, timeout: s.cfg.writeTimeout}
+	k := &hijackSink{conn: conn, timeout: s.cfg.writeTimeout, fd: socketFD(conn)}
 	conn.SetWriteDeadline(time.Now().Add(s.cfg.writeTimeout))
 	if _, err := conn.Write(head); err != nil {
 		conn.Close()

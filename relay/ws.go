@@ -56,6 +56,10 @@ func (k *wsSink) send(b batch) error {
 
 func (k *wsSink) keepAlive() error { return k.write(keepAliveComment) }
 
+// trySend is not possible through coder/websocket's writer, which blocks.
+func (k *wsSink) trySend(batch) (ok, queued bool) { return false, false }
+func (k *wsSink) flush() error                    { return nil }
+
 // halfClose leaves the last frame unfinished (or the last message without
 // a close frame): the client sees a cut, never a normal closure.
 func (k *wsSink) halfClose() bool { return closeWrite(k.raw) }

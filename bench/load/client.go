@@ -60,6 +60,7 @@ type scanner struct {
 	isDone  bool
 	data    []byte
 	wire    *atomic.Int64
+	stall   time.Duration // set when the client must now stop reading for a while
 }
 
 var (
@@ -139,9 +140,10 @@ func (s *scanner) dispatch(now int64) {
 	}
 	if r.stallAt > 0 && s.seq == r.stallAt {
 		// Fault injection: this client stops reading for a while, as a
-		// stalled tab or a congested link would.
+		// stalled tab or a congested link would (the reading loop does,
+		// after the bytes it already has).
 		r.stallAt = 0
-		time.Sleep(r.stallFor)
+		s.stall = r.stallFor
 	}
 }
 
@@ -203,118 +205,129 @@ func header(head []byte, name string) string {
 	return ""
 }
 
-// readSSE reads a chunked SSE response to its end.
-func readSSE(c net.Conn, buf, rest []byte, s *scanner) (endKind, error) {
-	// Chunked transfer coding: size line, that many bytes, CRLF; a zero
-	// size ends the body.
-	var (
-		inChunk int // payload bytes left in the current chunk
-		trail   int // CRLF bytes left after the current chunk
-		sizeBuf []byte
-	)
-	data := rest
-	for {
-		now := time.Now().UnixNano()
-		for len(data) > 0 {
-			switch {
-			case inChunk > 0:
-				k := min(inChunk, len(data))
-				s.feed(data[:k], now)
-				inChunk -= k
-				data = data[k:]
-				if inChunk == 0 {
-					trail = 2
-				}
-			case trail > 0:
-				k := min(trail, len(data))
-				trail -= k
-				data = data[k:]
-			default:
-				i := bytes.IndexByte(data, '\n')
-				if i < 0 {
-					sizeBuf = append(sizeBuf, data...)
-					data = nil
-					continue
-				}
-				sizeBuf = append(sizeBuf, data[:i]...)
-				data = data[i+1:]
-				hex, _, _ := bytes.Cut(bytes.TrimRight(sizeBuf, "\r"), []byte(";"))
-				size, err := strconv.ParseUint(string(hex), 16, 63)
-				sizeBuf = sizeBuf[:0]
-				if err != nil {
-					return endCut, fmt.Errorf("bad chunk size %q", hex)
-				}
-				if size == 0 {
-					return endClean, nil
-				}
-				inChunk = int(size)
-			}
-		}
-		n, err := c.Read(buf[:cap(buf)])
-		s.wire.Add(int64(n))
-		data = buf[:n]
-		if err != nil && n == 0 {
-			return endCut, err
-		}
-	}
+// body decodes a response body fed in pieces as they arrive: chunked SSE
+// or WebSocket frames. feed reports whether the connection is over and how.
+type body interface {
+	feed(data []byte, s *scanner, now int64) (over bool, end endKind, err error)
 }
 
-// readWS reads WebSocket frames (unmasked, from the server) to the close.
-func readWS(c net.Conn, buf, rest []byte, s *scanner) (endKind, error) {
-	var (
-		hdr     []byte // an unfinished frame header
-		payload int    // payload bytes left in the current frame
-		opcode  byte
-		ctl     []byte // a close frame's payload
-	)
+// chunkedBody decodes HTTP/1.1 chunked transfer coding: size line, that
+// many bytes, CRLF; a zero size ends the body.
+type chunkedBody struct {
+	inChunk int // payload bytes left in the current chunk
+	trail   int // CRLF bytes left after the current chunk
+	sizeBuf []byte
+}
+
+func (c *chunkedBody) feed(data []byte, s *scanner, now int64) (bool, endKind, error) {
+	for len(data) > 0 {
+		switch {
+		case c.inChunk > 0:
+			k := min(c.inChunk, len(data))
+			s.feed(data[:k], now)
+			c.inChunk -= k
+			data = data[k:]
+			if c.inChunk == 0 {
+				c.trail = 2
+			}
+		case c.trail > 0:
+			k := min(c.trail, len(data))
+			c.trail -= k
+			data = data[k:]
+		default:
+			i := bytes.IndexByte(data, '\n')
+			if i < 0 {
+				c.sizeBuf = append(c.sizeBuf, data...)
+				return false, 0, nil
+			}
+			c.sizeBuf = append(c.sizeBuf, data[:i]...)
+			data = data[i+1:]
+			hex, _, _ := bytes.Cut(bytes.TrimRight(c.sizeBuf, "\r"), []byte(";"))
+			size, err := strconv.ParseUint(string(hex), 16, 63)
+			c.sizeBuf = c.sizeBuf[:0]
+			if err != nil {
+				return true, endCut, fmt.Errorf("bad chunk size %q", hex)
+			}
+			if size == 0 {
+				return true, endClean, nil
+			}
+			c.inChunk = int(size)
+		}
+	}
+	return false, 0, nil
+}
+
+// wsBody decodes WebSocket frames (unmasked, from the server) to the close.
+type wsBody struct {
+	hdr     []byte // an unfinished frame header
+	payload int    // payload bytes left in the current frame
+	opcode  byte
+	ctl     []byte // a close frame's payload
+}
+
+func (w *wsBody) feed(data []byte, s *scanner, now int64) (bool, endKind, error) {
+	for len(data) > 0 {
+		if w.payload > 0 {
+			k := min(w.payload, len(data))
+			switch w.opcode {
+			case 1, 0:
+				s.feed(data[:k], now)
+			default:
+				w.ctl = append(w.ctl, data[:k]...)
+			}
+			w.payload -= k
+			data = data[k:]
+			if w.payload == 0 && w.opcode == 8 {
+				end, err := closeEnd(w.ctl)
+				return true, end, err
+			}
+			continue
+		}
+		w.hdr = append(w.hdr, data[0])
+		data = data[1:]
+		if len(w.hdr) < 2 {
+			continue
+		}
+		need := 2
+		switch w.hdr[1] & 0x7f {
+		case 126:
+			need = 4
+		case 127:
+			need = 10
+		}
+		if len(w.hdr) < need {
+			continue
+		}
+		w.opcode = w.hdr[0] & 0x0f
+		switch need {
+		case 2:
+			w.payload = int(w.hdr[1] & 0x7f)
+		case 4:
+			w.payload = int(binary.BigEndian.Uint16(w.hdr[2:]))
+		default:
+			w.payload = int(binary.BigEndian.Uint64(w.hdr[2:]))
+		}
+		w.hdr = w.hdr[:0]
+		w.ctl = w.ctl[:0]
+		if w.payload == 0 && w.opcode == 8 {
+			end, err := closeEnd(nil)
+			return true, end, err
+		}
+	}
+	return false, 0, nil
+}
+
+// readBody reads a response body on a blocking connection to its end: the
+// goroutine-per-stream client.
+func readBody(c net.Conn, buf, rest []byte, b body, s *scanner) (endKind, error) {
 	data := rest
 	for {
-		now := time.Now().UnixNano()
-		for len(data) > 0 {
-			if payload > 0 {
-				k := min(payload, len(data))
-				switch opcode {
-				case 1, 0:
-					s.feed(data[:k], now)
-				default:
-					ctl = append(ctl, data[:k]...)
-				}
-				payload -= k
-				data = data[k:]
-				if payload == 0 && opcode == 8 {
-					return closeEnd(ctl)
-				}
-				continue
-			}
-			hdr = append(hdr, data[0])
-			data = data[1:]
-			if len(hdr) < 2 {
-				continue
-			}
-			need := 2
-			switch hdr[1] & 0x7f {
-			case 126:
-				need = 4
-			case 127:
-				need = 10
-			}
-			if len(hdr) < need {
-				continue
-			}
-			opcode = hdr[0] & 0x0f
-			switch need {
-			case 2:
-				payload = int(hdr[1] & 0x7f)
-			case 4:
-				payload = int(binary.BigEndian.Uint16(hdr[2:]))
-			default:
-				payload = int(binary.BigEndian.Uint64(hdr[2:]))
-			}
-			hdr = hdr[:0]
-			ctl = ctl[:0]
-			if payload == 0 && opcode == 8 {
-				return closeEnd(nil)
-			}
+		if over, end, err := b.feed(data, s, time.Now().UnixNano()); over {
+			return end, err
+		}
+		if s.stall > 0 {
+			time.Sleep(s.stall)
+			s.stall = 0
 		}
 		n, err := c.Read(buf[:cap(buf)])
 		s.wire.Add(int64(n))

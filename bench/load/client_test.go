@@ -54,8 +54,8 @@ func TestTheScannerCountsEventsDuplicatesAndGapsInAnyChunking(t *testing.T) {
 	}
 }
 
-// Against a real relay, over both transports, a stream cut by drop_after
-// is resumed and counted exactly once per event.
+// Against a real relay, over both transports and with both clients, a
+// stream cut by drop_after is resumed and counted exactly once per event.
 func TestTheLeanClientsResumeACutStreamAndCountEveryEventOnce(t *testing.T) {
 	srv, err := relay.New(relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	require.NoError(t, err)
@@ -66,19 +66,68 @@ func TestTheLeanClientsResumeACutStreamAndCountEveryEventOnce(t *testing.T) {
 	const tokens = 40
 	body := `{"model":"m","stream":true,"max_tokens":40,"messages":[{"role":"user","content":"x"}]}`
 	query := "?dialect=plain&answer=sample-20k&ttft_ms=0&gap_ms=1&jitter_ms=0&drop_after=7"
-	for _, tr := range []string{"sse", "ws"} {
-		*transport = tr
+	clients := []string{"goroutine"}
+	if hasEpoll {
+		clients = append(clients, "epoll")
+	}
+	for _, cl := range clients {
+		for _, tr := range []string{"sse", "ws"} {
+			name := cl + " client, " + tr
+			*transport = tr
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			deadline, _ := ctx.Deadline()
+			streams, err := newStreamer(cl, deadline)
+			require.NoError(t, err, name)
+			rec := &streamRec{arrived: make([]int64, tokens+1)}
+			var connected, wire atomic.Int64
+			ended := make(chan error, 1)
+			streams.start(ctx, query, body, rec, &connected, &wire, func(err error) { ended <- err })
+			require.NoError(t, <-ended, name)
+			streams.close()
+			cancel()
+			require.True(t, rec.done, name)
+			require.Equal(t, tokens+1, rec.delivered(), name)
+			require.Equal(t, 1, rec.resumes, name)
+			require.Zero(t, rec.dups, name)
+			require.Zero(t, rec.gaps, name)
+			require.EqualValues(t, 1, connected.Load(), name)
+			require.Greater(t, wire.Load(), int64(tokens*20), name)
+		}
+	}
+}
+
+// A client told to stall stops reading for that long after the given event,
+// then reads the rest: nothing lost, and the stream cannot have ended
+// before the stall was over.
+func TestAStalledClientPausesThenReadsEverything(t *testing.T) {
+	srv, err := relay.New(relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	require.NoError(t, err)
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	defer ts.CloseClientConnections()
+	*addr = strings.TrimPrefix(ts.URL, "http://")
+	*transport = "sse"
+	const tokens, stall = 30, 300 * time.Millisecond
+	body := `{"model":"m","stream":true,"max_tokens":30,"messages":[{"role":"user","content":"x"}]}`
+	query := "?dialect=plain&answer=sample-20k&ttft_ms=0&gap_ms=1&jitter_ms=0"
+	clients := []string{"goroutine"}
+	if hasEpoll {
+		clients = append(clients, "epoll")
+	}
+	for _, cl := range clients {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		rec := &streamRec{arrived: make([]int64, tokens+1)}
+		deadline, _ := ctx.Deadline()
+		streams, err := newStreamer(cl, deadline)
+		require.NoError(t, err, cl)
+		rec := &streamRec{arrived: make([]int64, tokens+1), stallAt: 5, stallFor: stall}
 		var connected, wire atomic.Int64
-		require.NoError(t, runStream(ctx, query, body, rec, &connected, &wire), tr)
+		ended := make(chan error, 1)
+		streams.start(ctx, query, body, rec, &connected, &wire, func(err error) { ended <- err })
+		require.NoError(t, <-ended, cl)
+		streams.close()
 		cancel()
-		require.True(t, rec.done, tr)
-		require.Equal(t, tokens+1, rec.delivered(), tr)
-		require.Equal(t, 1, rec.resumes, tr)
-		require.Zero(t, rec.dups, tr)
-		require.Zero(t, rec.gaps, tr)
-		require.EqualValues(t, 1, connected.Load(), tr)
-		require.Greater(t, wire.Load(), int64(tokens*20), tr)
+		require.True(t, rec.done, cl)
+		require.Equal(t, tokens+1, rec.delivered(), cl)
+		require.GreaterOrEqual(t, rec.arrived[tokens]-rec.arrived[4], int64(stall), cl+": the end marker came after the stall")
 	}
 }

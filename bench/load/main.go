@@ -38,7 +38,9 @@ import (
 )
 
 type result struct {
+	Server            string  `json:"server"`
 	Transport         string  `json:"transport"`
+	Client            string  `json:"client"`
 	Streams           int     `json:"streams"`
 	Connected         int     `json:"connected"`
 	PeakActive        int     `json:"peak_active"`
@@ -78,6 +80,9 @@ type result struct {
 
 var (
 	addr       = flag.String("addr", "127.0.0.1:8080", "relay address (loopback only)")
+	client     = flag.String("client", defaultClient(), "epoll (Linux: a few threads read every socket) or goroutine (one goroutine per stream)")
+	epollLoops = flag.Int("epoll-loops", 1, "threads of the epoll client")
+	serverName = flag.String("server-name", "relay", "what is being measured (relay, floor), recorded in the result")
 	pid        = flag.Int("server-pid", 0, "relay process id, to read its CPU and memory from /proc")
 	n          = flag.Int("n", 1000, "concurrent streams")
 	transport  = flag.String("transport", "sse", "sse or ws")
@@ -86,7 +91,7 @@ var (
 	duration   = flag.Duration("duration", 20*time.Second, "token phase per stream")
 	rate       = flag.Float64("rate", 20, "tokens per second per stream")
 	tokenChars = flag.Int("token-chars", 4, "characters per token")
-	deadline   = flag.Duration("timeout", 3*time.Minute, "hard stop for the whole run")
+	timeLimit  = flag.Duration("timeout", 3*time.Minute, "hard stop for the whole run")
 	stallEvery = flag.Int("stall-every", 0, "fault injection: every Nth stream stops reading once (0: none)")
 	stallAfter = flag.Int("stall-after", 20, "a stalled stream stops reading after this many events")
 	stallFor   = flag.Duration("stall", 15*time.Second, "how long a stalled stream stops reading")
@@ -109,8 +114,9 @@ func main() {
 }
 
 func run() (*result, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), *deadline)
+	ctx, cancel := context.WithTimeout(context.Background(), *timeLimit)
 	defer cancel()
+	deadline, _ := ctx.Deadline()
 	gap := time.Duration(float64(time.Second) / *rate)
 	tokens := int(duration.Seconds() * *rate)
 	ttft := *ramp + *idle
@@ -121,7 +127,7 @@ func run() (*result, error) {
 	var wire atomic.Int64
 	infoClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 
-	res := &result{Transport: *transport, Streams: *n, RatePerStream: *rate, DurationS: duration.Seconds()}
+	res := &result{Server: *serverName, Transport: *transport, Client: *client, Streams: *n, RatePerStream: *rate, DurationS: duration.Seconds()}
 	recs := make([]*streamRec, *n)
 	var errs atomic.Int64
 	var firstErr atomic.Value
@@ -191,6 +197,10 @@ func run() (*result, error) {
 		syscall.Getrusage(syscall.RUSAGE_SELF, &cru1)
 	}()
 
+	streams, err := newStreamer(*client, deadline)
+	if err != nil {
+		return nil, err
+	}
 	var ru0 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	var wg sync.WaitGroup
@@ -205,13 +215,16 @@ func run() (*result, error) {
 			res.StalledStreams++
 		}
 		recs[i] = rec
-		wg.Go(func() {
-			if err := runStream(ctx, query, body, rec, &connected, &wire); err != nil {
+		wg.Add(1)
+		streams.start(ctx, query, body, rec, &connected, &wire, func(err error) {
+			if err != nil {
 				fail(err)
 			}
+			wg.Done()
 		})
 	}
 	wg.Wait()
+	streams.close()
 	<-sampleDone
 	var ru1 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
@@ -307,13 +320,48 @@ func run() (*result, error) {
 	if v := firstErr.Load(); v != nil {
 		res.FirstError = v.(string)
 	}
-	fmt.Fprintf(os.Stderr, "load %s: %d/%d connected, %.3f%% delivered (%d lost, %d duplicated, %d streams without end marker), %d resumes, %d errors; added latency p50 %.2f ms p99 %.2f ms; relay %.0f%% CPU, %.2f µs/event (waited %.1f s/s for a CPU), client %.2f µs/event; %.1f KiB RSS (%.1f KiB Go heap+stacks)/idle stream; %.1f B/token\n",
-		res.Transport, res.Connected, *n, res.DeliveredPct, res.LostEvents, res.DuplicatedEvents, res.TruncatedStreams, res.Resumes, res.Errors,
+	fmt.Fprintf(os.Stderr, "load %s %s (%s client): %d/%d connected, %.3f%% delivered (%d lost, %d duplicated, %d streams without end marker), %d resumes, %d errors; added latency p50 %.2f ms p99 %.2f ms; relay %.0f%% CPU, %.2f µs/event (waited %.1f s/s for a CPU), client %.2f µs/event; %.1f KiB RSS (%.1f KiB Go heap+stacks)/idle stream; %.1f B/token\n",
+		res.Server, res.Transport, res.Client, res.Connected, *n, res.DeliveredPct, res.LostEvents, res.DuplicatedEvents, res.TruncatedStreams, res.Resumes, res.Errors,
 		res.LatencyP50Ms, res.LatencyP99Ms, res.ServerCPUPct, res.ServerCPUPerEvent, res.ServerRunqWait, res.ClientCPUPerEvent,
 		res.KBPerIdleStream, res.GoKBPerIdleStream, res.BytesPerToken)
 	runtime.KeepAlive(recs)
 	return res, nil
 }
+
+// streamer runs streams: start returns at once (after connecting, at
+// most) and done is called once when the stream has ended.
+type streamer interface {
+	start(ctx context.Context, query, body string, rec *streamRec, connected, wire *atomic.Int64, done func(error))
+	close()
+}
+
+func defaultClient() string {
+	if hasEpoll {
+		return "epoll"
+	}
+	return "goroutine"
+}
+
+func newStreamer(kind string, deadline time.Time) (streamer, error) {
+	switch kind {
+	case "epoll":
+		return newEpollClient(*epollLoops, deadline)
+	case "goroutine":
+		return goroutineClient{}, nil
+	}
+	return nil, fmt.Errorf("-client %q: want epoll or goroutine", kind)
+}
+
+// goroutineClient runs each stream on a goroutine of its own, reading a
+// blocking connection: portable, and several times the epoll client's
+// cost per event.
+type goroutineClient struct{}
+
+func (goroutineClient) start(ctx context.Context, query, body string, rec *streamRec, connected, wire *atomic.Int64, done func(error)) {
+	go func() { done(runStream(ctx, query, body, rec, connected, wire)) }()
+}
+
+func (goroutineClient) close() {}
 
 // maxResumes bounds how often one stream reconnects (as the widget does,
 // with Last-Event-ID) after its connection was cut.
@@ -326,31 +374,39 @@ func runStream(ctx context.Context, query, body string, rec *streamRec, connecte
 	s := &scanner{rec: rec, wire: wire}
 	for attempt := 0; ; attempt++ {
 		end, err := oneConnection(deadline, query, body, s, attempt)
-		if attempt == 0 && rec.id != "" {
-			connected.Add(1)
+		if again, err := afterConnection(ctx, s, attempt, end, err, connected); !again {
+			return err
 		}
-		if rec.done || end == endClean && err == nil {
-			// A clean end without the end marker is a truncated
-			// stream: the counts show it as lost events.
-			return nil
-		}
-		if rec.id == "" || attempt == maxResumes || ctx.Err() != nil {
-			return fmt.Errorf("stream %s after %d events: %w", rec.id, rec.last, err)
-		}
-		rec.resumes++
-		// A new connection starts with a clean line state.
-		s.partial, s.seq, s.status, s.hasData, s.isDone = s.partial[:0], 0, false, false, false
 	}
 }
 
-// oneConnection opens one connection (the first request, or a resume after
-// the last event seen) and reads it to its end.
-func oneConnection(deadline time.Time, query, body string, s *scanner, attempt int) (endKind, error) {
+// afterConnection decides, when one connection of a stream has ended,
+// whether to resume (again) or how the stream ended (nil: read to its end).
+func afterConnection(ctx context.Context, s *scanner, attempt int, end endKind, err error, connected *atomic.Int64) (again bool, _ error) {
 	rec := s.rec
+	if attempt == 0 && rec.id != "" {
+		connected.Add(1)
+	}
+	if rec.done || end == endClean && err == nil {
+		// A clean end without the end marker is a truncated stream: the
+		// counts show it as lost events.
+		return false, nil
+	}
+	if rec.id == "" || attempt == maxResumes || ctx.Err() != nil {
+		return false, fmt.Errorf("stream %s after %d events: %w", rec.id, rec.last, err)
+	}
+	rec.resumes++
+	// A new connection starts with a clean line state.
+	s.partial, s.seq, s.status, s.hasData, s.isDone = s.partial[:0], 0, false, false, false
+	return true, nil
+}
+
+// request is what connection number attempt of a stream sends: the first
+// request, or a resume after the last event seen.
+func request(query, body string, rec *streamRec, attempt int) []byte {
 	var req []byte
-	ws := *transport == "ws"
 	switch {
-	case ws:
+	case *transport == "ws":
 		req = fmt.Appendf(nil, "GET /v1/ws%s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n", query, *addr, wsKey())
 		first := body
 		if attempt > 0 {
@@ -362,7 +418,29 @@ func oneConnection(deadline time.Time, query, body string, s *scanner, attempt i
 	default:
 		req = fmt.Appendf(nil, "GET /v1/streams/%s HTTP/1.1\r\nHost: %s\r\nLast-Event-ID: %s:%d\r\n\r\n", rec.id, *addr, rec.id, rec.last)
 	}
-	c, buf, err := dialRaw(*addr, deadline, req, s.wire)
+	return req
+}
+
+// acceptHead checks a response head and returns the decoder of its body.
+func acceptHead(code int, head []byte, rec *streamRec) (body, error) {
+	if *transport == "ws" {
+		if code != http.StatusSwitchingProtocols {
+			return nil, fmt.Errorf("status %d", code)
+		}
+		return &wsBody{}, nil
+	}
+	if code != http.StatusOK {
+		return nil, fmt.Errorf("status %d", code)
+	}
+	if id := header(head, "X-Trickle-Stream"); id != "" && rec.id == "" {
+		rec.id = id
+	}
+	return &chunkedBody{}, nil
+}
+
+// oneConnection opens one connection and reads it to its end.
+func oneConnection(deadline time.Time, query, body string, s *scanner, attempt int) (endKind, error) {
+	c, buf, err := dialRaw(*addr, deadline, request(query, body, s.rec, attempt), s.wire)
 	if err != nil {
 		return endCut, err
 	}
@@ -371,20 +449,11 @@ func oneConnection(deadline time.Time, query, body string, s *scanner, attempt i
 	if err != nil {
 		return endCut, err
 	}
-	want := http.StatusOK
-	if ws {
-		want = http.StatusSwitchingProtocols
+	b, err := acceptHead(code, head, s.rec)
+	if err != nil {
+		return endCut, fmt.Errorf("%w: %s", err, discard(c, rest))
 	}
-	if code != want {
-		return endCut, fmt.Errorf("status %d: %s", code, discard(c, rest))
-	}
-	if ws {
-		return readWS(c, buf, rest, s)
-	}
-	if id := header(head, "X-Trickle-Stream"); id != "" && rec.id == "" {
-		rec.id = id
-	}
-	return readSSE(c, buf, rest, s)
+	return readBody(c, buf, rest, b, s)
 }
 
 func streamCreated(c *http.Client, id string) (time.Time, error) {

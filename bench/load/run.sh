@@ -8,6 +8,11 @@
 # grow it; LOAD_TRANSPORTS="sse ws" picks the transports; LOAD_RELAY_FLAGS
 # adds `trickle serve` flags (e.g. "--write-timeout 2s --grace 3s") and
 # LOAD_FLAGS load generator flags (e.g. "-stall-every 10 -stall 12s").
+# LOAD_RELAY_BIN runs a relay binary built elsewhere (e.g. an older commit,
+# for a side-by-side comparison) instead of building ./cmd/trickle.
+# LOAD_SERVER=floor runs the same load against bench/load/floor instead of
+# the relay: the least work that streams the same bytes (SSE only), the
+# floor under the relay's figures on this machine.
 # Results: bench/results/load.jsonl (one JSON line per transport).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -28,21 +33,31 @@ if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt $((n + 200)) ]; then
   exit 1
 fi
 
-go build -o bench/results/trickle ./cmd/trickle
+relay_bin="${LOAD_RELAY_BIN:-bench/results/trickle}"
+[ -n "${LOAD_RELAY_BIN:-}" ] || go build -o bench/results/trickle ./cmd/trickle
 go build -o bench/results/load ./bench/load
+server="${LOAD_SERVER:-relay}"
+if [ "${server}" = floor ]; then
+  go build -o bench/results/floor ./bench/load/floor
+  transports=sse
+fi
 
-echo "Relay under load: ${n} streams at 20 tokens/s, ramp ${ramp}, idle ${idle}, tokens for ${duration}, $(nproc) cores, $(go version | cut -d' ' -f3), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "Relay under load (${server}): ${n} streams at 20 tokens/s, ramp ${ramp}, idle ${idle}, tokens for ${duration}, $(nproc) cores, $(go version | cut -d' ' -f3), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 : >"${out}"
 for transport in ${transports}; do
-  bench/results/trickle serve --addr "127.0.0.1:${port}" --max-streams $((n + 100)) \
-    --retention 2m --log-level warn ${LOAD_RELAY_FLAGS:-} >/dev/null 2>bench/results/load-relay.log &
+  if [ "${server}" = floor ]; then
+    bench/results/floor --addr "127.0.0.1:${port}" >/dev/null 2>bench/results/load-relay.log &
+  else
+    "${relay_bin}" serve --addr "127.0.0.1:${port}" --max-streams $((n + 100)) \
+      --retention 2m --log-level warn ${LOAD_RELAY_FLAGS:-} >/dev/null 2>bench/results/load-relay.log &
+  fi
   relay=$!
   trap 'kill "${relay}" 2>/dev/null || true' EXIT
   for _ in $(seq 50); do
     curl -fsS "http://127.0.0.1:${port}/healthz" >/dev/null 2>&1 && break
     sleep 0.1
   done
-  timeout 200 bench/results/load -addr "127.0.0.1:${port}" -server-pid "${relay}" -n "${n}" \
+  timeout 200 bench/results/load -addr "127.0.0.1:${port}" -server-pid "${relay}" -server-name "${server}" -n "${n}" \
     -transport "${transport}" -ramp "${ramp}" -idle "${idle}" -duration "${duration}" ${LOAD_FLAGS:-} >>"${out}"
   kill "${relay}"
   wait "${relay}" 2>/dev/null || true
