@@ -25,6 +25,7 @@ var tableCases = map[string]string{
 	"with inline markup": "| Code | Notes |\n|---:|:---|\n| `a \\| b` | **bold** and [a link](https://ok.example/x) |\n" +
 		"| `x|y` | *em* ~~del~~ www.ok.example |\n| 3 | ![img](/p.png) and <https://ok.example> |\n| 4 | plain |\n\ndone",
 	"with a reference defined after it":                   "| a | b |\n| - | - |\n| [one][r] | 1 |\n| [r] | 2 |\n| [two][] | 3 |\n| x | 4 |\n\n[r]: /u \"T\"\n[two]: /t\n",
+	"closed in the frame a definition arrives":            "000000000\n   |-  \n00000[r]0000000000000000\n\n[r]:0",
 	"with a reference defined before it":                  "[r]: /before\n\n| a | b |\n| - | - |\n| [one][r] | 1 |\n| [r] | 2 |\n| x | 3 |\n| y | 4 |\n",
 	"with a reference never defined":                      "| a | b |\n| - | - |\n| [fib] | 1 |\n| x | 2 |\n| y | 3 |\n\nend\n",
 	"ended by a heading":                                  "| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n## Next\n",
@@ -52,14 +53,21 @@ var tableCases = map[string]string{
 }
 
 // TestTablesStreamedByteByByteRenderLikeConvert checks equivalence and
-// write-once at every byte of every table case, and that the cases a table
-// streams in at the start of the live part really parse with kept rows
-// (or the test would pass without testing them).
+// write-once at every byte of every table case and in token cuts (a frame
+// that takes several lines at once closes a table and brings what follows
+// it in one parse), and that the cases a table streams in at the start of
+// the live part really parse with kept rows (or the test would pass
+// without testing them).
 func TestTablesStreamedByteByByteRenderLikeConvert(t *testing.T) {
 	for name, text := range tableCases {
 		t.Run(name, func(t *testing.T) {
 			if msg := streamCheck(text, everyByte(text)); msg != "" {
 				t.Fatal(msg)
+			}
+			for seed := uint32(1); seed <= 40; seed++ {
+				if msg := streamCheck(text, tokenCuts(text, seed)); msg != "" {
+					t.Fatalf("token cuts, seed %d: %s", seed, msg)
+				}
 			}
 			d := NewDocument()
 			for _, n := range everyByte(text) {
@@ -187,6 +195,9 @@ func TestRandomTableDocumentsRenderLikeConvertAtEveryByte(t *testing.T) {
 		text := b.String()
 		if msg := streamCheck(text, everyByte(text)); msg != "" {
 			t.Fatalf("document %d %q: %s", i, text, msg)
+		}
+		if msg := streamCheck(text, tokenCuts(text, uint32(i))); msg != "" {
+			t.Fatalf("document %d %q in token cuts: %s", i, text, msg)
 		}
 		kept, whole := NewDocument(), NewDocument()
 		whole.noRowCache = true

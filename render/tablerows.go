@@ -32,10 +32,11 @@ import (
 // row nodes. Link reference definitions cannot change a kept row meanwhile:
 // the rows hold only while the live part starts at the same place (so the
 // definitions before it are the same), and while the table is open no
-// definition can follow it. When the table closes, the frame that closes
-// it uses the kept rows too, and from then on the table is an ordinary
-// closed block (pending or settled, re-parsed whole when definitions
-// change, as every block is).
+// definition can follow it. The frame that closes the table uses the kept
+// rows too unless its text after the table holds a definition (found by
+// the same parse, it applies to the rows); from then on the table is an
+// ordinary closed block (pending or settled, re-parsed whole when
+// definitions change, as every block is).
 type tableRows struct {
 	at     int // d.pendingEnd when the rows were kept; -1: nothing kept
 	refs   int // len(d.refs) then
@@ -79,7 +80,7 @@ func (d *Document) parseLive(src []byte, st *parseState) []ast.Node {
 		copy(psrc[k.end:], src[k.end:])
 		pst := *st
 		blocks := children(d.parse(psrc, &pst, d.refs, nil))
-		if filler := k.fillerOf(src, blocks); filler != nil {
+		if filler := k.fillerOf(src, blocks); filler != nil && !definesAny(blocks[1:]) {
 			*st = pst
 			d.live = liveTable{table: blocks[0].(*extast.Table), filler: filler, hit: true}
 			d.rowHits++
@@ -96,6 +97,20 @@ func (d *Document) parseLive(src []byte, st *parseState) []ast.Node {
 		}
 	}
 	return blocks
+}
+
+// definesAny reports whether blocks hold a link reference definition.
+// Definitions found by a parse resolve references anywhere in it: in the
+// frame where the table closes, one right after it ("[r]: /u") turns the
+// "[r]" of a kept row into a link, which the kept HTML — rendered while
+// the table was open and nothing could follow it — does not show.
+func definesAny(blocks []ast.Node) bool {
+	for _, b := range blocks {
+		if len(appendDefs(nil, b)) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // fillerOf returns the filler row when blocks start with the kept rows'
