@@ -434,9 +434,9 @@ type hijackSink struct {
 	size    [20]byte
 	vec     [3][]byte
 	bufs    net.Buffers
-	// fd is the socket, for non-blocking writes (trySend); -1 when the
-	// connection has none (TLS) or the platform has no writevNow.
-	fd      int
+	// now writes without blocking (trySend); nil when the connection has
+	// no socket of its own (TLS) or the platform has no nowWriter.
+	now     *nowWriter
 	pending []byte // the part of a chunk the socket did not take
 }
 
@@ -463,13 +463,13 @@ func (k *hijackSink) send(b batch) error { return k.write(b.data) }
 func (k *hijackSink) keepAlive() error   { return k.write(keepAliveComment) }
 
 // trySend writes one chunk with a non-blocking writev straight on the
-// socket (see writevNow); what the socket does not take waits in pending.
+// socket (see nowWriter); what the socket does not take waits in pending.
 func (k *hijackSink) trySend(b batch) (ok, queued bool) {
-	if k.fd < 0 || len(k.pending) > 0 {
+	if k.now == nil || len(k.pending) > 0 {
 		return false, false
 	}
 	hdr := append(strconv.AppendInt(k.size[:0], int64(len(b.data)), 16), '\r', '\n')
-	n, err := writevNow(k.fd, hdr, b.data, crlf)
+	n, err := k.now.writev(hdr, b.data, crlf)
 	if err != nil || n == 0 {
 		// Full (EAGAIN) or broken: the blocking write sends it, or
 		// meets the error, on the reader's goroutine.
@@ -529,7 +529,7 @@ func (s *Server) serveHijacked(conn net.Conn, hdr http.Header, l *genLog, pos in
 	pre := s.prelude(l)
 	head = strconv.AppendInt(head, int64(len(pre)), 16)
 	head = append(append(append(head, crlf...), pre...), crlf...)
-	k := &hijackSink{conn: conn, timeout: s.cfg.writeTimeout, fd: socketFD(conn)}
+	k := &hijackSink{conn: conn, timeout: s.cfg.writeTimeout, now: newNowWriter(conn)}
 	conn.SetWriteDeadline(time.Now().Add(s.cfg.writeTimeout))
 	if _, err := conn.Write(head); err != nil {
 		conn.Close()
