@@ -86,8 +86,18 @@ func (r *Recorder) Token(now time.Time) bool {
 	}
 	r.gaps = append(r.gaps, now.Sub(r.lastTok))
 	r.lastTok = now
+	if len(r.gaps)-len(r.sorted) >= mergeEvery {
+		r.sortedGaps()
+	}
 	return false
 }
+
+// mergeEvery bounds the gaps waiting to be sorted: a page that reads the
+// metrics only at the end (the trickle-end event carries them) would
+// otherwise sort every gap of the answer in that one frame — 0.5–7 ms on
+// Node for a 5,000-token answer. Merging each 512 new gaps into the sorted
+// ones costs one linear pass (tens of µs at 25,000 gaps) every 512 tokens.
+const mergeEvery = 512
 
 // Reconnect records a resumed connection.
 func (r *Recorder) Reconnect() { r.reconnects++ }

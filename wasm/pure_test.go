@@ -158,7 +158,7 @@ func TestRecorderGapPercentilesEqualSortingEveryGapAtEverySnapshot(t *testing.T)
 		r.Start(t0)
 		now := t0
 		var gaps []time.Duration
-		for i := range rng.IntN(500) {
+		for i := range rng.IntN(3 * mergeEvery) { // past the merges Token makes itself
 			d := time.Duration(rng.IntN(5)) * time.Millisecond // many equal gaps
 			if rng.IntN(40) == 0 {
 				d = time.Duration(rng.IntN(3000)) * time.Millisecond // a stall
@@ -180,6 +180,20 @@ func TestRecorderGapPercentilesEqualSortingEveryGapAtEverySnapshot(t *testing.T)
 		require.Equal(t, []float64{p50, p95, longest}, []float64{m.GapP50, m.GapP95, m.GapMax}, "answer %d at its end", answer)
 	}
 	require.Greater(t, snapshots, 100)
+}
+
+// A page that reads the metrics only at the end leaves fewer than
+// mergeEvery gaps to sort then: Token merges them as they come.
+func TestRecorderNeverLeavesMoreThanABatchOfGapsUnsorted(t *testing.T) {
+	var r Recorder
+	t0 := time.Unix(0, 0)
+	r.Start(t0)
+	for i := range 10 * mergeEvery {
+		r.Token(t0.Add(time.Duration(i*(i%7)) * time.Millisecond))
+		require.Less(t, len(r.gaps)-len(r.sorted), mergeEvery, "after %d tokens", i+1)
+		require.True(t, slices.IsSorted(r.sorted))
+	}
+	require.GreaterOrEqual(t, len(r.sorted), 9*mergeEvery, "the merges happened")
 }
 
 func TestRecorderCallsAnAnswerArrivingAtOnceBuffered(t *testing.T) {
