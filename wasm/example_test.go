@@ -10,7 +10,9 @@ import (
 )
 
 // A Session is the widget without the browser: bytes in, patches out. The
-// DOM layer inserts Append before the live tail and replaces the tail.
+// DOM layer inserts Append before the live tail and replaces the tail; at
+// the end, the tail on screen already shows the last block, so the final
+// frame keeps its nodes (Unwrap) instead of sending the same HTML again.
 func ExampleSession() {
 	s := wasm.NewSession(wasm.Config{Announce: "off", Policy: render.Policy{SameOrigin: "https://app.test"}})
 	var stream []byte
@@ -27,12 +29,12 @@ func ExampleSession() {
 	fmt.Printf("append %q\ntail %q\n", p.Append, p.Tail)
 	s.End(nil)
 	p = s.Frame()
-	fmt.Printf("append %q final %v\n", p.Append, p.Final)
+	fmt.Printf("append %q final %v unwrap %v\n", p.Append, p.Final, p.Unwrap)
 	fmt.Println(s.Status(), wasm.StreamID(s.LastEventID()))
 	// Output:
 	// append "<p>Hello, <strong>world</strong>.</p>\n"
 	// tail "<p>Bye</p>\n"
-	// append "<p>Bye</p>\n" final true
+	// append "" final true unwrap true
 	// complete s1
 }
 

@@ -241,8 +241,9 @@ func TestNoticesSayHowTheAnswerEnded(t *testing.T) {
 func TestWarmUpRunsAWholeAnswer(t *testing.T) {
 	// WarmUp must exercise the real path; a sample that failed to decode
 	// would warm nothing. Run the same bytes and check the outcome.
-	s := warmSession(render.Policy{})
+	s, html := warmSession(render.Policy{})
 	require.Equal(t, "complete", s.Status())
 	require.Equal(t, warmSample, s.Text())
 	require.Contains(t, render.Convert(warmSample), "<table>", "the sample covers tables (GFM)")
+	require.Equal(t, render.Convert(warmSample), html, "the HTML handed to the browser's parser is the sample's")
 }

@@ -52,6 +52,14 @@ type Patch struct {
 	// Final: the answer has ended and everything is settled; the live tail
 	// can go.
 	Final bool
+	// Unwrap (only with Final): the rest of the answer's settled HTML is
+	// exactly the tail on screen (once this frame's TailPatch is applied),
+	// so the DOM layer keeps the tail's nodes and drops only their wrapper,
+	// instead of parsing the same HTML again and throwing the tail away —
+	// the last frame of an answer whose blocks waited as pending (a
+	// reference link's definition at the end) would otherwise re-parse
+	// them all, and a selection in the tail would be lost.
+	Unwrap bool
 }
 
 // Empty reports whether the patch changes nothing.
@@ -241,7 +249,13 @@ func (s *Session) Frame() Patch {
 	}
 	if s.ended {
 		s.finished = true
-		s.apply(&p, s.doc.Finish())
+		if f := s.doc.Finish(); f.Append != "" && f.Append == s.tail {
+			p.Unwrap = true
+			s.tail = ""
+			s.ann.Frame(f.Settled, f.TailBlocks, f.Final)
+		} else {
+			s.apply(&p, f)
+		}
 		p.Final = true
 		s.ann.End(s.Status(), s.Err())
 	}
@@ -318,10 +332,15 @@ func Notice(status string, err error) string {
 // WarmUp runs a small answer through a whole Session once — SSE parsing,
 // JSON decoding, goldmark, the speech projection — so the first real frame
 // does not pay for first calls (in the browser, WebAssembly functions are
-// compiled on their first call). Call it when the page is idle.
-func WarmUp(policy render.Policy) { warmSession(policy) }
+// compiled on their first call). Call it when the page is idle. It returns
+// the sample's HTML (every frame's settled HTML, in order), for warming the
+// browser's own HTML parser.
+func WarmUp(policy render.Policy) string {
+	_, html := warmSession(policy)
+	return html
+}
 
-func warmSession(policy render.Policy) *Session {
+func warmSession(policy render.Policy) (*Session, string) {
 	s := NewSession(Config{Policy: policy, Now: func() time.Time { return time.Time{} }})
 	var b []byte
 	for i := 0; i < len(warmSample); i += 24 {
@@ -331,10 +350,18 @@ func warmSession(policy render.Policy) *Session {
 	}
 	b = append(b, "data: [DONE]\n\n"...)
 	_ = s.Write(b)
-	s.Frame()
+	p := s.Frame()
+	html, tail := p.Append, p.Tail
 	s.End(nil)
-	s.Frame()
-	return s
+	p = s.Frame()
+	html += p.Append
+	if p.TailChanged {
+		tail = p.Tail
+	}
+	if p.Unwrap {
+		html += tail
+	}
+	return s, html
 }
 
 const warmSample = "# Warm\n\nSome *emphasis*, `code` and a [link](https://example.com).\n\n- one\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```go\nfunc main() {}\n```\n\n> quote\n"

@@ -40,6 +40,7 @@ type screen struct {
 	settled, tail, thinking, tools, status string
 	announced                              []string
 	final                                  bool
+	unwrapped                              int
 }
 
 func (s *screen) apply(t *testing.T, p Patch) {
@@ -50,6 +51,12 @@ func (s *screen) apply(t *testing.T, p Patch) {
 	s.settled += p.Append
 	if p.TailChanged {
 		s.tail = p.Tail
+	}
+	if p.Unwrap {
+		require.True(t, p.Final, "only the final frame unwraps the tail")
+		s.settled += s.tail // the tail's nodes stay, without their wrapper
+		s.tail = ""
+		s.unwrapped++
 	}
 	s.thinking += p.Thinking
 	if p.ToolsChanged {
@@ -136,6 +143,12 @@ func TestASessionShowsAndAnnouncesEveryDialectInAnyCut(t *testing.T) {
 	if testing.Short() {
 		rounds = 1
 	}
+	unwrapped := 0
+	t.Cleanup(func() {
+		if !t.Failed() {
+			require.Positive(t, unwrapped, "final frames keep the tail's nodes when it already shows the rest")
+		}
+	})
 	for _, dialect := range sim.Dialects {
 		for _, answer := range []string{"short", "thinking", "tool-call"} {
 			t.Run(dialect+"/"+answer, func(t *testing.T) {
@@ -150,7 +163,8 @@ func TestASessionShowsAndAnnouncesEveryDialectInAnyCut(t *testing.T) {
 					require.Equal(t, "complete", s.Status(), "round %d, drop after %d", round, dropAt)
 					require.Equal(t, want.Text, s.Text())
 					require.Equal(t, render.Convert(want.Text, render.WithPolicy(render.Policy{SameOrigin: "https://app.test"})), sc.settled,
-						"all Append equal the one-shot render")
+						"all Append (and the unwrapped tail) equal the one-shot render")
+					unwrapped += sc.unwrapped
 					if dialect != "plain" {
 						require.Equal(t, want.Thinking, strings.TrimSpace(sc.thinking))
 					}

@@ -14,6 +14,19 @@ const CSS = new URL("__TRICKLE_CSS__", import.meta.url);
 
 let booting = null;
 
+// patchTail applies a render.TailPatch to the live tail.
+function patchTail(tail, path, keep, text, html) {
+  let el = tail;
+  if (path) for (const i of path.split(",")) el = el.childNodes[+i];
+  if (keep === 0) {
+    el.innerHTML = html;
+    return;
+  }
+  while (el.childNodes.length > keep) el.lastChild.remove();
+  if (text) el.lastChild.appendData(text);
+  if (html) el.insertAdjacentHTML("beforeend", html);
+}
+
 // Helpers Go calls with one crossing where doing the same from Go would
 // take one per node, per network chunk or per timer. Go computes every
 // change of the answer, chooses every request and reads every byte.
@@ -22,23 +35,17 @@ const BROWSER = {
   // before the live tail, then the tail's patch (render.TailPatch: follow
   // path, keep the first `keep` child nodes, extend the last one's text,
   // insert html at the end; keep -1: the tail did not change), or, on the
-  // final frame, the tail goes.
-  patchAnswer(tail, settled, path, keep, text, html, final) {
+  // final frame, the tail goes — or, with unwrap, its nodes stay in place
+  // as settled blocks and only their wrapper goes (Go found the settled
+  // HTML equal to the tail's).
+  patchAnswer(tail, settled, path, keep, text, html, final, unwrap) {
     if (settled) tail.insertAdjacentHTML("beforebegin", settled);
-    if (final) {
+    if (final && !unwrap) {
       tail.remove();
       return;
     }
-    if (keep < 0) return;
-    let el = tail;
-    if (path) for (const i of path.split(",")) el = el.childNodes[+i];
-    if (keep === 0) {
-      el.innerHTML = html;
-      return;
-    }
-    while (el.childNodes.length > keep) el.lastChild.remove();
-    if (text) el.lastChild.appendData(text);
-    if (html) el.insertAdjacentHTML("beforeend", html);
+    if (keep >= 0) patchTail(tail, path, keep, text, html);
+    if (final) tail.replaceWith(...tail.childNodes);
   },
 
   // frames returns schedule(): one call of run (Go's frame) at the next
