@@ -74,18 +74,17 @@ func newLog(srv *Server, id, dialect string) *genLog {
 	}
 }
 
-// waker is a reader waiting for news; wake must not block. wakeInline is
-// wake called without the log's lock by the goroutine that appended the
-// news: it may send, without blocking, on the caller's goroutine.
+// waker is a reader waiting for news; wake must not block. inline is true
+// when the goroutine that appended the news calls it without the log's
+// lock: the reader may then send, without blocking, on that goroutine.
 type waker interface {
-	wake()
-	wakeInline()
+	wake(inline bool)
 }
 
 // wakeLocked wakes the readers waiting for news.
 func (l *genLog) wakeLocked() {
 	for i, w := range l.waiters {
-		w.wake()
+		w.wake(false)
 		l.waiters[i] = nil
 	}
 	l.waiters = l.waiters[:0]
@@ -161,11 +160,7 @@ func (l *genLog) emitAt(now time.Time, event, data string, token, inline bool) b
 	l.waiters = l.waiters[:0]
 	l.mu.Unlock()
 	for _, w := range woken {
-		if inline {
-			w.wakeInline()
-		} else {
-			w.wake()
-		}
+		w.wake(inline)
 	}
 	return true
 }

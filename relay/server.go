@@ -80,7 +80,7 @@ func New(opts ...Option) (*Server, error) {
 		idle:    make(chan struct{}, 1),
 	}
 	// One clock per CPU: the clock's goroutine also writes the events of
-	// the readers that are caught up (see reader.wakeInline), and one
+	// the readers that are caught up (see reader.wake), and one
 	// goroutine cannot write 200,000 events a second.
 	for range runtime.GOMAXPROCS(0) {
 		s.clocks = append(s.clocks, newSimClock())

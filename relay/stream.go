@@ -143,33 +143,40 @@ func (s *Server) startPump(ctx context.Context, l *genLog, pos int, out sink, on
 	r.state.Store(readerRunning)
 	// One timer per reader, re-armed only when it is due: writes just
 	// note their time, so an event costs no timer operation.
-	r.hb = time.AfterFunc(s.cfg.heartbeat, r.wake)
-	r.unwatch = context.AfterFunc(ctx, r.wake)
+	wake := func() { r.wake(false) }
+	r.hb = time.AfterFunc(s.cfg.heartbeat, wake)
+	r.unwatch = context.AfterFunc(ctx, wake)
 	// No watch on the shutdown deadline: Shutdown stops every running
 	// stream after it, which wakes the readers waiting on them, and a
 	// reader checks the deadline first thing when it runs.
 	go r.run()
 }
 
-// wakeInline is wake from the goroutine that appended the news (without
-// the log's lock): a caught-up reader sends it from there when its socket
-// takes it without blocking, and goes on on a goroutine of its own for
-// anything else (a full socket, the end, a heartbeat, a transport that
-// cannot write without blocking). A slow client thus never holds up the
-// generator, and the common case costs no goroutine.
-func (r *reader) wakeInline() {
+// wake tells the reader there is news; it never blocks. A reader already
+// running is asked to look again. An idle one starts: on a goroutine of its
+// own, or, with inline (the goroutine that appended the news, without the
+// log's lock), right here when it is caught up and its socket takes the
+// news without blocking — anything else (a full socket, the end, a
+// heartbeat, a transport that cannot write without blocking) goes on on a
+// goroutine. A slow client thus never holds up the generator, and the
+// common case costs no goroutine.
+func (r *reader) wake(inline bool) {
 	for {
 		switch r.state.Load() {
 		case readerIdle:
 			if r.state.CompareAndSwap(readerIdle, readerRunning) {
-				r.runInline()
+				if inline {
+					r.runInline()
+				} else {
+					go r.run()
+				}
 				return
 			}
 		case readerRunning:
 			if r.state.CompareAndSwap(readerRunning, readerAgain) {
 				return
 			}
-		default:
+		default: // already asked to look again, or over
 			return
 		}
 	}
@@ -191,55 +198,30 @@ func (r *reader) runInline() {
 // stepInline is step without blocking: it reports false when the reader
 // must go on on a goroutine (step then does what is left, from r.pos).
 func (r *reader) stepInline() bool {
-	s, l := r.s, r.l
-	wrote := false
-	for {
-		if s.kickCtx.Err() != nil {
-			return false
+	wrote, waiting := false, false
+	for r.s.kickCtx.Err() == nil {
+		b, next, done := r.l.read(r.pos, r.limit, r)
+		if len(b.ends) == 0 {
+			waiting = !done && r.ctx.Err() == nil
+			break
 		}
-		b, next, done := l.read(r.pos, r.limit, r)
-		if len(b.ends) > 0 {
-			ok, queued := r.out.trySend(b)
-			if !ok {
-				return false
-			}
-			r.pos, wrote = next, true
-			if queued || r.limit > 0 && r.pos >= r.limit {
-				r.lastWrite = time.Now()
-				return false
-			}
-			continue
+		ok, queued := r.out.trySend(b)
+		if !ok {
+			break
 		}
-		if done || r.ctx.Err() != nil {
-			if wrote {
-				r.lastWrite = time.Now()
-			}
-			return false
-		}
-		now := time.Now()
-		if wrote {
-			r.lastWrite = now
-		}
-		return now.Before(r.hbAt) // a heartbeat due is the goroutine's
-	}
-}
-
-func (r *reader) wake() {
-	for {
-		switch r.state.Load() {
-		case readerIdle:
-			if r.state.CompareAndSwap(readerIdle, readerRunning) {
-				go r.run()
-				return
-			}
-		case readerRunning:
-			if r.state.CompareAndSwap(readerRunning, readerAgain) {
-				return
-			}
-		default: // already asked to look again, or over
-			return
+		r.pos, wrote = next, true
+		if queued || r.limit > 0 && r.pos >= r.limit {
+			break
 		}
 	}
+	if !wrote && !waiting {
+		return false
+	}
+	now := time.Now()
+	if wrote {
+		r.lastWrite = now
+	}
+	return waiting && now.Before(r.hbAt) // a heartbeat due is the goroutine's
 }
 
 func (r *reader) run() {

@@ -1,11 +1,8 @@
 package render
 
 import (
-	"os"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // continuations are adversarial futures: setext underlines, table delimiter
@@ -55,22 +52,8 @@ func TestSettledHTMLSurvivesAdversarialContinuations(t *testing.T) {
 			t.Errorf("spec example %d (%s): %s", ex.Example, ex.Section, msg)
 		}
 	}
-	x := uint32(99991)
-	next := func(n int) int {
-		x ^= x << 13
-		x ^= x >> 17
-		x ^= x << 5
-		return int(x % uint32(n))
-	}
-	docs := 300
-	if testing.Short() {
-		docs = 40
-	}
 	// A longer soak: RENDER_SOAK=20000 go test -run Adversarial ./render
-	if n, err := strconv.Atoi(os.Getenv("RENDER_SOAK")); err == nil && n > 0 {
-		docs, x = n, uint32(time.Now().UnixNano())|1
-		t.Logf("soak: %d documents, seed %d", docs, x)
-	}
+	docs, next := soak(t, 300, 40, 99991)
 	for i := 0; i < docs; i++ {
 		var b strings.Builder
 		for j, lines := 0, 2+next(8); j < lines; j++ {

@@ -28,22 +28,8 @@ var trickyLines = []string{
 // documents from lines whose meaning depends on their neighbours, and checks
 // equivalence and write-once at every byte.
 func TestRandomDocumentsOfTrickyLinesRenderLikeConvertAtEveryByte(t *testing.T) {
-	docs := 400
-	if testing.Short() {
-		docs = 60
-	}
-	x := uint32(2463534242)
 	// A longer soak: RENDER_SOAK=20000 go test -run RandomDocuments ./render
-	if n, err := strconv.Atoi(os.Getenv("RENDER_SOAK")); err == nil && n > 0 {
-		docs, x = n, uint32(time.Now().UnixNano())|1
-		t.Logf("soak: %d documents, seed %d", docs, x)
-	}
-	next := func(n int) int {
-		x ^= x << 13
-		x ^= x >> 17
-		x ^= x << 5
-		return int(x % uint32(n))
-	}
+	docs, next := soak(t, 400, 60, 2463534242)
 	for i := 0; i < docs; i++ {
 		var b strings.Builder
 		eol := "\n"
@@ -62,5 +48,26 @@ func TestRandomDocumentsOfTrickyLinesRenderLikeConvertAtEveryByte(t *testing.T) 
 		if msg := streamCheck(text, everyByte(text)); msg != "" {
 			t.Fatalf("document %d %q: %s", i, text, msg)
 		}
+	}
+}
+
+// soak sets up a random-documents test: how many documents (docs, or
+// short under -short) and next(n), a deterministic xorshift draw in [0, n)
+// from seed, so failures reproduce. RENDER_SOAK=N runs N documents from a
+// clock seed instead, logged.
+func soak(t *testing.T, docs, short int, seed uint32) (int, func(n int) int) {
+	if testing.Short() {
+		docs = short
+	}
+	x := seed
+	if n, err := strconv.Atoi(os.Getenv("RENDER_SOAK")); err == nil && n > 0 {
+		docs, x = n, uint32(time.Now().UnixNano())|1
+		t.Logf("soak: %d documents, seed %d", docs, x)
+	}
+	return docs, func(n int) int {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		return int(x % uint32(n))
 	}
 }

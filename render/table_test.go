@@ -2,11 +2,8 @@ package render
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/yuin/goldmark/ast"
@@ -162,22 +159,8 @@ var tableLines = []string{
 // byte (kept rows on), then that the same documents with kept rows off
 // give the same frames.
 func TestRandomTableDocumentsRenderLikeConvertAtEveryByte(t *testing.T) {
-	docs := 200
-	if testing.Short() {
-		docs = 40
-	}
-	x := uint32(88172645)
 	// A longer soak: RENDER_SOAK=20000 go test -run RandomTable ./render
-	if n, err := strconv.Atoi(os.Getenv("RENDER_SOAK")); err == nil && n > 0 {
-		docs, x = n, uint32(time.Now().UnixNano())|1
-		t.Logf("soak: %d documents, seed %d", docs, x)
-	}
-	next := func(n int) int {
-		x ^= x << 13
-		x ^= x >> 17
-		x ^= x << 5
-		return int(x % uint32(n))
-	}
+	docs, next := soak(t, 200, 40, 88172645)
 	hits := 0
 	for i := 0; i < docs; i++ {
 		var b strings.Builder

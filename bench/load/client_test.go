@@ -57,41 +57,23 @@ func TestTheScannerCountsEventsDuplicatesAndGapsInAnyChunking(t *testing.T) {
 // Against a real relay, over both transports and with both clients, a
 // stream cut by drop_after is resumed and counted exactly once per event.
 func TestTheLeanClientsResumeACutStreamAndCountEveryEventOnce(t *testing.T) {
-	srv, err := relay.New(relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	require.NoError(t, err)
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
-	defer ts.CloseClientConnections()
-	*addr = strings.TrimPrefix(ts.URL, "http://")
+	startRelay(t)
 	const tokens = 40
 	body := `{"model":"m","stream":true,"max_tokens":40,"messages":[{"role":"user","content":"x"}]}`
 	query := "?dialect=plain&answer=sample-20k&ttft_ms=0&gap_ms=1&jitter_ms=0&drop_after=7"
-	clients := []string{"goroutine"}
-	if hasEpoll {
-		clients = append(clients, "epoll")
-	}
-	for _, cl := range clients {
+	for _, cl := range clientKinds() {
 		for _, tr := range []string{"sse", "ws"} {
 			name := cl + " client, " + tr
 			*transport = tr
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			deadline, _ := ctx.Deadline()
-			streams, err := newStreamer(cl, deadline)
-			require.NoError(t, err, name)
 			rec := &streamRec{arrived: make([]int64, tokens+1)}
-			var connected, wire atomic.Int64
-			ended := make(chan error, 1)
-			streams.start(ctx, query, body, rec, &connected, &wire, func(err error) { ended <- err })
-			require.NoError(t, <-ended, name)
-			streams.close()
-			cancel()
+			connected, wire := streamOnce(t, cl, query, body, rec, name)
 			require.True(t, rec.done, name)
 			require.Equal(t, tokens+1, rec.delivered(), name)
 			require.Equal(t, 1, rec.resumes, name)
 			require.Zero(t, rec.dups, name)
 			require.Zero(t, rec.gaps, name)
-			require.EqualValues(t, 1, connected.Load(), name)
-			require.Greater(t, wire.Load(), int64(tokens*20), name)
+			require.EqualValues(t, 1, connected, name)
+			require.Greater(t, wire, int64(tokens*20), name)
 		}
 	}
 }
@@ -100,34 +82,52 @@ func TestTheLeanClientsResumeACutStreamAndCountEveryEventOnce(t *testing.T) {
 // then reads the rest: nothing lost, and the stream cannot have ended
 // before the stall was over.
 func TestAStalledClientPausesThenReadsEverything(t *testing.T) {
-	srv, err := relay.New(relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	require.NoError(t, err)
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
-	defer ts.CloseClientConnections()
-	*addr = strings.TrimPrefix(ts.URL, "http://")
+	startRelay(t)
 	*transport = "sse"
 	const tokens, stall = 30, 300 * time.Millisecond
 	body := `{"model":"m","stream":true,"max_tokens":30,"messages":[{"role":"user","content":"x"}]}`
 	query := "?dialect=plain&answer=sample-20k&ttft_ms=0&gap_ms=1&jitter_ms=0"
-	clients := []string{"goroutine"}
-	if hasEpoll {
-		clients = append(clients, "epoll")
-	}
-	for _, cl := range clients {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		deadline, _ := ctx.Deadline()
-		streams, err := newStreamer(cl, deadline)
-		require.NoError(t, err, cl)
+	for _, cl := range clientKinds() {
 		rec := &streamRec{arrived: make([]int64, tokens+1), stallAt: 5, stallFor: stall}
-		var connected, wire atomic.Int64
-		ended := make(chan error, 1)
-		streams.start(ctx, query, body, rec, &connected, &wire, func(err error) { ended <- err })
-		require.NoError(t, <-ended, cl)
-		streams.close()
-		cancel()
+		streamOnce(t, cl, query, body, rec, cl)
 		require.True(t, rec.done, cl)
 		require.Equal(t, tokens+1, rec.delivered(), cl)
 		require.GreaterOrEqual(t, rec.arrived[tokens]-rec.arrived[4], int64(stall), cl+": the end marker came after the stall")
 	}
+}
+
+// startRelay serves a relay with the simulated model on loopback for the
+// test and points the load generator (-addr) at it.
+func startRelay(t *testing.T) {
+	srv, err := relay.New(relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	require.NoError(t, err)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	t.Cleanup(ts.CloseClientConnections)
+	*addr = strings.TrimPrefix(ts.URL, "http://")
+}
+
+// clientKinds are the load generator's clients on this platform.
+func clientKinds() []string {
+	if hasEpoll {
+		return []string{"goroutine", "epoll"}
+	}
+	return []string{"goroutine"}
+}
+
+// streamOnce runs one stream with the client of that kind until it ends
+// (10 s at most), recording into rec; it returns the connections made and
+// the bytes read.
+func streamOnce(t *testing.T, kind, query, body string, rec *streamRec, name string) (connected, wire int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+	streams, err := newStreamer(kind, deadline)
+	require.NoError(t, err, name)
+	var conns, bytes atomic.Int64
+	ended := make(chan error, 1)
+	streams.start(ctx, query, body, rec, &conns, &bytes, func(err error) { ended <- err })
+	require.NoError(t, <-ended, name)
+	streams.close()
+	return conns.Load(), bytes.Load()
 }
