@@ -11,7 +11,7 @@ GOROOT    := $(shell $(GO) env GOROOT)
 WASM_EXEC := $(GOROOT)/lib/wasm
 WIDGET    := examples/widget
 STATICCHECK := v0.8.2
-PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/...
+PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/... ./internal/buffering/...
 export PATH := $(PATH):$(WASM_EXEC)
 
 .PHONY: all build widget run test test-native test-wasm lint bench clean
