@@ -277,7 +277,8 @@ func TestTransportsPageResumesBothTransportsAfterADropWithNothingLostAndChartsIt
 		require.True(t, ttft >= 50 && ttft < 5000, "%s time to first token %v ms", side, ttft)
 		p50, p95, longest := cell(t, tab, side, "gap_p50"), cell(t, tab, side, "gap_p95"), cell(t, tab, side, "gap_max")
 		require.True(t, 0 <= p50 && p50 <= p95 && p95 <= longest, "%s gaps p50 %v ≤ p95 %v ≤ max %v", side, p50, p95, longest)
-		require.GreaterOrEqual(t, longest, 1500.0, "%s: the longest gap is the wait before the resume", side)
+		require.GreaterOrEqual(t, longest, 1500.0, "%s: the longest gap is the wait before the resume; metrics %s", side,
+			eval[string](t, tab, `JSON.stringify(document.getElementById("`+side+`").metrics)`))
 		require.Less(t, longest, 15000.0, side)
 		require.Equal(t, cell(t, tab, "sse", "tokens"), cell(t, tab, side, "tokens"), "same tokens on %s", side)
 		// Bytes: one OpenAI chunk of a 4-character token is a few hundred

@@ -154,11 +154,9 @@ func TestAnErrorBodyOfNonASCIITextFailsTheAnswerWithAReadableMessage(t *testing.
 	ctx := tab(t)
 	r := ask(t, ctx, map[string]string{"endpoint": "/custom/error"}, "fail")
 	require.Equal(t, "failed", r.Status, "ask() resolves (it hung when the message was cut inside a character)")
-	require.True(t, strings.HasPrefix(r.Notice, "Error: trickle: the server answered HTTP 502: é語語"), r.Notice)
 	require.True(t, utf8.ValidString(r.Notice))
-	require.NotContains(t, r.Notice, "\uFFFD", "no character was cut in two")
-	require.NotContains(t, r.Notice, "\ufffd")
-	require.True(t, strings.HasSuffix(r.Notice, "…"), "the long body is cut, with an ellipsis")
+	require.Contains(t, r.Notice, "HTTP 502: "+errorBody, "the whole body (400 bytes, 134 characters), no character cut in two")
+	require.True(t, strings.HasPrefix(r.Notice, "Error: "), r.Notice)
 	var ev struct {
 		Detail struct{ Status, Message string } `json:"detail"`
 	}
