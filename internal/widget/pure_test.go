@@ -1,4 +1,4 @@
-package wasm
+package widget
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/internal/buffering"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/stream"
 )
@@ -200,12 +201,34 @@ func TestRecorderCallsAnAnswerArrivingAtOnceBuffered(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	var r Recorder
 	r.Start(t0)
+	// buffering.MinTokens tokens released together: their bytes arrive
+	// over 25 ms, within the 50 ms window.
+	for i := 0; i < buffering.MinTokens; i++ {
+		now := t0.Add(time.Second + time.Duration(i)*500*time.Microsecond)
+		r.Bytes(30, now)
+		r.Token(now)
+	}
+	require.Equal(t, VerdictBuffered, r.Snapshot().Buffering)
+
+	// 20 tokens 1 ms apart: a fast model could send them so; too few to tell.
+	r.Start(t0)
 	for i := 0; i < 20; i++ {
 		now := t0.Add(time.Second + time.Duration(i)*time.Millisecond)
 		r.Bytes(30, now)
 		r.Token(now)
 	}
-	require.Equal(t, VerdictBuffered, r.Snapshot().Buffering)
+	require.Equal(t, VerdictUnknown, r.Snapshot().Buffering)
+
+	// The window counts from the first byte, not the first token: a role
+	// chunk 60 ms before the tokens makes the same answer streamed.
+	r.Start(t0)
+	r.Bytes(40, t0.Add(940*time.Millisecond))
+	for i := 0; i < 20; i++ {
+		now := t0.Add(time.Second + time.Duration(i)*time.Millisecond)
+		r.Bytes(30, now)
+		r.Token(now)
+	}
+	require.Equal(t, VerdictStreamed, r.Snapshot().Buffering)
 
 	r.Start(t0)
 	r.Bytes(10, t0)
@@ -232,17 +255,19 @@ func TestToolsShowNameWhileStreamingAndArgumentsOnceComplete(t *testing.T) {
 }
 
 func TestNoticesSayHowTheAnswerEnded(t *testing.T) {
-	require.Empty(t, Notice("complete", nil))
-	require.Contains(t, Notice("incomplete", nil), "Incomplete")
-	require.Equal(t, "Error: overloaded", Notice("failed", errors.New("overloaded")))
-	require.Equal(t, "Stopped.", Notice("stopped", nil))
+	require.Empty(t, Notice(stream.Complete, nil))
+	require.Contains(t, Notice(stream.Incomplete, nil), "Incomplete")
+	require.Equal(t, "Error: overloaded", Notice(stream.Failed, errors.New("overloaded")))
+	require.Equal(t, "Stopped.", Notice(stream.Stopped, nil))
+	require.Empty(t, Notice(stream.Waiting, nil), "an answer that has not ended has no notice")
+	require.Empty(t, Notice(stream.Streaming, errors.New("x")))
 }
 
 func TestWarmUpRunsAWholeAnswer(t *testing.T) {
 	// WarmUp must exercise the real path; a sample that failed to decode
 	// would warm nothing. Run the same bytes and check the outcome.
 	s, html := warmSession(render.Policy{})
-	require.Equal(t, "complete", s.Status())
+	require.Equal(t, stream.Complete, s.Status())
 	require.Equal(t, warmSample, s.Text())
 	require.Contains(t, render.Convert(warmSample), "<table>", "the sample covers tables (GFM)")
 	require.Equal(t, render.Convert(warmSample), html, "the HTML handed to the browser's parser is the sample's")
