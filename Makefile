@@ -1,7 +1,8 @@
 # Trickle — build, run, test, bench.
 #
-#   make build   generate the widget (wasm, loader, wasm_exec.js, compressed
-#                copies) into examples/widget/, then build bin/trickle
+#   make build   generate the widget when its inputs changed (wasm, loader,
+#                wasm_exec.js, compressed copies) into examples/widget/,
+#                then build bin/trickle
 #   make run     build, then start the relay on 127.0.0.1:8080
 #   make test    everything CI checks (native, js/wasm on Node, Chromium)
 #   make bench   benchmarks and side-by-side comparisons (not run in CI)
