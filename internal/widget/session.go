@@ -24,6 +24,10 @@ type Config struct {
 	Policy render.Policy
 	// Now is the clock (time.Now when nil); tests pass a fake one.
 	Now func() time.Time
+	// OnEvent, when set, sees every event the pipeline decodes, after the
+	// session has counted it (`trickle replay` paces its simulated clock by
+	// the tokens).
+	OnEvent func(stream.Event)
 }
 
 // Patch is everything one frame changes on screen, in the order the DOM
@@ -134,6 +138,9 @@ func (s *Session) event(ev stream.Event) {
 			s.firstToken = true
 		}
 	}
+	if s.cfg.OnEvent != nil {
+		s.cfg.OnEvent(ev)
+	}
 }
 
 // Write feeds response bytes (any cut) to the pipeline, arriving now.
@@ -196,6 +203,13 @@ func (s *Session) TookFirstToken() bool {
 // Stopped, Incomplete or Failed (its String is the word the element's
 // data-status, events and ask() give the page).
 func (s *Session) Status() stream.Status { return s.pipe.Answer().Status() }
+
+// Answer is the answer so far, for reading (tool calls, usage, finish
+// reason, problems); the session alone feeds it.
+func (s *Session) Answer() *stream.Answer { return s.pipe.Answer() }
+
+// Dialect names the stream's dialect, or "auto" while it is not known.
+func (s *Session) Dialect() string { return s.pipe.Dialect() }
 
 // Err explains a stopped, incomplete or failed answer.
 func (s *Session) Err() error { return s.pipe.Answer().Err() }
