@@ -257,6 +257,15 @@ func (d *Document) step(text string) Frame {
 	defer func() { d.live = liveTable{} }()
 
 	spans := closedUnits(src, blocks, st)
+	// Nothing at or after the first footnote mark leaves the live part
+	// (footnotes: numbers and the list depend on the whole text).
+	if fn := footnoteFrom(src, blocks); fn <= len(src) {
+		k := 0
+		for k < len(spans) && spans[k].end <= fn {
+			k++
+		}
+		spans = spans[:k]
+	}
 	moved := 0
 	newDefs := false
 	old := len(d.pending)
@@ -478,6 +487,10 @@ func closedUnits(src []byte, blocks []ast.Node, st *parseState) []span {
 	starts := make([]int, len(blocks))
 	for i, b := range blocks {
 		starts[i] = blockStart(b)
+		if b.Kind() == extast.KindFootnoteList {
+			// Made of definitions from anywhere, rendered at the end.
+			starts[i] = len(src)
+		}
 	}
 	n := 0
 	for i, b := range blocks {
