@@ -29,7 +29,11 @@ widget:
 run: build
 	./bin/trickle serve
 
+# go.mod and go.sum must be what `go mod tidy` would write (direct
+# dependencies outside `// indirect`, no stale sums); -diff prints the change
+# and fails without touching the files.
 lint:
+	@$(GO) mod tidy -diff || (echo "go.mod/go.sum not tidy: run 'go mod tidy' and commit the result"; exit 1)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "not gofmt-ed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK) ./...

@@ -12,7 +12,7 @@ import (
 // BenchmarkSegment compares Trickle's layered segmenter with the plain
 // uax29 iterator (the peer) on the speech text of the 20 KB sample.
 func BenchmarkSegment(b *testing.B) {
-	src, err := os.ReadFile("testdata/sample-20k.md")
+	src, err := os.ReadFile(sample20k)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func BenchmarkSegment(b *testing.B) {
 // render.Document alone (the peer) and through Document plus the
 // Announcer, one frame per token: the difference is what announcing costs.
 func BenchmarkStream(b *testing.B) {
-	src, err := os.ReadFile("testdata/sample-20k.md")
+	src, err := os.ReadFile(sample20k)
 	if err != nil {
 		b.Fatal(err)
 	}

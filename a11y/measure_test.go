@@ -19,9 +19,17 @@ import (
 // by a person.
 var answers = []string{"install-go", "compare-databases", "debug-timeout", "history-answer", "sample-20k"}
 
+// sample20k is the 20 KB benchmark sample; its one copy is the simulated
+// model's canned answer.
+var sample20k = filepath.Join("..", "relay", "sim", "answers", "sample-20k.md")
+
 func readAnswer(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name+".md"))
+	path := filepath.Join("testdata", name+".md")
+	if name == "sample-20k" {
+		path = sample20k
+	}
+	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return string(b)
 }

@@ -54,7 +54,7 @@ import (
 
 func main() {
 	var (
-		samples   = flag.String("samples", "bench/browser/testdata/sample-20k.md,bench/browser/testdata/sample-100k.md", "comma-separated markdown answers to stream")
+		samples   = flag.String("samples", "relay/sim/answers/sample-20k.md,relay/sim/answers/sample-100k.md", "comma-separated markdown answers to stream")
 		renderers = flag.String("renderers", "trickle,marked,smd,text", "renderers to run, in order")
 		rate      = flag.Float64("rate", 250, "tokens per second")
 		chars     = flag.Int("chars", 4, "characters per token")
