@@ -11,7 +11,7 @@ GOROOT    := $(shell $(GO) env GOROOT)
 WASM_EXEC := $(GOROOT)/lib/wasm
 WIDGET    := examples/widget
 STATICCHECK := v0.8.2
-PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/...
+PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/... ./internal/buffering/... ./internal/widget/...
 export PATH := $(PATH):$(WASM_EXEC)
 
 .PHONY: all build widget run test test-native test-wasm lint bench clean
@@ -44,12 +44,12 @@ lint:
 test-native:
 	$(GO) test -count=1 -timeout 20m ./...
 
-# The pure packages (and the widget's Session, package wasm) also run
+# The pure packages (the widget's Session, internal/widget, included) also run
 # compiled to js/wasm, on Node.
 # GOMODCACHE is passed on so tests on Node can read oracle data shipped in
 # modules (a11y reads uax29's SentenceBreakTest table).
 test-wasm:
-	GOMODCACHE="$$($(GO) env GOMODCACHE)" GOOS=js GOARCH=wasm $(GO) test -count=1 -short $(PURE_PKGS) ./wasm
+	GOMODCACHE="$$($(GO) env GOMODCACHE)" GOOS=js GOARCH=wasm $(GO) test -count=1 -short $(PURE_PKGS)
 
 test: lint build test-native test-wasm
 

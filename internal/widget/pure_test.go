@@ -1,4 +1,4 @@
-package wasm
+package widget
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/internal/buffering"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/stream"
 )
@@ -200,12 +201,34 @@ func TestRecorderCallsAnAnswerArrivingAtOnceBuffered(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	var r Recorder
 	r.Start(t0)
+	// buffering.MinTokens tokens released together: their bytes arrive
+	// over 25 ms, within the 50 ms window.
+	for i := 0; i < buffering.MinTokens; i++ {
+		now := t0.Add(time.Second + time.Duration(i)*500*time.Microsecond)
+		r.Bytes(30, now)
+		r.Token(now)
+	}
+	require.Equal(t, VerdictBuffered, r.Snapshot().Buffering)
+
+	// 20 tokens 1 ms apart: a fast model could send them so; too few to tell.
+	r.Start(t0)
 	for i := 0; i < 20; i++ {
 		now := t0.Add(time.Second + time.Duration(i)*time.Millisecond)
 		r.Bytes(30, now)
 		r.Token(now)
 	}
-	require.Equal(t, VerdictBuffered, r.Snapshot().Buffering)
+	require.Equal(t, VerdictUnknown, r.Snapshot().Buffering)
+
+	// The window counts from the first byte, not the first token: a role
+	// chunk 60 ms before the tokens makes the same answer streamed.
+	r.Start(t0)
+	r.Bytes(40, t0.Add(940*time.Millisecond))
+	for i := 0; i < 20; i++ {
+		now := t0.Add(time.Second + time.Duration(i)*time.Millisecond)
+		r.Bytes(30, now)
+		r.Token(now)
+	}
+	require.Equal(t, VerdictStreamed, r.Snapshot().Buffering)
 
 	r.Start(t0)
 	r.Bytes(10, t0)

@@ -1,4 +1,4 @@
-package wasm
+package widget
 
 import (
 	"encoding/binary"
@@ -26,19 +26,19 @@ func batch(took float64, chunks []string, arrived []float64) []byte {
 
 func TestInboxBatchesSplitIntoChunksOnGosClock(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	got, err := parseInbox(batch(1000, []string{"data: a\n", "", "\ndata: b\n\n"}, []float64{984.5, 990, 999}), now, nil)
+	got, err := ParseInbox(batch(1000, []string{"data: a\n", "", "\ndata: b\n\n"}, []float64{984.5, 990, 999}), now, nil)
 	require.NoError(t, err)
 	require.Len(t, got, 3)
-	require.Equal(t, "data: a\n", string(got[0].data))
-	require.Equal(t, now.Add(-15500*time.Microsecond), got[0].at, "arrived 15.5 ms before the take")
-	require.Empty(t, got[1].data)
-	require.Equal(t, "\ndata: b\n\n", string(got[2].data))
-	require.Equal(t, now.Add(-time.Millisecond), got[2].at)
+	require.Equal(t, "data: a\n", string(got[0].Data))
+	require.Equal(t, now.Add(-15500*time.Microsecond), got[0].At, "arrived 15.5 ms before the take")
+	require.Empty(t, got[1].Data)
+	require.Equal(t, "\ndata: b\n\n", string(got[2].Data))
+	require.Equal(t, now.Add(-time.Millisecond), got[2].At)
 
-	got = append(got[:0], inboxChunk{})
-	got, err = parseInbox(batch(5, []string{"x"}, []float64{9}), now, got[:0])
+	got = append(got[:0], InboxChunk{})
+	got, err = ParseInbox(batch(5, []string{"x"}, []float64{9}), now, got[:0])
 	require.NoError(t, err)
-	require.Equal(t, now, got[0].at, "a chunk is never placed after the take")
+	require.Equal(t, now, got[0].At, "a chunk is never placed after the take")
 }
 
 func TestMalformedInboxBatchesAreAnError(t *testing.T) {
@@ -53,8 +53,8 @@ func TestMalformedInboxBatchesAreAnError(t *testing.T) {
 		{"bytes left over", append(good[:len(good):len(good)], 'x')},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := parseInbox(tc.batch, time.Now(), nil)
-			require.ErrorIs(t, err, errInboxBatch)
+			_, err := ParseInbox(tc.batch, time.Now(), nil)
+			require.ErrorIs(t, err, ErrInboxBatch)
 		})
 	}
 }

@@ -1,12 +1,12 @@
-package wasm_test
+package widget_test
 
 import (
 	"fmt"
 	"time"
 
+	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/sse"
-	"github.com/trickle-dev/trickle/wasm"
 )
 
 // A Session is the widget without the browser: bytes in, patches out. The
@@ -14,7 +14,7 @@ import (
 // the end, the tail on screen already shows the last block, so the final
 // frame keeps its nodes (Unwrap) instead of sending the same HTML again.
 func ExampleSession() {
-	s := wasm.NewSession(wasm.Config{Announce: "off", Policy: render.Policy{SameOrigin: "https://app.test"}})
+	s := widget.NewSession(widget.Config{Announce: "off", Policy: render.Policy{SameOrigin: "https://app.test"}})
 	var stream []byte
 	for i, delta := range []string{"Hello, ", "**world**.\n\nBye"} {
 		stream = sse.AppendMessage(stream, sse.Message{
@@ -30,7 +30,7 @@ func ExampleSession() {
 	s.End(nil)
 	p = s.Frame()
 	fmt.Printf("append %q final %v unwrap %v\n", p.Append, p.Final, p.Unwrap)
-	fmt.Println(s.Status(), wasm.StreamID(s.LastEventID()))
+	fmt.Println(s.Status(), widget.StreamID(s.LastEventID()))
 	// Output:
 	// append "<p>Hello, <strong>world</strong>.</p>\n"
 	// tail "<p>Bye</p>\n"
@@ -41,7 +41,7 @@ func ExampleSession() {
 // The reconnection delay doubles from the server's retry: value.
 func ExampleBackoff_Delay() {
 	for n := 0; n < 4; n++ {
-		d, ok := wasm.DefaultBackoff.Delay(n, 500*time.Millisecond)
+		d, ok := widget.DefaultBackoff.Delay(n, 500*time.Millisecond)
 		fmt.Println(d, ok)
 	}
 	// Output:

@@ -1,4 +1,4 @@
-package wasm
+package widget
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/trickle-dev/trickle/internal/buffering"
 	"github.com/trickle-dev/trickle/internal/jsonx"
 )
 
@@ -30,21 +31,13 @@ type Metrics struct {
 	FrameTotal float64 `json:"frame_total_ms"` // all frames
 }
 
-// Buffering verdicts.
+// Buffering verdicts, as package buffering names them (its Judge is the one
+// definition, shared with `trickle probe`).
 const (
 	VerdictStreamed = "streamed" // bytes arrived spread out over time
 	VerdictBuffered = "buffered" // first and last byte arrived together: something between held the stream
 	VerdictUnknown  = "unknown"  // too little data to tell
 )
-
-// bufferedWindow: when every byte of a many-token answer arrives within this
-// window, something held the stream back and released it at once (a proxy
-// buffering, a compressing middlebox). Real token streams spread over
-// seconds.
-const bufferedWindow = 50 * time.Millisecond
-
-// minTokensForVerdict: a two-token answer can legitimately arrive in 50 ms.
-const minTokensForVerdict = 8
 
 // Recorder collects the timings of one answer. Not safe for concurrent use.
 type Recorder struct {
@@ -126,7 +119,6 @@ func (r *Recorder) Snapshot() Metrics {
 		Tokens:     r.tokens,
 		Bytes:      r.bytes,
 		Duration:   ms(r.end),
-		Buffering:  VerdictUnknown,
 		Reconnects: r.reconnects,
 		Frames:     r.frames,
 		FrameMax:   millis(r.frameMax),
@@ -141,13 +133,7 @@ func (r *Recorder) Snapshot() Metrics {
 	if span := r.lastTok.Sub(r.firstTok); r.tokens > 1 && span > 0 {
 		m.TokensPerS = round2(float64(r.tokens-1) / span.Seconds())
 	}
-	if r.tokens >= minTokensForVerdict {
-		if r.lastByte.Sub(r.firstByte) < bufferedWindow {
-			m.Buffering = VerdictBuffered
-		} else {
-			m.Buffering = VerdictStreamed
-		}
-	}
+	m.Buffering = buffering.Judge(r.tokens, r.lastByte.Sub(r.firstByte)).String()
 	return m
 }
 

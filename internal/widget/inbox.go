@@ -1,4 +1,4 @@
-package wasm
+package widget
 
 import (
 	"encoding/binary"
@@ -17,29 +17,29 @@ import (
 // chunk count n; n × (uint32 length, float64 arrival performance.now());
 // then the bytes of all chunks, in order.
 
-// errInboxBatch means the batch does not follow that layout: a loader and a
+// ErrInboxBatch means the batch does not follow that layout: a loader and a
 // .wasm from different builds.
-var errInboxBatch = errors.New("trickle: malformed inbox batch from trickle.js (loader and .wasm from different builds?)")
+var ErrInboxBatch = errors.New("trickle: malformed inbox batch from trickle.js (loader and .wasm from different builds?)")
 
-// inboxChunk is one chunk of a batch.
-type inboxChunk struct {
-	data []byte
-	at   time.Time
+// InboxChunk is one chunk of a batch.
+type InboxChunk struct {
+	Data []byte
+	At   time.Time
 }
 
-// parseInbox splits a batch into chunks, placing their arrival times on
+// ParseInbox splits a batch into chunks, placing their arrival times on
 // Go's clock: now is Go's time.Now() right after the take, so a chunk that
 // arrived d milliseconds before the take arrived at now - d. into is reused.
-func parseInbox(b []byte, now time.Time, into []inboxChunk) ([]inboxChunk, error) {
+func ParseInbox(b []byte, now time.Time, into []InboxChunk) ([]InboxChunk, error) {
 	if len(b) < 12 {
-		return into, errInboxBatch
+		return into, ErrInboxBatch
 	}
 	le := binary.LittleEndian
 	took := math.Float64frombits(le.Uint64(b))
 	n := int(le.Uint32(b[8:]))
 	head := 12 + 12*n
 	if n < 0 || n > len(b) || head > len(b) {
-		return into, errInboxBatch
+		return into, ErrInboxBatch
 	}
 	data := b[head:]
 	for i := 0; i < n; i++ {
@@ -47,14 +47,14 @@ func parseInbox(b []byte, now time.Time, into []inboxChunk) ([]inboxChunk, error
 		size := int(le.Uint32(m))
 		arrived := math.Float64frombits(le.Uint64(m[4:]))
 		if size > len(data) {
-			return into, errInboxBatch
+			return into, ErrInboxBatch
 		}
 		ago := time.Duration((took - arrived) * float64(time.Millisecond))
-		into = append(into, inboxChunk{data: data[:size:size], at: now.Add(-max(ago, 0))})
+		into = append(into, InboxChunk{Data: data[:size:size], At: now.Add(-max(ago, 0))})
 		data = data[size:]
 	}
 	if len(data) != 0 {
-		return into, errInboxBatch
+		return into, ErrInboxBatch
 	}
 	return into, nil
 }
