@@ -22,6 +22,9 @@ type Config struct {
 	Announce string
 	// Policy is the link and image safety policy for rendering.
 	Policy render.Policy
+	// Render are extra render options (the highlighting build passes
+	// render/highlight's), after RenderOptions' own.
+	Render []render.Option
 	// Now is the clock (time.Now when nil); tests pass a fake one.
 	Now func() time.Time
 }
@@ -122,9 +125,17 @@ func NewSession(cfg Config) *Session {
 		now = time.Now
 	}
 	s := &Session{cfg: cfg, now: now}
-	s.doc = render.NewDocument(render.WithPolicy(cfg.Policy))
+	s.doc = render.NewDocument(RenderOptions(cfg.Policy, cfg.Render...)...)
 	s.Begin()
 	return s
+}
+
+// RenderOptions is how the widget renders: the policy, dir="auto" on every
+// text block (a right-to-left answer reads right to left, a mixed one block
+// by block), then extra. render.Convert with the same options is the
+// oracle for what the widget shows.
+func RenderOptions(p render.Policy, extra ...render.Option) []render.Option {
+	return append([]render.Option{render.WithPolicy(p), render.WithDirAuto(true)}, extra...)
 }
 
 // Begin starts a new answer, forgetting the previous one.
