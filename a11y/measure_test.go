@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/stream"
 	"github.com/yuin/goldmark/ast"
 )
 
@@ -90,7 +91,7 @@ func streamAnswer(t *testing.T, text string, rng *rand.Rand, maxToken int, gap f
 	}
 	f := d.Finish()
 	h.a.Frame(f.Settled, f.TailBlocks, f.Final)
-	h.a.End("complete", nil)
+	h.a.End(stream.Complete, nil)
 	h.drain()
 	return h, h.a.Transcript()
 }
@@ -156,7 +157,7 @@ func TestStreamingOneByteAtATimeGivesTheOneShotUnits(t *testing.T) {
 			}
 			f := d.Finish()
 			h.a.Frame(f.Settled, f.TailBlocks, f.Final)
-			h.a.End("complete", nil)
+			h.a.End(stream.Complete, nil)
 			h.drain()
 			require.Equal(t, texts(Units(parse(text))), texts(h.a.Transcript().Units), "%s repair %v", name, repair)
 		}
@@ -175,7 +176,7 @@ func TestAllTailFramesGiveTheOneShotUnitsToo(t *testing.T) {
 			h.wait(16 * time.Millisecond)
 		}
 		h.finish(text)
-		h.a.End("complete", nil)
+		h.a.End(stream.Complete, nil)
 		h.drain()
 		require.Equal(t, texts(Units(parse(text))), texts(h.a.Transcript().Units), name)
 	}

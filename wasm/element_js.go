@@ -15,6 +15,7 @@ import (
 
 	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // Boot hands the loader its API ({attach(el) → handle}), warms goldmark when
@@ -260,8 +261,8 @@ func (e *element) statusWord() string {
 	if e.req == nil {
 		return "idle"
 	}
-	if w := e.sess.Status(); w != "waiting" {
-		return w
+	if st := e.sess.Status(); st != stream.Waiting {
+		return st.String()
 	}
 	return "streaming"
 }
@@ -742,20 +743,21 @@ func (e *element) scheduleAnnouncer() {
 
 // finish shows how the answer ended and settles the promise.
 func (e *element) finish() {
-	status := e.sess.Status()
+	st := e.sess.Status()
+	status := st.String()
 	e.el.Call("removeAttribute", "aria-busy")
 	e.el.Call("setAttribute", "data-status", status)
-	if text := widget.Notice(status, e.sess.Err()); text != "" {
+	if text := widget.Notice(st, e.sess.Err()); text != "" {
 		e.noticeText.Set("textContent", text)
 		e.notice.Call("setAttribute", "data-kind", status)
 		e.notice.Set("hidden", false)
-		e.retryBtn.Set("hidden", status == "stopped")
+		e.retryBtn.Set("hidden", st == stream.Stopped)
 	}
 	metrics := e.sess.Metrics().JSON()
 	if e.el.Call("hasAttribute", "show-metrics").Bool() {
 		e.showMetrics(e.sess.Metrics())
 	}
-	if status == "failed" {
+	if st == stream.Failed {
 		msg := "failed"
 		if err := e.sess.Err(); err != nil {
 			msg = err.Error()

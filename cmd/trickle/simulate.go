@@ -137,7 +137,7 @@ func (s *simulation) finish() {
 	}
 	s.apply(s.doc.Finish())
 	a := s.pipe.Answer()
-	s.ann.End(a.Status().String(), a.Err())
+	s.ann.End(a.Status(), a.Err())
 	s.poll()
 	for idle := 0; idle < 3; { // bounded even if the announcer never drains
 		due, ok := s.ann.NextDue()

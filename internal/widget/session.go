@@ -230,9 +230,10 @@ func (s *Session) TookFirstToken() bool {
 	return f
 }
 
-// Status is the answer's status word: waiting, streaming, complete, stopped,
-// incomplete, failed.
-func (s *Session) Status() string { return s.pipe.Answer().Status().String() }
+// Status is where the answer is: stream.Waiting, Streaming, Complete,
+// Stopped, Incomplete or Failed (its String is the word the element's
+// data-status, events and ask() give the page).
+func (s *Session) Status() stream.Status { return s.pipe.Answer().Status() }
 
 // Err explains a stopped, incomplete or failed answer.
 func (s *Session) Err() error { return s.pipe.Answer().Err() }
@@ -398,18 +399,19 @@ func ToolsHTML(calls []stream.ToolCall) string {
 	return b.String()
 }
 
-// Notice is the visible text for how an answer ended (empty for complete).
-func Notice(status string, err error) string {
+// Notice is the visible text for how an answer ended (empty for complete,
+// and for an answer that has not ended).
+func Notice(status stream.Status, err error) string {
 	switch status {
-	case "incomplete":
+	case stream.Incomplete:
 		return "Incomplete: the answer ended before the model finished. You can retry."
-	case "failed":
+	case stream.Failed:
 		msg := "the connection failed"
 		if err != nil {
 			msg = err.Error()
 		}
 		return "Error: " + msg
-	case "stopped":
+	case stream.Stopped:
 		return "Stopped."
 	}
 	return ""

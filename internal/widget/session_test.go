@@ -13,6 +13,7 @@ import (
 	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // events renders a simulated generation as the relay sends it: SSE events
@@ -160,7 +161,7 @@ func TestASessionShowsAndAnnouncesEveryDialectInAnyCut(t *testing.T) {
 						dropAt = 1 + rng.IntN(len(ends)-1)
 					}
 					s, sc := drive(t, rng, data, ends, dropAt, nil)
-					require.Equal(t, "complete", s.Status(), "round %d, drop after %d", round, dropAt)
+					require.Equal(t, stream.Complete, s.Status(), "round %d, drop after %d", round, dropAt)
 					require.Equal(t, want.Text, s.Text())
 					require.Equal(t, render.Convert(want.Text, RenderOptions(render.Policy{SameOrigin: "https://app.test"})...), sc.settled,
 						"all Append (and the unwrapped tail) equal the one-shot render")
@@ -185,7 +186,7 @@ func TestASessionShowsAndAnnouncesEveryDialectInAnyCut(t *testing.T) {
 func TestASessionWithoutTheEndMarkerIsIncomplete(t *testing.T) {
 	data, ends, want := events(t, sim.Params{Answer: "short", NoEnd: true})
 	s, sc := drive(t, rand.New(rand.NewPCG(1, 2)), data, ends, 0, nil)
-	require.Equal(t, "incomplete", s.Status())
+	require.Equal(t, stream.Incomplete, s.Status())
 	require.Equal(t, want.Text, s.Text())
 	require.Contains(t, Notice(s.Status(), s.Err()), "Incomplete")
 	require.NotEqual(t, a11y.StatusComplete, sc.status)
@@ -196,7 +197,7 @@ func TestAStoppedSessionKeepsWhatItShowedAndSettlesIt(t *testing.T) {
 	data, ends, _ := events(t, sim.Params{Answer: "sample-20k", TokenChars: 16})
 	half := ends[len(ends)/2]
 	s, sc := drive(t, rand.New(rand.NewPCG(3, 4)), data[:half], ends[:len(ends)/2], 0, ErrStoppedByUser)
-	require.Equal(t, "stopped", s.Status())
+	require.Equal(t, stream.Stopped, s.Status())
 	require.NotEmpty(t, s.Text())
 	require.Equal(t, render.Convert(s.Text(), RenderOptions(render.Policy{SameOrigin: "https://app.test"})...), sc.settled)
 }
@@ -204,7 +205,7 @@ func TestAStoppedSessionKeepsWhatItShowedAndSettlesIt(t *testing.T) {
 func TestAFailedTransportFailsTheSessionWithItsReason(t *testing.T) {
 	data, ends, _ := events(t, sim.Params{Answer: "short"})
 	s, _ := drive(t, rand.New(rand.NewPCG(5, 6)), data[:ends[10]], ends[:10], 0, errTest("network down"))
-	require.Equal(t, "failed", s.Status())
+	require.Equal(t, stream.Failed, s.Status())
 	require.ErrorContains(t, s.Err(), "network down")
 	require.Equal(t, "Error: "+s.Err().Error(), Notice(s.Status(), s.Err()))
 }
