@@ -27,6 +27,10 @@ type Config struct {
 	Render []render.Option
 	// Now is the clock (time.Now when nil); tests pass a fake one.
 	Now func() time.Time
+	// OnEvent, when set, sees every event the pipeline decodes, after the
+	// session has counted it (`trickle replay` paces its simulated clock by
+	// the tokens).
+	OnEvent func(stream.Event)
 }
 
 // Patch is everything one frame changes on screen, in the order the DOM
@@ -172,6 +176,9 @@ func (s *Session) event(ev stream.Event) {
 	case ev.Kind == stream.KindThinking && ev.Text != "":
 		s.rec.Thinking(s.at)
 	}
+	if s.cfg.OnEvent != nil {
+		s.cfg.OnEvent(ev)
+	}
 }
 
 // Write feeds response bytes (any cut) to the pipeline, arriving now.
@@ -234,6 +241,13 @@ func (s *Session) TookFirstToken() bool {
 // Stopped, Incomplete or Failed (its String is the word the element's
 // data-status, events and ask() give the page).
 func (s *Session) Status() stream.Status { return s.pipe.Answer().Status() }
+
+// Answer is the answer so far, for reading (tool calls, usage, finish
+// reason, problems); the session alone feeds it.
+func (s *Session) Answer() *stream.Answer { return s.pipe.Answer() }
+
+// Dialect names the stream's dialect, or "auto" while it is not known.
+func (s *Session) Dialect() string { return s.pipe.Dialect() }
 
 // Err explains a stopped, incomplete or failed answer.
 func (s *Session) Err() error { return s.pipe.Answer().Err() }

@@ -213,3 +213,22 @@ func TestAFailedTransportFailsTheSessionWithItsReason(t *testing.T) {
 type errTest string
 
 func (e errTest) Error() string { return string(e) }
+
+func TestOnEventSeesEveryDecodedEventAndTheSessionsAnswer(t *testing.T) {
+	var text strings.Builder
+	kinds := map[stream.Kind]int{}
+	var s *Session
+	s = NewSession(Config{OnEvent: func(e stream.Event) {
+		kinds[e.Kind]++
+		if e.Kind == stream.KindText {
+			text.WriteString(e.Text)
+			require.Equal(t, kinds[stream.KindText], s.Metrics().Tokens, "the session counts a token before OnEvent sees it")
+		}
+	}})
+	require.NoError(t, s.Write([]byte("data: {\"delta\":\"Hello, \"}\n\ndata: {\"delta\":\"world.\"}\n\ndata: [DONE]\n\n")))
+	require.Equal(t, "Hello, world.", text.String())
+	require.Equal(t, s.Text(), text.String())
+	require.Equal(t, 1, kinds[stream.KindEnd])
+	require.Equal(t, "plain", s.Dialect())
+	require.Equal(t, stream.Complete, s.Answer().Status())
+}
