@@ -234,7 +234,7 @@ try {
     const m = await import("READY");
     await m.ready();
     readyAt = performance.now();
-    thread = document.querySelector("trickle-answer").metrics?.thread ?? "main (no worker in this build)";
+    thread = m.stats ? (await m.stats()).thread : "main (no worker in this build)";
   }
   // Idle-time warm-up and the collections after it happen in this window.
   await new Promise((r) => setTimeout(r, 3000));
