@@ -22,6 +22,9 @@ type Config struct {
 	Announce string
 	// Policy is the link and image safety policy for rendering.
 	Policy render.Policy
+	// Render are extra render options (the highlighting build passes
+	// render/highlight's), after RenderOptions' own.
+	Render []render.Option
 	// Now is the clock (time.Now when nil); tests pass a fake one.
 	Now func() time.Time
 	// OnEvent, when set, sees every event the pipeline decodes, after the
@@ -53,6 +56,12 @@ type Patch struct {
 	// Status replaces the status region's text when StatusChanged.
 	Status        string
 	StatusChanged bool
+	// Stalled says whether the stall notice shows ("Waiting for the
+	// model…" beside the caret), when StalledChanged: on when no delta has
+	// come for StallAfter while streaming, off with the next delta or the
+	// end. The status region says it once (Status) and is cleared with it.
+	Stalled        bool
+	StalledChanged bool
 	// Final: the answer has ended and everything is settled; the live tail
 	// can go.
 	Final bool
@@ -69,7 +78,7 @@ type Patch struct {
 // Empty reports whether the patch changes nothing.
 func (p *Patch) Empty() bool {
 	return p.Append == "" && !p.TailChanged && p.Thinking == "" && !p.ToolsChanged &&
-		len(p.Announce) == 0 && !p.StatusChanged && !p.Final
+		len(p.Announce) == 0 && !p.StatusChanged && !p.StalledChanged && !p.Final
 }
 
 // Session runs one element's answers: bytes in (Write), patches out (Frame).
@@ -94,7 +103,24 @@ type Session struct {
 	firstToken   bool              // a text delta arrived since the last TookFirstToken
 	ended        bool              // End was called
 	finished     bool              // the final frame was produced
+
+	stalled   bool          // the stall notice shows
+	stallWait time.Duration // StallAfter as of the last frame
+	stallGaps int           // answer deltas when stallWait was computed
 }
+
+// StallNotice is what the stall notice says, on screen and once in the
+// status region.
+const StallNotice = "Waiting for the model…"
+
+// MinStall is the shortest silence that counts as a stall: below it, a
+// model that pauses between sentences would flash the notice.
+const MinStall = 1500 * time.Millisecond
+
+// StallAfter is how long a streaming answer may go without a delta before
+// the stall notice shows: max(MinStall, 3 × the answer's p95 gap), so a
+// model that is slow all along is not called stalled for its usual pace.
+func StallAfter(p95 time.Duration) time.Duration { return max(MinStall, 3*p95) }
 
 // NewSession returns a session ready for Begin.
 func NewSession(cfg Config) *Session {
@@ -103,9 +129,17 @@ func NewSession(cfg Config) *Session {
 		now = time.Now
 	}
 	s := &Session{cfg: cfg, now: now}
-	s.doc = render.NewDocument(render.WithPolicy(cfg.Policy))
+	s.doc = render.NewDocument(RenderOptions(cfg.Policy, cfg.Render...)...)
 	s.Begin()
 	return s
+}
+
+// RenderOptions is how the widget renders: the policy, dir="auto" on every
+// text block (a right-to-left answer reads right to left, a mixed one block
+// by block), then extra. render.Convert with the same options is the
+// oracle for what the widget shows.
+func RenderOptions(p render.Policy, extra ...render.Option) []render.Option {
+	return append([]render.Option{render.WithPolicy(p), render.WithDirAuto(true)}, extra...)
 }
 
 // Begin starts a new answer, forgetting the previous one.
@@ -129,14 +163,18 @@ func (s *Session) Begin() {
 	s.differ.Reset()
 	s.thinkingSeen = 0
 	s.firstToken, s.ended, s.finished = false, false, false
+	s.stalled, s.stallWait, s.stallGaps = false, MinStall, 0
 	s.ann.Start()
 }
 
 func (s *Session) event(ev stream.Event) {
-	if ev.Kind == stream.KindText && ev.Text != "" {
+	switch {
+	case ev.Kind == stream.KindText && ev.Text != "":
 		if s.rec.Token(s.at) {
 			s.firstToken = true
 		}
+	case ev.Kind == stream.KindThinking && ev.Text != "":
+		s.rec.Thinking(s.at)
 	}
 	if s.cfg.OnEvent != nil {
 		s.cfg.OnEvent(ev)
@@ -234,11 +272,58 @@ func (s *Session) RecordFrame(d time.Duration) { s.rec.Frame(d) }
 func (s *Session) Dirty() bool {
 	a := s.pipe.Answer()
 	return (s.ended && !s.finished) || len(a.Text()) != len(s.rendered) ||
-		len(a.Thinking()) != s.thinkingSeen || s.toolsHTML() != s.tools
+		len(a.Thinking()) != s.thinkingSeen || s.toolsHTML() != s.tools ||
+		s.stalled != s.stallDue(s.now())
 }
 
-// NextAnnouncement is when the announcer wants to be polled again.
-func (s *Session) NextAnnouncement() (time.Time, bool) { return s.ann.NextDue() }
+// NextAnnouncement is when the session wants a frame although no byte came:
+// the announcer's next due time, or the moment the stall notice is due,
+// whichever is first.
+func (s *Session) NextAnnouncement() (time.Time, bool) {
+	due, ok := s.ann.NextDue()
+	if at, on := s.stallAt(); on && !s.stalled && (!ok || at.Before(due)) {
+		return at, true
+	}
+	return due, ok
+}
+
+// stallAt is when the stall notice is due if no delta comes: only while the
+// answer streams (a delta has come, no end yet).
+func (s *Session) stallAt() (time.Time, bool) {
+	last := s.rec.LastDelta()
+	if last.IsZero() || s.Terminal() {
+		return time.Time{}, false
+	}
+	return last.Add(s.stallWait), true
+}
+
+// stallDue reports whether the stall notice should show at now.
+func (s *Session) stallDue(now time.Time) bool {
+	at, on := s.stallAt()
+	return on && !now.Before(at)
+}
+
+// updateStall recomputes StallAfter from the gaps so far (once a frame, and
+// only when there are new gaps) and turns the notice on or off.
+func (s *Session) updateStall(p *Patch) {
+	// p95 moves slowly: recomputed when the deltas grew by a sixteenth,
+	// so a long answer does not merge its gaps every frame.
+	if n := s.rec.tokens; n-s.stallGaps >= max(1, s.stallGaps/16) {
+		s.stallGaps = n
+		s.stallWait = StallAfter(s.rec.GapP95())
+	}
+	due := s.stallDue(s.now())
+	if due == s.stalled {
+		return
+	}
+	s.stalled, p.Stalled, p.StalledChanged = due, due, true
+	switch {
+	case due:
+		s.status, p.Status, p.StatusChanged = StallNotice, StallNotice, true
+	case s.status == StallNotice && !p.StatusChanged:
+		s.status, p.Status, p.StatusChanged = "", "", true
+	}
+}
 
 // Frame computes what changed since the last frame. After End it produces
 // the final frame: everything settled, the tail gone, the status announced.
@@ -274,6 +359,7 @@ func (s *Session) Frame() Patch {
 		p.Final = true
 		s.ann.End(s.Status(), s.Err())
 	}
+	s.updateStall(&p)
 	s.poll(&p)
 	return p
 }

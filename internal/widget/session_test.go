@@ -91,7 +91,7 @@ func drive(t *testing.T, rng *rand.Rand, data []byte, ends []int, dropAt int, en
 		// Between frames, the page shows settled+tail: always a prefix
 		// render of the text so far.
 		if !sc.final {
-			require.Equal(t, render.Convert(s.Text(), render.WithPolicy(render.Policy{SameOrigin: "https://app.test"})), sc.settled+sc.tail)
+			require.Equal(t, render.Convert(s.Text(), RenderOptions(render.Policy{SameOrigin: "https://app.test"})...), sc.settled+sc.tail)
 		}
 	}
 	feed := func(b []byte) {
@@ -130,7 +130,7 @@ func drive(t *testing.T, rng *rand.Rand, data []byte, ends []int, dropAt int, en
 }
 
 func wantUnits(text string) string {
-	doc := render.NewDocument(render.WithPolicy(render.Policy{SameOrigin: "https://app.test"}))
+	doc := render.NewDocument(RenderOptions(render.Policy{SameOrigin: "https://app.test"})...)
 	blocks := append(doc.Update(text).Settled, doc.Finish().Settled...)
 	var out []string
 	for _, u := range a11y.Units(blocks) {
@@ -163,7 +163,7 @@ func TestASessionShowsAndAnnouncesEveryDialectInAnyCut(t *testing.T) {
 					s, sc := drive(t, rng, data, ends, dropAt, nil)
 					require.Equal(t, stream.Complete, s.Status(), "round %d, drop after %d", round, dropAt)
 					require.Equal(t, want.Text, s.Text())
-					require.Equal(t, render.Convert(want.Text, render.WithPolicy(render.Policy{SameOrigin: "https://app.test"})), sc.settled,
+					require.Equal(t, render.Convert(want.Text, RenderOptions(render.Policy{SameOrigin: "https://app.test"})...), sc.settled,
 						"all Append (and the unwrapped tail) equal the one-shot render")
 					unwrapped += sc.unwrapped
 					if dialect != "plain" {
@@ -199,7 +199,7 @@ func TestAStoppedSessionKeepsWhatItShowedAndSettlesIt(t *testing.T) {
 	s, sc := drive(t, rand.New(rand.NewPCG(3, 4)), data[:half], ends[:len(ends)/2], 0, ErrStoppedByUser)
 	require.Equal(t, stream.Stopped, s.Status())
 	require.NotEmpty(t, s.Text())
-	require.Equal(t, render.Convert(s.Text(), render.WithPolicy(render.Policy{SameOrigin: "https://app.test"})), sc.settled)
+	require.Equal(t, render.Convert(s.Text(), RenderOptions(render.Policy{SameOrigin: "https://app.test"})...), sc.settled)
 }
 
 func TestAFailedTransportFailsTheSessionWithItsReason(t *testing.T) {

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/examples"
+	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/render"
@@ -173,7 +174,7 @@ func serve(t *testing.T) string {
 	require.NotEqual(t, page.URL, rl.URL)
 	a, _ := sim.Lookup(answer)
 	// The widget's link and image policy takes the page's origin as its own.
-	want := render.Convert(a.Text, render.WithPolicy(render.Policy{SameOrigin: page.URL}))
+	want := render.Convert(a.Text, widget.RenderOptions(render.Policy{SameOrigin: page.URL})...)
 	html := strings.NewReplacer("RELAY", rl.URL, "ANSWER", answer, "WANT", jsString(want)).Replace(smokePage)
 	page.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
