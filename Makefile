@@ -37,8 +37,11 @@ lint:
 
 # Includes the browser tests (real headless Chromium, chromedp), which need
 # the widget built; under CI=true they fail rather than skip without Chromium.
+# The relay's tests run twice: with the memory store, then with the Redis
+# store (a redis-server the tests start on a free loopback port).
 test-native:
 	$(GO) test -count=1 -timeout 20m ./...
+	TRICKLE_TEST_STORE=redis $(GO) test -count=1 -timeout 20m ./relay/
 
 # The pure packages (and the widget's Session, package wasm) also run
 # compiled to js/wasm, on Node.

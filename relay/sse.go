@@ -247,5 +247,3 @@ func (s *Server) pumpDone(l *genLog, transport string, end pumpEnd, err error) {
 		s.log.Info("client handed a resumable end (shutdown)", "stream", l.id, "transport", transport)
 	}
 }
-
-// parseLastEventID turns "<stream>:<seq>" into the number of events the
