@@ -1,8 +1,10 @@
 # Trickle — build, run, test, bench.
 #
-#   make build   generate the widget (wasm, loader, wasm_exec.js, compressed
-#                copies) into examples/widget/, then build bin/trickle
+#   make build   generate the widget when its inputs changed (wasm, loader,
+#                wasm_exec.js, compressed copies) into examples/widget/,
+#                then build bin/trickle
 #   make run     build, then start the relay on 127.0.0.1:8080
+#   make fleet   build, then three relays sharing Redis behind nginx
 #   make test    everything CI checks (native, js/wasm on Node, Chromium)
 #   make bench   benchmarks and side-by-side comparisons (not run in CI)
 
@@ -11,10 +13,10 @@ GOROOT    := $(shell $(GO) env GOROOT)
 WASM_EXEC := $(GOROOT)/lib/wasm
 WIDGET    := examples/widget
 STATICCHECK := v0.8.2
-PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/...
+PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/... ./internal/buffering/... ./internal/widget/...
 export PATH := $(PATH):$(WASM_EXEC)
 
-.PHONY: all build widget run test test-native test-wasm lint bench clean
+.PHONY: all build widget run fleet test test-native test-wasm lint bench clean
 
 all: build
 
@@ -23,13 +25,36 @@ build: widget
 
 # The widget: Go compiled to js/wasm, the toolchain's own wasm_exec.js, the
 # loader and stylesheet, content-hashed names and precompressed copies.
-widget:
+# Built only when one of its inputs changed: the repository's Go files the
+# widget and the build tool compile (go list, so a new package is seen), the
+# files under wasm/web, go.mod/go.sum and the toolchain's wasm_exec.js.
+# bin/widget-inputs holds the list of inputs and is rewritten only when the
+# list changes, so a deleted or renamed input also rebuilds. `make -B widget`
+# forces a build.
+WIDGET_GO := $(shell GOOS=js GOARCH=wasm $(GO) list -deps -f '{{if and .Module .Module.Main}}{{$$d := .Dir}}{{range .GoFiles}}{{$$d}}/{{.}} {{end}}{{range .EmbedFiles}}{{$$d}}/{{.}} {{end}}{{end}}' ./wasm/cmd/... 2>/dev/null) \
+             $(shell $(GO) list -deps -f '{{if and .Module .Module.Main}}{{$$d := .Dir}}{{range .GoFiles}}{{$$d}}/{{.}} {{end}}{{end}}' ./wasm/internal/build 2>/dev/null)
+WIDGET_IN := $(sort $(patsubst $(CURDIR)/%,%,$(WIDGET_GO)) $(wildcard wasm/web/*) go.mod go.sum $(wildcard $(WASM_EXEC)/wasm_exec.js))
+
+widget: $(WIDGET)/manifest.json
+
+$(WIDGET)/manifest.json: $(WIDGET_IN) bin/widget-inputs
 	$(GO) run ./wasm/internal/build -out $(WIDGET)
 
-run: build
-	./bin/trickle serve
+# Rewritten while the Makefile is read (not by a rule), so that `make -q
+# widget` can still say whether the widget is up to date.
+$(shell mkdir -p bin; echo '$(WIDGET_IN)' | cmp -s - bin/widget-inputs || echo '$(WIDGET_IN)' > bin/widget-inputs)
 
+# A second `make run` with nothing changed only checks the widget's inputs
+# and lets go build find bin/trickle up to date: /healthz answers in about
+# a second. ARGS go to trickle serve (make run ARGS='--addr 127.0.0.1:9090').
+run: build
+	./bin/trickle serve $(ARGS)
+
+# go.mod and go.sum must be what `go mod tidy` would write (direct
+# dependencies outside `// indirect`, no stale sums); -diff prints the change
+# and fails without touching the files.
 lint:
+	@$(GO) mod tidy -diff || (echo "go.mod/go.sum not tidy: run 'go mod tidy' and commit the result"; exit 1)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "not gofmt-ed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK) ./...
@@ -43,12 +68,12 @@ test-native:
 	$(GO) test -count=1 -timeout 20m ./...
 	TRICKLE_TEST_STORE=redis $(GO) test -count=1 -timeout 20m ./relay/
 
-# The pure packages (and the widget's Session, package wasm) also run
+# The pure packages (the widget's Session, internal/widget, included) also run
 # compiled to js/wasm, on Node.
 # GOMODCACHE is passed on so tests on Node can read oracle data shipped in
 # modules (a11y reads uax29's SentenceBreakTest table).
 test-wasm:
-	GOMODCACHE="$$($(GO) env GOMODCACHE)" GOOS=js GOARCH=wasm $(GO) test -count=1 -short $(PURE_PKGS) ./wasm
+	GOMODCACHE="$$($(GO) env GOMODCACHE)" GOOS=js GOARCH=wasm $(GO) test -count=1 -short $(PURE_PKGS)
 
 test: lint build test-native test-wasm
 

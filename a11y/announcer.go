@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // Pacing of content announcements. Screen readers queue polite live-region
@@ -224,12 +225,11 @@ func (a *Announcer) enqueue(units []Unit, now time.Time) {
 	}
 }
 
-// End finishes the answer with its status: "complete", "stopped",
-// "incomplete" or "failed" (stream.Status words); err gives a failure's
-// reason in words. Whatever the tail still holds is spoken first (the end
-// of the stream is a hard boundary), then exactly one final status. Later
-// calls do nothing.
-func (a *Announcer) End(status string, err error) {
+// End finishes the answer with its terminal status (stream.Complete,
+// Stopped, Incomplete or Failed); err gives a failure's reason in words.
+// Whatever the tail still holds is spoken first (the end of the stream is a
+// hard boundary), then exactly one final status. Later calls do nothing.
+func (a *Announcer) End(status stream.Status, err error) {
 	if a.ended {
 		return
 	}
@@ -253,16 +253,17 @@ func (a *Announcer) End(status string, err error) {
 // maxErrorRunes bounds the error read out in a failure status.
 const maxErrorRunes = 200
 
-// statusText says how the answer ended: the stream.Status words map to
-// their sentences; "failed" and any unknown word are a failure, said with
-// the error when there is one.
-func statusText(status string, err error) string {
+// statusText says how the answer ended: each terminal stream.Status maps to
+// its sentence; Failed, and a status that is not an end at all (a caller's
+// mistake, never silence), are a failure, said with the error when there is
+// one.
+func statusText(status stream.Status, err error) string {
 	switch status {
-	case "complete":
+	case stream.Complete:
 		return StatusComplete
-	case "stopped":
+	case stream.Stopped:
 		return StatusStopped
-	case "incomplete":
+	case stream.Incomplete:
 		return StatusIncomplete
 	}
 	if err == nil {

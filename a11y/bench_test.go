@@ -7,12 +7,13 @@ import (
 
 	"github.com/clipperhouse/uax29/v2/sentences"
 	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // BenchmarkSegment compares Trickle's layered segmenter with the plain
 // uax29 iterator (the peer) on the speech text of the 20 KB sample.
 func BenchmarkSegment(b *testing.B) {
-	src, err := os.ReadFile("testdata/sample-20k.md")
+	src, err := os.ReadFile(sample20k)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func BenchmarkSegment(b *testing.B) {
 // render.Document alone (the peer) and through Document plus the
 // Announcer, one frame per token: the difference is what announcing costs.
 func BenchmarkStream(b *testing.B) {
-	src, err := os.ReadFile("testdata/sample-20k.md")
+	src, err := os.ReadFile(sample20k)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func BenchmarkStream(b *testing.B) {
 			f := d.Finish()
 			if announce {
 				a.Frame(f.Settled, f.TailBlocks, f.Final)
-				a.End("complete", nil)
+				a.End(stream.Complete, nil)
 				a.Poll()
 			}
 		}

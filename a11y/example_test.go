@@ -7,6 +7,7 @@ import (
 
 	"github.com/trickle-dev/trickle/a11y"
 	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // The widget's frame loop: render each text update, feed the frame to the
@@ -37,7 +38,7 @@ func Example() {
 	}
 	f := doc.Finish()
 	ann.Frame(f.Settled, f.TailBlocks, f.Final)
-	ann.End("complete", nil)
+	ann.End(stream.Complete, nil)
 	for {
 		due, ok := ann.NextDue()
 		if !ok {
@@ -80,7 +81,7 @@ func ExampleMeasure() {
 		ann.Poll()
 	}
 	ann.Frame(blocks(text), nil, true)
-	ann.End("complete", nil)
+	ann.End(stream.Complete, nil)
 	clock = clock.Add(time.Second)
 	ann.Poll()
 	m := a11y.Measure(ann.Transcript())
@@ -104,7 +105,7 @@ func ExampleWithMode() {
 	ann := a11y.New(a11y.WithMode(a11y.ModeComplete), a11y.WithClock(func() time.Time { return clock }))
 	ann.Start()
 	ann.Frame(blocks("# Result\n\nIt worked. All **42** tests pass."), nil, true)
-	ann.End("complete", nil)
+	ann.End(stream.Complete, nil)
 	var said []string
 	for _, a := range ann.Poll() {
 		said = append(said, a.Text)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/stream"
 	"github.com/yuin/goldmark/ast"
 )
 
@@ -19,9 +20,17 @@ import (
 // by a person.
 var answers = []string{"install-go", "compare-databases", "debug-timeout", "history-answer", "sample-20k"}
 
+// sample20k is the 20 KB benchmark sample; its one copy is the simulated
+// model's canned answer.
+var sample20k = filepath.Join("..", "relay", "sim", "answers", "sample-20k.md")
+
 func readAnswer(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name+".md"))
+	path := filepath.Join("testdata", name+".md")
+	if name == "sample-20k" {
+		path = sample20k
+	}
+	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return string(b)
 }
@@ -82,7 +91,7 @@ func streamAnswer(t *testing.T, text string, rng *rand.Rand, maxToken int, gap f
 	}
 	f := d.Finish()
 	h.a.Frame(f.Settled, f.TailBlocks, f.Final)
-	h.a.End("complete", nil)
+	h.a.End(stream.Complete, nil)
 	h.drain()
 	return h, h.a.Transcript()
 }
@@ -148,7 +157,7 @@ func TestStreamingOneByteAtATimeGivesTheOneShotUnits(t *testing.T) {
 			}
 			f := d.Finish()
 			h.a.Frame(f.Settled, f.TailBlocks, f.Final)
-			h.a.End("complete", nil)
+			h.a.End(stream.Complete, nil)
 			h.drain()
 			require.Equal(t, texts(Units(parse(text))), texts(h.a.Transcript().Units), "%s repair %v", name, repair)
 		}
@@ -167,7 +176,7 @@ func TestAllTailFramesGiveTheOneShotUnitsToo(t *testing.T) {
 			h.wait(16 * time.Millisecond)
 		}
 		h.finish(text)
-		h.a.End("complete", nil)
+		h.a.End(stream.Complete, nil)
 		h.drain()
 		require.Equal(t, texts(Units(parse(text))), texts(h.a.Transcript().Units), name)
 	}

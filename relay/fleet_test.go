@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ type node struct {
 
 // fleet starts n relays on loopback sharing the Redis r, each with its own
 // listener, as a load balancer without sticky sessions would see them.
-func fleet(t *testing.T, r *redisServer, n int, opts ...relay.Option) []node {
+func fleet(t testing.TB, r *redisServer, n int, opts ...relay.Option) []node {
 	t.Helper()
 	var out []node
 	for i := range n {
@@ -405,4 +406,51 @@ func TestRedisStoppedAndStartedAgain(t *testing.T) {
 		best = min(best, stopAcross(t, nodes[1], nodes[0]))
 	}
 	require.Less(t, best, 100*time.Millisecond)
+}
+
+// BenchmarkResumeToFirstEvent measures how long a resume takes to deliver
+// its first event: a finished stream of about 30 events resumed after
+// event 10, on the relay that generated it (memory store) and on another
+// relay of a fleet (Redis store: the stream is loaded from Redis, then
+// served). The second relay forgets a followed stream as soon as its
+// reader leaves (grace 0), so every resume there reads Redis.
+func BenchmarkResumeToFirstEvent(b *testing.B) {
+	run := func(b *testing.B, gen, resume string) {
+		var ids []string
+		for range 64 {
+			resp := post(b, gen+"/v1/chat/completions"+shortQuery, hello)
+			io.Copy(io.Discard, resp.Body)
+			ids = append(ids, resp.Header.Get("X-Trickle-Stream"))
+		}
+		var took []time.Duration
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			id := ids[i%len(ids)]
+			start := time.Now()
+			req, _ := http.NewRequest(http.MethodGet, resume+"/v1/streams/"+id, nil)
+			req.Header.Set("Last-Event-ID", id+":10")
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(b, err)
+			ev, err := sse.NewDecoder(resp.Body).Next()
+			took = append(took, time.Since(start))
+			require.NoError(b, err)
+			require.Equal(b, id+":11", ev.LastEventID)
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		b.StopTimer()
+		slices.Sort(took)
+		b.ReportMetric(float64(took[len(took)/2].Microseconds())/1e3, "p50-ms")
+		b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1e3, "p99-ms")
+	}
+	b.Run("memory store, same relay", func(b *testing.B) {
+		_, base := startMemory(b)
+		run(b, base, base)
+	})
+	b.Run("redis store, another relay", func(b *testing.B) {
+		r := startRedis(b)
+		a := fleet(b, r, 1)[0]
+		other := fleet(b, r, 1, relay.WithGrace(0))[0]
+		run(b, a.base, other.base)
+	})
 }

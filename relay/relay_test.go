@@ -23,6 +23,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
 )
@@ -320,13 +321,53 @@ func TestBadRequestsGetClearErrors(t *testing.T) {
 		{"unknown answer", "?answer=nope", hello, "unknown answer"},
 		{"negative gap", "?gap_ms=-1", hello, "gap_ms"},
 		{"drop_after that is not a number", "?drop_after=x", hello, "drop_after"},
+		{"no messages", "", `{"stream":true}`, `the request has no \"messages\"`},
+		{"no messages, not streamed", "", `{"model":"m"}`, `the request has no \"messages\"`},
+		{"an empty messages array", "?answer=short", `{"stream":true,"messages":[]}`, `the request has no \"messages\"`},
+		{"no user message", "", `{"stream":true,"messages":[{"role":"system","content":"be brief"}]}`, `has no message with \"role\":\"user\"`},
+		{"no user message, not streamed", "", `{"messages":[{"role":"assistant","content":"hi"}]}`, `has no message with \"role\":\"user\"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			resp := post(t, base+"/v1/chat/completions"+c.query, c.body)
 			require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+			require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 			b, _ := io.ReadAll(resp.Body)
 			require.Contains(t, string(b), c.want)
+			var e struct {
+				Error struct{ Message, Type string }
+			}
+			require.NoError(t, json.Unmarshal(b, &e), "an OpenAI-style error body: %s", b)
+			require.Equal(t, "invalid_request_error", e.Error.Type)
+			require.NotEmpty(t, e.Error.Message)
+		})
+	}
+}
+
+// Without answer= or a seed the simulated model answers the question with
+// the canned answer that fits it; a seed keeps picking as it always did.
+func TestWithoutASeedTheAnswerFitsTheQuestion(t *testing.T) {
+	_, base := start(t, relay.WithSimDefaults(relay.SimDefaults{TTFT: time.Millisecond, TokenChars: 64}))
+	cases := []struct{ prompt, seed, want string }{
+		{"How do I reverse a string in Go?", "", "code"},
+		{"SSE vs WebSocket: which is better?", "", "table"},
+		{"Why is my service slow?", "", "thinking"},
+		{"What's the weather in Lyon?", "", "tool-call"},
+		{"Write a detailed essay on rate limiting.", "", "sample-20k"},
+		{"hello", "", "short"},
+		{"How do I reverse a string in Go?", `,"seed":1`, "thinking"},
+		{"hello", `,"seed":3`, "sample-20k"},
+	}
+	for _, c := range cases {
+		t.Run(c.prompt+c.seed, func(t *testing.T) {
+			body := fmt.Sprintf(`{"stream":true,"messages":[{"role":"user","content":%q}]%s}`, c.prompt, c.seed)
+			resp := post(t, base+"/v1/chat/completions?dialect=plain", body)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			b, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			want, ok := sim.Lookup(c.want)
+			require.True(t, ok)
+			require.Equal(t, want.Text, answerOf(t, "plain", b).Text())
 		})
 	}
 }

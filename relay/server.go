@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"runtime"
 	"strings"
 	"sync"
@@ -48,6 +47,7 @@ type Server struct {
 	nextClk atomic.Uint32  // the clock of the next generation
 	idle    chan struct{}  // signalled when a generation ends
 	pumps   sync.WaitGroup // readers on hijacked connections
+	refused refusedOrigins // origins refused so far, each logged once
 
 	store    Store
 	instance string // this process in the store (random)
@@ -427,63 +427,6 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 				"bytes", sw.bytes, "duration", time.Since(start).Round(time.Microsecond), "stream", sw.Header().Get("X-Trickle-Stream"))
 		}()
 		next.ServeHTTP(sw, r)
-	})
-}
-
-// originAllowed says whether a browser page at origin may use the API: the
-// same origin always may, others only when listed.
-func (s *Server) originAllowed(r *http.Request, origin string) bool {
-	if origin == "" {
-		return true // not a browser, or a same-origin GET
-	}
-	if u, err := url.Parse(origin); err == nil && strings.EqualFold(u.Host, r.Host) {
-		return true
-	}
-	for _, o := range s.cfg.origins {
-		if o == "*" || strings.EqualFold(strings.TrimRight(o, "/"), origin) {
-			return true
-		}
-	}
-	return false
-}
-
-// cors answers preflights and adds CORS headers for listed origins on the
-// API, and refuses API calls from other origins outright (403) so that a
-// foreign page cannot spend the model even without reading the answer. The
-// widget's files get the header for listed origins too: a page elsewhere
-// loads trickle.js as a module script and fetches the .wasm, both CORS
-// requests; other origins get the files without it, which the browser
-// refuses to use.
-func (s *Server) cors(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin := r.Header.Get("Origin")
-		if origin != "" && strings.HasPrefix(r.URL.Path, "/trickle/") && s.originAllowed(r, origin) {
-			w.Header().Set("Access-Control-Allow-Origin", origin)
-			w.Header().Add("Vary", "Origin")
-		}
-		if origin == "" || !strings.HasPrefix(r.URL.Path, "/v1/") {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if !s.originAllowed(r, origin) {
-			writeError(w, http.StatusForbidden, "origin_not_allowed", "relay: origin "+origin+" is not allowed (see --allow-origin)")
-			return
-		}
-		h := w.Header()
-		h.Set("Access-Control-Allow-Origin", origin)
-		h.Add("Vary", "Origin")
-		h.Set("Access-Control-Expose-Headers", "X-Trickle-Stream, Retry-After")
-		if s.cfg.token != "" {
-			h.Set("Access-Control-Allow-Credentials", "true")
-		}
-		if r.Method == http.MethodOptions {
-			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Last-Event-ID")
-			h.Set("Access-Control-Max-Age", "600")
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		next.ServeHTTP(w, r)
 	})
 }
 

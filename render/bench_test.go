@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +19,7 @@ const benchTail = "Next steps:\n\n" +
 	"   keeps the syscall count down and the latency"
 
 func benchSample(b *testing.B) string {
-	t, err := os.ReadFile(filepath.Join("testdata", "sample-100k.md"))
+	t, err := os.ReadFile(sample("sample-100k"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -196,14 +196,28 @@ func TestEveryPrefixOfGoldmarkExtraAndGFMCasesRendersLikeConvert(t *testing.T) {
 			if msg := streamCheck(md, cuts); msg != "" {
 				t.Errorf("%s case %d: %s", f, i+1, msg)
 			}
+			if msg := streamCheck(md, tokenCuts(md, uint32(i)), WithDirAuto(true)); msg != "" {
+				t.Errorf("%s case %d with dir=auto: %s", f, i+1, msg)
+			}
 		}
 	}
 	require.Greater(t, total, 100)
 }
 
+// sample is the path of one of the benchmark samples (sample-20k,
+// sample-100k): their one copy is the simulated model's canned answers.
+func sample(name string) string {
+	return filepath.Join("..", "relay", "sim", "answers", name+".md")
+}
+
+// loadSample reads a file under testdata, or a benchmark sample by name.
 func loadSample(t testing.TB, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	path := filepath.Join("testdata", name)
+	if strings.HasPrefix(name, "sample-") {
+		path = sample(name)
+	}
+	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return string(b)
 }
@@ -212,7 +226,7 @@ func TestRealisticAnswersStreamedInTokenCutsRenderLikeConvert(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "answers", "*.md"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
-	files = append(files, filepath.Join("testdata", "sample-20k.md"), filepath.Join("testdata", "sample-100k.md"))
+	files = append(files, sample("sample-20k"), sample("sample-100k"))
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			t.Parallel()

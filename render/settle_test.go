@@ -90,7 +90,7 @@ func TestLongAnswersKeepTheUnsettledTailSmall(t *testing.T) {
 	// Settling is what keeps a frame's cost independent of the answer's
 	// length: streaming the 100 KB sample, the unsettled text never grows
 	// beyond its largest block (a long list or code block).
-	text := loadSample(t, "sample-100k.md")
+	text := loadSample(t, "sample-100k")
 	d := NewDocument()
 	lag := 0
 	for n := 0; n < len(text); n += 160 {
@@ -114,7 +114,7 @@ func TestAnUnresolvedReferenceKeepsBlocksPendingButFramesSmall(t *testing.T) {
 	// "[1]" holds back everything after it (settled HTML is a prefix), but
 	// the blocks after it are closed: they wait, rendered, at the start of
 	// the tail, and only the live part is parsed per frame.
-	text := "Sleep matters [1].\n\n" + loadSample(t, "sample-20k.md") + "\n\n[1]: https://ok.example/paper\n\nEnd.\n"
+	text := "Sleep matters [1].\n\n" + loadSample(t, "sample-20k") + "\n\n[1]: https://ok.example/paper\n\nEnd.\n"
 	d := NewDocument()
 	var settled strings.Builder
 	live := 0

@@ -215,11 +215,11 @@ func tailsOf(text string, steps []int) []string {
 }
 
 func TestTailPatchesTurnEveryStreamedTailIntoTheNext(t *testing.T) {
-	files := []string{"../bench/browser/testdata/sample-20k.md", "testdata/xss/corpus.md"}
+	files := []string{sample("sample-20k"), "testdata/xss/corpus.md"}
 	answers, _ := filepath.Glob("testdata/answers/*.md")
 	files = append(files, answers...)
 	if !testing.Short() {
-		files = append(files, "../bench/browser/testdata/sample-100k.md")
+		files = append(files, sample("sample-100k"))
 	}
 	for _, file := range files {
 		b, err := os.ReadFile(file)
@@ -298,7 +298,7 @@ func requireResumeParsesAsFresh(t testing.TB, old, next string) {
 // of single runes, the nodes are those of a parse from scratch.
 func TestATailParsedFromThePreviousOneEqualsItsFreshParse(t *testing.T) {
 	files, _ := filepath.Glob("testdata/answers/*.md")
-	files = append(files, "../bench/browser/testdata/sample-20k.md", "testdata/xss/corpus.md")
+	files = append(files, sample("sample-20k"), "testdata/xss/corpus.md")
 	for _, file := range files {
 		b, err := os.ReadFile(file)
 		require.NoError(t, err)
@@ -316,7 +316,7 @@ func TestATailParsedFromThePreviousOneEqualsItsFreshParse(t *testing.T) {
 
 func TestATailDifferGivesDiffTailsPatchesFrameAfterFrame(t *testing.T) {
 	files, _ := filepath.Glob("testdata/answers/*.md")
-	files = append(files, "../bench/browser/testdata/sample-20k.md", "testdata/xss/corpus.md")
+	files = append(files, sample("sample-20k"), "testdata/xss/corpus.md")
 	for _, file := range files {
 		b, err := os.ReadFile(file)
 		require.NoError(t, err)

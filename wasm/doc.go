@@ -12,11 +12,10 @@
 // patch, and following the answer while the reader is at the bottom (scroll
 // events and resizes). What to show, say, request and resume stays in Go.
 //
-// The files without a _js suffix are plain Go and hold every decision that
-// can be made without a browser (what a frame patches, what a metric is,
-// when to resume, what request to send); they are tested natively. The
-// *_js.go files are the thin syscall/js edge: transports, the element's
-// DOM parts.
+// Every decision that can be made without a browser (what a frame patches,
+// what a metric is, when to resume, what request to send) lives in package
+// internal/widget, plain Go tested natively. This package is only the thin
+// syscall/js edge: transports, the element's DOM parts, and Boot.
 //
 // It never parses SSE, dialects or markdown itself (the pure packages do),
 // and never uses a live region for the visible answer.

@@ -13,7 +13,9 @@ import (
 
 	"syscall/js"
 
+	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // Boot hands the loader its API ({attach(el) → handle}), warms goldmark when
@@ -62,7 +64,7 @@ var warmOnce sync.Once
 // out, while the network is the one working.
 func warmUp() {
 	warmOnce.Do(func() {
-		html := WarmUp(render.Policy{SameOrigin: js.Global().Get("location").Get("origin").String()})
+		html := widget.WarmUp(render.Policy{SameOrigin: js.Global().Get("location").Get("origin").String()})
 		// The browser's side of a frame has first calls too: Chrome's
 		// first HTML fragment parse of a page took 5 ms in the benchmark
 		// (a frame's insertAdjacentHTML early in the answer). Parse the
@@ -123,7 +125,7 @@ type element struct {
 	msgs chan msg
 	// gcHeld: this element has an answer streaming for the GC pacer.
 	gcHeld bool
-	sess   *Session
+	sess   *widget.Session
 	req    *request // the answer in progress or the last one (retry)
 
 	conn     *conn // the open connection, nil when none
@@ -135,8 +137,8 @@ type element struct {
 	// timer stands in for the animation frame on a hidden page); arriving
 	// bytes ask for one there without entering Go.
 	schedule   js.Value
-	buf        []byte       // the last inbox batch, reused
-	chunks     []inboxChunk // its chunks, reused
+	buf        []byte              // the last inbox batch, reused
+	chunks     []widget.InboxChunk // its chunks, reused
 	announceAt time.Time
 
 	// follower keeps the answer in view while the reader is at the bottom
@@ -159,7 +161,7 @@ func attach(el js.Value) js.Value {
 	e.tools, e.notice, e.noticeText = q("tools"), q("notice"), q("notice-text")
 	e.retryBtn, e.jump, e.metricsDL = q("retry"), q("jump"), q("metrics")
 	e.status, e.announcer = q("status"), q("announcer")
-	e.sess = NewSession(Config{})
+	e.sess = widget.NewSession(widget.Config{})
 
 	send := func(m msg) {
 		select {
@@ -259,8 +261,8 @@ func (e *element) statusWord() string {
 	if e.req == nil {
 		return "idle"
 	}
-	if w := e.sess.Status(); w != "waiting" {
-		return w
+	if st := e.sess.Status(); st != stream.Waiting {
+		return st.String()
 	}
 	return "streaming"
 }
@@ -285,15 +287,15 @@ func (e *element) askRequest(arg js.Value) (*request, error) {
 	var body string
 	switch arg.Type() {
 	case js.TypeString:
-		body = PromptBody(arg.String(), model)
+		body = widget.PromptBody(arg.String(), model)
 	case js.TypeObject:
 		var err error
-		body, err = StreamingBody(js.Global().Get("JSON").Call("stringify", arg).String(), model)
+		body, err = widget.StreamingBody(js.Global().Get("JSON").Call("stringify", arg).String(), model)
 		if err != nil {
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("%w (got %s)", ErrBadRequestBody, arg.Type())
+		return nil, fmt.Errorf("%w (got %s)", widget.ErrBadRequestBody, arg.Type())
 	}
 	endpoint, err := absURL(e.attr("endpoint", "/v1/chat/completions"))
 	if err != nil {
@@ -313,7 +315,7 @@ func (e *element) askRequest(arg js.Value) (*request, error) {
 				auth = headers.Get(k).String()
 			}
 		}
-		r.wsURL, r.wsResume, err = WebSocketURLs(endpoint, e.attr("ws-endpoint", ""), auth)
+		r.wsURL, r.wsResume, err = widget.WebSocketURLs(endpoint, e.attr("ws-endpoint", ""), auth)
 		return r, err
 	}
 	headers.Set("Content-Type", "application/json")
@@ -387,7 +389,7 @@ func (e *element) begin(r *request) {
 		e.stop()
 	}
 	e.req = r
-	e.sess = NewSession(Config{
+	e.sess = widget.NewSession(widget.Config{
 		Dialect:  e.attr("dialect", "auto"),
 		Announce: e.attr("announce", "sentences"),
 		Policy:   e.policy(),
@@ -431,13 +433,13 @@ func (e *element) stop() {
 		e.conn = nil
 	}
 	if e.streamID != "" && !e.req.websocket {
-		if u, err := StreamURLs(e.req.endpoint, e.streamID); err == nil {
+		if u, err := widget.StreamURLs(e.req.endpoint, e.streamID); err == nil {
 			opts := map[string]any{"method": "DELETE", "keepalive": true}
 			js.Global().Call("fetch", u.Cancel, opts).Call("catch", noop)
 		}
 	}
 	e.connGen++ // a pending retry timer must not resume a stopped answer
-	e.sess.End(ErrStoppedByUser)
+	e.sess.End(widget.ErrStoppedByUser)
 	e.frame()
 }
 
@@ -459,7 +461,7 @@ func (e *element) open(resume bool) {
 	}
 	url, init := r.url, r.init
 	if resume {
-		u, _ := StreamURLs(r.endpoint, e.streamID)
+		u, _ := widget.StreamURLs(r.endpoint, e.streamID)
 		url = u.Resume
 		init = js.Global().Get("Object").New()
 		headers := js.Global().Get("Object").New()
@@ -544,7 +546,7 @@ func (e *element) resumable(c *conn, clean bool) bool {
 	if c.events {
 		e.attempt = 0
 	}
-	d, ok := DefaultBackoff.Delay(e.attempt, e.sess.Retry())
+	d, ok := widget.DefaultBackoff.Delay(e.attempt, e.sess.Retry())
 	if !ok {
 		return false
 	}
@@ -610,7 +612,7 @@ func (e *element) drain() {
 	}
 	b := e.buf[:n]
 	js.CopyBytesToGo(b, batch)
-	chunks, err := parseInbox(b, time.Now(), e.chunks[:0])
+	chunks, err := widget.ParseInbox(b, time.Now(), e.chunks[:0])
 	e.chunks = chunks
 	if err != nil {
 		e.closeConn()
@@ -626,19 +628,19 @@ func (e *element) drain() {
 
 // onBytes handles one chunk of the open connection; it reports false once
 // the connection is closed (the answer can no longer change).
-func (e *element) onBytes(c *conn, ch inboxChunk) bool {
+func (e *element) onBytes(c *conn, ch widget.InboxChunk) bool {
 	if c.httpStatus != 0 {
 		if len(c.errBody) < 2048 {
-			c.errBody = append(c.errBody, ch.data...)
+			c.errBody = append(c.errBody, ch.Data...)
 		}
 		return true
 	}
 	before := e.sess.LastEventID()
-	err := e.sess.WriteAt(ch.data, ch.at)
+	err := e.sess.WriteAt(ch.Data, ch.At)
 	if id := e.sess.LastEventID(); id != before {
 		c.events = true
 		if e.streamID == "" {
-			e.streamID = StreamID(id)
+			e.streamID = widget.StreamID(id)
 		}
 	}
 	if e.sess.TookFirstToken() {
@@ -741,20 +743,21 @@ func (e *element) scheduleAnnouncer() {
 
 // finish shows how the answer ended and settles the promise.
 func (e *element) finish() {
-	status := e.sess.Status()
+	st := e.sess.Status()
+	status := st.String()
 	e.el.Call("removeAttribute", "aria-busy")
 	e.el.Call("setAttribute", "data-status", status)
-	if text := Notice(status, e.sess.Err()); text != "" {
+	if text := widget.Notice(st, e.sess.Err()); text != "" {
 		e.noticeText.Set("textContent", text)
 		e.notice.Call("setAttribute", "data-kind", status)
 		e.notice.Set("hidden", false)
-		e.retryBtn.Set("hidden", status == "stopped")
+		e.retryBtn.Set("hidden", st == stream.Stopped)
 	}
 	metrics := e.sess.Metrics().JSON()
 	if e.el.Call("hasAttribute", "show-metrics").Bool() {
 		e.showMetrics(e.sess.Metrics())
 	}
-	if status == "failed" {
+	if st == stream.Failed {
 		msg := "failed"
 		if err := e.sess.Err(); err != nil {
 			msg = err.Error()
@@ -772,7 +775,7 @@ func (e *element) finish() {
 	}
 }
 
-func (e *element) showMetrics(m Metrics) {
+func (e *element) showMetrics(m widget.Metrics) {
 	rows := [][2]string{
 		{"Time to first byte", fmt.Sprintf("%.0f ms", m.TTFB)},
 		{"Time to first token", fmt.Sprintf("%.0f ms", m.TTFT)},

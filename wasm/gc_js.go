@@ -6,18 +6,20 @@ import (
 	"runtime"
 	"runtime/debug"
 	"syscall/js"
+
+	"github.com/trickle-dev/trickle/internal/widget"
 )
 
-// gc paces Go's collector for every element on the page (see GCPacer).
-var gc = &GCPacer{}
+// gc paces Go's collector for every element on the page (see widget.GCPacer).
+var gc = &widget.GCPacer{}
 
-// collectBetweenAnswers sets the collector up as GCPacer describes: no
+// collectBetweenAnswers sets the collector up as widget.GCPacer describes: no
 // proportional pacing, a memory limit, a collection at idle time after
 // answers. The collection runs on its own goroutine, which Go runs right
 // after the idle callback returns, still in the browser's idle period.
 func collectBetweenAnswers() {
 	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(MemoryLimit)
+	debug.SetMemoryLimit(widget.MemoryLimit)
 	now := make(chan struct{}, 1)
 	go func() {
 		for range now {

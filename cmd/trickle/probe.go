@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trickle-dev/trickle/internal/buffering"
 	"github.com/trickle-dev/trickle/stream"
 )
 
@@ -24,8 +25,9 @@ pipeline as the widget and reports, as JSON: time to the response headers,
 time to first byte (TTFB), time to first token (TTFT), the gaps between
 tokens (p50, p95, max), tokens, bytes, whether the end marker came, and a
 verdict: "streaming", "batched", "buffered" (first and last byte arrived
-together: something between the two ends is holding the stream) or
-"inconclusive".
+together — at least 51 tokens within 50 ms: something between the two ends
+is holding the stream) or "inconclusive" (fewer than 2 tokens, or fewer
+than 51 arriving within 50 ms, which a fast model can do on its own).
 
   -d BODY         request body; @FILE reads it from a file (implies POST and,
                   unless -H sets it, Content-Type: application/json)
@@ -69,11 +71,6 @@ type gapStats struct {
 	P95 float64 `json:"p95"`
 	Max float64 `json:"max"`
 }
-
-// togetherWindow is how close the first and last bytes must be for a
-// multi-token answer to count as "arrived together". A model streams tokens
-// tens of milliseconds apart; a buffer releases them in one burst.
-const togetherWindow = 25 * time.Millisecond
 
 // burstTokensPerRead marks a stream that arrives over time but in large
 // bursts (a proxy flushing every few kilobytes, gzip): many tokens per read.
@@ -241,10 +238,19 @@ func runProbe(ctx context.Context, client *http.Client, url string, post bool, b
 // verdict says in words whether the stream was streamed or held.
 func verdict(r *probeReport, spread time.Duration) (string, string) {
 	size := humanBytes(r.Bytes)
+	// Whether the answer was held is package buffering's verdict, the same
+	// the widget's metrics give; "batched" is the probe's own refinement of
+	// a stream that did arrive over time.
+	v := buffering.Judge(r.Tokens, spread)
 	switch {
-	case r.Tokens < 2:
+	case v == buffering.Unknown && r.Tokens < 2:
 		return "inconclusive", fmt.Sprintf("Inconclusive: only %d token(s) arrived (%s), too few to tell streaming from buffering.", r.Tokens, size)
-	case spread <= togetherWindow:
+	case v == buffering.Unknown:
+		return "inconclusive", fmt.Sprintf(
+			"Inconclusive: the %d tokens (%s) arrived within %s, which a fast model can do on its own; "+
+				"at least %d tokens arriving within %s would say the stream was held.",
+			r.Tokens, size, fmtMS(ms(spread)), buffering.MinTokens, fmtMS(ms(buffering.Window)))
+	case v == buffering.Buffered:
 		return "buffered", fmt.Sprintf(
 			"Buffered: all %d tokens (%s) arrived together, the first and last byte %s apart, %s after the request. "+
 				"Something between the model and you is holding the stream and releasing it at the end: "+

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/internal/buffering"
 )
 
 func openaiChunk(tok string) string {
@@ -35,14 +37,14 @@ func streamingServer(t *testing.T, gap time.Duration) *httptest.Server {
 	return srv
 }
 
-// bufferedServer generates the same answer but holds it, as a buffering
-// proxy does, and writes it all at once at the end.
-func bufferedServer(t *testing.T, hold time.Duration) *httptest.Server {
+// bufferedServer generates an answer of the given number of tokens but
+// holds it, as a buffering proxy does, and writes it all at once at the end.
+func bufferedServer(t *testing.T, hold time.Duration, tokens int) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		var b strings.Builder
-		for _, tok := range probeTokens {
-			b.WriteString(openaiChunk(tok))
+		for i := 0; i < tokens; i++ {
+			b.WriteString(openaiChunk(probeTokens[i%len(probeTokens)]))
 		}
 		b.WriteString("data: [DONE]\n\n")
 		time.Sleep(hold)
@@ -90,16 +92,33 @@ func TestProbeSaysAStreamThatTricklesIsStreaming(t *testing.T) {
 }
 
 func TestProbeSaysAStreamThatArrivesAllAtOnceIsBuffered(t *testing.T) {
-	srv := bufferedServer(t, 60*time.Millisecond)
+	srv := bufferedServer(t, 60*time.Millisecond, buffering.MinTokens)
 	code, rep, stderr := probeJSON(t, srv.URL)
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, "buffered", rep.Verdict, rep.Explanation)
-	require.Equal(t, len(probeTokens), rep.Tokens)
+	require.Equal(t, buffering.MinTokens, rep.Tokens)
 	require.True(t, rep.EndMarker)
 	require.GreaterOrEqual(t, *rep.TTFBMS, 50.0)
 	require.Equal(t, 0.0, rep.Gaps.Max, "every token arrived in the same read")
 	require.Contains(t, rep.Explanation, "arrived together")
 	require.Contains(t, rep.Explanation, "proxy")
+}
+
+// A short answer that arrives at once may come from a fast model: the probe
+// does not call it buffered, and says how many tokens would.
+func TestProbeCallsAShortAnswerArrivingAtOnceInconclusive(t *testing.T) {
+	srv := bufferedServer(t, 10*time.Millisecond, len(probeTokens))
+	code, rep, stderr := probeJSON(t, srv.URL)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "inconclusive", rep.Verdict, rep.Explanation)
+	require.Equal(t, len(probeTokens), rep.Tokens)
+	require.Contains(t, rep.Explanation, "fast model")
+	require.Contains(t, rep.Explanation, fmt.Sprintf("at least %d tokens", buffering.MinTokens))
+}
+
+// The usage text quotes package buffering's figures.
+func TestProbeUsageStatesTheBufferedDefinition(t *testing.T) {
+	require.Contains(t, probeUsage, fmt.Sprintf("at least %d tokens within %d ms", buffering.MinTokens, buffering.Window.Milliseconds()))
 }
 
 func TestProbeReadsOllamaNDJSONAndSendsBodyAndHeaders(t *testing.T) {
@@ -112,7 +131,7 @@ func TestProbeReadsOllamaNDJSONAndSendsBodyAndHeaders(t *testing.T) {
 		for _, tok := range []string{"Hel", "lo", "!"} {
 			fmt.Fprintf(w, "{\"message\":{\"role\":\"assistant\",\"content\":%q},\"done\":false}\n", tok)
 			w.(http.Flusher).Flush()
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(30 * time.Millisecond) // three tokens over 60+ ms: past the 50 ms window
 		}
 		io.WriteString(w, `{"message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":3,"eval_count":3}`+"\n")
 	}))

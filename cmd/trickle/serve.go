@@ -29,7 +29,8 @@ Endpoints:
   POST   /v1/chat/completions   OpenAI-compatible; stream:true answers SSE
   GET    /v1/streams/{id}       resume after Last-Event-ID (header or ?last_event_id=)
   DELETE /v1/streams/{id}       Stop: cancel the generation at once
-  GET    /v1/streams/{id}/info  {"id","state","events","upstream_cancelled"}
+  GET    /v1/streams/{id}/info  the stream: {"id","state","events","upstream_cancelled","readers",
+                              "created"; "message": why it stopped, failed or was cancelled}
   GET    /v1/ws                 WebSocket: same SSE event text, one event per message
   GET    /trickle/  /examples/  the widget and the example pages
   GET    /healthz  /metrics     health and Prometheus metrics

@@ -1,0 +1,469 @@
+package widget
+
+import (
+	"errors"
+	"html"
+	"strings"
+	"time"
+
+	"github.com/trickle-dev/trickle/a11y"
+	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/stream"
+)
+
+// Config is what a Session needs to know about the element.
+type Config struct {
+	// Dialect is the stream dialect ("auto" when empty).
+	Dialect string
+	// ContentType is the response's Content-Type, when known.
+	ContentType string
+	// Announce is the a11y mode: "sentences" (default), "complete" or "off".
+	Announce string
+	// Policy is the link and image safety policy for rendering.
+	Policy render.Policy
+	// Render are extra render options (the highlighting build passes
+	// render/highlight's), after RenderOptions' own.
+	Render []render.Option
+	// Now is the clock (time.Now when nil); tests pass a fake one.
+	Now func() time.Time
+	// OnEvent, when set, sees every event the pipeline decodes, after the
+	// session has counted it (`trickle replay` paces its simulated clock by
+	// the tokens).
+	OnEvent func(stream.Event)
+}
+
+// Patch is everything one frame changes on screen, in the order the DOM
+// layer applies it. The DOM layer makes one call per non-empty field and
+// nothing else; Append and TailPatch are the answer itself, applied in one
+// call.
+type Patch struct {
+	// Append is newly settled HTML, inserted once before the live tail.
+	Append string
+	// Tail is the live tail's new HTML when TailChanged, and TailPatch the
+	// DOM work that turns the tail on screen into it (render.DiffTail): a
+	// growing paragraph only gets its new words.
+	Tail        string
+	TailChanged bool
+	TailPatch   render.TailPatch
+	// Thinking is new reasoning text to append to the thinking panel.
+	Thinking string
+	// Tools replaces the tool-call panel's HTML when ToolsChanged.
+	Tools        string
+	ToolsChanged bool
+	// Announce are texts for the announcer log, in order.
+	Announce []string
+	// Status replaces the status region's text when StatusChanged.
+	Status        string
+	StatusChanged bool
+	// Stalled says whether the stall notice shows ("Waiting for the
+	// model…" beside the caret), when StalledChanged: on when no delta has
+	// come for StallAfter while streaming, off with the next delta or the
+	// end. The status region says it once (Status) and is cleared with it.
+	Stalled        bool
+	StalledChanged bool
+	// Final: the answer has ended and everything is settled; the live tail
+	// can go.
+	Final bool
+	// Unwrap (only with Final): the rest of the answer's settled HTML is
+	// exactly the tail on screen (once this frame's TailPatch is applied),
+	// so the DOM layer keeps the tail's nodes and drops only their wrapper,
+	// instead of parsing the same HTML again and throwing the tail away —
+	// the last frame of an answer whose blocks waited as pending (a
+	// reference link's definition at the end) would otherwise re-parse
+	// them all, and a selection in the tail would be lost.
+	Unwrap bool
+}
+
+// Empty reports whether the patch changes nothing.
+func (p *Patch) Empty() bool {
+	return p.Append == "" && !p.TailChanged && p.Thinking == "" && !p.ToolsChanged &&
+		len(p.Announce) == 0 && !p.StatusChanged && !p.StalledChanged && !p.Final
+}
+
+// Session runs one element's answers: bytes in (Write), patches out (Frame).
+// It joins stream.Pipeline, render.Document and a11y.Announcer and keeps the
+// metrics. It is the widget's logic without the browser; the DOM layer only
+// moves bytes in and patches out. Not safe for concurrent use.
+type Session struct {
+	cfg  Config
+	now  func() time.Time
+	pipe *stream.Pipeline
+	doc  *render.Document
+	ann  *a11y.Announcer
+	rec  Recorder
+
+	at           time.Time         // when the bytes being written arrived
+	rendered     string            // text given to the document so far
+	tail         string            // live tail HTML on screen
+	differ       render.TailDiffer // diffs each tail against the last, parsing each once
+	thinkingSeen int               // bytes of thinking already on screen
+	tools        string            // tool panel HTML on screen
+	status       string            // status region text on screen
+	firstToken   bool              // a text delta arrived since the last TookFirstToken
+	ended        bool              // End was called
+	finished     bool              // the final frame was produced
+
+	stalled   bool          // the stall notice shows
+	stallWait time.Duration // StallAfter as of the last frame
+	stallGaps int           // answer deltas when stallWait was computed
+}
+
+// StallNotice is what the stall notice says, on screen and once in the
+// status region.
+const StallNotice = "Waiting for the model…"
+
+// MinStall is the shortest silence that counts as a stall: below it, a
+// model that pauses between sentences would flash the notice.
+const MinStall = 1500 * time.Millisecond
+
+// StallAfter is how long a streaming answer may go without a delta before
+// the stall notice shows: max(MinStall, 3 × the answer's p95 gap), so a
+// model that is slow all along is not called stalled for its usual pace.
+func StallAfter(p95 time.Duration) time.Duration { return max(MinStall, 3*p95) }
+
+// NewSession returns a session ready for Begin.
+func NewSession(cfg Config) *Session {
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	s := &Session{cfg: cfg, now: now}
+	s.doc = render.NewDocument(RenderOptions(cfg.Policy, cfg.Render...)...)
+	s.Begin()
+	return s
+}
+
+// RenderOptions is how the widget renders: the policy, dir="auto" on every
+// text block (a right-to-left answer reads right to left, a mixed one block
+// by block), then extra. render.Convert with the same options is the
+// oracle for what the widget shows.
+func RenderOptions(p render.Policy, extra ...render.Option) []render.Option {
+	return append([]render.Option{render.WithPolicy(p), render.WithDirAuto(true)}, extra...)
+}
+
+// Begin starts a new answer, forgetting the previous one.
+func (s *Session) Begin() {
+	opts := []stream.Option{stream.WithEventHandler(s.event)}
+	if s.cfg.Dialect != "" {
+		opts = append(opts, stream.WithDialect(s.cfg.Dialect))
+	}
+	if s.cfg.ContentType != "" {
+		opts = append(opts, stream.WithContentType(s.cfg.ContentType))
+	}
+	s.pipe = stream.NewPipeline(opts...)
+	s.doc.Reset()
+	mode := s.cfg.Announce
+	if mode == "" {
+		mode = "sentences"
+	}
+	s.ann = a11y.New(a11y.WithMode(mode), a11y.WithClock(s.now))
+	s.rec.Start(s.now())
+	s.rendered, s.tail, s.tools, s.status = "", "", "", ""
+	s.differ.Reset()
+	s.thinkingSeen = 0
+	s.firstToken, s.ended, s.finished = false, false, false
+	s.stalled, s.stallWait, s.stallGaps = false, MinStall, 0
+	s.ann.Start()
+}
+
+func (s *Session) event(ev stream.Event) {
+	switch {
+	case ev.Kind == stream.KindText && ev.Text != "":
+		if s.rec.Token(s.at) {
+			s.firstToken = true
+		}
+	case ev.Kind == stream.KindThinking && ev.Text != "":
+		s.rec.Thinking(s.at)
+	}
+	if s.cfg.OnEvent != nil {
+		s.cfg.OnEvent(ev)
+	}
+}
+
+// Write feeds response bytes (any cut) to the pipeline, arriving now.
+func (s *Session) Write(chunk []byte) error { return s.WriteAt(chunk, s.now()) }
+
+// WriteAt is Write for bytes that arrived at the given time (the widget
+// hands over, once per frame, the chunks that arrived since the last one,
+// each with its arrival time, so the metrics stay those of the network).
+func (s *Session) WriteAt(chunk []byte, at time.Time) error {
+	s.at = at
+	s.rec.Bytes(len(chunk), at)
+	_, err := s.pipe.Write(chunk)
+	return err
+}
+
+// Reconnect prepares for a resumed connection: the byte-level decoder starts
+// over, the answer and the last event id stay.
+func (s *Session) Reconnect() {
+	s.rec.Reconnect()
+	s.pipe.Reconnect()
+}
+
+// ErrStoppedByUser is passed to End when the user pressed Stop.
+var ErrStoppedByUser = stream.ErrStopped
+
+// End ends the answer: nil for a clean end of the byte stream (complete only
+// if the end marker came), ErrStoppedByUser for Stop, anything else for a
+// transport failure. The next Frame is the final one.
+func (s *Session) End(err error) {
+	if s.ended {
+		return
+	}
+	s.ended = true
+	switch {
+	case err == nil:
+		_ = s.pipe.Close() // the status (complete / incomplete) says it
+	case errors.Is(err, ErrStoppedByUser):
+		s.pipe.Stop()
+	default:
+		s.pipe.Fail(err)
+	}
+	s.rec.End(s.now())
+}
+
+// Ended reports whether End was called.
+func (s *Session) Ended() bool { return s.ended }
+
+// Terminal reports whether the answer can no longer change (the pipeline saw
+// an end marker, an error or a relay status, or End was called).
+func (s *Session) Terminal() bool { return s.ended || s.pipe.Answer().Status().Terminal() }
+
+// TookFirstToken reports once that the first text arrived.
+func (s *Session) TookFirstToken() bool {
+	f := s.firstToken
+	s.firstToken = false
+	return f
+}
+
+// Status is where the answer is: stream.Waiting, Streaming, Complete,
+// Stopped, Incomplete or Failed (its String is the word the element's
+// data-status, events and ask() give the page).
+func (s *Session) Status() stream.Status { return s.pipe.Answer().Status() }
+
+// Answer is the answer so far, for reading (tool calls, usage, finish
+// reason, problems); the session alone feeds it.
+func (s *Session) Answer() *stream.Answer { return s.pipe.Answer() }
+
+// Dialect names the stream's dialect, or "auto" while it is not known.
+func (s *Session) Dialect() string { return s.pipe.Dialect() }
+
+// Err explains a stopped, incomplete or failed answer.
+func (s *Session) Err() error { return s.pipe.Answer().Err() }
+
+// Text is the markdown so far.
+func (s *Session) Text() string { return s.pipe.Answer().Text() }
+
+// LastEventID is the id of the last event received (for resume).
+func (s *Session) LastEventID() string { return s.pipe.LastEventID() }
+
+// Retry is the reconnection time the server asked for with retry: (0 when
+// it did not).
+func (s *Session) Retry() time.Duration { return s.pipe.Retry() }
+
+// Metrics is the measurement so far.
+func (s *Session) Metrics() Metrics { return s.rec.Snapshot() }
+
+// RecordFrame adds one frame's duration to the metrics.
+func (s *Session) RecordFrame(d time.Duration) { s.rec.Frame(d) }
+
+// Dirty reports whether a frame would change something now.
+func (s *Session) Dirty() bool {
+	a := s.pipe.Answer()
+	return (s.ended && !s.finished) || len(a.Text()) != len(s.rendered) ||
+		len(a.Thinking()) != s.thinkingSeen || s.toolsHTML() != s.tools ||
+		s.stalled != s.stallDue(s.now())
+}
+
+// NextAnnouncement is when the session wants a frame although no byte came:
+// the announcer's next due time, or the moment the stall notice is due,
+// whichever is first.
+func (s *Session) NextAnnouncement() (time.Time, bool) {
+	due, ok := s.ann.NextDue()
+	if at, on := s.stallAt(); on && !s.stalled && (!ok || at.Before(due)) {
+		return at, true
+	}
+	return due, ok
+}
+
+// stallAt is when the stall notice is due if no delta comes: only while the
+// answer streams (a delta has come, no end yet).
+func (s *Session) stallAt() (time.Time, bool) {
+	last := s.rec.LastDelta()
+	if last.IsZero() || s.Terminal() {
+		return time.Time{}, false
+	}
+	return last.Add(s.stallWait), true
+}
+
+// stallDue reports whether the stall notice should show at now.
+func (s *Session) stallDue(now time.Time) bool {
+	at, on := s.stallAt()
+	return on && !now.Before(at)
+}
+
+// updateStall recomputes StallAfter from the gaps so far (once a frame, and
+// only when there are new gaps) and turns the notice on or off.
+func (s *Session) updateStall(p *Patch) {
+	// p95 moves slowly: recomputed when the deltas grew by a sixteenth,
+	// so a long answer does not merge its gaps every frame.
+	if n := s.rec.tokens; n-s.stallGaps >= max(1, s.stallGaps/16) {
+		s.stallGaps = n
+		s.stallWait = StallAfter(s.rec.GapP95())
+	}
+	due := s.stallDue(s.now())
+	if due == s.stalled {
+		return
+	}
+	s.stalled, p.Stalled, p.StalledChanged = due, due, true
+	switch {
+	case due:
+		s.status, p.Status, p.StatusChanged = StallNotice, StallNotice, true
+	case s.status == StallNotice && !p.StatusChanged:
+		s.status, p.Status, p.StatusChanged = "", "", true
+	}
+}
+
+// Frame computes what changed since the last frame. After End it produces
+// the final frame: everything settled, the tail gone, the status announced.
+func (s *Session) Frame() Patch {
+	var p Patch
+	if s.finished {
+		s.poll(&p)
+		return p
+	}
+	a := s.pipe.Answer()
+	// The text only grows: its length says whether it changed, without
+	// comparing up to the whole answer every frame.
+	if text := a.Text(); len(text) != len(s.rendered) {
+		s.rendered = text
+		s.apply(&p, s.doc.Update(text))
+	}
+	if th := a.Thinking(); len(th) > s.thinkingSeen {
+		p.Thinking = th[s.thinkingSeen:]
+		s.thinkingSeen = len(th)
+	}
+	if tools := s.toolsHTML(); tools != s.tools {
+		s.tools, p.Tools, p.ToolsChanged = tools, tools, true
+	}
+	if s.ended {
+		s.finished = true
+		if f := s.doc.Finish(); f.Append != "" && f.Append == s.tail {
+			p.Unwrap = true
+			s.tail = ""
+			s.ann.Frame(f.Settled, f.TailBlocks, f.Final)
+		} else {
+			s.apply(&p, f)
+		}
+		p.Final = true
+		s.ann.End(s.Status(), s.Err())
+	}
+	s.updateStall(&p)
+	s.poll(&p)
+	return p
+}
+
+func (s *Session) apply(p *Patch, f render.Frame) {
+	p.Append += f.Append
+	if f.Tail != s.tail {
+		p.TailPatch = s.differ.Diff(f.Tail) // render.DiffTail(s.tail, f.Tail)
+		s.tail, p.Tail, p.TailChanged = f.Tail, f.Tail, true
+	}
+	s.ann.Frame(f.Settled, f.TailBlocks, f.Final)
+}
+
+func (s *Session) poll(p *Patch) {
+	for _, a := range s.ann.Poll() {
+		if a.Status {
+			if a.Text != s.status {
+				s.status, p.Status, p.StatusChanged = a.Text, a.Text, true
+			}
+			continue
+		}
+		p.Announce = append(p.Announce, a.Text)
+	}
+}
+
+func (s *Session) toolsHTML() string { return ToolsHTML(s.pipe.Answer().ToolCalls()) }
+
+// ToolsHTML shows tool calls: "Calling name…" while the call streams, its
+// arguments once complete (never half an argument object). Everything from
+// the model is escaped.
+func ToolsHTML(calls []stream.ToolCall) string {
+	if len(calls) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range calls {
+		name := c.Name
+		if name == "" {
+			name = "a tool"
+		}
+		b.WriteString(`<div data-trickle="tool"><p>Calling <code>`)
+		b.WriteString(html.EscapeString(name))
+		if c.Complete {
+			b.WriteString(`</code></p><pre><code>`)
+			b.WriteString(html.EscapeString(c.Arguments))
+			b.WriteString(`</code></pre></div>`)
+		} else {
+			b.WriteString(`</code>…</p></div>`)
+		}
+	}
+	return b.String()
+}
+
+// Notice is the visible text for how an answer ended (empty for complete,
+// and for an answer that has not ended).
+func Notice(status stream.Status, err error) string {
+	switch status {
+	case stream.Incomplete:
+		return "Incomplete: the answer ended before the model finished. You can retry."
+	case stream.Failed:
+		msg := "the connection failed"
+		if err != nil {
+			msg = err.Error()
+		}
+		return "Error: " + msg
+	case stream.Stopped:
+		return "Stopped."
+	}
+	return ""
+}
+
+// WarmUp runs a small answer through a whole Session once — SSE parsing,
+// JSON decoding, goldmark, the speech projection — so the first real frame
+// does not pay for first calls (in the browser, WebAssembly functions are
+// compiled on their first call). Call it when the page is idle. It returns
+// the sample's HTML (every frame's settled HTML, in order), for warming the
+// browser's own HTML parser.
+func WarmUp(policy render.Policy) string {
+	_, html := warmSession(policy)
+	return html
+}
+
+func warmSession(policy render.Policy) (*Session, string) {
+	s := NewSession(Config{Policy: policy, Now: func() time.Time { return time.Time{} }})
+	var b []byte
+	for i := 0; i < len(warmSample); i += 24 {
+		b = append(b, `data: {"choices":[{"index":0,"delta":{"content":`...)
+		b = jsonx.AppendString(b, warmSample[i:min(len(warmSample), i+24)])
+		b = append(b, "}}]}\n\n"...)
+	}
+	b = append(b, "data: [DONE]\n\n"...)
+	_ = s.Write(b)
+	p := s.Frame()
+	html, tail := p.Append, p.Tail
+	s.End(nil)
+	p = s.Frame()
+	html += p.Append
+	if p.TailChanged {
+		tail = p.Tail
+	}
+	if p.Unwrap {
+		html += tail
+	}
+	return s, html
+}
+
+const warmSample = "# Warm\n\nSome *emphasis*, `code` and a [link](https://example.com).\n\n- one\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```go\nfunc main() {}\n```\n\n> quote\n"

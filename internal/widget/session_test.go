@@ -1,0 +1,234 @@
+package widget
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/a11y"
+	"github.com/trickle-dev/trickle/relay/sim"
+	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/stream"
+)
+
+// events renders a simulated generation as the relay sends it: SSE events
+// with ids "s:<seq>"; ends[i] is the byte offset after event i+1.
+func events(t *testing.T, p sim.Params) (data []byte, ends []int, answer sim.Answer) {
+	t.Helper()
+	g, err := sim.New(p)
+	require.NoError(t, err)
+	seq := 0
+	for {
+		m, ok := g.Next()
+		if !ok {
+			break
+		}
+		seq++
+		data = sse.AppendMessage(data, sse.Message{ID: "s:" + strconv.Itoa(seq), Event: m.Event, Data: m.Data})
+		ends = append(ends, len(data))
+	}
+	return data, ends, g.Answer()
+}
+
+// screen is what the DOM would hold, applying patches the way element_js.go
+// does.
+type screen struct {
+	settled, tail, thinking, tools, status string
+	announced                              []string
+	final                                  bool
+	unwrapped                              int
+}
+
+func (s *screen) apply(t *testing.T, p Patch) {
+	if s.final {
+		require.True(t, p.Append == "" && !p.TailChanged && p.Thinking == "" && !p.ToolsChanged && !p.Final,
+			"nothing but announcements after the final frame: %+v", p)
+	}
+	s.settled += p.Append
+	if p.TailChanged {
+		s.tail = p.Tail
+	}
+	if p.Unwrap {
+		require.True(t, p.Final, "only the final frame unwraps the tail")
+		s.settled += s.tail // the tail's nodes stay, without their wrapper
+		s.tail = ""
+		s.unwrapped++
+	}
+	s.thinking += p.Thinking
+	if p.ToolsChanged {
+		s.tools = p.Tools
+	}
+	s.announced = append(s.announced, p.Announce...)
+	if p.StatusChanged {
+		s.status = p.Status
+	}
+	if p.Final {
+		s.final = true
+		require.Empty(t, s.tail, "everything settles at the end")
+	}
+}
+
+type fakeClock struct{ now time.Time }
+
+func (c *fakeClock) Now() time.Time { return c.now }
+
+// drive feeds data in random cuts with frames in between, optionally
+// dropping the connection after event dropAt (mid-event: half of the next
+// event arrives first) and resuming after it; then ends and drains the
+// announcer.
+func drive(t *testing.T, rng *rand.Rand, data []byte, ends []int, dropAt int, end error) (*Session, *screen) {
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	s := NewSession(Config{Policy: render.Policy{SameOrigin: "https://app.test"}, Now: clock.Now})
+	sc := &screen{}
+	frame := func() {
+		p := s.Frame()
+		sc.apply(t, p)
+		// Between frames, the page shows settled+tail: always a prefix
+		// render of the text so far.
+		if !sc.final {
+			require.Equal(t, render.Convert(s.Text(), RenderOptions(render.Policy{SameOrigin: "https://app.test"})...), sc.settled+sc.tail)
+		}
+	}
+	feed := func(b []byte) {
+		for len(b) > 0 {
+			n := 1 + rng.IntN(96)
+			n = min(n, len(b))
+			require.NoError(t, s.Write(b[:n]))
+			b = b[n:]
+			clock.now = clock.now.Add(time.Duration(rng.IntN(20)) * time.Millisecond)
+			if rng.IntN(4) == 0 {
+				frame()
+			}
+		}
+	}
+	if dropAt > 0 && dropAt < len(ends) {
+		cut := ends[dropAt-1]
+		half := cut + (ends[dropAt]-cut)/2
+		feed(data[:half]) // the connection breaks mid-event
+		s.Reconnect()
+		require.Equal(t, "s:"+strconv.Itoa(dropAt), s.LastEventID(), "resume after the last complete event")
+		feed(data[cut:]) // the relay replays what came after that id
+	} else {
+		feed(data)
+	}
+	s.End(end)
+	frame()
+	for {
+		due, ok := s.NextAnnouncement()
+		if !ok {
+			break
+		}
+		clock.now = due
+		sc.apply(t, s.Frame())
+	}
+	return s, sc
+}
+
+func wantUnits(text string) string {
+	doc := render.NewDocument(RenderOptions(render.Policy{SameOrigin: "https://app.test"})...)
+	blocks := append(doc.Update(text).Settled, doc.Finish().Settled...)
+	var out []string
+	for _, u := range a11y.Units(blocks) {
+		out = append(out, u.Text)
+	}
+	return strings.Join(out, " ")
+}
+
+func TestASessionShowsAndAnnouncesEveryDialectInAnyCut(t *testing.T) {
+	rounds := 4
+	if testing.Short() {
+		rounds = 1
+	}
+	unwrapped := 0
+	t.Cleanup(func() {
+		if !t.Failed() {
+			require.Positive(t, unwrapped, "final frames keep the tail's nodes when it already shows the rest")
+		}
+	})
+	for _, dialect := range sim.Dialects {
+		for _, answer := range []string{"short", "thinking", "tool-call"} {
+			t.Run(dialect+"/"+answer, func(t *testing.T) {
+				data, ends, want := events(t, sim.Params{Dialect: dialect, Answer: answer, TokenChars: 3})
+				for round := 0; round < rounds; round++ {
+					rng := rand.New(rand.NewPCG(uint64(round), 7))
+					dropAt := 0
+					if round%2 == 1 {
+						dropAt = 1 + rng.IntN(len(ends)-1)
+					}
+					s, sc := drive(t, rng, data, ends, dropAt, nil)
+					require.Equal(t, stream.Complete, s.Status(), "round %d, drop after %d", round, dropAt)
+					require.Equal(t, want.Text, s.Text())
+					require.Equal(t, render.Convert(want.Text, RenderOptions(render.Policy{SameOrigin: "https://app.test"})...), sc.settled,
+						"all Append (and the unwrapped tail) equal the one-shot render")
+					unwrapped += sc.unwrapped
+					if dialect != "plain" {
+						require.Equal(t, want.Thinking, strings.TrimSpace(sc.thinking))
+					}
+					if want.Tool != nil && dialect != "plain" {
+						require.Contains(t, sc.tools, "<code>"+want.Tool.Name+"</code>")
+					}
+					require.Equal(t, wantUnits(want.Text), strings.Join(sc.announced, " "), "each unit announced once, in order")
+					require.Equal(t, a11y.StatusComplete, sc.status)
+					m := s.Metrics()
+					require.Positive(t, m.Tokens)
+					require.Equal(t, dropAt > 0, m.Reconnects == 1)
+				}
+			})
+		}
+	}
+}
+
+func TestASessionWithoutTheEndMarkerIsIncomplete(t *testing.T) {
+	data, ends, want := events(t, sim.Params{Answer: "short", NoEnd: true})
+	s, sc := drive(t, rand.New(rand.NewPCG(1, 2)), data, ends, 0, nil)
+	require.Equal(t, stream.Incomplete, s.Status())
+	require.Equal(t, want.Text, s.Text())
+	require.Contains(t, Notice(s.Status(), s.Err()), "Incomplete")
+	require.NotEqual(t, a11y.StatusComplete, sc.status)
+	require.NotEmpty(t, sc.status)
+}
+
+func TestAStoppedSessionKeepsWhatItShowedAndSettlesIt(t *testing.T) {
+	data, ends, _ := events(t, sim.Params{Answer: "sample-20k", TokenChars: 16})
+	half := ends[len(ends)/2]
+	s, sc := drive(t, rand.New(rand.NewPCG(3, 4)), data[:half], ends[:len(ends)/2], 0, ErrStoppedByUser)
+	require.Equal(t, stream.Stopped, s.Status())
+	require.NotEmpty(t, s.Text())
+	require.Equal(t, render.Convert(s.Text(), RenderOptions(render.Policy{SameOrigin: "https://app.test"})...), sc.settled)
+}
+
+func TestAFailedTransportFailsTheSessionWithItsReason(t *testing.T) {
+	data, ends, _ := events(t, sim.Params{Answer: "short"})
+	s, _ := drive(t, rand.New(rand.NewPCG(5, 6)), data[:ends[10]], ends[:10], 0, errTest("network down"))
+	require.Equal(t, stream.Failed, s.Status())
+	require.ErrorContains(t, s.Err(), "network down")
+	require.Equal(t, "Error: "+s.Err().Error(), Notice(s.Status(), s.Err()))
+}
+
+type errTest string
+
+func (e errTest) Error() string { return string(e) }
+
+func TestOnEventSeesEveryDecodedEventAndTheSessionsAnswer(t *testing.T) {
+	var text strings.Builder
+	kinds := map[stream.Kind]int{}
+	var s *Session
+	s = NewSession(Config{OnEvent: func(e stream.Event) {
+		kinds[e.Kind]++
+		if e.Kind == stream.KindText {
+			text.WriteString(e.Text)
+			require.Equal(t, kinds[stream.KindText], s.Metrics().Tokens, "the session counts a token before OnEvent sees it")
+		}
+	}})
+	require.NoError(t, s.Write([]byte("data: {\"delta\":\"Hello, \"}\n\ndata: {\"delta\":\"world.\"}\n\ndata: [DONE]\n\n")))
+	require.Equal(t, "Hello, world.", text.String())
+	require.Equal(t, s.Text(), text.String())
+	require.Equal(t, 1, kinds[stream.KindEnd])
+	require.Equal(t, "plain", s.Dialect())
+	require.Equal(t, stream.Complete, s.Answer().Status())
+}
