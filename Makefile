@@ -1,8 +1,10 @@
 # Trickle — build, run, test, bench.
 #
-#   make build   generate the widget (wasm, loader, wasm_exec.js, compressed
-#                copies) into examples/widget/, then build bin/trickle
+#   make build   generate the widget when its inputs changed (wasm, loader,
+#                wasm_exec.js, compressed copies) into examples/widget/,
+#                then build bin/trickle
 #   make run     build, then start the relay on 127.0.0.1:8080
+#   make fleet   build, then three relays sharing Redis behind nginx
 #   make test    everything CI checks (native, js/wasm on Node, Chromium)
 #   make bench   benchmarks and side-by-side comparisons (not run in CI)
 
@@ -14,7 +16,7 @@ STATICCHECK := v0.8.2
 PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/... ./internal/buffering/... ./internal/widget/...
 export PATH := $(PATH):$(WASM_EXEC)
 
-.PHONY: all build widget run test test-native test-wasm lint bench clean
+.PHONY: all build widget run fleet test test-native test-wasm lint bench clean
 
 all: build
 
@@ -23,11 +25,30 @@ build: widget
 
 # The widget: Go compiled to js/wasm, the toolchain's own wasm_exec.js, the
 # loader and stylesheet, content-hashed names and precompressed copies.
-widget:
+# Built only when one of its inputs changed: the repository's Go files the
+# widget and the build tool compile (go list, so a new package is seen), the
+# files under wasm/web, go.mod/go.sum and the toolchain's wasm_exec.js.
+# bin/widget-inputs holds the list of inputs and is rewritten only when the
+# list changes, so a deleted or renamed input also rebuilds. `make -B widget`
+# forces a build.
+WIDGET_GO := $(shell GOOS=js GOARCH=wasm $(GO) list -deps -f '{{if and .Module .Module.Main}}{{$$d := .Dir}}{{range .GoFiles}}{{$$d}}/{{.}} {{end}}{{range .EmbedFiles}}{{$$d}}/{{.}} {{end}}{{end}}' ./wasm/cmd/... 2>/dev/null) \
+             $(shell $(GO) list -deps -f '{{if and .Module .Module.Main}}{{$$d := .Dir}}{{range .GoFiles}}{{$$d}}/{{.}} {{end}}{{end}}' ./wasm/internal/build 2>/dev/null)
+WIDGET_IN := $(sort $(patsubst $(CURDIR)/%,%,$(WIDGET_GO)) $(wildcard wasm/web/*) go.mod go.sum $(wildcard $(WASM_EXEC)/wasm_exec.js))
+
+widget: $(WIDGET)/manifest.json
+
+$(WIDGET)/manifest.json: $(WIDGET_IN) bin/widget-inputs
 	$(GO) run ./wasm/internal/build -out $(WIDGET)
 
+# Rewritten while the Makefile is read (not by a rule), so that `make -q
+# widget` can still say whether the widget is up to date.
+$(shell mkdir -p bin; echo '$(WIDGET_IN)' | cmp -s - bin/widget-inputs || echo '$(WIDGET_IN)' > bin/widget-inputs)
+
+# A second `make run` with nothing changed only checks the widget's inputs
+# and lets go build find bin/trickle up to date: /healthz answers in about
+# a second. ARGS go to trickle serve (make run ARGS='--addr 127.0.0.1:9090').
 run: build
-	./bin/trickle serve
+	./bin/trickle serve $(ARGS)
 
 # go.mod and go.sum must be what `go mod tidy` would write (direct
 # dependencies outside `// indirect`, no stale sums); -diff prints the change
@@ -41,11 +62,14 @@ lint:
 
 # Includes the browser tests (real headless Chromium, chromedp), which need
 # the widget built; under CI=true they fail rather than skip without Chromium.
-# The widget's Go side runs in a Web Worker; the Chromium suites run a second
+# The relay's tests run twice: with the memory store, then with the Redis
+# store (a redis-server the tests start on a free loopback port). The
+# widget's Go side runs in a Web Worker; the Chromium suites run a second
 # time with it forced onto the page's main thread (worker="off"), the
 # fallback for pages that cannot make a worker.
 test-native:
 	$(GO) test -count=1 -timeout 20m ./...
+	TRICKLE_TEST_STORE=redis $(GO) test -count=1 -timeout 20m ./relay/
 	TRICKLE_WIDGET_THREAD=main $(GO) test -count=1 -timeout 20m ./wasm/e2e ./examples
 
 # The pure packages (the widget's Session, internal/widget, included) also run

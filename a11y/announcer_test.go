@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // harness drives an Announcer the way the widget does: one frame per
@@ -151,7 +153,7 @@ func TestAtMostTwoAnnouncementsInAnySecond(t *testing.T) {
 		h.wait(60 * time.Millisecond)
 	}
 	h.finish(text)
-	h.a.End("complete", nil)
+	h.a.End(stream.Complete, nil)
 	h.drain()
 	var times []time.Time
 	for _, a := range h.heard {
@@ -193,7 +195,7 @@ func TestAStalledUnfinishedSentenceWaitsForTheEndOfTheStream(t *testing.T) {
 	h.tail("The fix is to")
 	h.wait(10 * time.Second)
 	require.Empty(t, contentOf(h.heard), "a fragment is never flushed by a stall")
-	h.a.End("stopped", nil)
+	h.a.End(stream.Stopped, nil)
 	h.drain()
 	require.Equal(t, []string{"The fix is to."}, contentOf(h.heard))
 	require.Equal(t, []string{StatusResponding, StatusStopped}, statusesOf(h.heard))
@@ -213,18 +215,18 @@ func TestAStallDoesNotFlushOpenMarkdown(t *testing.T) {
 func TestEndAnnouncesExactlyOneStatusAfterTheLastContent(t *testing.T) {
 	tests := []struct {
 		name   string
-		status string
+		status stream.Status
 		err    error
 		want   string
 	}{
-		{"a complete answer says complete", "complete", nil, StatusComplete},
-		{"a stopped answer says stopped", "stopped", nil, StatusStopped},
-		{"an incomplete answer says the connection was lost", "incomplete", nil, StatusIncomplete},
-		{"a failure says its error in words", "failed", errors.New("relay: upstream returned 429 Too Many Requests"), "Answer failed: relay: upstream returned 429 Too Many Requests."},
-		{"a failure without an error still says failed", "failed", nil, StatusFailed},
-		{"an unknown status is a failure", "exploded", errors.New("boom"), "Answer failed: boom."},
-		{"a long error is cut on a character boundary", "failed", errors.New(strings.Repeat("é", 300)), "Answer failed: " + strings.Repeat("é", maxErrorRunes) + "…"},
-		{"markup in an error is not read out", "failed", errors.New("bad `token` <b>*x*</b> [DONE]"), "Answer failed: bad token b x /b DONE."},
+		{"a complete answer says complete", stream.Complete, nil, StatusComplete},
+		{"a stopped answer says stopped", stream.Stopped, nil, StatusStopped},
+		{"an incomplete answer says the connection was lost", stream.Incomplete, nil, StatusIncomplete},
+		{"a failure says its error in words", stream.Failed, errors.New("relay: upstream returned 429 Too Many Requests"), "Answer failed: relay: upstream returned 429 Too Many Requests."},
+		{"a failure without an error still says failed", stream.Failed, nil, StatusFailed},
+		{"a status that is not an end is a failure", stream.Streaming, errors.New("boom"), "Answer failed: boom."},
+		{"a long error is cut on a character boundary", stream.Failed, errors.New(strings.Repeat("é", 300)), "Answer failed: " + strings.Repeat("é", maxErrorRunes) + "…"},
+		{"markup in an error is not read out", stream.Failed, errors.New("bad `token` <b>*x*</b> [DONE]"), "Answer failed: bad token b x /b DONE."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -232,13 +234,14 @@ func TestEndAnnouncesExactlyOneStatusAfterTheLastContent(t *testing.T) {
 			h.a.Start()
 			h.tail("First. Second")
 			h.a.End(tt.status, tt.err)
-			h.a.End("complete", nil) // later ends change nothing
+			h.a.End(stream.Complete, nil) // later ends change nothing
 			h.drain()
 			require.Equal(t, []string{StatusResponding, tt.want}, statusesOf(h.heard))
 			require.Equal(t, []string{"First. Second."}, contentOf(h.heard))
 			last := h.heard[len(h.heard)-1]
 			require.True(t, last.Status, "the final status comes after the content")
 			require.Zero(t, MarkdownChars(last.Text))
+			endFollowsTheLastWordsByMinGap(t, h.heard)
 		})
 	}
 }
@@ -254,7 +257,7 @@ func TestARepeatedFrameSaysNothingTwice(t *testing.T) {
 	settled := parse("One. Two. Three.")
 	h.a.Frame(settled, nil, true)
 	h.a.Frame(settled, nil, true)
-	h.a.End("complete", nil)
+	h.a.End(stream.Complete, nil)
 	h.drain()
 	require.Equal(t, []string{"One. Two.", "Three."}, contentOf(h.heard))
 	require.Zero(t, Measure(h.a.Transcript()).Duplicates)
@@ -276,7 +279,7 @@ func TestAReconnectThatReplaysTheAnswerSaysNothingTwice(t *testing.T) {
 		h.wait(50 * time.Millisecond)
 	}
 	h.finish(text)
-	h.a.End("complete", nil)
+	h.a.End(stream.Complete, nil)
 	h.drain()
 	tr := h.a.Transcript()
 	require.Equal(t, texts(Units(parse(text))), texts(tr.Units))
@@ -289,11 +292,11 @@ func TestStartAfterEndBeginsAFreshAnswer(t *testing.T) {
 	h := newHarness(t)
 	h.a.Start()
 	h.finish("Hello.")
-	h.a.End("complete", nil)
+	h.a.End(stream.Complete, nil)
 	h.drain()
 	h.a.Start()
 	h.finish("Hello.")
-	h.a.End("complete", nil)
+	h.a.End(stream.Complete, nil)
 	h.drain()
 	require.Equal(t, []string{"Hello.", "Hello."}, contentOf(h.heard))
 	require.Equal(t, []string{"Hello."}, texts(h.a.Transcript().Units), "the transcript is per answer")
@@ -303,7 +306,7 @@ func TestFramesAfterEndAreIgnored(t *testing.T) {
 	h := newHarness(t)
 	h.a.Start()
 	h.finish("Hello.")
-	h.a.End("complete", nil)
+	h.a.End(stream.Complete, nil)
 	h.finish("Hello. More text.")
 	h.drain()
 	require.Equal(t, []string{"Hello."}, contentOf(h.heard))
@@ -320,10 +323,33 @@ func TestCompleteModeSaysTheWholeAnswerOnceAtTheEnd(t *testing.T) {
 	}
 	require.Empty(t, contentOf(h.heard), "nothing before the end")
 	h.finish(text)
-	h.a.End("complete", nil)
+	h.a.End(stream.Complete, nil)
 	h.drain()
 	require.Equal(t, []string{"Heading: Setup. Install it. Then run it. Bullet: One. Bullet: Two."}, contentOf(h.heard))
 	require.Equal(t, []string{StatusResponding, StatusComplete}, statusesOf(h.heard))
+}
+
+// Whatever the mode and however the answer ends, the final status never
+// shares an instant with the answer's last words, and nothing is said after
+// it.
+func TestTheEndStatusFollowsTheLastWordsByMinGapInEveryMode(t *testing.T) {
+	for _, mode := range []string{ModeSentences, ModeComplete, ModeOff} {
+		for _, status := range []stream.Status{stream.Complete, stream.Stopped, stream.Incomplete, stream.Failed} {
+			t.Run(mode+"/"+status.String(), func(t *testing.T) {
+				h := newHarness(t, WithMode(mode))
+				h.a.Start()
+				h.tail("One. Two. Three")
+				h.wait(40 * time.Millisecond)
+				h.a.End(status, nil)
+				h.drain()
+				endFollowsTheLastWordsByMinGap(t, h.heard)
+				require.Len(t, statusesOf(h.heard), 2, "one start and one end status")
+				if mode != ModeOff {
+					require.Contains(t, strings.Join(contentOf(h.heard), " "), "Three.")
+				}
+			})
+		}
+	}
 }
 
 func TestOffModeSaysOnlyStatuses(t *testing.T) {
@@ -332,7 +358,7 @@ func TestOffModeSaysOnlyStatuses(t *testing.T) {
 	h.tail("One. Two. Three.")
 	h.wait(5 * time.Second)
 	h.finish("One. Two. Three.")
-	h.a.End("incomplete", nil)
+	h.a.End(stream.Incomplete, nil)
 	h.drain()
 	require.Empty(t, contentOf(h.heard))
 	require.Equal(t, []string{StatusResponding, StatusIncomplete}, statusesOf(h.heard))
@@ -392,7 +418,7 @@ func TestATailListItemIsSaidOnceTheNextItemStarts(t *testing.T) {
 
 func TestEndWithoutStartStillSaysTheStatus(t *testing.T) {
 	h := newHarness(t)
-	h.a.End("incomplete", nil)
+	h.a.End(stream.Incomplete, nil)
 	h.drain()
 	require.Equal(t, []string{StatusIncomplete}, statusesOf(h.heard))
 }
@@ -417,7 +443,7 @@ func TestAParagraphThatBecomesASetextHeadingLosesNothingAndRepeatsNothing(t *tes
 	h.tail("Hello there. World\n===\n\nNext")
 	h.wait(time.Second)
 	h.finish("Hello there. World\n===\n\nNext.")
-	h.a.End("complete", nil)
+	h.a.End(stream.Complete, nil)
 	h.drain()
 	require.Equal(t, []string{"Hello there.", "World.", "Next."}, contentOf(h.heard))
 	require.Zero(t, Measure(h.a.Transcript()).Duplicates)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/clipperhouse/uax29/v2/sentences"
 	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // BenchmarkSegment compares Trickle's layered segmenter with the plain
@@ -67,7 +68,7 @@ func BenchmarkStream(b *testing.B) {
 			f := d.Finish()
 			if announce {
 				a.Frame(f.Settled, f.TailBlocks, f.Final)
-				a.End("complete", nil)
+				a.End(stream.Complete, nil)
 				a.Poll()
 			}
 		}

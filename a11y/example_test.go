@@ -2,11 +2,11 @@ package a11y_test
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/trickle-dev/trickle/a11y"
 	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // The widget's frame loop: render each text update, feed the frame to the
@@ -37,7 +37,7 @@ func Example() {
 	}
 	f := doc.Finish()
 	ann.Frame(f.Settled, f.TailBlocks, f.Final)
-	ann.End("complete", nil)
+	ann.End(stream.Complete, nil)
 	for {
 		due, ok := ann.NextDue()
 		if !ok {
@@ -80,9 +80,11 @@ func ExampleMeasure() {
 		ann.Poll()
 	}
 	ann.Frame(blocks(text), nil, true)
-	ann.End("complete", nil)
+	ann.End(stream.Complete, nil)
 	clock = clock.Add(time.Second)
-	ann.Poll()
+	ann.Poll() // the last sentence
+	clock = clock.Add(a11y.MinGap)
+	ann.Poll() // "Answer complete.", MinGap after it
 	m := a11y.Measure(ann.Transcript())
 	fmt.Printf("units %d, duplicates %d, fragments %d, markdown %d, statuses %d\n",
 		m.Units, m.Duplicates, m.Fragments, m.MarkdownChars, m.Statuses)
@@ -104,14 +106,18 @@ func ExampleWithMode() {
 	ann := a11y.New(a11y.WithMode(a11y.ModeComplete), a11y.WithClock(func() time.Time { return clock }))
 	ann.Start()
 	ann.Frame(blocks("# Result\n\nIt worked. All **42** tests pass."), nil, true)
-	ann.End("complete", nil)
-	var said []string
-	for _, a := range ann.Poll() {
-		said = append(said, a.Text)
+	ann.End(stream.Complete, nil)
+	start := clock
+	for range 2 {
+		for _, a := range ann.Poll() {
+			fmt.Printf("%v %s\n", a.At.Sub(start), a.Text)
+		}
+		// The final status follows the answer by the announcer's spacing.
+		due, _ := ann.NextDue()
+		clock = due
 	}
-	fmt.Println(strings.Join(said, "\n"))
 	// Output:
-	// Assistant is responding.
-	// Heading: Result. It worked. All 42 tests pass.
-	// Answer complete.
+	// 0s Assistant is responding.
+	// 0s Heading: Result. It worked. All 42 tests pass.
+	// 300ms Answer complete.
 }

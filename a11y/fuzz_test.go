@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 var fuzzSeeds = []string{
@@ -77,7 +78,7 @@ func FuzzAnnouncerNeverRepeats(f *testing.F) {
 		}
 		fin := d.Finish()
 		h.a.Frame(fin.Settled, fin.TailBlocks, fin.Final)
-		h.a.End("stopped", nil)
+		h.a.End(stream.Stopped, nil)
 		h.drain()
 		m := Measure(h.a.Transcript())
 		require.Zero(t, m.Duplicates)

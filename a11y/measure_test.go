@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/stream"
 	"github.com/yuin/goldmark/ast"
 )
 
@@ -90,7 +91,7 @@ func streamAnswer(t *testing.T, text string, rng *rand.Rand, maxToken int, gap f
 	}
 	f := d.Finish()
 	h.a.Frame(f.Settled, f.TailBlocks, f.Final)
-	h.a.End("complete", nil)
+	h.a.End(stream.Complete, nil)
 	h.drain()
 	return h, h.a.Transcript()
 }
@@ -131,6 +132,7 @@ func TestStreamedRealisticAnswersMeetTheListeningCriteria(t *testing.T) {
 			}
 			require.LessOrEqual(t, m.LongestWait, 2*time.Second, name)
 			require.Equal(t, 2, m.Statuses)
+			endFollowsTheLastWordsByMinGap(t, tr.Announcements)
 			if seed == 0 {
 				t.Logf("%s: %d bytes, %d units in %d announcements, longest wait %v, markdown chars %d (all inside code spans)",
 					name, len(text), m.Units, m.Announcements, m.LongestWait, m.MarkdownChars)
@@ -156,7 +158,7 @@ func TestStreamingOneByteAtATimeGivesTheOneShotUnits(t *testing.T) {
 			}
 			f := d.Finish()
 			h.a.Frame(f.Settled, f.TailBlocks, f.Final)
-			h.a.End("complete", nil)
+			h.a.End(stream.Complete, nil)
 			h.drain()
 			require.Equal(t, texts(Units(parse(text))), texts(h.a.Transcript().Units), "%s repair %v", name, repair)
 		}
@@ -175,7 +177,7 @@ func TestAllTailFramesGiveTheOneShotUnitsToo(t *testing.T) {
 			h.wait(16 * time.Millisecond)
 		}
 		h.finish(text)
-		h.a.End("complete", nil)
+		h.a.End(stream.Complete, nil)
 		h.drain()
 		require.Equal(t, texts(Units(parse(text))), texts(h.a.Transcript().Units), name)
 	}
@@ -240,4 +242,22 @@ func TestMeasureCountsDuplicatesFragmentsMarkdownAndWaits(t *testing.T) {
 		MarkdownChars: 4 + 1 + 2 + 1 + 1,
 		LongestWait:   1500 * time.Millisecond,
 	}, m)
+}
+
+// endFollowsTheLastWordsByMinGap checks the end of a transcript: the final
+// status is the last announcement, after the last content announcement and
+// at least MinGap after it, never in the same instant (a screen reader
+// could speak it first).
+func endFollowsTheLastWordsByMinGap(t *testing.T, as []Announcement) {
+	t.Helper()
+	require.NotEmpty(t, as)
+	end := as[len(as)-1]
+	require.True(t, end.Status, "the final status is the last announcement")
+	for i := len(as) - 2; i >= 0; i-- {
+		if !as[i].Status {
+			require.GreaterOrEqual(t, end.At.Sub(as[i].At), MinGap,
+				"the end status %q follows the last words %q by at least MinGap", end.Text, as[i].Text)
+			return
+		}
+	}
 }

@@ -30,8 +30,9 @@ import (
 )
 
 // -screenshots DIR saves a picture of each example once its answer has
-// finished (docs/screenshots is made this way:
-// go test ./examples -run Page -screenshots ../docs/screenshots).
+// finished, with the relay at trickle serve's default timing
+// (docs/screenshots is made this way:
+// go test ./examples -run 'Page|Lab' -screenshots ../docs/screenshots).
 var screenshots = flag.String("screenshots", "", "directory to save a PNG of each example page into")
 
 // The package's relay and browser, started by the first test that needs
@@ -76,10 +77,15 @@ func startExamples(t *testing.T) (context.Context, string) {
 		var srv *relay.Server
 		// A brisker simulated model than trickle serve's default (400 ms,
 		// then 30 ms a token) where a page has no timing controls: the
-		// pages behave the same, the tests wait less.
-		srv, sharedErr = relay.New(relay.WithWidget(examples.Widget()), relay.WithPages(examples.Pages()),
-			relay.WithSimDefaults(relay.SimDefaults{TTFT: 50 * time.Millisecond, Gap: 6 * time.Millisecond, Jitter: 2 * time.Millisecond, TokenChars: 4}),
-			relay.WithLogger(slog.New(slog.DiscardHandler)))
+		// pages behave the same, the tests wait less. Screenshots are taken
+		// at trickle serve's defaults, so the figures they show are the
+		// ones people will see.
+		opts := []relay.Option{relay.WithWidget(examples.Widget()), relay.WithPages(examples.Pages()),
+			relay.WithLogger(slog.New(slog.DiscardHandler))}
+		if *screenshots == "" {
+			opts = append(opts, relay.WithSimDefaults(relay.SimDefaults{TTFT: 50 * time.Millisecond, Gap: 6 * time.Millisecond, Jitter: 2 * time.Millisecond, TokenChars: 4}))
+		}
+		srv, sharedErr = relay.New(opts...)
 		if sharedErr == nil {
 			// Lives until the test binary exits, like the browser.
 			sharedBase = httptest.NewServer(srv.Handler()).URL
@@ -576,6 +582,92 @@ func TestTheReadmeSnippetAnswersOnAPageOfAnotherOrigin(t *testing.T) {
 	waitFor(t, tab, 30*time.Second, `document.body.dataset.end || document.body.dataset.error`)
 	require.Empty(t, eval[string](t, tab, `document.body.dataset.error || ""`))
 	require.Equal(t, "complete", eval[string](t, tab, `document.body.dataset.end`))
+}
+
+// logLines collects a relay's log lines (written from many goroutines).
+type logLines struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// The README's snippet on a page whose origin the relay was not started
+// with: the page still gets the element (the widget's files are public),
+// and ask() resolves "failed" with a message that names the page's origin
+// and the flag to add, over SSE and over WebSocket; the relay logs the
+// refused origin once, at warn.
+func TestTheReadmeSnippetOnARefusedOriginSaysWhichOriginToAllow(t *testing.T) {
+	tab, _ := startExamples(t)
+	page := httptest.NewServer(nil)
+	t.Cleanup(page.Close)
+	var logs logLines
+	srv, err := relay.New(relay.WithWidget(examples.Widget()),
+		relay.WithSimDefaults(relay.SimDefaults{TokenChars: 16}), relay.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	require.NoError(t, err)
+	rl := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		rl.Close()
+	})
+	html := "<!doctype html><meta charset=utf-8><title>my page</title>\n" + strings.ReplaceAll(readmeSnippet(t), "http://127.0.0.1:8080", rl.URL)
+	page.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, html)
+	})
+	origin := page.URL // httptest's URL is the origin: scheme://host:port
+	require.NotEqual(t, origin, rl.URL)
+
+	run(t, tab, 30*time.Second,
+		chromedp.Navigate(page.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#ask button`)),
+	)
+	waitFor(t, tab, 20*time.Second, `customElements.get("trickle-answer") !== undefined`)
+	require.Equal(t, "function", eval[string](t, tab, `typeof document.querySelector("trickle-answer").ask`),
+		"the element is defined: its script loaded from the relay")
+
+	for _, transport := range []string{"sse", "websocket"} {
+		t.Run(transport, func(t *testing.T) {
+			run(t, tab, 10*time.Second,
+				chromedp.Evaluate[chromedp.Void](`{
+					const a = document.querySelector("trickle-answer");
+					a.setAttribute("transport", "`+transport+`");
+					delete document.body.dataset.asked;
+					a.addEventListener("trickle-error", (e) => { document.body.dataset.error = e.detail.message }, { once: true });
+					a.ask(document.querySelector("#ask input").value).then((s) => { document.body.dataset.asked = s });
+				} void 0`),
+			)
+			waitFor(t, tab, 20*time.Second, `document.body.dataset.asked !== undefined`)
+			require.Equal(t, "failed", eval[string](t, tab, `document.body.dataset.asked`))
+			msg := eval[string](t, tab, `document.body.dataset.error || ""`)
+			require.Contains(t, msg, origin, "the message names the page's origin")
+			require.Contains(t, msg, "--allow-origin "+origin, "and the flag to add")
+			notice := eval[string](t, tab, `document.querySelector('trickle-answer [data-trickle="notice-text"]').textContent`)
+			require.Contains(t, notice, "--allow-origin "+origin, "the page shows it too")
+		})
+	}
+
+	n := 0
+	for line := range strings.SplitSeq(strings.TrimSpace(logs.String()), "\n") {
+		if strings.Contains(line, `"msg":"origin refused`) {
+			n++
+			require.Contains(t, line, `"level":"WARN"`)
+			require.Contains(t, line, `"origin":"`+origin+`"`)
+		}
+	}
+	require.Equal(t, 1, n, "the refused origin is logged once: %s", logs.String())
 }
 
 // otherOrigin serves html on a new origin with the given response headers,

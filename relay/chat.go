@@ -65,6 +65,20 @@ func (c *ChatRequest) lastUser() string {
 	return ""
 }
 
+// check refuses what the OpenAI API refuses before any model runs: a
+// request without messages, or without a user message to answer.
+func (c *ChatRequest) check() error {
+	if len(c.Messages) == 0 {
+		return fmt.Errorf(`%w: the request has no "messages": send at least one, e.g. {"messages":[{"role":"user","content":"Hello"}]}`, ErrBadRequest)
+	}
+	for _, m := range c.Messages {
+		if m.Role == "user" {
+			return nil
+		}
+	}
+	return fmt.Errorf(`%w: "messages" has no message with "role":"user": add the question to answer, e.g. {"role":"user","content":"Hello"}`, ErrBadRequest)
+}
+
 // ErrBadRequest is wrapped by every request the relay refuses as malformed.
 var ErrBadRequest = errors.New("relay: bad request")
 
@@ -104,13 +118,22 @@ func (s *Server) simParams(req *ChatRequest, q url.Values) (sim.Params, error) {
 		TokenChars: d.TokenChars,
 		NoEnd:      q.Get("no_end") == "1" || q.Get("no_end") == "true",
 	}
+	if err := req.check(); err != nil {
+		return p, err
+	}
 	last := req.lastUser()
 	if name, ok := strings.CutPrefix(strings.TrimSpace(last), "/answer "); ok && p.Answer == "" {
 		p.Answer = strings.TrimSpace(name)
 	}
 	if req.Seed != nil {
+		// A seed picks the answer (when none is named) and the jitter.
 		p.Seed = uint64(*req.Seed)
 	} else {
+		// Without one the answer fits the question, and the prompt seeds
+		// the jitter: the same request streams the same events.
+		if p.Answer == "" {
+			p.Answer = sim.Choose(last)
+		}
 		h := fnv.New64a()
 		io.WriteString(h, last)
 		p.Seed = h.Sum64()
@@ -239,6 +262,9 @@ func (s *Server) refuse(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusTooManyRequests, "rate_limit_exceeded", err.Error())
 	case errors.Is(err, ErrBadRequest):
 		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+	case errors.Is(err, ErrStoreUnavailable):
+		w.Header().Set("Retry-After", "2")
+		writeError(w, http.StatusServiceUnavailable, "store_unavailable", err.Error()+"; try again shortly")
 	case errors.Is(err, ErrShuttingDown):
 		w.Header().Set("Retry-After", "5")
 		writeError(w, http.StatusServiceUnavailable, "shutting_down", err.Error())

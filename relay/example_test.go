@@ -26,7 +26,7 @@ func ExampleNew() {
 	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()
 
-	resp, err := http.Post(ts.URL+"/v1/chat/completions?dialect=plain&answer=short", "application/json",
+	resp, err := http.Post(ts.URL+"/v1/chat/completions?dialect=plain&answer=code", "application/json",
 		strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"reverse a string in Go"}]}`))
 	if err != nil {
 		panic(err)

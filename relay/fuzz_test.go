@@ -39,8 +39,10 @@ func fuzzRelay(t testing.TB) *relay.Server {
 func FuzzChatRequestNeverBreaksTheRelay(f *testing.F) {
 	f.Add(`{"stream":true,"messages":[{"role":"user","content":"hi"}]}`, "dialect=anthropic&answer=short")
 	f.Add(`{"messages":[{"role":"user","content":[{"type":"text","text":"/answer xss"}]}]}`, "")
-	f.Add(`{"stream":true,"seed":-5,"max_tokens":3}`, "error_after=2&stall_after=1&stall_ms=0.5&no_end=1")
-	f.Add(`{"stream":true}`, "drop_after=3&ttft_ms=1e9")
+	f.Add(`{"stream":true,"seed":-5,"max_tokens":3,"messages":[{"role":"user","content":"x"}]}`, "error_after=2&stall_after=1&stall_ms=0.5&no_end=1")
+	f.Add(`{"stream":true,"messages":[{"role":"user","content":"compare"}]}`, "drop_after=3&ttft_ms=1e9")
+	f.Add(`{"stream":true}`, "drop_after=3")
+	f.Add(`{"stream":true,"messages":[{"role":"system","content":"be brief"}]}`, "")
 	f.Add(`[]`, "gap_ms=NaN")
 	f.Add(`{"stream":"yes"}`, "token_chars=-1&dialect=")
 	srv := fuzzRelay(f)
@@ -76,7 +78,7 @@ func FuzzChatRequestNeverBreaksTheRelay(f *testing.F) {
 func FuzzResumeLastEventID(f *testing.F) {
 	srv := fuzzRelay(f)
 	h := srv.Handler()
-	req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions?answer=short&dialect=plain", strings.NewReader(`{"stream":true}`))
+	req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions?answer=short&dialect=plain", strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	id := rec.Header().Get("X-Trickle-Stream")

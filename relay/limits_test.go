@@ -2,14 +2,18 @@ package relay_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -75,27 +79,92 @@ func TestAnEventOverTheSizeLimitFailsTheStream(t *testing.T) {
 	require.Contains(t, evs[0].Data, "over the limit of 120")
 }
 
+// syncBuffer collects the relay's log lines; the relay writes from many
+// goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 func TestOriginsAreSameOriginByDefault(t *testing.T) {
-	_, base := start(t)
-	resp := post(t, base+"/v1/chat/completions", hello, "Origin", "https://evil.example")
-	require.Equal(t, http.StatusForbidden, resp.StatusCode)
-	b, _ := io.ReadAll(resp.Body)
-	require.Contains(t, string(b), "https://evil.example")
+	var logs syncBuffer
+	_, base := start(t, relay.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	const evil = "https://evil.example"
+	for range 3 {
+		resp := post(t, base+"/v1/chat/completions", hello, "Origin", evil)
+		require.Equal(t, http.StatusForbidden, resp.StatusCode)
+		// The refusal is readable by the page, so it can say what to do.
+		require.Equal(t, evil, resp.Header.Get("Access-Control-Allow-Origin"))
+		require.Empty(t, resp.Header.Get("Access-Control-Allow-Credentials"))
+		b, _ := io.ReadAll(resp.Body)
+		var e struct {
+			Error struct{ Message, Type string }
+		}
+		require.NoError(t, json.Unmarshal(b, &e))
+		require.Equal(t, "origin_not_allowed", e.Error.Type)
+		require.Contains(t, e.Error.Message, evil)
+		require.Contains(t, e.Error.Message, "--allow-origin "+evil)
+	}
+	require.Equal(t, 0, strings.Count(logs.String(), "stream started"), "a refused origin spends nothing")
+
+	// Its preflight passes, so the refusal itself reaches the page.
+	req, _ := http.NewRequest(http.MethodOptions, base+"/v1/chat/completions", nil)
+	req.Header.Set("Origin", evil)
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	pre, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	pre.Body.Close()
+	require.Equal(t, http.StatusNoContent, pre.StatusCode)
+	require.Equal(t, evil, pre.Header.Get("Access-Control-Allow-Origin"))
 
 	same := post(t, base+"/v1/chat/completions?answer=short", hello, "Origin", base)
 	require.Equal(t, http.StatusOK, same.StatusCode)
 
+	// A WebSocket from the refused origin gets the refusal as its one
+	// event, then a policy-violation close.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, hs, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/v1/ws",
-		&websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://evil.example"}}})
-	require.Error(t, err)
-	require.Equal(t, http.StatusForbidden, hs.StatusCode)
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/v1/ws",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Origin": {evil}}})
+	require.NoError(t, err)
+	msgs, err := wsMessages(t, ws)
+	require.Equal(t, websocket.StatusPolicyViolation, websocket.CloseStatus(err))
+	require.Len(t, msgs, 1)
+	require.Contains(t, msgs[0], "event: "+relay.StatusEvent)
+	require.Contains(t, msgs[0], `"status":"failed"`)
+	require.Contains(t, msgs[0], "--allow-origin "+evil)
 
 	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/v1/ws?answer=short",
 		&websocket.DialOptions{HTTPHeader: http.Header{"Origin": {base}}})
 	require.NoError(t, err)
 	c.CloseNow()
+
+	// Logged once per origin, at warn, whatever the number of requests.
+	post(t, base+"/v1/chat/completions", hello, "Origin", "https://other.example")
+	var refusals []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &rec))
+		if strings.HasPrefix(rec["msg"].(string), "origin refused") {
+			refusals = append(refusals, rec)
+		}
+	}
+	require.Len(t, refusals, 2, "one line per refused origin: %s", logs.String())
+	require.Equal(t, "WARN", refusals[0]["level"])
+	require.Equal(t, evil, refusals[0]["origin"])
+	require.Equal(t, "https://other.example", refusals[1]["origin"])
 }
 
 func TestAllowlistedOriginsGetCORSHeadersAndPreflights(t *testing.T) {
@@ -129,26 +198,26 @@ func TestAllowlistedOriginsGetCORSHeadersAndPreflights(t *testing.T) {
 }
 
 // A page elsewhere loads the widget from the relay (the README's snippet):
-// module scripts and the .wasm fetch are CORS requests, so the widget's
-// files carry the header for allowed origins, and only for them.
-func TestTheWidgetsFilesCarryCORSHeadersForAllowedOriginsOnly(t *testing.T) {
+// module scripts and the .wasm fetch are CORS requests. The files are
+// public code, so every origin may load them, as from a CDN, and never
+// with credentials; the API keeps its allowlist.
+func TestTheWidgetsFilesArePublicToEveryOrigin(t *testing.T) {
 	widget := fstest.MapFS{"trickle.js": {Data: []byte("export {}")}}
-	_, base := start(t, relay.WithWidget(widget), relay.WithAllowedOrigins("https://app.example"))
-	for _, tc := range []struct{ origin, want string }{
-		{"https://app.example", "https://app.example"},
-		{"https://other.example", ""},
-		{"", ""},
-	} {
+	_, base := start(t, relay.WithWidget(widget), relay.WithAllowedOrigins("https://app.example"), relay.WithToken("s3cret"))
+	for _, origin := range []string{"https://app.example", "https://other.example", ""} {
 		req, _ := http.NewRequest(http.MethodGet, base+"/trickle/trickle.js", nil)
-		if tc.origin != "" {
-			req.Header.Set("Origin", tc.origin)
+		if origin != "" {
+			req.Header.Set("Origin", origin)
 		}
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		resp.Body.Close()
-		require.Equal(t, http.StatusOK, resp.StatusCode, "the file itself is public: %q", tc.origin)
-		require.Equal(t, tc.want, resp.Header.Get("Access-Control-Allow-Origin"), "origin %q", tc.origin)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "origin %q", origin)
+		require.Equal(t, "*", resp.Header.Get("Access-Control-Allow-Origin"), "origin %q", origin)
+		require.Empty(t, resp.Header.Get("Access-Control-Allow-Credentials"), "origin %q", origin)
 	}
+	other := post(t, base+"/v1/chat/completions", hello, "Origin", "https://other.example", "Authorization", "Bearer s3cret")
+	require.Equal(t, http.StatusForbidden, other.StatusCode, "the API keeps its allowlist")
 }
 
 func TestABearerTokenIsRequiredWhenConfigured(t *testing.T) {
@@ -339,23 +408,34 @@ func TestAtMostTwiceTheStreamLimitOfFinishedStreamsAreKept(t *testing.T) {
 		id := ids[len(ids)-1]
 		eventually(t, "the stream to finish", func() bool { return info(t, base, id).State == relay.StateComplete })
 	}
-	require.Equal(t, http.StatusNotFound, get(t, base+"/v1/streams/"+ids[0]+"/info").StatusCode)
+	if sharedStore == "" {
+		require.Equal(t, http.StatusNotFound, get(t, base+"/v1/streams/"+ids[0]+"/info").StatusCode)
+	} else {
+		// Forgotten by this process, still in Redis: followed from there.
+		require.Equal(t, relay.StateComplete, info(t, base, ids[0]).State)
+	}
 	require.Equal(t, http.StatusOK, get(t, base+"/v1/streams/"+ids[1]+"/info").StatusCode)
 	require.Equal(t, http.StatusOK, get(t, base+"/v1/streams/"+ids[2]+"/info").StatusCode)
 }
 
-func TestOptionsThatCannotWorkAreRefused(t *testing.T) {
-	for name, opt := range map[string]relay.Option{
-		"zero write timeout":     relay.WithWriteTimeout(0),
-		"zero heartbeat":         relay.WithHeartbeat(0),
-		"negative grace":         relay.WithGrace(-time.Second),
-		"negative cut wait":      relay.WithCutWait(-time.Second),
-		"negative retention":     relay.WithRetention(-time.Second),
-		"zero stream limit":      relay.WithMaxStreams(0),
-		"negative body limit":    relay.WithMaxBodyBytes(-1),
-		"negative simulated gap": relay.WithSimDefaults(relay.SimDefaults{Gap: -time.Millisecond}),
+func TestOptionsThatCannotWorkAreRefusedByName(t *testing.T) {
+	for _, c := range []struct {
+		name, option string
+		opt          relay.Option
+	}{
+		{"zero write timeout", "WithWriteTimeout", relay.WithWriteTimeout(0)},
+		{"zero heartbeat", "WithHeartbeat", relay.WithHeartbeat(0)},
+		{"zero lease", "WithLease", relay.WithLease(0)},
+		{"negative grace", "WithGrace", relay.WithGrace(-time.Second)},
+		{"negative cut wait", "WithCutWait", relay.WithCutWait(-time.Second)},
+		{"negative retention", "WithRetention", relay.WithRetention(-time.Second)},
+		{"zero stream limit", "WithMaxStreams", relay.WithMaxStreams(0)},
+		{"negative body limit", "WithMaxBodyBytes", relay.WithMaxBodyBytes(-1)},
+		{"zero event limit", "WithMaxEvents", relay.WithMaxEvents(0)},
+		{"negative simulated gap", "WithSimDefaults (Gap)", relay.WithSimDefaults(relay.SimDefaults{Gap: -time.Millisecond})},
 	} {
-		_, err := relay.New(opt)
-		require.ErrorIs(t, err, relay.ErrBadOption, name)
+		_, err := relay.New(c.opt)
+		require.ErrorIs(t, err, relay.ErrBadOption, c.name)
+		require.ErrorContains(t, err, c.option+"(", c.name)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,12 +23,29 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
 )
 
+// TestMain runs the tests against the store TRICKLE_TEST_STORE names
+// (memory by default, or redis: a redis-server started here), then checks
+// that no goroutine was left behind.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	stop, err := setUpSharedStore()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "relay tests:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	stop()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "relay tests: goroutines left behind:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // fast are the simulated timings tests use unless they say otherwise.
@@ -36,6 +54,16 @@ var fast = relay.SimDefaults{TTFT: 5 * time.Millisecond, Gap: time.Millisecond, 
 // start runs a relay on loopback (httptest binds 127.0.0.1) and shuts it
 // down at the end of the test.
 func start(t testing.TB, opts ...relay.Option) (*relay.Server, string) {
+	t.Helper()
+	if sharedStore != "" {
+		opts = append(storeOptions(t, sharedStore), opts...)
+	}
+	return startMemory(t, opts...)
+}
+
+// startMemory is start with the memory store whatever TRICKLE_TEST_STORE
+// says (unless opts set another).
+func startMemory(t testing.TB, opts ...relay.Option) (*relay.Server, string) {
 	t.Helper()
 	all := append([]relay.Option{
 		relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
@@ -293,13 +321,53 @@ func TestBadRequestsGetClearErrors(t *testing.T) {
 		{"unknown answer", "?answer=nope", hello, "unknown answer"},
 		{"negative gap", "?gap_ms=-1", hello, "gap_ms"},
 		{"drop_after that is not a number", "?drop_after=x", hello, "drop_after"},
+		{"no messages", "", `{"stream":true}`, `the request has no \"messages\"`},
+		{"no messages, not streamed", "", `{"model":"m"}`, `the request has no \"messages\"`},
+		{"an empty messages array", "?answer=short", `{"stream":true,"messages":[]}`, `the request has no \"messages\"`},
+		{"no user message", "", `{"stream":true,"messages":[{"role":"system","content":"be brief"}]}`, `has no message with \"role\":\"user\"`},
+		{"no user message, not streamed", "", `{"messages":[{"role":"assistant","content":"hi"}]}`, `has no message with \"role\":\"user\"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			resp := post(t, base+"/v1/chat/completions"+c.query, c.body)
 			require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+			require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 			b, _ := io.ReadAll(resp.Body)
 			require.Contains(t, string(b), c.want)
+			var e struct {
+				Error struct{ Message, Type string }
+			}
+			require.NoError(t, json.Unmarshal(b, &e), "an OpenAI-style error body: %s", b)
+			require.Equal(t, "invalid_request_error", e.Error.Type)
+			require.NotEmpty(t, e.Error.Message)
+		})
+	}
+}
+
+// Without answer= or a seed the simulated model answers the question with
+// the canned answer that fits it; a seed keeps picking as it always did.
+func TestWithoutASeedTheAnswerFitsTheQuestion(t *testing.T) {
+	_, base := start(t, relay.WithSimDefaults(relay.SimDefaults{TTFT: time.Millisecond, TokenChars: 64}))
+	cases := []struct{ prompt, seed, want string }{
+		{"How do I reverse a string in Go?", "", "code"},
+		{"SSE vs WebSocket: which is better?", "", "table"},
+		{"Why is my service slow?", "", "thinking"},
+		{"What's the weather in Lyon?", "", "tool-call"},
+		{"Write a detailed essay on rate limiting.", "", "sample-20k"},
+		{"hello", "", "short"},
+		{"How do I reverse a string in Go?", `,"seed":1`, "thinking"},
+		{"hello", `,"seed":3`, "sample-20k"},
+	}
+	for _, c := range cases {
+		t.Run(c.prompt+c.seed, func(t *testing.T) {
+			body := fmt.Sprintf(`{"stream":true,"messages":[{"role":"user","content":%q}]%s}`, c.prompt, c.seed)
+			resp := post(t, base+"/v1/chat/completions?dialect=plain", body)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			b, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			want, ok := sim.Lookup(c.want)
+			require.True(t, ok)
+			require.Equal(t, want.Text, answerOf(t, "plain", b).Text())
 		})
 	}
 }

@@ -8,9 +8,19 @@
 // # Configuration
 //
 // One goldmark configuration serves Convert and Document: CommonMark, GFM
-// (tables, strikethrough, task lists, linkify), raw HTML omitted (goldmark's
-// html.WithUnsafe is never used: model output is untrusted), no footnotes,
-// heading IDs or typographer (each makes one block's HTML depend on others).
+// (tables, strikethrough, task lists, linkify), footnotes, raw HTML omitted
+// (goldmark's html.WithUnsafe is never used: model output is untrusted), no
+// heading IDs or typographer (each makes one block's HTML depend on
+// others). Options add dir="auto" on text blocks (WithDirAuto) and an
+// extension such as syntax highlighting (WithExtension, render/highlight);
+// Convert with the same options stays the oracle.
+//
+// # Footnotes
+//
+// A footnote's number and the list of notes depend on the whole text, so
+// nothing at or after the first footnote mark ("[^" outside code) settles
+// before Finish: that part stays the live tail, the list of notes at its
+// end, and all of it settles in the final frame (see footnote.go).
 //
 // # Settling
 //

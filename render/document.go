@@ -45,6 +45,7 @@ type Frame struct {
 // A Document is not safe for concurrent use.
 type Document struct {
 	md     goldmark.Markdown
+	plain  goldmark.Markdown // md without its extension: renders the live part
 	repair bool
 
 	// The text is cut in three, at line starts where the parser state is
@@ -99,15 +100,27 @@ type unit struct {
 }
 
 // NewDocument returns an empty Document. Options are those of Convert.
+//
+// With an extension (WithExtension: syntax highlighting), closed blocks are
+// rendered with it and the live part without it: an open code block shows
+// plain text, and a block is highlighted in the frame that closes it, once.
+// The final frame then equals Convert with the extension; before it, the
+// tail differs from Convert's only in its live blocks.
 func NewDocument(opts ...Option) *Document {
 	c := newConfig(opts)
-	return &Document{md: markdownFor(c), repair: c.repair, labels: map[string]struct{}{}}
+	md := markdownFor(c)
+	plain := md
+	if c.ext != nil {
+		c.ext = nil
+		plain = markdownFor(c)
+	}
+	return &Document{md: md, plain: plain, repair: c.repair, labels: map[string]struct{}{}}
 }
 
 // Reset forgets the text and starts a new, empty document with the same
 // options.
 func (d *Document) Reset() {
-	*d = Document{md: d.md, repair: d.repair, labels: map[string]struct{}{}}
+	*d = Document{md: d.md, plain: d.plain, repair: d.repair, labels: map[string]struct{}{}}
 }
 
 // Update renders text, the whole answer so far. The text only grows: it must
@@ -214,7 +227,13 @@ func (c lateContext) Reference(label string) (parser.Reference, bool) {
 }
 
 func (d *Document) render(buf *bytes.Buffer, src []byte, nodes []ast.Node) {
-	r := d.md.Renderer()
+	d.renderWith(d.md, buf, src, nodes)
+}
+
+// renderWith renders nodes with md's renderer: d.md for closed blocks,
+// d.plain for the live part.
+func (d *Document) renderWith(md goldmark.Markdown, buf *bytes.Buffer, src []byte, nodes []ast.Node) {
+	r := md.Renderer()
 	for _, n := range nodes {
 		if t := d.live.table; t != nil && n == ast.Node(t) {
 			// Rendered once this frame, with its kept rows.
@@ -257,6 +276,15 @@ func (d *Document) step(text string) Frame {
 	defer func() { d.live = liveTable{} }()
 
 	spans := closedUnits(src, blocks, st)
+	// Nothing at or after the first footnote mark leaves the live part
+	// (footnotes: numbers and the list depend on the whole text).
+	if fn := footnoteFrom(src, blocks); fn <= len(src) {
+		k := 0
+		for k < len(spans) && spans[k].end <= fn {
+			k++
+		}
+		spans = spans[:k]
+	}
 	moved := 0
 	newDefs := false
 	old := len(d.pending)
@@ -333,7 +361,7 @@ func (d *Document) step(text string) Frame {
 	// blocks it can be long.
 	d.scratch.Reset()
 	d.scratch.WriteString(d.pendingTxt)
-	d.render(&d.scratch, tsrc, live)
+	d.renderWith(d.plain, &d.scratch, tsrc, live)
 	f.Tail = d.scratch.String()
 	for _, u := range d.pending {
 		f.TailBlocks = blocksOf(u.blocks, u.src, u.offset, f.TailBlocks)
@@ -478,6 +506,10 @@ func closedUnits(src []byte, blocks []ast.Node, st *parseState) []span {
 	starts := make([]int, len(blocks))
 	for i, b := range blocks {
 		starts[i] = blockStart(b)
+		if b.Kind() == extast.KindFootnoteList {
+			// Made of definitions from anywhere, rendered at the end.
+			starts[i] = len(src)
+		}
 	}
 	n := 0
 	for i, b := range blocks {

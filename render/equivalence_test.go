@@ -196,6 +196,9 @@ func TestEveryPrefixOfGoldmarkExtraAndGFMCasesRendersLikeConvert(t *testing.T) {
 			if msg := streamCheck(md, cuts); msg != "" {
 				t.Errorf("%s case %d: %s", f, i+1, msg)
 			}
+			if msg := streamCheck(md, tokenCuts(md, uint32(i)), WithDirAuto(true)); msg != "" {
+				t.Errorf("%s case %d with dir=auto: %s", f, i+1, msg)
+			}
 		}
 	}
 	require.Greater(t, total, 100)

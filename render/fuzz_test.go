@@ -28,6 +28,9 @@ func FuzzStreamEqualsConvert(f *testing.F) {
 		"| a | b |\n|:-|-:|\n| [x][r] | `c \\| d` |\n| 2 |\n| 3 | 4 | 5 |\n---\n\n[r]: /u",
 		"a | b\n-|-\n1 | 2\n[x]: /u\n| [x] |\n\n[x]",
 		"| a |\n|---|\n| 1 |\n| 2 |\n===\n| 3 |",
+		"x[^1]\n\n[^1]: note\n    more\n\n[^2]: unused\n\ny[^2]",
+		"`[^a-z]` then [^a]\n\n```\n[^b]: code\n```\n[^a]: n",
+		"مرحبا\n\n- שלום\n\n> نص",
 	} {
 		f.Add(s, uint32(1))
 	}
@@ -38,6 +41,9 @@ func FuzzStreamEqualsConvert(f *testing.F) {
 		cuts := tokenCuts(text, seed)
 		if msg := streamCheck(text, cuts); msg != "" {
 			t.Fatal(msg)
+		}
+		if msg := streamCheck(text, cuts, WithDirAuto(true)); msg != "" {
+			t.Fatal("with dir=auto: " + msg)
 		}
 		plain, repaired := NewDocument(), NewDocument(WithRepair(true))
 		var settled strings.Builder

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -21,6 +22,8 @@ type config struct {
 	policy    Policy
 	hasPolicy bool
 	repair    bool
+	dirAuto   bool
+	ext       *Extension
 }
 
 // WithPolicy sets the link and image safety policy. Without it the zero
@@ -42,6 +45,38 @@ func WithRepair(on bool) Option {
 	return func(c *config) { c.repair = on }
 }
 
+// WithDirAuto gives every paragraph, heading, list, list item, block
+// quote, table and footnote list dir="auto": the browser picks each
+// block's direction from its first strong character, so an Arabic or
+// Hebrew answer reads right to left and a mixed answer reads each block in
+// its own direction. Convert and Document both honour it (it is part of
+// the configuration Convert is the oracle for). Off by default.
+func WithDirAuto(on bool) Option {
+	return func(c *config) { c.dirAuto = on }
+}
+
+// Extension is a goldmark extension added to the shared configuration
+// (Convert and Document alike), under a name that identifies it. It is how
+// an optional, large feature stays out of builds that do not use it: the
+// package that provides it (render/highlight) is imported only by the
+// builds that want it.
+type Extension struct {
+	// Name identifies the extension and its settings: two Extensions with
+	// the same Name must configure goldmark the same way (instances are
+	// cached by it).
+	Name string
+	// Extender adds the extension to goldmark.
+	Extender goldmark.Extender
+}
+
+// WithExtension adds e to the configuration. Only blocks that can no
+// longer change are rendered with it once and for all, so e must render a
+// block from that block alone (syntax highlighting of a code block does;
+// anything that numbers or collects across blocks does not).
+func WithExtension(e *Extension) Option {
+	return func(c *config) { c.ext = e }
+}
+
 func newConfig(opts []Option) config {
 	var c config
 	for _, o := range opts {
@@ -53,19 +88,30 @@ func newConfig(opts []Option) config {
 }
 
 // newMarkdown builds the one goldmark configuration every render uses:
-// CommonMark plus GFM (tables, strikethrough, task lists, linkify), raw HTML
-// omitted (html.WithUnsafe is never set: model output is untrusted), and the
-// policy renderer for links, images and autolinks. No footnotes, no heading
-// IDs and no typographer: each of those makes a block's HTML depend on other
-// blocks, which would defeat settling.
-func newMarkdown(p Policy) goldmark.Markdown {
+// CommonMark plus GFM (tables, strikethrough, task lists, linkify) and
+// footnotes, raw HTML omitted (html.WithUnsafe is never set: model output
+// is untrusted), and the policy renderer for links, images and autolinks.
+// No heading IDs and no typographer: each of those makes a block's HTML
+// depend on other blocks, which would defeat settling. Footnotes do too
+// (numbers follow the order of first references, the list collects every
+// definition); Document keeps everything from the first footnote mark on
+// in the live tail (see footnoteFrom).
+func newMarkdown(c config) goldmark.Markdown {
+	exts := []goldmark.Extender{extension.GFM, extension.Footnote}
+	if c.ext != nil {
+		exts = append(exts, c.ext.Extender)
+	}
+	popts := []parser.Option{
+		parser.WithParagraphTransformers(util.Prioritized(paragraphWatcher{}, 1)),
+	}
+	if c.dirAuto {
+		popts = append(popts, parser.WithASTTransformers(util.Prioritized(dirAuto{}, 1000)))
+	}
 	return goldmark.New(
-		goldmark.WithExtensions(extension.GFM),
-		goldmark.WithParserOptions(
-			parser.WithParagraphTransformers(util.Prioritized(paragraphWatcher{}, 1)),
-		),
+		goldmark.WithExtensions(exts...),
+		goldmark.WithParserOptions(popts...),
 		goldmark.WithRendererOptions(
-			renderer.WithNodeRenderers(util.Prioritized(newPolicyRenderer(p), 100)),
+			renderer.WithNodeRenderers(util.Prioritized(newPolicyRenderer(c.policy), 100)),
 		),
 	)
 }
@@ -75,8 +121,8 @@ var (
 	defaultMarkdown     goldmark.Markdown
 )
 
-// policyMarkdown caches instances per policy: a page uses one or two
-// policies, and building goldmark with GFM costs more than a small render.
+// policyMarkdown caches instances per configuration: a page uses one or
+// two, and building goldmark with GFM costs more than a small render.
 var (
 	policyMu       sync.Mutex
 	policyMarkdown = map[string]goldmark.Markdown{}
@@ -84,21 +130,27 @@ var (
 
 const maxCachedPolicies = 32
 
-// markdownFor returns the goldmark instance for c, built once per policy
-// and shared (goldmark parsers and renderers are safe for concurrent use
-// once built).
+// markdownFor returns the goldmark instance for c, built once per
+// configuration and shared (goldmark parsers and renderers are safe for
+// concurrent use once built).
 func markdownFor(c config) goldmark.Markdown {
-	if !c.hasPolicy || c.policy.isZero() {
-		defaultMarkdownOnce.Do(func() { defaultMarkdown = newMarkdown(Policy{}) })
+	if !c.hasPolicy {
+		c.policy = Policy{}
+	}
+	if c.policy.isZero() && !c.dirAuto && c.ext == nil {
+		defaultMarkdownOnce.Do(func() { defaultMarkdown = newMarkdown(config{}) })
 		return defaultMarkdown
 	}
-	key := c.policy.key()
+	key := c.policy.key() + "\x02" + fmt.Sprint(c.dirAuto)
+	if c.ext != nil {
+		key += "\x02" + c.ext.Name
+	}
 	policyMu.Lock()
 	defer policyMu.Unlock()
 	if md, ok := policyMarkdown[key]; ok {
 		return md
 	}
-	md := newMarkdown(c.policy)
+	md := newMarkdown(c)
 	if len(policyMarkdown) < maxCachedPolicies {
 		policyMarkdown[key] = md
 	}

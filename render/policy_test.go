@@ -20,6 +20,29 @@ var safeTags = map[string]map[string]bool{
 	"a": {"href": true, "title": true, "rel": true}, "img": {"src": true, "alt": true, "title": true},
 	"table": {}, "thead": {}, "tbody": {}, "tr": {}, "th": {"style": true}, "td": {"style": true},
 	"input": {"checked": true, "disabled": true, "type": true},
+	// Footnotes: numbered ids and fragment links, fixed classes and roles.
+	"sup": {"id": true}, "div": {"class": true, "role": true},
+}
+
+// footnoteAttrs are the only values the footnote markup may carry: ids and
+// fragments are numbers goldmark counts (never the model's labels).
+var footnoteAttrs = map[string]func(v string) bool{
+	"id":    func(v string) bool { return isFootnoteID(v) },
+	"class": func(v string) bool { return v == "footnotes" || v == "footnote-ref" || v == "footnote-backref" },
+	"role":  func(v string) bool { return v == "doc-endnotes" || v == "doc-noteref" || v == "doc-backlink" },
+}
+
+func isFootnoteID(v string) bool {
+	for _, p := range []string{"fnref:", "fn:"} {
+		if rest, ok := strings.CutPrefix(v, p); ok {
+			return rest != "" && strings.Trim(rest, "0123456789") == ""
+		}
+	}
+	if rest, ok := strings.CutPrefix(v, "fnref"); ok {
+		n, m, ok := strings.Cut(rest, ":")
+		return ok && n != "" && m != "" && strings.Trim(n+m, "0123456789") == ""
+	}
+	return false
 }
 
 // unsafeHTML tokenizes fragment the way a browser's tokenizer does
@@ -49,11 +72,22 @@ func unsafeHTML(fragment string, allowedOrigins ...string) []string {
 				bad = append(bad, "tag <"+tok.Data+">")
 				continue
 			}
-			rel := ""
+			rel, fragment := "", false
 			for _, a := range tok.Attr {
+				fn := footnoteAttrs[a.Key]
 				switch {
 				case strings.HasPrefix(a.Key, "on"):
 					bad = append(bad, fmt.Sprintf("event handler %s=%q", a.Key, a.Val))
+				case a.Key == "dir" && a.Val == "auto":
+				case fn != nil && (tok.Data == "a" || tok.Data == "li" || tok.Data == "div" || tok.Data == "sup"):
+					if !fn(a.Val) {
+						bad = append(bad, fmt.Sprintf("footnote %s=%q on <%s>", a.Key, a.Val, tok.Data))
+					}
+				case a.Key == "href" && strings.HasPrefix(a.Val, "#"):
+					if !isFootnoteID(a.Val[1:]) {
+						bad = append(bad, fmt.Sprintf("fragment %q", a.Val))
+					}
+					fragment = true
 				case !attrs[a.Key]:
 					bad = append(bad, fmt.Sprintf("attribute %s on <%s>", a.Key, tok.Data))
 				case a.Key == "href" && !safeLinkURL(a.Val):
@@ -68,7 +102,7 @@ func unsafeHTML(fragment string, allowedOrigins ...string) []string {
 					rel = a.Val
 				}
 			}
-			if tok.Data == "a" && rel != Rel {
+			if tok.Data == "a" && rel != Rel && !fragment {
 				bad = append(bad, fmt.Sprintf("link without rel policy: %v", tok.Attr))
 			}
 		}
@@ -127,6 +161,9 @@ func TestTheScannerCatchesWhatItMustCatch(t *testing.T) {
 		`<img src="//evil.example/p.png" alt="">`,
 		`<p style="background:url(x)">`,
 		`<iframe>`,
+		`<a href="#top">no rel</a>`,
+		`<div class="x">`,
+		`<sup id="fnref:x">`,
 	} {
 		require.NotEmpty(t, unsafeHTML(h), h)
 	}

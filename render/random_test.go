@@ -22,6 +22,7 @@ var trickyLines = []string{
 	"  1. x", "   > q", "<!-- c -->", "<pre>", "</pre>", "  ```", "[y]: <>", "[Y]: /other 'single'", "> ```",
 	"- ```", "  code in item", "    - deep", "> > nested", "* * *", "_ _ _", "Setext", "  ===", "|x|", "x|y|z",
 	"<?php", "?>", "<![CDATA[", "]]>", "<a href=\"x\">", "</a>", "<textarea>", "![img][x]", "[x][]", "[*em*]",
+	"[^1]: note", "[^x]:", "text[^1] and [^x]", "![^1] [^2]", "`[^a-z]`", "[^a-z]", "مرحبا بالعالم", "שלום [^1]",
 }
 
 // TestRandomDocumentsOfTrickyLinesRenderLikeConvertAtEveryByte builds
@@ -45,7 +46,12 @@ func TestRandomDocumentsOfTrickyLinesRenderLikeConvertAtEveryByte(t *testing.T) 
 			}
 		}
 		text := b.String()
-		if msg := streamCheck(text, everyByte(text)); msg != "" {
+		// Every other document with dir="auto" on its blocks.
+		var opts []Option
+		if i%2 == 1 {
+			opts = append(opts, WithDirAuto(true))
+		}
+		if msg := streamCheck(text, everyByte(text), opts...); msg != "" {
 			t.Fatalf("document %d %q: %s", i, text, msg)
 		}
 	}

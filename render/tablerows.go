@@ -70,7 +70,9 @@ func (k *tableRows) usable(P, refs int) bool {
 func (d *Document) parseLive(src []byte, st *parseState) []ast.Node {
 	d.live = liveTable{}
 	k := &d.rows
-	if !d.repair && !d.noRowCache && k.usable(d.pendingEnd, len(d.refs)) && k.end <= len(src) {
+	// Footnotes make a row's HTML depend on what follows the table (a
+	// definition, the numbering): no kept rows then.
+	if !d.repair && !d.noRowCache && k.usable(d.pendingEnd, len(d.refs)) && k.end <= len(src) && !bytes.Contains(src, footnoteMark) {
 		psrc := make([]byte, len(src))
 		copy(psrc, src[:k.body])
 		for i := k.body; i < k.end-1; i++ {

@@ -8,6 +8,7 @@ import (
 	"syscall/js"
 
 	"github.com/trickle-dev/trickle/internal/widget"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // element is the Go side of one <trickle-answer>: its answers, their
@@ -173,8 +174,8 @@ func (e *element) statusWord() string {
 	if e.req == nil {
 		return "idle"
 	}
-	if w := e.sess.Status(); w != "waiting" {
-		return w
+	if st := e.sess.Status(); st != stream.Waiting {
+		return st.String()
 	}
 	return "streaming"
 }

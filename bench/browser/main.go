@@ -10,6 +10,13 @@
 //     browser's own cost of one visual update per frame, which bounds from
 //     below what any renderer that updates the screen every frame can spend.
 //
+// Each widget runs twice: "trickle", the widget as it boots by default (Go
+// in a Web Worker where the build has one), and "trickle-off", the same
+// widget with worker="off". The widget's files come from a relay on another
+// origin, as on a real page. After the streaming runs come the host page's
+// goals (goals.go): the boot on a page with only the widget, token arrival
+// → painted, the cold first answer, the transfer size (-measure picks).
+//
 // Main-thread time and the longest task come from a Chrome trace (every
 // top-level task of the page's renderer main thread between the page's
 // bench-start and bench-end marks); frames per second and long tasks from the
@@ -33,6 +40,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -45,17 +53,23 @@ import (
 	"unicode/utf16"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/profiler"
 	"github.com/chromedp/cdproto/tracing"
 	"github.com/chromedp/chromedp"
 
 	"github.com/trickle-dev/trickle/internal/browsertest"
+	"github.com/trickle-dev/trickle/relay"
 )
 
 func main() {
 	var (
 		samples   = flag.String("samples", "relay/sim/answers/sample-20k.md,relay/sim/answers/sample-100k.md", "comma-separated markdown answers to stream")
-		renderers = flag.String("renderers", "trickle,marked,smd,text", "renderers to run, in order")
+		renderers = flag.String("renderers", "trickle,trickle-off,marked,smd,text", "renderers to run, in order (trickle: the widget as it boots by default; trickle-off: with worker=\"off\")")
+		measures  = flag.String("measure", "stream,boot,latency,cold,size", "what to measure: stream (main-thread time per renderer on the samples), boot (the widget's boot on a page of another origin), latency (token arrival → painted), cold (the first answer asked at DOMContentLoaded), size (transfer size)")
+		bootRuns  = flag.Int("boot-runs", 5, "loads of the boot page, each way")
+		latTokens = flag.Int("latency-tokens", 1500, "tokens of the latency answer (numbered words)")
+		latRuns   = flag.Int("latency-runs", 3, "runs of each renderer for latency and cold")
 		rate      = flag.Float64("rate", 250, "tokens per second")
 		chars     = flag.Int("chars", 4, "characters per token")
 		speed     = flag.Float64("speed", 1, "play the stream this many times faster (1 = the standard scenario)")
@@ -78,7 +92,7 @@ func main() {
 		}
 		return
 	}
-	if err := run(*samples, *renderers, *rate**speed, *chars, *runs, *widget, *out, *cpuprof); err != nil {
+	if err := run(*samples, *renderers, *measures, *rate**speed, *chars, *runs, *bootRuns, *latTokens, *latRuns, *widget, *out, *cpuprof); err != nil {
 		log.Fatalf("bench/browser: %v", err)
 	}
 }
@@ -88,6 +102,7 @@ type Result struct {
 	Sample   string  `json:"sample"`
 	Renderer string  `json:"renderer"`
 	Status   string  `json:"status"`
+	Thread   string  `json:"thread,omitempty"` // the widget's metrics.thread
 	Chars    int     `json:"chars"`
 	Duration float64 `json:"duration_ms"`
 	// MainThread is the summed duration of the page's main-thread tasks
@@ -134,10 +149,30 @@ type ownFrames struct {
 	TotalMs    float64 `json:"frame_total_ms"`
 }
 
-func run(samples, renderers string, rate float64, chars, runs int, widget, out, cpuprof string) error {
-	if _, err := os.Stat(filepath.Join(widget, "trickle.js")); err != nil && strings.Contains(renderers, "trickle") {
+// Report is everything one run measured (bench/results/browser.json).
+type Report struct {
+	Stream      []Result  `json:"stream,omitempty"`
+	Boot        []BootRun `json:"boot,omitempty"`
+	Latency     []Latency `json:"latency,omitempty"`
+	Cold        []Latency `json:"cold,omitempty"`
+	Size        *Size     `json:"size,omitempty"`
+	LoadAverage string    `json:"load_average"`
+}
+
+func run(samples, renderers, measures string, rate float64, chars, runs, bootRuns, latTokens, latRuns int, widget, out, cpuprof string) error {
+	if _, err := os.Stat(filepath.Join(widget, "trickle.js")); err != nil && (strings.Contains(renderers, "trickle") || measures != "stream") {
 		return fmt.Errorf("widget not built in %s (run make build): %w", widget, err)
 	}
+	do := map[string]bool{}
+	for _, m := range strings.Split(measures, ",") {
+		do[strings.TrimSpace(m)] = true
+	}
+	var report Report
+	load := func() string {
+		b, _ := os.ReadFile("/proc/loadavg")
+		return strings.Join(strings.Fields(string(b))[:min(3, len(strings.Fields(string(b))))], " ")
+	}
+	log.Printf("load average at the start: %s", load())
 	answers := map[string]string{}
 	var names []string
 	for _, p := range strings.Split(samples, ",") {
@@ -152,9 +187,11 @@ func run(samples, renderers string, rate float64, chars, runs int, widget, out, 
 
 	mux := http.NewServeMux()
 	mux.Handle("/bench/", http.StripPrefix("/bench/", http.FileServer(http.Dir("bench/browser/page"))))
-	mux.Handle("/trickle/", http.StripPrefix("/trickle/", http.FileServer(http.Dir(widget))))
 	mux.HandleFunc("/peers/marked.js", file("bench/browser/node_modules/marked/lib/marked.esm.js"))
 	mux.HandleFunc("/peers/smd.js", file("bench/browser/node_modules/streaming-markdown/smd.js"))
+	sent := &sentLog{at: map[string][]float64{}}
+	mux.HandleFunc("/marks", sent.handler(rate))
+	mux.HandleFunc("/clock", clock)
 	mux.HandleFunc("/sse", func(w http.ResponseWriter, r *http.Request) {
 		answer, ok := answers[r.URL.Query().Get("sample")]
 		if !ok {
@@ -172,6 +209,14 @@ func run(samples, renderers string, rate float64, chars, runs int, widget, out, 
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
+	// The widget's files come from a relay on another origin, as on a real
+	// page (the README's snippet): CORS, brotli, immutable hashed names.
+	widgetBase, stopRelay, err := serveWidget(widget, base)
+	if err != nil {
+		return err
+	}
+	defer stopRelay()
+	mux.HandleFunc("/boot/", bootHandler(widgetBase))
 
 	exe, err := browsertest.Find()
 	if err != nil {
@@ -189,12 +234,15 @@ func run(samples, renderers string, rate float64, chars, runs int, widget, out, 
 	}
 
 	var results []Result
+	if !do["stream"] {
+		names = nil
+	}
 	for _, name := range names {
 		want := len(utf16.Encode([]rune(answers[name])))
 		for rep := 0; rep < runs; rep++ {
 			for _, r := range strings.Split(renderers, ",") {
 				src := "/sse?sample=" + name
-				u := base + "/bench/?renderer=" + r + "&src=" + urlQueryEscape(src)
+				u := base + "/bench/?renderer=" + r + "&widget=" + urlQueryEscape(widgetBase) + "&src=" + urlQueryEscape(src)
 				prof := ""
 				if cpuprof != "" {
 					if err := os.MkdirAll(cpuprof, 0o755); err != nil {
@@ -238,12 +286,88 @@ func run(samples, renderers string, rate float64, chars, runs int, widget, out, 
 			}
 		}
 	}
-	printTable(medians(results))
+	report.Stream = results
+	if len(results) > 0 {
+		printTable(medians(results))
+		printGoals(medians(results))
+	}
+	widgets := []string{}
+	for _, r := range strings.Split(renderers, ",") {
+		if strings.HasPrefix(r, "trickle") {
+			widgets = append(widgets, r)
+		}
+	}
+	if do["boot"] {
+		if report.Boot, err = runBoot(browser, base, bootRuns); err != nil {
+			return err
+		}
+		printBoot(report.Boot)
+	}
+	if do["latency"] {
+		var rs []string
+		for _, r := range strings.Split(renderers, ",") {
+			if r != "marked" {
+				rs = append(rs, r)
+			}
+		}
+		if report.Latency, err = runLatency(browser, base, widgetBase, sent, rs, latTokens, latRuns, ""); err != nil {
+			return err
+		}
+		printLatency(fmt.Sprintf("Token arrival → painted: %d numbered-word tokens at %.0f tokens/s, medians of %d runs (goal, worker mode: p95 ≤ one frame + 4 ms)", latTokens, rate, latRuns), report.Latency)
+	}
+	if do["cold"] {
+		for _, c := range []string{"warm-cache", "cold-cache"} {
+			ls, err := runLatency(browser, base, widgetBase, sent, widgets, 40, latRuns, c)
+			if err != nil {
+				return err
+			}
+			report.Cold = append(report.Cold, ls...)
+			printLatency(fmt.Sprintf("Cold first answer, ask() at DOMContentLoaded, widget files %s (goal with the .wasm in the HTTP cache: first token arrival → painted ≤ 50 ms)", strings.Replace(c, "-", " in the HTTP ", 1)), ls)
+		}
+	}
+	if do["size"] {
+		sz, err := widgetSize(widget)
+		if err != nil {
+			return err
+		}
+		report.Size = &sz
+		fmt.Println()
+		fmt.Printf("Widget transfer size (brotli, every file it loads): %d bytes\n\n", sz.Total)
+		fmt.Println("| file | brotli |")
+		fmt.Println("| --- | ---: |")
+		var names []string
+		for n := range sz.Files {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Printf("| %s | %d B |\n", n, sz.Files[n])
+		}
+	}
+	report.LoadAverage = load()
+	fmt.Printf("\nload average at the end: %s\n", report.LoadAverage)
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
-	b, _ := json.MarshalIndent(results, "", "  ")
+	b, _ := json.MarshalIndent(report, "", "  ")
 	return os.WriteFile(out, b, 0o644)
+}
+
+// serveWidget serves the built widget from a relay on loopback that allows
+// origin, and returns its /trickle/ URL.
+func serveWidget(dir, origin string) (string, func(), error) {
+	srv, err := relay.New(relay.WithWidget(os.DirFS(dir)), relay.WithAllowedOrigins(origin),
+		relay.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	hs := &http.Server{Handler: srv.Handler()}
+	go hs.Serve(ln)
+	return "http://" + ln.Addr().String() + "/trickle/", func() { _ = srv.Shutdown(context.Background()); hs.Close() }, nil
 }
 
 func urlQueryEscape(s string) string {
@@ -262,14 +386,20 @@ func file(path string) http.HandlerFunc {
 // rate tokens per second: every 4 ms (scaled) it writes the tokens that are
 // due, so the average rate holds whatever the timer's granularity.
 func pace(w http.ResponseWriter, r *http.Request, answer string, rate float64, chars int) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	flusher := w.(http.Flusher)
 	runes := []rune(answer)
 	var tokens []string
 	for i := 0; i < len(runes); i += chars {
 		tokens = append(tokens, string(runes[i:min(i+chars, len(runes))]))
 	}
+	paceTokens(w, r, tokens, rate, nil)
+}
+
+// paceTokens writes tokens as pace does; sent (may be nil) is called after
+// each flush with the tokens [from, to) it carried and when it was flushed.
+func paceTokens(w http.ResponseWriter, r *http.Request, tokens []string, rate float64, sent func(from, to int, at time.Time)) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	flusher := w.(http.Flusher)
 	event := func(buf []byte, content string) []byte {
 		data, _ := json.Marshal(map[string]any{
 			"id": "bench", "object": "chat.completion.chunk",
@@ -282,9 +412,9 @@ func pace(w http.ResponseWriter, r *http.Request, answer string, rate float64, c
 	start := time.Now()
 	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
 	defer tick.Stop()
-	sent := 0
+	done := 0
 	var buf []byte
-	for sent < len(tokens) {
+	for done < len(tokens) {
 		select {
 		case <-r.Context().Done():
 			return
@@ -292,14 +422,18 @@ func pace(w http.ResponseWriter, r *http.Request, answer string, rate float64, c
 		}
 		due := min(len(tokens), int(time.Since(start).Seconds()*rate)+1)
 		buf = buf[:0]
-		for ; sent < due; sent++ {
-			buf = event(buf, tokens[sent])
+		from := done
+		for ; done < due; done++ {
+			buf = event(buf, tokens[done])
 		}
 		if len(buf) > 0 {
 			if _, err := w.Write(buf); err != nil {
 				return
 			}
 			flusher.Flush()
+			if sent != nil {
+				sent(from, done, time.Now())
+			}
 		}
 	}
 	fmt.Fprint(w, "data: {\"id\":\"bench\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
@@ -317,6 +451,7 @@ type pageResult struct {
 	FPS         float64 `json:"fps"`
 	MaxFrameGap float64 `json:"maxFrameGapMs"`
 	LongTasks   int     `json:"longTasksAfterLoad"`
+	Thread      string  `json:"thread"`
 	Own         *struct {
 		Frames       int     `json:"frames"`
 		FrameMaxMs   float64 `json:"frameMaxMs"`
@@ -329,10 +464,40 @@ type pageResult struct {
 // profile path it also saves the trace (profile + ".trace.json") and a V8
 // CPU profile of the tab (profile + ".cpuprofile").
 func measure(browser context.Context, url, profile string) (Result, error) {
+	res, _, err := measureWith(browser, url, measureOpts{profile: profile})
+	return res, err
+}
+
+// measureOpts are measureWith's options.
+type measureOpts struct {
+	profile    string
+	startMark  string // the trace is summed between these marks
+	endMark    string // (default bench-start, bench-end)
+	clearCache bool   // empty the HTTP cache (and with it V8's code cache) first
+	prime      string // open this URL first, untraced (to fill the cache)
+}
+
+// measureWith is measure with options; it also returns window.bench as
+// the page left it (JSON), for figures only that page knows.
+func measureWith(browser context.Context, url string, o measureOpts) (Result, string, error) {
+	profile := o.profile
+	if o.startMark == "" {
+		o.startMark, o.endMark = "bench-start", "bench-end"
+	}
 	tab, closeTab := chromedp.NewContext(browser)
 	defer closeTab()
 	if err := chromedp.Do(tab, chromedp.Navigate("about:blank")); err != nil {
-		return Result{}, err
+		return Result{}, "", err
+	}
+	if o.prime != "" {
+		if err := waitDone(tab, o.prime, 5*time.Minute); err != nil {
+			return Result{}, "", fmt.Errorf("priming with %s: %w", o.prime, err)
+		}
+	}
+	if o.clearCache {
+		if _, err := chromedp.Call(tab, network.ClearBrowserCache, cdp.Empty{}); err != nil {
+			return Result{}, "", fmt.Errorf("clearing the cache: %w", err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(tab, 15*time.Minute)
 	defer cancel()
@@ -362,39 +527,41 @@ func measure(browser context.Context, url, profile string) (Result, error) {
 		}
 	})
 	if err != nil {
-		return Result{}, err
+		return Result{}, "", err
 	}
 	_, err = chromedp.CallBrowser(ctx, tracing.Start, tracing.StartParams{
 		TransferMode: tracing.StartTransferModeReportEvents,
 		TraceConfig:  &tracing.TraceConfig{IncludedCategories: []string{"toplevel", "blink.user_timing", "devtools.timeline"}},
 	})
 	if err != nil {
-		return Result{}, fmt.Errorf("starting the trace: %w", err)
+		return Result{}, "", fmt.Errorf("starting the trace: %w", err)
 	}
 	if profile != "" {
 		if _, err := chromedp.Call(ctx, profiler.Enable, cdp.Empty{}); err != nil {
-			return Result{}, fmt.Errorf("enabling the profiler: %w", err)
+			return Result{}, "", fmt.Errorf("enabling the profiler: %w", err)
 		}
 		if _, err := chromedp.Call(ctx, profiler.SetSamplingInterval, profiler.SetSamplingIntervalParams{Interval: 200}); err != nil {
-			return Result{}, err
+			return Result{}, "", err
 		}
 		if _, err := chromedp.Call(ctx, profiler.Start, cdp.Empty{}); err != nil {
-			return Result{}, fmt.Errorf("starting the profiler: %w", err)
+			return Result{}, "", fmt.Errorf("starting the profiler: %w", err)
 		}
 	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-		return Result{}, err
+		return Result{}, "", err
 	}
 	var page pageResult
+	var pageRaw string
 	for {
 		raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(window.bench ?? {})`))
 		if err != nil {
-			return Result{}, err
+			return Result{}, "", err
 		}
 		if err := json.Unmarshal([]byte(raw), &page); err != nil {
-			return Result{}, err
+			return Result{}, "", err
 		}
 		if page.Done {
+			pageRaw = raw
 			break
 		}
 		time.Sleep(250 * time.Millisecond)
@@ -403,47 +570,73 @@ func measure(browser context.Context, url, profile string) (Result, error) {
 	if profile != "" {
 		stopped, err := chromedp.Call(ctx, profiler.Stop, cdp.Empty{})
 		if err != nil {
-			return Result{}, fmt.Errorf("stopping the profiler: %w", err)
+			return Result{}, "", fmt.Errorf("stopping the profiler: %w", err)
 		}
 		prof = stopped.Profile
 		if err := writeProfile(prof, profile+".cpuprofile"); err != nil {
-			return Result{}, err
+			return Result{}, "", err
 		}
 	}
 	if _, err := chromedp.CallBrowser(ctx, tracing.End, cdp.Empty{}); err != nil {
-		return Result{}, fmt.Errorf("ending the trace: %w", err)
+		return Result{}, "", fmt.Errorf("ending the trace: %w", err)
 	}
 	select {
 	case <-complete:
 	case <-ctx.Done():
-		return Result{}, ctx.Err()
+		return Result{}, "", ctx.Err()
 	}
 	if page.Error != "" {
-		return Result{}, errors.New(page.Error)
+		return Result{}, "", errors.New(page.Error)
 	}
 	res := Result{
 		Status: page.Status, Chars: page.TextLength, Duration: page.DurationMs,
-		FPS: page.FPS, MaxFrameGap: page.MaxFrameGap, LongTasks: page.LongTasks,
+		FPS: page.FPS, MaxFrameGap: page.MaxFrameGap, LongTasks: page.LongTasks, Thread: page.Thread,
 	}
 	if page.Own != nil {
 		res.Own = &ownFrames{Frames: page.Own.Frames, FrameMaxMs: page.Own.FrameMaxMs, TotalMs: page.Own.FrameTotalMs}
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if err := fromTrace(events, &res); err != nil {
-		return Result{}, err
+	if err := fromTraceBetween(events, o.startMark, o.endMark, &res); err != nil {
+		return Result{}, "", err
 	}
 	res.Profile, res.ProfileMs = profileSummary(prof, res.startTs, res.endTs)
 	if profile != "" {
 		b, err := json.Marshal(map[string]any{"traceEvents": raw})
 		if err != nil {
-			return Result{}, err
+			return Result{}, "", err
 		}
 		if err := os.WriteFile(profile+".trace.json", b, 0o644); err != nil {
-			return Result{}, fmt.Errorf("writing the trace: %w", err)
+			return Result{}, "", fmt.Errorf("writing the trace: %w", err)
 		}
 	}
-	return res, nil
+	return res, pageRaw, nil
+}
+
+// waitDone opens url on tab and waits until the page sets window.bench.done.
+func waitDone(tab context.Context, url string, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(tab, limit)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		return err
+	}
+	for {
+		raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(window.bench ?? {})`))
+		if err != nil {
+			return err
+		}
+		var page pageResult
+		if err := json.Unmarshal([]byte(raw), &page); err != nil {
+			return err
+		}
+		if page.Error != "" {
+			return errors.New(page.Error)
+		}
+		if page.Done {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 type traceEvent struct {
@@ -459,6 +652,12 @@ type traceEvent struct {
 // fromTrace sums the top-level tasks of the thread that made the page's
 // bench-start and bench-end marks, between the two.
 func fromTrace(events []traceEvent, res *Result) error {
+	return fromTraceBetween(events, "bench-start", "bench-end", res)
+}
+
+// fromTraceBetween is fromTrace between the marks named startMark and
+// endMark.
+func fromTraceBetween(events []traceEvent, startMark, endMark string, res *Result) error {
 	var start, end *traceEvent
 	var longest traceEvent
 	for i := range events {
@@ -467,14 +666,14 @@ func fromTrace(events []traceEvent, res *Result) error {
 			continue
 		}
 		switch e.Name {
-		case "bench-start":
+		case startMark:
 			start = e
-		case "bench-end":
+		case endMark:
 			end = e
 		}
 	}
 	if start == nil || end == nil {
-		return fmt.Errorf("trace has no bench-start/bench-end marks (%d events)", len(events))
+		return fmt.Errorf("trace has no %s/%s marks (%d events)", startMark, endMark, len(events))
 	}
 	res.startTs, res.endTs = start.Ts, end.Ts
 	tasks := mainTasks(events, start, end)

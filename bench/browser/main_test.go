@@ -3,14 +3,21 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/profiler"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/render"
 )
 
 func TestFromTraceCountsOnlyThePageThreadsTasksBetweenItsMarks(t *testing.T) {
@@ -155,4 +162,72 @@ func TestProfileSummaryCountsSelfTimeBetweenTheMarksOnly(t *testing.T) {
 	// out), 4000 → valueSet for 5 ms; 1100 and 9000 are outside.
 	require.Equal(t, []selfTime{{"valueSet wasm_exec.js", 6}}, top)
 	require.InDelta(t, 6.0, total, 1e-9)
+}
+
+// The latency answer's words come out of a one-shot render in order, each
+// once: whatever the markup around them, the probe can read the last word
+// on screen.
+func TestMarkerTokensRenderEveryWordOnceInOrder(t *testing.T) {
+	for _, n := range []int{1, 7, 24, 25, 100, 1500} {
+		tokens := markerTokens(n)
+		require.Len(t, tokens, n)
+		html := render.Convert(strings.Join(tokens, ""))
+		words := regexp.MustCompile(`w\d{5}`).FindAllString(html, -1)
+		require.Len(t, words, n, "n=%d", n)
+		for i, w := range words {
+			require.Equal(t, fmt.Sprintf("w%05d", i), w)
+		}
+		for i, tok := range tokens {
+			require.Equal(t, 1, strings.Count(tok, "w"), "token %d (%q) is one word", i, tok)
+		}
+	}
+}
+
+func TestLatenciesMatchEachTokenToTheFirstFrameThatShowsIt(t *testing.T) {
+	// Server clock 1000 ms ahead of the page's.
+	sent := []float64{1100, 1100, 1110, 1130}
+	page := markPage{AskedAt: 50, Painted: [][2]float64{{105, 0}, {120, 2}, {150, 3}}}
+	page.Clock = &clockSample{RTT: 1, Offset: 1000}
+	l, err := latencies(sent, page)
+	require.NoError(t, err)
+	// Arrivals (page clock) 100, 100, 110, 130 → painted 105, 120, 120, 150.
+	require.Equal(t, 4, l.Tokens)
+	require.InDelta(t, 5, l.First, 1e-9)
+	require.InDelta(t, 55, l.AskToFirst, 1e-9)
+	require.InDelta(t, 20, l.Max, 1e-9)
+	require.InDelta(t, 20, l.P95, 1e-9)
+	require.InDelta(t, 10, l.P50, 1e-9) // sorted 5, 10, 20, 20
+
+	page.Painted = page.Painted[:2]
+	_, err = latencies(sent, page)
+	require.ErrorContains(t, err, "token 3 of 4 was never painted")
+	page.Clock = nil
+	_, err = latencies(sent, page)
+	require.ErrorContains(t, err, "clock")
+}
+
+func TestPaceTokensReportsEveryTokenFlushedOnce(t *testing.T) {
+	tokens := markerTokens(50)
+	seen := make([]int, len(tokens))
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paceTokens(w, r, tokens, 5_000, func(from, to int, _ time.Time) {
+			mu.Lock()
+			defer mu.Unlock()
+			for i := from; i < to; i++ {
+				seen[i]++
+			}
+		})
+	}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	_, err = io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	for i, n := range seen {
+		require.Equal(t, 1, n, "token %d", i)
+	}
 }

@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# The in-browser benchmark: Trickle's widget against marked (full re-render
-# per frame) and streaming-markdown, same page, same stream, same Chromium
-# run. Standard scenario: 4-character tokens at 250 tokens/s, the 20 KB and
-# 100 KB answers (about 2 minutes per renderer in all).
+# The in-browser benchmark: Trickle's widget (as it boots by default, and
+# with worker="off") against marked (full re-render per frame),
+# streaming-markdown and the text floor, same page, same stream, same
+# Chromium run. Standard scenario: 4-character tokens at 250 tokens/s, the
+# 20 KB and 100 KB answers (about 2 minutes per renderer in all). Then the
+# host page's goals: the widget's boot on a page of another origin (5
+# loads each way), token arrival → painted, the cold first answer, and the
+# transfer size (about 4 minutes more).
 #
-#   bench/browser/run.sh              the standard scenario
-#   bench/browser/run.sh -speed 5     five times faster, for a quick look
+#   bench/browser/run.sh                    everything, the standard scenario
+#   bench/browser/run.sh -speed 5           five times faster, for a quick look
+#   bench/browser/run.sh -measure boot      one part (stream, boot, latency, cold, size)
+#
+# Runs hold /tmp/bench.lock and /tmp/trickle-browser.lock, so that
+# benchmarks and browser tests on a shared machine do not overlap.
 #
 # Results: a table on stdout, bench/results/browser.json.
 set -euo pipefail
@@ -17,4 +25,5 @@ if [ ! -d bench/browser/node_modules/marked ] || [ ! -d bench/browser/node_modul
   (cd bench/browser && npm ci --no-audit --no-fund)
 fi
 mkdir -p bench/results
-go run ./bench/browser "$@" | tee bench/results/browser.md
+go build -o bench/results/.browser-bench ./bench/browser
+flock /tmp/bench.lock flock /tmp/trickle-browser.lock bench/results/.browser-bench "$@" | tee bench/results/browser.md

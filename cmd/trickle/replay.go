@@ -12,15 +12,17 @@ import (
 	"strings"
 
 	"github.com/trickle-dev/trickle/a11y"
+	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
 )
 
 const replayUsage = `Usage: trickle replay [--chunk N] [--sse] [--dialect NAME] [--frames] [--pace TOKENS_PER_SECOND] [--announce MODE] FILE|-
 
-Runs a recorded stream (SSE or NDJSON, any dialect) through the same
-pipeline the widget runs in the browser (stream, render, a11y) and prints,
-as JSON, what a person would see and hear: the answer's dialect, status,
+Runs a recorded stream (SSE or NDJSON, any dialect) through the widget's
+own Session (stream, render, a11y: the loop the widget runs in the browser),
+one frame per 60 Hz animation frame as the widget does, and prints, as
+JSON, what a person would see and hear: the answer's dialect, status,
 text, thinking, tool calls, finish reason, usage, error, the rendered
 html and the screen-reader announcements.
 
@@ -248,7 +250,7 @@ type replayOptions struct {
 	announce string
 }
 
-// replayAnswer runs the input through the widget's pipeline on a simulated
+// replayAnswer runs the input through the widget's Session on a simulated
 // clock. The bytes are fed in --chunk pieces, each further cut at line
 // ends so that tokens get their own arrival times whatever the chunking.
 func replayAnswer(in io.Reader, o replayOptions) (replayOutput, error) {
@@ -267,7 +269,7 @@ func replayAnswer(in io.Reader, o replayOptions) (replayOutput, error) {
 		return replayOutput{}, err
 	}
 	s.finish()
-	out := answerOutput(s.pipe)
+	out := answerOutput(s.sess)
 	anns := s.anns
 	if anns == nil {
 		anns = []replayAnnouncement{}
@@ -279,13 +281,13 @@ func replayAnswer(in io.Reader, o replayOptions) (replayOutput, error) {
 	return out, nil
 }
 
-// answerOutput describes the pipeline's answer.
-func answerOutput(p *stream.Pipeline) replayOutput {
-	a := p.Answer()
+// answerOutput describes the session's answer.
+func answerOutput(s *widget.Session) replayOutput {
+	a := s.Answer()
 	o := replayOutput{
-		Dialect: p.Dialect(), Status: a.Status().String(), Text: a.Text(), Thinking: a.Thinking(),
+		Dialect: s.Dialect(), Status: a.Status().String(), Text: a.Text(), Thinking: a.Thinking(),
 		ToolCalls: []replayTool{}, FinishReason: a.FinishReason(), Usage: a.Usage(),
-		Error: describeError(a.Err()), LastEventID: p.LastEventID(),
+		Error: describeError(a.Err()), LastEventID: s.LastEventID(),
 		Events: a.Events(), Skipped: a.Skipped(), Problems: []string{},
 	}
 	for _, c := range a.ToolCalls() {

@@ -183,7 +183,8 @@ func TestReplayUsageErrors(t *testing.T) {
 // answer "short"): ids on every event, a retry field, a comment first, and
 // Ollama's lines carried as SSE events.
 func TestReplayOfTheRelaysStreamsGivesItsCannedAnswer(t *testing.T) {
-	want, err := os.ReadFile("../../relay/sim/answers/short.md")
+	// The recordings were made of the answer that is now "code".
+	want, err := os.ReadFile("../../relay/sim/answers/code.md")
 	require.NoError(t, err, "the relay's canned answer is part of the repository")
 	for _, d := range []string{"anthropic", "ollama", "gemini", "responses"} {
 		t.Run(d, func(t *testing.T) {

@@ -5,8 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trickle-dev/trickle/a11y"
-	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/stream"
 )
 
@@ -33,126 +32,135 @@ type replayAnnouncement struct {
 	Status bool    `json:"status,omitempty"`
 }
 
-// simulation runs the widget's frame loop on a simulated clock: the
-// pipeline's answer is rendered by render.Document once per 60 Hz frame and
-// the rendered blocks feed a11y.Announcer, which is polled every frame and
-// whenever it says something is due. Nothing sleeps; the output depends
-// only on the input and the pace, never on how the bytes were cut.
+// simulation runs the widget's own Session (internal/widget: the pipeline,
+// render.Document, a11y.Announcer and the patches the element applies) the
+// way the element drives it, on a simulated clock: bytes are written as
+// they arrive, one Frame per 60 Hz animation frame, End when the stream
+// ends or the answer can no longer change, then frames until the announcer
+// has nothing left to say. What it prints is the Patches: the settled HTML
+// and the live tail as the element puts them on screen, the announcements
+// as it writes them into the live region and the status region. Nothing
+// sleeps; the output depends only on the input and the pace, never on how
+// the bytes were cut.
 type simulation struct {
-	pipe *stream.Pipeline
-	doc  *render.Document
-	ann  *a11y.Announcer
+	sess *widget.Session
 
 	t0, now, nextTick time.Time
 	perToken          time.Duration
 	tokens            int
 
-	rendered string // the text given to the document so far
-	tail     string
-	html     strings.Builder
-	frames   []replayFrame
-	anns     []replayAnnouncement
+	tail   string // the live tail on screen
+	final  bool   // the final frame has run
+	html   strings.Builder
+	frames []replayFrame
+	anns   []replayAnnouncement
 }
 
 func newSimulation(dialect, announce string, pace float64) *simulation {
 	s := &simulation{t0: time.Unix(0, 0).UTC()}
 	s.now, s.nextTick = s.t0, s.t0.Add(frameInterval)
 	s.perToken = time.Duration(float64(time.Second) / pace)
-	s.pipe = stream.NewPipeline(stream.WithDialect(dialect), stream.WithEventHandler(func(e stream.Event) {
-		if (e.Kind == stream.KindText || e.Kind == stream.KindThinking) && e.Text != "" {
-			s.tokens++
-		}
-	}))
-	s.doc = render.NewDocument()
-	s.ann = a11y.New(a11y.WithMode(announce), a11y.WithClock(func() time.Time { return s.now }))
-	s.ann.Start()
+	s.sess = widget.NewSession(widget.Config{
+		Dialect:  dialect,
+		Announce: announce,
+		Now:      func() time.Time { return s.now },
+		OnEvent: func(e stream.Event) {
+			if (e.Kind == stream.KindText || e.Kind == stream.KindThinking) && e.Text != "" {
+				s.tokens++
+			}
+		},
+	})
 	return s
 }
 
 // feed delivers one piece of the byte stream at the time its first token
 // is due: the k-th token (from 0) arrives k/pace seconds after the start;
-// a piece carrying no token arrives with the token before it.
+// a piece carrying no token arrives with the token before it. As the
+// element does, it stops reading once the answer can no longer change (the
+// end marker, an error event, the relay's status).
 func (s *simulation) feed(piece []byte) {
+	if s.sess.Ended() {
+		return
+	}
 	s.advance(s.t0.Add(time.Duration(s.tokens) * s.perToken))
-	s.pipe.Write(piece)
+	if err := s.sess.WriteAt(piece, s.now); err != nil || s.sess.Terminal() {
+		s.sess.End(nil)
+	}
 }
 
-// advance moves the clock to target, running every frame tick and every
-// announcement timer on the way, in time order.
+// advance moves the clock to target, running every animation frame on the
+// way.
 func (s *simulation) advance(target time.Time) {
-	for {
-		step, isTick := s.nextTick, true
-		if due, ok := s.ann.NextDue(); ok && due.After(s.now) && due.Before(step) {
-			step, isTick = due, false
-		}
-		if step.After(target) {
-			break
-		}
-		s.now = step
-		if isTick {
-			s.nextTick = s.nextTick.Add(frameInterval)
-			s.tick()
-		} else {
-			s.poll()
-		}
+	for !s.nextTick.After(target) {
+		s.tick()
 	}
 	if target.After(s.now) {
 		s.now = target
 	}
 }
 
-// tick is one animation frame: render what changed, then poll.
-func (s *simulation) tick() {
-	if text := s.pipe.Answer().Text(); text != s.rendered {
-		s.rendered = text
-		s.apply(s.doc.Update(text))
+// frame is one animation frame: the Session's Patch, recorded as the
+// element applies it. A frame with nothing due changes nothing (the
+// element would not have asked for it).
+func (s *simulation) frame() {
+	p := s.sess.Frame()
+	at := s.ms(s.now)
+	if p.TailChanged {
+		s.tail = p.Tail
 	}
-	s.poll()
-}
-
-func (s *simulation) apply(f render.Frame) {
-	s.html.WriteString(f.Append)
-	if f.Append != "" || f.Tail != s.tail || f.Final {
-		s.frames = append(s.frames, replayFrame{AtMS: s.ms(s.now), Append: f.Append, Tail: f.Tail, Final: f.Final})
-	}
-	s.tail = f.Tail
-	s.ann.Frame(f.Settled, f.TailBlocks, f.Final)
-}
-
-func (s *simulation) poll() {
-	for _, a := range s.ann.Poll() {
-		s.anns = append(s.anns, replayAnnouncement{AtMS: s.ms(a.At), Text: a.Text, Status: a.Status})
-	}
-}
-
-// finish ends the byte stream after the last piece and runs the final
-// frame at the next tick, then lets every waiting announcement go out.
-func (s *simulation) finish() {
-	_ = s.pipe.Close()
-	s.advance(s.nextTick.Add(-1))
-	s.now = s.nextTick
-	if text := s.pipe.Answer().Text(); text != s.rendered {
-		s.rendered = text
-		s.apply(s.doc.Update(text))
-	}
-	s.apply(s.doc.Finish())
-	a := s.pipe.Answer()
-	s.ann.End(a.Status().String(), a.Err())
-	s.poll()
-	for idle := 0; idle < 3; { // bounded even if the announcer never drains
-		due, ok := s.ann.NextDue()
-		if !ok {
-			break
+	if p.Append != "" || p.TailChanged || p.Final {
+		f := replayFrame{AtMS: at, Append: p.Append, Tail: s.tail, Final: p.Final}
+		if p.Final {
+			// The tail goes. With Unwrap the element keeps its nodes as
+			// the last settled blocks instead of parsing the same HTML
+			// again: on screen, the tail's HTML is appended.
+			if p.Unwrap {
+				f.Append += s.tail
+			}
+			s.tail, f.Tail, s.final = "", "", true
 		}
-		if due.After(s.now) {
-			s.now = due
+		s.html.WriteString(f.Append)
+		s.frames = append(s.frames, f)
+	}
+	for _, text := range p.Announce {
+		s.anns = append(s.anns, replayAnnouncement{AtMS: at, Text: text})
+	}
+	if p.StatusChanged {
+		s.anns = append(s.anns, replayAnnouncement{AtMS: at, Text: p.Status, Status: true})
+	}
+}
+
+// finish ends the byte stream after the last piece (if the answer has not
+// ended already), runs frames up to the final one, then the frames the
+// announcer asks for until it has nothing left to say.
+func (s *simulation) finish() {
+	s.sess.End(nil)
+	for !s.final {
+		s.tick()
+	}
+	for idle := 0; idle < 3; { // bounded even if the announcer never drains
+		due, ok := s.sess.NextAnnouncement()
+		if !ok {
+			return
+		}
+		// The element's timer asks for the first animation frame at or
+		// after the due time.
+		for s.nextTick.Before(due) {
+			s.nextTick = s.nextTick.Add(frameInterval)
 		}
 		n := len(s.anns)
-		s.poll()
+		s.tick()
 		if len(s.anns) == n {
 			idle++
 		}
 	}
+}
+
+// tick runs the next animation frame.
+func (s *simulation) tick() {
+	s.now = s.nextTick
+	s.nextTick = s.nextTick.Add(frameInterval)
+	s.frame()
 }
 
 func (s *simulation) ms(t time.Time) float64 {

@@ -32,8 +32,8 @@ func ExampleSession() {
 	fmt.Printf("append %q final %v unwrap %v\n", p.Append, p.Final, p.Unwrap)
 	fmt.Println(s.Status(), widget.StreamID(s.LastEventID()))
 	// Output:
-	// append "<p>Hello, <strong>world</strong>.</p>\n"
-	// tail "<p>Bye</p>\n"
+	// append "<p dir=\"auto\">Hello, <strong>world</strong>.</p>\n"
+	// tail "<p dir=\"auto\">Bye</p>\n"
 	// append "" final true unwrap true
 	// complete s1
 }

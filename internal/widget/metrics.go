@@ -16,7 +16,8 @@ import (
 // Go runs on); zero means "did not happen".
 type Metrics struct {
 	TTFB       float64 `json:"ttfb_ms"`        // first byte of the response body
-	TTFT       float64 `json:"ttft_ms"`        // first visible text delta
+	TTFT       float64 `json:"ttft_ms"`        // first visible delta: thinking or answer text
+	TTFAT      float64 `json:"ttfat_ms"`       // first delta of the answer itself, after any thinking
 	GapP50     float64 `json:"gap_p50_ms"`     // median gap between text deltas
 	GapP95     float64 `json:"gap_p95_ms"`     // 95th percentile gap
 	GapMax     float64 `json:"gap_max_ms"`     // longest gap (a stall, a reconnect)
@@ -45,6 +46,7 @@ const (
 // Recorder collects the timings of one answer. Not safe for concurrent use.
 type Recorder struct {
 	start, firstByte, lastByte, firstTok, lastTok, end time.Time
+	firstAny, lastAny                                  time.Time // thinking deltas too
 	bytes, reconnects, frames                          int
 	gaps                                               []time.Duration // in arrival order
 	tokens                                             int
@@ -75,6 +77,7 @@ func (r *Recorder) Bytes(n int, now time.Time) {
 // Token records a text delta arriving at now; it reports whether it was the
 // first.
 func (r *Recorder) Token(now time.Time) bool {
+	r.Thinking(now)
 	r.tokens++
 	if r.firstTok.IsZero() {
 		r.firstTok, r.lastTok = now, now
@@ -86,6 +89,30 @@ func (r *Recorder) Token(now time.Time) bool {
 		r.sortedGaps()
 	}
 	return false
+}
+
+// Thinking records a visible delta that is not answer text (reasoning)
+// arriving at now: it counts for the time to first token and as a sign of
+// life, not for the answer's gaps.
+func (r *Recorder) Thinking(now time.Time) {
+	if r.firstAny.IsZero() {
+		r.firstAny = now
+	}
+	r.lastAny = now
+}
+
+// LastDelta is when the last visible delta (answer or thinking) arrived;
+// zero before the first.
+func (r *Recorder) LastDelta() time.Time { return r.lastAny }
+
+// GapP95 is the 95th percentile of the gaps between answer deltas so far
+// (zero before the second). It merges new gaps into the sorted ones, so
+// calling it once per frame costs what the new gaps cost.
+func (r *Recorder) GapP95() time.Duration {
+	if len(r.gaps) == 0 {
+		return 0
+	}
+	return percentile(r.sortedGaps(), 0.95)
 }
 
 // mergeEvery bounds the gaps waiting to be sorted: a page that reads the
@@ -118,7 +145,8 @@ func (r *Recorder) Snapshot() Metrics {
 	}
 	m := Metrics{
 		TTFB:       ms(r.firstByte),
-		TTFT:       ms(r.firstTok),
+		TTFT:       ms(r.firstAny),
+		TTFAT:      ms(r.firstTok),
 		Tokens:     r.tokens,
 		Bytes:      r.bytes,
 		Duration:   ms(r.end),
@@ -188,6 +216,7 @@ func (m Metrics) JSON() string {
 	}
 	float(`{"ttfb_ms":`, m.TTFB)
 	float(`,"ttft_ms":`, m.TTFT)
+	float(`,"ttfat_ms":`, m.TTFAT)
 	float(`,"gap_p50_ms":`, m.GapP50)
 	float(`,"gap_p95_ms":`, m.GapP95)
 	float(`,"gap_max_ms":`, m.GapMax)

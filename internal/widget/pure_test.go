@@ -255,18 +255,21 @@ func TestToolsShowNameWhileStreamingAndArgumentsOnceComplete(t *testing.T) {
 }
 
 func TestNoticesSayHowTheAnswerEnded(t *testing.T) {
-	require.Empty(t, Notice("complete", nil))
-	require.Contains(t, Notice("incomplete", nil), "Incomplete")
-	require.Equal(t, "Error: overloaded", Notice("failed", errors.New("overloaded")))
-	require.Equal(t, "Stopped.", Notice("stopped", nil))
+	require.Empty(t, Notice(stream.Complete, nil))
+	require.Contains(t, Notice(stream.Incomplete, nil), "Incomplete")
+	require.Equal(t, "Error: overloaded", Notice(stream.Failed, errors.New("overloaded")))
+	require.Equal(t, "Stopped.", Notice(stream.Stopped, nil))
+	require.Empty(t, Notice(stream.Waiting, nil), "an answer that has not ended has no notice")
+	require.Empty(t, Notice(stream.Streaming, errors.New("x")))
 }
 
 func TestWarmUpRunsAWholeAnswer(t *testing.T) {
 	// WarmUp must exercise the real path; a sample that failed to decode
 	// would warm nothing. Run the same bytes and check the outcome.
 	s, html := warmSession(render.Policy{})
-	require.Equal(t, "complete", s.Status())
+	require.Equal(t, stream.Complete, s.Status())
 	require.Equal(t, warmSample, s.Text())
-	require.Contains(t, render.Convert(warmSample), "<table>", "the sample covers tables (GFM)")
-	require.Equal(t, render.Convert(warmSample), html, "the HTML handed to the browser's parser is the sample's")
+	want := render.Convert(warmSample, RenderOptions(render.Policy{})...)
+	require.Contains(t, want, `<table dir="auto">`, "the sample covers tables (GFM)")
+	require.Equal(t, want, html, "the HTML handed to the browser's parser is the sample's")
 }

@@ -22,8 +22,15 @@ type Config struct {
 	Announce string
 	// Policy is the link and image safety policy for rendering.
 	Policy render.Policy
+	// Render are extra render options (the highlighting build passes
+	// render/highlight's), after RenderOptions' own.
+	Render []render.Option
 	// Now is the clock (time.Now when nil); tests pass a fake one.
 	Now func() time.Time
+	// OnEvent, when set, sees every event the pipeline decodes, after the
+	// session has counted it (`trickle replay` paces its simulated clock by
+	// the tokens).
+	OnEvent func(stream.Event)
 }
 
 // Patch is everything one frame changes on screen, in the order the DOM
@@ -46,9 +53,23 @@ type Patch struct {
 	ToolsChanged bool
 	// Announce are texts for the announcer log, in order.
 	Announce []string
-	// Status replaces the status region's text when StatusChanged.
+	// Status replaces the screen-reader status region's text when
+	// StatusChanged. It follows the announcer: the end status comes only
+	// after the answer's last sentence is spoken (by a11y.MinGap).
 	Status        string
 	StatusChanged bool
+	// Shown replaces the visible status line's text when ShownChanged: the
+	// element's state at once, never behind what is on screen ("Answer
+	// complete." in the final frame, while Status may still wait for the
+	// last sentence to be spoken).
+	Shown        string
+	ShownChanged bool
+	// Stalled says whether the stall notice shows ("Waiting for the
+	// model…" beside the caret), when StalledChanged: on when no delta has
+	// come for StallAfter while streaming, off with the next delta or the
+	// end. The status region says it once (Status) and is cleared with it.
+	Stalled        bool
+	StalledChanged bool
 	// Final: the answer has ended and everything is settled; the live tail
 	// can go.
 	Final bool
@@ -65,7 +86,7 @@ type Patch struct {
 // Empty reports whether the patch changes nothing.
 func (p *Patch) Empty() bool {
 	return p.Append == "" && !p.TailChanged && p.Thinking == "" && !p.ToolsChanged &&
-		len(p.Announce) == 0 && !p.StatusChanged && !p.Final
+		len(p.Announce) == 0 && !p.StatusChanged && !p.ShownChanged && !p.StalledChanged && !p.Final
 }
 
 // Session runs one element's answers: bytes in (Write), patches out (Frame).
@@ -87,10 +108,28 @@ type Session struct {
 	thinkingSeen int               // bytes of thinking already on screen
 	tools        string            // tool panel HTML on screen
 	status       string            // status region text on screen
+	shown        string            // visible status line text on screen
 	firstToken   bool              // a text delta arrived since the last TookFirstToken
 	ended        bool              // End was called
 	finished     bool              // the final frame was produced
+
+	stalled   bool          // the stall notice shows
+	stallWait time.Duration // StallAfter as of the last frame
+	stallGaps int           // answer deltas when stallWait was computed
 }
+
+// StallNotice is what the stall notice says, on screen and once in the
+// status region.
+const StallNotice = "Waiting for the model…"
+
+// MinStall is the shortest silence that counts as a stall: below it, a
+// model that pauses between sentences would flash the notice.
+const MinStall = 1500 * time.Millisecond
+
+// StallAfter is how long a streaming answer may go without a delta before
+// the stall notice shows: max(MinStall, 3 × the answer's p95 gap), so a
+// model that is slow all along is not called stalled for its usual pace.
+func StallAfter(p95 time.Duration) time.Duration { return max(MinStall, 3*p95) }
 
 // NewSession returns a session ready for Begin.
 func NewSession(cfg Config) *Session {
@@ -99,9 +138,17 @@ func NewSession(cfg Config) *Session {
 		now = time.Now
 	}
 	s := &Session{cfg: cfg, now: now}
-	s.doc = render.NewDocument(render.WithPolicy(cfg.Policy))
+	s.doc = render.NewDocument(RenderOptions(cfg.Policy, cfg.Render...)...)
 	s.Begin()
 	return s
+}
+
+// RenderOptions is how the widget renders: the policy, dir="auto" on every
+// text block (a right-to-left answer reads right to left, a mixed one block
+// by block), then extra. render.Convert with the same options is the
+// oracle for what the widget shows.
+func RenderOptions(p render.Policy, extra ...render.Option) []render.Option {
+	return append([]render.Option{render.WithPolicy(p), render.WithDirAuto(true)}, extra...)
 }
 
 // Begin starts a new answer, forgetting the previous one.
@@ -121,10 +168,11 @@ func (s *Session) Begin() {
 	}
 	s.ann = a11y.New(a11y.WithMode(mode), a11y.WithClock(s.now))
 	s.rec.Start(s.now())
-	s.rendered, s.tail, s.tools, s.status = "", "", "", ""
+	s.rendered, s.tail, s.tools, s.status, s.shown = "", "", "", "", ""
 	s.differ.Reset()
 	s.thinkingSeen = 0
 	s.firstToken, s.ended, s.finished = false, false, false
+	s.stalled, s.stallWait, s.stallGaps = false, MinStall, 0
 	s.ann.Start()
 }
 
@@ -135,10 +183,16 @@ func (s *Session) Begin() {
 func (s *Session) StartAt(t time.Time) { s.rec.Start(t) }
 
 func (s *Session) event(ev stream.Event) {
-	if ev.Kind == stream.KindText && ev.Text != "" {
+	switch {
+	case ev.Kind == stream.KindText && ev.Text != "":
 		if s.rec.Token(s.at) {
 			s.firstToken = true
 		}
+	case ev.Kind == stream.KindThinking && ev.Text != "":
+		s.rec.Thinking(s.at)
+	}
+	if s.cfg.OnEvent != nil {
+		s.cfg.OnEvent(ev)
 	}
 }
 
@@ -198,9 +252,17 @@ func (s *Session) TookFirstToken() bool {
 	return f
 }
 
-// Status is the answer's status word: waiting, streaming, complete, stopped,
-// incomplete, failed.
-func (s *Session) Status() string { return s.pipe.Answer().Status().String() }
+// Status is where the answer is: stream.Waiting, Streaming, Complete,
+// Stopped, Incomplete or Failed (its String is the word the element's
+// data-status, events and ask() give the page).
+func (s *Session) Status() stream.Status { return s.pipe.Answer().Status() }
+
+// Answer is the answer so far, for reading (tool calls, usage, finish
+// reason, problems); the session alone feeds it.
+func (s *Session) Answer() *stream.Answer { return s.pipe.Answer() }
+
+// Dialect names the stream's dialect, or "auto" while it is not known.
+func (s *Session) Dialect() string { return s.pipe.Dialect() }
 
 // Err explains a stopped, incomplete or failed answer.
 func (s *Session) Err() error { return s.pipe.Answer().Err() }
@@ -224,12 +286,59 @@ func (s *Session) RecordFrame(d time.Duration) { s.rec.Frame(d) }
 // Dirty reports whether a frame would change something now.
 func (s *Session) Dirty() bool {
 	a := s.pipe.Answer()
-	return (s.ended && !s.finished) || len(a.Text()) != len(s.rendered) ||
-		len(a.Thinking()) != s.thinkingSeen || s.toolsHTML() != s.tools
+	return (s.ended && !s.finished) || s.shownStatus() != s.shown || len(a.Text()) != len(s.rendered) ||
+		len(a.Thinking()) != s.thinkingSeen || s.toolsHTML() != s.tools ||
+		s.stalled != s.stallDue(s.now())
 }
 
-// NextAnnouncement is when the announcer wants to be polled again.
-func (s *Session) NextAnnouncement() (time.Time, bool) { return s.ann.NextDue() }
+// NextAnnouncement is when the session wants a frame although no byte came:
+// the announcer's next due time, or the moment the stall notice is due,
+// whichever is first.
+func (s *Session) NextAnnouncement() (time.Time, bool) {
+	due, ok := s.ann.NextDue()
+	if at, on := s.stallAt(); on && !s.stalled && (!ok || at.Before(due)) {
+		return at, true
+	}
+	return due, ok
+}
+
+// stallAt is when the stall notice is due if no delta comes: only while the
+// answer streams (a delta has come, no end yet).
+func (s *Session) stallAt() (time.Time, bool) {
+	last := s.rec.LastDelta()
+	if last.IsZero() || s.Terminal() {
+		return time.Time{}, false
+	}
+	return last.Add(s.stallWait), true
+}
+
+// stallDue reports whether the stall notice should show at now.
+func (s *Session) stallDue(now time.Time) bool {
+	at, on := s.stallAt()
+	return on && !now.Before(at)
+}
+
+// updateStall recomputes StallAfter from the gaps so far (once a frame, and
+// only when there are new gaps) and turns the notice on or off.
+func (s *Session) updateStall(p *Patch) {
+	// p95 moves slowly: recomputed when the deltas grew by a sixteenth,
+	// so a long answer does not merge its gaps every frame.
+	if n := s.rec.tokens; n-s.stallGaps >= max(1, s.stallGaps/16) {
+		s.stallGaps = n
+		s.stallWait = StallAfter(s.rec.GapP95())
+	}
+	due := s.stallDue(s.now())
+	if due == s.stalled {
+		return
+	}
+	s.stalled, p.Stalled, p.StalledChanged = due, due, true
+	switch {
+	case due:
+		s.status, p.Status, p.StatusChanged = StallNotice, StallNotice, true
+	case s.status == StallNotice && !p.StatusChanged:
+		s.status, p.Status, p.StatusChanged = "", "", true
+	}
+}
 
 // Frame computes what changed since the last frame. After End it produces
 // the final frame: everything settled, the tail gone, the status announced.
@@ -265,6 +374,8 @@ func (s *Session) Frame() Patch {
 		p.Final = true
 		s.ann.End(s.Status(), s.Err())
 	}
+	s.show(&p)
+	s.updateStall(&p)
 	s.poll(&p)
 	return p
 }
@@ -276,6 +387,23 @@ func (s *Session) apply(p *Patch, f render.Frame) {
 		s.tail, p.Tail, p.TailChanged = f.Tail, f.Tail, true
 	}
 	s.ann.Frame(f.Settled, f.TailBlocks, f.Final)
+}
+
+// shownStatus is the visible status line for where the answer is: "Assistant
+// is responding." until the final frame, then how it ended, in the same
+// words the screen reader will hear.
+func (s *Session) shownStatus() string {
+	if s.finished {
+		return a11y.StatusText(s.Status(), s.Err())
+	}
+	return a11y.StatusResponding
+}
+
+// show puts the visible status in the patch when it changed.
+func (s *Session) show(p *Patch) {
+	if want := s.shownStatus(); want != s.shown {
+		s.shown, p.Shown, p.ShownChanged = want, want, true
+	}
 }
 
 func (s *Session) poll(p *Patch) {
@@ -318,18 +446,19 @@ func ToolsHTML(calls []stream.ToolCall) string {
 	return b.String()
 }
 
-// Notice is the visible text for how an answer ended (empty for complete).
-func Notice(status string, err error) string {
+// Notice is the visible text for how an answer ended (empty for complete,
+// and for an answer that has not ended).
+func Notice(status stream.Status, err error) string {
 	switch status {
-	case "incomplete":
+	case stream.Incomplete:
 		return "Incomplete: the answer ended before the model finished. You can retry."
-	case "failed":
+	case stream.Failed:
 		msg := "the connection failed"
 		if err != nil {
 			msg = err.Error()
 		}
 		return "Error: " + msg
-	case "stopped":
+	case stream.Stopped:
 		return "Stopped."
 	}
 	return ""

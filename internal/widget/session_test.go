@@ -13,6 +13,7 @@ import (
 	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // events renders a simulated generation as the relay sends it: SSE events
@@ -38,6 +39,7 @@ func events(t *testing.T, p sim.Params) (data []byte, ends []int, answer sim.Ans
 // does.
 type screen struct {
 	settled, tail, thinking, tools, status string
+	shown                                  string // the visible status line
 	announced                              []string
 	final                                  bool
 	unwrapped                              int
@@ -66,9 +68,17 @@ func (s *screen) apply(t *testing.T, p Patch) {
 	if p.StatusChanged {
 		s.status = p.Status
 	}
+	if p.ShownChanged {
+		s.shown = p.Shown
+	}
+	if !s.final && !p.Final {
+		require.Equal(t, a11y.StatusResponding, s.shown, "the visible status says responding from the first frame to the last")
+	}
 	if p.Final {
 		s.final = true
 		require.Empty(t, s.tail, "everything settles at the end")
+		require.True(t, p.ShownChanged, "the final frame shows how the answer ended at once")
+		require.NotEqual(t, a11y.StatusResponding, s.shown)
 	}
 }
 
@@ -90,7 +100,7 @@ func drive(t *testing.T, rng *rand.Rand, data []byte, ends []int, dropAt int, en
 		// Between frames, the page shows settled+tail: always a prefix
 		// render of the text so far.
 		if !sc.final {
-			require.Equal(t, render.Convert(s.Text(), render.WithPolicy(render.Policy{SameOrigin: "https://app.test"})), sc.settled+sc.tail)
+			require.Equal(t, render.Convert(s.Text(), RenderOptions(render.Policy{SameOrigin: "https://app.test"})...), sc.settled+sc.tail)
 		}
 	}
 	feed := func(b []byte) {
@@ -117,6 +127,7 @@ func drive(t *testing.T, rng *rand.Rand, data []byte, ends []int, dropAt int, en
 	}
 	s.End(end)
 	frame()
+	shownAtEnd := sc.shown
 	for {
 		due, ok := s.NextAnnouncement()
 		if !ok {
@@ -125,11 +136,53 @@ func drive(t *testing.T, rng *rand.Rand, data []byte, ends []int, dropAt int, en
 		clock.now = due
 		sc.apply(t, s.Frame())
 	}
+	require.Equal(t, shownAtEnd, sc.shown, "the visible status does not change after the final frame")
+	require.Equal(t, sc.shown, sc.status, "the spoken status catches up with the visible one")
 	return s, sc
 }
 
+// The visible status line shows the element's state at once; the status
+// region a screen reader hears keeps its order (last sentences, then the
+// end status, MinGap later).
+func TestTheVisibleStatusIsNeverBehindTheSpokenOne(t *testing.T) {
+	data, _, _ := events(t, sim.Params{Answer: "short", TokenChars: 4})
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	s := NewSession(Config{Now: clock.Now})
+	first := s.Frame()
+	require.True(t, first.ShownChanged)
+	require.Equal(t, a11y.StatusResponding, first.Shown)
+	require.NoError(t, s.Write(data))
+	s.End(nil)
+	final := s.Frame()
+	require.True(t, final.Final)
+	require.True(t, final.ShownChanged)
+	require.Equal(t, a11y.StatusComplete, final.Shown, "complete on screen in the final frame")
+	require.False(t, final.StatusChanged && final.Status == a11y.StatusComplete,
+		"the spoken status waits: the answer's sentences go first")
+	var spokenAt time.Time
+	lastWords := clock.now
+	for {
+		due, ok := s.NextAnnouncement()
+		if !ok {
+			break
+		}
+		clock.now = due
+		p := s.Frame()
+		require.False(t, p.ShownChanged, "the visible status already said it")
+		if len(p.Announce) > 0 {
+			lastWords = clock.now
+		}
+		if p.StatusChanged {
+			require.Equal(t, a11y.StatusComplete, p.Status)
+			spokenAt = clock.now
+		}
+	}
+	require.False(t, spokenAt.IsZero())
+	require.GreaterOrEqual(t, spokenAt.Sub(lastWords), a11y.MinGap)
+}
+
 func wantUnits(text string) string {
-	doc := render.NewDocument(render.WithPolicy(render.Policy{SameOrigin: "https://app.test"}))
+	doc := render.NewDocument(RenderOptions(render.Policy{SameOrigin: "https://app.test"})...)
 	blocks := append(doc.Update(text).Settled, doc.Finish().Settled...)
 	var out []string
 	for _, u := range a11y.Units(blocks) {
@@ -160,9 +213,9 @@ func TestASessionShowsAndAnnouncesEveryDialectInAnyCut(t *testing.T) {
 						dropAt = 1 + rng.IntN(len(ends)-1)
 					}
 					s, sc := drive(t, rng, data, ends, dropAt, nil)
-					require.Equal(t, "complete", s.Status(), "round %d, drop after %d", round, dropAt)
+					require.Equal(t, stream.Complete, s.Status(), "round %d, drop after %d", round, dropAt)
 					require.Equal(t, want.Text, s.Text())
-					require.Equal(t, render.Convert(want.Text, render.WithPolicy(render.Policy{SameOrigin: "https://app.test"})), sc.settled,
+					require.Equal(t, render.Convert(want.Text, RenderOptions(render.Policy{SameOrigin: "https://app.test"})...), sc.settled,
 						"all Append (and the unwrapped tail) equal the one-shot render")
 					unwrapped += sc.unwrapped
 					if dialect != "plain" {
@@ -185,7 +238,7 @@ func TestASessionShowsAndAnnouncesEveryDialectInAnyCut(t *testing.T) {
 func TestASessionWithoutTheEndMarkerIsIncomplete(t *testing.T) {
 	data, ends, want := events(t, sim.Params{Answer: "short", NoEnd: true})
 	s, sc := drive(t, rand.New(rand.NewPCG(1, 2)), data, ends, 0, nil)
-	require.Equal(t, "incomplete", s.Status())
+	require.Equal(t, stream.Incomplete, s.Status())
 	require.Equal(t, want.Text, s.Text())
 	require.Contains(t, Notice(s.Status(), s.Err()), "Incomplete")
 	require.NotEqual(t, a11y.StatusComplete, sc.status)
@@ -196,15 +249,15 @@ func TestAStoppedSessionKeepsWhatItShowedAndSettlesIt(t *testing.T) {
 	data, ends, _ := events(t, sim.Params{Answer: "sample-20k", TokenChars: 16})
 	half := ends[len(ends)/2]
 	s, sc := drive(t, rand.New(rand.NewPCG(3, 4)), data[:half], ends[:len(ends)/2], 0, ErrStoppedByUser)
-	require.Equal(t, "stopped", s.Status())
+	require.Equal(t, stream.Stopped, s.Status())
 	require.NotEmpty(t, s.Text())
-	require.Equal(t, render.Convert(s.Text(), render.WithPolicy(render.Policy{SameOrigin: "https://app.test"})), sc.settled)
+	require.Equal(t, render.Convert(s.Text(), RenderOptions(render.Policy{SameOrigin: "https://app.test"})...), sc.settled)
 }
 
 func TestAFailedTransportFailsTheSessionWithItsReason(t *testing.T) {
 	data, ends, _ := events(t, sim.Params{Answer: "short"})
 	s, _ := drive(t, rand.New(rand.NewPCG(5, 6)), data[:ends[10]], ends[:10], 0, errTest("network down"))
-	require.Equal(t, "failed", s.Status())
+	require.Equal(t, stream.Failed, s.Status())
 	require.ErrorContains(t, s.Err(), "network down")
 	require.Equal(t, "Error: "+s.Err().Error(), Notice(s.Status(), s.Err()))
 }
@@ -212,3 +265,22 @@ func TestAFailedTransportFailsTheSessionWithItsReason(t *testing.T) {
 type errTest string
 
 func (e errTest) Error() string { return string(e) }
+
+func TestOnEventSeesEveryDecodedEventAndTheSessionsAnswer(t *testing.T) {
+	var text strings.Builder
+	kinds := map[stream.Kind]int{}
+	var s *Session
+	s = NewSession(Config{OnEvent: func(e stream.Event) {
+		kinds[e.Kind]++
+		if e.Kind == stream.KindText {
+			text.WriteString(e.Text)
+			require.Equal(t, kinds[stream.KindText], s.Metrics().Tokens, "the session counts a token before OnEvent sees it")
+		}
+	}})
+	require.NoError(t, s.Write([]byte("data: {\"delta\":\"Hello, \"}\n\ndata: {\"delta\":\"world.\"}\n\ndata: [DONE]\n\n")))
+	require.Equal(t, "Hello, world.", text.String())
+	require.Equal(t, s.Text(), text.String())
+	require.Equal(t, 1, kinds[stream.KindEnd])
+	require.Equal(t, "plain", s.Dialect())
+	require.Equal(t, stream.Complete, s.Answer().Status())
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // Update is what one element changes on the page: the page (trickle.js)
@@ -102,16 +103,17 @@ func EndEvent(status, metrics string) Event {
 // Finish fills the update with an answer's end: the notice and retry
 // button, the metrics rows when shown, the events (trickle-error for a
 // failure, then trickle-end), and the promise's status.
-func (u *Update) Finish(status string, err error, m Metrics, showMetrics bool) {
-	e := &Ending{Status: status, Notice: Notice(status, err)}
-	e.Retry = e.Notice != "" && status != "stopped"
+func (u *Update) Finish(st stream.Status, err error, m Metrics, showMetrics bool) {
+	status := st.String()
+	e := &Ending{Status: status, Notice: Notice(st, err)}
+	e.Retry = e.Notice != "" && st != stream.Stopped
 	if showMetrics {
 		e.Rows = MetricRows(m)
 	}
 	u.End = e
 	metrics := m.JSON()
 	u.Metrics = metrics
-	if status == "failed" {
+	if st == stream.Failed {
 		msg := "failed"
 		if err != nil {
 			msg = err.Error()
@@ -207,6 +209,14 @@ func (u *Update) AppendJSON(b []byte) []byte {
 		if p.StatusChanged {
 			b = append(b, `,"status":`...)
 			b = jsonx.AppendString(b, p.Status)
+		}
+		if p.ShownChanged {
+			b = append(b, `,"shown":`...)
+			b = jsonx.AppendString(b, p.Shown)
+		}
+		if p.StalledChanged {
+			b = append(b, `,"stalled":`...)
+			b = strconv.AppendBool(b, p.Stalled)
 		}
 	}
 	if u.Text != "" {

@@ -28,6 +28,7 @@ var answers = map[string]Answer{}
 
 // rotation is the set a seed picks from when the request names no answer:
 // the realistic everyday answers, not the stress corpora (xss, sample-100k).
+// It is fixed: a seed keeps picking the same answer.
 var rotation = []string{"short", "thinking", "tool-call", "sample-20k"}
 
 func mustRead(name string) string {
@@ -39,7 +40,7 @@ func mustRead(name string) string {
 }
 
 func init() {
-	for _, n := range []string{"short", "sample-20k", "sample-100k", "xss"} {
+	for _, n := range []string{"short", "code", "table", "sample-20k", "sample-100k", "xss"} {
 		answers[n] = Answer{Name: n, Text: mustRead(n + ".md")}
 	}
 	answers["thinking"] = Answer{

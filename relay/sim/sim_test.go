@@ -207,7 +207,7 @@ func TestXSSCorpusArrivesByteForByte(t *testing.T) {
 }
 
 func ExampleNew() {
-	g, _ := sim.New(sim.Params{Dialect: "plain", Answer: "short", TokenChars: 8})
+	g, _ := sim.New(sim.Params{Dialect: "plain", Answer: "code", TokenChars: 8})
 	for range 3 {
 		m, _ := g.Next()
 		fmt.Println(m.Data)

@@ -30,6 +30,7 @@ import (
 	"github.com/trickle-dev/trickle/a11y"
 	"github.com/trickle-dev/trickle/examples"
 	"github.com/trickle-dev/trickle/internal/browsertest"
+	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/render"
@@ -264,7 +265,7 @@ func jsString(s string) string {
 // like), so the comparison is byte for byte after one parse of each.
 func sameDOM(t testing.TB, ctx context.Context, text, html string) {
 	t.Helper()
-	want := render.Convert(text, render.WithPolicy(render.Policy{SameOrigin: server(t)}))
+	want := render.Convert(text, widget.RenderOptions(render.Policy{SameOrigin: server(t)})...)
 	normalized := eval[string](t, ctx, `(() => {
 		const t = document.createElement("template");
 		t.innerHTML = `+jsString(want)+`;

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/a11y"
+	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/render"
 )
@@ -235,7 +236,7 @@ func TestTheXSSCorpusRunsNothingAndRequestsNoThirdPartyImage(t *testing.T) {
 // once.
 func requireAnnounced(t *testing.T, r result) {
 	t.Helper()
-	doc := render.NewDocument(render.WithPolicy(render.Policy{SameOrigin: relayURL}))
+	doc := render.NewDocument(widget.RenderOptions(render.Policy{SameOrigin: relayURL})...)
 	f := doc.Update(r.Text)
 	blocks := append(f.Settled, doc.Finish().Settled...)
 	var want []string

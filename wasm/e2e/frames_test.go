@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/render"
 )
 
@@ -56,7 +57,7 @@ func TestEveryFrameShowsTheOneShotRenderOfTheTextSoFar(t *testing.T) {
 	require.Greater(t, len(texts), 20, "the answer took many frames")
 	wants := make([]string, len(texts))
 	for i, text := range texts {
-		wants[i] = render.Convert(text, render.WithPolicy(render.Policy{SameOrigin: server(t)}))
+		wants[i] = render.Convert(text, widget.RenderOptions(render.Policy{SameOrigin: server(t)})...)
 	}
 	// The browser parses each one-shot render and compares it, node for
 	// node, with what the widget's patches left on screen.

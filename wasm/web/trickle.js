@@ -145,7 +145,7 @@ class Host {
       this.#readyReject = reject;
     });
     this.#whenReady.catch(() => {});
-    if (document.querySelector('trickle-answer[worker="off"]')) {
+    if ([...document.querySelectorAll("trickle-answer")].some((el) => el.getAttribute("worker") === "off")) {
       this.#startMain(null);
     } else {
       this.#startWorker();
@@ -408,16 +408,16 @@ class Answer {
 
   // request is what Go needs of the page to build the request.
   request() {
-    const a = (name) => (this.el.getAttribute(name) ?? "").trim();
+    const attr = (name) => (this.el.getAttribute(name) ?? "").trim();
     const headers = this.el.headers ?? {};
     return {
-      url: new URL(a("endpoint") || "/v1/chat/completions", document.baseURI).href,
-      ws: a("ws-endpoint"),
-      transport: a("transport"),
-      dialect: a("dialect"),
-      announce: a("announce"),
-      model: a("model"),
-      images: a("image-origins"),
+      url: new URL(attr("endpoint") || "/v1/chat/completions", document.baseURI).href,
+      ws: attr("ws-endpoint"),
+      transport: attr("transport"),
+      dialect: attr("dialect"),
+      announce: attr("announce"),
+      model: attr("model"),
+      images: attr("image-origins"),
       origin: location.origin,
       metrics: this.el.hasAttribute("show-metrics"),
       headers: Object.entries(headers).map(([k, v]) => [k, String(v)]),

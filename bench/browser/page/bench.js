@@ -4,6 +4,8 @@
 // window.bench when the answer has ended.
 //
 //   ?renderer=trickle  the widget, <trickle-answer>, reading the stream itself
+//                      (in a Web Worker where the built widget has one)
+//   ?renderer=trickle-off  the same with worker="off": Go on the page's thread
 //   ?renderer=marked   fetch + SSE parse, then per animation frame
 //                      out.innerHTML = marked.parse(whole text)  (full re-render)
 //   ?renderer=smd      fetch + SSE parse, then per animation frame the new text
@@ -15,6 +17,15 @@
 const params = new URLSearchParams(location.search);
 const renderer = params.get("renderer");
 const src = params.get("src");
+// Where the widget's files are (the relay's /trickle/, another origin).
+const widget = params.get("widget") ?? "/trickle/";
+// probe=marks: the answer is numbered words (w00000 w00001 …); after each
+// painted frame, note when it was painted (page clock, epoch ms) and the
+// highest word on screen, for token arrival → painted.
+const probe = params.get("probe") === "marks";
+// cold: ask as soon as the page has parsed (DOMContentLoaded), without
+// waiting for the widget to be ready, and measure from there.
+const cold = params.get("cold") === "1";
 const out = document.getElementById("out");
 const request = { model: "bench", stream: true, messages: [{ role: "user", content: "bench" }] };
 
@@ -83,14 +94,60 @@ async function peer(render, finish) {
   return text;
 }
 
+// The painted-frame probe: a mutation of the answer's box marks the frame
+// dirty; a message posted then runs after that frame's rendering (the
+// renderers write in requestAnimationFrame, and style, layout and paint
+// follow in the same task), and notes the time and the last word shown.
+const painted = [];
+function watch(box) {
+  if (!probe) return;
+  let pending = false, top = -1;
+  const ch = new MessageChannel();
+  ch.port1.onmessage = () => {
+    pending = false;
+    const s = box.textContent;
+    const i = s.lastIndexOf("w");
+    for (let j = i; j >= 0; j = s.lastIndexOf("w", j - 1)) {
+      const m = /^w(\d{5})/.exec(s.slice(j, j + 6));
+      if (m) {
+        const n = +m[1];
+        if (n > top) {
+          top = n;
+          painted.push([performance.timeOrigin + performance.now(), n]);
+        }
+        break;
+      }
+    }
+  };
+  new MutationObserver(() => {
+    if (!pending) { pending = true; ch.port2.postMessage(0); }
+  }).observe(box, { childList: true, characterData: true, subtree: true });
+}
+
+// clockOffset estimates the server's clock minus the page's (epoch ms):
+// the round trip with the least delay of 15.
+async function clockOffset() {
+  let best = null;
+  for (let i = 0; i < 15; i++) {
+    const t0 = performance.timeOrigin + performance.now();
+    const server = +(await (await fetch("/clock", { cache: "no-store" })).text());
+    const t1 = performance.timeOrigin + performance.now();
+    if (!best || t1 - t0 < best.rtt) best = { rtt: t1 - t0, offset: server - (t0 + t1) / 2 };
+  }
+  return best;
+}
+
 async function setup() {
-  if (renderer === "trickle") {
-    const mod = await import("/trickle/trickle.js");
-    await mod.ready();
+  if (renderer === "trickle" || renderer === "trickle-off") {
+    const mod = await import(widget + "trickle.js");
     const el = document.createElement("trickle-answer");
     el.setAttribute("endpoint", src);
     el.setAttribute("announce", "sentences");
+    // The page's first element decides where Go runs: attribute first.
+    if (renderer === "trickle-off") el.setAttribute("worker", "off");
     out.append(el);
+    if (!cold) await mod.ready();
+    watch(el.querySelector('[data-trickle="content"]') ?? el);
     return async () => {
       const result = await el.ask(request);
       const m = el.metrics || {};
@@ -98,9 +155,11 @@ async function setup() {
         text: el.text, status: typeof result === "string" ? result : el.status,
         html: el.querySelector('[data-trickle="content"]').innerHTML.length,
         own: { frames: m.frames, frameMaxMs: m.frame_max_ms, frameTotalMs: m.frame_total_ms },
+        thread: m.thread ?? "main (no worker in this build)",
       };
     };
   }
+  watch(out);
   if (renderer === "marked") {
     const { marked } = await import("/peers/marked.js");
     return async () => {
@@ -151,9 +210,13 @@ async function setup() {
 async function main() {
   try {
     const run = await setup();
-    // Let loading, compiling and any idle-time warm-up finish: the goals are
-    // about streaming, "after load".
-    await new Promise((r) => setTimeout(r, 1500));
+    if (cold) {
+      if (document.readyState === "loading") await new Promise((r) => addEventListener("DOMContentLoaded", r));
+    } else {
+      // Let loading, compiling and any idle-time warm-up finish: the goals
+      // are about streaming, "after load".
+      await new Promise((r) => setTimeout(r, 1500));
+    }
     const loadedAt = performance.now();
     performance.mark("bench-start");
     counting = true;
@@ -166,7 +229,8 @@ async function main() {
     window.bench = {
       done: true, renderer, status: result.status, textLength: result.text.length, htmlLength: result.html,
       durationMs: t1 - t0, frames, fps: frames / ((t1 - t0) / 1000), maxFrameGapMs: maxGap,
-      own: result.own ?? null,
+      own: result.own ?? null, thread: result.thread ?? null,
+      askedAt: performance.timeOrigin + t0, painted, clock: probe ? await clockOffset() : null,
       longTasksAfterLoad: longTasks.filter((l) => l.start >= loadedAt).length,
       longestLongTaskMs: Math.max(0, ...longTasks.filter((l) => l.start >= loadedAt).map((l) => l.duration)),
     };

@@ -1,0 +1,133 @@
+package relay
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// originAllowed says whether a browser page at origin may use the API: the
+// same origin always may, others only when listed.
+func (s *Server) originAllowed(r *http.Request, origin string) bool {
+	if origin == "" {
+		return true // not a browser, or a same-origin GET
+	}
+	if u, err := url.Parse(origin); err == nil && strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	for _, o := range s.cfg.origins {
+		if o == "*" || strings.EqualFold(strings.TrimRight(o, "/"), origin) {
+			return true
+		}
+	}
+	return false
+}
+
+// refusedMessage says why a page's request was refused and what to do.
+func refusedMessage(origin string) string {
+	return "relay: the page's origin " + origin + " may not use this relay's API: start the relay with --allow-origin " + origin
+}
+
+// cors handles browsers' cross-origin rules.
+//
+// The widget's files (/trickle/) are public code: any page may load them,
+// as from a CDN (Access-Control-Allow-Origin: *, never with credentials).
+//
+// The API (/v1/) answers only its own origin and the --allow-origin list.
+// A request from another origin is refused (403) before it can spend the
+// model, but with CORS headers for that origin, so the page can read the
+// refusal: the element then says which origin to allow instead of failing
+// with an unreadable network error. Its preflight passes for the same
+// reason (the request that follows is refused all the same), and a
+// WebSocket is accepted only to be handed the refusal and closed. Each
+// refused origin is logged once, at warn.
+func (s *Server) cors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if strings.HasPrefix(r.URL.Path, "/trickle/") {
+			w.Header().Set("Access-Control-Allow-Origin", "*")
+			next.ServeHTTP(w, r)
+			return
+		}
+		if origin == "" || !strings.HasPrefix(r.URL.Path, "/v1/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		allowed := s.originAllowed(r, origin)
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Add("Vary", "Origin")
+		if allowed && s.cfg.token != "" {
+			h.Set("Access-Control-Allow-Credentials", "true")
+		}
+		if r.Method == http.MethodOptions {
+			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+			h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Last-Event-ID")
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		if !allowed {
+			if s.refused.first(origin) {
+				s.log.Warn("origin refused: start the relay with --allow-origin to allow it",
+					"origin", origin, "method", r.Method, "path", r.URL.Path)
+			}
+			if r.URL.Path == "/v1/ws" && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+				s.wsRefuse(w, r, refusedMessage(origin))
+				return
+			}
+			writeError(w, http.StatusForbidden, "origin_not_allowed", refusedMessage(origin))
+			return
+		}
+		h.Set("Access-Control-Expose-Headers", "X-Trickle-Stream, Retry-After")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// wsRefuse answers a WebSocket from a refused origin. Browsers show a page
+// nothing of a refused handshake, so the socket is accepted, handed one
+// terminal trickle.status event that says why, and closed; no request is
+// read and nothing is generated.
+func (s *Server) wsRefuse(w http.ResponseWriter, r *http.Request, message string) {
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		InsecureSkipVerify: true, // the origin is refused: only the refusal is sent
+		CompressionMode:    websocket.CompressionDisabled,
+	})
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), time.Second)
+	defer cancel()
+	s.wsFail(ctx, c, "failed", message, websocket.StatusPolicyViolation)
+	c.CloseNow()
+}
+
+// maxRefusedOrigins bounds the memory of refused origins: past it, new ones
+// are no longer logged (a flood of made-up origins cannot grow the relay).
+const maxRefusedOrigins = 1024
+
+// refusedOrigins remembers which refused origins were logged.
+type refusedOrigins struct {
+	mu   sync.Mutex
+	seen map[string]struct{}
+}
+
+// first reports whether origin is refused for the first time and still
+// within the bound.
+func (o *refusedOrigins) first(origin string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if _, ok := o.seen[origin]; ok || len(o.seen) >= maxRefusedOrigins {
+		return false
+	}
+	if o.seen == nil {
+		o.seen = map[string]struct{}{}
+	}
+	o.seen[origin] = struct{}{}
+	return true
+}

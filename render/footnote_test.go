@@ -1,0 +1,75 @@
+package render
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestFootnotesSettleAfterTheirMarkOnlyAtTheEnd(t *testing.T) {
+	cases := []struct {
+		name    string
+		text    string
+		settled string
+	}{
+		{"blocks before the first footnote reference settle", "# Intro\n\nPlain.\n\nSee this.[^1]\n\nMore.\n\n[^1]: A note.\n\nEnd\n",
+			"<h1>Intro</h1>\n<p>Plain.</p>\n"},
+		{"a block with a reference waiting for its definition stays live", "Claim.[^a]\n\nNext\n", ""},
+		{"a definition before any reference keeps itself and what follows live", "[^a]: Note.\n\nText.[^a]\n\nNext\n", ""},
+		{"a regular expression in a code span is no footnote mark", "Split on `[^a-z]`.\n\nNext\n",
+			"<p>Split on <code>[^a-z]</code>.</p>\n"},
+		{"a regular expression in a code block is no footnote mark", "```\n[^a-z]+\n```\n\nNext\n",
+			"<pre><code>[^a-z]+\n</code></pre>\n"},
+		{"a mark in raw HTML is no footnote mark", "<span title=\"[^x]\">hi</span>\n\nNext\n",
+			"<p><!-- raw HTML omitted -->hi<!-- raw HTML omitted --></p>\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			settled, tail := settledAfter(c.text)
+			require.Equal(t, c.settled, settled)
+			require.Equal(t, Convert(c.text), settled+tail, "equivalence")
+		})
+	}
+}
+
+func TestTheFootnoteListIsInTheTailUntilTheEnd(t *testing.T) {
+	text := loadSample(t, "answers/footnotes.md")
+	d := NewDocument()
+	var settled strings.Builder
+	sawList := false
+	for _, n := range tokenCuts(text, 3) {
+		f := d.Update(text[:n])
+		settled.WriteString(f.Append)
+		require.NotContains(t, f.Append, "footnote", "no footnote reference or list settles before Finish")
+		sawList = sawList || strings.Contains(f.Tail, `<div class="footnotes" role="doc-endnotes">`)
+		require.Equal(t, Convert(text[:n]), settled.String()+f.Tail)
+	}
+	require.True(t, sawList, "the list shows in the tail as soon as a referenced note is defined")
+	require.Contains(t, settled.String(), "<h1>Why the build got slower</h1>", "the blocks before the first reference settled")
+	settled.WriteString(d.Finish().Append)
+	final := Convert(text)
+	require.Equal(t, final, settled.String())
+	// goldmark numbers notes by first reference and drops unreferenced ones.
+	require.Contains(t, final, `<sup id="fnref:1"><a href="#fn:1" class="footnote-ref" role="doc-noteref">1</a></sup>`)
+	require.Contains(t, final, `<sup id="fnref1:1"><a href="#fn:1" class="footnote-ref" role="doc-noteref">1</a></sup>`, "the second reference to note 1")
+	require.Contains(t, final, `<li id="fn:4">`)
+	require.NotContains(t, final, "never referenced")
+}
+
+func TestFootnoteAnswersStreamLikeConvertAtEveryByte(t *testing.T) {
+	for _, text := range []string{
+		"a[^1]\n\n[^1]: b\n",
+		"[^1]: first\n\nx[^1] y[^2]\n\n[^2]: second [^1]\n",
+		"- item[^n]\n- two\n\n[^n]: note\n    indented more\n\nafter\n",
+		"| a | b |\n| - | - |\n| 1[^t] | 2 |\n| 3 | 4 |\n[^t]: in a table\n",
+		"> quoted[^q]\n>\n> [^q]: defined inside the quote\n\nout[^q]\n",
+		"![^1] and [^1][^1]\n\n[^1]: twice\n",
+	} {
+		for _, opts := range [][]Option{nil, {WithDirAuto(true)}} {
+			if msg := streamCheck(text, everyByte(text), opts...); msg != "" {
+				t.Errorf("%q: %s", text, msg)
+			}
+		}
+	}
+}
