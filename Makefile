@@ -4,6 +4,7 @@
 #                wasm_exec.js, compressed copies) into examples/widget/,
 #                then build bin/trickle
 #   make run     build, then start the relay on 127.0.0.1:8080
+#   make fleet   build, then three relays sharing Redis behind nginx
 #   make test    everything CI checks (native, js/wasm on Node, Chromium)
 #   make bench   benchmarks and side-by-side comparisons (not run in CI)
 
@@ -15,7 +16,7 @@ STATICCHECK := v0.8.2
 PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/... ./internal/buffering/... ./internal/widget/...
 export PATH := $(PATH):$(WASM_EXEC)
 
-.PHONY: all build widget run test test-native test-wasm lint bench clean
+.PHONY: all build widget run fleet test test-native test-wasm lint bench clean
 
 all: build
 
@@ -61,8 +62,11 @@ lint:
 
 # Includes the browser tests (real headless Chromium, chromedp), which need
 # the widget built; under CI=true they fail rather than skip without Chromium.
+# The relay's tests run twice: with the memory store, then with the Redis
+# store (a redis-server the tests start on a free loopback port).
 test-native:
 	$(GO) test -count=1 -timeout 20m ./...
+	TRICKLE_TEST_STORE=redis $(GO) test -count=1 -timeout 20m ./relay/
 
 # The pure packages (the widget's Session, internal/widget, included) also run
 # compiled to js/wasm, on Node.

@@ -27,8 +27,9 @@ import (
 )
 
 // -screenshots DIR saves a picture of each example once its answer has
-// finished (docs/screenshots is made this way:
-// go test ./examples -run Page -screenshots ../docs/screenshots).
+// finished, with the relay at trickle serve's default timing
+// (docs/screenshots is made this way:
+// go test ./examples -run 'Page|Lab' -screenshots ../docs/screenshots).
 var screenshots = flag.String("screenshots", "", "directory to save a PNG of each example page into")
 
 // The package's relay and browser, started by the first test that needs
@@ -73,10 +74,15 @@ func startExamples(t *testing.T) (context.Context, string) {
 		var srv *relay.Server
 		// A brisker simulated model than trickle serve's default (400 ms,
 		// then 30 ms a token) where a page has no timing controls: the
-		// pages behave the same, the tests wait less.
-		srv, sharedErr = relay.New(relay.WithWidget(examples.Widget()), relay.WithPages(examples.Pages()),
-			relay.WithSimDefaults(relay.SimDefaults{TTFT: 50 * time.Millisecond, Gap: 6 * time.Millisecond, Jitter: 2 * time.Millisecond, TokenChars: 4}),
-			relay.WithLogger(slog.New(slog.DiscardHandler)))
+		// pages behave the same, the tests wait less. Screenshots are taken
+		// at trickle serve's defaults, so the figures they show are the
+		// ones people will see.
+		opts := []relay.Option{relay.WithWidget(examples.Widget()), relay.WithPages(examples.Pages()),
+			relay.WithLogger(slog.New(slog.DiscardHandler))}
+		if *screenshots == "" {
+			opts = append(opts, relay.WithSimDefaults(relay.SimDefaults{TTFT: 50 * time.Millisecond, Gap: 6 * time.Millisecond, Jitter: 2 * time.Millisecond, TokenChars: 4}))
+		}
+		srv, sharedErr = relay.New(opts...)
 		if sharedErr == nil {
 			// Lives until the test binary exits, like the browser.
 			sharedBase = httptest.NewServer(srv.Handler()).URL

@@ -262,6 +262,9 @@ func (s *Server) refuse(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusTooManyRequests, "rate_limit_exceeded", err.Error())
 	case errors.Is(err, ErrBadRequest):
 		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+	case errors.Is(err, ErrStoreUnavailable):
+		w.Header().Set("Retry-After", "2")
+		writeError(w, http.StatusServiceUnavailable, "store_unavailable", err.Error()+"; try again shortly")
 	case errors.Is(err, ErrShuttingDown):
 		w.Header().Set("Retry-After", "5")
 		writeError(w, http.StatusServiceUnavailable, "shutting_down", err.Error())

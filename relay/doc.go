@@ -13,6 +13,10 @@
 // event per message. A disconnect is not Stop: the generation goes on for a
 // grace period, waiting for a resume, before the upstream is cancelled.
 //
+// Where the logs live is a Store: in this process (MemoryStore, the
+// default), or in Redis Streams (RedisStore), shared by a fleet of relays
+// so that any instance resumes and stops any stream (docs/fleet.md).
+//
 // It never parses markdown, and never sends the upstream API key to a
 // client.
 package relay

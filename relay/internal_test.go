@@ -1,13 +1,20 @@
 package relay
 
 import (
+	"context"
+	"io"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -77,4 +84,60 @@ func TestTheSimHeapYieldsGenerationsInDueOrderAfterAnyRemovals(t *testing.T) {
 		}
 		require.Equal(t, want, got, "round %d", round)
 	}
+}
+
+// A close reason is cut between characters, never inside one, and fits
+// the close frame, for every length around the limit and characters of
+// every UTF-8 width.
+func TestCloseReasonsAreCutBetweenCharactersWithinTheFrame(t *testing.T) {
+	for _, ch := range []string{"a", "é", "€", "😀"} {
+		for n := 100; n <= 140; n++ {
+			for pad := range 4 {
+				s := strings.Repeat("x", pad) + strings.Repeat(ch, n)
+				got := trim(s)
+				require.LessOrEqual(t, len(got), maxCloseReason, "%q×%d", ch, n)
+				require.True(t, utf8.ValidString(got), "%q×%d+%d: %q", ch, n, pad, got)
+				if len(s) <= maxCloseReason {
+					require.Equal(t, s, got)
+					continue
+				}
+				body, ok := strings.CutSuffix(got, "...")
+				require.True(t, ok)
+				require.True(t, strings.HasPrefix(s, body))
+				require.Greater(t, len(body), maxCloseReason-3-utf8.UTFMax, "cut no more than one character short")
+			}
+		}
+	}
+}
+
+// After Stop nothing more can be generated: the generator is off the
+// simulated clock (nothing left to wake it) and the log refuses events.
+func TestAfterStopTheGeneratorIsOffTheClockAndTheLogRefusesEvents(t *testing.T) {
+	srv, err := New(WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	require.NoError(t, err)
+	defer srv.Shutdown(context.Background())
+	gen, err := sim.New(sim.Params{Dialect: "openai", Answer: "sample-100k", Gap: 5 * time.Millisecond})
+	require.NoError(t, err)
+	l, err := srv.startSim(gen, sim.Params{Dialect: "openai"}, 0)
+	require.NoError(t, err)
+	queued := func() int {
+		n := 0
+		for _, c := range srv.clocks {
+			c.mu.Lock()
+			for _, e := range c.due {
+				if e.src.l == l {
+					n++
+				}
+			}
+			c.mu.Unlock()
+		}
+		return n
+	}
+	require.Equal(t, 1, queued(), "running: its next event is on a clock")
+	require.True(t, l.stop(StateStopped, "stopped by the client"))
+	require.Equal(t, 0, queued(), "stopped: off every clock")
+	n := l.count()
+	require.False(t, l.emit("", "late", true), "the log refuses events after Stop")
+	require.Equal(t, n, l.count())
+	require.True(t, l.info().UpstreamCancelled)
 }

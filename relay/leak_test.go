@@ -3,6 +3,7 @@ package relay_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"runtime"
@@ -64,6 +65,11 @@ func TestThousandsOfAbortedStreamsLeaveNoGoroutineBehind(t *testing.T) {
 				return
 			}
 			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b, _ := io.ReadAll(resp.Body)
+				errs <- fmt.Errorf("POST answered %s: %s", resp.Status, b)
+				return
+			}
 			if _, err := sse.NewDecoder(resp.Body).Next(); err != nil {
 				errs <- err
 			}

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -33,6 +34,9 @@ type config struct {
 
 	sim      SimDefaults
 	upstream *Upstream
+
+	store Store
+	lease time.Duration
 }
 
 // SimDefaults are the simulated model's timing when the request does not
@@ -71,20 +75,53 @@ type Upstream struct {
 // ErrBadOption reports an option value that cannot work.
 var ErrBadOption = errors.New("relay: bad option")
 
+// Defaults are the values of everything no option sets; trickle serve's
+// flags take theirs from here, so each default is written once.
+type Defaults struct {
+	Heartbeat, RetryHint, Grace, Retention, WriteTimeout, CutWait, Lease time.Duration
+
+	MaxStreams    int
+	MaxBodyBytes  int64
+	MaxEventBytes int
+	MaxEvents     int
+
+	Sim SimDefaults
+}
+
+// DefaultSettings returns the relay's defaults.
+func DefaultSettings() Defaults {
+	return Defaults{
+		Heartbeat:     15 * time.Second,
+		RetryHint:     2 * time.Second,
+		Grace:         10 * time.Second,
+		Retention:     5 * time.Minute,
+		WriteTimeout:  10 * time.Second,
+		CutWait:       time.Minute,
+		Lease:         3 * time.Second,
+		MaxStreams:    20000,
+		MaxBodyBytes:  1 << 20,
+		MaxEventBytes: 256 << 10,
+		MaxEvents:     200000,
+		Sim:           SimDefaults{TTFT: 400 * time.Millisecond, Gap: 30 * time.Millisecond, Jitter: 15 * time.Millisecond, TokenChars: 4},
+	}
+}
+
 func defaults() config {
+	d := DefaultSettings()
 	return config{
 		logger:        slog.Default(),
-		heartbeat:     15 * time.Second,
-		retryHint:     2 * time.Second,
-		grace:         10 * time.Second,
-		retention:     5 * time.Minute,
-		writeTimeout:  10 * time.Second,
-		cutWait:       time.Minute,
-		maxStreams:    20000,
-		maxBodyBytes:  1 << 20,
-		maxEventBytes: 256 << 10,
-		maxEvents:     200000,
-		sim:           SimDefaults{TTFT: 400 * time.Millisecond, Gap: 30 * time.Millisecond, Jitter: 15 * time.Millisecond, TokenChars: 4},
+		heartbeat:     d.Heartbeat,
+		retryHint:     d.RetryHint,
+		grace:         d.Grace,
+		retention:     d.Retention,
+		writeTimeout:  d.WriteTimeout,
+		cutWait:       d.CutWait,
+		lease:         d.Lease,
+		maxStreams:    d.MaxStreams,
+		maxBodyBytes:  d.MaxBodyBytes,
+		maxEventBytes: d.MaxEventBytes,
+		maxEvents:     d.MaxEvents,
+		sim:           d.Sim,
 	}
 }
 
@@ -157,3 +194,56 @@ func WithSimDefaults(d SimDefaults) Option { return func(c *config) { c.sim = d 
 // WithUpstream forwards requests to a real model API instead of the
 // simulated model.
 func WithUpstream(u Upstream) Option { return func(c *config) { c.upstream = &u } }
+
+// WithStore sets where stream logs are kept (default MemoryStore()).
+// RedisStore shares them with the other relays using the same Redis.
+func WithStore(st Store) Option { return func(c *config) { c.store = st } }
+
+// WithLease sets, with a shared store, how long a stream outlives the
+// instance generating it without news from it (default 3 s): readers on
+// other instances then get a terminal error instead of waiting forever.
+// The instance renews its leases three times per period.
+func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } }
+
+// check names the first option whose value cannot work.
+func (c *config) check() error {
+	durations := []struct {
+		option  string
+		value   time.Duration
+		canZero bool
+	}{
+		{"WithHeartbeat", c.heartbeat, false},
+		{"WithWriteTimeout", c.writeTimeout, false},
+		{"WithLease", c.lease, false},
+		{"WithGrace", c.grace, true},
+		{"WithRetention", c.retention, true},
+		{"WithCutWait", c.cutWait, true},
+		{"WithSimDefaults (TTFT)", c.sim.TTFT, true},
+		{"WithSimDefaults (Gap)", c.sim.Gap, true},
+		{"WithSimDefaults (Jitter)", c.sim.Jitter, true},
+	}
+	for _, d := range durations {
+		if d.value < 0 || d.value == 0 && !d.canZero {
+			want := "positive"
+			if d.canZero {
+				want = "zero or more"
+			}
+			return fmt.Errorf("%w: %s(%v): the duration must be %s", ErrBadOption, d.option, d.value, want)
+		}
+	}
+	limits := []struct {
+		option string
+		value  int64
+	}{
+		{"WithMaxStreams", int64(c.maxStreams)},
+		{"WithMaxBodyBytes", c.maxBodyBytes},
+		{"WithMaxEventBytes", int64(c.maxEventBytes)},
+		{"WithMaxEvents", int64(c.maxEvents)},
+	}
+	for _, l := range limits {
+		if l.value <= 0 {
+			return fmt.Errorf("%w: %s(%d): the limit must be positive", ErrBadOption, l.option, l.value)
+		}
+	}
+	return nil
+}

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,8 +28,24 @@ import (
 	"github.com/trickle-dev/trickle/stream"
 )
 
+// TestMain runs the tests against the store TRICKLE_TEST_STORE names
+// (memory by default, or redis: a redis-server started here), then checks
+// that no goroutine was left behind.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	stop, err := setUpSharedStore()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "relay tests:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	stop()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "relay tests: goroutines left behind:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // fast are the simulated timings tests use unless they say otherwise.
@@ -37,6 +54,16 @@ var fast = relay.SimDefaults{TTFT: 5 * time.Millisecond, Gap: time.Millisecond, 
 // start runs a relay on loopback (httptest binds 127.0.0.1) and shuts it
 // down at the end of the test.
 func start(t testing.TB, opts ...relay.Option) (*relay.Server, string) {
+	t.Helper()
+	if sharedStore != "" {
+		opts = append(storeOptions(t, sharedStore), opts...)
+	}
+	return startMemory(t, opts...)
+}
+
+// startMemory is start with the memory store whatever TRICKLE_TEST_STORE
+// says (unless opts set another).
+func startMemory(t testing.TB, opts ...relay.Option) (*relay.Server, string) {
 	t.Helper()
 	all := append([]relay.Option{
 		relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -250,9 +252,13 @@ func TestStopCancelsTheGenerationAtOnceAndSaysSo(t *testing.T) {
 	in := info(t, base, id)
 	require.Equal(t, relay.StateStopped, in.State)
 	require.True(t, in.UpstreamCancelled)
-	n := in.Events
-	time.Sleep(30 * time.Millisecond)
-	require.Equal(t, n, info(t, base, id).Events, "nothing is generated after Stop")
+	// The stopped status is the log's last event: a resume after it gets
+	// nothing and a clean end. (That the generator can append nothing
+	// more is TestAfterStopTheGeneratorIsOffTheClockAndTheLogRefusesEvents.)
+	require.Equal(t, id+":"+itoa(in.Events), last.LastEventID, "nothing was logged after the stopped status")
+	after, err := events(get(t, base+"/v1/streams/"+id, "Last-Event-ID", last.LastEventID).Body)
+	require.NoError(t, err)
+	require.Empty(t, after)
 
 	a := answerOf(t, "openai", []byte(fmt.Sprintf("event: trickle.status\ndata: %s\n\n", last.Data)))
 	require.Equal(t, stream.Stopped, a.Status())
@@ -362,4 +368,50 @@ func TestEventsAlreadyWaitingGoOutInOneWrite(t *testing.T) {
 	evs, err := events(strings.NewReader(chunks[1]))
 	require.NoError(t, err)
 	require.Equal(t, ref, evs)
+}
+
+// lockedBuffer collects a server's log lines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// The widget sends stop and closes its WebSocket at once: the relay's
+// last writes then meet a closed connection. That is a stop, logged as
+// one, not a write failure.
+func TestAWebSocketStopFollowedByACloseIsLoggedAsAStop(t *testing.T) {
+	var logs lockedBuffer
+	_, base := start(t, relay.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	for range 5 {
+		c := wsDial(t, base, "?answer=sample-100k&gap_ms=1", hello)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		for range 3 {
+			_, _, err := c.Read(ctx)
+			require.NoError(t, err)
+		}
+		// As the widget does: stop, then a close frame right behind it.
+		require.NoError(t, c.Write(ctx, websocket.MessageText, []byte(`{"type":"stop"}`)))
+		c.Close(websocket.StatusNormalClosure, "stopped")
+		cancel()
+	}
+	eventually(t, "five stops logged", func() bool { return strings.Count(logs.String(), "msg=\"stream stopped\"") == 5 })
+	eventually(t, "the connections to end", func() bool {
+		b, _ := io.ReadAll(get(t, base+"/metrics").Body)
+		return strings.Contains(string(b), "trickle_connections_active 0\n")
+	})
+	require.NotContains(t, logs.String(), "failed to write")
+	require.NotContains(t, logs.String(), "level=ERROR")
+	require.NotContains(t, logs.String(), "level=WARN")
 }

@@ -33,6 +33,7 @@ type Server struct {
 	log     *slog.Logger
 	metrics *metrics
 	handler http.Handler
+	router  *mux.Router // the routes, for Routes
 
 	mu       sync.Mutex
 	streams  map[string]*genLog
@@ -48,6 +49,9 @@ type Server struct {
 	idle    chan struct{}  // signalled when a generation ends
 	pumps   sync.WaitGroup // readers on hijacked connections
 	refused refusedOrigins // origins refused so far, each logged once
+
+	store    Store
+	instance string // this process in the store (random)
 }
 
 // New makes a relay server.
@@ -56,13 +60,8 @@ func New(opts ...Option) (*Server, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	switch {
-	case cfg.heartbeat <= 0, cfg.grace < 0, cfg.retention < 0, cfg.writeTimeout <= 0, cfg.cutWait < 0:
-		return nil, fmt.Errorf("%w: heartbeat and write timeout must be positive, grace, retention and cut wait not negative", ErrBadOption)
-	case cfg.maxStreams <= 0, cfg.maxBodyBytes <= 0, cfg.maxEventBytes <= 0, cfg.maxEvents <= 0:
-		return nil, fmt.Errorf("%w: limits must be positive", ErrBadOption)
-	case cfg.sim.TTFT < 0, cfg.sim.Gap < 0, cfg.sim.Jitter < 0:
-		return nil, fmt.Errorf("%w: simulated timings must not be negative", ErrBadOption)
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	if u := cfg.upstream; u != nil {
 		if err := u.check(); err != nil {
@@ -78,7 +77,12 @@ func New(opts ...Option) (*Server, error) {
 		metrics: newMetrics(),
 		streams: map[string]*genLog{},
 		idle:    make(chan struct{}, 1),
+		store:   cfg.store,
 	}
+	if s.store == nil {
+		s.store = MemoryStore()
+	}
+	s.instance = newStreamID()
 	// One clock per CPU: the clock's goroutine also writes the events of
 	// the readers that are caught up (see reader.wake), and one
 	// goroutine cannot write 200,000 events a second.
@@ -86,6 +90,9 @@ func New(opts ...Option) (*Server, error) {
 		s.clocks = append(s.clocks, newSimClock())
 	}
 	s.kickCtx, s.kick = context.WithCancel(context.Background())
+	if err := s.store.bind(s); err != nil {
+		return nil, err
+	}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -96,6 +103,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 func (s *Server) routes() http.Handler {
 	r := mux.NewRouter()
+	s.router = r
 	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet, http.MethodHead)
 	r.HandleFunc("/metrics", s.serveMetrics).Methods(http.MethodGet)
 
@@ -128,12 +136,22 @@ func (s *Server) routes() http.Handler {
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	status := "ok"
+	status, detail := "ok", ""
 	if s.draining.Load() {
 		status = "draining"
+	} else if err := s.store.ready(); err != nil {
+		status, detail = "store unavailable", err.Error()
+	}
+	if status != "ok" {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
-	fmt.Fprintf(w, `{"status":%q,"streams":%d}`+"\n", status, s.running.Load())
+	b, _ := json.Marshal(struct {
+		Status  string `json:"status"`
+		Streams int64  `json:"streams"`
+		Store   string `json:"store"`
+		Error   string `json:"error,omitempty"`
+	}{status, s.running.Load(), s.store.String(), detail})
+	w.Write(append(b, '\n'))
 }
 
 // apiError is the OpenAI-style error body.
@@ -179,6 +197,16 @@ func (s *Server) register(dialect string, dropAfter int) (*genLog, error) {
 	}
 	l := newLog(s, newStreamID(), dialect)
 	l.dropAfter = dropAfter
+	if s.store.durable() {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		err := s.store.begin(ctx, l)
+		cancel()
+		if err != nil {
+			s.running.Add(-1)
+			return nil, err
+		}
+		l.gated = true
+	}
 	s.mu.Lock()
 	s.streams[l.id] = l
 	s.mu.Unlock()
@@ -189,6 +217,12 @@ func (s *Server) register(dialect string, dropAfter int) (*genLog, error) {
 // streamEnded is called (with l.mu held) once per stream when it ends; the
 // stream stays resumable for the retention window.
 func (s *Server) streamEnded(l *genLog) {
+	if l.follow != nil {
+		if l.readers == 0 {
+			l.dropLaterLocked()
+		}
+		return
+	}
 	s.running.Add(-1)
 	select {
 	case s.idle <- struct{}{}:
@@ -230,12 +264,74 @@ func (s *Server) lookup(id string) *genLog {
 	return s.streams[id]
 }
 
+// storeTimeout bounds a request's own calls to the store.
+const storeTimeout = 2 * time.Second
+
+// find returns the stream id names: the one this instance holds, else
+// (with a shared store) the stream followed from the store. The error is
+// errUnknown, errExpired, errTrimmed or ErrStoreUnavailable.
+func (s *Server) find(id string) (*genLog, error) {
+	if l := s.lookup(id); l != nil {
+		return l, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	l, err := s.store.open(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if have := s.streams[id]; have != nil {
+		// Another request opened it meanwhile: keep one follower.
+		s.mu.Unlock()
+		l.follow.stop()
+		return have, nil
+	}
+	s.streams[id] = l
+	s.mu.Unlock()
+	l.mu.Lock()
+	if l.readers == 0 {
+		l.dropLaterLocked()
+	}
+	l.mu.Unlock()
+	return l, nil
+}
+
+// dropLaterLocked forgets a followed stream once nobody has read it for
+// the grace period; a later resume follows it from the store again.
+func (l *genLog) dropLaterLocked() {
+	if l.grace != nil {
+		l.grace.Stop()
+	}
+	l.grace = time.AfterFunc(l.srv.cfg.grace, func() { l.srv.dropFollowed(l) })
+}
+
+func (s *Server) dropFollowed(l *genLog) {
+	s.mu.Lock()
+	l.mu.Lock()
+	idle := l.readers == 0
+	if idle && s.streams[l.id] == l {
+		delete(s.streams, l.id)
+	}
+	l.mu.Unlock()
+	s.mu.Unlock()
+	if idle {
+		l.follow.stop()
+	}
+}
+
 // Shutdown stops accepting new streams, lets the running ones finish until
 // ctx is done, then hands every connected client a clean (resumable) end
 // and cancels what still runs. It returns ErrShutdownLate when it had to cut
 // streams. Shut the http.Server down after it.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
+	defer func() {
+		// The ends just written reach the store before it closes.
+		cctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		s.store.close(cctx)
+	}()
 	s.log.Info("relay draining", "streams", s.running.Load())
 	for s.running.Load() > 0 {
 		select {

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 	"github.com/trickle-dev/trickle/sse"
@@ -154,17 +156,22 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 		pos int
 	)
 	if ctl.Type == "resume" {
-		l = s.lookup(ctl.Stream)
-		if l == nil {
-			s.wsFail(ctx, c, "gone", goneMessage(ctl.Stream), websocket.StatusNormalClosure)
+		if l, pos, err = s.resumeAt(ctl.Stream, ctl.LastEventID, "websocket"); err != nil {
+			f := s.refusalOf(ctl.Stream, err)
+			code := websocket.StatusPolicyViolation
+			switch f.code {
+			case http.StatusNotFound, http.StatusGone:
+				code = websocket.StatusNormalClosure
+			case http.StatusServiceUnavailable:
+				code = websocket.StatusTryAgainLater
+			}
+			msg := f.message
+			if f.code == http.StatusNotFound {
+				msg = goneMessage(ctl.Stream) // as before: without the "relay: " prefix
+			}
+			s.wsFail(ctx, c, f.status, msg, code)
 			return
 		}
-		if pos, err = parseLastEventID(l, ctl.LastEventID); err != nil {
-			s.wsFail(ctx, c, "failed", err.Error(), websocket.StatusPolicyViolation)
-			return
-		}
-		s.metrics.resumes.Add(1)
-		s.log.Info("stream resumed", "stream", l.id, "transport", "websocket", "after", pos)
 	} else {
 		var req ChatRequest
 		if err := decodeRequest(first, &req); err != nil {
@@ -174,7 +181,7 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 		req.Stream = true
 		if l, err = s.startStream(&req, first, r.URL.Query()); err != nil {
 			code := websocket.StatusPolicyViolation
-			if errors.Is(err, errTooMany) || errors.Is(err, ErrShuttingDown) {
+			if errors.Is(err, errTooMany) || errors.Is(err, ErrShuttingDown) || errors.Is(err, ErrStoreUnavailable) {
 				code = websocket.StatusTryAgainLater
 			}
 			s.wsFail(ctx, c, "failed", err.Error(), code)
@@ -197,6 +204,7 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 func (s *Server) wsStream(c *websocket.Conn, raw net.Conn, l *genLog, pos int) {
 	ctx, cancel := context.WithCancel(context.Background())
 	readDone := make(chan struct{})
+	var stopped atomic.Bool // the client sent stop
 	go func() {
 		defer close(readDone)
 		defer cancel()
@@ -209,13 +217,23 @@ func (s *Server) wsStream(c *websocket.Conn, raw net.Conn, l *genLog, pos int) {
 			}
 			var m wsControl
 			if json.Unmarshal(msg, &m) == nil && m.Type == "stop" {
-				s.stop(l, "websocket")
+				stopped.Store(true)
+				if err := s.stop(l, "websocket"); err != nil {
+					s.log.Warn("stop over the websocket failed", "stream", l.id, "err", err)
+				}
 			}
 		}
 	}()
 	end := func(end pumpEnd, err error) {
 		defer s.pumps.Done()
-		s.pumpDone(l, "websocket", end, err)
+		if stopped.Load() && end == endGone {
+			// The widget sends stop and closes at once: the write of the
+			// stopped status meeting a closed connection is that, not a
+			// fault.
+			s.log.Info("client stopped the stream and closed the websocket", "stream", l.id, "events", l.count())
+		} else {
+			s.pumpDone(l, "websocket", end, err)
+		}
 		// The close handshake gets a full write timeout of its own.
 		raw.SetWriteDeadline(time.Now().Add(s.cfg.writeTimeout))
 		switch end {
@@ -262,10 +280,19 @@ func (s *Server) wsFail(ctx context.Context, c *websocket.Conn, status, message 
 	c.Close(code, trim(message))
 }
 
-// trim keeps a close reason within the 123 bytes a close frame allows.
+// maxCloseReason is what a close frame leaves for the reason (RFC 6455
+// 5.5: 125 bytes of payload, 2 of them the status code).
+const maxCloseReason = 123
+
+// trim keeps a close reason within maxCloseReason bytes, cut between two
+// characters (a reason must be valid UTF-8: RFC 6455 5.5.1).
 func trim(s string) string {
-	if len(s) <= 120 {
+	if len(s) <= maxCloseReason {
 		return s
 	}
-	return s[:117] + "..."
+	cut := maxCloseReason - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

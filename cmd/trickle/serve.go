@@ -71,18 +71,19 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		fmt.Fprint(fs.Output(), serveUsage)
 		fs.PrintDefaults()
 	}
+	d := relay.DefaultSettings()
 	var (
 		addr          = fs.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (loopback by default; 0.0.0.0:8080 to expose it)")
-		heartbeat     = fs.Duration("heartbeat", 15*time.Second, "keep-alive comment after this much silence on a stream")
-		retryHint     = fs.Duration("retry", 2*time.Second, "reconnection delay hinted to SSE clients (retry: field)")
-		grace         = fs.Duration("grace", 10*time.Second, "after a disconnect, keep generating this long waiting for a resume, then cancel upstream")
-		retention     = fs.Duration("retention", 5*time.Minute, "keep a finished stream resumable this long (at most twice --max-streams of them)")
-		writeTimeout  = fs.Duration("write-timeout", 10*time.Second, "cut a client whose single write takes longer (it may resume)")
-		cutWait       = fs.Duration("cut-wait", time.Minute, "after cutting a slow client, wait this long at most for it to read what was sent and hang up before its --grace starts")
-		maxStreams    = fs.Int("max-streams", 20000, "maximum generations running at once (then 429 with Retry-After)")
-		maxBody       = fs.Int64("max-body", 1<<20, "maximum request body in bytes (then 413)")
-		maxEvent      = fs.Int("max-event", 256<<10, "maximum bytes of one event's data (an upstream event over it fails the stream)")
-		maxEvents     = fs.Int("max-events", 200000, "maximum events in one stream")
+		heartbeat     = fs.Duration("heartbeat", d.Heartbeat, "keep-alive comment after this much silence on a stream")
+		retryHint     = fs.Duration("retry", d.RetryHint, "reconnection delay hinted to SSE clients (retry: field)")
+		grace         = fs.Duration("grace", d.Grace, "after a disconnect, keep generating this long waiting for a resume, then cancel upstream")
+		retention     = fs.Duration("retention", d.Retention, "keep a finished stream resumable this long (in memory: at most twice --max-streams of them; in Redis: the keys' TTL)")
+		writeTimeout  = fs.Duration("write-timeout", d.WriteTimeout, "cut a client whose single write takes longer (it may resume)")
+		cutWait       = fs.Duration("cut-wait", d.CutWait, "after cutting a slow client, wait this long at most for it to read what was sent and hang up before its --grace starts")
+		maxStreams    = fs.Int("max-streams", d.MaxStreams, "maximum generations running at once (then 429 with Retry-After)")
+		maxBody       = fs.Int64("max-body", d.MaxBodyBytes, "maximum request body in bytes (then 413)")
+		maxEvent      = fs.Int("max-event", d.MaxEventBytes, "maximum bytes of one event's data (an upstream event over it fails the stream)")
+		maxEvents     = fs.Int("max-events", d.MaxEvents, "maximum events in one stream (in Redis: the length cap of its log)")
 		tokenEnv      = fs.String("token-env", "", "require clients to send this bearer token, read from the environment variable `NAME`")
 		upstreamURL   = fs.String("upstream", "", "forward to this model API `URL` (full endpoint) instead of the simulated model")
 		upDialect     = fs.String("upstream-dialect", "openai", "the upstream's format: openai, anthropic or ollama")
@@ -92,16 +93,18 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		idle          = fs.Duration("idle-timeout", 60*time.Second, "fail an upstream answer silent for longer")
 		total         = fs.Duration("total-timeout", 10*time.Minute, "fail an upstream answer that takes longer overall")
 		retries       = fs.Int("upstream-retries", 2, "retries of an upstream request that failed before its first byte")
-		simTTFT       = fs.Duration("sim-ttft", 400*time.Millisecond, "simulated model: default time to first token")
-		simGap        = fs.Duration("sim-gap", 30*time.Millisecond, "simulated model: default gap between tokens")
-		simJitter     = fs.Duration("sim-jitter", 15*time.Millisecond, "simulated model: default jitter (±) of each delay")
-		simTokenChars = fs.Int("sim-token-chars", 4, "simulated model: default characters per token")
+		simTTFT       = fs.Duration("sim-ttft", d.Sim.TTFT, "simulated model: default time to first token")
+		simGap        = fs.Duration("sim-gap", d.Sim.Gap, "simulated model: default gap between tokens")
+		simJitter     = fs.Duration("sim-jitter", d.Sim.Jitter, "simulated model: default jitter (±) of each delay")
+		simTokenChars = fs.Int("sim-token-chars", d.Sim.TokenChars, "simulated model: default characters per token")
 		shutdownWait  = fs.Duration("shutdown-timeout", 20*time.Second, "on SIGTERM, let streams finish this long before handing clients a resumable end")
 		logFormat     = fs.String("log-format", "text", "log format: text or json")
 		logLevel      = fs.String("log-level", "info", "log level: debug, info, warn or error")
+		storeSpec     = fs.String("store", "memory", "where stream logs live: memory (this process only), or `redis://HOST:PORT/DB` to share them with every relay using that Redis (a fleet: any instance resumes and stops any stream)")
+		lease         = fs.Duration("lease", d.Lease, "with --store redis: a stream whose relay has given no news for this long ends with an error for its readers elsewhere")
 		origins       listOption
 	)
-	fs.Var(&origins, "allow-origin", "browser `ORIGIN` allowed cross-origin (CORS and WebSocket), repeatable or comma-separated; \"*\" for any (default: same origin only)")
+	fs.Var(&origins, "allow-origin", "browser `ORIGIN` allowed to call the API and open the WebSocket (the widget's files are public to any page), repeatable or comma-separated; \"*\" for any (default: same origin only)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -146,6 +149,22 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		relay.WithMaxEvents(*maxEvents),
 		relay.WithAllowedOrigins(origins...),
 		relay.WithSimDefaults(relay.SimDefaults{TTFT: *simTTFT, Gap: *simGap, Jitter: *simJitter, TokenChars: *simTokenChars}),
+		relay.WithLease(*lease),
+	}
+	storeName := "memory"
+	switch {
+	case *storeSpec == "memory":
+	case strings.HasPrefix(*storeSpec, "redis://"), strings.HasPrefix(*storeSpec, "rediss://"):
+		st, err := relay.RedisStore(*storeSpec)
+		if err != nil {
+			fmt.Fprintf(stderr, "trickle serve: --store: %v\n", err)
+			return 2
+		}
+		opts = append(opts, relay.WithStore(st))
+		storeName = st.String() // the address without a password
+	default:
+		fmt.Fprintf(stderr, "trickle serve: --store %q: want memory or redis://HOST:PORT/DB\n", *storeSpec)
+		return 2
 	}
 	if *tokenEnv != "" {
 		tok := os.Getenv(*tokenEnv)
@@ -187,7 +206,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if *upstreamURL != "" {
 		model = *upDialect + " upstream " + *upstreamURL
 	}
-	fmt.Fprintf(stdout, "trickle relay on http://%s/ (%s) — examples at http://%s/examples/\n", ln.Addr(), model, ln.Addr())
+	fmt.Fprintf(stdout, "trickle relay on http://%s/ (%s, store %s) — examples at http://%s/examples/\n", ln.Addr(), model, storeName, ln.Addr())
 	if ready != nil {
 		ready(ln.Addr().String())
 	}

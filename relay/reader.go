@@ -1,0 +1,329 @@
+// The reader/sink state machine: one reader per client connection sends a
+// stream's log to a sink (an SSE response or a WebSocket) and waits for news
+// without holding a goroutine.
+
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync/atomic"
+	"time"
+)
+
+// sink is where a reader sends a stream: an SSE response or a WebSocket.
+type sink interface {
+	// send writes the events of b (all of them in one write for SSE, one
+	// message per event for WebSocket).
+	send(b batch) error
+	// keepAlive writes a heartbeat comment.
+	keepAlive() error
+	// halfClose ends the relay's side of the connection after what it
+	// already sent (TCP FIN behind the queued bytes), keeping the client's
+	// side open; false when the transport cannot.
+	halfClose() bool
+	// trySend sends b without blocking, when the transport can: ok
+	// reports that b was taken (queued: part of it waits in the sink, to
+	// be written by flush); not ok, nothing was sent.
+	trySend(b batch) (ok, queued bool)
+	// flush writes what trySend queued (blocking, within the write
+	// timeout); send and keepAlive flush first.
+	flush() error
+}
+
+// errCut marks a write the client did not take within the write timeout:
+// the relay cuts the connection; the client may resume.
+var errCut = errors.New("relay: the client did not read within the write timeout; connection cut")
+
+// armWriteDeadline pushes conn's write deadline to timeout from now, at
+// most once a second (a write is then bounded by timeout minus up to a
+// second): setting it costs a runtime timer operation, and tokens come
+// many times a second.
+func armWriteDeadline(conn net.Conn, armed *time.Time, timeout time.Duration) error {
+	if now := time.Now(); now.Sub(*armed) > time.Second || timeout <= 2*time.Second {
+		if err := conn.SetWriteDeadline(now.Add(timeout)); err != nil {
+			return err
+		}
+		*armed = now
+	}
+	return nil
+}
+
+// cutError turns a write that hit the write deadline into errCut.
+func cutError(err error) error {
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("%w: %w", errCut, err)
+	}
+	return err
+}
+
+// closeWrite half-closes a TCP (or TLS) connection.
+func closeWrite(c net.Conn) bool {
+	cw, ok := c.(interface{ CloseWrite() error })
+	return ok && cw.CloseWrite() == nil
+}
+
+// Why a reader's pump ended.
+type pumpEnd int
+
+const (
+	endDone     pumpEnd = iota // the stream ended and everything was sent
+	endGone                    // the client went away or a write failed
+	endDrop                    // fault injection: cut this connection
+	endShutdown                // the relay is shutting down
+)
+
+// pump sends the stream from event position pos (the number of events the
+// client already has) until it ends, the client leaves or a fault cuts it,
+// and returns why. It blocks; startPump is the same without a goroutine
+// waiting.
+func (s *Server) pump(ctx context.Context, l *genLog, pos int, out sink) (pumpEnd, error) {
+	type result struct {
+		end pumpEnd
+		err error
+	}
+	ch := make(chan result, 1)
+	s.startPump(ctx, l, pos, out, func(end pumpEnd, err error) { ch <- result{end, err} })
+	r := <-ch
+	return r.end, r.err
+}
+
+// reader sends one stream to one client. It holds no goroutine while it
+// waits: news in the log (including the end Shutdown gives every running
+// stream), the client leaving (ctx) and the heartbeat timer each call wake, which runs the reader on a fresh
+// goroutine until it has sent everything there is and must wait again. An
+// idle stream then costs a few hundred bytes instead of a parked goroutine
+// whose stack has grown to 4 KiB writing through the TCP stack (ten
+// thousand idle WebSocket streams: 40 MB), and an event costs starting a
+// goroutine instead of waking a parked one, about the same.
+type reader struct {
+	s     *Server
+	l     *genLog
+	ctx   context.Context
+	out   sink
+	onEnd func(pumpEnd, error)
+
+	// Owned by the goroutine running the reader (one at a time).
+	pos, limit int
+	lastWrite  time.Time
+	hbAt       time.Time // when the heartbeat timer is due
+	hb         *time.Timer
+	unwatch    func() bool // stops watching ctx
+
+	state atomic.Int32
+}
+
+// Reader states: wake starts a goroutine only from idle; while one runs,
+// wake asks it to look again before it goes idle.
+const (
+	readerIdle int32 = iota
+	readerRunning
+	readerAgain
+	readerDone
+)
+
+// startPump starts sending l from pos to out; onEnd gets why it ended (on
+// the reader's goroutine, which it may keep for the connection's close).
+func (s *Server) startPump(ctx context.Context, l *genLog, pos int, out sink, onEnd func(pumpEnd, error)) {
+	l.attach()
+	s.metrics.connections.Add(1)
+	r := &reader{s: s, l: l, ctx: ctx, out: out, onEnd: onEnd, pos: pos, limit: l.takeDrop(pos)}
+	r.lastWrite = time.Now()
+	r.hbAt = r.lastWrite.Add(s.cfg.heartbeat)
+	r.state.Store(readerRunning)
+	// One timer per reader, re-armed only when it is due: writes just
+	// note their time, so an event costs no timer operation.
+	wake := func() { r.wake(false) }
+	r.hb = time.AfterFunc(s.cfg.heartbeat, wake)
+	r.unwatch = context.AfterFunc(ctx, wake)
+	// No watch on the shutdown deadline: Shutdown stops every running
+	// stream after it, which wakes the readers waiting on them, and a
+	// reader checks the deadline first thing when it runs.
+	go r.run()
+}
+
+// wake tells the reader there is news; it never blocks. A reader already
+// running is asked to look again. An idle one starts: on a goroutine of its
+// own, or, with inline (the goroutine that appended the news, without the
+// log's lock), right here when it is caught up and its socket takes the
+// news without blocking — anything else (a full socket, the end, a
+// heartbeat, a transport that cannot write without blocking) goes on on a
+// goroutine. A slow client thus never holds up the generator, and the
+// common case costs no goroutine.
+func (r *reader) wake(inline bool) {
+	for {
+		switch r.state.Load() {
+		case readerIdle:
+			if r.state.CompareAndSwap(readerIdle, readerRunning) {
+				if inline {
+					r.runInline()
+				} else {
+					go r.run()
+				}
+				return
+			}
+		case readerRunning:
+			if r.state.CompareAndSwap(readerRunning, readerAgain) {
+				return
+			}
+		default: // already asked to look again, or over
+			return
+		}
+	}
+}
+
+func (r *reader) runInline() {
+	for {
+		if !r.stepInline() {
+			go r.run() // still running: the goroutine takes over
+			return
+		}
+		if r.state.CompareAndSwap(readerRunning, readerIdle) {
+			return
+		}
+		r.state.Store(readerRunning) // woken meanwhile: look again
+	}
+}
+
+// stepInline is step without blocking: it reports false when the reader
+// must go on on a goroutine (step then does what is left, from r.pos).
+func (r *reader) stepInline() bool {
+	wrote, waiting := false, false
+	for r.s.kickCtx.Err() == nil {
+		b, next, done := r.l.read(r.pos, r.limit, r)
+		if len(b.ends) == 0 {
+			waiting = !done && r.ctx.Err() == nil
+			break
+		}
+		ok, queued := r.out.trySend(b)
+		if !ok {
+			break
+		}
+		r.pos, wrote = next, true
+		if queued || r.limit > 0 && r.pos >= r.limit {
+			break
+		}
+	}
+	if !wrote && !waiting {
+		return false
+	}
+	now := time.Now()
+	if wrote {
+		r.lastWrite = now
+	}
+	return waiting && now.Before(r.hbAt) // a heartbeat due is the goroutine's
+}
+
+func (r *reader) run() {
+	for {
+		if end, over, err := r.step(); over {
+			r.state.Store(readerDone)
+			r.hb.Stop()
+			r.unwatch()
+			r.l.detach()
+			r.s.metrics.connections.Add(-1)
+			r.onEnd(end, err)
+			return
+		}
+		if r.state.CompareAndSwap(readerRunning, readerIdle) {
+			return
+		}
+		r.state.Store(readerRunning) // woken while running: look again
+	}
+}
+
+// step sends what there is; over reports that the reader has ended.
+func (r *reader) step() (end pumpEnd, over bool, err error) {
+	s, l := r.s, r.l
+	wrote := false
+	// What a non-blocking send left behind goes first, whatever comes
+	// next (events, a heartbeat, the end of the stream).
+	if err := r.out.flush(); err != nil {
+		s.afterCut(r.ctx, l, r.out, err)
+		return endGone, true, err
+	}
+	if r.limit > 0 && r.pos >= r.limit {
+		return endDrop, true, nil // reached by a send in stepInline
+	}
+	for {
+		if s.kickCtx.Err() != nil {
+			return endShutdown, true, nil
+		}
+		b, next, done := l.read(r.pos, r.limit, r)
+		if len(b.ends) > 0 {
+			if err := r.out.send(b); err != nil {
+				s.afterCut(r.ctx, l, r.out, err)
+				return endGone, true, err
+			}
+			r.pos = next
+			wrote = true
+			if r.limit > 0 && r.pos >= r.limit {
+				return endDrop, true, nil
+			}
+			continue
+		}
+		if done {
+			return endDone, true, nil
+		}
+		if err := r.ctx.Err(); err != nil {
+			return endGone, true, err
+		}
+		// Waiting (registered with the log by read): heartbeat when due.
+		// One clock read serves as the time of the writes just made
+		// (they took microseconds; the heartbeat counts seconds).
+		now := time.Now()
+		if wrote {
+			r.lastWrite = now
+		}
+		if now.Before(r.hbAt) {
+			return 0, false, nil
+		}
+		hb := s.cfg.heartbeat
+		if idle := now.Sub(r.lastWrite); idle < hb {
+			r.hb.Reset(hb - idle)
+			r.hbAt = now.Add(hb - idle)
+			return 0, false, nil
+		}
+		if err := r.out.keepAlive(); err != nil {
+			s.afterCut(r.ctx, l, r.out, err)
+			return endGone, true, err
+		}
+		r.lastWrite = time.Now()
+		r.hb.Reset(hb)
+		r.hbAt = r.lastWrite.Add(hb)
+		return 0, false, nil
+	}
+}
+
+// afterCut runs when a write to the client failed. When the relay itself
+// cut a slow client (errCut), that client is not gone: it is behind, and
+// it cannot know of the cut before it has read what the relay had already
+// sent — seconds of events in the socket buffers. Counting the disconnect
+// grace from the cut would cancel the generation of a client that is still
+// reading and about to resume, and the resume would find the answer cut
+// short (what the 10,000-stream WebSocket load run showed: clients starved
+// for CPU resumed 20-30 s after their cut, 10 s after their generation had
+// been cancelled). So the relay half-closes the connection (the client
+// reads every byte already sent, then the end) and stays attached until the
+// client hangs up, or for at most cutWait; only then does the grace period
+// start.
+func (s *Server) afterCut(ctx context.Context, l *genLog, out sink, err error) {
+	if !errors.Is(err, errCut) {
+		return
+	}
+	s.metrics.cuts.Add(1)
+	if s.cfg.cutWait <= 0 || !out.halfClose() {
+		return
+	}
+	s.log.Info("slow client cut", "stream", l.id, "write_timeout", s.cfg.writeTimeout, "wait_for_hang_up", s.cfg.cutWait)
+	t := time.NewTimer(s.cfg.cutWait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done(): // the client read up to the cut and hung up
+	case <-t.C:
+	case <-s.kickCtx.Done():
+	}
+}

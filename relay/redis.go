@@ -1,0 +1,618 @@
+// The Redis Streams store: a fleet of relays sharing one Redis resumes and
+// stops any stream on any instance.
+
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/trickle-dev/trickle/sse"
+)
+
+// Keys of one stream. They share the hash tag {id}, so that they live on
+// one Redis Cluster node and a pipeline about one stream stays on it.
+//
+//   - log: a Redis stream, one entry per SSE event with the explicit id
+//     <seq>-0 (field e: the encoded event, exactly the bytes clients get).
+//     The entry that ends the stream carries end (the final state), msg and
+//     uc (upstream cancelled); when no event comes with the end, it is the
+//     entry <last seq>-1. An explicit id makes a second writer's append
+//     fail instead of interleaving.
+//   - meta: a hash (dialect, created, owner).
+//   - lease: present while the instance generating the stream is alive.
+//   - stop: the durable Stop flag, checked by the owner as it writes.
+//   - watch: present while clients read the stream on other instances.
+func logKey(id string) string   { return "trickle:{" + id + "}:log" }
+func metaKey(id string) string  { return "trickle:{" + id + "}:meta" }
+func leaseKey(id string) string { return "trickle:{" + id + "}:lease" }
+func stopKey(id string) string  { return "trickle:{" + id + "}:stop" }
+func watchKey(id string) string { return "trickle:{" + id + "}:watch" }
+
+// cancelChannel is the pub/sub channel every instance listens on for Stop.
+const cancelChannel = "trickle:cancel"
+
+// RedisStore keeps stream logs in Redis Streams at url
+// (redis://[:password@]HOST:PORT/DB, or rediss:// for TLS). Nothing is
+// dialled before the server starts; a Redis that cannot be reached makes
+// /healthz report not ready and new streams get 503 until it can.
+func RedisStore(url string) (Store, error) {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("%w: store %q is not a redis:// URL: %w", ErrBadOption, url, err)
+	}
+	// RESP2: no push notifications (and no goroutine handling them); no
+	// CLIENT SETINFO on connect; commands fail fast when Redis is down
+	// rather than retrying behind a request.
+	opts.Protocol = 2
+	opts.DisableIdentity = true
+	opts.MaxRetries = -1
+	opts.DialTimeout = time.Second
+	opts.ReadTimeout = 2 * time.Second
+	opts.WriteTimeout = 2 * time.Second
+	opts.PoolTimeout = 2 * time.Second
+	opts.ContextTimeoutEnabled = true
+	return &redisStore{opts: opts, addr: opts.Addr}, nil
+}
+
+type redisStore struct {
+	opts *redis.Options
+	addr string
+	s    *Server
+	rdb  *redis.Client // commands and pipelines
+	// tail holds the blocking reads: one connection per stream followed
+	// here (not per client: clients are fanned out from the local log).
+	tail  *redis.Client
+	ps    *redis.PubSub
+	lease time.Duration
+	block time.Duration // bound of one XREAD BLOCK
+
+	healthy atomic.Bool
+	errMu   sync.Mutex
+	lastErr error
+
+	writers []*storeWriter
+	nextW   atomic.Uint32
+	ctx     context.Context // cancelled by close
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	closed  atomic.Bool
+	crashed atomic.Bool // tests: the process died (nothing more is written)
+}
+
+func (st *redisStore) String() string { return "redis at " + st.addr }
+
+func (st *redisStore) bind(s *Server) error {
+	if st.s != nil {
+		return fmt.Errorf("%w: a store serves one server", ErrBadOption)
+	}
+	st.s = s
+	st.lease = s.cfg.lease
+	st.block = min(max(st.lease/3, 10*time.Millisecond), time.Second)
+	if st.opts.PoolSize == 0 {
+		// Requests starting streams, the writers, the keeper and the
+		// lease checks share it.
+		st.opts.PoolSize = 64
+	}
+	st.rdb = redis.NewClient(st.opts)
+	topts := *st.opts
+	topts.PoolSize = s.cfg.maxStreams + 16 // dialled lazily
+	topts.ReadTimeout = st.block + 2*time.Second
+	st.tail = redis.NewClient(&topts)
+	st.ctx, st.cancel = context.WithCancel(context.Background())
+
+	ctx, cancel := context.WithTimeout(st.ctx, time.Second)
+	err := st.rdb.Ping(ctx).Err()
+	cancel()
+	if err != nil {
+		st.markDown(err)
+		s.log.Error("stream store unavailable at start; not ready until it answers", "store", st.String(), "err", err)
+	} else {
+		st.healthy.Store(true)
+	}
+
+	for range runtime.GOMAXPROCS(0) {
+		w := &storeWriter{st: st, kick: make(chan struct{}, 1)}
+		st.writers = append(st.writers, w)
+		st.wg.Add(1)
+		go w.run()
+	}
+	st.wg.Add(2)
+	go st.keep()
+	st.ps = st.rdb.Subscribe(st.ctx, cancelChannel)
+	go st.listen()
+	return nil
+}
+
+func (st *redisStore) durable() bool { return true }
+
+func (st *redisStore) ready() error {
+	if st.healthy.Load() {
+		return nil
+	}
+	st.errMu.Lock()
+	defer st.errMu.Unlock()
+	return fmt.Errorf("%w (%s): %v", ErrStoreUnavailable, st, st.lastErr)
+}
+
+// markDown records that Redis failed; the first failure is logged.
+func (st *redisStore) markDown(err error) {
+	st.errMu.Lock()
+	st.lastErr = err
+	st.errMu.Unlock()
+	if st.healthy.Swap(false) && !st.closed.Load() {
+		st.s.log.Error("stream store unavailable", "store", st.String(), "err", err)
+	}
+}
+
+func (st *redisStore) markUp() {
+	if !st.healthy.Swap(true) {
+		st.s.log.Info("stream store reachable again", "store", st.String())
+	}
+}
+
+// unavailable wraps a failed call to Redis. Readiness is the keeper's to
+// decide (one slow call on a loaded machine must not turn a relay away).
+func (st *redisStore) unavailable(err error) error {
+	return fmt.Errorf("%w (%s): %w", ErrStoreUnavailable, st, err)
+}
+
+func (st *redisStore) begin(ctx context.Context, l *genLog) error {
+	if err := st.ready(); err != nil {
+		return err
+	}
+	p := st.rdb.Pipeline()
+	p.HSet(ctx, metaKey(l.id), "dialect", l.dialect, "created", strconv.FormatInt(l.created.UnixNano(), 10), "owner", st.s.instance)
+	p.PExpire(ctx, metaKey(l.id), 2*st.s.cfg.retention+st.lease)
+	p.Set(ctx, leaseKey(l.id), st.s.instance, st.lease)
+	if _, err := p.Exec(ctx); err != nil {
+		return st.unavailable(err)
+	}
+	l.shard = int(st.nextW.Add(1) % uint32(len(st.writers)))
+	return nil
+}
+
+func (st *redisStore) touch(l *genLog) {
+	if l.lost {
+		return
+	}
+	w := st.writers[l.shard]
+	w.mu.Lock()
+	if !l.queued {
+		l.queued = true
+		w.list = append(w.list, l)
+	}
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// storeWriter appends the events of its share of the streams generated
+// here: everything new since its last round trip goes in one pipeline, so
+// a tick of the simulated clock (or of many upstreams) that emits events
+// on a thousand streams costs one round trip, not a thousand.
+type storeWriter struct {
+	st    *redisStore
+	mu    sync.Mutex
+	list  []*genLog
+	spare []*genLog
+	kick  chan struct{}
+}
+
+func (w *storeWriter) run() {
+	defer w.st.wg.Done()
+	for {
+		select {
+		case <-w.kick:
+			w.flush()
+		case <-w.st.ctx.Done():
+			w.flush() // the ends written by Shutdown
+			return
+		}
+	}
+}
+
+// writeJob is what one flush writes for one stream.
+type writeJob struct {
+	l     *genLog
+	upto  int
+	adds  []*redis.StringCmd
+	stop  *redis.IntCmd
+	ended bool
+}
+
+func (w *storeWriter) flush() {
+	st := w.st
+	if st.crashed.Load() {
+		return
+	}
+	w.mu.Lock()
+	logs := w.list
+	w.list, w.spare = w.spare[:0], logs
+	for _, l := range logs {
+		l.queued = false
+	}
+	w.mu.Unlock()
+	if len(logs) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	p := st.rdb.Pipeline()
+	cfg := &st.s.cfg
+	jobs := make([]writeJob, 0, len(logs))
+	for _, l := range logs {
+		l.mu.Lock()
+		if l.lost {
+			l.mu.Unlock()
+			continue
+		}
+		j := writeJob{l: l, upto: len(l.ends)}
+		key := logKey(l.id)
+		j.ended = l.state != StateRunning && !l.endStored
+		for seq := l.stored + 1; seq <= j.upto; seq++ {
+			start := 0
+			if seq > 1 {
+				start = l.ends[seq-2]
+			}
+			vals := []any{"e", l.buf[start:l.ends[seq-1]]}
+			if j.ended && seq == j.upto {
+				vals = append(vals, endFields(l)...)
+			}
+			j.adds = append(j.adds, p.XAdd(ctx, &redis.XAddArgs{Stream: key, ID: strconv.Itoa(seq) + "-0", Values: vals,
+				MaxLen: int64(cfg.maxEvents) + 2, Approx: true}))
+		}
+		if j.ended && l.stored == j.upto {
+			j.adds = append(j.adds, p.XAdd(ctx, &redis.XAddArgs{Stream: key, ID: strconv.Itoa(j.upto) + "-1", Values: endFields(l)}))
+		}
+		if j.ended {
+			p.PExpire(ctx, key, cfg.retention)
+			p.PExpire(ctx, metaKey(l.id), 2*cfg.retention)
+			p.Del(ctx, leaseKey(l.id))
+			l.endStored = true
+		} else if l.state == StateRunning {
+			// The Stop flag, in case its pub/sub message was lost.
+			j.stop = p.Exists(ctx, stopKey(l.id))
+		}
+		l.stored = j.upto
+		l.mu.Unlock()
+		jobs = append(jobs, j)
+	}
+	clear(logs)
+	p.Exec(ctx) // each command's error is looked at below
+	for _, j := range jobs {
+		var failed error
+		for _, c := range j.adds {
+			if c.Err() != nil {
+				failed = c.Err()
+				break
+			}
+		}
+		switch {
+		case failed == nil && (j.stop == nil || j.stop.Err() == nil):
+			j.l.commit(j.upto)
+			if j.stop != nil && j.stop.Val() > 0 {
+				st.s.stop(j.l, "store flag")
+			}
+		case failed != nil && strings.Contains(failed.Error(), "equal or smaller"):
+			j.l.storeFailed("relay: another relay ended stream " + j.l.id + " in the stream store (this relay lost its lease: it was cut off from Redis for over " +
+				st.lease.String() + "); send the request again")
+		default:
+			if failed == nil {
+				failed = j.stop.Err()
+			}
+			j.l.storeFailed(st.lostMessage(j.l.id, failed))
+		}
+	}
+}
+
+func (st *redisStore) lostMessage(id string, err error) string {
+	return "relay: the stream store (" + st.String() + ") failed while writing stream " + id + ": " + err.Error() + "; send the request again"
+}
+
+// isConnError tells a Redis that cannot be reached from a command Redis
+// refused.
+func isConnError(err error) bool {
+	var re redis.Error
+	return !errors.As(err, &re) || strings.HasPrefix(err.Error(), "LOADING")
+}
+
+func endFields(l *genLog) []any {
+	uc := "0"
+	if l.upstreamCancelled {
+		uc = "1"
+	}
+	return []any{"end", l.state, "msg", l.message, "uc", uc}
+}
+
+// keep renews the leases of the streams generated here and checks that
+// Redis answers; when it does not, the streams generated here end with a
+// terminal error (their readers elsewhere could not follow them anyway).
+func (st *redisStore) keep() {
+	defer st.wg.Done()
+	t := time.NewTicker(st.lease / 3)
+	defer t.Stop()
+	renewed := time.Now() // the leases were set by begin
+	for {
+		select {
+		case <-st.ctx.Done():
+			return
+		case <-t.C:
+		}
+		owned := st.s.generatedHere()
+		// One slow answer (a loaded machine) is no reason to give up:
+		// the leases still run until renewed+lease.
+		ctx, cancel := context.WithDeadline(st.ctx, renewed.Add(st.lease))
+		p := st.rdb.Pipeline()
+		p.Ping(ctx)
+		cfg := &st.s.cfg
+		for _, l := range owned {
+			p.PExpire(ctx, leaseKey(l.id), st.lease)
+			p.PExpire(ctx, logKey(l.id), cfg.retention+st.lease)
+			p.PExpire(ctx, metaKey(l.id), 2*cfg.retention+st.lease)
+		}
+		_, err := p.Exec(ctx)
+		cancel()
+		if st.ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			renewed = time.Now()
+			st.markUp()
+			continue
+		}
+		st.markDown(err) // not ready: new streams get 503
+		if time.Since(renewed) < st.lease {
+			continue // the leases still run: try again at the next tick
+		}
+		// The leases have lapsed: readers elsewhere are told the streams
+		// ended; so are the readers here.
+		for _, l := range owned {
+			l.storeFailed(st.lostMessage(l.id, err))
+		}
+		renewed = time.Now() // new streams start with a fresh lease
+	}
+}
+
+// generatedHere lists the running streams this instance generates and
+// keeps in the store.
+func (s *Server) generatedHere() []*genLog {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*genLog
+	for _, l := range s.streams {
+		if l.follow == nil && l.gated && !l.lost && l.state == StateRunning {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// listen stops the streams generated here that another instance was asked
+// to stop.
+func (st *redisStore) listen() {
+	defer st.wg.Done()
+	for m := range st.ps.Channel() {
+		if l := st.s.lookup(m.Payload); l != nil && l.follow == nil {
+			st.s.stop(l, "another relay")
+		}
+	}
+}
+
+func (st *redisStore) requestStop(ctx context.Context, id string) error {
+	p := st.rdb.Pipeline()
+	p.Set(ctx, stopKey(id), "1", st.s.cfg.retention+st.lease)
+	p.Publish(ctx, cancelChannel, id)
+	if _, err := p.Exec(ctx); err != nil {
+		return st.unavailable(err)
+	}
+	return nil
+}
+
+func (st *redisStore) watched(id string) bool {
+	ctx, cancel := context.WithTimeout(st.ctx, time.Second)
+	defer cancel()
+	n, err := st.rdb.Exists(ctx, watchKey(id)).Result()
+	return err == nil && n > 0
+}
+
+// follower is how a log follows a stream generated elsewhere.
+type follower struct {
+	cancel context.CancelFunc
+}
+
+func (f *follower) stop() {
+	if f != nil && f.cancel != nil {
+		f.cancel()
+	}
+}
+
+func (st *redisStore) open(ctx context.Context, id string) (*genLog, error) {
+	if err := st.ready(); err != nil {
+		return nil, err
+	}
+	p := st.rdb.Pipeline()
+	meta := p.HGetAll(ctx, metaKey(id))
+	entries := p.XRange(ctx, logKey(id), "-", "+")
+	lease := p.Exists(ctx, leaseKey(id))
+	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, st.unavailable(err)
+	}
+	m := meta.Val()
+	if len(m) == 0 {
+		return nil, errUnknown
+	}
+	msgs := entries.Val()
+	if len(msgs) == 0 && lease.Val() == 0 {
+		return nil, errExpired
+	}
+	l := newLog(st.s, id, m["dialect"])
+	if ns, err := strconv.ParseInt(m["created"], 10, 64); err == nil {
+		l.created = time.Unix(0, ns)
+	}
+	fctx, cancel := context.WithCancel(st.ctx)
+	l.follow = &follower{cancel: cancel}
+	last := "0-0"
+	if len(msgs) > 0 {
+		if seq, sub, _ := entryID(msgs[0].ID); seq > 1 || seq == 1 && sub != 0 {
+			cancel()
+			return nil, errTrimmed
+		}
+	}
+	for _, msg := range msgs {
+		ended, err := l.applyEntry(msg)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		last = msg.ID
+		if ended {
+			cancel()
+			return l, nil
+		}
+	}
+	st.wg.Add(1)
+	go st.followLoop(fctx, l, last)
+	return l, nil
+}
+
+func entryID(id string) (seq, sub int, err error) {
+	a, b, _ := strings.Cut(id, "-")
+	if seq, err = strconv.Atoi(a); err == nil {
+		sub, err = strconv.Atoi(b)
+	}
+	return seq, sub, err
+}
+
+// applyEntry adds one store entry to a followed log; ended reports the
+// stream's terminal entry.
+func (l *genLog) applyEntry(m redis.XMessage) (ended bool, err error) {
+	seq, sub, err := entryID(m.ID)
+	if err != nil {
+		return false, fmt.Errorf("relay: stream %s: entry id %q in the store is not <seq>-<n>", l.id, m.ID)
+	}
+	if e, ok := m.Values["e"].(string); ok && sub == 0 {
+		if err := l.appendFollowed(seq, []byte(e)); err != nil {
+			return false, err
+		}
+	}
+	state, ok := m.Values["end"].(string)
+	if !ok {
+		return false, nil
+	}
+	msg, _ := m.Values["msg"].(string)
+	uc, _ := m.Values["uc"].(string)
+	l.endFollowed(state, msg, uc == "1")
+	return true, nil
+}
+
+// followLoop is the one reader of a stream on this instance: replay and
+// live tail are the same XREAD BLOCK after the last entry, in a loop
+// bounded by the block time, so that it notices in time that the stream's
+// generator died (its lease lapsed) or that it is no longer needed.
+func (st *redisStore) followLoop(ctx context.Context, l *genLog, last string) {
+	defer st.wg.Done()
+	var watched time.Time
+	for ctx.Err() == nil {
+		if now := time.Now(); l.readersNow() > 0 && now.Sub(watched) >= st.block {
+			// Tell the generating instance a client reads here, so its
+			// disconnect grace does not cancel the answer.
+			watched = now
+			wctx, cancel := context.WithTimeout(ctx, st.block)
+			st.rdb.Set(wctx, watchKey(l.id), "1", max(st.s.cfg.grace, 3*st.block))
+			cancel()
+		}
+		res, err := st.tail.XRead(ctx, &redis.XReadArgs{Streams: []string{logKey(l.id), last}, Count: 1024, Block: st.block}).Result()
+		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, redis.Nil) {
+			if err := st.checkLease(ctx, l); err != nil {
+				l.storeFailed(st.followLost(l.id, err))
+				return
+			}
+			continue
+		}
+		if err != nil {
+			l.storeFailed(st.followLost(l.id, err))
+			return
+		}
+		for _, xs := range res {
+			for _, msg := range xs.Messages {
+				ended, err := l.applyEntry(msg)
+				if err != nil {
+					l.storeFailed(err.Error() + "; send the request again")
+					return
+				}
+				last = msg.ID
+				if ended {
+					return
+				}
+			}
+		}
+	}
+}
+
+func (st *redisStore) followLost(id string, err error) string {
+	return "relay: lost the stream store (" + st.String() + ") while following stream " + id + ": " + err.Error() + "; send the request again"
+}
+
+// lapsedMessage is the terminal error of a stream whose generator died.
+const lapsedMessage = "the relay generating this answer stopped"
+
+// checkLease ends the stream in the store when its generator's lease has
+// lapsed without a terminal entry: the one entry <next seq>-0 holds the
+// error event and the end, so it is written whole or not at all, and it
+// fails when the generator (or another follower) wrote that id first.
+func (st *redisStore) checkLease(ctx context.Context, l *genLog) error {
+	n, err := st.rdb.Exists(ctx, leaseKey(l.id)).Result()
+	if err != nil || n > 0 {
+		return err
+	}
+	seq := l.count() + 1
+	msg := "relay: " + lapsedMessage + " (no news from it for over " + st.lease.String() + "); send the request again"
+	ev := sse.AppendMessage(nil, sse.Message{ID: l.id + ":" + strconv.Itoa(seq), Event: StatusEvent, Data: statusData(StateFailed, msg)})
+	err = st.rdb.XAdd(ctx, &redis.XAddArgs{Stream: logKey(l.id), ID: strconv.Itoa(seq) + "-0",
+		Values: []any{"e", ev, "end", StateFailed, "msg", msg, "uc", "0"}}).Err()
+	if err != nil && !isConnError(err) {
+		return nil // written first by someone else: the next read gets it
+	}
+	if err == nil {
+		st.rdb.PExpire(ctx, logKey(l.id), st.s.cfg.retention)
+		st.s.log.Warn("stream ended: its generator's lease lapsed", "stream", l.id, "events", seq-1)
+	}
+	return err
+}
+
+func (l *genLog) readersNow() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.readers
+}
+
+func (st *redisStore) close(ctx context.Context) {
+	if st.closed.Swap(true) {
+		return
+	}
+	st.cancel()
+	st.ps.Close()
+	st.tail.Close() // ends the blocking reads at once
+	done := make(chan struct{})
+	go func() { st.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		st.s.log.Warn("stream store: background work still running at close", "store", st.String())
+	}
+	st.rdb.Close()
+}

@@ -1,0 +1,213 @@
+// The /v1/streams handlers (resume, Stop, info) and the lookup and resume
+// logic they share with the WebSocket endpoint.
+
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/trickle-dev/trickle/sse"
+)
+
+// parseLastEventID turns "<stream>:<seq>" into the number of events the
+// client has.
+func parseLastEventID(l *genLog, last string) (int, error) {
+	if last == "" {
+		return 0, nil
+	}
+	sid, seqText, ok := strings.Cut(last, ":")
+	seq, err := strconv.Atoi(seqText)
+	if !ok || err != nil || seq < 0 || sid != l.id {
+		return 0, fmt.Errorf("%w: last event id %q is not an id of stream %s (want %s:<seq>)", ErrBadRequest, last, l.id, l.id)
+	}
+	if n := l.count(); seq > n {
+		return 0, fmt.Errorf("%w: last event id %q is ahead of stream %s, which has %d events", ErrBadRequest, last, l.id, n)
+	}
+	return seq, nil
+}
+
+func lastEventID(r *http.Request) string {
+	if v := r.Header.Get("Last-Event-ID"); v != "" {
+		return v
+	}
+	return r.URL.Query().Get("last_event_id")
+}
+
+// goneMessage is the terminal status a client gets for a stream the relay
+// no longer has.
+func goneMessage(id string) string {
+	return "stream " + id + " is gone: it expired or never existed here; send the request again"
+}
+
+// lostMessage says why a stream the store once held cannot be resumed.
+func (s *Server) lostMessage(id string, err error) string {
+	if errors.Is(err, errTrimmed) {
+		return "stream " + id + " cannot be resumed: its first events were trimmed from the stream store (over --max-events, or removed by an operator); send the request again"
+	}
+	return "stream " + id + " cannot be resumed: its events expired from the stream store (kept " + s.cfg.retention.String() + " after the end, --retention); send the request again"
+}
+
+func statusData(status, message string) string {
+	b, _ := json.Marshal(struct {
+		Status  string `json:"status"`
+		Message string `json:"message"`
+	}{status, message})
+	return string(b)
+}
+
+// refusal is why a request naming a stream cannot be served: the HTTP
+// status, the error type and the message, and the trickle.status a
+// streaming client gets instead.
+type refusal struct {
+	code    int
+	typ     string
+	status  string
+	message string
+}
+
+// refusalOf turns an error of find or resumeAt into what the client gets.
+func (s *Server) refusalOf(id string, err error) refusal {
+	switch {
+	case errors.Is(err, errUnknown):
+		return refusal{http.StatusNotFound, "stream_gone", "gone", "relay: " + goneMessage(id)}
+	case errors.Is(err, errExpired), errors.Is(err, errTrimmed):
+		return refusal{http.StatusGone, "stream_expired", "gone", "relay: " + s.lostMessage(id, err)}
+	case errors.Is(err, ErrStoreUnavailable):
+		return refusal{http.StatusServiceUnavailable, "store_unavailable", "failed", err.Error() + "; try again shortly"}
+	case errors.Is(err, ErrBadRequest):
+		return refusal{http.StatusBadRequest, "invalid_request_error", "failed", err.Error()}
+	default:
+		return refusal{http.StatusInternalServerError, "server_error", "failed", err.Error()}
+	}
+}
+
+func (f refusal) write(w http.ResponseWriter) {
+	if f.code == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "2")
+	}
+	writeError(w, f.code, f.typ, f.message)
+}
+
+// streamOr404 finds the stream the request's {id} names, or answers the
+// request with why not and returns nil.
+func (s *Server) streamOr404(w http.ResponseWriter, r *http.Request) *genLog {
+	id := mux.Vars(r)["id"]
+	l, err := s.find(id)
+	if err != nil {
+		s.refusalOf(id, err).write(w)
+		return nil
+	}
+	return l
+}
+
+// resumeAt finds a stream and the position after the client's last event
+// id, for GET /v1/streams/{id} and the WebSocket's resume message.
+func (s *Server) resumeAt(id, last, transport string) (*genLog, int, error) {
+	l, err := s.find(id)
+	if err != nil {
+		return nil, 0, err
+	}
+	pos, err := parseLastEventID(l, last)
+	if err != nil {
+		return nil, 0, err
+	}
+	s.metrics.resumes.Add(1)
+	s.log.Info("stream resumed", "stream", id, "transport", transport, "after", pos, "followed", l.follow != nil)
+	return l, pos, nil
+}
+
+// resume is GET /v1/streams/{id}: the events after Last-Event-ID, then live.
+func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
+	id := mux.Vars(r)["id"]
+	l, pos, err := s.resumeAt(id, lastEventID(r), "sse")
+	switch {
+	case errors.Is(err, errUnknown):
+		s.gone(w, r, id)
+	case err != nil:
+		s.refusalOf(id, err).write(w)
+	default:
+		s.serveSSE(w, r, l, pos)
+	}
+}
+
+// gone answers a resume of an unknown stream: an SSE client gets one
+// terminal trickle.status "gone" event (so the widget shows why), a JSON
+// client a 404.
+func (s *Server) gone(w http.ResponseWriter, r *http.Request, id string) {
+	accept := r.Header.Get("Accept")
+	if strings.Contains(accept, "application/json") && !strings.Contains(accept, "text/event-stream") {
+		writeError(w, http.StatusNotFound, "stream_gone", "relay: "+goneMessage(id))
+		return
+	}
+	sseHeaders(w.Header())
+	w.WriteHeader(http.StatusOK)
+	w.Write(sse.AppendMessage(nil, sse.Message{Event: StatusEvent, Data: statusData("gone", goneMessage(id))}))
+}
+
+// stopStream is DELETE /v1/streams/{id}: Stop, on whichever instance
+// generates the stream.
+func (s *Server) stopStream(w http.ResponseWriter, r *http.Request) {
+	l := s.streamOr404(w, r)
+	if l == nil {
+		return
+	}
+	if err := s.stop(l, "DELETE"); err != nil {
+		s.refusalOf(l.id, err).write(w)
+		return
+	}
+	writeJSON(w, l.info())
+}
+
+// stopWait is how long a Stop of a stream generated on another instance
+// waits for that instance to write the end, so that the answer reports it.
+const stopWait = 2 * time.Second
+
+// stop stops l (Stop from a client) and logs it. A stream generated on
+// another instance is stopped through the store; stop then waits (at most
+// stopWait) for its end to arrive here.
+func (s *Server) stop(l *genLog, by string) error {
+	start := time.Now()
+	if l.follow != nil {
+		if l.info().State != StateRunning {
+			return nil
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		err := s.store.requestStop(ctx, l.id)
+		cancel()
+		if err != nil {
+			return err
+		}
+		for l.info().State == StateRunning && time.Since(start) < stopWait {
+			time.Sleep(2 * time.Millisecond)
+		}
+		s.log.Info("stream stop requested from the instance generating it", "stream", l.id, "by", by,
+			"state", l.info().State, "took", time.Since(start).Round(time.Microsecond))
+		return nil
+	}
+	if l.stop(StateStopped, "stopped by the client") {
+		s.log.Info("stream stopped", "stream", l.id, "by", by, "events", l.count(),
+			"upstream_cancelled", l.info().UpstreamCancelled, "took", time.Since(start).Round(time.Microsecond))
+	}
+	return nil
+}
+
+// streamInfo is GET /v1/streams/{id}/info.
+func (s *Server) streamInfo(w http.ResponseWriter, r *http.Request) {
+	if l := s.streamOr404(w, r); l != nil {
+		writeJSON(w, l.info())
+	}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	json.NewEncoder(w).Encode(v)
+}
