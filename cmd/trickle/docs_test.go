@@ -146,6 +146,7 @@ func TestTheReadmeNamesEveryAttributeTheElementReads(t *testing.T) {
 		`\battr\("([a-z][a-z-]*)"`,                   // Go: e.attr("endpoint", …)
 		`"(?:get|has)Attribute", "([a-z][a-z-]*)"`,   // Go: el.Call("hasAttribute", "show-metrics")
 		`\.(?:get|has)Attribute\("([a-z][a-z-]*)"\)`, // JS: this.getAttribute("endpoint")
+		`\ba\("([a-z][a-z-]*)"\)`,                    // JS: a("endpoint"), a one-letter getAttribute helper
 	)
 	require.NotEmpty(t, code, "no attribute reads found: if the widget reads its attributes another way, teach this test that way")
 	require.Equal(t, code, firstColumn(reference(t, "README.md", "attributes")), "the README's attribute table and the attributes the widget reads")
@@ -154,7 +155,7 @@ func TestTheReadmeNamesEveryAttributeTheElementReads(t *testing.T) {
 func TestTheReadmeNamesEveryEventTheElementDispatches(t *testing.T) {
 	code := found(widgetSources(t),
 		`(?:dispatch\w*|CustomEvent|emit\w*)\(\s*"(trickle-[a-z]+(?:-[a-z]+)*)"`, // Go: e.dispatch("trickle-end", …); JS: new CustomEvent("trickle-error", …)
-		`Event\{"(trickle-[a-z]+(?:-[a-z]+)*)"`,                                  // Go: widget.Event{"trickle-end", …}, dispatched by trickle.js
+		`Event\{"(trickle-[a-z]+(?:-[a-z]+)*)"`,                                  // Go: Event{"trickle-start", …}, an event the page's script dispatches
 	)
 	require.NotEmpty(t, code, "no dispatched events found: if the widget dispatches them another way, teach this test that way")
 	require.Equal(t, code, names(reference(t, "README.md", "events"), regexp.MustCompile(`^trickle-[a-z-]+$`)),
