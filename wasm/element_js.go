@@ -60,6 +60,13 @@ func (e *element) handle(m msg) {
 		}
 	case mAnnounceTimer:
 		e.announceAt = time.Time{}
+		if e.h.inFlight && e.sess != nil {
+			// A frame is on its way to the page: what is due to be said
+			// goes now, not one page frame late (the announcer's pacing
+			// is the screen reader's).
+			e.sayNow()
+			return
+		}
 		e.h.want = true
 	}
 }

@@ -42,6 +42,27 @@ func (e *element) frame() {
 	}
 }
 
+// sayNow sends what the announcer has due at once, in a message of its own
+// that the page writes into the live regions without waiting for its
+// animation frame. A patch that changes more than the live regions waits
+// for the next frame, as usual.
+func (e *element) sayNow() {
+	p := e.sess.Frame()
+	switch {
+	case p.Empty():
+	case p.Append != "" || p.TailChanged || p.Thinking != "" || p.ToolsChanged || p.ShownChanged || p.StalledChanged || p.Final:
+		u := e.last()
+		u.Patch, u.HasPatch = p, true
+		e.sync(u)
+		e.h.want = true
+	default:
+		u := widget.Update{ID: e.id, Patch: p, HasPatch: true}
+		e.h.say = widget.AppendSay(e.h.say[:0], &u)
+		e.h.post(string(e.h.say))
+	}
+	e.scheduleAnnouncer()
+}
+
 // sync adds to u what the page does not know yet: the new text, the status
 // word, the stream id, the metrics.
 func (e *element) sync(u *widget.Update) {

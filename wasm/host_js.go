@@ -96,6 +96,7 @@ type host struct {
 
 	out  []byte
 	upds []widget.Update
+	say  []byte
 }
 
 func (h *host) push(m msg) {

@@ -280,3 +280,14 @@ func TestResumeMessageIsJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(ResumeMessage("s\"1", "s\"1:\xff")), &m))
 	require.Equal(t, map[string]string{"type": "resume", "stream": "s\"1", "last_event_id": "s\"1:\uFFFD"}, m)
 }
+
+func TestASayMessageCarriesOnlyTheLiveRegions(t *testing.T) {
+	u := Update{ID: 5, HasPatch: true, Patch: Patch{Announce: []string{"One <b>."}, Status: "Answer complete.", StatusChanged: true}}
+	var got struct {
+		T string           `json:"t"`
+		U []map[string]any `json:"u"`
+	}
+	require.NoError(t, json.Unmarshal(AppendSay(nil, &u), &got))
+	require.Equal(t, "say", got.T)
+	require.Equal(t, []map[string]any{{"id": 5.0, "say": "<p>One &lt;b&gt;.</p>", "status": "Answer complete."}}, got.U)
+}

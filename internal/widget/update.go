@@ -299,3 +299,12 @@ func AppendFrame(b []byte, updates []Update) []byte {
 	}
 	return append(b, "]}"...)
 }
+
+// AppendSay appends a message of announcements alone: {"t":"say","u":[u]},
+// which the page writes into the live regions at once, outside its frames
+// (u holds only Announce and Status).
+func AppendSay(b []byte, u *Update) []byte {
+	b = append(b, `{"t":"say","u":[`...)
+	b = u.AppendJSON(b)
+	return append(b, "]}"...)
+}

@@ -270,6 +270,11 @@ class Host {
         this.#frames.push(m.u);
         this.#schedule();
         break;
+      case "say":
+        // Announcements due while a frame was on its way: into the live
+        // regions now, nothing to apply in a frame.
+        for (const u of m.u) this.els.get(u.id)?.early(u);
+        break;
       case "ready":
         this.thread = m.thread;
         this.#ready = true;
