@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"strconv"
 	"strings"
@@ -95,6 +96,11 @@ func (st *redisStore) bind(s *Server) error {
 		return fmt.Errorf("%w: a store serves one server", ErrBadOption)
 	}
 	st.s = s
+	// The client's own messages (reconnect attempts while Redis is down)
+	// go to the relay's log at debug level: the relay says what matters
+	// (store unavailable, reachable again) once, at its own level. The
+	// client's logger is global: the first relay's log gets them.
+	setClientLog.Do(func() { redis.SetLogger(clientLog{s.log}) })
 	st.lease = s.cfg.lease
 	st.block = min(max(st.lease/3, 10*time.Millisecond), time.Second)
 	if st.opts.PoolSize == 0 {
@@ -424,6 +430,15 @@ func (st *redisStore) watched(id string) bool {
 	defer cancel()
 	n, err := st.rdb.Exists(ctx, watchKey(id)).Result()
 	return err == nil && n > 0
+}
+
+var setClientLog sync.Once
+
+// clientLog hands go-redis's messages to slog.
+type clientLog struct{ log *slog.Logger }
+
+func (c clientLog) Printf(ctx context.Context, format string, v ...any) {
+	c.log.DebugContext(ctx, "redis client: "+fmt.Sprintf(format, v...))
 }
 
 // follower is how a log follows a stream generated elsewhere.
