@@ -246,18 +246,38 @@ func (a *Announcer) End(status stream.Status, err error) {
 		a.out = append(a.out, Announcement{At: now, Text: text})
 		a.transcript.Announcements = append(a.transcript.Announcements, a.out[len(a.out)-1])
 		a.transcript.Units = append(a.transcript.Units, Unit{Pos: 0, End: a.frontier, Text: text, Ready: now, Said: now})
+		a.said(now)
 	}
-	a.endText = statusText(status, err)
+	a.endText = StatusText(status, err)
+}
+
+// said records a content announcement released at now, for the pacing.
+func (a *Announcer) said(now time.Time) {
+	copy(a.recent[:], a.recent[1:])
+	a.recent[len(a.recent)-1] = now
+}
+
+// endDue is when the final status may go out: MinGap after the last content
+// announcement. Released in the same instant, a screen reader may speak
+// the status before the sentence it queued just before (seen with Orca and
+// Chromium: the two regions are separate queues), so "Answer complete."
+// follows the answer's last words by the same spacing as two sentences.
+func (a *Announcer) endDue() time.Time {
+	last := a.recent[len(a.recent)-1]
+	if last.IsZero() {
+		return time.Time{}
+	}
+	return last.Add(MinGap)
 }
 
 // maxErrorRunes bounds the error read out in a failure status.
 const maxErrorRunes = 200
 
-// statusText says how the answer ended: each terminal stream.Status maps to
-// its sentence; Failed, and a status that is not an end at all (a caller's
-// mistake, never silence), are a failure, said with the error when there is
-// one.
-func statusText(status stream.Status, err error) string {
+// StatusText says how the answer ended: each terminal stream.Status maps
+// to its sentence; Failed, and a status that is not an end at all (a
+// caller's mistake, never silence), are a failure, said with the error when
+// there is one. It is what End has announced; a page shows it at once.
+func StatusText(status stream.Status, err error) string {
 	switch status {
 	case stream.Complete:
 		return StatusComplete
@@ -396,11 +416,10 @@ func (a *Announcer) Poll() []Announcement {
 		a.transcript.Announcements = append(a.transcript.Announcements, ann)
 		a.transcript.Units = append(a.transcript.Units, a.queue...)
 		a.queue = a.queue[:0]
-		copy(a.recent[:], a.recent[1:])
-		a.recent[len(a.recent)-1] = now
+		a.said(now)
 		a.flush = a.ended
 	}
-	if a.endText != "" && len(a.queue) == 0 {
+	if a.endText != "" && len(a.queue) == 0 && !now.Before(a.endDue()) {
 		a.status(a.endText)
 		a.endText = ""
 	}
@@ -412,11 +431,17 @@ func (a *Announcer) Poll() []Announcement {
 // NextDue returns when Poll will next have something to say, if anything
 // is waiting.
 func (a *Announcer) NextDue() (time.Time, bool) {
-	if len(a.out) > 0 || a.endText != "" && len(a.queue) == 0 {
+	if len(a.out) > 0 {
 		return a.now(), true
 	}
 	if len(a.queue) > 0 {
 		return a.due(), true
+	}
+	if a.endText != "" {
+		if t := a.endDue(); t.After(a.now()) {
+			return t, true
+		}
+		return a.now(), true
 	}
 	if a.hasStall {
 		return a.lastChange.Add(StallAfter), true

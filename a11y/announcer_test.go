@@ -241,6 +241,7 @@ func TestEndAnnouncesExactlyOneStatusAfterTheLastContent(t *testing.T) {
 			last := h.heard[len(h.heard)-1]
 			require.True(t, last.Status, "the final status comes after the content")
 			require.Zero(t, MarkdownChars(last.Text))
+			endFollowsTheLastWordsByMinGap(t, h.heard)
 		})
 	}
 }
@@ -326,6 +327,29 @@ func TestCompleteModeSaysTheWholeAnswerOnceAtTheEnd(t *testing.T) {
 	h.drain()
 	require.Equal(t, []string{"Heading: Setup. Install it. Then run it. Bullet: One. Bullet: Two."}, contentOf(h.heard))
 	require.Equal(t, []string{StatusResponding, StatusComplete}, statusesOf(h.heard))
+}
+
+// Whatever the mode and however the answer ends, the final status never
+// shares an instant with the answer's last words, and nothing is said after
+// it.
+func TestTheEndStatusFollowsTheLastWordsByMinGapInEveryMode(t *testing.T) {
+	for _, mode := range []string{ModeSentences, ModeComplete, ModeOff} {
+		for _, status := range []stream.Status{stream.Complete, stream.Stopped, stream.Incomplete, stream.Failed} {
+			t.Run(mode+"/"+status.String(), func(t *testing.T) {
+				h := newHarness(t, WithMode(mode))
+				h.a.Start()
+				h.tail("One. Two. Three")
+				h.wait(40 * time.Millisecond)
+				h.a.End(status, nil)
+				h.drain()
+				endFollowsTheLastWordsByMinGap(t, h.heard)
+				require.Len(t, statusesOf(h.heard), 2, "one start and one end status")
+				if mode != ModeOff {
+					require.Contains(t, strings.Join(contentOf(h.heard), " "), "Three.")
+				}
+			})
+		}
+	}
 }
 
 func TestOffModeSaysOnlyStatuses(t *testing.T) {

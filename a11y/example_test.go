@@ -2,7 +2,6 @@ package a11y_test
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/trickle-dev/trickle/a11y"
@@ -83,7 +82,9 @@ func ExampleMeasure() {
 	ann.Frame(blocks(text), nil, true)
 	ann.End(stream.Complete, nil)
 	clock = clock.Add(time.Second)
-	ann.Poll()
+	ann.Poll() // the last sentence
+	clock = clock.Add(a11y.MinGap)
+	ann.Poll() // "Answer complete.", MinGap after it
 	m := a11y.Measure(ann.Transcript())
 	fmt.Printf("units %d, duplicates %d, fragments %d, markdown %d, statuses %d\n",
 		m.Units, m.Duplicates, m.Fragments, m.MarkdownChars, m.Statuses)
@@ -106,13 +107,17 @@ func ExampleWithMode() {
 	ann.Start()
 	ann.Frame(blocks("# Result\n\nIt worked. All **42** tests pass."), nil, true)
 	ann.End(stream.Complete, nil)
-	var said []string
-	for _, a := range ann.Poll() {
-		said = append(said, a.Text)
+	start := clock
+	for range 2 {
+		for _, a := range ann.Poll() {
+			fmt.Printf("%v %s\n", a.At.Sub(start), a.Text)
+		}
+		// The final status follows the answer by the announcer's spacing.
+		due, _ := ann.NextDue()
+		clock = due
 	}
-	fmt.Println(strings.Join(said, "\n"))
 	// Output:
-	// Assistant is responding.
-	// Heading: Result. It worked. All 42 tests pass.
-	// Answer complete.
+	// 0s Assistant is responding.
+	// 0s Heading: Result. It worked. All 42 tests pass.
+	// 300ms Answer complete.
 }

@@ -132,6 +132,7 @@ func TestStreamedRealisticAnswersMeetTheListeningCriteria(t *testing.T) {
 			}
 			require.LessOrEqual(t, m.LongestWait, 2*time.Second, name)
 			require.Equal(t, 2, m.Statuses)
+			endFollowsTheLastWordsByMinGap(t, tr.Announcements)
 			if seed == 0 {
 				t.Logf("%s: %d bytes, %d units in %d announcements, longest wait %v, markdown chars %d (all inside code spans)",
 					name, len(text), m.Units, m.Announcements, m.LongestWait, m.MarkdownChars)
@@ -241,4 +242,22 @@ func TestMeasureCountsDuplicatesFragmentsMarkdownAndWaits(t *testing.T) {
 		MarkdownChars: 4 + 1 + 2 + 1 + 1,
 		LongestWait:   1500 * time.Millisecond,
 	}, m)
+}
+
+// endFollowsTheLastWordsByMinGap checks the end of a transcript: the final
+// status is the last announcement, after the last content announcement and
+// at least MinGap after it, never in the same instant (a screen reader
+// could speak it first).
+func endFollowsTheLastWordsByMinGap(t *testing.T, as []Announcement) {
+	t.Helper()
+	require.NotEmpty(t, as)
+	end := as[len(as)-1]
+	require.True(t, end.Status, "the final status is the last announcement")
+	for i := len(as) - 2; i >= 0; i-- {
+		if !as[i].Status {
+			require.GreaterOrEqual(t, end.At.Sub(as[i].At), MinGap,
+				"the end status %q follows the last words %q by at least MinGap", end.Text, as[i].Text)
+			return
+		}
+	}
 }

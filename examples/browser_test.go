@@ -27,8 +27,9 @@ import (
 )
 
 // -screenshots DIR saves a picture of each example once its answer has
-// finished (docs/screenshots is made this way:
-// go test ./examples -run Page -screenshots ../docs/screenshots).
+// finished, with the relay at trickle serve's default timing
+// (docs/screenshots is made this way:
+// go test ./examples -run 'Page|Lab' -screenshots ../docs/screenshots).
 var screenshots = flag.String("screenshots", "", "directory to save a PNG of each example page into")
 
 // The package's relay and browser, started by the first test that needs
@@ -73,10 +74,15 @@ func startExamples(t *testing.T) (context.Context, string) {
 		var srv *relay.Server
 		// A brisker simulated model than trickle serve's default (400 ms,
 		// then 30 ms a token) where a page has no timing controls: the
-		// pages behave the same, the tests wait less.
-		srv, sharedErr = relay.New(relay.WithWidget(examples.Widget()), relay.WithPages(examples.Pages()),
-			relay.WithSimDefaults(relay.SimDefaults{TTFT: 50 * time.Millisecond, Gap: 6 * time.Millisecond, Jitter: 2 * time.Millisecond, TokenChars: 4}),
-			relay.WithLogger(slog.New(slog.DiscardHandler)))
+		// pages behave the same, the tests wait less. Screenshots are taken
+		// at trickle serve's defaults, so the figures they show are the
+		// ones people will see.
+		opts := []relay.Option{relay.WithWidget(examples.Widget()), relay.WithPages(examples.Pages()),
+			relay.WithLogger(slog.New(slog.DiscardHandler))}
+		if *screenshots == "" {
+			opts = append(opts, relay.WithSimDefaults(relay.SimDefaults{TTFT: 50 * time.Millisecond, Gap: 6 * time.Millisecond, Jitter: 2 * time.Millisecond, TokenChars: 4}))
+		}
+		srv, sharedErr = relay.New(opts...)
 		if sharedErr == nil {
 			// Lives until the test binary exits, like the browser.
 			sharedBase = httptest.NewServer(srv.Handler()).URL
@@ -372,7 +378,7 @@ func TestScreenReaderLabHearsTrickleWithoutRepeatsAndTheNaiveRegionWithThem(t *t
 		chromedp.WaitVisible(chromedp.CSS("#go")),
 		chromedp.SetValue(chromedp.CSS(`select[name="answer"]`), "short"),
 		chromedp.SetValue(chromedp.CSS(`input[name="gap_ms"]`), "15"),
-		// 3-character tokens: the first one, "Sur", already cuts a word, so
+		// 3-character tokens: the first one, "Hel", already cuts a word, so
 		// the naive region's first announcement is a fragment whatever the
 		// timing.
 		chromedp.SetValue(chromedp.CSS(`input[name="token_chars"]`), "3"),
@@ -422,6 +428,31 @@ func TestScreenReaderLabHearsTrickleWithoutRepeatsAndTheNaiveRegionWithThem(t *t
 	require.Positive(t, wait("t"))
 	require.Less(t, wait("t"), 5000.0)
 	require.Greater(t, wait("n"), wait("t"), "the naive reader lags behind Trickle's announcer")
+
+	// In the browser as in trickle replay, "Answer complete." is said
+	// last, at least the announcer's spacing (300 ms) after the answer's
+	// last words, never in the same instant (a screen reader could speak
+	// it first). The log shows times to 10 ms.
+	waitFor(t, tab, 10*time.Second, `(document.querySelector("#t-log li:last-child span")?.textContent ?? "").startsWith("Answer complete.")`)
+	type entry struct {
+		At     string `json:"at"`
+		Status bool   `json:"status"`
+	}
+	log := eval[[]entry](t, tab, `[...document.querySelectorAll("#t-log li")].map(li => ({at: li.querySelector("time").textContent, status: !!li.querySelector(".tag")}))`)
+	require.GreaterOrEqual(t, len(log), 3)
+	end := log[len(log)-1]
+	require.True(t, end.Status)
+	at := func(e entry) float64 {
+		sec, err := strconv.ParseFloat(strings.TrimSuffix(e.At, " s"), 64)
+		require.NoError(t, err)
+		return sec
+	}
+	for i := len(log) - 2; i >= 0; i-- {
+		if !log[i].Status {
+			require.GreaterOrEqual(t, at(end)-at(log[i]), 0.29, "the end status follows the last sentence by ≥ 300 ms (to the log's 10 ms)")
+			break
+		}
+	}
 	shoot(t, tab, "a11y")
 }
 

@@ -33,6 +33,7 @@ type Server struct {
 	log     *slog.Logger
 	metrics *metrics
 	handler http.Handler
+	router  *mux.Router // the routes, for Routes
 
 	mu       sync.Mutex
 	streams  map[string]*genLog
@@ -102,6 +103,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 func (s *Server) routes() http.Handler {
 	r := mux.NewRouter()
+	s.router = r
 	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet, http.MethodHead)
 	r.HandleFunc("/metrics", s.serveMetrics).Methods(http.MethodGet)
 

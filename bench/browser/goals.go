@@ -234,7 +234,7 @@ try {
     const m = await import("READY");
     await m.ready();
     readyAt = performance.now();
-    thread = document.querySelector("trickle-answer").metrics?.thread ?? "main (no worker in this build)";
+    thread = m.stats ? (await m.stats()).thread : "main (no worker in this build)";
   }
   // Idle-time warm-up and the collections after it happen in this window.
   await new Promise((r) => setTimeout(r, 3000));
@@ -296,10 +296,26 @@ func runBoot(browser context.Context, base string, runs int) ([]BootRun, error) 
 			}
 			log.Printf("boot %-8s %-4s run %d: long tasks %d (%.0f ms, longest %.0f ms), main thread %.0f ms in %d tasks (longest %.0f ms), ready at %.0f ms, %s",
 				b.Page, b.Cache, i+1, b.LongTasks, b.LongMs, b.Longest, res.MainThread, res.Tasks, res.LongestTask, b.ReadyAt, b.Thread)
+			if c.page == "widget" {
+				log.Printf("boot %-8s %-4s run %d: longest task at %.0f ms: %s; main thread by outermost event: %s",
+					b.Page, b.Cache, i+1, res.LongestTaskAt, res.LongestTaskParts, topParts(res.Breakdown, 8))
+			}
 			out = append(out, b)
 		}
 	}
 	return out, nil
+}
+
+// topParts formats the first n entries of a breakdown.
+func topParts(parts []selfTime, n int) string {
+	var b strings.Builder
+	for i, p := range parts {
+		if i == n {
+			break
+		}
+		fmt.Fprintf(&b, "%s %.0f ms; ", p.Function, p.Ms)
+	}
+	return strings.TrimSuffix(b.String(), "; ")
 }
 
 // runLatency streams n marker tokens into each renderer, runs times,

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/trickle-dev/trickle/a11y"
@@ -73,10 +74,18 @@ func TestReplayPaceSpreadsTheAnswerOverSimulatedTime(t *testing.T) {
 	slow := replayJSON(t, "", "--pace", "10", "--frames", f)
 	require.Equal(t, replayJSON(t, "", "--pace", "10", "--frames", f), slow, "deterministic")
 
-	lastAt := func(r replayed) float64 { return r.Announcements[len(r.Announcements)-1].AtMS }
+	lastWords := func(r replayed) float64 {
+		for i := len(r.Announcements) - 1; i >= 0; i-- {
+			if !r.Announcements[i].Status {
+				return r.Announcements[i].AtMS
+			}
+		}
+		t.Fatal("no content announced")
+		return 0
+	}
 	// 11 text deltas at 10 per second: the last arrives after 1 s.
-	require.GreaterOrEqual(t, lastAt(slow), 1000.0)
-	require.Less(t, lastAt(fast), 100.0)
+	require.GreaterOrEqual(t, lastWords(slow), 1000.0)
+	require.Less(t, lastWords(fast), 100.0)
 	require.Greater(t, len(slow.Frames), len(fast.Frames), "a slow stream is seen in more frames")
 	for i := 1; i < len(slow.Announcements); i++ {
 		require.GreaterOrEqual(t, slow.Announcements[i].AtMS, slow.Announcements[i-1].AtMS)
@@ -105,6 +114,38 @@ func TestReplayAnnouncementsBeginAndEndWithTheStatus(t *testing.T) {
 				require.Zero(t, a11y.MarkdownChars(a.Text), "markdown read out: %q", a.Text)
 			}
 		})
+	}
+}
+
+// `trickle replay --pace 20` once gave the last sentence and "Answer
+// complete." the same at_ms; a screen reader then sometimes spoke the
+// status first. The status follows the last words by the announcer's
+// spacing, whatever the pace, the cut and the mode.
+func TestReplayEndStatusFollowsTheLastSentenceByTheAnnouncersSpacing(t *testing.T) {
+	for _, f := range recordingFiles(t) {
+		for _, args := range [][]string{{"--pace", "20"}, {}, {"--pace", "200", "--chunk", "3"}, {"--announce", "complete"}} {
+			t.Run(filepath.Base(f)+" "+strings.Join(args, " "), func(t *testing.T) {
+				r := replayJSON(t, "", append(args, f)...)
+				as := r.Announcements
+				require.NotEmpty(t, as)
+				end := as[len(as)-1]
+				require.True(t, end.Status, "the end status is said last")
+				ends := 0
+				for _, a := range as {
+					if a.Status && a.Text != a11y.StatusResponding {
+						ends++
+					}
+				}
+				require.Equal(t, 1, ends, "one end status")
+				for i := len(as) - 2; i >= 0; i-- {
+					if !as[i].Status {
+						require.GreaterOrEqual(t, end.AtMS-as[i].AtMS, float64(a11y.MinGap/time.Millisecond),
+							"%q at %v ms, then %q at %v ms", as[i].Text, as[i].AtMS, end.Text, end.AtMS)
+						break
+					}
+				}
+			})
+		}
 	}
 }
 

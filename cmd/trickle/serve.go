@@ -104,7 +104,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		lease         = fs.Duration("lease", d.Lease, "with --store redis: a stream whose relay has given no news for this long ends with an error for its readers elsewhere")
 		origins       listOption
 	)
-	fs.Var(&origins, "allow-origin", "browser `ORIGIN` allowed cross-origin (CORS and WebSocket), repeatable or comma-separated; \"*\" for any (default: same origin only)")
+	fs.Var(&origins, "allow-origin", "browser `ORIGIN` allowed to call the API and open the WebSocket (the widget's files are public to any page), repeatable or comma-separated; \"*\" for any (default: same origin only)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

@@ -53,9 +53,17 @@ type Patch struct {
 	ToolsChanged bool
 	// Announce are texts for the announcer log, in order.
 	Announce []string
-	// Status replaces the status region's text when StatusChanged.
+	// Status replaces the screen-reader status region's text when
+	// StatusChanged. It follows the announcer: the end status comes only
+	// after the answer's last sentence is spoken (by a11y.MinGap).
 	Status        string
 	StatusChanged bool
+	// Shown replaces the visible status line's text when ShownChanged: the
+	// element's state at once, never behind what is on screen ("Answer
+	// complete." in the final frame, while Status may still wait for the
+	// last sentence to be spoken).
+	Shown        string
+	ShownChanged bool
 	// Stalled says whether the stall notice shows ("Waiting for the
 	// model…" beside the caret), when StalledChanged: on when no delta has
 	// come for StallAfter while streaming, off with the next delta or the
@@ -78,7 +86,7 @@ type Patch struct {
 // Empty reports whether the patch changes nothing.
 func (p *Patch) Empty() bool {
 	return p.Append == "" && !p.TailChanged && p.Thinking == "" && !p.ToolsChanged &&
-		len(p.Announce) == 0 && !p.StatusChanged && !p.StalledChanged && !p.Final
+		len(p.Announce) == 0 && !p.StatusChanged && !p.ShownChanged && !p.StalledChanged && !p.Final
 }
 
 // Session runs one element's answers: bytes in (Write), patches out (Frame).
@@ -100,6 +108,7 @@ type Session struct {
 	thinkingSeen int               // bytes of thinking already on screen
 	tools        string            // tool panel HTML on screen
 	status       string            // status region text on screen
+	shown        string            // visible status line text on screen
 	firstToken   bool              // a text delta arrived since the last TookFirstToken
 	ended        bool              // End was called
 	finished     bool              // the final frame was produced
@@ -159,7 +168,7 @@ func (s *Session) Begin() {
 	}
 	s.ann = a11y.New(a11y.WithMode(mode), a11y.WithClock(s.now))
 	s.rec.Start(s.now())
-	s.rendered, s.tail, s.tools, s.status = "", "", "", ""
+	s.rendered, s.tail, s.tools, s.status, s.shown = "", "", "", "", ""
 	s.differ.Reset()
 	s.thinkingSeen = 0
 	s.firstToken, s.ended, s.finished = false, false, false
@@ -271,7 +280,7 @@ func (s *Session) RecordFrame(d time.Duration) { s.rec.Frame(d) }
 // Dirty reports whether a frame would change something now.
 func (s *Session) Dirty() bool {
 	a := s.pipe.Answer()
-	return (s.ended && !s.finished) || len(a.Text()) != len(s.rendered) ||
+	return (s.ended && !s.finished) || s.shownStatus() != s.shown || len(a.Text()) != len(s.rendered) ||
 		len(a.Thinking()) != s.thinkingSeen || s.toolsHTML() != s.tools ||
 		s.stalled != s.stallDue(s.now())
 }
@@ -359,6 +368,7 @@ func (s *Session) Frame() Patch {
 		p.Final = true
 		s.ann.End(s.Status(), s.Err())
 	}
+	s.show(&p)
 	s.updateStall(&p)
 	s.poll(&p)
 	return p
@@ -371,6 +381,23 @@ func (s *Session) apply(p *Patch, f render.Frame) {
 		s.tail, p.Tail, p.TailChanged = f.Tail, f.Tail, true
 	}
 	s.ann.Frame(f.Settled, f.TailBlocks, f.Final)
+}
+
+// shownStatus is the visible status line for where the answer is: "Assistant
+// is responding." until the final frame, then how it ended, in the same
+// words the screen reader will hear.
+func (s *Session) shownStatus() string {
+	if s.finished {
+		return a11y.StatusText(s.Status(), s.Err())
+	}
+	return a11y.StatusResponding
+}
+
+// show puts the visible status in the patch when it changed.
+func (s *Session) show(p *Patch) {
+	if want := s.shownStatus(); want != s.shown {
+		s.shown, p.Shown, p.ShownChanged = want, want, true
+	}
 }
 
 func (s *Session) poll(p *Patch) {

@@ -39,6 +39,7 @@ func events(t *testing.T, p sim.Params) (data []byte, ends []int, answer sim.Ans
 // does.
 type screen struct {
 	settled, tail, thinking, tools, status string
+	shown                                  string // the visible status line
 	announced                              []string
 	final                                  bool
 	unwrapped                              int
@@ -67,9 +68,17 @@ func (s *screen) apply(t *testing.T, p Patch) {
 	if p.StatusChanged {
 		s.status = p.Status
 	}
+	if p.ShownChanged {
+		s.shown = p.Shown
+	}
+	if !s.final && !p.Final {
+		require.Equal(t, a11y.StatusResponding, s.shown, "the visible status says responding from the first frame to the last")
+	}
 	if p.Final {
 		s.final = true
 		require.Empty(t, s.tail, "everything settles at the end")
+		require.True(t, p.ShownChanged, "the final frame shows how the answer ended at once")
+		require.NotEqual(t, a11y.StatusResponding, s.shown)
 	}
 }
 
@@ -118,6 +127,7 @@ func drive(t *testing.T, rng *rand.Rand, data []byte, ends []int, dropAt int, en
 	}
 	s.End(end)
 	frame()
+	shownAtEnd := sc.shown
 	for {
 		due, ok := s.NextAnnouncement()
 		if !ok {
@@ -126,7 +136,49 @@ func drive(t *testing.T, rng *rand.Rand, data []byte, ends []int, dropAt int, en
 		clock.now = due
 		sc.apply(t, s.Frame())
 	}
+	require.Equal(t, shownAtEnd, sc.shown, "the visible status does not change after the final frame")
+	require.Equal(t, sc.shown, sc.status, "the spoken status catches up with the visible one")
 	return s, sc
+}
+
+// The visible status line shows the element's state at once; the status
+// region a screen reader hears keeps its order (last sentences, then the
+// end status, MinGap later).
+func TestTheVisibleStatusIsNeverBehindTheSpokenOne(t *testing.T) {
+	data, _, _ := events(t, sim.Params{Answer: "short", TokenChars: 4})
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	s := NewSession(Config{Now: clock.Now})
+	first := s.Frame()
+	require.True(t, first.ShownChanged)
+	require.Equal(t, a11y.StatusResponding, first.Shown)
+	require.NoError(t, s.Write(data))
+	s.End(nil)
+	final := s.Frame()
+	require.True(t, final.Final)
+	require.True(t, final.ShownChanged)
+	require.Equal(t, a11y.StatusComplete, final.Shown, "complete on screen in the final frame")
+	require.False(t, final.StatusChanged && final.Status == a11y.StatusComplete,
+		"the spoken status waits: the answer's sentences go first")
+	var spokenAt time.Time
+	lastWords := clock.now
+	for {
+		due, ok := s.NextAnnouncement()
+		if !ok {
+			break
+		}
+		clock.now = due
+		p := s.Frame()
+		require.False(t, p.ShownChanged, "the visible status already said it")
+		if len(p.Announce) > 0 {
+			lastWords = clock.now
+		}
+		if p.StatusChanged {
+			require.Equal(t, a11y.StatusComplete, p.Status)
+			spokenAt = clock.now
+		}
+	}
+	require.False(t, spokenAt.IsZero())
+	require.GreaterOrEqual(t, spokenAt.Sub(lastWords), a11y.MinGap)
 }
 
 func wantUnits(text string) string {

@@ -140,12 +140,13 @@ async function clockOffset() {
 async function setup() {
   if (renderer === "trickle" || renderer === "trickle-off") {
     const mod = await import(widget + "trickle.js");
-    if (!cold) await mod.ready();
     const el = document.createElement("trickle-answer");
     el.setAttribute("endpoint", src);
     el.setAttribute("announce", "sentences");
+    // The page's first element decides where Go runs: attribute first.
     if (renderer === "trickle-off") el.setAttribute("worker", "off");
     out.append(el);
+    if (!cold) await mod.ready();
     watch(el.querySelector('[data-trickle="content"]') ?? el);
     return async () => {
       const result = await el.ask(request);
