@@ -104,9 +104,10 @@ func (st *redisStore) bind(s *Server) error {
 	st.lease = s.cfg.lease
 	st.block = min(max(st.lease/3, 10*time.Millisecond), time.Second)
 	if st.opts.PoolSize == 0 {
-		// Requests starting streams, the writers, the keeper and the
-		// lease checks share it.
-		st.opts.PoolSize = 64
+		// Requests starting streams, the writers, the keeper, the lease
+		// and grace checks share it: a burst of new streams must not wait
+		// for a connection (Redis holds thousands).
+		st.opts.PoolSize = 256
 	}
 	st.rdb = redis.NewClient(st.opts)
 	topts := *st.opts
@@ -172,9 +173,10 @@ func (st *redisStore) unavailable(err error) error {
 }
 
 func (st *redisStore) begin(ctx context.Context, l *genLog) error {
-	if err := st.ready(); err != nil {
-		return err
-	}
+	// No check of ready() first: readiness is for the load balancer
+	// (/healthz). A Redis that is down refuses the connection at once; one
+	// that is only slow to answer the keeper (a loaded machine) still
+	// takes the stream.
 	p := st.rdb.Pipeline()
 	p.HSet(ctx, metaKey(l.id), "dialect", l.dialect, "created", strconv.FormatInt(l.created.UnixNano(), 10), "owner", st.s.instance)
 	p.PExpire(ctx, metaKey(l.id), 2*st.s.cfg.retention+st.lease)
@@ -426,7 +428,7 @@ func (st *redisStore) requestStop(ctx context.Context, id string) error {
 }
 
 func (st *redisStore) watched(id string) bool {
-	ctx, cancel := context.WithTimeout(st.ctx, time.Second)
+	ctx, cancel := context.WithTimeout(st.ctx, st.block)
 	defer cancel()
 	n, err := st.rdb.Exists(ctx, watchKey(id)).Result()
 	return err == nil && n > 0
@@ -453,9 +455,6 @@ func (f *follower) stop() {
 }
 
 func (st *redisStore) open(ctx context.Context, id string) (*genLog, error) {
-	if err := st.ready(); err != nil {
-		return nil, err
-	}
 	p := st.rdb.Pipeline()
 	meta := p.HGetAll(ctx, metaKey(id))
 	entries := p.XRange(ctx, logKey(id), "-", "+")
