@@ -40,6 +40,10 @@ func custom(w http.ResponseWriter, r *http.Request) {
 		customImage(w, r)
 		return
 	}
+	if r.URL.Path == "/custom/text" {
+		customText(w, r)
+		return
+	}
 	var body map[string]any
 	raw, _ := io.ReadAll(r.Body)
 	_ = json.Unmarshal(raw, &body)

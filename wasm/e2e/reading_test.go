@@ -1,0 +1,182 @@
+//go:build !(js && wasm)
+
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/sse"
+)
+
+// customText streams the "text" query parameter in the plain dialect,
+// "chars" bytes per event (8 by default), "gap_ms" apart.
+func customText(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	text := q.Get("text")
+	chars, _ := strconv.Atoi(q.Get("chars"))
+	if chars <= 0 {
+		chars = 8
+	}
+	gap, _ := strconv.ParseFloat(q.Get("gap_ms"), 64)
+	w.Header().Set("Content-Type", "text/event-stream")
+	f := w.(http.Flusher)
+	for i := 0; i < len(text); {
+		// Cut on a character boundary, as a model's deltas are.
+		j := min(len(text), i+chars)
+		for j < len(text) && !utf8.RuneStart(text[j]) {
+			j++
+		}
+		delta, _ := json.Marshal(map[string]string{"delta": text[i:j]})
+		i = j
+		w.Write(sse.AppendMessage(nil, sse.Message{Data: string(delta)}))
+		f.Flush()
+		if gap > 0 {
+			select {
+			case <-time.After(time.Duration(gap * float64(time.Millisecond))):
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}
+	w.Write(sse.AppendMessage(nil, sse.Message{Data: "[DONE]"}))
+}
+
+func textEndpoint(text string, chars int, gapMS float64) string {
+	return "/custom/text?" + url.Values{"text": {text}, "chars": {strconv.Itoa(chars)},
+		"gap_ms": {strconv.FormatFloat(gapMS, 'f', -1, 64)}}.Encode()
+}
+
+func emulate(t testing.TB, ctx context.Context, features ...*emulation.MediaFeature) {
+	t.Helper()
+	_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: features})
+	require.NoError(t, err)
+}
+
+const rtlAnswer = "## نظرة عامة\n\nهذه إجابة باللغة العربية مع `code` وكلمة English في الوسط.\n\n" +
+	"This paragraph is English, in the same answer.\n\n- פריט ראשון\n- פריט שני\n\n" +
+	"| العمود | القيمة |\n| --- | --- |\n| أ | ١ |\n\n```go\nfmt.Println(\"مرحبا\")\n```\n\nשלום.\n"
+
+func TestAnRTLAnswerReadsRightToLeftBlockByBlock(t *testing.T) {
+	ctx := tab(t)
+	r := ask(t, ctx, map[string]string{"endpoint": textEndpoint(rtlAnswer, 7, 0)}, "rtl")
+	require.Equal(t, "complete", r.Status)
+	require.Equal(t, rtlAnswer, r.Text)
+	sameDOM(t, ctx, r.Text, r.HTML)
+	dirs := eval[map[string]string](t, ctx, `(() => {
+		const c = document.querySelector('#a [data-trickle="content"]');
+		const d = (sel) => getComputedStyle(c.querySelector(sel)).direction;
+		return { h2: d("h2"), p1: d("p:nth-of-type(1)"), p2: d("p:nth-of-type(2)"), ul: d("ul"), li: d("li"),
+			table: d("table"), pre: d("pre"), last: d("p:last-of-type"), page: getComputedStyle(c).direction };
+	})()`)
+	require.Equal(t, map[string]string{"h2": "rtl", "p1": "rtl", "p2": "ltr", "ul": "rtl", "li": "rtl",
+		"table": "rtl", "pre": "ltr", "last": "rtl", "page": "ltr"}, dirs,
+		"each block takes the direction of its own text; code reads left to right")
+}
+
+// caretAt reports which element of the content carries the caret (its
+// ::after with the caret animation), "" when none does.
+const caretAt = `(() => {
+	const c = document.querySelector('#a [data-trickle="content"]');
+	for (const el of [c.querySelector('[data-trickle="tail"]'), ...c.querySelectorAll("*")]) {
+		if (!el) continue;
+		const s = getComputedStyle(el, "::after");
+		if (s.content !== "none" && s.content !== "normal" && s.display !== "none" && (s.animationName === "trickle-caret" || s.width !== "auto")) {
+			return el.tagName.toLowerCase() + "|" + s.animationName + "|" + s.content;
+		}
+	}
+	return "";
+})()`
+
+func TestTheCaretShowsAtTheEndOfTheLiveTailWhileStreamingAndNotAfter(t *testing.T) {
+	for _, reduced := range []bool{false, true} {
+		t.Run("reduced motion "+strconv.FormatBool(reduced), func(t *testing.T) {
+			ctx := tab(t)
+			if reduced {
+				emulate(t, ctx, &emulation.MediaFeature{Name: "prefers-reduced-motion", Value: "reduce"})
+			}
+			text := "First paragraph, settled soon.\n\nA second paragraph that streams slowly, word by word, so the caret can be seen at its end.\n"
+			eval[bool](t, ctx, `(() => { const a = document.getElementById("a");
+				a.setAttribute("endpoint", `+jsString(textEndpoint(text, 4, 40))+`); a.ask("caret"); return true; })()`)
+			// Until the first words arrive the tail is empty and the caret
+			// stands alone; then it follows the paragraph's last word.
+			var seen string
+			deadline := time.Now().Add(20 * time.Second)
+			for time.Now().Before(deadline) && !strings.HasPrefix(seen, "p|") {
+				seen = eval[string](t, ctx, caretAt)
+				time.Sleep(20 * time.Millisecond)
+			}
+			want := "p|trickle-caret|\"\" / \"\""
+			if reduced {
+				want = "p|none|\"\" / \"\""
+			}
+			require.Equal(t, want, seen, "on the tail's last paragraph, with no text for screen readers; still under reduced motion")
+			r := waitAnnouncer(t, ctx)
+			require.Equal(t, "complete", r.Status)
+			require.Empty(t, eval[string](t, ctx, caretAt), "the caret is gone when the answer ends")
+		})
+	}
+}
+
+func TestThemesFollowTheReadersPreferenceAndThePagesCustomProperties(t *testing.T) {
+	ctx := tab(t)
+	style := func() map[string]string {
+		return eval[map[string]string](t, ctx, `(() => { const s = getComputedStyle(document.getElementById("a"));
+			return { bg: s.backgroundColor, fg: s.color, scheme: s.colorScheme }; })()`)
+	}
+	emulate(t, ctx, &emulation.MediaFeature{Name: "prefers-color-scheme", Value: "light"})
+	require.Equal(t, map[string]string{"bg": "rgb(255, 255, 255)", "fg": "rgb(29, 31, 35)", "scheme": "light dark"}, style())
+	emulate(t, ctx, &emulation.MediaFeature{Name: "prefers-color-scheme", Value: "dark"})
+	require.Equal(t, map[string]string{"bg": "rgb(22, 24, 28)", "fg": "rgb(230, 231, 234)", "scheme": "light dark"}, style())
+	// A page that sets color-scheme on the element wins over the preference.
+	eval[bool](t, ctx, `(() => { document.getElementById("a").style.colorScheme = "light"; return true; })()`)
+	require.Equal(t, "rgb(255, 255, 255)", style()["bg"])
+	// The documented custom properties theme it.
+	eval[bool](t, ctx, `(() => { const a = document.getElementById("a");
+		a.style.setProperty("--trickle-background", "rgb(1, 2, 3)"); a.style.setProperty("--trickle-text", "rgb(4, 5, 6)"); return true; })()`)
+	require.Equal(t, map[string]string{"bg": "rgb(1, 2, 3)", "fg": "rgb(4, 5, 6)", "scheme": "light"}, style())
+}
+
+func TestCodeKeepsItsTabsAndScrollsAndWideTablesScrollInsideTheirBlock(t *testing.T) {
+	ctx := tab(t)
+	long := "x := \"a very long line of code that does not fit the widget's width at all, not even close, and must scroll rather than wrap\"\n"
+	wide := "| " + repeatCells("column", 30) + "\n|" + strings.Repeat(" --- |", 30) + "\n| " + repeatCells("value", 30) + "\n"
+	text := "```go\nfunc f() {\n\treturn\n}\n" + long + "```\n\n" + wide + "\nend\n"
+	r := ask(t, ctx, map[string]string{"endpoint": textEndpoint(text, 16, 0)}, "code")
+	require.Equal(t, "complete", r.Status)
+	got := eval[map[string]any](t, ctx, `(() => {
+		const c = document.querySelector('#a [data-trickle="content"]');
+		const pre = c.querySelector("pre"), table = c.querySelector("table");
+		const s = getComputedStyle(pre);
+		return { tab: s.tabSize, ws: s.whiteSpace, ox: s.overflowX, preScrolls: pre.scrollWidth > pre.clientWidth,
+			lineHeight: pre.querySelector("code").getClientRects().length,
+			tableScrolls: table.scrollWidth > table.clientWidth, tableOx: getComputedStyle(table).overflowX,
+			pageFits: document.documentElement.scrollWidth <= window.innerWidth };
+	})()`)
+	require.Equal(t, "4", got["tab"])
+	require.Contains(t, []any{"pre", "pre nowrap"}, got["ws"], "code never wraps")
+	require.Equal(t, "auto", got["ox"])
+	require.Equal(t, true, got["preScrolls"], "a long line scrolls inside its block")
+	require.Equal(t, true, got["tableScrolls"], "a wide table scrolls inside its block")
+	require.Equal(t, "auto", got["tableOx"])
+	require.Equal(t, true, got["pageFits"], "the page itself never scrolls sideways")
+}
+
+func repeatCells(s string, n int) string {
+	var out string
+	for i := 0; i < n; i++ {
+		out += s + strconv.Itoa(i) + " | "
+	}
+	return out
+}
