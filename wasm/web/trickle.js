@@ -11,6 +11,10 @@
 const WASM = new URL("__TRICKLE_WASM__", import.meta.url);
 const WASM_EXEC = new URL("__TRICKLE_WASM_EXEC__", import.meta.url);
 const CSS = new URL("__TRICKLE_CSS__", import.meta.url);
+// The highlighting variant of the widget and its stylesheet: fetched instead
+// (and in addition) only when the page has a <trickle-answer highlight>.
+const HIGHLIGHT_WASM = new URL("__TRICKLE_HIGHLIGHT_WASM__", import.meta.url);
+const HIGHLIGHT_CSS = new URL("__TRICKLE_HIGHLIGHT_CSS__", import.meta.url);
 
 let booting = null;
 
