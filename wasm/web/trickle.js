@@ -21,6 +21,10 @@ const WASM = new URL("__TRICKLE_WASM__", import.meta.url);
 const WASM_EXEC = new URL("__TRICKLE_WASM_EXEC__", import.meta.url);
 const WORKER = new URL("__TRICKLE_WORKER__", import.meta.url);
 const CSS = new URL("__TRICKLE_CSS__", import.meta.url);
+// The highlighting variant of the widget and its stylesheet: fetched instead
+// (and in addition) only when the page has a <trickle-answer highlight>.
+const HIGHLIGHT_WASM = new URL("__TRICKLE_HIGHLIGHT_WASM__", import.meta.url);
+const HIGHLIGHT_CSS = new URL("__TRICKLE_HIGHLIGHT_CSS__", import.meta.url);
 
 // A worker that has not run its first line by then is taken as blocked
 // (some engines report a CSP refusal of a blob: worker with no error).
