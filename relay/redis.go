@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"strconv"
 	"strings"
@@ -95,12 +96,18 @@ func (st *redisStore) bind(s *Server) error {
 		return fmt.Errorf("%w: a store serves one server", ErrBadOption)
 	}
 	st.s = s
+	// The client's own messages (reconnect attempts while Redis is down)
+	// go to the relay's log at debug level: the relay says what matters
+	// (store unavailable, reachable again) once, at its own level. The
+	// client's logger is global: the first relay's log gets them.
+	setClientLog.Do(func() { redis.SetLogger(clientLog{s.log}) })
 	st.lease = s.cfg.lease
 	st.block = min(max(st.lease/3, 10*time.Millisecond), time.Second)
 	if st.opts.PoolSize == 0 {
-		// Requests starting streams, the writers, the keeper and the
-		// lease checks share it.
-		st.opts.PoolSize = 64
+		// Requests starting streams, the writers, the keeper, the lease
+		// and grace checks share it: a burst of new streams must not wait
+		// for a connection (Redis holds thousands).
+		st.opts.PoolSize = 256
 	}
 	st.rdb = redis.NewClient(st.opts)
 	topts := *st.opts
@@ -166,9 +173,10 @@ func (st *redisStore) unavailable(err error) error {
 }
 
 func (st *redisStore) begin(ctx context.Context, l *genLog) error {
-	if err := st.ready(); err != nil {
-		return err
-	}
+	// No check of ready() first: readiness is for the load balancer
+	// (/healthz). A Redis that is down refuses the connection at once; one
+	// that is only slow to answer the keeper (a loaded machine) still
+	// takes the stream.
 	p := st.rdb.Pipeline()
 	p.HSet(ctx, metaKey(l.id), "dialect", l.dialect, "created", strconv.FormatInt(l.created.UnixNano(), 10), "owner", st.s.instance)
 	p.PExpire(ctx, metaKey(l.id), 2*st.s.cfg.retention+st.lease)
@@ -420,10 +428,19 @@ func (st *redisStore) requestStop(ctx context.Context, id string) error {
 }
 
 func (st *redisStore) watched(id string) bool {
-	ctx, cancel := context.WithTimeout(st.ctx, time.Second)
+	ctx, cancel := context.WithTimeout(st.ctx, st.block)
 	defer cancel()
 	n, err := st.rdb.Exists(ctx, watchKey(id)).Result()
 	return err == nil && n > 0
+}
+
+var setClientLog sync.Once
+
+// clientLog hands go-redis's messages to slog.
+type clientLog struct{ log *slog.Logger }
+
+func (c clientLog) Printf(ctx context.Context, format string, v ...any) {
+	c.log.DebugContext(ctx, "redis client: "+fmt.Sprintf(format, v...))
 }
 
 // follower is how a log follows a stream generated elsewhere.
@@ -438,9 +455,6 @@ func (f *follower) stop() {
 }
 
 func (st *redisStore) open(ctx context.Context, id string) (*genLog, error) {
-	if err := st.ready(); err != nil {
-		return nil, err
-	}
 	p := st.rdb.Pipeline()
 	meta := p.HGetAll(ctx, metaKey(id))
 	entries := p.XRange(ctx, logKey(id), "-", "+")

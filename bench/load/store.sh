@@ -34,6 +34,7 @@ for n in ${sizes}; do
       mem0=$(redis_mem)
       cpu0=$(cpu_ticks "${redis}")
     fi
+    load_avg=$(cut -d' ' -f1 /proc/loadavg)
     LOAD_N="${n}" LOAD_TRANSPORTS=sse LOAD_RELAY_FLAGS="${flags}" bash bench/load/run.sh >&2
     line=$(tail -n 1 bench/results/load.jsonl)
     if [ -n "${redis}" ]; then
@@ -45,9 +46,9 @@ for n in ${sizes}; do
       kill "${redis}"
       wait "${redis}" 2>/dev/null || true
       rm -rf "${dir}"
-      line="${line%\}},\"store\":\"redis\",${redis_json}}"
+      line="${line%\}},\"store\":\"redis\",\"load_average_before\":${load_avg},${redis_json}}"
     else
-      line="${line%\}},\"store\":\"memory\"}"
+      line="${line%\}},\"store\":\"memory\",\"load_average_before\":${load_avg}}"
     fi
     echo "${line}" | tee -a "${out}"
   done

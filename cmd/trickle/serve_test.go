@@ -39,7 +39,7 @@ func TestServeHelpExplainsEveryFlag(t *testing.T) {
 	for _, f := range []string{"addr", "heartbeat", "retry", "grace", "retention", "write-timeout", "max-streams",
 		"max-body", "max-event", "max-events", "token-env", "upstream", "upstream-dialect", "upstream-key-env",
 		"upstream-model", "first-token-timeout", "idle-timeout", "total-timeout", "upstream-retries", "sim-ttft",
-		"sim-gap", "sim-jitter", "sim-token-chars", "shutdown-timeout", "log-format", "log-level", "allow-origin"} {
+		"sim-gap", "sim-jitter", "sim-token-chars", "shutdown-timeout", "log-format", "log-level", "allow-origin", "store", "lease"} {
 		require.Contains(t, help, "  -"+f+" ", "flag %s is documented", f)
 	}
 	require.Contains(t, help, "127.0.0.1:8080")
@@ -53,6 +53,9 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{"--token-env", "TRICKLE_TEST_SURELY_UNSET"},
 		{"--upstream", "http://127.0.0.1:1/v1/chat/completions", "--upstream-dialect", "cohere"},
 		{"--heartbeat", "0s"},
+		{"--store", "postgres://127.0.0.1/trickle"},
+		{"--store", "redis://127.0.0.1:6379/notanumber"},
+		{"--lease", "0s"},
 		{"stray"},
 	}
 	for _, args := range cases {

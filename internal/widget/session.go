@@ -22,9 +22,11 @@ type Config struct {
 	Announce string
 	// Policy is the link and image safety policy for rendering.
 	Policy render.Policy
-	// Render are extra render options (the highlighting build passes
-	// render/highlight's), after RenderOptions' own.
+	// Render are extra render options, after RenderOptions' own.
 	Render []render.Option
+	// Highlight asks for syntax highlighting (the element's highlight
+	// attribute): the Highlighter options, when this build has them.
+	Highlight bool
 	// Now is the clock (time.Now when nil); tests pass a fake one.
 	Now func() time.Time
 	// OnEvent, when set, sees every event the pipeline decodes, after the
@@ -138,10 +140,20 @@ func NewSession(cfg Config) *Session {
 		now = time.Now
 	}
 	s := &Session{cfg: cfg, now: now}
-	s.doc = render.NewDocument(RenderOptions(cfg.Policy, cfg.Render...)...)
+	extra := cfg.Render
+	if cfg.Highlight {
+		extra = append(append([]render.Option(nil), Highlighter...), extra...)
+	}
+	s.doc = render.NewDocument(RenderOptions(cfg.Policy, extra...)...)
 	s.Begin()
 	return s
 }
+
+// Highlighter holds the render options that highlight code blocks. The
+// highlighting build of the widget sets it (wasm/cmd/widget, build tag
+// trickle_highlight, imports render/highlight); in the default build it is
+// empty, chroma is not linked, and Config.Highlight does nothing.
+var Highlighter []render.Option
 
 // RenderOptions is how the widget renders: the policy, dir="auto" on every
 // text block (a right-to-left answer reads right to left, a mixed one block
@@ -175,6 +187,12 @@ func (s *Session) Begin() {
 	s.stalled, s.stallWait, s.stallGaps = false, MinStall, 0
 	s.ann.Start()
 }
+
+// StartAt places the answer's start — what the metrics count from — at
+// t: when the page called ask(), which can be before the Session exists
+// (a call queued while the widget booted, a message on its way to the
+// worker).
+func (s *Session) StartAt(t time.Time) { s.rec.Start(t) }
 
 func (s *Session) event(ev stream.Event) {
 	switch {

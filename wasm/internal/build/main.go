@@ -5,10 +5,17 @@
 //
 // It builds ./wasm/cmd/widget for GOOS=js GOARCH=wasm (-trimpath, -s -w),
 // copies wasm_exec.js from the same toolchain (a wasm_exec.js from another Go
-// version fails at run time), gives the .wasm, wasm_exec.js and stylesheet
+// version fails at run time), gives the .wasm, wasm_exec.js, the worker
+// script (trickle-worker.js: where Go runs) and the stylesheet
 // content-hashed names, writes trickle.js (the loader, the only stable name)
 // pointing at them, writes .br and .gz siblings of every asset, and a
-// manifest.json with the names and sizes. It removes what an earlier build
+// manifest.json with the names and sizes.
+//
+// It also builds the highlighting variant: the same package with the build
+// tag trickle_highlight (which links render/highlight, chroma and its
+// lexers), and its stylesheet (render/highlight.CSS). The loader fetches
+// those only for a page with a <trickle-answer highlight>, so the default
+// widget does not carry chroma. It removes what an earlier build
 // left in the folder, except README.md.
 //
 // It never touches files outside -out, and never leaves a half-written
@@ -31,21 +38,36 @@ import (
 	"strings"
 
 	"github.com/andybalholm/brotli"
+
+	"github.com/trickle-dev/trickle/render/highlight"
 )
 
 // Manifest describes one build; the relay's tests and the size report read
 // it.
 type Manifest struct {
-	Loader   string           `json:"loader"`
-	Wasm     string           `json:"wasm"`
-	WasmExec string           `json:"wasm_exec"`
-	CSS      string           `json:"css"`
-	Go       string           `json:"go"`
-	Sizes    map[string]Sizes `json:"sizes"`
-	// Total is the sum over the loader, wasm_exec.js, the stylesheet and the
-	// .wasm: what a first visit downloads.
+	Loader   string `json:"loader"`
+	Wasm     string `json:"wasm"`
+	WasmExec string `json:"wasm_exec"`
+	// Worker is trickle-worker.js: where the widget's Go side runs (a Web
+	// Worker, or the page's main thread as the fallback).
+	Worker string `json:"worker"`
+	CSS    string `json:"css"`
+	// HighlightWasm and HighlightCSS are the highlighting variant's .wasm
+	// (in place of Wasm) and its extra stylesheet.
+	HighlightWasm string           `json:"highlight_wasm"`
+	HighlightCSS  string           `json:"highlight_css"`
+	Go            string           `json:"go"`
+	Sizes         map[string]Sizes `json:"sizes"`
+	// Total is the sum over the loader, the worker script, wasm_exec.js,
+	// the stylesheet and the .wasm: what a first visit downloads.
 	Total Sizes `json:"total"`
+	// HighlightTotal is the same for a page that highlights: the variant's
+	// .wasm in place of the default one, plus its stylesheet.
+	HighlightTotal Sizes `json:"highlight_total"`
 }
+
+// HighlightTag is the build tag of the highlighting variant.
+const HighlightTag = "trickle_highlight"
 
 // Sizes are the byte counts of one asset, raw and compressed.
 type Sizes struct {
@@ -66,6 +88,8 @@ func main() {
 	}
 	fmt.Printf("widget: %s (%d bytes, %d brotli), whole widget %d bytes brotli, %d gzip -> %s\n",
 		m.Wasm, m.Sizes[m.Wasm].Raw, m.Sizes[m.Wasm].Brotli, m.Total.Brotli, m.Total.Gzip, *out)
+	fmt.Printf("highlighting variant: %s (%d bytes, %d brotli), whole widget %d bytes brotli, %d gzip\n",
+		m.HighlightWasm, m.Sizes[m.HighlightWasm].Raw, m.Sizes[m.HighlightWasm].Brotli, m.HighlightTotal.Brotli, m.HighlightTotal.Gzip)
 }
 
 func build(out, pkg, web string) (*Manifest, error) {
@@ -84,23 +108,28 @@ func build(out, pkg, web string) (*Manifest, error) {
 		return nil, err
 	}
 
-	rawWasm := filepath.Join(stage, "widget.wasm")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", rawWasm, pkg)
-	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("build: go build %s for js/wasm: %w", pkg, err)
-	}
-
 	files := map[string][]byte{}
 	m := &Manifest{Go: goVersion, Sizes: map[string]Sizes{}}
 
-	wasm, err := os.ReadFile(rawWasm)
+	wasm, err := goBuild(stage, pkg, "")
 	if err != nil {
 		return nil, err
 	}
 	m.Wasm = hashed("trickle", ".wasm", wasm)
 	files[m.Wasm] = wasm
+
+	hlWasm, err := goBuild(stage, pkg, HighlightTag)
+	if err != nil {
+		return nil, err
+	}
+	m.HighlightWasm = hashed("trickle-highlight", ".wasm", hlWasm)
+	files[m.HighlightWasm] = hlWasm
+	hlCSS, err := highlight.CSS()
+	if err != nil {
+		return nil, fmt.Errorf("build: highlighting stylesheet: %w", err)
+	}
+	m.HighlightCSS = hashed("trickle-highlight", ".css", []byte(hlCSS))
+	files[m.HighlightCSS] = []byte(hlCSS)
 
 	// Go 1.24 moved wasm_exec.js from misc/wasm to lib/wasm.
 	var execJS []byte
@@ -122,14 +151,24 @@ func build(out, pkg, web string) (*Manifest, error) {
 	m.CSS = hashed("trickle", ".css", css)
 	files[m.CSS] = css
 
+	workerJS, err := os.ReadFile(filepath.Join(web, "trickle-worker.js"))
+	if err != nil {
+		return nil, fmt.Errorf("build: worker script: %w", err)
+	}
+	m.Worker = hashed("trickle-worker", ".js", workerJS)
+	files[m.Worker] = workerJS
+
 	loader, err := os.ReadFile(filepath.Join(web, "trickle.js"))
 	if err != nil {
 		return nil, fmt.Errorf("build: loader: %w", err)
 	}
 	loader, err = fillLoader(loader, map[string]string{
-		"__TRICKLE_WASM__":      m.Wasm,
-		"__TRICKLE_WASM_EXEC__": m.WasmExec,
-		"__TRICKLE_CSS__":       m.CSS,
+		"__TRICKLE_WASM__":           m.Wasm,
+		"__TRICKLE_WASM_EXEC__":      m.WasmExec,
+		"__TRICKLE_WORKER__":         m.Worker,
+		"__TRICKLE_CSS__":            m.CSS,
+		"__TRICKLE_HIGHLIGHT_WASM__": m.HighlightWasm,
+		"__TRICKLE_HIGHLIGHT_CSS__":  m.HighlightCSS,
 	})
 	if err != nil {
 		return nil, err
@@ -159,9 +198,12 @@ func build(out, pkg, web string) (*Manifest, error) {
 		}
 		s := Sizes{Raw: len(data), Gzip: len(gz), Brotli: len(br)}
 		m.Sizes[name] = s
-		m.Total.Raw += s.Raw
-		m.Total.Gzip += s.Gzip
-		m.Total.Brotli += s.Brotli
+		if name != m.HighlightWasm && name != m.HighlightCSS {
+			m.Total.add(s)
+		}
+		if name != m.Wasm {
+			m.HighlightTotal.add(s)
+		}
 	}
 	mj, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -170,10 +212,34 @@ func build(out, pkg, web string) (*Manifest, error) {
 	if err := os.WriteFile(filepath.Join(stage, "manifest.json"), append(mj, '\n'), 0o644); err != nil {
 		return nil, err
 	}
-	if err := os.Remove(rawWasm); err != nil {
+	return m, publish(stage, out)
+}
+
+func (s *Sizes) add(o Sizes) {
+	s.Raw += o.Raw
+	s.Gzip += o.Gzip
+	s.Brotli += o.Brotli
+}
+
+// goBuild compiles pkg for js/wasm with the given build tags ("" for none)
+// and returns the .wasm (built in dir, then removed from it).
+func goBuild(dir, pkg, tags string) ([]byte, error) {
+	raw := filepath.Join(dir, "widget.wasm")
+	args := []string{"build", "-trimpath", "-ldflags=-s -w", "-o", raw}
+	if tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	cmd := exec.Command("go", append(args, pkg)...)
+	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("build: go build -tags %q %s for js/wasm: %w", tags, pkg, err)
+	}
+	data, err := os.ReadFile(raw)
+	if err != nil {
 		return nil, err
 	}
-	return m, publish(stage, out)
+	return data, os.Remove(raw)
 }
 
 // publish replaces the build output in out with the staged files, keeping

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -73,4 +74,26 @@ func TestCompressedCopiesRoundTrip(t *testing.T) {
 	back, err = io.ReadAll(brotli.NewReader(bytes.NewReader(br)))
 	require.NoError(t, err)
 	require.Equal(t, data, back)
+}
+
+// deps lists the packages the widget links for js/wasm with the given tags.
+func deps(t *testing.T, tags string) string {
+	t.Helper()
+	args := []string{"list", "-deps"}
+	if tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	cmd := exec.Command("go", append(args, "../../cmd/widget")...)
+	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	return string(out)
+}
+
+func TestOnlyTheHighlightingVariantLinksChroma(t *testing.T) {
+	plain, hl := deps(t, ""), deps(t, HighlightTag)
+	require.NotContains(t, plain, "github.com/alecthomas/chroma", "the default widget must not carry chroma")
+	require.NotContains(t, plain, "github.com/trickle-dev/trickle/render/highlight")
+	require.Contains(t, hl, "github.com/alecthomas/chroma/v2/lexers")
+	require.Contains(t, hl, "github.com/trickle-dev/trickle/render/highlight")
 }

@@ -1,0 +1,209 @@
+package fleet_test
+
+import (
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/examples"
+	"github.com/trickle-dev/trickle/internal/browsertest"
+	"github.com/trickle-dev/trickle/relay/sim"
+)
+
+// need finds a program the test runs, skipping the test without it —
+// except under CI=true, where the test must run.
+func need(t *testing.T, name, pkg string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err == nil {
+		return
+	}
+	for _, dir := range []string{"/usr/sbin", "/usr/bin"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			t.Setenv("PATH", os.Getenv("PATH")+":"+dir)
+			return
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s not found; CI must run the fleet test (apt-get install -y %s)", name, pkg)
+	}
+	t.Skipf("%s not found (apt-get install -y %s); skipping the fleet test", name, pkg)
+}
+
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	var lns []net.Listener
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		lns = append(lns, ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return ports
+}
+
+// fleetRun is run.sh started by the test.
+type fleetRun struct {
+	base string // nginx
+	dir  string // logs
+	out  *strings.Builder
+}
+
+// startFleet builds trickle and runs deploy/fleet/run.sh with free ports,
+// until the end of the test (SIGTERM to the script, which stops what it
+// started by PID).
+func startFleet(t *testing.T) fleetRun {
+	t.Helper()
+	need(t, "redis-server", "redis-server")
+	need(t, "nginx", "nginx")
+	if _, err := fs.Stat(examples.Widget(), "trickle.js"); err != nil {
+		t.Fatal("examples/widget has no trickle.js: run make widget, then rerun the test")
+	}
+	bin := filepath.Join(t.TempDir(), "trickle")
+	build := exec.Command("go", "build", "-o", bin, "github.com/trickle-dev/trickle/cmd/trickle")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+
+	ports := freePorts(t, 5)
+	dir := t.TempDir()
+	cmd := exec.Command("bash", "run.sh")
+	cmd.Env = append(os.Environ(),
+		"BIN="+bin,
+		"PORT="+strconv.Itoa(ports[0]),
+		fmt.Sprintf("RELAY_PORTS=%d %d %d", ports[1], ports[2], ports[3]),
+		"REDIS_PORT="+strconv.Itoa(ports[4]),
+		// A quick simulated model; a short lease.
+		"RELAY_ARGS=--sim-ttft 20ms --sim-gap 5ms --sim-jitter 0s --lease 1s --log-level info",
+		"FLEET_DIR="+dir,
+	)
+	var log strings.Builder
+	cmd.Stdout, cmd.Stderr = &log, &log
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	base := "http://127.0.0.1:" + strconv.Itoa(ports[0])
+	deadline := time.Now().Add(20 * time.Second)
+	for _, url := range []string{
+		base + "/healthz",
+		fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[1]),
+		fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[2]),
+		fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[3]),
+	} {
+		for {
+			select {
+			case err := <-exited:
+				t.Fatalf("run.sh exited at start (%v):\n%s", err, log.String())
+			default:
+			}
+			resp, err := http.Get(url)
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not ready within 20 s (%v):\n%s", url, err, log.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return fleetRun{base: base, dir: dir, out: &log}
+}
+
+// instanceOf returns which relay's log has a line with msg and stream id
+// (and extra, when not empty): "relay-1".."relay-3", or "" for none.
+func (f fleetRun) instanceOf(t *testing.T, msg, id, extra string) string {
+	t.Helper()
+	re := regexp.MustCompile(`msg="` + regexp.QuoteMeta(msg) + `" stream=` + regexp.QuoteMeta(id) + `\b[^\n]*` + regexp.QuoteMeta(extra))
+	for i := 1; i <= 3; i++ {
+		b, err := os.ReadFile(filepath.Join(f.dir, "relay-"+strconv.Itoa(i)+".log"))
+		require.NoError(t, err)
+		if re.Match(b) {
+			return "relay-" + strconv.Itoa(i)
+		}
+	}
+	return ""
+}
+
+type answer struct {
+	Status     string `json:"status"`
+	Text       string `json:"text"`
+	StreamID   string `json:"streamId"`
+	Reconnects int    `json:"reconnects"`
+	Notice     string `json:"notice"`
+}
+
+// The widget in Chromium streams through nginx round-robin over three
+// relays. The relay cuts the connection after 12 events (drop_after); the
+// widget resumes, and nginx sends the resume to the next relay. The answer
+// must come out whole each time, and at least one resume must have been
+// served by a relay that did not generate the stream (round-robin also
+// counts the page's own requests, so the test asks until one does, at most
+// ten times per transport).
+func TestTheWidgetStreamsThroughTheFleetAndSurvivesAReconnectOnAnotherInstance(t *testing.T) {
+	f := startFleet(t)
+	want, ok := sim.Lookup("short")
+	require.True(t, ok)
+	ctx := browsertest.Timeout(t, browsertest.New(t), 3*time.Minute)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.base+"/examples/")))
+	for _, transport := range []string{"sse", "websocket"} {
+		crossed := false
+		for attempt := 0; attempt < 10 && !crossed; attempt++ {
+			a, err := chromedp.Run(ctx, chromedp.Evaluate[answer](`(async () => {
+				const { ready } = await import("/trickle/trickle.js");
+				await ready();
+				await customElements.whenDefined("trickle-answer");
+				document.getElementById("fleet")?.remove();
+				const a = document.createElement("trickle-answer");
+				a.id = "fleet";
+				a.setAttribute("endpoint", "/v1/chat/completions?answer=short&drop_after=12");
+				a.setAttribute("transport", `+strconv.Quote(transport)+`);
+				document.body.append(a);
+				const status = await a.ask("through the fleet");
+				const notice = a.querySelector('[data-trickle="notice-text"]');
+				return { status, text: a.text, streamId: a.streamId, reconnects: a.metrics.reconnects,
+					notice: notice ? notice.textContent : "" };
+			})()`, func(p *runtime.EvaluateParams) { chromedp.EvalAwaitPromise(p) }))
+			require.NoError(t, err)
+			require.Equal(t, "complete", a.Status, "%s: notice %q", transport, a.Notice)
+			require.Equal(t, want.Text, a.Text, "%s: nothing lost, nothing twice", transport)
+			require.GreaterOrEqual(t, a.Reconnects, 1, "%s: the connection was cut and resumed", transport)
+			started := f.instanceOf(t, "stream started", a.StreamID, "")
+			require.NotEmpty(t, started, "%s: a relay logged the start of %s", transport, a.StreamID)
+			resumedElsewhere := f.instanceOf(t, "stream resumed", a.StreamID, "followed=true")
+			t.Logf("%s attempt %d: stream %s started on %s, resumed by a relay following it: %q", transport, attempt+1, a.StreamID, started, resumedElsewhere)
+			if resumedElsewhere != "" {
+				require.NotEqual(t, started, resumedElsewhere)
+				crossed = true
+			}
+		}
+		require.True(t, crossed, "%s: no resume landed on another relay in ten answers", transport)
+	}
+}
