@@ -63,10 +63,14 @@ lint:
 # Includes the browser tests (real headless Chromium, chromedp), which need
 # the widget built; under CI=true they fail rather than skip without Chromium.
 # The relay's tests run twice: with the memory store, then with the Redis
-# store (a redis-server the tests start on a free loopback port).
+# store (a redis-server the tests start on a free loopback port). The
+# widget's Go side runs in a Web Worker; the Chromium suites run a second
+# time with it forced onto the page's main thread (worker="off"), the
+# fallback for pages that cannot make a worker.
 test-native:
 	$(GO) test -count=1 -timeout 20m ./...
 	TRICKLE_TEST_STORE=redis $(GO) test -count=1 -timeout 20m ./relay/
+	TRICKLE_WIDGET_THREAD=main $(GO) test -count=1 -timeout 20m ./wasm/e2e ./examples
 
 # The pure packages (the widget's Session, internal/widget, included) also run
 # compiled to js/wasm, on Node.

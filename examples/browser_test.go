@@ -1,6 +1,7 @@
 package examples_test
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"io"
@@ -18,6 +19,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
@@ -98,8 +101,24 @@ func startExamples(t *testing.T) (context.Context, string) {
 	require.NoError(t, sharedErr, "starting the relay and %s", path)
 	tab := browsertest.Tab(t, sharedBrowser)
 	run(t, tab, 10*time.Second, chromedp.EmulateViewport(1280, 900))
+	if thread == "main" {
+		// Every element of every page gets worker="off" before the
+		// widget's module runs (readyState turns interactive after the
+		// parse, before module scripts run).
+		_, err := chromedp.Call(browsertest.Timeout(t, tab, 10*time.Second), page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+			Source: `document.addEventListener("readystatechange", () => {
+				if (document.readyState === "interactive") for (const el of document.querySelectorAll("trickle-answer")) el.setAttribute("worker", "off");
+			});`,
+		})
+		require.NoError(t, err)
+	}
 	return tab, sharedBase
 }
+
+// thread is where the tests expect the widget's Go side to run: "worker"
+// (the default), or "main" with TRICKLE_WIDGET_THREAD=main, which gives
+// every element worker="off" (make test runs the browser tests both ways).
+var thread = cmp.Or(os.Getenv("TRICKLE_WIDGET_THREAD"), "worker")
 
 // run runs actions on the tab with an overall limit.
 func run(t *testing.T, tab context.Context, d time.Duration, actions ...chromedp.Action[chromedp.Void]) {
@@ -183,6 +202,7 @@ func TestAnswerPageStreamsAnAnswerToCompletionAndShowsItsMetrics(t *testing.T) {
 	tokens, err := strconv.Atoi(metric(t, tab, "#metrics", "tokens"))
 	require.NoError(t, err)
 	require.Greater(t, tokens, 10)
+	require.Equal(t, thread, eval[string](t, tab, `document.getElementById("answer").metrics.thread`))
 	require.True(t, eval[bool](t, tab, `document.getElementById("stop").disabled && !document.getElementById("go").disabled && !document.getElementById("retry").disabled`),
 		"after the end Stop is disabled, Ask and Retry enabled")
 	shoot(t, tab, "answer")
@@ -263,7 +283,8 @@ func TestTransportsPageResumesBothTransportsAfterADropWithNothingLostAndChartsIt
 		require.True(t, ttft >= 50 && ttft < 5000, "%s time to first token %v ms", side, ttft)
 		p50, p95, longest := cell(t, tab, side, "gap_p50"), cell(t, tab, side, "gap_p95"), cell(t, tab, side, "gap_max")
 		require.True(t, 0 <= p50 && p50 <= p95 && p95 <= longest, "%s gaps p50 %v ≤ p95 %v ≤ max %v", side, p50, p95, longest)
-		require.GreaterOrEqual(t, longest, 1500.0, "%s: the longest gap is the wait before the resume", side)
+		require.GreaterOrEqual(t, longest, 1500.0, "%s: the longest gap is the wait before the resume; metrics %s", side,
+			eval[string](t, tab, `JSON.stringify(document.getElementById("`+side+`").metrics)`))
 		require.Less(t, longest, 15000.0, side)
 		require.Equal(t, cell(t, tab, "sse", "tokens"), cell(t, tab, side, "tokens"), "same tokens on %s", side)
 		// Bytes: one OpenAI chunk of a 4-character token is a few hundred
@@ -574,6 +595,8 @@ func TestTheReadmeSnippetAnswersOnAPageOfAnotherOrigin(t *testing.T) {
 		eval[string](t, tab, `document.querySelector('[data-trickle="notice-text"]').textContent`))
 	require.NotEmpty(t, eval[string](t, tab, `document.querySelector("trickle-answer").text`))
 	require.NotEmpty(t, eval[string](t, tab, `document.querySelector('trickle-answer [data-trickle="content"]').innerHTML`))
+	require.Equal(t, thread, eval[string](t, tab, `document.querySelector("trickle-answer").metrics.thread`),
+		"from another origin too, the widget's Go side runs in a worker (a blob: bootstrap)")
 
 	// With transport="websocket", as the README says, from the same page.
 	run(t, tab, 10*time.Second,
@@ -670,4 +693,82 @@ func TestTheReadmeSnippetOnARefusedOriginSaysWhichOriginToAllow(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, n, "the refused origin is logged once: %s", logs.String())
+}
+
+// otherOrigin serves html on a new origin with the given response headers,
+// and a relay on another that allows it; it returns both base URLs. The
+// relay's address is in the page as __RELAY__.
+func otherOrigin(t *testing.T, html string, headers map[string]string) (pageURL, relayURL string) {
+	t.Helper()
+	pg := httptest.NewServer(nil)
+	t.Cleanup(pg.Close)
+	srv, err := relay.New(relay.WithWidget(examples.Widget()), relay.WithAllowedOrigins(pg.URL),
+		relay.WithSimDefaults(relay.SimDefaults{TokenChars: 16}), relay.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	rl := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		rl.Close()
+	})
+	body := strings.ReplaceAll(html, "__RELAY__", rl.URL)
+	pg.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for k, v := range headers {
+			w.Header().Set(k, v)
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, body)
+	})
+	return pg.URL, rl.URL
+}
+
+// A page whose Content-Security-Policy forbids workers still gets its
+// answer: the widget falls back to the main thread, says so once on the
+// console, and its metrics say where it ran.
+func TestAPageThatForbidsWorkersFallsBackToTheMainThreadAndAnswers(t *testing.T) {
+	tab, _ := startExamples(t)
+	pageURL, _ := otherOrigin(t, `<!doctype html><meta charset=utf-8><title>strict page</title>
+<script type="module" src="__RELAY__/trickle/trickle.js"></script>
+<trickle-answer endpoint="__RELAY__/v1/chat/completions?answer=short"></trickle-answer>`,
+		map[string]string{"Content-Security-Policy": "worker-src 'none'"})
+
+	var mu sync.Mutex
+	var warnings []string
+	logs, cancel := context.WithCancel(tab)
+	defer cancel()
+	go func() {
+		for ev, err := range chromedp.Events(logs, runtime.ConsoleAPICalled) {
+			if err != nil {
+				return
+			}
+			if ev.Type == runtime.ConsoleAPICalledTypeWarning && len(ev.Args) > 0 {
+				mu.Lock()
+				warnings = append(warnings, string(ev.Args[0].Value))
+				mu.Unlock()
+			}
+		}
+	}()
+	run(t, tab, 30*time.Second, chromedp.Navigate(pageURL+"/"))
+	got := eval[[]string](t, tab, `(async () => {
+		await customElements.whenDefined("trickle-answer");
+		const a = document.querySelector("trickle-answer");
+		const status = await a.ask("hi");
+		return [status, a.metrics.thread, String(a.text.length > 0)];
+	})()`)
+	require.Equal(t, []string{"complete", "main", "true"}, got)
+	mu.Lock()
+	defer mu.Unlock()
+	n := 0
+	for _, w := range warnings {
+		if strings.Contains(w, "main thread") {
+			n++
+			require.Contains(t, w, "Worker", "the console says why")
+		}
+	}
+	want := 1
+	if thread == "main" {
+		want = 0 // worker="off" (TRICKLE_WIDGET_THREAD=main) is asked for, not a fallback to explain
+	}
+	require.Equal(t, want, n, "the fallback is said once: %q", warnings)
 }

@@ -1,22 +1,29 @@
-// Package wasm is the browser side of Trickle: the <trickle-answer> element.
-// It reads a fetch() response body or a WebSocket, feeds the bytes to
-// stream.Pipeline, renders the growing answer with render.Document once per
-// animation frame (append settled blocks, patch the live tail in place with
-// render.DiffTail: one call into trickle.js), and hands a11y's announcements
-// to the page's live regions.
+// Package wasm is the Go side of the <trickle-answer> element, compiled to
+// WebAssembly: it runs in a dedicated Web Worker (one per page, shared by
+// every element on it) or, where no worker can be made, on the page's main
+// thread — the same code either way, talking to the page (trickle.js)
+// through one message port.
 //
-// Every entry into Go from JavaScript and every call out costs more than
-// most of the work it carries, so trickle.js holds a few mechanical helpers:
-// an inbox that gathers the network chunks until the next frame takes them
-// all (one entry per frame, not one per chunk), the frame scheduler, the DOM
-// patch, and following the answer while the reader is at the bottom (scroll
-// events and resizes). What to show, say, request and resume stays in Go.
+// The page sends commands (ask, stream, retry, stop, detach) with
+// everything that needs the document already resolved (URLs, attributes,
+// headers, the page's origin); Go sends back one message per frame: for
+// each element that changed, the settled HTML and the live tail's
+// render.TailPatch, thinking, tools, announcements, status, events, the
+// text's growth and the metrics (internal/widget.Update). Go never touches
+// the DOM. A frame is built as soon as bytes arrive when none is on its
+// way to the page, else when the page acknowledges the last one (applied
+// in its animation frame): the first token is painted in the next
+// animation frame, and a backlog is one message applied in one page frame.
 //
-// Every decision that can be made without a browser (what a frame patches,
-// what a metric is, when to resume, what request to send) lives in package
-// internal/widget, plain Go tested natively. This package is only the thin
-// syscall/js edge: transports, the element's DOM parts, and Boot.
+// Reading the network stays here: fetch and WebSocket exist in workers,
+// and trickle-worker.js gathers a connection's chunks in an inbox that Go
+// takes once per frame (one crossing per frame, not per chunk).
 //
-// It never parses SSE, dialects or markdown itself (the pure packages do),
-// and never uses a live region for the visible answer.
+// Every decision that can be made without a browser — what a frame
+// patches, what a metric is, when to resume, what request to send, how a
+// failure reads, what a message says — lives in package internal/widget,
+// plain Go tested natively. This package is only the syscall/js edge:
+// the host loop (host_js.go), an element's answers (element_js.go), its
+// connections (connect_js.go, transport_js.go), its frames (frame_js.go),
+// the collector's pacing (gc_js.go). Its API is Boot.
 package wasm

@@ -32,7 +32,7 @@ func collectBetweenAnswers() {
 		default:
 		}
 	}
-	onIdle := js.FuncOf(func(js.Value, []js.Value) any {
+	onIdle := newFunc(func(js.Value, []js.Value) any {
 		gc.OnIdle()
 		return nil
 	})

@@ -13,8 +13,8 @@ import (
 // Its js.Funcs are released once no callback can come any more (the
 // terminal one arrived, or nothing was pending when it stopped).
 type conn struct {
-	gen  int
-	msgs chan<- msg
+	gen int
+	el  *element
 
 	// inbox holds the bytes that arrived since the last frame (undefined
 	// until the body is being read or the WebSocket exists).
@@ -39,16 +39,15 @@ type conn struct {
 	resumed    bool
 }
 
+// send queues a callback's message for the host's loop (never dropped:
+// the terminal one releases the connection).
 func (c *conn) send(m msg) {
-	m.conn, m.c = c.gen, c
-	select {
-	case c.msgs <- m:
-	default:
-	}
+	m.el, m.conn, m.c = c.el, c.gen, c
+	c.el.h.push(m)
 }
 
 func (c *conn) fn(f func(args []js.Value)) js.Func {
-	jf := js.FuncOf(func(_ js.Value, args []js.Value) any {
+	jf := newFunc(func(_ js.Value, args []js.Value) any {
 		f(args)
 		return nil
 	})
@@ -56,19 +55,15 @@ func (c *conn) fn(f func(args []js.Value)) js.Func {
 	return jf
 }
 
-func arg0(args []js.Value) js.Value {
-	if len(args) == 0 {
-		return js.Undefined()
-	}
-	return args[0]
-}
-
 // startFetch sends the request with an AbortController and reports the
 // response; read then pulls the body with one reused then/catch pair.
-func startFetch(gen int, url string, init js.Value, msgs chan<- msg) *conn {
-	c := &conn{gen: gen, msgs: msgs}
+func startFetch(e *element, gen int, url string, init js.Value) *conn {
+	c := &conn{gen: gen, el: e}
 	c.controller = js.Global().Get("AbortController").New()
-	opts := js.Global().Get("Object").Call("assign", js.Global().Get("Object").New(), init)
+	opts := js.Global().Get("Object").New()
+	if init.Type() == js.TypeObject {
+		js.Global().Get("Object").Call("assign", opts, init)
+	}
 	opts.Set("signal", c.controller.Get("signal"))
 	onResp := c.fn(func(a []js.Value) { c.pending = false; c.send(msg{kind: mResponse, val: arg0(a)}) })
 	onErr := c.fn(func(a []js.Value) { c.pending = false; c.send(msg{kind: mFetchErr, val: arg0(a)}) })
@@ -77,9 +72,9 @@ func startFetch(gen int, url string, init js.Value, msgs chan<- msg) *conn {
 	return c
 }
 
-// read starts reading resp.body into the connection's inbox; schedule
-// asks for a frame (trickle.js calls it when bytes arrive).
-func (c *conn) read(resp js.Value, schedule js.Value) {
+// read starts reading resp.body into the connection's inbox (which wakes
+// Go when bytes arrive and no frame is on its way to the page).
+func (c *conn) read(resp js.Value) {
 	end := c.fn(func(a []js.Value) {
 		c.pending = false
 		if err := arg0(a); err.Truthy() {
@@ -89,7 +84,7 @@ func (c *conn) read(resp js.Value, schedule js.Value) {
 		c.send(msg{kind: mDone})
 	})
 	c.pending = true
-	c.inbox = browser.Call("readBody", resp.Get("body"), schedule, end)
+	c.inbox = browser.Call("readBody", resp.Get("body"), end)
 }
 
 // stop aborts the fetch or closes the WebSocket; userStop also asks the
@@ -136,7 +131,7 @@ func (c *conn) release() {
 		}
 	}
 	for _, f := range c.funcs {
-		f.Release()
+		releaseFunc(f)
 	}
 	c.funcs = nil
 }
@@ -161,12 +156,12 @@ func releaseStale(m msg) {
 // opens, and has trickle.js put every message — the relay sends one SSE
 // event's text per message — as bytes into the connection's inbox, which
 // feeds the same pipeline as the fetch transport.
-func dialWS(gen int, url, first string, msgs chan<- msg, schedule js.Value) *conn {
-	c := &conn{gen: gen, msgs: msgs, first: first}
+func dialWS(e *element, gen int, url, first string) *conn {
+	c := &conn{gen: gen, el: e, first: first}
 	ws := js.Global().Get("WebSocket").New(url)
 	ws.Set("binaryType", "arraybuffer")
 	c.ws = ws
-	c.inbox = browser.Call("wsInbox", ws, schedule)
+	c.inbox = browser.Call("wsInbox", ws)
 	ws.Set("onopen", c.fn(func([]js.Value) { c.send(msg{kind: mWSOpen}) }))
 	ws.Set("onclose", c.fn(func(a []js.Value) { c.send(msg{kind: mDone, val: arg0(a)}) }))
 	ws.Set("onerror", c.fn(func([]js.Value) {})) // a close event always follows

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/trickle-dev/trickle/a11y"
+	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/render"
 )
 
@@ -37,7 +38,7 @@ func TestReplayHTMLIsTheOneShotRenderOfTheText(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := replayJSON(t, "", f)
 			require.NotNil(t, r.HTML)
-			require.Equal(t, render.Convert(r.Text), *r.HTML)
+			require.Equal(t, render.Convert(r.Text, widget.RenderOptions(render.Policy{})...), *r.HTML)
 		})
 	}
 }
@@ -176,7 +177,7 @@ func TestReplayOfALongAnswerRendersAndAnnouncesIt(t *testing.T) {
 	r := replayJSON(t, b.String(), "--pace", "200", "--frames", "-")
 	require.Equal(t, "complete", r.Status)
 	require.Equal(t, text, r.Text)
-	require.Equal(t, render.Convert(text), *r.HTML)
+	require.Equal(t, render.Convert(text, widget.RenderOptions(render.Policy{})...), *r.HTML)
 	require.Greater(t, len(r.Frames), 10)
 	// Announcements go out in time order, many of them, and the last one
 	// says the answer is complete.

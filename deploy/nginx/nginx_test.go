@@ -320,3 +320,27 @@ func TestRelayStreamsThroughNginxEventByEventOverSSEAndWebSocket(t *testing.T) {
 		check(t, times)
 	})
 }
+
+// A page served through nginx on a port other than 80 calls the API with
+// an Origin that has that port: trickle.conf must forward Host with it, or
+// the relay takes the page for another origin and refuses it (403).
+func TestAPageServedThroughNginxOnAnyPortMayUseTheAPI(t *testing.T) {
+	base := startNginx(t, startRelay(t))
+	req, err := http.NewRequest(http.MethodPost, base+"/v1/chat/completions?answer=short&ttft_ms=0&gap_ms=0",
+		strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", base)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/v1/ws",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Origin": {base}}})
+	require.NoError(t, err, "the WebSocket of a same-origin page")
+	conn.CloseNow()
+}

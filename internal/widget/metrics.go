@@ -12,8 +12,8 @@ import (
 
 // Metrics is what the widget measured about one answer, as the element's
 // metrics property and the trickle-end event's detail give it. Durations are
-// in milliseconds from the start of the request; zero means "did not
-// happen".
+// in milliseconds from the ask() call (on the page's clock, whichever thread
+// Go runs on); zero means "did not happen".
 type Metrics struct {
 	TTFB       float64 `json:"ttfb_ms"`        // first byte of the response body
 	TTFT       float64 `json:"ttft_ms"`        // first visible delta: thinking or answer text
@@ -30,6 +30,9 @@ type Metrics struct {
 	Frames     int     `json:"frames"`         // DOM frames applied
 	FrameMax   float64 `json:"frame_max_ms"`   // longest frame (Go + DOM calls)
 	FrameTotal float64 `json:"frame_total_ms"` // all frames
+	// Thread is where the widget's Go side ran: "worker" (a Web Worker)
+	// or "main" (the page's main thread, the fallback).
+	Thread string `json:"thread"`
 }
 
 // Buffering verdicts, as package buffering names them (its Judge is the one
@@ -227,6 +230,8 @@ func (m Metrics) JSON() string {
 	integer(`,"frames":`, m.Frames)
 	float(`,"frame_max_ms":`, m.FrameMax)
 	float(`,"frame_total_ms":`, m.FrameTotal)
+	b = append(b, `,"thread":`...)
+	b = jsonx.AppendString(b, m.Thread)
 	b = append(b, '}')
 	if !ok { // only floats that are not finite can fail; round2 keeps them finite
 		return "{}"

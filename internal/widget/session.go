@@ -188,6 +188,12 @@ func (s *Session) Begin() {
 	s.ann.Start()
 }
 
+// StartAt places the answer's start — what the metrics count from — at
+// t: when the page called ask(), which can be before the Session exists
+// (a call queued while the widget booted, a message on its way to the
+// worker).
+func (s *Session) StartAt(t time.Time) { s.rec.Start(t) }
+
 func (s *Session) event(ev stream.Event) {
 	switch {
 	case ev.Kind == stream.KindText && ev.Text != "":

@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -38,6 +40,14 @@ type seenRequest struct {
 func custom(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/custom/image" {
 		customImage(w, r)
+		return
+	}
+	if r.URL.Path == "/custom/error" {
+		// 400 bytes of non-ASCII text: a cut at byte 300 falls inside a
+		// character.
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusBadGateway)
+		io.WriteString(w, errorBody)
 		return
 	}
 	if r.URL.Path == "/custom/text" {
@@ -138,6 +148,29 @@ func TestAnHTTPErrorFailsWithTheServersMessage(t *testing.T) {
 	require.Equal(t, "failed", r.Status)
 	require.Contains(t, r.Notice, "HTTP 400")
 	require.Contains(t, r.Notice, "token_chars", "the relay's own explanation is shown")
+}
+
+// errorBody is what /custom/error answers: 400 bytes, none of them ASCII.
+var errorBody = "é" + strings.Repeat("語", 132) + "é"
+
+func TestAnErrorBodyOfNonASCIITextFailsTheAnswerWithAReadableMessage(t *testing.T) {
+	require.Len(t, errorBody, 400)
+	ctx := tab(t)
+	r := ask(t, ctx, map[string]string{"endpoint": "/custom/error"}, "fail")
+	require.Equal(t, "failed", r.Status, "ask() resolves (it hung when the message was cut inside a character)")
+	require.True(t, utf8.ValidString(r.Notice))
+	require.Contains(t, r.Notice, "HTTP 502: "+errorBody, "the whole body (400 bytes, 134 characters), no character cut in two")
+	require.True(t, strings.HasPrefix(r.Notice, "Error: "), r.Notice)
+	var ev struct {
+		Detail struct{ Status, Message string } `json:"detail"`
+	}
+	for i, typ := range r.EventTypes {
+		if typ == "trickle-error" {
+			require.NoError(t, json.Unmarshal(r.Events[i], &ev))
+		}
+	}
+	require.Equal(t, "failed", ev.Detail.Status)
+	require.Equal(t, strings.TrimPrefix(r.Notice, "Error: "), ev.Detail.Message)
 }
 
 func TestAskingAgainStopsTheAnswerInProgress(t *testing.T) {

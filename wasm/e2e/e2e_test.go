@@ -8,6 +8,7 @@
 package e2e_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -47,13 +48,27 @@ window.alert = window.confirm = window.prompt = function () { window.__pwned++; 
 <script type="module" src="/trickle/trickle.js"></script>
 <style>body { margin: 0 } #a { --trickle-max-height: 240px; }</style>
 </head><body>
-<trickle-answer id="a"></trickle-answer>
+<trickle-answer id="a"__WORKER__></trickle-answer>
 <script>
 for (const name of ["trickle-start", "trickle-first-token", "trickle-end", "trickle-error"]) {
   document.addEventListener(name, (ev) => window.__events.push({ type: ev.type, detail: ev.detail }));
 }
 </script>
 </body></html>`
+
+// thread is where the suite expects the widget's Go side to run: "worker"
+// (the default), or "main" with TRICKLE_WIDGET_THREAD=main, which gives the
+// test page's element worker="off" (make test runs the suite both ways).
+var thread = cmp.Or(os.Getenv("TRICKLE_WIDGET_THREAD"), "worker")
+
+// pageHTML is the test page for the suite's thread.
+func pageHTML() string {
+	attr := ""
+	if thread == "main" {
+		attr = ` worker="off"`
+	}
+	return strings.Replace(testPage, "__WORKER__", attr, 1)
+}
 
 var (
 	relayOnce sync.Once
@@ -82,7 +97,7 @@ func startRelay(opts ...relay.Option) string {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/e2e", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		io.WriteString(w, testPage)
+		io.WriteString(w, pageHTML())
 	})
 	mux.HandleFunc("/custom/", custom)
 	mux.Handle("/", srv.Handler())
@@ -211,6 +226,7 @@ func ask(t testing.TB, ctx context.Context, attrs map[string]string, prompt stri
 	})()`)
 	r := waitAnnouncer(t, ctx)
 	require.Equal(t, status, r.Status, "ask() resolves with the final status")
+	require.Equal(t, thread, r.Metrics["thread"], "the widget's Go side runs where the suite expects")
 	return r
 }
 

@@ -1,27 +1,41 @@
-// Trickle's loader: defines <trickle-answer> and forwards every call to the
-// Go program compiled to WebAssembly. What to show, say, request and resume
-// is decided in Go (wasm/); this file boots it, builds the element's empty
-// parts so the live regions exist before anything is said into them,
-// forwards calls, and holds the mechanical helpers (BROWSER) that spare Go
-// a crossing per network chunk, per DOM node or per scroll event.
+// Trickle's loader: defines <trickle-answer>. The widget's Go program
+// (compiled to WebAssembly) runs in a dedicated Web Worker, one per page,
+// shared by every element: it reads the network, parses, renders and
+// decides. This file, on the page's main thread, only does what must touch
+// the DOM: it builds each element's parts, forwards calls to Go as
+// commands, applies the frames Go sends back in requestAnimationFrame,
+// writes announcements into the live region the moment they arrive,
+// follows the answer while the reader is at the bottom, and dispatches the
+// element's events.
+//
+// Where no worker can be made (a Content-Security-Policy without
+// worker-src blob: for a page on another origin, an old browser) or
+// worker="off" asks for it, the same Go code runs on this thread instead,
+// talking through a MessageChannel: both modes share every line but where
+// Go runs. el.metrics.thread says which, and the console says once why.
 //
 // The build (wasm/internal/build) replaces the quoted placeholders below
 // with content-hashed file names.
 
 const WASM = new URL("__TRICKLE_WASM__", import.meta.url);
 const WASM_EXEC = new URL("__TRICKLE_WASM_EXEC__", import.meta.url);
+const WORKER = new URL("__TRICKLE_WORKER__", import.meta.url);
 const CSS = new URL("__TRICKLE_CSS__", import.meta.url);
 // The highlighting variant of the widget and its stylesheet: fetched instead
 // (and in addition) only when the page has a <trickle-answer highlight>.
 const HIGHLIGHT_WASM = new URL("__TRICKLE_HIGHLIGHT_WASM__", import.meta.url);
 const HIGHLIGHT_CSS = new URL("__TRICKLE_HIGHLIGHT_CSS__", import.meta.url);
 
-let booting = null;
+// A worker that has not run its first line by then is taken as blocked
+// (some engines report a CSP refusal of a blob: worker with no error).
+const WORKER_START_MS = 4000;
+
+const epochNow = () => performance.timeOrigin + performance.now();
 
 // patchTail applies a render.TailPatch to the live tail.
 function patchTail(tail, path, keep, text, html) {
   let el = tail;
-  if (path) for (const i of path.split(",")) el = el.childNodes[+i];
+  for (const i of path) el = el.childNodes[i];
   if (keep === 0) {
     el.innerHTML = html;
     return;
@@ -31,241 +45,307 @@ function patchTail(tail, path, keep, text, html) {
   if (html) el.insertAdjacentHTML("beforeend", html);
 }
 
-// Helpers Go calls with one crossing where doing the same from Go would
-// take one per node, per network chunk or per timer. Go computes every
-// change of the answer, chooses every request and reads every byte.
-const BROWSER = {
-  // patchAnswer applies one frame to the answer: the newly settled HTML
-  // before the live tail, then the tail's patch (render.TailPatch: follow
-  // path, keep the first `keep` child nodes, extend the last one's text,
-  // insert html at the end; keep -1: the tail did not change), or, on the
-  // final frame, the tail goes — or, with unwrap, its nodes stay in place
-  // as settled blocks and only their wrapper goes (Go found the settled
-  // HTML equal to the tail's).
-  patchAnswer(tail, settled, path, keep, text, html, final, unwrap) {
-    if (settled) tail.insertAdjacentHTML("beforebegin", settled);
-    if (final && !unwrap) {
-      tail.remove();
+// patchAnswer applies one frame to the answer: the newly settled HTML
+// before the live tail, then the tail's patch (keep -1: the tail did not
+// change), or, on the final frame, the tail goes — or, with unwrap, its
+// nodes stay in place as settled blocks and only their wrapper goes (Go
+// found the settled HTML equal to the tail's).
+function patchAnswer(tail, p) {
+  if (p.a) tail.insertAdjacentHTML("beforebegin", p.a);
+  if (p.final && !p.unwrap) {
+    tail.remove();
+    return;
+  }
+  if (p.keep >= 0) patchTail(tail, p.path, p.keep, p.text, p.html);
+  if (p.final) tail.replaceWith(...tail.childNodes);
+}
+
+// follow keeps the newest text of a streaming answer in view while the
+// reader is at the bottom (within 8 px) of the element, and never moves a
+// reader who scrolled up: they get the "jump to latest" button instead. It
+// scrolls from a ResizeObserver, after the browser's own layout of a frame
+// (reading scrollHeight right after the frame's DOM writes would force a
+// second layout). start() begins an answer; end(grew) is the final frame
+// (it scrolls at once, so the answer is in view when ask() resolves);
+// grew() is for browsers without ResizeObserver; stop() lets go.
+function follow(el, jump, parts) {
+  let following = true;
+  let streaming = false;
+  let jumpShown = false;
+  const showJump = (show) => {
+    if (show !== jumpShown && jump) {
+      jumpShown = show;
+      jump.hidden = !show;
+    }
+  };
+  const toEnd = () => {
+    el.scrollTop = el.scrollHeight;
+  };
+  const grew = () => {
+    if (!streaming) return;
+    if (following) toEnd();
+    else showJump(true);
+  };
+  const onScroll = () => {
+    following = el.scrollHeight - el.scrollTop - el.clientHeight <= 8;
+    if (following) showJump(false);
+  };
+  const onJump = () => {
+    following = true;
+    toEnd();
+    showJump(false);
+  };
+  el.addEventListener("scroll", onScroll, { passive: true });
+  jump?.addEventListener("click", onJump);
+  let ro = null;
+  if (typeof ResizeObserver === "function") {
+    ro = new ResizeObserver(grew);
+    for (const p of parts) if (p) ro.observe(p);
+  }
+  return {
+    observes: ro !== null,
+    start() {
+      following = true;
+      streaming = true;
+      showJump(false);
+    },
+    end(added) {
+      streaming = false;
+      if (following) toEnd();
+      else if (added) showJump(true);
+    },
+    grew,
+    stop() {
+      ro?.disconnect();
+      el.removeEventListener("scroll", onScroll);
+      jump?.removeEventListener("click", onJump);
+    },
+  };
+}
+
+// Host is the page's end of the line to Go: it boots Go (in a worker, or
+// here), queues commands until Go is ready, and applies Go's frames.
+class Host {
+  thread = null;
+  failure = ""; // why Go could not start, once it is known
+  #port = null;
+  #ready = false;
+  #queue = []; // commands sent before Go was ready
+  #frames = []; // frame messages waiting for the next animation frame
+  #scheduled = false;
+  #timer = 0;
+  #stats = [];
+  #warned = false;
+  els = new Map(); // id → element state
+  #ids = 0;
+  #calls = 0;
+  #whenReady;
+  #readyResolve;
+  #readyReject;
+
+  constructor() {
+    this.#whenReady = new Promise((resolve, reject) => {
+      this.#readyResolve = resolve;
+      this.#readyReject = reject;
+    });
+    this.#whenReady.catch(() => {});
+    if ([...document.querySelectorAll("trickle-answer")].some((el) => el.getAttribute("worker") === "off")) {
+      this.#startMain(null);
+    } else {
+      this.#startWorker();
+    }
+  }
+
+  ready() {
+    return this.#whenReady;
+  }
+
+  newId() {
+    return ++this.#ids;
+  }
+
+  newCall() {
+    return ++this.#calls;
+  }
+
+  // send posts a command (JSON) and a stream()'s RequestInit beside it;
+  // before Go is ready it waits in the queue.
+  send(cmd, init) {
+    const data = { j: JSON.stringify(cmd), init };
+    if (this.#ready) this.#port.postMessage(data);
+    else this.#queue.push({ cmd, data });
+  }
+
+  stats() {
+    return new Promise((resolve) => {
+      this.#stats.push(resolve);
+      this.send({ t: "stats" });
+    });
+  }
+
+  #startWorker() {
+    let w;
+    let blobURL = "";
+    try {
+      if (WORKER.origin === location.origin) {
+        w = new Worker(WORKER.href);
+      } else {
+        // A worker's script must be of the page's origin: a blob: of the
+        // page's that imports the relay's script (classic scripts load
+        // across origins; the .wasm is fetched under CORS).
+        const src = `importScripts(${JSON.stringify(WORKER.href)});`;
+        blobURL = URL.createObjectURL(new Blob([src], { type: "text/javascript" }));
+        w = new Worker(blobURL);
+      }
+    } catch (err) {
+      if (blobURL) URL.revokeObjectURL(blobURL);
+      this.#startMain(`the page cannot start a Web Worker (${err?.message ?? err})`);
       return;
     }
-    if (keep >= 0) patchTail(tail, path, keep, text, html);
-    if (final) tail.replaceWith(...tail.childNodes);
-  },
-
-  // frames returns schedule(): one call of run (Go's frame) at the next
-  // animation frame, however often it is asked for before. A hidden page
-  // gets no animation frames, so a timer stands in (at once when hidden,
-  // after 250 ms if the page is hidden after the request).
-  frames(run) {
-    let pending = false;
-    let timer = 0;
-    const fire = () => {
-      if (!pending) return;
-      pending = false;
+    let settled = false;
+    const fallBack = (why) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
-      run();
+      w.terminate();
+      if (blobURL) URL.revokeObjectURL(blobURL);
+      this.#startMain(why);
     };
-    return () => {
-      if (pending) return;
-      pending = true;
-      if (document.hidden) {
-        timer = setTimeout(fire, 50);
+    const timer = setTimeout(() => fallBack(`the Web Worker did not start within ${WORKER_START_MS} ms (a Content-Security-Policy without worker-src?)`), WORKER_START_MS);
+    w.onerror = (ev) => {
+      ev.preventDefault();
+      fallBack(`the Web Worker failed to start (${ev.message || "its script did not load: a Content-Security-Policy without worker-src or script-src for the relay?"})`);
+    };
+    w.onmessage = (ev) => {
+      const m = JSON.parse(ev.data);
+      if (m.t === "alive") {
+        clearTimeout(timer);
+        if (blobURL) URL.revokeObjectURL(blobURL);
+        w.postMessage({ wasmExec: WASM_EXEC.href, wasm: WASM.href });
         return;
       }
-      requestAnimationFrame(fire);
-      timer = setTimeout(fire, 250);
-    };
-  },
-
-  // follow keeps the newest text of a streaming answer in view while the
-  // reader is at the bottom (within 8 px) of the element, and never moves
-  // a reader who scrolled up: they get the "jump to latest" button
-  // instead. It scrolls from a ResizeObserver, after the browser's own
-  // layout of a frame (reading scrollHeight right after the frame's DOM
-  // writes would force a second layout), and handles the scroll events
-  // itself: following costs no entry into Go. start() begins an answer;
-  // end(grew) is the final frame (it scrolls at once, so the answer is in
-  // view when ask() resolves); grew() is for browsers without
-  // ResizeObserver, after every frame that added something.
-  follow(el, jump, parts) {
-    let following = true;
-    let streaming = false;
-    let jumpShown = false;
-    const showJump = (show) => {
-      if (show !== jumpShown && jump) {
-        jumpShown = show;
-        jump.hidden = !show;
+      if (m.t === "fail" && !settled) {
+        fallBack(`the widget did not load in the Web Worker (${m.message})`);
+        return;
       }
-    };
-    const toEnd = () => {
-      el.scrollTop = el.scrollHeight;
-    };
-    const grew = () => {
-      if (!streaming) return;
-      if (following) toEnd();
-      else showJump(true);
-    };
-    el.addEventListener("scroll", () => {
-      following = el.scrollHeight - el.scrollTop - el.clientHeight <= 8;
-      if (following) showJump(false);
-    }, { passive: true });
-    jump?.addEventListener("click", () => {
-      following = true;
-      toEnd();
-      showJump(false);
-    });
-    let observes = false;
-    if (typeof ResizeObserver === "function") {
-      const ro = new ResizeObserver(grew);
-      for (const p of parts) if (p) ro.observe(p);
-      observes = true;
-    }
-    return {
-      observes,
-      start() {
-        following = true;
-        streaming = true;
-        showJump(false);
-      },
-      end(added) {
-        streaming = false;
-        if (following) toEnd();
-        else if (added) showJump(true);
-      },
-      grew,
-    };
-  },
-
-  // readBody reads a fetch body into a new Inbox, asking for a frame when
-  // bytes arrive, and calls end(error) (end(null) for a clean end) after
-  // the last chunk. Go takes the bytes at its next frame: one entry into
-  // Go per frame instead of one per network chunk.
-  readBody(body, schedule, end) {
-    const inbox = new Inbox(schedule);
-    if (!body) {
-      queueMicrotask(() => end(null));
-      return inbox;
-    }
-    const reader = body.getReader();
-    (async () => {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done || inbox.closed) return;
-        inbox.push(value);
+      if (m.t === "ready") {
+        settled = true;
+        w.onerror = null;
       }
-    })().then(() => end(null), (err) => end(err ?? new Error("read failed")));
-    return inbox;
-  },
-
-  // wsInbox puts every message of a WebSocket (one SSE event each) into a
-  // new Inbox, as bytes.
-  wsInbox(ws, schedule) {
-    const inbox = new Inbox(schedule);
-    const utf8 = new TextEncoder();
-    ws.onmessage = (ev) => {
-      if (inbox.closed) return;
-      inbox.push(typeof ev.data === "string" ? utf8.encode(ev.data) : new Uint8Array(ev.data));
+      this.#receive(m);
     };
-    return inbox;
-  },
-};
-
-// Inbox holds a connection's bytes until Go's next frame takes them, with
-// each chunk's length and arrival time (for the metrics: time to first
-// byte, gaps between tokens). take() hands everything over as one
-// Uint8Array, little-endian: the performance.now() of the take (float64),
-// the number of chunks (uint32), then per chunk its length (uint32) and
-// arrival time (float64), then the bytes (wasm/inbox.go reads it).
-class Inbox {
-  #schedule;
-  #bytes = new Uint8Array(4096);
-  #used = 0;
-  #chunks = [];
-  closed = false;
-
-  constructor(schedule) {
-    this.#schedule = schedule;
+    this.#port = w;
   }
 
-  push(chunk) {
-    if (this.#used + chunk.length > this.#bytes.length) {
-      const grown = new Uint8Array(Math.max(2 * this.#bytes.length, this.#used + chunk.length));
-      grown.set(this.#bytes.subarray(0, this.#used));
-      this.#bytes = grown;
+  async #startMain(why) {
+    if (why && !this.#warned) {
+      this.#warned = true;
+      console.warn(`trickle: the widget runs on the page's main thread: ${why}`);
     }
-    this.#bytes.set(chunk, this.#used);
-    this.#used += chunk.length;
-    this.#chunks.push(chunk.length, performance.now());
-    this.#schedule();
-  }
-
-  take() {
-    const n = this.#chunks.length / 2;
-    if (n === 0) return null;
-    const head = 12 + 12 * n;
-    const out = new Uint8Array(head + this.#used);
-    const view = new DataView(out.buffer);
-    view.setFloat64(0, performance.now(), true);
-    view.setUint32(8, n, true);
-    for (let i = 0; i < n; i++) {
-      view.setUint32(12 + 12 * i, this.#chunks[2 * i], true);
-      view.setFloat64(16 + 12 * i, this.#chunks[2 * i + 1], true);
-    }
-    out.set(this.#bytes.subarray(0, this.#used), head);
-    this.#used = 0;
-    this.#chunks.length = 0;
-    return out;
-  }
-
-  close() {
-    this.closed = true;
-    this.#used = 0;
-    this.#chunks.length = 0;
-  }
-}
-
-// boot loads wasm_exec.js (from the toolchain that built the .wasm) and the
-// widget once per page, and resolves to the Go side's API object.
-function boot() {
-  booting ??= (async () => {
-    await import(WASM_EXEC.href);
-    const go = new globalThis.Go();
-    const api = new Promise((resolve) => {
-      // Go calls this once with its API and gets the DOM helpers back.
-      globalThis.__trickleBoot = (goApi) => {
-        resolve(goApi);
-        return BROWSER;
-      };
-    });
-    let result;
     try {
-      result = await WebAssembly.instantiateStreaming(fetch(WASM), go.importObject);
+      await import(WASM_EXEC.href);
+      await import(WORKER.href);
+      const channel = new MessageChannel();
+      channel.port1.onmessage = (ev) => this.#receive(JSON.parse(ev.data));
+      this.#port = channel.port1;
+      globalThis.__trickleStart(channel.port2, WASM.href, "main");
     } catch (err) {
-      // A server that sends the .wasm without Content-Type application/wasm
-      // breaks instantiateStreaming; fall back to bytes.
-      const response = await fetch(WASM);
-      if (!response.ok) throw new Error(`trickle: loading ${WASM}: HTTP ${response.status}`);
-      result = await WebAssembly.instantiate(await response.arrayBuffer(), go.importObject);
+      this.#failed(`${err?.message ?? err}`);
     }
-    go.run(result.instance).then(() => {
-      booting = null;
-    });
-    const ready = await api;
-    delete globalThis.__trickleBoot;
-    return ready;
-  })();
-  return booting;
+  }
+
+  // failed: Go could not start anywhere; every call made so far fails
+  // with the reason, and so will the next ones.
+  #failed(message) {
+    const msg = `Trickle failed to load: ${message}`;
+    this.#readyReject(new Error(msg));
+    this.failure = msg;
+    for (const { cmd } of this.#queue) {
+      const st = this.els.get(cmd.id);
+      if (st && cmd.n) st.reject(cmd.n, msg);
+    }
+    this.#queue = [];
+  }
+
+  #receive(m) {
+    switch (m.t) {
+      case "frame":
+        for (const u of m.u) this.els.get(u.id)?.early(u);
+        this.#frames.push(m.u);
+        this.#schedule();
+        break;
+      case "say":
+        // Announcements due while a frame was on its way: into the live
+        // regions now, nothing to apply in a frame.
+        for (const u of m.u) this.els.get(u.id)?.early(u);
+        break;
+      case "ready":
+        this.thread = m.thread;
+        this.#ready = true;
+        for (const { data } of this.#queue) this.#port.postMessage(data);
+        this.#queue = [];
+        this.#readyResolve();
+        break;
+      case "warm":
+        warmParser(m.html);
+        break;
+      case "stats":
+        this.#stats.shift()?.({ ...m, pageElements: this.els.size });
+        break;
+      case "fail":
+        this.#failed(m.message);
+        break;
+    }
+  }
+
+  // #schedule asks for one animation frame to apply what arrived. A hidden
+  // page gets no animation frames, so a timer stands in (at once when
+  // hidden, after 250 ms if the page is hidden meanwhile).
+  #schedule() {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    const fire = () => this.#apply();
+    if (document.hidden) {
+      this.#timer = setTimeout(fire, 50);
+      return;
+    }
+    requestAnimationFrame(fire);
+    this.#timer = setTimeout(fire, 250);
+  }
+
+  // #apply applies every frame that arrived, in order, and tells Go: the
+  // next frame comes now, holding everything that arrived meanwhile.
+  #apply() {
+    if (!this.#scheduled) return;
+    this.#scheduled = false;
+    clearTimeout(this.#timer);
+    const frames = this.#frames;
+    this.#frames = [];
+    const trace = globalThis.__trickleTrace;
+    for (const updates of frames) {
+      for (const u of updates) {
+        const st = this.els.get(u.id);
+        if (!st) continue;
+        st.apply(u);
+        if (u.gone) this.els.delete(u.id);
+        if (Array.isArray(trace) && u.arr) trace.push({ arrived: u.arr, applied: epochNow(), thread: this.thread });
+      }
+    }
+    this.#port.postMessage("ack");
+  }
 }
 
-function addStylesheet() {
-  if (document.querySelector("link[data-trickle-css]")) return;
-  const link = document.createElement("link");
-  link.rel = "stylesheet";
-  link.href = CSS.href;
-  link.dataset.trickleCss = "";
-  // First in <head>, so the page's own rules win at equal specificity.
-  document.head.prepend(link);
+// warmParser parses HTML once into an element that is never attached, at
+// the page's first idle moment: Chrome's first HTML fragment parse of a
+// page took 5 ms in the benchmark, inside the first frame.
+function warmParser(html) {
+  const run = () => document.createElement("div").insertAdjacentHTML("beforeend", html);
+  if (typeof requestIdleCallback === "function") requestIdleCallback(run, { timeout: 2000 });
+  else setTimeout(run, 50);
 }
+
+let host = null;
+const getHost = () => (host ??= new Host());
 
 // The element's parts, in the light DOM so the page's CSS applies. The
 // announcer and status regions must be in the document, empty, before
@@ -278,75 +358,282 @@ function ensureParts(el) {
   el.innerHTML = PARTS;
 }
 
+// Answer is an element's state on the page: its parts, what Go last said
+// (text, status, stream id, metrics) and its calls waiting to settle.
+class Answer {
+  text = "";
+  state = "idle";
+  streamId = "";
+  metrics = null;
+  calls = new Map(); // call number → resolve
+  tail = null;
+
+  constructor(h, el) {
+    this.host = h;
+    this.el = el;
+    this.id = h.newId();
+    const q = (part) => el.querySelector(`:scope > [data-trickle="${part}"], :scope [data-trickle="${part}"]`);
+    this.content = q("content");
+    this.thinking = q("thinking");
+    this.thinkingText = q("thinking-text");
+    this.tools = q("tools");
+    this.notice = q("notice");
+    this.noticeText = q("notice-text");
+    this.retryBtn = q("retry");
+    this.metricsDL = q("metrics");
+    this.status = q("status");
+    this.announcer = q("announcer");
+    this.follower = follow(el, q("jump"), [this.content, this.thinking, this.tools]);
+    this.onRetry = () => h.send({ t: "retry", id: this.id, n: 0, at: epochNow() });
+    this.retryBtn?.addEventListener("click", this.onRetry);
+    h.els.set(this.id, this);
+    h.send({ t: "attach", id: this.id });
+  }
+
+  // call sends an ask/stream/retry and returns the promise of its final
+  // status.
+  call(cmd, init) {
+    const n = this.host.newCall();
+    const p = new Promise((resolve) => this.calls.set(n, resolve));
+    if (this.host.failure) {
+      this.reject(n, this.host.failure);
+      return p;
+    }
+    this.host.send({ ...cmd, id: this.id, n, at: epochNow() }, init);
+    return p;
+  }
+
+  // reject fails call n before it started an answer.
+  reject(n, message) {
+    this.dispatch("trickle-error", { status: "failed", message });
+    const resolve = this.calls.get(n);
+    this.calls.delete(n);
+    resolve?.("failed");
+  }
+
+  dispatch(name, detail) {
+    this.el.dispatchEvent(new CustomEvent(name, { bubbles: true, composed: true, detail }));
+  }
+
+  // request is what Go needs of the page to build the request.
+  request() {
+    const attr = (name) => (this.el.getAttribute(name) ?? "").trim();
+    const headers = this.el.headers ?? {};
+    return {
+      url: new URL(attr("endpoint") || "/v1/chat/completions", document.baseURI).href,
+      ws: attr("ws-endpoint"),
+      transport: attr("transport"),
+      dialect: attr("dialect"),
+      announce: attr("announce"),
+      model: attr("model"),
+      images: attr("image-origins"),
+      origin: location.origin,
+      metrics: this.el.hasAttribute("show-metrics"),
+      headers: Object.entries(headers).map(([k, v]) => [k, String(v)]),
+    };
+  }
+
+  // early writes a frame's announcements and status into the live regions
+  // at once, not at the next animation frame.
+  early(u) {
+    if (u.reset) {
+      this.status.textContent = "";
+      this.announcer.textContent = "";
+    }
+    if (u.say) this.announcer.insertAdjacentHTML("beforeend", u.say);
+    if (u.status !== undefined) this.status.textContent = u.status;
+  }
+
+  // apply applies one update (in the page's animation frame).
+  apply(u) {
+    if (u.reset) {
+      this.content.innerHTML = '<div data-trickle="tail"></div>';
+      this.tail = this.content.firstElementChild;
+      this.thinkingText.textContent = "";
+      this.thinking.hidden = true;
+      this.tools.innerHTML = "";
+      this.tools.hidden = true;
+      this.notice.hidden = true;
+      this.notice.removeAttribute("data-kind");
+      this.retryBtn.hidden = true;
+      this.metricsDL.hidden = true;
+      this.follower.start();
+      this.el.setAttribute("aria-busy", "true");
+      this.el.setAttribute("data-status", "streaming");
+      this.text = "";
+    }
+    let grew = false;
+    if (u.p) {
+      patchAnswer(this.tail, u.p);
+      grew = !!u.p.a || u.p.keep >= 0;
+    }
+    if (u.thinking) {
+      this.thinking.hidden = false;
+      this.thinkingText.insertAdjacentText("beforeend", u.thinking);
+      grew = true;
+    }
+    if (u.tools !== undefined) {
+      this.tools.innerHTML = u.tools;
+      this.tools.hidden = u.tools === "";
+      grew = true;
+    }
+    if (u.text) this.text += u.text;
+    if (u.state) this.state = u.state;
+    if (u.sid !== undefined) this.streamId = u.sid;
+    if (u.m) this.metrics = u.m;
+    if (u.end) {
+      const e = u.end;
+      this.el.removeAttribute("aria-busy");
+      this.el.setAttribute("data-status", e.status);
+      if (e.notice) {
+        this.noticeText.textContent = e.notice;
+        this.notice.setAttribute("data-kind", e.status);
+        this.notice.hidden = false;
+        this.retryBtn.hidden = !e.retry;
+      }
+      if (e.rows) {
+        const rows = e.rows.flatMap(([k, v]) => {
+          const dt = document.createElement("dt");
+          const dd = document.createElement("dd");
+          dt.textContent = k;
+          dd.textContent = v;
+          return [dt, dd];
+        });
+        this.metricsDL.replaceChildren(...rows);
+        this.metricsDL.hidden = false;
+      }
+      this.follower.end(grew);
+    } else if (grew && !this.follower.observes) {
+      this.follower.grew();
+    }
+    if (u.ev) for (const [name, detail] of u.ev) this.dispatch(name, detail);
+    if (u.resolve) {
+      const resolve = this.calls.get(u.n);
+      this.calls.delete(u.n);
+      resolve?.(u.resolve);
+    }
+    if (u.gone) {
+      this.follower.stop();
+      this.retryBtn?.removeEventListener("click", this.onRetry);
+    }
+  }
+}
+
+function addStylesheet() {
+  if (document.querySelector("link[data-trickle-css]")) return;
+  const link = document.createElement("link");
+  link.rel = "stylesheet";
+  link.href = CSS.href;
+  link.dataset.trickleCss = "";
+  // First in <head>, so the page's own rules win at equal specificity.
+  document.head.prepend(link);
+}
+
 class TrickleAnswer extends HTMLElement {
-  #handle = null;
+  #answer = null;
   #headers = {};
 
   connectedCallback() {
     ensureParts(this);
-    this.#attach().catch((err) => {
-      this.dispatchEvent(new CustomEvent("trickle-error", {
-        bubbles: true,
-        detail: { status: "failed", message: `Trickle failed to load: ${err?.message ?? err}` },
-      }));
-    });
+    this.#attach();
   }
 
   disconnectedCallback() {
     // Moving the element reconnects it in the same task; only a real
-    // removal stops the answer.
+    // removal releases it (its answer stops, its call settles).
     queueMicrotask(() => {
-      if (!this.isConnected) this.#handle?.stop();
+      if (this.isConnected || !this.#answer) return;
+      const a = this.#answer;
+      this.#answer = null;
+      a.host.send({ t: "detach", id: a.id });
     });
   }
 
-  async #attach() {
-    const api = await boot();
-    if (!this.#handle) {
+  #attach() {
+    if (!this.#answer) {
       ensureParts(this);
-      this.#handle = api.attach(this);
+      this.#answer = new Answer(getHost(), this);
     }
-    return this.#handle;
+    return this.#answer;
   }
 
   /** Starts an answer to a prompt (string) or a request body (object);
    *  resolves with the final status. */
   ask(promptOrBody) {
-    return this.#attach().then((h) => h.ask(promptOrBody));
+    const a = this.#attach();
+    let cmd;
+    try {
+      cmd = { t: "ask", ...a.request() };
+      if (typeof promptOrBody === "string") cmd.prompt = promptOrBody;
+      else if (typeof promptOrBody === "object") cmd.body = JSON.parse(JSON.stringify(promptOrBody));
+      else cmd.type = typeof promptOrBody;
+    } catch (err) {
+      return this.#fail(a, err);
+    }
+    return a.call(cmd);
   }
 
   /** Streams the response of an arbitrary fetch(url, init); resolves with
    *  the final status. */
   stream(url, init = {}) {
-    return this.#attach().then((h) => h.stream(String(url), init));
+    const a = this.#attach();
+    let cmd;
+    let req;
+    try {
+      cmd = { t: "stream", ...a.request(), url: new URL(String(url), document.baseURI).href };
+      req = { ...(init ?? {}) };
+      if (req.headers instanceof Headers) req.headers = [...req.headers.entries()];
+      if (req.signal) {
+        req.signal.addEventListener("abort", () => this.stop(), { once: true });
+        delete req.signal;
+      }
+      // The init crosses to Go's thread as a structured clone: fail here,
+      // where the page can see it, if it cannot.
+      structuredClone(req);
+    } catch (err) {
+      return this.#fail(a, err);
+    }
+    return a.call(cmd, req);
+  }
+
+  #fail(a, err) {
+    const n = a.host.newCall();
+    const p = new Promise((resolve) => a.calls.set(n, resolve));
+    a.reject(n, `trickle: ${err?.message ?? err}`);
+    return p;
   }
 
   /** Stops the answer: aborts the request and asks the relay to cancel. */
   stop() {
-    this.#handle?.stop();
+    const a = this.#answer;
+    if (a) a.host.send({ t: "stop", id: a.id });
   }
 
   /** Asks again with the last request. */
   retry() {
-    return this.#attach().then((h) => h.retry());
+    return this.#attach().call({ t: "retry" });
   }
 
   get status() {
-    return this.#handle ? this.#handle.status() : "idle";
+    return this.#answer ? this.#answer.state : "idle";
   }
 
+  /** The answer's markdown so far, in step with what is on screen. */
   get text() {
-    return this.#handle ? this.#handle.text() : "";
+    return this.#answer ? this.#answer.text : "";
   }
 
   /** The relay's id for the current answer's stream ("" when the endpoint
    *  is not a Trickle relay). */
   get streamId() {
-    return this.#handle ? this.#handle.streamId() : "";
+    return this.#answer ? this.#answer.streamId : "";
   }
 
+  /** What the widget measured about the answer; thread says where its Go
+   *  side runs ("worker" or "main"). */
   get metrics() {
-    return this.#handle ? JSON.parse(this.#handle.metrics()) : null;
+    const m = this.#answer?.metrics;
+    return m ? { ...m } : null;
   }
 
   /** Extra request headers (e.g. Authorization) sent with every ask. */
@@ -364,9 +651,16 @@ if (!customElements.get("trickle-answer")) {
   customElements.define("trickle-answer", TrickleAnswer);
 }
 
-/** Resolves once the WebAssembly side has started. */
+/** Resolves once the widget's Go side has started (in its worker, or on
+ *  this thread). */
 export function ready() {
-  return boot().then(() => undefined);
+  return getHost().ready();
+}
+
+/** Counts for tests and diagnostics: the Go side's elements, live js.Funcs
+ *  and goroutines, the page's elements, and the thread Go runs on. */
+export function stats() {
+  return getHost().ready().then(() => getHost().stats());
 }
 
 export { TrickleAnswer };

@@ -5,7 +5,8 @@
 //
 // It builds ./wasm/cmd/widget for GOOS=js GOARCH=wasm (-trimpath, -s -w),
 // copies wasm_exec.js from the same toolchain (a wasm_exec.js from another Go
-// version fails at run time), gives the .wasm, wasm_exec.js and stylesheet
+// version fails at run time), gives the .wasm, wasm_exec.js, the worker
+// script (trickle-worker.js: where Go runs) and the stylesheet
 // content-hashed names, writes trickle.js (the loader, the only stable name)
 // pointing at them, writes .br and .gz siblings of every asset, and a
 // manifest.json with the names and sizes.
@@ -47,15 +48,18 @@ type Manifest struct {
 	Loader   string `json:"loader"`
 	Wasm     string `json:"wasm"`
 	WasmExec string `json:"wasm_exec"`
-	CSS      string `json:"css"`
+	// Worker is trickle-worker.js: where the widget's Go side runs (a Web
+	// Worker, or the page's main thread as the fallback).
+	Worker string `json:"worker"`
+	CSS    string `json:"css"`
 	// HighlightWasm and HighlightCSS are the highlighting variant's .wasm
 	// (in place of Wasm) and its extra stylesheet.
 	HighlightWasm string           `json:"highlight_wasm"`
 	HighlightCSS  string           `json:"highlight_css"`
 	Go            string           `json:"go"`
 	Sizes         map[string]Sizes `json:"sizes"`
-	// Total is the sum over the loader, wasm_exec.js, the stylesheet and the
-	// .wasm: what a first visit downloads.
+	// Total is the sum over the loader, the worker script, wasm_exec.js,
+	// the stylesheet and the .wasm: what a first visit downloads.
 	Total Sizes `json:"total"`
 	// HighlightTotal is the same for a page that highlights: the variant's
 	// .wasm in place of the default one, plus its stylesheet.
@@ -147,6 +151,13 @@ func build(out, pkg, web string) (*Manifest, error) {
 	m.CSS = hashed("trickle", ".css", css)
 	files[m.CSS] = css
 
+	workerJS, err := os.ReadFile(filepath.Join(web, "trickle-worker.js"))
+	if err != nil {
+		return nil, fmt.Errorf("build: worker script: %w", err)
+	}
+	m.Worker = hashed("trickle-worker", ".js", workerJS)
+	files[m.Worker] = workerJS
+
 	loader, err := os.ReadFile(filepath.Join(web, "trickle.js"))
 	if err != nil {
 		return nil, fmt.Errorf("build: loader: %w", err)
@@ -154,6 +165,7 @@ func build(out, pkg, web string) (*Manifest, error) {
 	loader, err = fillLoader(loader, map[string]string{
 		"__TRICKLE_WASM__":           m.Wasm,
 		"__TRICKLE_WASM_EXEC__":      m.WasmExec,
+		"__TRICKLE_WORKER__":         m.Worker,
 		"__TRICKLE_CSS__":            m.CSS,
 		"__TRICKLE_HIGHLIGHT_WASM__": m.HighlightWasm,
 		"__TRICKLE_HIGHLIGHT_CSS__":  m.HighlightCSS,

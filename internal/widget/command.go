@@ -1,0 +1,219 @@
+package widget
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/trickle-dev/trickle/internal/jsonx"
+)
+
+// Command is one message from the page (trickle.js) to the Go side, which
+// runs in a Web Worker or, as the fallback, on the page's main thread: the
+// two talk through one message port either way. The page sends each
+// command as a JSON object (a stream() call's RequestInit travels beside
+// it, as a structured clone, since it may hold a Blob).
+//
+// The page resolves everything that needs the document before it sends:
+// URLs against document.baseURI, the element's attributes and headers
+// property, the page's origin. The Go side then never asks the page.
+type Command struct {
+	// Kind is attach, ask, stream, retry, stop, detach, ack or stats.
+	Kind string
+	// ID names the element (the page numbers them).
+	ID int
+	// N numbers an ask(), stream() or retry() call: the final update of
+	// its answer carries it so the page settles that call's promise. 0
+	// means no promise (the element's own retry button).
+	N int
+	// At is when the page made the call: milliseconds since the epoch,
+	// performance.timeOrigin + performance.now() on the page, which the
+	// Go side converts to its own clock (the two threads share it).
+	At float64
+
+	// URL is the endpoint (ask) or the URL to fetch (stream), absolute.
+	URL string
+	// WSEndpoint is the ws-endpoint attribute resolved, or "".
+	WSEndpoint string
+	// Transport, Dialect, Announce, Model, ImageOrigins: the element's
+	// attributes of those names ("" when absent).
+	Transport, Dialect, Announce, Model, ImageOrigins string
+	// Origin is the page's origin (render.Policy's SameOrigin).
+	Origin string
+	// ShowMetrics: the element has the show-metrics attribute.
+	ShowMetrics bool
+	// Headers are the element's headers property, in its order.
+	Headers [][2]string
+
+	// The argument of ask(): a prompt, or a body object's JSON text, or
+	// neither (then ArgType is JavaScript's typeof of what was given).
+	Prompt    string
+	HasPrompt bool
+	Body      string
+	ArgType   string
+}
+
+// ParseCommand reads one command the page sent.
+func ParseCommand(s string) (Command, error) {
+	var c Command
+	err := jsonx.Decode(s, func(r *jsonx.Reader) {
+		r.Object(func(key string) {
+			switch key {
+			case "t":
+				r.Str(&c.Kind)
+			case "id":
+				r.Int(&c.ID)
+			case "n":
+				r.Int(&c.N)
+			case "at":
+				r.Float(&c.At)
+			case "url":
+				r.Str(&c.URL)
+			case "ws":
+				r.Str(&c.WSEndpoint)
+			case "transport":
+				r.Str(&c.Transport)
+			case "dialect":
+				r.Str(&c.Dialect)
+			case "announce":
+				r.Str(&c.Announce)
+			case "model":
+				r.Str(&c.Model)
+			case "images":
+				r.Str(&c.ImageOrigins)
+			case "origin":
+				r.Str(&c.Origin)
+			case "metrics":
+				r.Bool(&c.ShowMetrics)
+			case "headers":
+				r.Array(func(int) {
+					var kv [2]string
+					r.Array(func(i int) {
+						if i < 2 {
+							r.Str(&kv[i])
+						} else {
+							r.Skip()
+						}
+					})
+					c.Headers = append(c.Headers, kv)
+				})
+			case "prompt":
+				c.HasPrompt = r.Kind() == jsonx.String
+				r.Str(&c.Prompt)
+			case "body":
+				c.Body = r.Raw()
+			case "type":
+				r.Str(&c.ArgType)
+			default:
+				r.Skip()
+			}
+		})
+	})
+	if err != nil {
+		return Command{}, fmt.Errorf("trickle: a malformed command from trickle.js (loader and .wasm from different builds?): %w", err)
+	}
+	return c, nil
+}
+
+// Request is what an answer sends: a POST of Body to URL over fetch, or
+// the same body as the first message of a WebSocket.
+type Request struct {
+	// URL is what to fetch; Endpoint is the endpoint the relay's control
+	// URLs (resume, cancel) derive from. Both absolute.
+	URL, Endpoint string
+	// Body is the JSON request (empty for stream(): the page's init has
+	// its own).
+	Body string
+	// Headers go with the request and with its resumes.
+	Headers [][2]string
+	// WebSocket: open WSURL and send Body; a resume opens WSResume.
+	WebSocket       bool
+	WSURL, WSResume string
+	// Stream: the page's own fetch(url, init) (stream()), not a chat
+	// request built here.
+	Stream bool
+}
+
+// Request builds what ask() or stream() sends from the command. An ask
+// whose argument is neither a prompt nor an object fails with
+// ErrBadRequestBody.
+func (c Command) Request() (Request, error) {
+	if c.Kind == "stream" {
+		return Request{URL: c.URL, Endpoint: c.URL, Headers: c.Headers, Stream: true}, nil
+	}
+	var body string
+	switch {
+	case c.HasPrompt:
+		body = PromptBody(c.Prompt, c.Model)
+	case c.Body != "":
+		var err error
+		if body, err = StreamingBody(c.Body, c.Model); err != nil {
+			return Request{}, err
+		}
+	default:
+		return Request{}, fmt.Errorf("%w (got %s)", ErrBadRequestBody, c.ArgType)
+	}
+	r := Request{URL: c.URL, Endpoint: c.URL, Body: body, Headers: c.Headers}
+	if c.Transport == "websocket" {
+		r.WebSocket = true
+		auth := ""
+		for _, h := range c.Headers {
+			if strings.EqualFold(h[0], "Authorization") {
+				auth = h[1]
+			}
+		}
+		var err error
+		r.WSURL, r.WSResume, err = WebSocketURLs(c.URL, c.WSEndpoint, auth)
+		return r, err
+	}
+	// The body is JSON and the answer SSE whatever the page's headers say.
+	r.Headers = make([][2]string, 0, len(c.Headers)+2)
+	for _, kv := range c.Headers {
+		if !strings.EqualFold(kv[0], "Content-Type") && !strings.EqualFold(kv[0], "Accept") {
+			r.Headers = append(r.Headers, kv)
+		}
+	}
+	r.Headers = append(r.Headers, [2]string{"Content-Type", "application/json"}, [2]string{"Accept", "text/event-stream"})
+	return r, nil
+}
+
+// ResumeHeaders are the headers of a fetch that resumes a stream: the
+// request's own (authorization), asking for SSE after lastEventID.
+func (r Request) ResumeHeaders(lastEventID string) [][2]string {
+	h := make([][2]string, 0, len(r.Headers)+2)
+	for _, kv := range r.Headers {
+		if !strings.EqualFold(kv[0], "Content-Type") && !strings.EqualFold(kv[0], "Accept") {
+			h = append(h, kv)
+		}
+	}
+	h = append(h, [2]string{"Accept", "text/event-stream"})
+	if lastEventID != "" {
+		h = append(h, [2]string{"Last-Event-ID", lastEventID})
+	}
+	return h
+}
+
+// ResumeMessage is the WebSocket message that resumes stream after
+// lastEventID.
+func ResumeMessage(stream, lastEventID string) string {
+	b := append([]byte(nil), `{"type":"resume","stream":`...)
+	b = jsonx.AppendString(b, stream)
+	b = append(b, `,"last_event_id":`...)
+	b = jsonx.AppendString(b, lastEventID)
+	return string(append(b, '}'))
+}
+
+// Config is the Session configuration the command's attributes ask for.
+func (c Command) Config() Config {
+	cfg := Config{Dialect: c.Dialect, Announce: c.Announce}
+	if cfg.Dialect == "" {
+		cfg.Dialect = "auto"
+	}
+	if cfg.Announce == "" {
+		cfg.Announce = "sentences"
+	}
+	cfg.Policy.SameOrigin = c.Origin
+	if o := strings.TrimSpace(c.ImageOrigins); o != "" {
+		cfg.Policy.AllowedImageOrigins = strings.Fields(o)
+	}
+	return cfg
+}

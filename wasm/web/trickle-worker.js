@@ -1,0 +1,194 @@
+// Trickle's Go side host: runs the widget's Go program (compiled to
+// WebAssembly) in a dedicated Web Worker, or — the fallback, when the page
+// cannot make a worker — on the page's main thread, imported by trickle.js.
+// Either way Go talks to the page through one message port (the worker's
+// own, or a MessageChannel's), so both modes run the same code.
+//
+// It holds only mechanical helpers that spare Go a crossing per network
+// chunk: an inbox that gathers a connection's chunks until Go's next frame
+// takes them all, and the wake-up that tells Go bytes arrived (at most once
+// per frame: not while a frame is on its way to the page). Every decision
+// is Go's (wasm/, internal/widget).
+//
+// A classic script (importScripts) and a module (import()) alike: it only
+// assigns globals explicitly.
+"use strict";
+
+(() => {
+  const g = globalThis;
+
+  // Inbox holds a connection's bytes until Go's next frame takes them,
+  // with each chunk's length and arrival time (for the metrics). take()
+  // hands everything over as one Uint8Array, little-endian: the
+  // performance.now() of the take (float64), the number of chunks
+  // (uint32), then per chunk its length (uint32) and arrival time
+  // (float64), then the bytes (internal/widget/inbox.go reads it).
+  class Inbox {
+    #wake;
+    #bytes = new Uint8Array(4096);
+    #used = 0;
+    #chunks = [];
+    closed = false;
+
+    constructor(wake) {
+      this.#wake = wake;
+    }
+
+    push(chunk) {
+      if (this.#used + chunk.length > this.#bytes.length) {
+        const grown = new Uint8Array(Math.max(2 * this.#bytes.length, this.#used + chunk.length));
+        grown.set(this.#bytes.subarray(0, this.#used));
+        this.#bytes = grown;
+      }
+      this.#bytes.set(chunk, this.#used);
+      this.#used += chunk.length;
+      this.#chunks.push(chunk.length, performance.now());
+      this.#wake();
+    }
+
+    take() {
+      const n = this.#chunks.length / 2;
+      if (n === 0) return null;
+      const head = 12 + 12 * n;
+      const out = new Uint8Array(head + this.#used);
+      const view = new DataView(out.buffer);
+      view.setFloat64(0, performance.now(), true);
+      view.setUint32(8, n, true);
+      for (let i = 0; i < n; i++) {
+        view.setUint32(12 + 12 * i, this.#chunks[2 * i], true);
+        view.setFloat64(16 + 12 * i, this.#chunks[2 * i + 1], true);
+      }
+      out.set(this.#bytes.subarray(0, this.#used), head);
+      this.#used = 0;
+      this.#chunks.length = 0;
+      return out;
+    }
+
+    close() {
+      this.closed = true;
+      this.#used = 0;
+      this.#chunks.length = 0;
+    }
+  }
+
+  // start boots Go on this thread with port as its line to the page, and
+  // reports a failure to boot on the port.
+  async function start(port, wasmURL, thread) {
+    let goWake = null;
+    let inFlight = false; // a frame is on its way to the page
+    let pending = false; // bytes arrived meanwhile
+    let queued = false;
+    // wake tells Go that bytes arrived: at once (one microtask gathers the
+    // chunks of one task) when no frame is on its way to the page, else
+    // with the page's acknowledgement of that frame.
+    const wake = () => {
+      if (inFlight) {
+        pending = true;
+        return;
+      }
+      if (queued || !goWake) return;
+      queued = true;
+      queueMicrotask(() => {
+        queued = false;
+        goWake();
+      });
+    };
+    const helpers = {
+      thread,
+      // post sends a message to the page; frame says it is a frame, which
+      // the page acknowledges once applied.
+      post(s, frame) {
+        if (frame) inFlight = true;
+        port.postMessage(s);
+      },
+      now: () => performance.timeOrigin + performance.now(),
+      idle(fn, timeout) {
+        if (typeof g.requestIdleCallback === "function") g.requestIdleCallback(fn, { timeout });
+        else setTimeout(fn, 50);
+      },
+      readBody(body, end) {
+        const inbox = new Inbox(wake);
+        if (!body) {
+          queueMicrotask(() => end(null));
+          return inbox;
+        }
+        const reader = body.getReader();
+        (async () => {
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) return;
+            if (inbox.closed) {
+              reader.cancel().catch(() => {});
+              return;
+            }
+            inbox.push(value);
+          }
+        })().then(() => end(null), (err) => end(err ?? new Error("read failed")));
+        return inbox;
+      },
+      wsInbox(ws) {
+        const inbox = new Inbox(wake);
+        const utf8 = new TextEncoder();
+        ws.onmessage = (ev) => {
+          if (inbox.closed) return;
+          inbox.push(typeof ev.data === "string" ? utf8.encode(ev.data) : new Uint8Array(ev.data));
+        };
+        return inbox;
+      },
+    };
+    const booted = new Promise((resolve) => {
+      // Go calls this once, with its handlers, and gets the helpers back.
+      g.__trickleBoot = (onMessage, onWake) => {
+        goWake = onWake;
+        port.onmessage = (ev) => {
+          if (ev.data === "ack") {
+            inFlight = false;
+            onMessage(pending ? "ack+wake" : "ack");
+            pending = false;
+            return;
+          }
+          onMessage(ev.data);
+        };
+        resolve();
+        return helpers;
+      };
+    });
+    try {
+      const go = new g.Go();
+      let result;
+      try {
+        result = await WebAssembly.instantiateStreaming(fetch(wasmURL), go.importObject);
+      } catch (err) {
+        // A server that sends the .wasm without Content-Type
+        // application/wasm breaks instantiateStreaming; fall back to bytes.
+        const response = await fetch(wasmURL);
+        if (!response.ok) throw new Error(`loading ${wasmURL}: HTTP ${response.status}`);
+        result = await WebAssembly.instantiate(await response.arrayBuffer(), go.importObject);
+      }
+      go.run(result.instance);
+      await booted;
+      delete g.__trickleBoot;
+    } catch (err) {
+      port.postMessage(JSON.stringify({ t: "fail", message: String(err?.message ?? err) }));
+    }
+  }
+
+  const inWorker = typeof g.WorkerGlobalScope === "function" && g instanceof g.WorkerGlobalScope;
+  if (inWorker) {
+    // The page's first message says where the toolchain's wasm_exec.js and
+    // the .wasm are (absolute URLs: a blob: worker has no base of its own).
+    g.onmessage = (ev) => {
+      g.onmessage = null;
+      try {
+        g.importScripts(ev.data.wasmExec);
+      } catch (err) {
+        g.postMessage(JSON.stringify({ t: "fail", message: `loading ${ev.data.wasmExec}: ${err?.message ?? err}` }));
+        return;
+      }
+      start(g, ev.data.wasm, "worker");
+    };
+    g.postMessage(JSON.stringify({ t: "alive" }));
+  } else {
+    g.__trickleStart = start;
+  }
+})();
