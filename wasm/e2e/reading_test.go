@@ -180,3 +180,40 @@ func repeatCells(s string, n int) string {
 	}
 	return out
 }
+
+// TestAStallShowsTheNoticeOnceAndTheNextTokenClearsIt runs the relay's
+// fault injection: the simulated model stops for 2.5 s after 5 tokens.
+func TestAStallShowsTheNoticeOnceAndTheNextTokenClearsIt(t *testing.T) {
+	ctx := tab(t)
+	eval[bool](t, ctx, `(() => {
+		const a = document.getElementById("a");
+		const status = a.querySelector('[data-trickle="status"]');
+		window.__stall = [];
+		const seen = () => {
+			const s = status.textContent + "|" + a.hasAttribute("data-trickle-stalled") + "|" + (a.getAttribute("aria-busy") || "");
+			if (window.__stall[window.__stall.length - 1] !== s) window.__stall.push(s);
+		};
+		new MutationObserver(seen).observe(a, { attributes: true, subtree: true, childList: true, characterData: true });
+		a.setAttribute("endpoint", "/v1/chat/completions?answer=short&gap_ms=20&stall_after=5&stall_ms=2500");
+		window.__done = a.ask("stall");
+		return true;
+	})()`)
+	require.Equal(t, "complete", eval[string](t, ctx, `window.__done`))
+	r := waitAnnouncer(t, ctx)
+	require.Equal(t, "complete", r.Status)
+	seq := eval[[]string](t, ctx, `window.__stall`)
+	var notices, cleared int
+	for i, s := range seq {
+		if strings.HasPrefix(s, "Waiting for the model…|") {
+			if i == 0 || !strings.HasPrefix(seq[i-1], "Waiting for the model…|") {
+				notices++
+			}
+			require.True(t, strings.HasSuffix(s, "|true"), "only while the answer streams: %v", seq)
+		} else if i > 0 && strings.HasPrefix(seq[i-1], "Waiting for the model…|") {
+			cleared++
+			require.True(t, strings.HasSuffix(s, "|true"), "cleared by the next token, before the end: %v", seq)
+		}
+	}
+	require.Equal(t, 1, notices, "said once: %v", seq)
+	require.Equal(t, 1, cleared, "and cleared: %v", seq)
+}

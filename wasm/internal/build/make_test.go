@@ -43,7 +43,14 @@ func TestMakeRebuildsTheWidgetOnlyWhenAnInputChanged(t *testing.T) {
 		}
 		t.Skip("the widget is not built (make widget)")
 	}
-	require.True(t, makeQ(t, root), "just built: nothing to do")
+	if !makeQ(t, root) {
+		// make test builds before it tests: out of date there means the
+		// rule's prerequisites miss something the build itself changes.
+		if os.Getenv("CI") != "" {
+			t.Fatal("make build ran before the tests, yet make -q widget says the widget is out of date")
+		}
+		t.Skip("the widget is out of date (an input changed since make widget)")
+	}
 	for _, in := range []string{
 		"wasm/web/trickle.js", "wasm/web/trickle.css", // the loader and stylesheet
 		"wasm/cmd/widget/main.go",                                  // the widget's main package
