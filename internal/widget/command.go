@@ -41,6 +41,8 @@ type Command struct {
 	Origin string
 	// ShowMetrics: the element has the show-metrics attribute.
 	ShowMetrics bool
+	// Highlight: the element has the highlight attribute.
+	Highlight bool
 	// Headers are the element's headers property, in its order.
 	Headers [][2]string
 
@@ -84,6 +86,8 @@ func ParseCommand(s string) (Command, error) {
 				r.Str(&c.Origin)
 			case "metrics":
 				r.Bool(&c.ShowMetrics)
+			case "highlight":
+				r.Bool(&c.Highlight)
 			case "headers":
 				r.Array(func(int) {
 					var kv [2]string
@@ -212,6 +216,7 @@ func (c Command) Config() Config {
 		cfg.Announce = "sentences"
 	}
 	cfg.Policy.SameOrigin = c.Origin
+	cfg.Highlight = c.Highlight
 	if o := strings.TrimSpace(c.ImageOrigins); o != "" {
 		cfg.Policy.AllowedImageOrigins = strings.Fields(o)
 	}

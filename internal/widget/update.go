@@ -129,6 +129,7 @@ func MetricRows(m Metrics) [][2]string {
 	return [][2]string{
 		{"Time to first byte", fmt.Sprintf("%.0f ms", m.TTFB)},
 		{"Time to first token", fmt.Sprintf("%.0f ms", m.TTFT)},
+		{"Time to first answer token", fmt.Sprintf("%.0f ms", m.TTFAT)},
 		{"Gap p50 / p95", fmt.Sprintf("%.0f / %.0f ms", m.GapP50, m.GapP95)},
 		{"Tokens per second", fmt.Sprintf("%.1f", m.TokensPerS)},
 		{"Bytes", fmt.Sprintf("%d", m.Bytes)},

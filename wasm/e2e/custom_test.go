@@ -54,6 +54,10 @@ func custom(w http.ResponseWriter, r *http.Request) {
 		customText(w, r)
 		return
 	}
+	if r.URL.Path == "/custom/reading/highlight" {
+		serveHighlightPage(w, r)
+		return
+	}
 	var body map[string]any
 	raw, _ := io.ReadAll(r.Body)
 	_ = json.Unmarshal(raw, &body)

@@ -197,7 +197,11 @@ const collect = `(() => {
 	const part = (p) => a.querySelector('[data-trickle="' + p + '"]');
 	return {
 		status: a.status, text: a.text,
-		html: part("content").innerHTML,
+		// The answer's blocks, without the toolbars the page adds beside
+		// settled code blocks and tables (reading_blocks_test.go tests them).
+		html: (() => { const c = part("content").cloneNode(true);
+			for (const b of c.querySelectorAll('[data-trickle="code-toolbar"], [data-trickle="table-toolbar"]')) b.remove();
+			return c.innerHTML; })(),
 		tail: !!part("tail"),
 		notice: part("notice-text").textContent, noticeShown: !part("notice").hidden,
 		retryShown: !part("retry").hidden,

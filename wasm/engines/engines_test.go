@@ -226,6 +226,12 @@ const out = { results: [], userAgent: navigator.userAgent };
 const errors = [];
 addEventListener("error", (e) => errors.push(String(e.message)));
 addEventListener("unhandledrejection", (e) => errors.push(String(e.reason?.stack ?? e.reason)));
+// The answer's blocks without the toolbars added beside code blocks and tables.
+const withoutToolbars = (content) => {
+  const c = content.cloneNode(true);
+  for (const b of c.querySelectorAll('[data-trickle="code-toolbar"], [data-trickle="table-toolbar"]')) b.remove();
+  return c.innerHTML;
+};
 const within = (p, ms, what) => Promise.race([p, new Promise((_, no) => setTimeout(() => no(new Error(what + " did not end within " + ms + " ms")), ms))]);
 try {
   await within(customElements.whenDefined("trickle-answer"), 60000, "defining <trickle-answer>");
@@ -237,7 +243,7 @@ try {
     const m = el.metrics ?? {};
     out.results.push({
       transport, status, text: el.text, thread: m.thread ?? "", frames: m.frames ?? 0,
-      html: el.querySelector('[data-trickle="content"]').innerHTML, want: t.innerHTML,
+      html: withoutToolbars(el.querySelector('[data-trickle="content"]')), want: t.innerHTML,
     });
   }
 } catch (err) {

@@ -221,7 +221,7 @@ class Host {
       if (m.t === "alive") {
         clearTimeout(timer);
         if (blobURL) URL.revokeObjectURL(blobURL);
-        w.postMessage({ wasmExec: WASM_EXEC.href, wasm: WASM.href });
+        w.postMessage({ wasmExec: WASM_EXEC.href, wasm: wasmURL().href });
         return;
       }
       if (m.t === "fail" && !settled) {
@@ -248,7 +248,7 @@ class Host {
       const channel = new MessageChannel();
       channel.port1.onmessage = (ev) => this.#receive(JSON.parse(ev.data));
       this.#port = channel.port1;
-      globalThis.__trickleStart(channel.port2, WASM.href, "main");
+      globalThis.__trickleStart(channel.port2, wasmURL().href, "main");
     } catch (err) {
       this.#failed(`${err?.message ?? err}`);
     }
@@ -361,6 +361,7 @@ function ensureParts(el) {
 // Answer is an element's state on the page: its parts, what Go last said
 // (text, status, stream id, metrics) and its calls waiting to settle.
 class Answer {
+  highlighter = null; // the page's (code, lang) => html, or null
   text = "";
   state = "idle";
   streamId = "";
@@ -429,6 +430,7 @@ class Answer {
       images: attr("image-origins"),
       origin: location.origin,
       metrics: this.el.hasAttribute("show-metrics"),
+      highlight: this.el.hasAttribute("highlight"),
       headers: Object.entries(headers).map(([k, v]) => [k, String(v)]),
     };
   }
@@ -464,7 +466,11 @@ class Answer {
     }
     let grew = false;
     if (u.p) {
+      const before = this.tail.previousSibling;
       patchAnswer(this.tail, u.p);
+      // Newly settled blocks get their toolbars (and the page's
+      // highlighter) in this same task, before the browser paints them.
+      if (u.p.a || u.p.unwrap) decorate(this, before, u.p.final ? null : this.tail);
       grew = !!u.p.a || u.p.keep >= 0;
     }
     if (u.thinking) {
@@ -481,9 +487,11 @@ class Answer {
     if (u.state) this.state = u.state;
     if (u.sid !== undefined) this.streamId = u.sid;
     if (u.m) this.metrics = u.m;
+    if (u.stalled !== undefined) this.el.toggleAttribute("data-trickle-stalled", u.stalled);
     if (u.end) {
       const e = u.end;
       this.el.removeAttribute("aria-busy");
+      this.el.removeAttribute("data-trickle-stalled");
       this.el.setAttribute("data-status", e.status);
       if (e.notice) {
         this.noticeText.textContent = e.notice;
@@ -519,6 +527,23 @@ class Answer {
   }
 }
 
+// wasmURL is the build of the widget this page runs: the highlighting
+// variant when an element asks for it (decided once, when the first
+// element connects).
+function wasmURL() {
+  return document.querySelector("trickle-answer[highlight]") ? HIGHLIGHT_WASM : WASM;
+}
+
+// addHighlightStylesheet adds the highlighting variant's colours, once.
+function addHighlightStylesheet() {
+  if (document.querySelector("link[data-trickle-highlight-css]")) return;
+  const link = document.createElement("link");
+  link.rel = "stylesheet";
+  link.href = HIGHLIGHT_CSS.href;
+  link.dataset.trickleHighlightCss = "";
+  document.querySelector("link[data-trickle-css]")?.after(link) ?? document.head.prepend(link);
+}
+
 function addStylesheet() {
   if (document.querySelector("link[data-trickle-css]")) return;
   const link = document.createElement("link");
@@ -534,6 +559,11 @@ class TrickleAnswer extends HTMLElement {
   #headers = {};
 
   connectedCallback() {
+    if (this.hasAttribute("highlight")) addHighlightStylesheet();
+    // A page that sets color-scheme (on :root or an ancestor) is followed;
+    // otherwise the stylesheet's default follows the reader's preference.
+    const scheme = getComputedStyle(this.parentElement ?? document.documentElement).colorScheme;
+    if (scheme && scheme !== "normal") this.dataset.trickleScheme = "inherit";
     ensureParts(this);
     this.#attach();
   }
@@ -636,6 +666,17 @@ class TrickleAnswer extends HTMLElement {
     return m ? { ...m } : null;
   }
 
+  /** The page's own syntax highlighter, (code, lang) => HTML, called once
+   *  per settled code block that the widget did not highlight itself; its
+   *  output keeps only <span class>. */
+  get highlighter() {
+    return this.#attach().highlighter;
+  }
+
+  set highlighter(fn) {
+    this.#attach().highlighter = typeof fn === "function" ? fn : null;
+  }
+
   /** Extra request headers (e.g. Authorization) sent with every ask. */
   get headers() {
     return this.#headers;
@@ -644,6 +685,130 @@ class TrickleAnswer extends HTMLElement {
   set headers(value) {
     this.#headers = { ...(value ?? {}) };
   }
+}
+
+// ---- Reading aids (issue 13): what a settled block gets once, in the task
+// that inserts it. The settled HTML stays goldmark's; toolbars are siblings.
+
+// decorate walks the newly settled nodes between after (exclusive; null:
+// the content's first child) and before (exclusive; null: to the end):
+// each code block gets its toolbar and the page's highlighter, each table
+// its Copy table button.
+function decorate(answer, after, before) {
+  const content = answer.content;
+  for (let n = after ? after.nextSibling : content.firstChild; n && n !== before; n = n.nextSibling) {
+    if (n.nodeType !== 1 || n.dataset.trickle) continue;
+    const pres = n.tagName === "PRE" ? [n] : n.querySelectorAll("pre");
+    for (const pre of pres) codeBlock(answer, pre);
+    const tables = n.tagName === "TABLE" ? [n] : n.querySelectorAll("table");
+    for (const table of tables) tableBlock(answer, table);
+  }
+}
+
+function codeBlock(answer, pre) {
+  const code = pre.firstElementChild;
+  if (!code || code.tagName !== "CODE") return;
+  const lang = /(?:^|\s)language-(\S+)/.exec(code.className)?.[1] ?? "";
+  if (answer.highlighter && !code.firstElementChild) highlightWith(answer.highlighter, code, lang);
+  const bar = document.createElement("div");
+  bar.dataset.trickle = "code-toolbar";
+  const name = document.createElement("span");
+  name.dataset.trickle = "code-lang";
+  name.textContent = lang;
+  const btn = document.createElement("button");
+  btn.type = "button";
+  btn.dataset.trickle = "copy";
+  btn.setAttribute("aria-label", "Copy code");
+  btn.textContent = "Copy";
+  btn.addEventListener("click", () => {
+    copied(answer, navigator.clipboard.writeText(code.textContent));
+  });
+  bar.append(name, btn);
+  pre.before(bar);
+}
+
+function tableBlock(answer, table) {
+  const bar = document.createElement("div");
+  bar.dataset.trickle = "table-toolbar";
+  const btn = document.createElement("button");
+  btn.type = "button";
+  btn.dataset.trickle = "copy-table";
+  btn.textContent = "Copy table";
+  btn.addEventListener("click", () => {
+    const cell = (c) => c.textContent.replace(/[\t\r\n]+/g, " ").trim();
+    const tsv = [...table.rows].map((r) => [...r.cells].map(cell).join("\t")).join("\n") + "\n";
+    const item = new ClipboardItem({
+      "text/plain": new Blob([tsv], { type: "text/plain" }),
+      "text/html": new Blob([table.outerHTML], { type: "text/html" }),
+    });
+    copied(answer, navigator.clipboard.write([item]));
+  });
+  bar.append(btn);
+  table.before(bar);
+}
+
+// copied says "Copied" once in the status region when the clipboard took
+// it, or why not.
+function copied(answer, promise) {
+  promise.then(
+    () => say(answer, "Copied"),
+    (err) => {
+      console.error("trickle: copying failed:", err);
+      say(answer, "Copy failed: the browser refused the clipboard.");
+    },
+  );
+}
+
+function say(answer, text) {
+  const s = answer.status;
+  // The same words again are a new announcement: clear first.
+  s.textContent = "";
+  requestAnimationFrame(() => (s.textContent = text));
+}
+
+// highlightWith runs the page's highlighter on a settled code block. Its
+// output is model-derived: only <span class="…"> survives, any other
+// element becomes its text, and the result must keep the block's text.
+function highlightWith(highlighter, code, lang) {
+  const text = code.textContent;
+  let html;
+  try {
+    html = highlighter(text, lang);
+  } catch (err) {
+    console.error(`trickle: the page's highlighter threw on a ${lang || "plain"} code block; it stays plain:`, err);
+    return;
+  }
+  if (typeof html !== "string") {
+    console.error(`trickle: the page's highlighter returned ${typeof html}, not an HTML string; the block stays plain`);
+    return;
+  }
+  const tpl = document.createElement("template");
+  tpl.innerHTML = html;
+  const clean = sanitizeSpans(tpl.content);
+  if (clean.textContent !== text) {
+    console.error("trickle: the page's highlighter changed the code's text; the block stays plain");
+    return;
+  }
+  code.replaceChildren(clean);
+}
+
+// sanitizeSpans copies a parsed fragment keeping text and <span> elements
+// with their class only.
+function sanitizeSpans(from) {
+  const out = document.createDocumentFragment();
+  for (const n of from.childNodes) {
+    if (n.nodeType === 3) out.append(n.data);
+    else if (n.nodeType === 1 && n.namespaceURI === "http://www.w3.org/1999/xhtml" && n.localName === "span") {
+      const span = document.createElement("span");
+      const cls = n.getAttribute("class");
+      if (cls) span.className = cls;
+      span.append(sanitizeSpans(n));
+      out.append(span);
+    } else if (n.nodeType === 1) {
+      out.append(sanitizeSpans(n.localName === "template" ? n.content : n));
+    }
+  }
+  return out;
 }
 
 addStylesheet();
