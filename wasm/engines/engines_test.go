@@ -114,6 +114,7 @@ func TestTheWidgetAnswersOverSSEAndWebSocketInEveryEngine(t *testing.T) {
 				same(t, want.Text, r.Text, "%s over %s: the streamed text is the canned answer", e.name, transport)
 				same(t, r.Want, r.HTML, "%s over %s: the streamed DOM equals the one-shot render, parsed by the same engine", e.name, transport)
 				require.Greater(t, r.Frames, 1, "%s over %s: the answer was painted in frames", e.name, transport)
+				require.Equal(t, "worker", r.Thread, "%s over %s: the widget's Go side runs in a Web Worker (from another origin: a blob: bootstrap)", e.name, transport)
 			}
 		})
 	}
