@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"log"
 	"math"
 	"net/http"
@@ -368,35 +367,44 @@ func runLatency(browser context.Context, base, widgetBase string, log_ *sentLog,
 	return out, nil
 }
 
-// Size is the widget's transfer size: every file it may load, brotli
+// Size is the widget's transfer size: every file the default widget loads
+// (the loader, its stylesheet, wasm_exec.js, the .wasm and, when the build
+// has one, the worker's script; not the highlighting variant), brotli
 // compressed as the relay serves it.
 type Size struct {
 	Files map[string]int64 `json:"files"`
 	Total int64            `json:"total_brotli_bytes"`
 }
 
+// defaultFiles are the build manifest's entries the default widget loads.
+var defaultFiles = []string{"loader", "css", "wasm_exec", "wasm", "worker"}
+
 func widgetSize(dir string) (Size, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return Size{}, fmt.Errorf("the widget's manifest (make build writes it): %w", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return Size{}, fmt.Errorf("%s/manifest.json: %w", dir, err)
+	}
 	s := Size{Files: map[string]int64{}}
-	err := fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+	for _, k := range defaultFiles {
+		name, ok := m[k].(string)
+		if !ok {
+			continue // a build without that part (no worker before it had one)
 		}
-		ext := filepath.Ext(p)
-		if ext == ".br" || ext == ".gz" || ext == ".md" || p == "manifest.json" {
-			return nil
-		}
-		fi, err := os.Stat(filepath.Join(dir, p+".br"))
+		fi, err := os.Stat(filepath.Join(dir, name+".br"))
 		if err != nil {
-			fi, err = d.Info()
+			return Size{}, fmt.Errorf("the widget's %s: %w", k, err)
 		}
-		if err != nil {
-			return err
-		}
-		s.Files[p] = fi.Size()
+		s.Files[name] = fi.Size()
 		s.Total += fi.Size()
-		return nil
-	})
-	return s, err
+	}
+	if len(s.Files) == 0 {
+		return Size{}, fmt.Errorf("%s/manifest.json names none of %s", dir, strings.Join(defaultFiles, ", "))
+	}
+	return s, nil
 }
 
 // medianOf returns the median of f over xs.

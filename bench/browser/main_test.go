@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -230,4 +232,26 @@ func TestPaceTokensReportsEveryTokenFlushedOnce(t *testing.T) {
 	for i, n := range seen {
 		require.Equal(t, 1, n, "token %d", i)
 	}
+}
+
+func TestWidgetSizeCountsTheFilesTheDefaultWidgetLoads(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]int{
+		"trickle.js": 10, "trickle.js.br": 4, "trickle.a.wasm": 100, "trickle.a.wasm.br": 40,
+		"trickle-worker.b.js": 20, "trickle-worker.b.js.br": 7,
+		"trickle-highlight.c.wasm": 300, "trickle-highlight.c.wasm.br": 120, // not loaded by default
+	}
+	for name, n := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), make([]byte, n), 0o644))
+	}
+	manifest := `{"loader":"trickle.js","wasm":"trickle.a.wasm","worker":"trickle-worker.b.js","highlight_wasm":"trickle-highlight.c.wasm","go":"go1.26"}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(manifest), 0o644))
+	s, err := widgetSize(dir)
+	require.NoError(t, err)
+	require.Equal(t, int64(4+40+7), s.Total)
+	require.Equal(t, map[string]int64{"trickle.js": 4, "trickle.a.wasm": 40, "trickle-worker.b.js": 7}, s.Files)
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "trickle-worker.b.js.br")))
+	_, err = widgetSize(dir)
+	require.ErrorContains(t, err, "worker")
 }

@@ -4,7 +4,9 @@ import "sync"
 
 // GCPacer keeps Go's garbage collector out of the frames of an answer.
 //
-// The widget runs on the page's only thread. With Go's default pacing
+// The widget's Go side runs on one thread (its Web Worker, or the page's
+// main thread in the fallback), where a collection stops every frame of
+// every answer until it ends. With Go's default pacing
 // (GOGC=100) the heap goal is a few MiB — the live heap between frames is
 // under 1 MiB — so a 20 KB answer, which allocates about 19 MB in its
 // frames (parse trees, HTML strings), ran five collections, each inside

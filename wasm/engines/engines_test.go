@@ -69,16 +69,28 @@ type smoke struct {
 		Text      string `json:"text"`
 		HTML      string `json:"html"`
 		Want      string `json:"want"`
-		Thread    any    `json:"thread"`
+		Thread    string `json:"thread"`
 		Frames    int    `json:"frames"`
 	} `json:"results"`
 	UserAgent string `json:"userAgent"`
 }
 
+// modes are the two ways the widget runs: by default its Go side is in a
+// Web Worker; worker="off" keeps it on the page's thread. metrics.thread
+// says which.
+var modes = []struct {
+	attr   string // the elements' worker attribute
+	thread string // what metrics.thread must say
+}{
+	{attr: "", thread: "worker"},
+	{attr: "off", thread: "main"},
+}
+
 // In each engine, from a page on another origin than the relay, as the
-// README's snippet does: an answer over SSE, then one over WebSocket; each
-// completes, its text is the canned answer's and its HTML the one-shot
-// render of that text.
+// README's snippet does, in worker mode and with worker="off": an answer
+// over SSE, then one over WebSocket; each completes on the expected
+// thread, its text is the canned answer's and its HTML the one-shot render
+// of that text.
 func TestTheWidgetAnswersOverSSEAndWebSocketInEveryEngine(t *testing.T) {
 	if _, err := fs.Stat(examples.Widget(), "trickle.js"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -100,20 +112,24 @@ func TestTheWidgetAnswersOverSSEAndWebSocketInEveryEngine(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), engineTimeout)
 			defer cancel()
 			d := e.start(t, ctx)
-			require.NoError(t, d.navigate(ctx, pageURL))
-			raw := poll(t, ctx, d, `window.smoke || ""`)
-			var got smoke
-			require.NoError(t, json.Unmarshal([]byte(raw), &got), raw)
-			t.Logf("%s: %s", e.name, got.UserAgent)
-			require.Empty(t, got.Error, "the page threw")
-			require.Len(t, got.Results, 2)
-			for i, transport := range []string{"sse", "websocket"} {
-				r := got.Results[i]
-				require.Equal(t, transport, r.Transport)
-				require.Equal(t, "complete", r.Status, "%s over %s", e.name, transport)
-				same(t, want.Text, r.Text, "%s over %s: the streamed text is the canned answer", e.name, transport)
-				same(t, r.Want, r.HTML, "%s over %s: the streamed DOM equals the one-shot render, parsed by the same engine", e.name, transport)
-				require.Greater(t, r.Frames, 1, "%s over %s: the answer was painted in frames", e.name, transport)
+			for _, m := range modes {
+				require.NoError(t, d.navigate(ctx, pageURL+"?worker="+m.attr))
+				raw := poll(t, ctx, d, `window.smoke || ""`)
+				var got smoke
+				require.NoError(t, json.Unmarshal([]byte(raw), &got), raw)
+				t.Logf("%s, worker=%q: %s", e.name, m.attr, got.UserAgent)
+				require.Empty(t, got.Error, "the page threw")
+				require.Len(t, got.Results, 2)
+				for i, transport := range []string{"sse", "websocket"} {
+					r := got.Results[i]
+					what := fmt.Sprintf("%s, worker=%q, over %s", e.name, m.attr, transport)
+					require.Equal(t, transport, r.Transport)
+					require.Equal(t, "complete", r.Status, what)
+					require.Equal(t, m.thread, r.Thread, "%s: metrics.thread", what)
+					same(t, want.Text, r.Text, "%s: the streamed text is the canned answer", what)
+					same(t, r.Want, r.HTML, "%s: the streamed DOM equals the one-shot render, parsed by the same engine", what)
+					require.Greater(t, r.Frames, 1, "%s: the answer was painted in frames", what)
+				}
 			}
 		})
 	}
@@ -175,14 +191,17 @@ func serve(t *testing.T) string {
 	a, _ := sim.Lookup(answer)
 	// The widget's link and image policy takes the page's origin as its own.
 	want := render.Convert(a.Text, widget.RenderOptions(render.Policy{SameOrigin: page.URL})...)
-	html := strings.NewReplacer("RELAY", rl.URL, "ANSWER", answer, "WANT", jsString(want)).Replace(smokePage)
 	page.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
 			return
 		}
+		attr := ""
+		if v := r.URL.Query().Get("worker"); v != "" {
+			attr = ` worker="` + v + `"`
+		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		io.WriteString(w, html)
+		io.WriteString(w, strings.NewReplacer("RELAY", rl.URL, "ANSWER", answer, "WANT", jsString(want), "WORKER", attr).Replace(smokePage))
 	})
 	return page.URL + "/"
 }
@@ -192,15 +211,16 @@ func jsString(s string) string {
 	return string(b)
 }
 
-// smokePage is the page of another origin. RELAY, ANSWER and WANT (the
-// one-shot render, a JS string) are replaced by serve. The expected HTML is
+// smokePage is the page of another origin. RELAY, ANSWER, WANT (the
+// one-shot render, a JS string) and WORKER (the worker attribute) are
+// replaced by serve. The expected HTML is
 // parsed and serialized by the engine itself, so that its serializer's
 // choices (quotes, entities, <br>) are the same on both sides.
 const smokePage = `<!doctype html>
 <html lang="en"><meta charset="utf-8"><title>cross-engine smoke</title>
 <script type="module" src="RELAY/trickle/trickle.js"></script>
-<trickle-answer id="sse" endpoint="RELAY/v1/chat/completions?answer=ANSWER"></trickle-answer>
-<trickle-answer id="websocket" transport="websocket" endpoint="RELAY/v1/chat/completions?answer=ANSWER"></trickle-answer>
+<trickle-answer id="sse"WORKER endpoint="RELAY/v1/chat/completions?answer=ANSWER"></trickle-answer>
+<trickle-answer id="websocket"WORKER transport="websocket" endpoint="RELAY/v1/chat/completions?answer=ANSWER"></trickle-answer>
 <script type="module">
 const out = { results: [], userAgent: navigator.userAgent };
 const errors = [];
@@ -216,7 +236,7 @@ try {
     t.innerHTML = WANT;
     const m = el.metrics ?? {};
     out.results.push({
-      transport, status, text: el.text, thread: m.thread ?? null, frames: m.frames ?? 0,
+      transport, status, text: el.text, thread: m.thread ?? "", frames: m.frames ?? 0,
       html: el.querySelector('[data-trickle="content"]').innerHTML, want: t.innerHTML,
     });
   }
