@@ -111,6 +111,7 @@ type Session struct {
 	tools        string            // tool panel HTML on screen
 	status       string            // status region text on screen
 	shown        string            // visible status line text on screen
+	asked        bool              // an answer began: Begin (not only NewSession's), bytes or End
 	firstToken   bool              // a text delta arrived since the last TookFirstToken
 	ended        bool              // End was called
 	finished     bool              // the final frame was produced
@@ -146,6 +147,7 @@ func NewSession(cfg Config) *Session {
 	}
 	s.doc = render.NewDocument(RenderOptions(cfg.Policy, extra...)...)
 	s.Begin()
+	s.asked = false // ready, but no answer yet: nothing to show
 	return s
 }
 
@@ -165,6 +167,7 @@ func RenderOptions(p render.Policy, extra ...render.Option) []render.Option {
 
 // Begin starts a new answer, forgetting the previous one.
 func (s *Session) Begin() {
+	s.asked = true
 	opts := []stream.Option{stream.WithEventHandler(s.event)}
 	if s.cfg.Dialect != "" {
 		opts = append(opts, stream.WithDialect(s.cfg.Dialect))
@@ -215,6 +218,7 @@ func (s *Session) Write(chunk []byte) error { return s.WriteAt(chunk, s.now()) }
 // hands over, once per frame, the chunks that arrived since the last one,
 // each with its arrival time, so the metrics stay those of the network).
 func (s *Session) WriteAt(chunk []byte, at time.Time) error {
+	s.asked = true
 	s.at = at
 	s.rec.Bytes(len(chunk), at)
 	_, err := s.pipe.Write(chunk)
@@ -238,7 +242,7 @@ func (s *Session) End(err error) {
 	if s.ended {
 		return
 	}
-	s.ended = true
+	s.ended, s.asked = true, true
 	switch {
 	case err == nil:
 		_ = s.pipe.Close() // the status (complete / incomplete) says it
@@ -405,6 +409,9 @@ func (s *Session) apply(p *Patch, f render.Frame) {
 // is responding." until the final frame, then how it ended, in the same
 // words the screen reader will hear.
 func (s *Session) shownStatus() string {
+	if !s.asked {
+		return "" // an element that was never asked shows no status
+	}
 	if s.finished {
 		return a11y.StatusText(s.Status(), s.Err())
 	}

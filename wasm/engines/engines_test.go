@@ -73,6 +73,7 @@ type smoke struct {
 		Frames    int    `json:"frames"`
 	} `json:"results"`
 	UserAgent string `json:"userAgent"`
+	Status    string `json:"status"` // each element's status and length at the end
 }
 
 // modes are the two ways the widget runs: by default its Go side is in a
@@ -118,7 +119,7 @@ func TestTheWidgetAnswersOverSSEAndWebSocketInEveryEngine(t *testing.T) {
 				var got smoke
 				require.NoError(t, json.Unmarshal([]byte(raw), &got), raw)
 				t.Logf("%s, worker=%q: %s", e.name, m.attr, got.UserAgent)
-				require.Empty(t, got.Error, "the page threw")
+				require.Empty(t, got.Error, "the page threw; the elements: %s", got.Status)
 				require.Len(t, got.Results, 2)
 				for i, transport := range []string{"sse", "websocket"} {
 					r := got.Results[i]
@@ -247,8 +248,10 @@ try {
     });
   }
 } catch (err) {
-  errors.push(String(err?.stack ?? err));
+  // WebKit's stack has no message line: give both.
+  errors.push(String(err) + "\n" + (err?.stack ?? ""));
 }
+out.status = [...document.querySelectorAll("trickle-answer")].map((el) => el.id + ": " + el.status + ", " + el.text.length + " chars").join("; ");
 out.error = errors.join("\n");
 window.smoke = JSON.stringify(out);
 </script>
