@@ -21,10 +21,20 @@ func (e *element) frame() {
 		e.scheduleAnnouncer()
 		return
 	}
+	e.sess.RecordFrame(time.Since(t0))
+	e.emit(p)
+}
+
+// emit puts a patch that changes something into the element's next update;
+// the final one also carries how the answer ended, its events and the
+// settling of ask()'s promise — from whichever path took it from the
+// Session (a frame, or the announcer's timer while a frame was in flight:
+// the Session hands out its final patch once, so a path that dropped the
+// ending would leave ask() unsettled).
+func (e *element) emit(p widget.Patch) {
 	u := e.last()
 	u.Patch, u.HasPatch = p, true
 	u.Arrived, e.arrived = e.arrived, 0
-	e.sess.RecordFrame(time.Since(t0))
 	if p.Final {
 		m := e.sess.Metrics()
 		m.Thread = e.h.thread
@@ -51,10 +61,9 @@ func (e *element) sayNow() {
 	switch {
 	case p.Empty():
 	case p.Append != "" || p.TailChanged || p.Thinking != "" || p.ToolsChanged || p.ShownChanged || p.StalledChanged || p.Final:
-		u := e.last()
-		u.Patch, u.HasPatch = p, true
-		e.sync(u)
+		e.emit(p)
 		e.h.want = true
+		return
 	default:
 		u := widget.Update{ID: e.id, Patch: p, HasPatch: true}
 		e.h.say = widget.AppendSay(e.h.say[:0], &u)
