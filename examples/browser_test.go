@@ -189,9 +189,26 @@ func TestAnswerPageStreamsAnAnswerToCompletionAndShowsItsMetrics(t *testing.T) {
 		chromedp.Navigate(base+"/examples/answer/"),
 		chromedp.WaitVisible(chromedp.CSS("#go")),
 		chromedp.SetValue(chromedp.CSS(`select[name="answer"]`), "short"),
+		// What the element's two status parts say when trickle-end fires.
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("answer").addEventListener("trickle-end", (e) => {
+			const part = (p) => e.target.querySelector('[data-trickle="' + p + '"]').textContent;
+			document.body.dataset.shownAtEnd = part("status");
+			document.body.dataset.spokenAtEnd = part("sr-status");
+		}, { once: true }); void 0`),
 		chromedp.Click(chromedp.CSS("#go")),
 	)
 	waitFor(t, tab, 30*time.Second, `document.body.dataset.lastStatus`)
+
+	// The visible status is never behind: it says how the answer ended in
+	// the frame that ends it. The spoken one keeps its order (the last
+	// sentences, then "Answer complete."), so it may still be on the
+	// start status then, and catches up.
+	require.Equal(t, "Answer complete.", eval[string](t, tab, `document.body.dataset.shownAtEnd`))
+	t.Logf("at trickle-end the screen reader's status said %q", eval[string](t, tab, `document.body.dataset.spokenAtEnd`))
+	waitFor(t, tab, 5*time.Second, `document.querySelector('#answer [data-trickle="sr-status"]').textContent === "Answer complete."`)
+	require.Equal(t, "true", eval[string](t, tab, `document.querySelector('#answer [data-trickle="status"]').getAttribute("aria-hidden")`),
+		"the visible line is not a second live region")
+	require.Equal(t, "status", eval[string](t, tab, `document.querySelector('#answer [data-trickle="sr-status"]').getAttribute("role")`))
 
 	require.Equal(t, "complete", eval[string](t, tab, `document.body.dataset.lastStatus`))
 	require.Equal(t, "complete", eval[string](t, tab, `document.getElementById("status").textContent`))

@@ -185,7 +185,8 @@ type result struct {
 	ThinkShown  bool              `json:"thinkingShown"`
 	Tools       string            `json:"tools"`
 	Announced   []string          `json:"announced"`
-	StatusText  string            `json:"statusText"`
+	StatusText  string            `json:"statusText"` // what the screen reader heard last (sr-status)
+	ShownText   string            `json:"shownText"`  // the visible status line
 	StreamID    string            `json:"streamId"`
 	Metrics     map[string]any    `json:"metrics"`
 	Events      []json.RawMessage `json:"events"`
@@ -208,7 +209,8 @@ const collect = `(() => {
 		thinking: part("thinking-text").textContent, thinkingShown: !part("thinking").hidden,
 		tools: part("tools").innerHTML,
 		announced: [...part("announcer").children].map((p) => p.textContent),
-		statusText: part("status").textContent,
+		statusText: part("sr-status").textContent,
+		shownText: part("status").textContent,
 		streamId: a.streamId,
 		metrics: a.metrics,
 		events: window.__events,

@@ -187,7 +187,7 @@ func TestAStallShowsTheNoticeOnceAndTheNextTokenClearsIt(t *testing.T) {
 	ctx := tab(t)
 	eval[bool](t, ctx, `(() => {
 		const a = document.getElementById("a");
-		const status = a.querySelector('[data-trickle="status"]');
+		const status = a.querySelector('[data-trickle="sr-status"]');
 		window.__stall = [];
 		const seen = () => {
 			const s = status.textContent + "|" + a.hasAttribute("data-trickle-stalled") + "|" + (a.getAttribute("aria-busy") || "");

@@ -351,7 +351,7 @@ const getHost = () => (host ??= new Host());
 // announcer and status regions must be in the document, empty, before
 // anything is announced: screen readers ignore live regions that arrive
 // together with their content.
-const PARTS = `<div data-trickle="thinking" hidden><details><summary>Thinking</summary><div data-trickle="thinking-text"></div></details></div><div data-trickle="content"></div><div data-trickle="tools" hidden></div><div data-trickle="notice" hidden><span data-trickle="notice-text"></span> <button type="button" data-trickle="retry" hidden>Retry</button></div><button type="button" data-trickle="jump" hidden>Jump to latest</button><dl data-trickle="metrics" hidden></dl><div data-trickle="status" role="status"></div><div data-trickle="announcer" role="log" aria-live="polite" aria-relevant="additions"></div>`;
+const PARTS = `<div data-trickle="thinking" hidden><details><summary>Thinking</summary><div data-trickle="thinking-text"></div></details></div><div data-trickle="content"></div><div data-trickle="tools" hidden></div><div data-trickle="notice" hidden><span data-trickle="notice-text"></span> <button type="button" data-trickle="retry" hidden>Retry</button></div><button type="button" data-trickle="jump" hidden>Jump to latest</button><dl data-trickle="metrics" hidden></dl><div data-trickle="status" aria-hidden="true"></div><div data-trickle="sr-status" role="status"></div><div data-trickle="announcer" role="log" aria-live="polite" aria-relevant="additions"></div>`;
 
 function ensureParts(el) {
   if (el.querySelector(':scope > [data-trickle="content"]')) return;
@@ -382,7 +382,8 @@ class Answer {
     this.noticeText = q("notice-text");
     this.retryBtn = q("retry");
     this.metricsDL = q("metrics");
-    this.status = q("status");
+    this.status = q("status"); // visible: the element's state at once
+    this.srStatus = q("sr-status") ?? this.status; // heard: after the last sentence
     this.announcer = q("announcer");
     this.follower = follow(el, q("jump"), [this.content, this.thinking, this.tools]);
     this.onRetry = () => h.send({ t: "retry", id: this.id, n: 0, at: epochNow() });
@@ -439,11 +440,11 @@ class Answer {
   // at once, not at the next animation frame.
   early(u) {
     if (u.reset) {
-      this.status.textContent = "";
+      this.srStatus.textContent = "";
       this.announcer.textContent = "";
     }
     if (u.say) this.announcer.insertAdjacentHTML("beforeend", u.say);
-    if (u.status !== undefined) this.status.textContent = u.status;
+    if (u.status !== undefined) this.srStatus.textContent = u.status;
   }
 
   // apply applies one update (in the page's animation frame).
@@ -483,6 +484,11 @@ class Answer {
       this.tools.hidden = u.tools === "";
       grew = true;
     }
+    // The visible status line shows the element's state in the same frame
+    // as the answer; what a screen reader hears (sr-status, early) keeps
+    // its spoken order and says the end only after the last sentence.
+    if (u.reset && this.status !== this.srStatus) this.status.textContent = "";
+    if (u.shown !== undefined && this.status !== this.srStatus) this.status.textContent = u.shown;
     if (u.text) this.text += u.text;
     if (u.state) this.state = u.state;
     if (u.sid !== undefined) this.streamId = u.sid;

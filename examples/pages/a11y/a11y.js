@@ -138,9 +138,9 @@ const observer = new MutationObserver((muts) => {
   const at = performance.now() - t0;
   for (const m of muts) {
     const node = m.target.nodeType === Node.TEXT_NODE ? m.target.parentElement : m.target;
-    const region = node?.closest('[data-trickle="announcer"], [data-trickle="status"]');
+    const region = node?.closest('[data-trickle="announcer"], [data-trickle="sr-status"]');
     if (!region) continue;
-    const status = region.dataset.trickle === "status";
+    const status = region.dataset.trickle === "sr-status";
     const texts = m.type === "characterData" ? [m.target.data] : [...m.addedNodes].map((n) => n.textContent);
     for (const t of texts) if (t && t.trim()) record("trickle", t.trim(), at, status);
   }
