@@ -259,7 +259,7 @@ func TestTheAnnouncerSaysEachUnitOnceAndTheStatusOnce(t *testing.T) {
 			live := eval[[]string](t, ctx, `(() => {
 				const q = (p) => document.querySelector('[data-trickle="' + p + '"]');
 				return [q("announcer").getAttribute("role"), q("announcer").getAttribute("aria-live"),
-					q("status").getAttribute("role"), String(q("content").hasAttribute("aria-live"))];
+					q("sr-status").getAttribute("role"), String(q("content").hasAttribute("aria-live"))];
 			})()`)
 			require.Equal(t, []string{"log", "polite", "status", "false"}, live, "the visible answer is never a live region")
 		})

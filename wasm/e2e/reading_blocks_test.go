@@ -111,7 +111,7 @@ func TestSettledCodeBlocksGetAToolbarThatCopiesTheirExactTextByKeyboard(t *testi
 	}
 	require.Equal(t, "func main() {\n\tfmt.Println(\"tab\\there\")\n}\n", copied, "the block's exact text, tabs kept")
 	require.Eventually(t, func() bool {
-		return eval[string](t, ctx, `document.querySelector('#a [data-trickle="status"]').textContent`) == "Copied"
+		return eval[string](t, ctx, `document.querySelector('#a [data-trickle="sr-status"]').textContent`) == "Copied"
 	}, 5*time.Second, 50*time.Millisecond, "said in the status region")
 
 	// The table's button puts tab-separated text and HTML on the clipboard.

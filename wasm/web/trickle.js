@@ -766,7 +766,7 @@ function copied(answer, promise) {
 }
 
 function say(answer, text) {
-  const s = answer.status;
+  const s = answer.srStatus;
   // The same words again are a new announcement: clear first.
   s.textContent = "";
   requestAnimationFrame(() => (s.textContent = text));
