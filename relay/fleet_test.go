@@ -223,15 +223,7 @@ func stopAcross(t *testing.T, a, c node) time.Duration {
 
 	// A's own reader ends with the stopped status, which is the last
 	// event A ever logged: what it says it has is what it sent.
-	var last sse.Event
-	for {
-		ev, err := dec.Next()
-		if err != nil {
-			require.ErrorIs(t, err, io.EOF)
-			break
-		}
-		last = ev
-	}
+	last := lastEvent(t, dec)
 	require.Equal(t, relay.StatusEvent, last.Type)
 	require.JSONEq(t, `{"status":"stopped","message":"stopped by the client"}`, last.Data)
 	require.Equal(t, id+":"+itoa(onA.Events), last.LastEventID)
@@ -286,15 +278,7 @@ func TestReadersElsewhereLearnThatTheGeneratingRelayDied(t *testing.T) {
 	}
 	a.srv.Crash()
 	died := time.Now()
-	var last sse.Event
-	for {
-		ev, err := dec.Next()
-		if err != nil {
-			require.ErrorIs(t, err, io.EOF, "a clean end after the status")
-			break
-		}
-		last = ev
-	}
+	last := lastEvent(t, dec, "a clean end after the status")
 	took := time.Since(died)
 	cancelB()
 	t.Logf("relay died → terminal error on another instance: %v (lease %v)", took, testLease)
@@ -367,15 +351,7 @@ func TestRedisStoppedAndStartedAgain(t *testing.T) {
 		body io.Reader
 	}{{"on A", resp.Body}, {"on B", onB.Body}} {
 		dec := sse.NewDecoder(rd.body)
-		var last sse.Event
-		for {
-			ev, err := dec.Next()
-			if err != nil {
-				require.ErrorIs(t, err, io.EOF, rd.name)
-				break
-			}
-			last = ev
-		}
+		last := lastEvent(t, dec, rd.name)
 		require.Equal(t, relay.StatusEvent, last.Type, rd.name)
 		require.Contains(t, last.Data, `"failed"`, rd.name)
 		require.Contains(t, last.Data, "stream store", rd.name)

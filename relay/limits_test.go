@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -269,15 +268,7 @@ func TestShutdownPastItsDeadlineHandsClientsAResumableEnd(t *testing.T) {
 	defer cancel()
 	err = srv.Shutdown(ctx)
 	require.ErrorIs(t, err, relay.ErrShutdownLate)
-	var last sse.Event
-	for {
-		ev, err := dec.Next()
-		if err != nil {
-			require.True(t, errors.Is(err, io.EOF), "a clean end the client can resume from: %v", err)
-			break
-		}
-		last = ev
-	}
+	last := lastEvent(t, dec, "a clean end the client can resume from")
 	require.NotEqual(t, "[DONE]", last.Data)
 	_, err = wsMessages(t, c)
 	require.Equal(t, websocket.StatusGoingAway, websocket.CloseStatus(err))

@@ -235,15 +235,7 @@ func TestStopCancelsTheGenerationAtOnceAndSaysSo(t *testing.T) {
 	stopAt := time.Now()
 	stopped := del(t, base+"/v1/streams/"+id)
 	require.Equal(t, http.StatusOK, stopped.StatusCode)
-	var last sse.Event
-	for {
-		ev, err := dec.Next()
-		if err != nil {
-			require.ErrorIs(t, err, io.EOF, "the stream ends cleanly after the status")
-			break
-		}
-		last = ev
-	}
+	last := lastEvent(t, dec, "the stream ends cleanly after the status")
 	took := time.Since(stopAt)
 	t.Logf("Stop to terminal event: %v", took)
 	require.Less(t, took, time.Second) // the goal is 100 ms; a loaded CI box gets slack
@@ -414,4 +406,19 @@ func TestAWebSocketStopFollowedByACloseIsLoggedAsAStop(t *testing.T) {
 	require.NotContains(t, logs.String(), "failed to write")
 	require.NotContains(t, logs.String(), "level=ERROR")
 	require.NotContains(t, logs.String(), "level=WARN")
+}
+
+// lastEvent reads dec to its end and returns the last event; the stream
+// must end cleanly (io.EOF), not with an error.
+func lastEvent(t testing.TB, dec *sse.Decoder, msgAndArgs ...any) sse.Event {
+	t.Helper()
+	var last sse.Event
+	for {
+		ev, err := dec.Next()
+		if err != nil {
+			require.ErrorIs(t, err, io.EOF, msgAndArgs...)
+			return last
+		}
+		last = ev
+	}
 }
