@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -216,6 +217,8 @@ func TestAnswerPageStreamsAnAnswerToCompletionAndShowsItsMetrics(t *testing.T) {
 	require.Contains(t, eval[string](t, tab, `document.querySelector('#answer [data-trickle="content"]').innerHTML`), "<pre>",
 		"the answer's code block should be rendered as HTML")
 	require.NotEqual(t, "–", metric(t, tab, "#metrics", "ttft_ms"), "time to first token should be shown")
+	require.Equal(t, metric(t, tab, "#metrics", "ttft_ms"), metric(t, tab, "#metrics", "ttfat_ms"),
+		"without thinking the first token is the answer's")
 	tokens, err := strconv.Atoi(metric(t, tab, "#metrics", "tokens"))
 	require.NoError(t, err)
 	require.Greater(t, tokens, 10)
@@ -231,6 +234,46 @@ func TestAnswerPageStreamsAnAnswerToCompletionAndShowsItsMetrics(t *testing.T) {
 	require.Equal(t, "complete", eval[string](t, tab, `document.body.dataset.lastStatus`))
 	require.NotEqual(t, first, eval[string](t, tab, `document.getElementById("answer").streamId`), "Retry should start a new stream")
 	require.Equal(t, strings.TrimSpace(shortAnswer(t)), strings.TrimSpace(eval[string](t, tab, `document.getElementById("answer").text`)))
+}
+
+// msShown reads a time the answer page shows ("123 ms") as a number.
+func msShown(t *testing.T, tab context.Context, key string) float64 {
+	t.Helper()
+	s := metric(t, tab, "#metrics", key)
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, " ms"), 64)
+	require.NoErrorf(t, err, "%s should show a time in ms, not %q", key, s)
+	return v
+}
+
+// The answer page shows the time to the answer's first token (TTFAT) beside
+// the time to the first token of any kind (TTFT): a model that thinks
+// first streams its reasoning before the answer, so TTFAT comes later, by
+// at least the time the reasoning took to stream.
+func TestAnswerPageShowsTheFirstAnswerTokenBesideTheFirstTokenForAThinkingAnswer(t *testing.T) {
+	tab, base := startExamples(t)
+	run(t, tab, 30*time.Second,
+		chromedp.Navigate(base+"/examples/answer/"),
+		chromedp.WaitVisible(chromedp.CSS("#go")),
+		chromedp.SetValue(chromedp.CSS(`select[name="answer"]`), "thinking"),
+		chromedp.Click(chromedp.CSS("#go")),
+	)
+	waitFor(t, tab, 30*time.Second, `document.body.dataset.lastStatus`)
+	require.Equal(t, "complete", eval[string](t, tab, `document.body.dataset.lastStatus`))
+	require.NotEmpty(t, eval[string](t, tab, `document.querySelector('#answer [data-trickle="thinking-text"]').textContent`), "the answer thought first")
+
+	labels := eval[[]string](t, tab, `[...document.querySelectorAll("#metrics dt")].map((dt) => dt.textContent)`)
+	i := slices.Index(labels, "TTFT")
+	require.GreaterOrEqual(t, i, 0, "the page shows TTFT: %v", labels)
+	require.Equal(t, "TTFAT", labels[i+1], "and TTFAT right beside it: %v", labels)
+	require.Equal(t, "time to first answer token, after any thinking", eval[string](t, tab, `document.querySelectorAll("#metrics dt")[`+strconv.Itoa(i+1)+`].title`))
+
+	ttft, ttfat := msShown(t, tab, "ttft_ms"), msShown(t, tab, "ttfat_ms")
+	m := eval[map[string]float64](t, tab, `(() => { const m = document.getElementById("answer").metrics; return { ttft: m.ttft_ms, ttfat: m.ttfat_ms }; })()`)
+	require.InDelta(t, m["ttft"], ttft, 1, "the page shows the element's metrics")
+	require.InDelta(t, m["ttfat"], ttfat, 1)
+	// The simulated model streams the reasoning (dozens of tokens) at its
+	// gap before the first answer token.
+	require.Greater(t, ttfat, ttft+10, "the answer's first token comes after the reasoning's")
 }
 
 // cell reads the transports page's table: the number behind a cell

@@ -174,7 +174,7 @@ func (e *element) onBytes(c *conn, ch widget.InboxChunk) bool {
 	}
 	if e.sess.TookFirstToken() {
 		u := e.last()
-		u.Events = append(u.Events, widget.FirstTokenEvent(e.sess.Metrics().TTFT))
+		u.Events = append(u.Events, widget.FirstTokenEvent(e.sess.Metrics()))
 	}
 	if err != nil || e.sess.Terminal() {
 		// An event too large, an error event, the relay's status, or the

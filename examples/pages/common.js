@@ -2,10 +2,13 @@
 // the widget (<trickle-answer>); this file only formats what it reports.
 
 // The metrics the pages show, in order: [label, key, unit, zero means "not
-// yet"]. Keys are the fields of the element's `metrics` property.
+// yet", what the label stands for]. Keys are the fields of the element's
+// `metrics` property. TTFT counts the first token of any kind (thinking
+// included); TTFAT the first token of the answer itself.
 export const METRICS = [
-  ["TTFB", "ttfb_ms", "ms", true],
-  ["TTFT", "ttft_ms", "ms", true],
+  ["TTFB", "ttfb_ms", "ms", true, "time to first byte"],
+  ["TTFT", "ttft_ms", "ms", true, "time to first token, thinking included"],
+  ["TTFAT", "ttfat_ms", "ms", true, "time to first answer token, after any thinking"],
   ["gap p50", "gap_p50_ms", "ms"],
   ["gap p95", "gap_p95_ms", "ms"],
   ["gap max", "gap_max_ms", "ms"],
@@ -33,10 +36,11 @@ export function renderMetrics(dl, metrics) {
   const m = metrics || {};
   if (!dl.dataset.built) {
     dl.dataset.built = "1";
-    for (const [label, key] of METRICS) {
+    for (const [label, key, , , title] of METRICS) {
       const div = document.createElement("div");
       div.innerHTML = `<dt></dt><dd data-key="${key}">–</dd>`;
       div.firstChild.textContent = label;
+      if (title) div.firstChild.title = title;
       dl.append(div);
     }
   }

@@ -175,7 +175,7 @@ func TestEveryUpdateIsJSONWhateverTheModelSent(t *testing.T) {
 	u := Update{ID: 2, Reset: true, HasPatch: true, Text: nasty, State: "failed", StreamID: nasty, SetStreamID: true, Arrived: 1733100000123.25}
 	u.Patch = Patch{Append: "<p>" + nasty + "</p>", TailChanged: true, TailPatch: render.TailPatch{Path: []int{2, 0}, Keep: 1, Text: nasty, HTML: "<b>x</b>"},
 		Thinking: nasty, Tools: nasty, ToolsChanged: true, Announce: []string{nasty, "two"}, Status: nasty, StatusChanged: true, Final: true, Unwrap: true}
-	u.Events = append(u.Events, StartEvent(), FirstTokenEvent(12.5))
+	u.Events = append(u.Events, StartEvent(), FirstTokenEvent(Metrics{TTFT: 12.5, TTFAT: 40}))
 	u.Finish(stream.Failed, errors.New(nasty), Metrics{TTFT: 1.5, Thread: "worker"}, true)
 	u.N, u.Gone = 9, true
 
@@ -237,6 +237,8 @@ func TestEveryUpdateIsJSONWhateverTheModelSent(t *testing.T) {
 	require.Equal(t, true, got.End["retry"])
 	require.NotEmpty(t, got.End["rows"])
 	require.Len(t, got.Ev, 4, "start, first token, error, end")
+	require.JSONEq(t, `["trickle-first-token",{"ttft_ms":12.5,"ttfat_ms":40}]`, string(got.Ev[1]),
+		"the first answer token's event carries both times")
 	var errEv []json.RawMessage
 	require.NoError(t, json.Unmarshal(got.Ev[2], &errEv))
 	require.JSONEq(t, `"trickle-error"`, string(errEv[0]))

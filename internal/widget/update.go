@@ -80,9 +80,13 @@ func (u *Update) Empty() bool {
 // StartEvent is trickle-start's.
 func StartEvent() Event { return Event{"trickle-start", `{"status":"streaming"}`} }
 
-// FirstTokenEvent is trickle-first-token's, with the time to first token.
-func FirstTokenEvent(ttft float64) Event {
-	b, _ := jsonx.AppendFloat([]byte(`{"ttft_ms":`), ttft)
+// FirstTokenEvent is trickle-first-token's, sent with the answer's first
+// token: the time to the first token of any kind (thinking included) and
+// to the answer's own first token.
+func FirstTokenEvent(m Metrics) Event {
+	b, _ := jsonx.AppendFloat([]byte(`{"ttft_ms":`), m.TTFT)
+	b = append(b, `,"ttfat_ms":`...)
+	b, _ = jsonx.AppendFloat(b, m.TTFAT)
 	return Event{"trickle-first-token", string(append(b, '}'))}
 }
 

@@ -352,6 +352,19 @@ func TestThinkingGoesInACollapsedPanelAndNotInTheAnswer(t *testing.T) {
 	require.Equal(t, want.Text, r.Text)
 	require.True(t, r.ThinkShown)
 	require.Equal(t, want.Thinking, strings.TrimSpace(r.Thinking))
+	// trickle-first-token comes with the answer's first token: the time to
+	// the first token of any kind (the reasoning's) and to the answer's own.
+	var first struct {
+		Detail struct {
+			TTFT  float64 `json:"ttft_ms"`
+			TTFAT float64 `json:"ttfat_ms"`
+		} `json:"detail"`
+	}
+	require.Equal(t, "trickle-first-token", r.EventTypes[1])
+	require.NoError(t, json.Unmarshal(r.Events[1], &first))
+	require.Greater(t, first.Detail.TTFT, 0.0)
+	require.Greater(t, first.Detail.TTFAT, first.Detail.TTFT, "the reasoning streamed before the answer")
+	require.Equal(t, r.Metrics["ttfat_ms"], first.Detail.TTFAT)
 	open := eval[bool](t, ctx, `document.querySelector('[data-trickle="thinking"] details').open`)
 	require.False(t, open, "thinking is collapsed by default")
 	sameDOM(t, ctx, r.Text, r.HTML)
