@@ -21,6 +21,8 @@
 // nothing at or after the first footnote mark ("[^" outside code) settles
 // before Finish: that part stays the live tail, the list of notes at its
 // end, and all of it settles in the final frame (see footnote.go).
+// WithFootnotePrefix gives the notes' ids a prefix, so that several
+// answers on one page never share one.
 //
 // # Settling
 //

@@ -47,6 +47,9 @@ type Document struct {
 	md     goldmark.Markdown
 	plain  goldmark.Markdown // md without its extension: renders the live part
 	repair bool
+	// fnPrefix goes before every footnote id (WithFootnotePrefix), through
+	// each parse's context.
+	fnPrefix []byte
 
 	// The text is cut in three, at line starts where the parser state is
 	// "document, nothing open", so that each part parses on its own:
@@ -114,13 +117,13 @@ func NewDocument(opts ...Option) *Document {
 		c.ext = nil
 		plain = markdownFor(c)
 	}
-	return &Document{md: md, plain: plain, repair: c.repair, labels: map[string]struct{}{}}
+	return &Document{md: md, plain: plain, repair: c.repair, fnPrefix: c.fnPrefix, labels: map[string]struct{}{}}
 }
 
 // Reset forgets the text and starts a new, empty document with the same
 // options.
 func (d *Document) Reset() {
-	*d = Document{md: d.md, plain: d.plain, repair: d.repair, labels: map[string]struct{}{}}
+	*d = Document{md: d.md, plain: d.plain, repair: d.repair, fnPrefix: d.fnPrefix, labels: map[string]struct{}{}}
 }
 
 // Update renders text, the whole answer so far. The text only grows: it must
@@ -187,7 +190,7 @@ func (d *Document) settledRefs() int {
 // they are in a parse of the whole answer: the first definition of a label
 // wins, in document order.
 func (d *Document) parse(src []byte, st *parseState, before, after []parser.Reference) ast.Node {
-	var pc parser.Context = parser.NewContext()
+	var pc parser.Context = config{fnPrefix: d.fnPrefix}.parseContext()
 	for _, r := range before {
 		pc.AddReference(r)
 	}

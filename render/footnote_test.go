@@ -1,6 +1,7 @@
 package render
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -72,4 +73,67 @@ func TestFootnoteAnswersStreamLikeConvertAtEveryByte(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Two answers on one page must not share footnote ids: each renders with
+// its own prefix, which goes before every id and into every link to it.
+func TestAFootnotePrefixGoesBeforeEveryIDAndLinkOfTheNotes(t *testing.T) {
+	text := "One[^1] and two[^b].\n\n[^1]: First.\n[^b]: Second.\n"
+	plain := Convert(text)
+	a := Convert(text, WithFootnotePrefix("trickle1-"))
+	b := Convert(text, WithFootnotePrefix("trickle2-"))
+	require.Contains(t, plain, `<sup id="fnref:1"><a href="#fn:1" class="footnote-ref" role="doc-noteref">1</a></sup>`, "no prefix: goldmark's own ids")
+	require.Contains(t, a, `<sup id="trickle1-fnref:1"><a href="#trickle1-fn:1" class="footnote-ref" role="doc-noteref">1</a></sup>`)
+	require.Contains(t, a, `<li id="trickle1-fn:2">`)
+	require.Contains(t, a, `<a href="#trickle1-fnref:2" class="footnote-backref" role="doc-backlink">`)
+	require.Equal(t, strings.ReplaceAll(a, "trickle1-", "trickle2-"), b, "only the prefix differs")
+	idOrRef := regexp.MustCompile(`(?:id="|href="#)([^"]*)"`)
+	ids := map[string]bool{}
+	for _, m := range idOrRef.FindAllStringSubmatch(a, -1) {
+		require.True(t, strings.HasPrefix(m[1], "trickle1-"), "every footnote id and link is prefixed: %s", m[1])
+		ids[m[1]] = true
+	}
+	for _, m := range idOrRef.FindAllStringSubmatch(b, -1) {
+		require.False(t, ids[m[1]], "the other answer's id %s", m[1])
+	}
+	require.Equal(t, plain, Convert(text, WithFootnotePrefix("")), "an empty prefix is none")
+}
+
+func TestAFootnotePrefixKeepsOnlyCharactersSafeInAnAttribute(t *testing.T) {
+	got := Convert("x[^1]\n\n[^1]: n\n", WithFootnotePrefix(`a"><script>-_9é `))
+	require.Contains(t, got, `<sup id="ascript-_9fnref:1"><a href="#ascript-_9fn:1"`)
+	require.NotContains(t, got, "<script>")
+}
+
+func TestPrefixedFootnoteAnswersStreamLikeConvertAtEveryByte(t *testing.T) {
+	for _, text := range []string{
+		"a[^1]\n\n[^1]: b\n",
+		"[^1]: first\n\nx[^1] y[^2]\n\n[^2]: second [^1]\n",
+		"| a | b |\n| - | - |\n| 1[^t] | 2 |\n| 3 | 4 |\n[^t]: in a table\n",
+		"> quoted[^q]\n>\n> [^q]: defined inside the quote\n\nout[^q]\n",
+	} {
+		for _, opts := range [][]Option{{WithFootnotePrefix("p7-")}, {WithFootnotePrefix("p7-"), WithDirAuto(true)}} {
+			if msg := streamCheck(text, everyByte(text), opts...); msg != "" {
+				t.Errorf("%q: %s", text, msg)
+			}
+		}
+		require.Contains(t, Convert(text, WithFootnotePrefix("p7-")), `id="p7-fn`, "the oracle itself is prefixed")
+	}
+	long := loadSample(t, "answers/footnotes.md")
+	for seed := uint32(1); seed <= 3; seed++ {
+		if msg := streamCheck(long, tokenCuts(long, seed), WithFootnotePrefix("a2-"), WithDirAuto(true)); msg != "" {
+			t.Errorf("footnotes.md, seed %d: %s", seed, msg)
+		}
+	}
+}
+
+// A Document reused for another answer (Reset) keeps its prefix.
+func TestAResetDocumentKeepsItsFootnotePrefix(t *testing.T) {
+	d := NewDocument(WithFootnotePrefix("k-"))
+	d.Update("a[^1]\n\n[^1]: b\n")
+	d.Reset()
+	d.Update("c[^1]\n\n[^1]: d\n")
+	f := d.Finish()
+	require.Equal(t, Convert("c[^1]\n\n[^1]: d\n", WithFootnotePrefix("k-")), f.Append)
+	require.Contains(t, f.Append, `id="k-fn:1"`)
 }

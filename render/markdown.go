@@ -7,9 +7,11 @@ import (
 	"sync"
 
 	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
 
@@ -24,6 +26,7 @@ type config struct {
 	repair    bool
 	dirAuto   bool
 	ext       *Extension
+	fnPrefix  []byte
 }
 
 // WithPolicy sets the link and image safety policy. Without it the zero
@@ -53,6 +56,60 @@ func WithRepair(on bool) Option {
 // the configuration Convert is the oracle for). Off by default.
 func WithDirAuto(on bool) Option {
 	return func(c *config) { c.dirAuto = on }
+}
+
+// WithFootnotePrefix puts prefix before every id a footnote gets, and in
+// the links to it: goldmark's "fn:1" and "fnref:1" become prefix+"fn:1"
+// and prefix+"fnref:1". Two answers on one page, each with its own
+// prefix, then never share an id, and a note's links lead to the note of
+// their own answer. prefix keeps ASCII letters, digits, "-" and "_" only
+// (it is written into attributes as is); the rest is dropped. It is a
+// per-parse setting, not a separate goldmark configuration: any number of
+// prefixes share one cached instance. Convert and Document both honour it.
+func WithFootnotePrefix(prefix string) Option {
+	var b []byte
+	for i := 0; i < len(prefix); i++ {
+		if c := prefix[i]; 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' {
+			b = append(b, c)
+		}
+	}
+	return func(c *config) { c.fnPrefix = b }
+}
+
+// footnotePrefixKey carries a parse's footnote id prefix in its
+// parser.Context; footnotePrefixer moves it onto the parsed document,
+// where footnoteIDPrefix, called by goldmark's footnote renderer with the
+// node it renders, finds it.
+var footnotePrefixKey = parser.NewContextKey()
+
+var footnotePrefixAttr = []byte("trickle-footnote-prefix")
+
+type footnotePrefixer struct{}
+
+// Transform implements parser.ASTTransformer.
+func (footnotePrefixer) Transform(doc *ast.Document, _ text.Reader, pc parser.Context) {
+	if p, ok := pc.Get(footnotePrefixKey).([]byte); ok && len(p) > 0 {
+		doc.SetAttribute(footnotePrefixAttr, p)
+	}
+}
+
+func footnoteIDPrefix(n ast.Node) []byte {
+	if doc := n.OwnerDocument(); doc != nil {
+		if v, ok := doc.Attribute(footnotePrefixAttr); ok {
+			return v.([]byte)
+		}
+	}
+	return nil
+}
+
+// parseContext is a new parser.Context for a parse with c's per-parse
+// settings (the footnote prefix).
+func (c config) parseContext() parser.Context {
+	pc := parser.NewContext()
+	if len(c.fnPrefix) > 0 {
+		pc.Set(footnotePrefixKey, c.fnPrefix)
+	}
+	return pc
 }
 
 // Extension is a goldmark extension added to the shared configuration
@@ -97,12 +154,13 @@ func newConfig(opts []Option) config {
 // definition); Document keeps everything from the first footnote mark on
 // in the live tail (see footnoteFrom).
 func newMarkdown(c config) goldmark.Markdown {
-	exts := []goldmark.Extender{extension.GFM, extension.Footnote}
+	exts := []goldmark.Extender{extension.GFM, extension.NewFootnote(extension.WithFootnoteIDPrefixFunction(footnoteIDPrefix))}
 	if c.ext != nil {
 		exts = append(exts, c.ext.Extender)
 	}
 	popts := []parser.Option{
 		parser.WithParagraphTransformers(util.Prioritized(paragraphWatcher{}, 1)),
+		parser.WithASTTransformers(util.Prioritized(footnotePrefixer{}, 999)),
 	}
 	if c.dirAuto {
 		popts = append(popts, parser.WithASTTransformers(util.Prioritized(dirAuto{}, 1000)))
@@ -161,11 +219,12 @@ func markdownFor(c config) goldmark.Markdown {
 // policy as Document. It is the reference Document is tested against:
 // streaming changes when HTML is produced, never what it is.
 func Convert(text string, opts ...Option) string {
-	md := markdownFor(newConfig(opts))
+	c := newConfig(opts)
+	md := markdownFor(c)
 	var buf bytes.Buffer
 	buf.Grow(len(text) + len(text)/4)
 	// goldmark only fails when the writer fails; a bytes.Buffer never does.
-	_ = md.Convert([]byte(text), &buf)
+	_ = md.Convert([]byte(text), &buf, parser.WithContext(c.parseContext()))
 	return buf.String()
 }
 

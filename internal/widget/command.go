@@ -2,6 +2,7 @@ package widget
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/trickle-dev/trickle/internal/jsonx"
@@ -206,6 +207,12 @@ func ResumeMessage(stream, lastEventID string) string {
 	return string(append(b, '}'))
 }
 
+// FootnotePrefix is what goes before the footnote ids of the element
+// numbered id on its page ("trickle-3-fn:1"): every element of a page has
+// its own number (trickle.js counts them, whichever build serves them),
+// so two answers' notes never share an id.
+func FootnotePrefix(id int) string { return "trickle-" + strconv.Itoa(id) + "-" }
+
 // Config is the Session configuration the command's attributes ask for.
 func (c Command) Config() Config {
 	cfg := Config{Dialect: c.Dialect, Announce: c.Announce}
@@ -217,6 +224,7 @@ func (c Command) Config() Config {
 	}
 	cfg.Policy.SameOrigin = c.Origin
 	cfg.Highlight = c.Highlight
+	cfg.FootnotePrefix = FootnotePrefix(c.ID)
 	if o := strings.TrimSpace(c.ImageOrigins); o != "" {
 		cfg.Policy.AllowedImageOrigins = strings.Fields(o)
 	}

@@ -24,6 +24,9 @@ type Config struct {
 	Policy render.Policy
 	// Render are extra render options, after RenderOptions' own.
 	Render []render.Option
+	// FootnotePrefix goes before every footnote id and the links to it
+	// (render.WithFootnotePrefix): unique per element on a page.
+	FootnotePrefix string
 	// Highlight asks for syntax highlighting (the element's highlight
 	// attribute): the Highlighter options, when this build has them.
 	Highlight bool
@@ -144,6 +147,9 @@ func NewSession(cfg Config) *Session {
 	extra := cfg.Render
 	if cfg.Highlight {
 		extra = append(append([]render.Option(nil), Highlighter...), extra...)
+	}
+	if cfg.FootnotePrefix != "" {
+		extra = append(append([]render.Option(nil), extra...), render.WithFootnotePrefix(cfg.FootnotePrefix))
 	}
 	s.doc = render.NewDocument(RenderOptions(cfg.Policy, extra...)...)
 	s.Begin()

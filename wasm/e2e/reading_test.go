@@ -17,6 +17,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/internal/widget"
+	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -228,4 +230,45 @@ func TestAStallShowsTheNoticeOnceAndTheNextTokenClearsIt(t *testing.T) {
 	require.True(t, strings.HasPrefix(seq[len(seq)-1], " Answer complete.|false|") || strings.Contains(seq[len(seq)-1], "|false|"), "and is gone at the end: %v", seq)
 	require.Equal(t, 1, notices, "said once: %v", seq)
 	require.Equal(t, 1, cleared, "and cleared: %v", seq)
+}
+
+const footnoteAnswer = "A claim[^1] and a second[^2].\n\nMore text, the first note again[^1].\n\n[^1]: The first note.\n[^2]: The second note.\n"
+
+// Two answers on one page with the same footnote labels: every id is the
+// page's only one, each link leads to the note of its own answer, and each
+// answer equals the one-shot rendering with its element's prefix.
+func TestTwoAnswersFootnotesOnOnePageLinkToTheirOwnNotes(t *testing.T) {
+	ctx := tab(t)
+	eval[bool](t, ctx, `(() => { const b = document.createElement("trickle-answer"); b.id = "b"; document.body.append(b); return true; })()`)
+	status := eval[[]string](t, ctx, `(async () => Promise.all(["a", "b"].map((id) => { const el = document.getElementById(id);
+		el.setAttribute("endpoint", `+jsString(textEndpoint(footnoteAnswer, 6, 2))+`); return el.ask("notes"); })))()`)
+	require.Equal(t, []string{"complete", "complete"}, status)
+
+	policy := render.Policy{SameOrigin: server(t)}
+	for i, id := range []string{"a", "b"} {
+		// The page's first element is number 1, the one added next 2.
+		want := render.Convert(footnoteAnswer, widget.RenderOptions(policy, render.WithFootnotePrefix(widget.FootnotePrefix(i+1)))...)
+		require.Contains(t, want, `id="`+widget.FootnotePrefix(i+1)+`fn:1"`)
+		require.Equal(t, eval[string](t, ctx, `(() => { const t = document.createElement("template"); t.innerHTML = `+jsString(want)+`; return t.innerHTML; })()`),
+			eval[string](t, ctx, `document.querySelector('#`+id+` [data-trickle="content"]').innerHTML`), "%s equals the one-shot rendering with its prefix", id)
+	}
+
+	got := eval[map[string]any](t, ctx, `(() => {
+		const ids = [...document.querySelectorAll("[id]")].map((e) => e.id);
+		const links = [...document.querySelectorAll('trickle-answer a[href^="#"]')].map((a) => {
+			const target = document.getElementById(decodeURIComponent(a.getAttribute("href").slice(1)));
+			return a.closest("trickle-answer").id + ">" + (target ? target.closest("trickle-answer").id : "none");
+		});
+		return { ids: ids.length, unique: new Set(ids).size, links };
+	})()`)
+	require.Equal(t, got["ids"], got["unique"], "no id twice on the page")
+	links := got["links"].([]any)
+	require.Len(t, links, 2*(3+3), "per answer three references and a back link to each")
+	for _, l := range links {
+		require.Contains(t, []any{"a>a", "b>b"}, l, "a link leads into its own answer")
+	}
+
+	// Following the second answer's first reference lands on its own note.
+	require.Equal(t, "b", eval[string](t, ctx, `(() => { document.querySelector('#b a.footnote-ref').click();
+		return document.querySelector(":target")?.closest("trickle-answer")?.id ?? "none"; })()`))
 }
