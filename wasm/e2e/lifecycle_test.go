@@ -14,11 +14,12 @@ import (
 // elements, live js.Funcs (every one is made and released through one
 // counted pair) and goroutines, and the page's elements.
 type stats struct {
-	Elements     int    `json:"elements"`
-	Funcs        int    `json:"funcs"`
-	Goroutines   int    `json:"goroutines"`
-	PageElements int    `json:"pageElements"`
-	Thread       string `json:"thread"`
+	Elements     int      `json:"elements"`
+	Funcs        int      `json:"funcs"`
+	Goroutines   int      `json:"goroutines"`
+	PageElements int      `json:"pageElements"`
+	Thread       string   `json:"thread"`
+	Builds       []string `json:"builds"` // the widget's builds the page runs: "default", "highlight"
 }
 
 const readStats = `(async () => { const { stats } = await import("/trickle/trickle.js"); return await stats(); })()`

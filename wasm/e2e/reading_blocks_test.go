@@ -208,3 +208,71 @@ func TestAPageThatSetsColorSchemeIsFollowed(t *testing.T) {
 	})()`)
 	require.Equal(t, map[string]string{"bg": "rgb(22, 24, 28)", "scheme": "light dark", "mark": ""}, got)
 }
+
+// highlighted asks element id for codeAnswer and returns its content's
+// HTML without toolbars, once the answer completed.
+func highlighted(t *testing.T, ctx context.Context, id string) string {
+	t.Helper()
+	status := eval[string](t, ctx, `(async () => { const a = document.getElementById(`+jsString(id)+`);
+		a.setAttribute("endpoint", `+jsString(textEndpoint(codeAnswer, 9, 1))+`); return await a.ask("code"); })()`)
+	require.Equal(t, "complete", status)
+	return eval[string](t, ctx, `(() => {
+		const c = document.querySelector('#`+id+` [data-trickle="content"]').cloneNode(true);
+		for (const b of c.querySelectorAll('[data-trickle="code-toolbar"], [data-trickle="table-toolbar"]')) b.remove();
+		return c.innerHTML;
+	})()`)
+}
+
+// normalized is html as the browser serializes it.
+func normalized(t *testing.T, ctx context.Context, html string) string {
+	t.Helper()
+	return eval[string](t, ctx, `(() => { const t = document.createElement("template"); t.innerHTML = `+jsString(html)+`; return t.innerHTML; })()`)
+}
+
+// A page that booted the default build (no element asked for highlighting
+// then) still highlights an element that asks later: one that connects with
+// the attribute, and one that gets it before its next ask. The
+// highlighting build starts beside the default one, once, on the same
+// thread; elements without the attribute stay plain.
+func TestHighlightingWorksForElementsThatAskForItAfterTheWidgetBooted(t *testing.T) {
+	ctx := tab(t)
+	before := eval[stats](t, ctx, readStats)
+	require.Equal(t, []string{"default"}, before.Builds, "the page booted without chroma")
+
+	policy := render.Policy{SameOrigin: server(t)}
+	plain := normalized(t, ctx, render.Convert(codeAnswer, widget.RenderOptions(policy)...))
+	coloured := normalized(t, ctx, render.Convert(codeAnswer, widget.RenderOptions(policy, highlight.Option())...))
+	require.NotEqual(t, plain, coloured)
+
+	// An element that connects with the attribute.
+	eval[bool](t, ctx, `(() => { const h = document.createElement("trickle-answer");
+		h.id = "h"; h.setAttribute("highlight", ""); document.body.append(h); return true; })()`)
+	require.Equal(t, coloured, highlighted(t, ctx, "h"), "highlighted: the one-shot highlighted rendering")
+	require.Equal(t, thread, eval[string](t, ctx, `document.getElementById("h").metrics.thread`), "on the page's thread choice")
+	require.Equal(t, "rgb(207, 34, 46)", eval[string](t, ctx, `getComputedStyle(document.querySelector("#h .hl-kd")).color`), "with the highlighting stylesheet")
+
+	// The page's first element, served by the default build, stays plain…
+	require.Equal(t, plain, highlighted(t, ctx, "a"))
+	// …until it gets the attribute: its next answer is highlighted, and
+	// Retry asks again on the highlighting build.
+	eval[bool](t, ctx, `(() => { document.getElementById("a").setAttribute("highlight", ""); return true; })()`)
+	require.Equal(t, coloured, highlighted(t, ctx, "a"))
+	require.Equal(t, "complete", eval[string](t, ctx, `document.getElementById("a").retry()`))
+	require.Equal(t, coloured, eval[string](t, ctx, withoutToolbars))
+
+	after := eval[stats](t, ctx, readStats)
+	require.Equal(t, []string{"default", "highlight"}, after.Builds, "one more build, started once")
+	require.Equal(t, thread, after.Thread)
+	require.Equal(t, 2, after.PageElements, "the element that moved left its first build")
+	require.Equal(t, 2, after.Elements)
+
+	// Both builds booting at once: an element with the attribute added
+	// while the default build is still starting (on the main thread, the
+	// two Go programs take turns to boot).
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(server(t)+"/e2e")))
+	eval[bool](t, ctx, `(() => { const h = document.createElement("trickle-answer");
+		h.id = "h"; h.setAttribute("highlight", ""); document.body.append(h); return true; })()`)
+	require.Equal(t, coloured, highlighted(t, ctx, "h"))
+	require.Equal(t, plain, highlighted(t, ctx, "a"))
+	require.Equal(t, []string{"default", "highlight"}, eval[stats](t, ctx, readStats).Builds)
+}

@@ -71,9 +71,27 @@
     }
   }
 
+  // booting is the boot in progress on this thread: Go finds its helpers
+  // through one global (__trickleBoot), so a second build started on the
+  // same thread (the page's highlighting build beside the default one)
+  // waits until the first has taken its own.
+  let booting = Promise.resolve();
+
   // start boots Go on this thread with port as its line to the page, and
   // reports a failure to boot on the port.
   async function start(port, wasmURL, thread) {
+    const before = booting;
+    let done;
+    booting = new Promise((resolve) => (done = resolve));
+    try {
+      await before;
+      await boot(port, wasmURL, thread);
+    } finally {
+      done();
+    }
+  }
+
+  async function boot(port, wasmURL, thread) {
     let goWake = null;
     let inFlight = false; // a frame is on its way to the page
     let pending = false; // bytes arrived meanwhile

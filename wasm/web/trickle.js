@@ -123,11 +123,13 @@ function follow(el, jump, parts) {
   };
 }
 
-// Host is the page's end of the line to Go: it boots Go (in a worker, or
-// here), queues commands until Go is ready, and applies Go's frames.
+// Host is the page's end of the line to Go: it boots one build of the
+// widget (in a worker, or here), queues commands until Go is ready, and
+// applies Go's frames. A page has one Host per build it uses (see hostFor).
 class Host {
   thread = null;
   failure = ""; // why Go could not start, once it is known
+  onMain = false; // Go runs (or is starting) on this thread
   #port = null;
   #ready = false;
   #queue = []; // commands sent before Go was ready
@@ -137,19 +139,23 @@ class Host {
   #stats = [];
   #warned = false;
   els = new Map(); // id → element state
-  #ids = 0;
   #calls = 0;
   #whenReady;
   #readyResolve;
   #readyReject;
 
-  constructor() {
+  // wasm is the build's URL; highlights says it is the highlighting build;
+  // onMain starts Go on this thread at once (a worker="off" element, or
+  // the page's other Host runs there).
+  constructor(wasm, highlights, onMain) {
+    this.wasm = wasm;
+    this.highlights = highlights;
     this.#whenReady = new Promise((resolve, reject) => {
       this.#readyResolve = resolve;
       this.#readyReject = reject;
     });
     this.#whenReady.catch(() => {});
-    if ([...document.querySelectorAll("trickle-answer")].some((el) => el.getAttribute("worker") === "off")) {
+    if (onMain || [...document.querySelectorAll("trickle-answer")].some((el) => el.getAttribute("worker") === "off")) {
       this.#startMain(null);
     } else {
       this.#startWorker();
@@ -158,10 +164,6 @@ class Host {
 
   ready() {
     return this.#whenReady;
-  }
-
-  newId() {
-    return ++this.#ids;
   }
 
   newCall() {
@@ -221,7 +223,7 @@ class Host {
       if (m.t === "alive") {
         clearTimeout(timer);
         if (blobURL) URL.revokeObjectURL(blobURL);
-        w.postMessage({ wasmExec: WASM_EXEC.href, wasm: wasmURL().href });
+        w.postMessage({ wasmExec: WASM_EXEC.href, wasm: this.wasm.href });
         return;
       }
       if (m.t === "fail" && !settled) {
@@ -238,6 +240,7 @@ class Host {
   }
 
   async #startMain(why) {
+    this.onMain = true;
     if (why && !this.#warned) {
       this.#warned = true;
       console.warn(`trickle: the widget runs on the page's main thread: ${why}`);
@@ -248,7 +251,7 @@ class Host {
       const channel = new MessageChannel();
       channel.port1.onmessage = (ev) => this.#receive(JSON.parse(ev.data));
       this.#port = channel.port1;
-      globalThis.__trickleStart(channel.port2, wasmURL().href, "main");
+      globalThis.__trickleStart(channel.port2, this.wasm.href, "main");
     } catch (err) {
       this.#failed(`${err?.message ?? err}`);
     }
@@ -344,8 +347,34 @@ function warmParser(html) {
   else setTimeout(run, 50);
 }
 
-let host = null;
-const getHost = () => (host ??= new Host());
+// A page runs the default build of the widget, without chroma, unless it
+// asks for highlighting. The first element to connect starts the first
+// Host: with the highlighting build when some element of the page has the
+// highlight attribute then (a page that highlights says so in its HTML,
+// and every element shares that one build, which highlights only the
+// elements that ask). When an element asks for highlighting later (it
+// connects with the attribute, or has it at ask()) and the page runs the
+// default build, a second Host starts the highlighting build for it, once:
+// its own worker, or beside the first on this thread.
+let firstHost = null;
+let highlightHost = null;
+
+function hostFor(highlight) {
+  if (!firstHost) {
+    const hl = highlight || document.querySelector("trickle-answer[highlight]") !== null;
+    firstHost = new Host(hl ? HIGHLIGHT_WASM : WASM, hl, false);
+    if (hl) highlightHost = firstHost;
+  }
+  if (!highlight) return firstHost;
+  return (highlightHost ??= new Host(HIGHLIGHT_WASM, true, firstHost.onMain));
+}
+
+const hosts = () => [firstHost, highlightHost].filter((h, i, all) => h && all.indexOf(h) === i);
+
+// Every element of the page has its own number, whichever Host serves it:
+// Go derives the element's footnote ids from it (trickle-N-fn:1), so two
+// answers never share one.
+let elementIds = 0;
 
 // The element's parts, in the light DOM so the page's CSS applies. The
 // announcer and status regions must be in the document, empty, before
@@ -369,10 +398,12 @@ class Answer {
   calls = new Map(); // call number → resolve
   tail = null;
 
+  retired = false; // the element moved to another Host (see retire)
+
   constructor(h, el) {
     this.host = h;
     this.el = el;
-    this.id = h.newId();
+    this.id = ++elementIds;
     const q = (part) => el.querySelector(`:scope > [data-trickle="${part}"], :scope [data-trickle="${part}"]`);
     this.content = q("content");
     this.thinking = q("thinking");
@@ -390,6 +421,17 @@ class Answer {
     this.retryBtn?.addEventListener("click", this.onRetry);
     h.els.set(this.id, this);
     h.send({ t: "attach", id: this.id });
+  }
+
+  // retire hands the element over to another Host (its next answer needs
+  // the highlighting build): this Go side lets it go, and whatever it still
+  // sends for it only settles its calls; the page's DOM is the new
+  // Answer's.
+  retire() {
+    this.retired = true;
+    this.follower.stop();
+    this.retryBtn?.removeEventListener("click", this.onRetry);
+    this.host.send({ t: "detach", id: this.id });
   }
 
   // call sends an ask/stream/retry and returns the promise of its final
@@ -439,6 +481,7 @@ class Answer {
   // early writes a frame's announcements and status into the live regions
   // at once, not at the next animation frame.
   early(u) {
+    if (this.retired) return;
     if (u.reset) {
       this.srStatus.textContent = "";
       this.announcer.textContent = "";
@@ -449,6 +492,10 @@ class Answer {
 
   // apply applies one update (in the page's animation frame).
   apply(u) {
+    if (this.retired) {
+      if (u.resolve) this.calls.get(u.n)?.(u.resolve);
+      return;
+    }
     if (u.reset) {
       this.content.innerHTML = '<div data-trickle="tail"></div>';
       this.tail = this.content.firstElementChild;
@@ -533,13 +580,6 @@ class Answer {
   }
 }
 
-// wasmURL is the build of the widget this page runs: the highlighting
-// variant when an element asks for it (decided once, when the first
-// element connects).
-function wasmURL() {
-  return document.querySelector("trickle-answer[highlight]") ? HIGHLIGHT_WASM : WASM;
-}
-
 // addHighlightStylesheet adds the highlighting variant's colours, once.
 function addHighlightStylesheet() {
   if (document.querySelector("link[data-trickle-highlight-css]")) return;
@@ -588,15 +628,30 @@ class TrickleAnswer extends HTMLElement {
   #attach() {
     if (!this.#answer) {
       ensureParts(this);
-      this.#answer = new Answer(getHost(), this);
+      this.#answer = new Answer(hostFor(this.hasAttribute("highlight")), this);
     }
     return this.#answer;
+  }
+
+  // #attachFor is #attach for a new answer: an element that has the
+  // highlight attribute now but is served by the default build moves to
+  // the highlighting build's Host (its answer in progress, if any, stops
+  // as a new ask would stop it).
+  #attachFor() {
+    const a = this.#attach();
+    if (!this.hasAttribute("highlight") || a.host.highlights) return a;
+    addHighlightStylesheet();
+    a.retire();
+    const b = new Answer(hostFor(true), this);
+    b.highlighter = a.highlighter;
+    this.#answer = b;
+    return b;
   }
 
   /** Starts an answer to a prompt (string) or a request body (object);
    *  resolves with the final status. */
   ask(promptOrBody) {
-    const a = this.#attach();
+    const a = this.#attachFor();
     let cmd;
     try {
       cmd = { t: "ask", ...a.request() };
@@ -612,7 +667,7 @@ class TrickleAnswer extends HTMLElement {
   /** Streams the response of an arbitrary fetch(url, init); resolves with
    *  the final status. */
   stream(url, init = {}) {
-    const a = this.#attach();
+    const a = this.#attachFor();
     let cmd;
     let req;
     try {
@@ -825,13 +880,26 @@ if (!customElements.get("trickle-answer")) {
 /** Resolves once the widget's Go side has started (in its worker, or on
  *  this thread). */
 export function ready() {
-  return getHost().ready();
+  hostFor(false);
+  return Promise.all(hosts().map((h) => h.ready())).then(() => {});
 }
 
-/** Counts for tests and diagnostics: the Go side's elements, live js.Funcs
- *  and goroutines, the page's elements, and the thread Go runs on. */
-export function stats() {
-  return getHost().ready().then(() => getHost().stats());
+/** Counts for tests and diagnostics, summed over the page's builds: the
+ *  Go side's elements, live js.Funcs and goroutines, the page's elements;
+ *  the thread the first build runs on, and which builds run ("default",
+ *  "highlight"). */
+export async function stats() {
+  await ready();
+  const all = await Promise.all(hosts().map((h) => h.stats()));
+  const sum = (k) => all.reduce((n, s) => n + s[k], 0);
+  return {
+    elements: sum("elements"),
+    funcs: sum("funcs"),
+    goroutines: sum("goroutines"),
+    pageElements: sum("pageElements"),
+    thread: all[0].thread,
+    builds: hosts().map((h) => (h.highlights ? "highlight" : "default")),
+  };
 }
 
 export { TrickleAnswer };
