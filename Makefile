@@ -7,6 +7,7 @@
 #   make fleet   build, then three relays sharing Redis behind nginx
 #   make test    everything CI checks (native, js/wasm on Node, Chromium)
 #   make bench   benchmarks and side-by-side comparisons (not run in CI)
+#   make screenshots  the README's pictures, from headless Chromium
 
 GO        ?= go
 GOROOT    := $(shell $(GO) env GOROOT)
@@ -16,7 +17,7 @@ STATICCHECK := v0.8.2
 PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/... ./internal/buffering/... ./internal/widget/...
 export PATH := $(PATH):$(WASM_EXEC)
 
-.PHONY: all build widget run fleet test test-native test-wasm lint bench clean
+.PHONY: all build widget run fleet test test-native test-wasm lint bench screenshots clean
 
 all: build
 
@@ -83,6 +84,13 @@ test: lint build test-native test-wasm
 
 bench:
 	./bench/run.sh
+
+# The pictures in README.md and docs/ (docs/screenshots/*.png), taken in
+# headless Chromium by the example tests that show a page (-screenshots
+# saves them; the simulated model runs at trickle serve's default pace).
+# Not part of make test; TestEveryScreenshotTheDocsShowExists is.
+screenshots: build
+	$(GO) test -count=1 -run 'Page|Lab|Reading' ./examples -screenshots ../docs/screenshots
 
 clean:
 	rm -rf bin

@@ -32,8 +32,8 @@ import (
 
 // -screenshots DIR saves a picture of each example once its answer has
 // finished, with the relay at trickle serve's default timing
-// (docs/screenshots is made this way:
-// go test ./examples -run 'Page|Lab' -screenshots ../docs/screenshots).
+// (docs/screenshots is made this way, by make screenshots:
+// go test ./examples -run 'Page|Lab|Reading' -screenshots ../docs/screenshots).
 var screenshots = flag.String("screenshots", "", "directory to save a PNG of each example page into")
 
 // The package's relay and browser, started by the first test that needs
@@ -88,8 +88,12 @@ func startExamples(t *testing.T) (context.Context, string) {
 		}
 		srv, sharedErr = relay.New(opts...)
 		if sharedErr == nil {
-			// Lives until the test binary exits, like the browser.
-			sharedBase = httptest.NewServer(srv.Handler()).URL
+			// Lives until the test binary exits, like the browser. The
+			// screenshot page and its answer are the tests' own.
+			mux := http.NewServeMux()
+			mux.HandleFunc("/screens/", serveScreens)
+			mux.Handle("/", srv.Handler())
+			sharedBase = httptest.NewServer(mux).URL
 		}
 	}
 	if sharedBrowser == nil && sharedErr == nil {
