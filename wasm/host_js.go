@@ -89,9 +89,11 @@ type host struct {
 	order []*element
 
 	// want: something changed that a frame should show. inFlight: a frame
-	// message is on its way to the page or waiting for its animation
-	// frame; the next goes when the page acknowledges it, so a backlog is
-	// one message, applied in one page frame.
+	// message has not reached the page yet (worker mode: the page
+	// acknowledges each on receipt); the next goes with the
+	// acknowledgement, so what arrives while the page is busy is one
+	// message. On the main thread frames go to the page at once and
+	// nothing is ever in flight.
 	want, inFlight bool
 
 	out  []byte
@@ -156,7 +158,7 @@ func (h *host) handle(m msg) {
 // port handles a message from the page.
 func (h *host) port(v js.Value) {
 	if v.Type() == js.TypeString {
-		// The page applied the last frame ("ack+wake": and bytes arrived
+		// The page received the last frame ("ack+wake": and bytes arrived
 		// since).
 		h.inFlight = false
 		h.want = h.want || v.String() == "ack+wake"
@@ -247,8 +249,7 @@ func (h *host) flush() {
 	}
 	h.out = widget.AppendFrame(h.out[:0], h.upds)
 	clear(h.upds)
-	browser.Call("post", string(h.out), true)
-	h.inFlight = true
+	h.inFlight = browser.Call("post", string(h.out), true).Bool()
 }
 
 func (h *host) post(s string) { browser.Call("post", s, false) }
