@@ -75,11 +75,11 @@
   // reports a failure to boot on the port.
   //
   // Pacing. In a worker, bytes wake Go at once (one microtask gathers the
-  // chunks of one task) and Go posts its frame right away, so the page
-  // paints them in its next animation frame; while a frame has not reached
-  // the page (the page acknowledges each on receipt) the bytes wait and go
-  // in one frame with the acknowledgement: a busy page gets one message,
-  // never a queue of them. On the main thread (page set: trickle.js's
+  // chunks of one task); Go posts its frame shortly before the page's next
+  // animation frame (widget.Pacer), which the page acknowledges from that
+  // animation frame with its time ("ack:<epoch ms>"). While a frame is
+  // posted and not yet applied, bytes wait and go in the next one: one
+  // message per page frame. On the main thread (page set: trickle.js's
   // direct line), bytes ask the page for an animation frame instead, and
   // the page has Go build its frame there (page.tick) and takes it at once
   // (page.frame), so it is computed and applied in the same animation
@@ -109,8 +109,8 @@
     const helpers = {
       thread,
       // post sends a message to the page; frame says it is a frame, which
-      // the page acknowledges on receipt (a worker's) or takes at once (the
-      // main thread's). It reports whether the frame is in flight.
+      // the page acknowledges once applied (a worker's) or takes at once
+      // (the main thread's). It reports whether the frame is in flight.
       post(s, frame) {
         if (frame && page) {
           page.frame(s);
@@ -160,9 +160,9 @@
       g.__trickleBoot = (onMessage, onWake) => {
         goWake = onWake;
         port.onmessage = (ev) => {
-          if (ev.data === "ack") {
+          if (typeof ev.data === "string" && ev.data.startsWith("ack:")) {
             inFlight = false;
-            onMessage(pending ? "ack+wake" : "ack");
+            onMessage((pending ? "ack+wake:" : "ack:") + ev.data.slice(4));
             pending = false;
             return;
           }

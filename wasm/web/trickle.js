@@ -78,8 +78,15 @@ function follow(el, jump, parts) {
       jump.hidden = !show;
     }
   };
+  // ours: the next scroll event is the one toEnd caused. Measuring there
+  // would only find the reader still at the bottom, and would force a
+  // layout whenever something (an announcement) changed the element since
+  // the last one; toEnd runs where layout is clean.
+  let ours = false;
   const toEnd = () => {
+    const top = el.scrollTop;
     el.scrollTop = el.scrollHeight;
+    if (el.scrollTop !== top) ours = true;
   };
   const grew = () => {
     if (!streaming) return;
@@ -87,6 +94,10 @@ function follow(el, jump, parts) {
     else showJump(true);
   };
   const onScroll = () => {
+    if (ours) {
+      ours = false;
+      return;
+    }
     following = el.scrollHeight - el.scrollTop - el.clientHeight <= 8;
     if (following) showJump(false);
   };
@@ -218,10 +229,6 @@ class Host {
       fallBack(`the Web Worker failed to start (${ev.message || "its script did not load: a Content-Security-Policy without worker-src or script-src for the relay?"})`);
     };
     w.onmessage = (ev) => {
-      // A frame is acknowledged on receipt, before anything else: the
-      // worker may build the next one while this one waits for the
-      // animation frame.
-      if (ev.data.startsWith('{"t":"frame"')) w.postMessage("ack");
       const m = JSON.parse(ev.data);
       if (m.t === "alive") {
         clearTimeout(timer);
@@ -327,21 +334,22 @@ class Host {
   #schedule() {
     if (this.#scheduled) return;
     this.#scheduled = true;
-    const fire = () => this.#apply();
     if (document.hidden) {
-      this.#timer = setTimeout(fire, 50);
+      this.#timer = setTimeout(() => this.#apply(performance.now()), 50);
       return;
     }
-    requestAnimationFrame(fire);
-    this.#timer = setTimeout(fire, 250);
+    requestAnimationFrame((at) => this.#apply(at));
+    this.#timer = setTimeout(() => this.#apply(performance.now()), 250);
   }
 
   // #apply applies every frame that arrived since the last animation
-  // frame, in order, each element's updates merged where they can be
-  // (mergeUpdates): a backlog is one update per element. On the main
-  // thread, Go first builds its frame here, so what arrived is computed
-  // and applied in this same animation frame.
-  #apply() {
+  // frame (at: its time), in order, each element's updates merged where
+  // they can be (mergeUpdates): a backlog is one update per element. On
+  // the main thread, Go first builds its frame here, so what arrived is
+  // computed and applied in this same animation frame; a worker is told
+  // that its frame was applied, and when: it times its next frame from
+  // the page's animation frames.
+  #apply(at) {
     if (!this.#scheduled) return;
     // Still scheduled while Go builds: its frame asks for no other one.
     this.#tick?.();
@@ -357,6 +365,7 @@ class Host {
       if (u.gone) this.els.delete(u.id);
       if (Array.isArray(trace) && u.arr) trace.push({ arrived: u.arr, applied: epochNow(), thread: this.thread });
     }
+    if (!this.#tick && frames.length > 0) this.#port.postMessage(`ack:${performance.timeOrigin + at}`);
   }
 }
 
