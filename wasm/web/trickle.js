@@ -78,15 +78,8 @@ function follow(el, jump, parts) {
       jump.hidden = !show;
     }
   };
-  // ours: the next scroll event is the one toEnd caused. Measuring there
-  // would only find the reader still at the bottom, and would force a
-  // layout whenever something (an announcement) changed the element since
-  // the last one; toEnd runs where layout is clean.
-  let ours = false;
   const toEnd = () => {
-    const top = el.scrollTop;
     el.scrollTop = el.scrollHeight;
-    if (el.scrollTop !== top) ours = true;
   };
   const grew = () => {
     if (!streaming) return;
@@ -94,10 +87,6 @@ function follow(el, jump, parts) {
     else showJump(true);
   };
   const onScroll = () => {
-    if (ours) {
-      ours = false;
-      return;
-    }
     following = el.scrollHeight - el.scrollTop - el.clientHeight <= 8;
     if (following) showJump(false);
   };
