@@ -253,6 +253,15 @@ func TestHighlightingWorksForElementsThatAskForItAfterTheWidgetBooted(t *testing
 
 	// The page's first element, served by the default build, stays plain…
 	require.Equal(t, plain, highlighted(t, ctx, "a"))
+	// …and its code blocks take exactly the room the highlighted ones do:
+	// highlighting only wraps text in spans, so no line box moves.
+	boxes := eval[[]string](t, ctx, `["a", "h"].map((id) => [...document.querySelectorAll("#" + id + " pre")].map((pre) => {
+		const r = pre.getBoundingClientRect(), code = pre.querySelector("code");
+		// Distinct line boxes (spans split a line into more rects).
+		const lines = [...code.getClientRects()].map((l) => Math.round(l.top - r.top) + "+" + Math.round(l.height));
+		return r.width + "x" + r.height + " " + [...new Set(lines)].join(",") + " " + JSON.stringify(code.textContent);
+	}).join(" | "))`)
+	require.Equal(t, boxes[0], boxes[1], "plain and highlighted blocks: same size, same line boxes, same text")
 	// …until it gets the attribute: its next answer is highlighted, and
 	// Retry asks again on the highlighting build.
 	eval[bool](t, ctx, `(() => { document.getElementById("a").setAttribute("highlight", ""); return true; })()`)
