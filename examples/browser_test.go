@@ -699,6 +699,7 @@ func TestTheReadmeSnippetOnARefusedOriginSaysWhichOriginToAllow(t *testing.T) {
 			msg := eval[string](t, tab, `document.body.dataset.error || ""`)
 			require.Contains(t, msg, origin, "the message names the page's origin")
 			require.Contains(t, msg, "--allow-origin "+origin, "and the flag to add")
+			require.NotContains(t, msg, `{"error"`, "the relay's sentence, not its JSON body")
 			notice := eval[string](t, tab, `document.querySelector('trickle-answer [data-trickle="notice-text"]').textContent`)
 			require.Contains(t, notice, "--allow-origin "+origin, "the page shows it too")
 		})

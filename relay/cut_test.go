@@ -215,3 +215,94 @@ func TestAClientThatFillsItsSocketStillGetsEveryEventOnceInOrder(t *testing.T) {
 	require.NoError(t, err)
 	requireSameEvents(t, ref, got)
 }
+
+// The same over WebSocket: the relay's frames left half-sent by a full
+// socket are finished before anything else, so the client reads every
+// message whole, once, in order, and a normal closure.
+func TestAWebSocketClientThatFillsItsSocketStillGetsEveryEventOnceInOrder(t *testing.T) {
+	const query = "?dialect=plain&answer=sample-100k&token_chars=1&gap_ms=0.005&ttft_ms=0"
+	_, base := start(t)
+	_, ref := reference(t, base, query)
+	var conn net.Conn
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/v1/ws"+query,
+		&websocket.DialOptions{HTTPClient: slowClientTo(func(c net.Conn) { conn = c })})
+	require.NoError(t, err)
+	defer c.CloseNow()
+	require.NoError(t, c.Write(ctx, websocket.MessageText, []byte(hello)))
+	time.Sleep(1500 * time.Millisecond)
+	if before, ok := queuedBytes(t, conn); ok {
+		time.Sleep(100 * time.Millisecond)
+		after, _ := queuedBytes(t, conn)
+		require.Greater(t, before, 0, "the relay's frames wait in the client's socket")
+		require.Equal(t, before, after, "the socket is full: nothing more arrives")
+	}
+	var got []sse.Event
+	for {
+		_, msg, err := c.Read(ctx)
+		if err != nil {
+			require.Equal(t, websocket.StatusNormalClosure, websocket.CloseStatus(err), "a clean end, no cut: %v", err)
+			break
+		}
+		evs, err := events(bytes.NewReader(msg))
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(evs), 1, "one event per message")
+		got = append(got, evs...)
+	}
+	requireSameEvents(t, ref, got)
+}
+
+// A client that pings while events stream, and now and then stops reading
+// until its socket fills: the library's pongs and the relay's event frames
+// share the connection, every ping is answered and every event arrives
+// once, in order, in frames the client reads (a pong inside an event
+// frame is a protocol error for it). The internal
+// TestALibraryFrameWaitsForTheRestOfAnEventTheSocketTookPartOf forces the
+// one interleaving this can only meet by chance.
+func TestPingsWhileEventsStreamLeaveEveryFrameWhole(t *testing.T) {
+	const query = "?dialect=plain&answer=sample-100k&token_chars=3&gap_ms=0.02&ttft_ms=0"
+	_, base := start(t)
+	_, ref := reference(t, base, query)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/v1/ws"+query,
+		&websocket.DialOptions{HTTPClient: slowClient()})
+	require.NoError(t, err)
+	defer c.CloseNow()
+	require.NoError(t, c.Write(ctx, websocket.MessageText, []byte(hello)))
+	done := make(chan struct{})
+	pongs := make(chan int, 1)
+	go func() {
+		n := 0
+		defer func() { pongs <- n }()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if c.Ping(ctx) != nil {
+				return
+			}
+			n++
+		}
+	}()
+	var msgs []string
+	for {
+		_, msg, err := c.Read(ctx)
+		if err != nil {
+			require.Equal(t, websocket.StatusNormalClosure, websocket.CloseStatus(err), "%v", err)
+			break
+		}
+		msgs = append(msgs, string(msg))
+		if len(msgs)%2000 == 0 {
+			time.Sleep(100 * time.Millisecond) // the socket fills
+		}
+	}
+	close(done)
+	requireSameEvents(t, ref, wsEvents(t, msgs))
+	n := <-pongs
+	t.Logf("%d pongs during %d events", n, len(ref))
+	require.Greater(t, n, 10, "the client's pings were answered while the events streamed")
+}

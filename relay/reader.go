@@ -16,8 +16,8 @@ import (
 
 // sink is where a reader sends a stream: an SSE response or a WebSocket.
 type sink interface {
-	// send writes the events of b (all of them in one write for SSE, one
-	// message per event for WebSocket).
+	// send writes the events of b in one write (SSE: one chunk;
+	// WebSocket: one message per event).
 	send(b batch) error
 	// keepAlive writes a heartbeat comment.
 	keepAlive() error

@@ -24,65 +24,25 @@ type wsControl struct {
 	LastEventID string `json:"last_event_id"`
 }
 
-// wsSink sends one WebSocket text message per event, each the exact SSE
-// text the SSE endpoint writes for it.
-//
-// Writes take a context without deadline (the library then sets up no
-// per-write timer and allocates nothing for it); the write timeout is a
-// deadline on the TCP connection under the library, pushed back at most
-// once a second, as on SSE.
-type wsSink struct {
-	c       *websocket.Conn
-	raw     net.Conn // the TCP connection under c
-	timeout time.Duration
-	armed   time.Time
-}
-
-func (k *wsSink) write(p []byte) error {
-	if err := armWriteDeadline(k.raw, &k.armed, k.timeout); err != nil {
-		return err
-	}
-	return cutError(k.c.Write(context.Background(), websocket.MessageText, p))
-}
-
-func (k *wsSink) send(b batch) error {
-	start := b.base
-	for _, end := range b.ends {
-		if err := k.write(b.data[start-b.base : end-b.base]); err != nil {
-			return err
-		}
-		start = end
-	}
-	return nil
-}
-
-func (k *wsSink) keepAlive() error { return k.write(keepAliveComment) }
-
-// trySend is not possible through coder/websocket's writer, which blocks.
-func (k *wsSink) trySend(batch) (ok, queued bool) { return false, false }
-func (k *wsSink) flush() error                    { return nil }
-
-// halfClose leaves the last frame unfinished (or the last message without
-// a close frame): the client sees a cut, never a normal closure.
-func (k *wsSink) halfClose() bool { return closeWrite(k.raw) }
-
 // Buffer sizes of a WebSocket connection. net/http hands a hijacked
 // connection over with 4 KiB read and 4 KiB write buffers, which
 // coder/websocket keeps for the connection's life: that was a third of an
 // idle stream's memory. Clients send the relay almost nothing (the request,
-// stop, the close), and reads larger than the buffer bypass it; events are
-// written as header + payload through the write buffer, one system call
-// for an event that fits (most are well under 512 bytes), two otherwise.
+// stop, the close), and reads larger than the buffer bypass it. The
+// library writes only control frames once the stream runs (the events go
+// out through wsSink): a close or pong frame (at most 127 bytes) fits.
 const (
 	wsReadBuffer  = 128
-	wsWriteBuffer = 512
+	wsWriteBuffer = 128
 )
 
-// wsHijacker hands coder/websocket the connection with small buffers, and
-// keeps the TCP connection for the write deadline and the half-close.
+// wsHijacker hands coder/websocket the connection with small buffers, its
+// writes going through the stream's sink, and keeps the sink for the
+// events, the write deadline and the half-close.
 type wsHijacker struct {
 	http.ResponseWriter
-	conn net.Conn
+	timeout time.Duration
+	sink    *wsSink
 }
 
 // Hijack takes over the connection from net/http.
@@ -91,7 +51,7 @@ func (h *wsHijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	h.conn = c
+	h.sink = newWSSink(c, h.timeout)
 	rc := c
 	// A client may send its first message right behind the handshake:
 	// net/http may have read it already.
@@ -99,7 +59,8 @@ func (h *wsHijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		b, _ := brw.Reader.Peek(n)
 		rc = &prefixConn{Conn: c, prefix: bytes.Clone(b)}
 	}
-	return rc, bufio.NewReadWriter(bufio.NewReaderSize(rc, wsReadBuffer), bufio.NewWriterSize(rc, wsWriteBuffer)), nil
+	return rc, bufio.NewReadWriter(bufio.NewReaderSize(rc, wsReadBuffer),
+		bufio.NewWriterSize((*wsLibraryWire)(h.sink), wsWriteBuffer)), nil
 }
 
 // prefixConn reads prefix before the connection.
@@ -125,7 +86,7 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "shutting_down", ErrShuttingDown.Error())
 		return
 	}
-	hj := &wsHijacker{ResponseWriter: w}
+	hj := &wsHijacker{ResponseWriter: w, timeout: s.cfg.writeTimeout}
 	c, err := websocket.Accept(hj, r, &websocket.AcceptOptions{
 		InsecureSkipVerify: true, // checked by s.cors: same origin or allowlisted
 		CompressionMode:    websocket.CompressionDisabled,
@@ -195,13 +156,13 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 	// the handler.
 	handedOff = true
 	s.pumps.Add(1)
-	s.wsStream(c, hj.conn, l, pos)
+	s.wsStream(c, hj.sink, l, pos)
 }
 
 // wsStream writes the stream to the WebSocket while a goroutine reads the
 // client's messages (stop); a read error means the client left. It returns
 // at once: the writing runs on the reader's goroutines (see reader).
-func (s *Server) wsStream(c *websocket.Conn, raw net.Conn, l *genLog, pos int) {
+func (s *Server) wsStream(c *websocket.Conn, sink *wsSink, l *genLog, pos int) {
 	ctx, cancel := context.WithCancel(context.Background())
 	readDone := make(chan struct{})
 	var stopped atomic.Bool // the client sent stop
@@ -235,7 +196,7 @@ func (s *Server) wsStream(c *websocket.Conn, raw net.Conn, l *genLog, pos int) {
 			s.pumpDone(l, "websocket", end, err)
 		}
 		// The close handshake gets a full write timeout of its own.
-		raw.SetWriteDeadline(time.Now().Add(s.cfg.writeTimeout))
+		sink.conn.SetWriteDeadline(time.Now().Add(s.cfg.writeTimeout))
 		switch end {
 		case endDone:
 			c.Close(websocket.StatusNormalClosure, "end of stream")
@@ -248,7 +209,6 @@ func (s *Server) wsStream(c *websocket.Conn, raw net.Conn, l *genLog, pos int) {
 		cancel()
 		<-readDone
 	}
-	sink := &wsSink{c: c, raw: raw, timeout: s.cfg.writeTimeout}
 	// The same prelude as on SSE, as its own message: it names the stream
 	// before any event, so a client cut early can still resume; decoders
 	// ignore it (a comment and a retry field dispatch nothing).

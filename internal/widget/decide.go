@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/trickle-dev/trickle/internal/jsonx"
 )
 
 // MaxErrorBody is how much of a failed response's body the widget keeps
@@ -18,8 +20,16 @@ const maxErrorRunes = 300
 // its body (the relay and most APIs put a sentence there). The body is cut
 // at a character, never inside one, and bytes that are not UTF-8 become
 // U+FFFD: the message goes into JSON, the DOM and a screen reader.
+//
+// A JSON body in one of the shapes the relay and the model APIs use for
+// errors ({"error":{"message":…}} from the relay, OpenAI, Anthropic and
+// Gemini, {"error":"…"} from Ollama, {"message":"…"}, or an array holding
+// one of those) is explained by its message alone, not by its JSON.
 func HTTPError(status int, body []byte) error {
 	msg := strings.TrimSpace(strings.ToValidUTF8(string(body), "\uFFFD"))
+	if m := errorMessage(msg); m != "" {
+		msg = m
+	}
 	if utf8.RuneCountInString(msg) > maxErrorRunes {
 		n := 0
 		for i := range msg {
@@ -34,6 +44,44 @@ func HTTPError(status int, body []byte) error {
 		return fmt.Errorf("trickle: the server answered HTTP %d", status)
 	}
 	return fmt.Errorf("trickle: the server answered HTTP %d: %s", status, msg)
+}
+
+// errorMessage is the message of a JSON error body, or "" when body is
+// not JSON or has no message where an error's message is found.
+func errorMessage(body string) string {
+	var msg string
+	var value func(r *jsonx.Reader, depth int)
+	value = func(r *jsonx.Reader, depth int) {
+		switch r.Kind() {
+		case jsonx.Array:
+			r.Array(func(i int) {
+				if i == 0 && depth == 0 {
+					value(r, depth+1)
+				} else {
+					r.Skip()
+				}
+			})
+		case jsonx.Object:
+			r.Object(func(key string) {
+				switch {
+				case key == "error" && r.Kind() == jsonx.String:
+					r.Str(&msg)
+				case key == "error" && r.Kind() == jsonx.Object && depth < 2:
+					value(r, 2)
+				case key == "message" && r.Kind() == jsonx.String && msg == "":
+					r.Str(&msg)
+				default:
+					r.Skip()
+				}
+			})
+		default:
+			r.Skip()
+		}
+	}
+	if jsonx.Decode(body, func(r *jsonx.Reader) { value(r, 0) }) != nil {
+		return ""
+	}
+	return strings.TrimSpace(msg)
 }
 
 // WSClose classifies how a WebSocket ended: one that never opened was

@@ -291,3 +291,32 @@ func TestASayMessageCarriesOnlyTheLiveRegions(t *testing.T) {
 	require.Equal(t, "say", got.T)
 	require.Equal(t, []map[string]any{{"id": 5.0, "say": "<p>One &lt;b&gt;.</p>", "status": "Answer complete."}}, got.U)
 }
+
+func TestHTTPErrorExplainsAJSONErrorBodyByItsMessage(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		{"the relay and OpenAI", `{"error":{"message":"origin https://a.example is not allowed: start the relay with --allow-origin https://a.example","type":"forbidden"}}`,
+			"trickle: the server answered HTTP 403: origin https://a.example is not allowed: start the relay with --allow-origin https://a.example"},
+		{"Anthropic", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+			"trickle: the server answered HTTP 403: Overloaded"},
+		{"Gemini, in an array", `[{"error":{"code":403,"message":"API key not valid.","status":"PERMISSION_DENIED"}}]`,
+			"trickle: the server answered HTTP 403: API key not valid."},
+		{"Ollama", `{"error":"model \"llama9\" not found, try pulling it first"}`,
+			`trickle: the server answered HTTP 403: model "llama9" not found, try pulling it first`},
+		{"a bare message", ` {"message": "Forbidden"} `, "trickle: the server answered HTTP 403: Forbidden"},
+		{"JSON without a message is shown as it is", `{"detail":"nope"}`, `trickle: the server answered HTTP 403: {"detail":"nope"}`},
+		{"an empty message is no message", `{"error":{"message":"  "}}`, `trickle: the server answered HTTP 403: {"error":{"message":"  "}}`},
+		{"a message nested deeper is not an error's", `{"data":{"error":{"message":"x"}}}`, `trickle: the server answered HTTP 403: {"data":{"error":{"message":"x"}}}`},
+		{"broken JSON is shown as it is", `{"error":{"message":"cut`, `trickle: the server answered HTTP 403: {"error":{"message":"cut`},
+		{"text", "Forbidden\n", "trickle: the server answered HTTP 403: Forbidden"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.EqualError(t, HTTPError(403, []byte(tc.body)), tc.want)
+		})
+	}
+	// A long message is cut at a character like any body.
+	long := `{"error":{"message":"` + strings.Repeat("語", 400) + `"}}`
+	msg := strings.TrimPrefix(HTTPError(500, []byte(long)).Error(), "trickle: the server answered HTTP 500: ")
+	require.Equal(t, strings.Repeat("語", maxErrorRunes)+"…", msg)
+}
