@@ -10,10 +10,12 @@
 // each element that changed, the settled HTML and the live tail's
 // render.TailPatch, thinking, tools, announcements, status, events, the
 // text's growth and the metrics (internal/widget.Update). Go never touches
-// the DOM. A frame is built as soon as bytes arrive when none is on its
-// way to the page, else when the page acknowledges the last one (applied
-// in its animation frame): the first token is painted in the next
-// animation frame, and a backlog is one message applied in one page frame.
+// the DOM. In a worker, a frame goes shortly before the page's next
+// animation frame (internal/widget.Pacer, timed from the page's
+// acknowledgements of applied frames), with everything that arrived by
+// then: one message per page frame, painted in the first animation frame
+// after the bytes reached Go. On the main thread, the page has Go build
+// its frame inside the animation frame that applies it.
 //
 // Reading the network stays here: fetch and WebSocket exist in workers,
 // and trickle-worker.js gathers a connection's chunks in an inbox that Go

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,7 +24,7 @@ import (
 // serves commands until the page goes. Called by wasm/cmd/widget's main.
 func Boot() {
 	collectBetweenAnswers()
-	h := &host{els: map[int]*element{}, signal: make(chan struct{}, 1)}
+	h := &host{els: map[int]*element{}, signal: make(chan struct{}, 1), pace: widget.Pacer{Margin: widget.DefaultPostMargin}}
 	onMessage := newFunc(func(_ js.Value, args []js.Value) any {
 		h.push(msg{kind: mPort, val: arg0(args)})
 		return nil
@@ -64,6 +65,7 @@ const (
 	mWSOpen                           // the WebSocket opened
 	mRetryTimer                       // time to resume a dropped connection
 	mAnnounceTimer                    // the announcer has something due
+	mPost                             // the pacer's time to post a frame came
 )
 
 type msg struct {
@@ -89,10 +91,17 @@ type host struct {
 	order []*element
 
 	// want: something changed that a frame should show. inFlight: a frame
-	// message is on its way to the page or waiting for its animation
-	// frame; the next goes when the page acknowledges it, so a backlog is
-	// one message, applied in one page frame.
+	// message was posted and the page has not applied it yet (it
+	// acknowledges it from its animation frame); the next goes after
+	// that, so one message goes per page frame. On the main thread frames
+	// go to the page at once, in its animation frame, and nothing is ever
+	// in flight.
 	want, inFlight bool
+	// pace says when a worker's frame goes (widget.Pacer); postAt is set
+	// while its timer runs, postNow when it fired.
+	pace    widget.Pacer
+	postAt  bool
+	postNow bool
 
 	out  []byte
 	upds []widget.Update
@@ -120,7 +129,7 @@ func (h *host) loop() {
 			batch[i] = msg{}
 		}
 		if h.want && !h.inFlight {
-			h.flush()
+			h.due()
 		}
 	}
 }
@@ -143,6 +152,8 @@ func (h *host) handle(m msg) {
 		h.want = true
 	case mIdle:
 		h.warm()
+	case mPost:
+		h.postAt, h.postNow = false, true
 	default:
 		e := m.el
 		if e == nil || e.gone {
@@ -156,10 +167,15 @@ func (h *host) handle(m msg) {
 // port handles a message from the page.
 func (h *host) port(v js.Value) {
 	if v.Type() == js.TypeString {
-		// The page applied the last frame ("ack+wake": and bytes arrived
-		// since).
+		// The page applied the last frame in its animation frame of the
+		// given time ("ack+wake:": and bytes arrived since).
+		ack := v.String()
+		kind, ms, _ := strings.Cut(ack, ":")
+		if f, err := strconv.ParseFloat(ms, 64); err == nil {
+			h.pace.Applied(now().at(f))
+		}
 		h.inFlight = false
-		h.want = h.want || v.String() == "ack+wake"
+		h.want = h.want || kind == "ack+wake"
 		return
 	}
 	c, err := widget.ParseCommand(v.Get("j").String())
@@ -216,6 +232,28 @@ func (h *host) attach(id int) *element {
 	return e
 }
 
+// due posts a frame now, or — in a worker, where the page's animation frames
+// are known from its acknowledgements — sets a timer for when the pacer
+// says: everything that arrives until then goes in that one message.
+func (h *host) due() {
+	if h.thread != "worker" || h.postNow {
+		h.postNow = false
+		h.flush()
+		return
+	}
+	if h.postAt {
+		return
+	}
+	t := time.Now()
+	at := h.pace.PostAt(t)
+	if !at.After(t) {
+		h.flush()
+		return
+	}
+	h.postAt = true
+	time.AfterFunc(at.Sub(t), func() { h.push(msg{kind: mPost}) })
+}
+
 // flush builds every element's frame and sends them as one message.
 func (h *host) flush() {
 	h.want = false
@@ -247,8 +285,7 @@ func (h *host) flush() {
 	}
 	h.out = widget.AppendFrame(h.out[:0], h.upds)
 	clear(h.upds)
-	browser.Call("post", string(h.out), true)
-	h.inFlight = true
+	h.inFlight = browser.Call("post", string(h.out), true).Bool()
 }
 
 func (h *host) post(s string) { browser.Call("post", s, false) }

@@ -2,13 +2,13 @@
 // WebAssembly) in a dedicated Web Worker, or — the fallback, when the page
 // cannot make a worker — on the page's main thread, imported by trickle.js.
 // Either way Go talks to the page through one message port (the worker's
-// own, or a MessageChannel's), so both modes run the same code.
+// own, or a MessageChannel's), so both modes run the same code; only the
+// frames' pacing differs (see start).
 //
 // It holds only mechanical helpers that spare Go a crossing per network
 // chunk: an inbox that gathers a connection's chunks until Go's next frame
-// takes them all, and the wake-up that tells Go bytes arrived (at most once
-// per frame: not while a frame is on its way to the page). Every decision
-// is Go's (wasm/, internal/widget).
+// takes them all, and the wake-up that tells Go bytes arrived. Every
+// decision is Go's (wasm/, internal/widget).
 //
 // A classic script (importScripts) and a module (import()) alike: it only
 // assigns globals explicitly.
@@ -73,15 +73,27 @@
 
   // start boots Go on this thread with port as its line to the page, and
   // reports a failure to boot on the port.
-  async function start(port, wasmURL, thread) {
+  //
+  // Pacing. In a worker, bytes wake Go at once (one microtask gathers the
+  // chunks of one task); Go posts its frame shortly before the page's next
+  // animation frame (widget.Pacer), which the page acknowledges from that
+  // animation frame with its time ("ack:<epoch ms>"). While a frame is
+  // posted and not yet applied, bytes wait and go in the next one: one
+  // message per page frame. On the main thread (page set: trickle.js's
+  // direct line), bytes ask the page for an animation frame instead, and
+  // the page has Go build its frame there (page.tick) and takes it at once
+  // (page.frame), so it is computed and applied in the same animation
+  // frame.
+  async function start(port, wasmURL, thread, page) {
     let goWake = null;
-    let inFlight = false; // a frame is on its way to the page
+    let inFlight = false; // a frame has not reached the page yet
     let pending = false; // bytes arrived meanwhile
     let queued = false;
-    // wake tells Go that bytes arrived: at once (one microtask gathers the
-    // chunks of one task) when no frame is on its way to the page, else
-    // with the page's acknowledgement of that frame.
     const wake = () => {
+      if (page) {
+        page.want();
+        return;
+      }
       if (inFlight) {
         pending = true;
         return;
@@ -93,13 +105,20 @@
         goWake();
       });
     };
+    if (page) page.tick = () => goWake?.();
     const helpers = {
       thread,
       // post sends a message to the page; frame says it is a frame, which
-      // the page acknowledges once applied.
+      // the page acknowledges once applied (a worker's) or takes at once
+      // (the main thread's). It reports whether the frame is in flight.
       post(s, frame) {
+        if (frame && page) {
+          page.frame(s);
+          return false;
+        }
         if (frame) inFlight = true;
         port.postMessage(s);
+        return frame;
       },
       now: () => performance.timeOrigin + performance.now(),
       idle(fn, timeout) {
@@ -141,9 +160,9 @@
       g.__trickleBoot = (onMessage, onWake) => {
         goWake = onWake;
         port.onmessage = (ev) => {
-          if (ev.data === "ack") {
+          if (typeof ev.data === "string" && ev.data.startsWith("ack:")) {
             inFlight = false;
-            onMessage(pending ? "ack+wake" : "ack");
+            onMessage((pending ? "ack+wake:" : "ack:") + ev.data.slice(4));
             pending = false;
             return;
           }

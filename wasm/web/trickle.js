@@ -21,6 +21,9 @@ const WASM = new URL("__TRICKLE_WASM__", import.meta.url);
 const WASM_EXEC = new URL("__TRICKLE_WASM_EXEC__", import.meta.url);
 const WORKER = new URL("__TRICKLE_WORKER__", import.meta.url);
 const CSS = new URL("__TRICKLE_CSS__", import.meta.url);
+// The same stylesheet's text, which the build puts here: the page applies
+// it from this file, without a second request (CSS is the fallback).
+const CSS_TEXT = "__TRICKLE_CSS_TEXT__";
 // The highlighting variant of the widget and its stylesheet: fetched instead
 // (and in addition) only when the page has a <trickle-answer highlight>.
 const HIGHLIGHT_WASM = new URL("__TRICKLE_HIGHLIGHT_WASM__", import.meta.url);
@@ -133,6 +136,7 @@ class Host {
   #queue = []; // commands sent before Go was ready
   #frames = []; // frame messages waiting for the next animation frame
   #scheduled = false;
+  #tick = null; // main-thread mode: has Go build its frame now
   #timer = 0;
   #stats = [];
   #warned = false;
@@ -248,7 +252,25 @@ class Host {
       const channel = new MessageChannel();
       channel.port1.onmessage = (ev) => this.#receive(JSON.parse(ev.data));
       this.#port = channel.port1;
-      globalThis.__trickleStart(channel.port2, wasmURL().href, "main");
+      // Frames skip the channel: Go builds one in the page's animation
+      // frame (tick) and hands it over at once (frame), to be applied in
+      // that same animation frame; bytes arriving ask for one (want).
+      const page = {
+        want: () => this.#schedule(),
+        frame: (s) => {
+          try {
+            this.#receive(JSON.parse(s));
+          } catch (err) {
+            // Reported, but never thrown back into Go.
+            queueMicrotask(() => {
+              throw err;
+            });
+          }
+        },
+        tick: null,
+      };
+      this.#tick = () => page.tick?.();
+      globalThis.__trickleStart(channel.port2, wasmURL().href, "main", page);
     } catch (err) {
       this.#failed(`${err?.message ?? err}`);
     }
@@ -304,35 +326,108 @@ class Host {
   #schedule() {
     if (this.#scheduled) return;
     this.#scheduled = true;
-    const fire = () => this.#apply();
     if (document.hidden) {
-      this.#timer = setTimeout(fire, 50);
+      this.#timer = setTimeout(() => this.#apply(performance.now()), 50);
       return;
     }
-    requestAnimationFrame(fire);
-    this.#timer = setTimeout(fire, 250);
+    requestAnimationFrame((at) => this.#apply(at));
+    this.#timer = setTimeout(() => this.#apply(performance.now()), 250);
   }
 
-  // #apply applies every frame that arrived, in order, and tells Go: the
-  // next frame comes now, holding everything that arrived meanwhile.
-  #apply() {
+  // #apply applies every frame that arrived since the last animation
+  // frame (at: its time), in order, each element's updates merged where
+  // they can be (mergeUpdates): a backlog is one update per element. On
+  // the main thread, Go first builds its frame here, so what arrived is
+  // computed and applied in this same animation frame; a worker is told
+  // that its frame was applied, and when: it times its next frame from
+  // the page's animation frames.
+  #apply(at) {
     if (!this.#scheduled) return;
+    // Still scheduled while Go builds: its frame asks for no other one.
+    this.#tick?.();
     this.#scheduled = false;
     clearTimeout(this.#timer);
     const frames = this.#frames;
     this.#frames = [];
     const trace = globalThis.__trickleTrace;
-    for (const updates of frames) {
-      for (const u of updates) {
-        const st = this.els.get(u.id);
-        if (!st) continue;
-        st.apply(u);
-        if (u.gone) this.els.delete(u.id);
-        if (Array.isArray(trace) && u.arr) trace.push({ arrived: u.arr, applied: epochNow(), thread: this.thread });
+    for (const u of mergeUpdates(frames)) {
+      const st = this.els.get(u.id);
+      if (!st) continue;
+      st.apply(u);
+      if (u.gone) this.els.delete(u.id);
+      if (Array.isArray(trace) && u.arr) trace.push({ arrived: u.arr, applied: epochNow(), thread: this.thread });
+    }
+    if (!this.#tick && frames.length > 0) this.#port.postMessage(`ack:${performance.timeOrigin + at}`);
+  }
+}
+
+// mergeUpdates flattens frames (each a list of updates) into the updates
+// to apply, in order, folding each element's update into its previous one
+// when that one only streamed (no end, events, settling or removal): the
+// DOM then changes once per element per animation frame however many
+// frames arrived.
+function mergeUpdates(frames) {
+  if (frames.length === 1) return frames[0];
+  const out = [];
+  const open = new Map(); // id → index in out of its update still open to merging
+  for (const updates of frames) {
+    for (const u of updates) {
+      const i = open.get(u.id);
+      const merged = i === undefined ? null : mergeUpdate(out[i], u);
+      if (merged) {
+        out[i] = merged;
+      } else {
+        // Updates of one element stay in order: once one is not merged,
+        // the next may only merge into it.
+        open.set(u.id, out.length);
+        out.push(u);
       }
     }
-    this.#port.postMessage("ack");
   }
+  return out;
+}
+
+// mergeUpdate is the update that applies a then b, or null when there is
+// none that is as cheap: a must only stream (its events, ending, promise
+// and removal happen between the two), b must not start a new answer, and
+// their answer patches must fold into one (mergePatch).
+function mergeUpdate(a, b) {
+  if (a.end || a.ev || a.resolve || a.gone || b.reset) return null;
+  let p = a.p ?? b.p;
+  if (a.p && b.p) {
+    p = mergePatch(a.p, b.p);
+    if (!p) return null;
+  }
+  const m = { ...a, ...b, reset: a.reset, p };
+  if (!p) delete m.p;
+  if (a.thinking && b.thinking) m.thinking = a.thinking + b.thinking;
+  if (a.text && b.text) m.text = a.text + b.text;
+  if (a.arr && b.arr) m.arr = Math.min(a.arr, b.arr);
+  return m;
+}
+
+// mergePatch folds two answer patches (patchAnswer) into one, or returns
+// null. The settled HTML only ever goes before the tail and tail patches
+// only change the tail, so the settled parts concatenate; the tail's
+// patches fold when the second replaces what the first touched (keep 0 at
+// the same node or an ancestor of it), when the first did not touch the
+// tail, or when both only append text at the same node.
+function mergePatch(a, b) {
+  if (a.final) return null;
+  const m = { ...b, a: a.a + b.a };
+  if (b.keep < 0) {
+    if (a.keep >= 0) Object.assign(m, { path: a.path, keep: a.keep, text: a.text, html: a.html });
+    return m;
+  }
+  if (a.keep < 0) return m;
+  const prefix = b.path.length <= a.path.length && b.path.every((n, i) => n === a.path[i]);
+  if (b.keep === 0 && prefix) return m;
+  const same = a.path.length === b.path.length && prefix;
+  if (same && a.keep > 0 && b.keep === a.keep && !a.html) {
+    m.text = a.text + b.text;
+    return m;
+  }
+  return null;
 }
 
 // warmParser parses HTML once into an element that is never attached, at
@@ -493,7 +588,12 @@ class Answer {
     if (u.state) this.state = u.state;
     if (u.sid !== undefined) this.streamId = u.sid;
     if (u.m) this.metrics = u.m;
-    if (u.stalled !== undefined) this.el.toggleAttribute("data-trickle-stalled", u.stalled);
+    if (u.stalled !== undefined) {
+      // On the element for the page; on the tail for the stylesheet (a
+      // change there restyles the tail, not the whole answer).
+      this.el.toggleAttribute("data-trickle-stalled", u.stalled);
+      if (this.tail?.isConnected) this.tail.toggleAttribute("data-trickle-stalled", u.stalled);
+    }
     if (u.end) {
       const e = u.end;
       this.el.removeAttribute("aria-busy");
@@ -547,16 +647,26 @@ function addHighlightStylesheet() {
   link.rel = "stylesheet";
   link.href = HIGHLIGHT_CSS.href;
   link.dataset.trickleHighlightCss = "";
-  document.querySelector("link[data-trickle-css]")?.after(link) ?? document.head.prepend(link);
+  document.querySelector("[data-trickle-css]")?.after(link) ?? document.head.prepend(link);
 }
 
+// addStylesheet adds the widget's stylesheet once, first in <head>, so the
+// page's own rules win at equal specificity: a <style> holding CSS_TEXT,
+// in place before the element's parts are first laid out. A page whose
+// Content-Security-Policy refuses inline styles (the <style> gets no sheet)
+// gets the stylesheet's file instead.
 function addStylesheet() {
-  if (document.querySelector("link[data-trickle-css]")) return;
+  if (document.querySelector("[data-trickle-css]")) return;
+  const style = document.createElement("style");
+  style.dataset.trickleCss = "";
+  style.textContent = CSS_TEXT;
+  document.head.prepend(style);
+  if (style.sheet) return;
+  style.remove();
   const link = document.createElement("link");
   link.rel = "stylesheet";
   link.href = CSS.href;
   link.dataset.trickleCss = "";
-  // First in <head>, so the page's own rules win at equal specificity.
   document.head.prepend(link);
 }
 
