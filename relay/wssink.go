@@ -194,25 +194,33 @@ func appendFrames(buf []byte, b batch, i int) ([]byte, int) {
 }
 
 // send writes the events of b, one message each, blocking within the
-// write timeout; several events go out in one write.
+// write timeout; several events go out in one write per frameChunk bytes.
+// The lock is held for one write at a time: a long replay to a slow
+// client lets the library's frames (a pong) through between two writes.
 func (k *wsSink) send(b batch) error {
 	if len(b.ends) == 1 {
 		return k.write(b.data)
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
 	buf := frameBufs.Get().(*[]byte)
 	defer putFrameBuf(buf)
 	for i := 0; i < len(b.ends); {
 		*buf, i = appendFrames((*buf)[:0], b, i)
-		if err := k.readyLocked(); err != nil {
+		if err := k.writeFrames(*buf); err != nil {
 			return err
-		}
-		if _, err := k.conn.Write(*buf); err != nil {
-			return cutError(err)
 		}
 	}
 	return nil
+}
+
+// writeFrames writes whole frames, blocking within the write timeout.
+func (k *wsSink) writeFrames(p []byte) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if err := k.readyLocked(); err != nil {
+		return err
+	}
+	_, err := k.conn.Write(p)
+	return cutError(err)
 }
 
 func (k *wsSink) keepAlive() error { return k.write(keepAliveComment) }
