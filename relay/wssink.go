@@ -226,8 +226,10 @@ func (k *wsSink) writeFrames(p []byte) error {
 func (k *wsSink) keepAlive() error { return k.write(keepAliveComment) }
 
 // maxInline is the most bytes of events trySend frames at once; a reader
-// that far behind sends from its own goroutine.
-const maxInline = frameChunk
+// that far behind sends from its own goroutine. Framed, they fit in one
+// frameChunk (a frame header is at most 4 bytes for at least 1 byte of
+// event text below 64 KiB, and every event has more than 8).
+const maxInline = frameChunk / 2
 
 // trySend writes the events of b with one non-blocking writev straight on
 // the socket (see nowWriter); what the socket does not take waits in
@@ -247,7 +249,10 @@ func (k *wsSink) trySend(b batch) (ok, queued bool) {
 	} else {
 		buf := frameBufs.Get().(*[]byte)
 		defer putFrameBuf(buf)
-		*buf, _ = appendFrames((*buf)[:0], b, 0)
+		var framed int
+		if *buf, framed = appendFrames((*buf)[:0], b, 0); framed < len(b.ends) {
+			return false, false // all of b or nothing: the goroutine sends
+		}
 		body = *buf
 	}
 	n, err := k.now.writev(hdr, body, nil)
