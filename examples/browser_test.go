@@ -3,6 +3,7 @@ package examples_test
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"flag"
 	"io"
 	"io/fs"
@@ -791,4 +792,55 @@ func TestAPageThatForbidsWorkersFallsBackToTheMainThreadAndAnswers(t *testing.T)
 		want = 0 // worker="off" (TRICKLE_WIDGET_THREAD=main) is asked for, not a fallback to explain
 	}
 	require.Equal(t, want, n, "the fallback is said once: %q", warnings)
+}
+
+// The widget's stylesheet comes inside trickle.js: a page of another origin
+// loads no stylesheet file for it, and gets the rules first in its <head>
+// (so its own rules win at equal specificity). A page whose
+// Content-Security-Policy refuses inline styles gets the stylesheet's file
+// instead, in the same place, with the same effect.
+func TestTheStylesheetComesInsideTheScriptOrFromItsFileUnderAStrictPolicy(t *testing.T) {
+	tab, _ := startExamples(t)
+	for _, tc := range []struct {
+		name, csp, element, files string
+	}{
+		{"no policy", "", "style", "0"},
+		{"style-src without unsafe-inline", "style-src 'self' http://127.0.0.1:*", "link", "1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			headers := map[string]string{}
+			if tc.csp != "" {
+				headers["Content-Security-Policy"] = tc.csp
+			}
+			pageURL, _ := otherOrigin(t, `<!doctype html><meta charset=utf-8><title>a page</title>
+<link rel="icon" href="data:,">
+<script type="module" src="__RELAY__/trickle/trickle.js"></script>
+<trickle-answer endpoint="__RELAY__/v1/chat/completions?answer=short"></trickle-answer>`, headers)
+			run(t, tab, 30*time.Second, chromedp.Navigate(pageURL+"/"))
+			got := eval[[]string](t, tab, `(async () => {
+				await customElements.whenDefined("trickle-answer");
+				const a = document.querySelector("trickle-answer");
+				const sheet = document.querySelector("[data-trickle-css]");
+				if (!sheet.sheet) await new Promise((r) => sheet.addEventListener("load", r, { once: true }));
+				const status = await a.ask("hi");
+				const files = performance.getEntriesByType("resource").filter((e) => new URL(e.name).pathname.endsWith(".css")).length;
+				return [sheet.localName, String(document.head.firstElementChild === sheet), String(files),
+					getComputedStyle(a).maxHeight, getComputedStyle(a.querySelector('[data-trickle="jump"]')).display, status];
+			})()`)
+			require.Equal(t, []string{tc.element, "true", tc.files, "576px", "none", "complete"}, got,
+				"[element, first in head, stylesheet files loaded, max-height (36rem), the hidden jump button's display, status]")
+			if tc.element == "style" {
+				var m struct {
+					CSS string `json:"css"`
+				}
+				raw, err := fs.ReadFile(examples.Widget(), "manifest.json")
+				require.NoError(t, err)
+				require.NoError(t, json.Unmarshal(raw, &m))
+				file, err := fs.ReadFile(examples.Widget(), m.CSS)
+				require.NoError(t, err)
+				require.Equal(t, string(file), eval[string](t, tab, `document.querySelector("style[data-trickle-css]").textContent`),
+					"the loader's copy is the stylesheet's file")
+			}
+		})
+	}
 }

@@ -194,32 +194,42 @@ func appendFrames(buf []byte, b batch, i int) ([]byte, int) {
 }
 
 // send writes the events of b, one message each, blocking within the
-// write timeout; several events go out in one write.
+// write timeout; several events go out in one write per frameChunk bytes.
+// The lock is held for one write at a time: a long replay to a slow
+// client lets the library's frames (a pong) through between two writes.
 func (k *wsSink) send(b batch) error {
 	if len(b.ends) == 1 {
 		return k.write(b.data)
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
 	buf := frameBufs.Get().(*[]byte)
 	defer putFrameBuf(buf)
 	for i := 0; i < len(b.ends); {
 		*buf, i = appendFrames((*buf)[:0], b, i)
-		if err := k.readyLocked(); err != nil {
+		if err := k.writeFrames(*buf); err != nil {
 			return err
-		}
-		if _, err := k.conn.Write(*buf); err != nil {
-			return cutError(err)
 		}
 	}
 	return nil
 }
 
+// writeFrames writes whole frames, blocking within the write timeout.
+func (k *wsSink) writeFrames(p []byte) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if err := k.readyLocked(); err != nil {
+		return err
+	}
+	_, err := k.conn.Write(p)
+	return cutError(err)
+}
+
 func (k *wsSink) keepAlive() error { return k.write(keepAliveComment) }
 
 // maxInline is the most bytes of events trySend frames at once; a reader
-// that far behind sends from its own goroutine.
-const maxInline = frameChunk
+// that far behind sends from its own goroutine. Framed, they fit in one
+// frameChunk (a frame header is at most 4 bytes for at least 1 byte of
+// event text below 64 KiB, and every event has more than 8).
+const maxInline = frameChunk / 2
 
 // trySend writes the events of b with one non-blocking writev straight on
 // the socket (see nowWriter); what the socket does not take waits in
@@ -239,7 +249,10 @@ func (k *wsSink) trySend(b batch) (ok, queued bool) {
 	} else {
 		buf := frameBufs.Get().(*[]byte)
 		defer putFrameBuf(buf)
-		*buf, _ = appendFrames((*buf)[:0], b, 0)
+		var framed int
+		if *buf, framed = appendFrames((*buf)[:0], b, 0); framed < len(b.ends) {
+			return false, false // all of b or nothing: the goroutine sends
+		}
 		body = *buf
 	}
 	n, err := k.now.writev(hdr, body, nil)

@@ -238,6 +238,16 @@ func TestCoderWebsocketReadsEveryEventTheSinkWrites(t *testing.T) {
 	if k.now != nil {
 		require.Equal(t, len(small)+1, sent, "an empty socket takes every non-blocking send")
 	}
+	// Tiny events up to the inline limit: their frame headers make the
+	// frames longer than the text; every event must go, or none.
+	var tiny [][]byte
+	for range maxInline / 10 {
+		tiny = append(tiny, []byte("data: x\n\n\n")) // 10 bytes
+	}
+	if ok, queued := k.trySend(batchOf(tiny)); ok {
+		require.False(t, queued)
+		want = append(want, tiny...)
+	}
 	require.NoError(t, k.flush())
 	for i, m := range want {
 		typ, got, err := c.Read(ctx)
@@ -255,7 +265,7 @@ func TestALibraryFrameWaitsForTheRestOfAnEventTheSocketTookPartOf(t *testing.T) 
 	if k.now == nil {
 		t.Skip("no non-blocking writev on this platform: nothing is ever sent in part")
 	}
-	event := bytes.Repeat([]byte("e"), 30000)
+	event := bytes.Repeat([]byte("e"), maxInline-7) // an odd size: the socket fills inside one
 	sent := 0
 	for {
 		ok, queued := k.trySend(batch{data: event, ends: []int{len(event)}})

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"errors"
+	"mime"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +67,37 @@ func TestContentTypeChoosesTheFraming(t *testing.T) {
 			require.Equal(t, c.want, NewPipeline(WithContentType(c.ct)).Framing())
 		})
 	}
+}
+
+// The framing reads the media type as package mime does, for every header
+// mime accepts (the widget does not link mime).
+func TestFramingAgreesWithMimeOnTheMediaType(t *testing.T) {
+	types := []string{"text/event-stream", "TEXT/Event-Stream", "application/x-ndjson", "application/ndjson",
+		"application/jsonl", "application/x-jsonlines", "application/jsonlines", "application/json", "text/plain", "text/html"}
+	params := []string{"", ";", "; charset=utf-8", ";charset=UTF-8", ` ; q="a;b"`, "; a=1; b=2", "\t;\tx=y"}
+	checked := 0
+	for _, mt := range types {
+		for _, pad := range []string{"", " ", "\t"} {
+			for _, p := range params {
+				ct := pad + mt + pad + p
+				want := FramingUnknown
+				if parsed, _, err := mime.ParseMediaType(ct); err == nil {
+					switch parsed {
+					case "text/event-stream":
+						want = FramingSSE
+					case "application/x-ndjson", "application/ndjson", "application/jsonl",
+						"application/x-jsonlines", "application/jsonlines", "application/json":
+						want = FramingNDJSON
+					}
+				} else {
+					continue // mime rejects it; the framing's own reading is tested above
+				}
+				require.Equal(t, want, framingOf(ct), "Content-Type %q", ct)
+				checked++
+			}
+		}
+	}
+	require.Greater(t, checked, len(types)*len(params), "mime accepted too few of the headers to compare")
 }
 
 func TestNDJSONContentTypeMeansOllamaEvenForAnUnrecognisedFirstLine(t *testing.T) {

@@ -11,6 +11,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -195,7 +196,7 @@ func quantile(sorted []float64, q float64) float64 {
 // widget's script tag and one element, or the same page without them (the
 // baseline), from navigation to 3 s after the widget said it was ready.
 type BootRun struct {
-	Page      string  `json:"page"` // "widget" or "baseline"
+	Page      string  `json:"page"` // "widget", "baseline" or "against" (-boot-against)
 	Cache     string  `json:"cache"`
 	Thread    string  `json:"thread,omitempty"`
 	LongTasks int     `json:"long_tasks"`
@@ -246,11 +247,36 @@ try {
 </body></html>
 `
 
-func bootHandler(widgetBase string) http.HandlerFunc {
+// bootAgainst is another build of the widget whose boot runs interleaved
+// with this one's, in the same browser: a comparison in one run, where the
+// machine's load is the same for both.
+var bootAgainst = flag.String("boot-against", "", "another built widget folder (e.g. main's) whose boot is measured interleaved with this one's, as the page \"against\"")
+
+// bootPages serves the boot page on mux, the widget's files coming from
+// widgetBase and, with -boot-against, the other build's from a relay of
+// its own (also on another origin than the page).
+func bootPages(mux *http.ServeMux, widgetBase, origin string) (stop func(), err error) {
+	bases := map[string]string{"1": widgetBase}
+	stop = func() {}
+	if *bootAgainst != "" {
+		if _, err := os.Stat(filepath.Join(*bootAgainst, "trickle.js")); err != nil {
+			return nil, fmt.Errorf("-boot-against: %w", err)
+		}
+		if bases["2"], stop, err = serveWidget(*bootAgainst, origin); err != nil {
+			return nil, err
+		}
+	}
+	mux.HandleFunc("/boot/", bootHandler(bases))
+	return stop, nil
+}
+
+// bootHandler serves the boot page; ?widget=K loads the widget from
+// bases[K], no widget parameter makes the baseline page.
+func bootHandler(bases map[string]string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		tag, ready := "", ""
-		if r.URL.Query().Get("widget") == "1" {
-			ready = widgetBase + "trickle.js"
+		if b, ok := bases[r.URL.Query().Get("widget")]; ok {
+			ready = b + "trickle.js"
 			tag = `<script type="module" src="` + ready + `"></script>`
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -262,22 +288,33 @@ func bootHandler(widgetBase string) http.HandlerFunc {
 // runBoot loads the boot page runs times each way: the baseline, the
 // widget with an empty cache (a first visit) and with the widget in the
 // HTTP cache (a second one).
-func runBoot(browser context.Context, base string, runs int) ([]BootRun, error) {
+func runBoot(browser context.Context, base string, runs int, profiles string) ([]BootRun, error) {
 	var out []BootRun
 	for i := 0; i < runs; i++ {
-		for _, c := range []struct {
+		type load struct {
 			page, cache, query string
 			clear              bool
 			prime              bool
-		}{
+		}
+		loads := []load{
 			{"baseline", "-", "", true, false},
 			{"widget", "cold", "widget=1", true, false},
 			{"widget", "warm", "widget=1", false, true},
-		} {
+		}
+		if *bootAgainst != "" {
+			loads = append(loads, load{"against", "cold", "widget=2", true, false}, load{"against", "warm", "widget=2", false, true})
+		}
+		for _, c := range loads {
 			o := measureOpts{startMark: "boot-start", endMark: "boot-end", clearCache: c.clear}
 			url := base + "/boot/?" + c.query
 			if c.prime {
 				o.prime = url
+			}
+			if profiles != "" {
+				if err := os.MkdirAll(profiles, 0o755); err != nil {
+					return nil, err
+				}
+				o.profile = filepath.Join(profiles, fmt.Sprintf("boot-%s-%s-%d", c.page, strings.TrimPrefix(c.cache, "-"), i+1))
 			}
 			res, raw, err := measureWith(browser, url, o)
 			if err != nil {
@@ -295,10 +332,11 @@ func runBoot(browser context.Context, base string, runs int) ([]BootRun, error) 
 			}
 			log.Printf("boot %-8s %-4s run %d: long tasks %d (%.0f ms, longest %.0f ms), main thread %.0f ms in %d tasks (longest %.0f ms), ready at %.0f ms, %s",
 				b.Page, b.Cache, i+1, b.LongTasks, b.LongMs, b.Longest, res.MainThread, res.Tasks, res.LongestTask, b.ReadyAt, b.Thread)
-			if c.page == "widget" {
+			if c.page != "baseline" {
 				log.Printf("boot %-8s %-4s run %d: longest task at %.0f ms: %s; main thread by outermost event: %s",
 					b.Page, b.Cache, i+1, res.LongestTaskAt, res.LongestTaskParts, topParts(res.Breakdown, 8))
 			}
+			log.Printf("boot %-8s %-4s run %d: main thread by what posted the task: %s", b.Page, b.Cache, i+1, topParts(res.ByPoster, 10))
 			out = append(out, b)
 		}
 	}
@@ -368,9 +406,9 @@ func runLatency(browser context.Context, base, widgetBase string, log_ *sentLog,
 }
 
 // Size is the widget's transfer size: every file the default widget loads
-// (the loader, its stylesheet, wasm_exec.js, the .wasm and, when the build
-// has one, the worker's script; not the highlighting variant), brotli
-// compressed as the relay serves it.
+// (the loader, its stylesheet unless the loader carries it, wasm_exec.js,
+// the .wasm and, when the build has one, the worker's script; not the
+// highlighting variant), brotli compressed as the relay serves it.
 type Size struct {
 	Files map[string]int64 `json:"files"`
 	Total int64            `json:"total_brotli_bytes"`
@@ -390,6 +428,9 @@ func widgetSize(dir string) (Size, error) {
 	}
 	s := Size{Files: map[string]int64{}}
 	for _, k := range defaultFiles {
+		if k == "css" && m["css_inline"] == true {
+			continue // the loader carries the stylesheet; its file is a fallback
+		}
 		name, ok := m[k].(string)
 		if !ok {
 			continue // a build without that part (no worker before it had one)
@@ -434,7 +475,7 @@ func printBoot(runs []BootRun) {
 	fmt.Println()
 	fmt.Println("| page | cache | thread | runs | long tasks | in long tasks | longest long task | main-thread time | longest task | ready at |")
 	fmt.Println("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-	for _, k := range [][2]string{{"baseline", "-"}, {"widget", "cold"}, {"widget", "warm"}} {
+	for _, k := range [][2]string{{"baseline", "-"}, {"widget", "cold"}, {"widget", "warm"}, {"against", "cold"}, {"against", "warm"}} {
 		var rs []BootRun
 		for _, r := range runs {
 			if r.Page == k[0] && r.Cache == k[1] {
@@ -456,6 +497,29 @@ func printBoot(runs []BootRun) {
 			span(func(r BootRun) float64 { return r.Main.LongestTask }, " ms"),
 			span(func(r BootRun) float64 { return r.ReadyAt }, " ms"))
 	}
+	// The goal's reading: the widget's main-thread time over the page's own
+	// (the baseline's median, same run), and the whole.
+	base := medianOf(pick(runs, "baseline", "-"), func(r BootRun) float64 { return r.Main.MainThread })
+	for _, k := range [][2]string{{"widget", "cold"}, {"widget", "warm"}, {"against", "cold"}, {"against", "warm"}} {
+		rs := pick(runs, k[0], k[1])
+		if len(rs) == 0 {
+			continue
+		}
+		m := medianOf(rs, func(r BootRun) float64 { return r.Main.MainThread })
+		fmt.Printf("\n%s, %s: %.0f ms of main-thread time in all (median), %+.0f ms over the baseline page's %.0f ms", k[0], k[1], m, m-base, base)
+	}
+	fmt.Println()
+}
+
+// pick returns the boot runs of one page and cache.
+func pick(runs []BootRun, page, cache string) []BootRun {
+	var out []BootRun
+	for _, r := range runs {
+		if r.Page == page && r.Cache == cache {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func printLatency(title string, ls []Latency) {

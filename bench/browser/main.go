@@ -131,6 +131,10 @@ type Result struct {
 	// (its outermost timeline events: FunctionCall, FireAnimationFrame,
 	// UpdateLayoutTree…), "(rest of task)" being what no event covers.
 	Breakdown []selfTime `json:"breakdown"`
+	// ByPoster splits it by what posted each task (see traceEvent.poster):
+	// the loading, IPC and frame tasks a trace's timeline events leave as
+	// "(rest of task)".
+	ByPoster []selfTime `json:"by_poster"`
 	// Own is what the widget measured of itself (its frames: Go plus its
 	// DOM calls, without the browser's style, layout and paint); only for
 	// the widget.
@@ -216,7 +220,11 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 		return err
 	}
 	defer stopRelay()
-	mux.HandleFunc("/boot/", bootHandler(widgetBase))
+	stopBoot, err := bootPages(mux, widgetBase, base)
+	if err != nil {
+		return err
+	}
+	defer stopBoot()
 
 	exe, err := browsertest.Find()
 	if err != nil {
@@ -298,7 +306,7 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 		}
 	}
 	if do["boot"] {
-		if report.Boot, err = runBoot(browser, base, bootRuns); err != nil {
+		if report.Boot, err = runBoot(browser, base, bootRuns, cpuprof); err != nil {
 			return err
 		}
 		printBoot(report.Boot)
@@ -647,6 +655,20 @@ type traceEvent struct {
 	Tid  int     `json:"tid"`
 	Ts   float64 `json:"ts"`
 	Dur  float64 `json:"dur"`
+	// Args of a task (RunTask) say where in Chromium it was posted from.
+	Args struct {
+		SrcFile string `json:"src_file"`
+		SrcFunc string `json:"src_func"`
+	} `json:"args"`
+}
+
+// poster names what posted a task: Chromium's source file and function
+// (e.g. "html_link_element.cc:ScheduleEvent"), or the task's own name.
+func (e traceEvent) poster() string {
+	if e.Args.SrcFunc == "" {
+		return e.Name
+	}
+	return e.Args.SrcFile[strings.LastIndexByte(e.Args.SrcFile, '/')+1:] + ":" + e.Args.SrcFunc
 }
 
 // fromTrace sums the top-level tasks of the thread that made the page's
@@ -678,6 +700,7 @@ func fromTraceBetween(events []traceEvent, startMark, endMark string, res *Resul
 	res.startTs, res.endTs = start.Ts, end.Ts
 	tasks := mainTasks(events, start, end)
 	res.Breakdown = breakdown(events, tasks, start)
+	res.ByPoster = byPoster(tasks)
 	for _, e := range events {
 		if e.Pid == start.Pid && e.Tid == start.Tid && e.Ph == "X" && e.Ts+e.Dur >= start.Ts && e.Ts <= end.Ts && strings.Contains(e.Cat, "devtools.timeline") {
 			switch e.Name {
@@ -828,6 +851,20 @@ func mainTasks(events []traceEvent, start, end *traceEvent) []traceEvent {
 		tasks = append(tasks, e)
 	}
 	return tasks
+}
+
+// byPoster sums the tasks' time by what posted them, largest first.
+func byPoster(tasks []traceEvent) []selfTime {
+	sums := map[string]float64{}
+	for _, t := range tasks {
+		sums[t.poster()] += t.Dur / 1000
+	}
+	var out []selfTime
+	for n, ms := range sums {
+		out = append(out, selfTime{n, ms})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Ms > out[j].Ms })
+	return out
 }
 
 // breakdown sums, over tasks (from mainTasks), the time of each task's

@@ -255,3 +255,24 @@ func TestWidgetSizeCountsTheFilesTheDefaultWidgetLoads(t *testing.T) {
 	_, err = widgetSize(dir)
 	require.ErrorContains(t, err, "worker")
 }
+
+// The stylesheet's file counts when the page loads it, and not when the
+// loader carries the stylesheet (css_inline).
+func TestWidgetSizeCountsTheStylesheetOnlyWhenItIsAFileThePageLoads(t *testing.T) {
+	for _, tc := range []struct {
+		inline string
+		want   int64
+	}{{"false", 4 + 40 + 3}, {"true", 4 + 40}} {
+		t.Run("css_inline="+tc.inline, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, n := range map[string]int{"trickle.js.br": 4, "trickle.a.wasm.br": 40, "trickle.d.css.br": 3} {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name), make([]byte, n), 0o644))
+			}
+			manifest := `{"loader":"trickle.js","wasm":"trickle.a.wasm","css":"trickle.d.css","css_inline":` + tc.inline + `}`
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(manifest), 0o644))
+			s, err := widgetSize(dir)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, s.Total)
+		})
+	}
+}

@@ -2,7 +2,7 @@ package widget
 
 import (
 	"math"
-	"slices"
+	"sort"
 	"strconv"
 	"time"
 
@@ -180,7 +180,10 @@ func (r *Recorder) sortedGaps() []time.Duration {
 		return r.sorted
 	}
 	fresh := append(r.fresh[:0], r.gaps[n:]...)
-	slices.Sort(fresh)
+	// sort.Slice, not slices.Sort: the widget links sort.Slice's code
+	// already, and a generic sort of time.Durations would add its own copy
+	// of pdqsort (≈ 3 KB brotli) to the .wasm.
+	sort.Slice(fresh, func(i, j int) bool { return fresh[i] < fresh[j] })
 	out := r.spare[:0]
 	i, j := 0, 0
 	for i < n && j < len(fresh) {

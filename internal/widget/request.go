@@ -3,7 +3,7 @@ package widget
 import (
 	"errors"
 	"fmt"
-	"slices"
+	"sort"
 
 	"github.com/trickle-dev/trickle/internal/jsonx"
 )
@@ -64,15 +64,9 @@ func StreamingBody(body, model string) (string, error) {
 		}
 		set("model", string(jsonx.AppendString(nil, model)))
 	}
-	slices.SortFunc(members, func(a, b member) int {
-		switch {
-		case a.key < b.key:
-			return -1
-		case a.key > b.key:
-			return 1
-		}
-		return 0
-	})
+	// sort.Slice shares its code with the widget's other sorts; a generic
+	// sort of members would be a pdqsort of its own in the .wasm.
+	sort.Slice(members, func(i, j int) bool { return members[i].key < members[j].key })
 	b := make([]byte, 0, len(body)+32)
 	b = append(b, '{')
 	for i, m := range members {

@@ -21,6 +21,9 @@ const WASM = new URL("__TRICKLE_WASM__", import.meta.url);
 const WASM_EXEC = new URL("__TRICKLE_WASM_EXEC__", import.meta.url);
 const WORKER = new URL("__TRICKLE_WORKER__", import.meta.url);
 const CSS = new URL("__TRICKLE_CSS__", import.meta.url);
+// The same stylesheet's text, which the build puts here: the page applies
+// it from this file, without a second request (CSS is the fallback).
+const CSS_TEXT = "__TRICKLE_CSS_TEXT__";
 // The highlighting variant of the widget and its stylesheet: fetched instead
 // (and in addition) only when the page has a <trickle-answer highlight>.
 const HIGHLIGHT_WASM = new URL("__TRICKLE_HIGHLIGHT_WASM__", import.meta.url);
@@ -644,16 +647,26 @@ function addHighlightStylesheet() {
   link.rel = "stylesheet";
   link.href = HIGHLIGHT_CSS.href;
   link.dataset.trickleHighlightCss = "";
-  document.querySelector("link[data-trickle-css]")?.after(link) ?? document.head.prepend(link);
+  document.querySelector("[data-trickle-css]")?.after(link) ?? document.head.prepend(link);
 }
 
+// addStylesheet adds the widget's stylesheet once, first in <head>, so the
+// page's own rules win at equal specificity: a <style> holding CSS_TEXT,
+// in place before the element's parts are first laid out. A page whose
+// Content-Security-Policy refuses inline styles (the <style> gets no sheet)
+// gets the stylesheet's file instead.
 function addStylesheet() {
-  if (document.querySelector("link[data-trickle-css]")) return;
+  if (document.querySelector("[data-trickle-css]")) return;
+  const style = document.createElement("style");
+  style.dataset.trickleCss = "";
+  style.textContent = CSS_TEXT;
+  document.head.prepend(style);
+  if (style.sheet) return;
+  style.remove();
   const link = document.createElement("link");
   link.rel = "stylesheet";
   link.href = CSS.href;
   link.dataset.trickleCss = "";
-  // First in <head>, so the page's own rules win at equal specificity.
   document.head.prepend(link);
 }
 

@@ -3,13 +3,17 @@
 //
 //	go run ./wasm/internal/build -out examples/widget
 //
-// It builds ./wasm/cmd/widget for GOOS=js GOARCH=wasm (-trimpath, -s -w),
+// It builds ./wasm/cmd/widget for GOOS=js GOARCH=wasm (-trimpath, -s -w,
+// inlining only in the packages that run per chunk or frame),
 // copies wasm_exec.js from the same toolchain (a wasm_exec.js from another Go
 // version fails at run time), gives the .wasm, wasm_exec.js, the worker
 // script (trickle-worker.js: where Go runs) and the stylesheet
 // content-hashed names, writes trickle.js (the loader, the only stable name)
-// pointing at them, writes .br and .gz siblings of every asset, and a
-// manifest.json with the names and sizes.
+// pointing at them and holding the stylesheet's text (the page applies it
+// from there; the file is the fallback for a policy that refuses inline
+// styles), minifies every script and the stylesheet (esbuild: white space,
+// comments and syntax; names kept), writes .br and .gz siblings of every
+// asset, and a manifest.json with the names and sizes.
 //
 // It also builds the highlighting variant: the same package with the build
 // tag trickle_highlight (which links render/highlight, chroma and its
@@ -38,6 +42,7 @@ import (
 	"strings"
 
 	"github.com/andybalholm/brotli"
+	"github.com/evanw/esbuild/pkg/api"
 
 	"github.com/trickle-dev/trickle/render/highlight"
 )
@@ -58,8 +63,12 @@ type Manifest struct {
 	HighlightCSS  string           `json:"highlight_css"`
 	Go            string           `json:"go"`
 	Sizes         map[string]Sizes `json:"sizes"`
-	// Total is the sum over the loader, the worker script, wasm_exec.js,
-	// the stylesheet and the .wasm: what a first visit downloads.
+	// CSSInline says the loader carries the stylesheet's text: a page
+	// loads the CSS file only when its policy refuses inline styles.
+	CSSInline bool `json:"css_inline"`
+	// Total is the sum over the loader, the worker script, wasm_exec.js
+	// and the .wasm: what a first visit downloads (the stylesheet comes
+	// inside the loader).
 	Total Sizes `json:"total"`
 	// HighlightTotal is the same for a page that highlights: the variant's
 	// .wasm in place of the default one, plus its stylesheet.
@@ -109,7 +118,7 @@ func build(out, pkg, web string) (*Manifest, error) {
 	}
 
 	files := map[string][]byte{}
-	m := &Manifest{Go: goVersion, Sizes: map[string]Sizes{}}
+	m := &Manifest{Go: goVersion, Sizes: map[string]Sizes{}, CSSInline: true}
 
 	wasm, err := goBuild(stage, pkg, "")
 	if err != nil {
@@ -141,12 +150,18 @@ func build(out, pkg, web string) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build: wasm_exec.js not found in GOROOT %s: %w", goroot, err)
 	}
+	if execJS, err = minify("wasm_exec.js", execJS); err != nil {
+		return nil, err
+	}
 	m.WasmExec = hashed("wasm_exec", ".js", execJS)
 	files[m.WasmExec] = execJS
 
 	css, err := os.ReadFile(filepath.Join(web, "trickle.css"))
 	if err != nil {
 		return nil, fmt.Errorf("build: stylesheet: %w", err)
+	}
+	if css, err = minify("trickle.css", css); err != nil {
+		return nil, err
 	}
 	m.CSS = hashed("trickle", ".css", css)
 	files[m.CSS] = css
@@ -155,6 +170,9 @@ func build(out, pkg, web string) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build: worker script: %w", err)
 	}
+	if workerJS, err = minify("trickle-worker.js", workerJS); err != nil {
+		return nil, err
+	}
 	m.Worker = hashed("trickle-worker", ".js", workerJS)
 	files[m.Worker] = workerJS
 
@@ -162,7 +180,14 @@ func build(out, pkg, web string) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build: loader: %w", err)
 	}
+	// The stylesheet travels inside the loader too: the page applies it
+	// from there, without a second request (the file is the fallback).
+	cssText, err := json.Marshal(string(css))
+	if err != nil {
+		return nil, err
+	}
 	loader, err = fillLoader(loader, map[string]string{
+		`"__TRICKLE_CSS_TEXT__"`:     string(cssText),
 		"__TRICKLE_WASM__":           m.Wasm,
 		"__TRICKLE_WASM_EXEC__":      m.WasmExec,
 		"__TRICKLE_WORKER__":         m.Worker,
@@ -171,6 +196,9 @@ func build(out, pkg, web string) (*Manifest, error) {
 		"__TRICKLE_HIGHLIGHT_CSS__":  m.HighlightCSS,
 	})
 	if err != nil {
+		return nil, err
+	}
+	if loader, err = minify("trickle.js", loader); err != nil {
 		return nil, err
 	}
 	m.Loader = "trickle.js"
@@ -198,6 +226,9 @@ func build(out, pkg, web string) (*Manifest, error) {
 		}
 		s := Sizes{Raw: len(data), Gzip: len(gz), Brotli: len(br)}
 		m.Sizes[name] = s
+		if name == m.CSS {
+			continue // inside the loader; the file is a fallback
+		}
 		if name != m.HighlightWasm && name != m.HighlightCSS {
 			m.Total.add(s)
 		}
@@ -221,11 +252,38 @@ func (s *Sizes) add(o Sizes) {
 	s.Brotli += o.Brotli
 }
 
+// hotPackages run for every network chunk or frame (the runtime's
+// allocation and maps, the byte and string helpers, SSE, the dialects, the
+// markdown parser, render, a11y, the widget's Session): the compiler's
+// inlining stays on for them. Everything else (fmt, regexp, time, net/url,
+// reflect, goldmark's extensions and renderer, the wasm glue...) runs
+// rarely, and without inlining the widget is about 3 % smaller brotli
+// (docs/PERFORMANCE.md, "Widget size").
+var hotPackages = []string{
+	"runtime", "internal/runtime/...", "strings", "bytes", "unicode/utf8",
+	"github.com/trickle-dev/trickle/sse", "github.com/trickle-dev/trickle/stream",
+	"github.com/trickle-dev/trickle/render", "github.com/trickle-dev/trickle/a11y",
+	"github.com/trickle-dev/trickle/internal/jsonx", "github.com/trickle-dev/trickle/internal/widget",
+	"github.com/yuin/goldmark/parser", "github.com/yuin/goldmark/text", "github.com/yuin/goldmark/util",
+}
+
+// inlineFlags are go build's -gcflags: no inlining (-l) anywhere but in
+// hotPackages (the last pattern a package matches wins).
+func inlineFlags() []string {
+	flags := []string{"-gcflags=all=-l"}
+	for _, p := range hotPackages {
+		flags = append(flags, "-gcflags="+p+"=")
+	}
+	return flags
+}
+
 // goBuild compiles pkg for js/wasm with the given build tags ("" for none)
 // and returns the .wasm (built in dir, then removed from it).
 func goBuild(dir, pkg, tags string) ([]byte, error) {
 	raw := filepath.Join(dir, "widget.wasm")
-	args := []string{"build", "-trimpath", "-ldflags=-s -w", "-o", raw}
+	args := []string{"build", "-trimpath", "-ldflags=-s -w"}
+	args = append(args, inlineFlags()...)
+	args = append(args, "-o", raw)
 	if tags != "" {
 		args = append(args, "-tags", tags)
 	}
@@ -306,6 +364,29 @@ func fillLoader(src []byte, names map[string]string) ([]byte, error) {
 		return nil, errors.New("build: loader has an unknown placeholder near " + s[i:min(len(s), i+40)])
 	}
 	return []byte(s), nil
+}
+
+// minify removes the comments and white space of a script or stylesheet
+// and shortens its syntax (esbuild), keeping every name, so that the
+// browser's console and stack traces still read as the source.
+func minify(name string, src []byte) ([]byte, error) {
+	loader := api.LoaderJS
+	if strings.HasSuffix(name, ".css") {
+		loader = api.LoaderCSS
+	}
+	r := api.Transform(string(src), api.TransformOptions{
+		Loader:           loader,
+		Sourcefile:       name,
+		Target:           api.ESNext, // no syntax lowering: the source is what browsers run
+		MinifyWhitespace: true,
+		MinifySyntax:     true,
+		LegalComments:    api.LegalCommentsInline,
+	})
+	if len(r.Errors) > 0 {
+		msgs := api.FormatMessages(r.Errors, api.FormatMessagesOptions{Kind: api.ErrorMessage})
+		return nil, fmt.Errorf("build: minifying %s: %s", name, strings.Join(msgs, ""))
+	}
+	return r.Code, nil
 }
 
 func gzipBytes(b []byte) ([]byte, error) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/andybalholm/brotli"
@@ -96,4 +97,57 @@ func TestOnlyTheHighlightingVariantLinksChroma(t *testing.T) {
 	require.NotContains(t, plain, "github.com/trickle-dev/trickle/render/highlight")
 	require.Contains(t, hl, "github.com/alecthomas/chroma/v2/lexers")
 	require.Contains(t, hl, "github.com/trickle-dev/trickle/render/highlight")
+}
+
+// Packages the widget was freed of, each for its size (docs/PERFORMANCE.md,
+// "Widget size"): a new import that brings one back is caught here.
+func TestTheDefaultWidgetLinksNoneOfTheHeavyPackagesItDropped(t *testing.T) {
+	plain := deps(t, "")
+	for _, p := range []string{"encoding/json", "mime", "encoding/base64", "text/template", "html/template", "math/big"} {
+		require.NotContains(t, strings.Fields(plain), p)
+	}
+}
+
+// The shipped scripts stay valid JavaScript once minified (node parses
+// them), keep their names (stack traces and the console read as the
+// source) and lose their comments.
+func TestMinifiedScriptsStillParseAndKeepTheirNames(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("node is needed to check the minified scripts")
+		}
+		t.Skip("node not installed")
+	}
+	goroot, err := goEnv("GOROOT")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		path, ext string
+		names     []string
+	}{
+		{"../../web/trickle.js", ".mjs", []string{"class Host", "function patchTail", "class TrickleAnswer", "customElements.define", "export"}},
+		{"../../web/trickle-worker.js", ".js", []string{"class Inbox", "__trickleStart", "__trickleBoot"}},
+		{filepath.Join(goroot, "lib/wasm/wasm_exec.js"), ".js", []string{"globalThis.Go", "importObject"}},
+	} {
+		t.Run(filepath.Base(tc.path), func(t *testing.T) {
+			src, err := os.ReadFile(tc.path)
+			require.NoError(t, err)
+			out, err := minify(filepath.Base(tc.path), src)
+			require.NoError(t, err)
+			require.Less(t, len(out), len(src)*3/4, "minified")
+			for _, n := range tc.names {
+				require.Contains(t, string(out), n)
+			}
+			require.NotContains(t, string(out), "\n//", "comments are gone")
+			f := filepath.Join(t.TempDir(), "script"+tc.ext)
+			require.NoError(t, os.WriteFile(f, out, 0o644))
+			msg, err := exec.Command(node, "--check", f).CombinedOutput()
+			require.NoError(t, err, "node --check: %s", msg)
+		})
+	}
+}
+
+func TestMinifyingBrokenCodeSaysWhichFile(t *testing.T) {
+	_, err := minify("trickle.js", []byte("function ( {"))
+	require.ErrorContains(t, err, "trickle.js")
 }
