@@ -396,12 +396,23 @@ func (st *redisStore) keep() {
 // keeps in the store.
 func (s *Server) generatedHere() []*genLog {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []*genLog
+	var all []*genLog
 	for _, l := range s.streams {
-		if l.follow == nil && l.gated && !l.lost && l.state == StateRunning {
+		if l.follow == nil { // set before the log is listed, never changed
+			all = append(all, l)
+		}
+	}
+	s.mu.Unlock()
+	// A log's state is read under its own lock, and never with the
+	// server's held: a stream that ends takes the server's lock with its
+	// own held (streamEnded).
+	out := all[:0]
+	for _, l := range all {
+		l.mu.Lock()
+		if l.gated && !l.lost && l.state == StateRunning {
 			out = append(out, l)
 		}
+		l.mu.Unlock()
 	}
 	return out
 }
