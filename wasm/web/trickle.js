@@ -484,6 +484,10 @@ function ensureParts(el) {
 
 // Answer is an element's state on the page: its parts, what Go last said
 // (text, status, stream id, metrics) and its calls waiting to settle.
+// MIN_GAP_MS is the least time between a sentence and the status after
+// it in the live regions (a11y.MinGap).
+const MIN_GAP_MS = 300;
+
 class Answer {
   highlighter = null; // the page's (code, lang) => html, or null
   text = "";
@@ -492,6 +496,9 @@ class Answer {
   metrics = null;
   calls = new Map(); // call number → resolve
   tail = null;
+  saidAt = -Infinity; // when the last sentence was written (performance.now())
+  pendingStatus = undefined; // a status waiting for MIN_GAP_MS after it
+  statusTimer = 0;
 
   retired = false; // the element moved to another Host (see retire)
 
@@ -575,14 +582,43 @@ class Answer {
 
   // early writes a frame's announcements and status into the live regions
   // at once, not at the next animation frame.
+  //
+  // A status is heard at least MIN_GAP_MS after the sentence before it, by
+  // this page's clock: Go spaces them so, but the sentence may reach the
+  // page later than Go decided it (frames are posted paced to the page's
+  // frames, a worker under load), and a status written too soon after it
+  // cuts the sentence short in a screen reader.
   early(u) {
     if (this.retired) return;
     if (u.reset) {
+      clearTimeout(this.statusTimer);
+      this.pendingStatus = undefined;
+      this.saidAt = -Infinity;
       this.srStatus.textContent = "";
       this.announcer.textContent = "";
     }
-    if (u.say) this.announcer.insertAdjacentHTML("beforeend", u.say);
-    if (u.status !== undefined) this.srStatus.textContent = u.status;
+    if (u.say) {
+      this.announcer.insertAdjacentHTML("beforeend", u.say);
+      this.saidAt = performance.now();
+      if (this.pendingStatus !== undefined) this.sayStatus();
+    }
+    if (u.status !== undefined) {
+      this.pendingStatus = u.status;
+      this.sayStatus();
+    }
+  }
+
+  // sayStatus writes the pending status once MIN_GAP_MS have passed since
+  // the last sentence, or waits for it.
+  sayStatus() {
+    clearTimeout(this.statusTimer);
+    const wait = this.saidAt + MIN_GAP_MS - performance.now();
+    if (wait > 0) {
+      this.statusTimer = setTimeout(() => this.sayStatus(), wait);
+      return;
+    }
+    this.srStatus.textContent = this.pendingStatus;
+    this.pendingStatus = undefined;
   }
 
   // apply applies one update (in the page's animation frame).
