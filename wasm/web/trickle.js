@@ -531,6 +531,7 @@ class Answer {
   // Answer's.
   retire() {
     this.retired = true;
+    clearTimeout(this.statusTimer); // the status region is the new Answer's
     this.follower.stop();
     this.retryBtn?.removeEventListener("click", this.onRetry);
     this.host.send({ t: "detach", id: this.id });
