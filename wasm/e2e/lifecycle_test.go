@@ -43,7 +43,9 @@ func TestAThousandElementsAddedAndRemovedLeaveNothingBehind(t *testing.T) {
 			const el = document.createElement("trickle-answer");
 			box.append(el);
 			if (i < 20) {
-				el.setAttribute("endpoint", "/v1/chat/completions?answer=sample-20k&gap_ms=5");
+				el.setAttribute("endpoint", "/v1/chat/completions?answer=sample-100k&gap_ms=5");
+				// 100 KB at a token per 5 ms lasts minutes: no answer can end
+				// on its own before the box is removed, however slow the machine.
 				el.setAttribute("announce", "sentences");
 				// Four over SSE (Chrome opens at most six HTTP/1.1
 				// connections to one origin), sixteen over WebSocket.
