@@ -95,17 +95,47 @@ const dropLinger = 50 * time.Millisecond
 
 // hijackSink writes HTTP/1.1 chunks straight to the connection.
 type hijackSink struct {
+	sockOut
+	size [20]byte
+	vec  [3][]byte
+	bufs net.Buffers
+}
+
+// sockOut is the write side of a connection taken over from net/http,
+// which the SSE and the WebSocket sinks share: the write deadline pushed
+// back as they write, the non-blocking writer, and what the socket has
+// not taken yet.
+type sockOut struct {
 	conn    net.Conn
 	timeout time.Duration
 	armed   time.Time // when the write deadline was last pushed back
-	size    [20]byte
-	vec     [3][]byte
-	bufs    net.Buffers
 	// now writes without blocking (trySend); nil when the connection has
 	// no socket of its own (TLS) or the platform has no nowWriter.
 	now     *nowWriter
-	pending []byte // the part of a chunk the socket did not take
+	pending []byte // the bytes a non-blocking write left
 }
+
+func newSockOut(conn net.Conn, timeout time.Duration) sockOut {
+	return sockOut{conn: conn, timeout: timeout, now: newNowWriter(conn)}
+}
+
+// flushPending writes what a non-blocking write left, within the write
+// timeout.
+func (o *sockOut) flushPending() error {
+	if len(o.pending) == 0 {
+		return nil
+	}
+	if err := armWriteDeadline(o.conn, &o.armed, o.timeout); err != nil {
+		return err
+	}
+	n, err := o.conn.Write(o.pending)
+	o.pending = o.pending[:copy(o.pending, o.pending[n:])]
+	return cutError(err)
+}
+
+// halfClose leaves the last chunk or frame unfinished: the client sees a
+// cut (no terminating chunk, no close frame), never a clean end.
+func (o *sockOut) halfClose() bool { return closeWrite(o.conn) }
 
 var crlf = []byte("\r\n")
 
@@ -154,21 +184,7 @@ func (k *hijackSink) trySend(b batch) (ok, queued bool) {
 }
 
 // flush writes what trySend could not, within the write timeout.
-func (k *hijackSink) flush() error {
-	if len(k.pending) == 0 {
-		return nil
-	}
-	if err := armWriteDeadline(k.conn, &k.armed, k.timeout); err != nil {
-		return err
-	}
-	n, err := k.conn.Write(k.pending)
-	k.pending = k.pending[:copy(k.pending, k.pending[n:])]
-	return cutError(err)
-}
-
-// halfClose leaves the last chunk unfinished: the client sees a cut (no
-// terminating chunk), never a clean end.
-func (k *hijackSink) halfClose() bool { return closeWrite(k.conn) }
+func (k *hijackSink) flush() error { return k.flushPending() }
 
 // serveHijacked serves an SSE stream on a connection taken over from
 // net/http. An idle stream then costs one small goroutine waiting for the
@@ -196,7 +212,7 @@ func (s *Server) serveHijacked(conn net.Conn, hdr http.Header, l *genLog, pos in
 	pre := s.prelude(l)
 	head = strconv.AppendInt(head, int64(len(pre)), 16)
 	head = append(append(append(head, crlf...), pre...), crlf...)
-	k := &hijackSink{conn: conn, timeout: s.cfg.writeTimeout, now: newNowWriter(conn)}
+	k := &hijackSink{sockOut: newSockOut(conn, s.cfg.writeTimeout)}
 	conn.SetWriteDeadline(time.Now().Add(s.cfg.writeTimeout))
 	if _, err := conn.Write(head); err != nil {
 		conn.Close()

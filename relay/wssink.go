@@ -28,13 +28,7 @@ import (
 // frame has gone out no event follows it (RFC 6455 5.5.1).
 type wsSink struct {
 	mu      sync.Mutex
-	conn    net.Conn // the TCP connection
-	timeout time.Duration
-	armed   time.Time // when the write deadline was last pushed back
-	// now writes without blocking (trySend); nil when the connection has
-	// no socket of its own or the platform has no nowWriter.
-	now     *nowWriter
-	pending []byte // the part of the frames the socket did not take
+	sockOut // the TCP connection; pending: the part of the frames the socket did not take
 	hdr     [maxFrameHeader]byte
 	vec     [2][]byte
 	bufs    net.Buffers
@@ -43,7 +37,7 @@ type wsSink struct {
 }
 
 func newWSSink(conn net.Conn, timeout time.Duration) *wsSink {
-	return &wsSink{conn: conn, timeout: timeout, now: newNowWriter(conn)}
+	return &wsSink{sockOut: newSockOut(conn, timeout)}
 }
 
 // errWSClosing refuses an event after the close frame.
@@ -123,7 +117,7 @@ func (w *wsLibraryWire) Write(p []byte) (int, error) {
 	if whole == 0 {
 		return len(p), nil
 	}
-	err := k.flushLocked()
+	err := k.flushPending()
 	if err == nil {
 		err = armWriteDeadline(k.conn, &k.armed, k.timeout)
 	}
@@ -153,7 +147,7 @@ func (k *wsSink) write(p []byte) error {
 // readyLocked writes what trySend left behind and arms the deadline of a
 // blocking write of events.
 func (k *wsSink) readyLocked() error {
-	if err := k.flushLocked(); err != nil {
+	if err := k.flushPending(); err != nil {
 		return err
 	}
 	if k.closing {
@@ -276,21 +270,5 @@ func (k *wsSink) trySend(b batch) (ok, queued bool) {
 func (k *wsSink) flush() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.flushLocked()
+	return k.flushPending()
 }
-
-func (k *wsSink) flushLocked() error {
-	if len(k.pending) == 0 {
-		return nil
-	}
-	if err := armWriteDeadline(k.conn, &k.armed, k.timeout); err != nil {
-		return err
-	}
-	n, err := k.conn.Write(k.pending)
-	k.pending = k.pending[:copy(k.pending, k.pending[n:])]
-	return cutError(err)
-}
-
-// halfClose leaves the last frame unfinished (or the last message without
-// a close frame): the client sees a cut, never a normal closure.
-func (k *wsSink) halfClose() bool { return closeWrite(k.conn) }
