@@ -627,29 +627,14 @@ func readmeSnippet(t *testing.T) string {
 // the relay allows that origin (--allow-origin).
 func TestTheReadmeSnippetAnswersOnAPageOfAnotherOrigin(t *testing.T) {
 	tab, _ := startExamples(t)
-	page := httptest.NewServer(nil) // the handler is set below, once the relay's address is known
-	t.Cleanup(page.Close)
-	srv, err := relay.New(relay.WithWidget(examples.Widget()), relay.WithAllowedOrigins(page.URL),
-		relay.WithSimDefaults(relay.SimDefaults{TokenChars: 16}), relay.WithLogger(slog.New(slog.DiscardHandler)))
-	require.NoError(t, err)
-	rl := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		rl.Close()
-	})
 	snippet := readmeSnippet(t)
 	require.Contains(t, snippet, "http://127.0.0.1:8080/")
-	html := "<!doctype html><meta charset=utf-8><title>my page</title>\n" + strings.ReplaceAll(snippet, "http://127.0.0.1:8080", rl.URL)
-	page.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		io.WriteString(w, html)
-	})
-	require.NotEqual(t, page.URL, rl.URL, "the page and the relay must be different origins")
+	pageURL, relayURL := otherOrigin(t, "<!doctype html><meta charset=utf-8><title>my page</title>\n"+
+		strings.ReplaceAll(snippet, "http://127.0.0.1:8080", "__RELAY__"), nil)
+	require.NotEqual(t, pageURL, relayURL, "the page and the relay must be different origins")
 
 	run(t, tab, 30*time.Second,
-		chromedp.Navigate(page.URL+"/"),
+		chromedp.Navigate(pageURL+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`#ask button`)),
 		chromedp.Evaluate[chromedp.Void](`const a = document.querySelector("trickle-answer");
 			a.addEventListener("trickle-end", (e) => { document.body.dataset.end = e.detail.status });
