@@ -28,13 +28,14 @@ build: widget
 # loader and stylesheet, content-hashed names and precompressed copies.
 # Built only when one of its inputs changed: the repository's Go files the
 # widget and the build tool compile (go list, so a new package is seen), the
-# files under wasm/web, go.mod/go.sum and the toolchain's wasm_exec.js.
+# scripts and stylesheet under wasm/web (not its tests or node_modules),
+# go.mod/go.sum and the toolchain's wasm_exec.js.
 # bin/widget-inputs holds the list of inputs and is rewritten only when the
 # list changes, so a deleted or renamed input also rebuilds. `make -B widget`
 # forces a build.
 WIDGET_GO := $(shell GOOS=js GOARCH=wasm $(GO) list -deps -f '{{if and .Module .Module.Main}}{{$$d := .Dir}}{{range .GoFiles}}{{$$d}}/{{.}} {{end}}{{range .EmbedFiles}}{{$$d}}/{{.}} {{end}}{{end}}' ./wasm/cmd/... 2>/dev/null) \
              $(shell $(GO) list -deps -f '{{if and .Module .Module.Main}}{{$$d := .Dir}}{{range .GoFiles}}{{$$d}}/{{.}} {{end}}{{end}}' ./wasm/internal/build 2>/dev/null)
-WIDGET_IN := $(sort $(patsubst $(CURDIR)/%,%,$(WIDGET_GO)) $(wildcard wasm/web/*) go.mod go.sum $(wildcard $(WASM_EXEC)/wasm_exec.js))
+WIDGET_IN := $(sort $(patsubst $(CURDIR)/%,%,$(WIDGET_GO)) $(wildcard wasm/web/*.js wasm/web/*.css) go.mod go.sum $(wildcard $(WASM_EXEC)/wasm_exec.js))
 
 widget: $(WIDGET)/manifest.json
 
