@@ -5,7 +5,8 @@
 #                then build bin/trickle
 #   make run     build, then start the relay on 127.0.0.1:8080
 #   make fleet   build, then three relays sharing Redis behind nginx
-#   make test    everything CI checks (native, js/wasm on Node, Chromium)
+#   make test    everything CI checks (native, js/wasm on Node, the page's
+#                JavaScript on Node, Chromium)
 #   make bench   benchmarks and side-by-side comparisons (not run in CI)
 #   make screenshots  the README's pictures, from headless Chromium
 
@@ -17,7 +18,7 @@ STATICCHECK := v0.8.2
 PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/... ./internal/buffering/... ./internal/widget/...
 export PATH := $(PATH):$(WASM_EXEC)
 
-.PHONY: all build widget run fleet test test-native test-wasm lint bench screenshots clean
+.PHONY: all build widget run fleet test test-native test-wasm test-js lint bench screenshots clean
 
 all: build
 
@@ -28,13 +29,14 @@ build: widget
 # loader and stylesheet, content-hashed names and precompressed copies.
 # Built only when one of its inputs changed: the repository's Go files the
 # widget and the build tool compile (go list, so a new package is seen), the
-# files under wasm/web, go.mod/go.sum and the toolchain's wasm_exec.js.
+# scripts and stylesheet under wasm/web (not its tests or node_modules),
+# go.mod/go.sum and the toolchain's wasm_exec.js.
 # bin/widget-inputs holds the list of inputs and is rewritten only when the
 # list changes, so a deleted or renamed input also rebuilds. `make -B widget`
 # forces a build.
 WIDGET_GO := $(shell GOOS=js GOARCH=wasm $(GO) list -deps -f '{{if and .Module .Module.Main}}{{$$d := .Dir}}{{range .GoFiles}}{{$$d}}/{{.}} {{end}}{{range .EmbedFiles}}{{$$d}}/{{.}} {{end}}{{end}}' ./wasm/cmd/... 2>/dev/null) \
              $(shell $(GO) list -deps -f '{{if and .Module .Module.Main}}{{$$d := .Dir}}{{range .GoFiles}}{{$$d}}/{{.}} {{end}}{{end}}' ./wasm/internal/build 2>/dev/null)
-WIDGET_IN := $(sort $(patsubst $(CURDIR)/%,%,$(WIDGET_GO)) $(wildcard wasm/web/*) go.mod go.sum $(wildcard $(WASM_EXEC)/wasm_exec.js))
+WIDGET_IN := $(sort $(patsubst $(CURDIR)/%,%,$(WIDGET_GO)) $(wildcard wasm/web/*.js wasm/web/*.css) go.mod go.sum $(wildcard $(WASM_EXEC)/wasm_exec.js))
 
 widget: $(WIDGET)/manifest.json
 
@@ -80,7 +82,19 @@ test-native:
 test-wasm:
 	GOMODCACHE="$$($(GO) env GOMODCACHE)" GOOS=js GOARCH=wasm $(GO) test -count=1 -short $(PURE_PKGS)
 
-test: lint build test-native test-wasm
+# The page's JavaScript (wasm/web): node --test over its pure functions
+# (frame merging, tail patching, the highlighter sanitizer, the worker's
+# inbox) and the entries imported on a server. Its one dependency, jsdom,
+# is pinned in wasm/web/package-lock.json; npm ci installs it when the lock
+# file is newer than what is installed.
+test-js: wasm/web/node_modules/.package-lock.json
+	cd wasm/web && npm test
+
+wasm/web/node_modules/.package-lock.json: wasm/web/package.json wasm/web/package-lock.json
+	cd wasm/web && npm ci --no-audit --no-fund
+	@touch $@
+
+test: lint build test-js test-native test-wasm
 
 bench:
 	./bench/run.sh

@@ -8,8 +8,8 @@
 // copies wasm_exec.js from the same toolchain (a wasm_exec.js from another Go
 // version fails at run time), gives the .wasm, wasm_exec.js, the worker
 // script (trickle-worker.js: where Go runs) and the stylesheet
-// content-hashed names, writes trickle.js (the loader, the only stable name)
-// pointing at them and holding the stylesheet's text (the page applies it
+// content-hashed names, bundles wasm/web/trickle.js and the ES modules it
+// imports into trickle.js (the loader, the only stable name) pointing at them and holding the stylesheet's text (the page applies it
 // from there; the file is the fallback for a policy that refuses inline
 // styles), minifies every script and the stylesheet (esbuild: white space,
 // comments and syntax; names kept), writes .br and .gz siblings of every
@@ -176,9 +176,9 @@ func build(out, pkg, web string) (*Manifest, error) {
 	m.Worker = hashed("trickle-worker", ".js", workerJS)
 	files[m.Worker] = workerJS
 
-	loader, err := os.ReadFile(filepath.Join(web, "trickle.js"))
+	loader, err := bundle(filepath.Join(web, "trickle.js"))
 	if err != nil {
-		return nil, fmt.Errorf("build: loader: %w", err)
+		return nil, err
 	}
 	// The stylesheet travels inside the loader too: the page applies it
 	// from there, without a second request (the file is the fallback).
@@ -364,6 +364,34 @@ func fillLoader(src []byte, names map[string]string) ([]byte, error) {
 		return nil, errors.New("build: loader has an unknown placeholder near " + s[i:min(len(s), i+40)])
 	}
 	return []byte(s), nil
+}
+
+// bundle joins the loader's entry and the ES modules it imports into one
+// module (esbuild; dynamic imports of URLs stay as they are). It does not
+// minify: the placeholders are filled first, then minify shortens the
+// whole, as it would one file.
+func bundle(entry string) ([]byte, error) {
+	abs, err := filepath.Abs(entry)
+	if err != nil {
+		return nil, fmt.Errorf("build: loader: %w", err)
+	}
+	r := api.Build(api.BuildOptions{
+		EntryPoints: []string{abs},
+		Bundle:      true,
+		Write:       false,
+		Format:      api.FormatESModule,
+		Platform:    api.PlatformBrowser,
+		Target:      api.ESNext,
+		LogLevel:    api.LogLevelSilent,
+	})
+	if len(r.Errors) > 0 {
+		msgs := api.FormatMessages(r.Errors, api.FormatMessagesOptions{Kind: api.ErrorMessage})
+		return nil, fmt.Errorf("build: bundling %s: %s", entry, strings.Join(msgs, ""))
+	}
+	if len(r.OutputFiles) != 1 {
+		return nil, fmt.Errorf("build: bundling %s gave %d files, want 1", entry, len(r.OutputFiles))
+	}
+	return r.OutputFiles[0].Contents, nil
 }
 
 // minify removes the comments and white space of a script or stylesheet

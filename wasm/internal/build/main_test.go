@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -125,13 +126,18 @@ func TestMinifiedScriptsStillParseAndKeepTheirNames(t *testing.T) {
 		path, ext string
 		names     []string
 	}{
-		{"../../web/trickle.js", ".mjs", []string{"class Host", "function patchTail", "class TrickleAnswer", "customElements.define", "export"}},
+		{"../../web/trickle.js", ".mjs", []string{"Host=class", "function patchTail", "function mergePatch", "Answer=class", "function sanitizeSpans", "TrickleAnswer=class", "customElements.define", "export"}},
 		{"../../web/trickle-worker.js", ".js", []string{"class Inbox", "__trickleStart", "__trickleBoot"}},
 		{filepath.Join(goroot, "lib/wasm/wasm_exec.js"), ".js", []string{"globalThis.Go", "importObject"}},
 	} {
 		t.Run(filepath.Base(tc.path), func(t *testing.T) {
 			src, err := os.ReadFile(tc.path)
 			require.NoError(t, err)
+			if tc.ext == ".mjs" {
+				// The loader's entry: its modules bundled into one.
+				src, err = bundle(tc.path)
+				require.NoError(t, err)
+			}
 			out, err := minify(filepath.Base(tc.path), src)
 			require.NoError(t, err)
 			require.Less(t, len(out), len(src)*3/4, "minified")
@@ -150,4 +156,30 @@ func TestMinifiedScriptsStillParseAndKeepTheirNames(t *testing.T) {
 func TestMinifyingBrokenCodeSaysWhichFile(t *testing.T) {
 	_, err := minify("trickle.js", []byte("function ( {"))
 	require.ErrorContains(t, err, "trickle.js")
+}
+
+// Every module under wasm/web (but the worker, its own script) is part of
+// the loader: a module nothing imports is dead code, and an import left
+// unbundled would make the page fetch a file the build never writes.
+func TestTheLoaderBundlesEveryModuleAndImportsNothing(t *testing.T) {
+	out, err := bundle("../../web/trickle.js")
+	require.NoError(t, err)
+	files, err := filepath.Glob("../../web/*.js")
+	require.NoError(t, err)
+	for _, f := range files {
+		name := filepath.Base(f)
+		if name == "trickle-worker.js" || name == "trickle.js" { // the worker; the entry (no code of its own)
+			continue
+		}
+		require.Regexp(t, `(?m)^// .*\bweb/`+regexp.QuoteMeta(name)+`$`, string(out), "%s is not in the bundle", name)
+	}
+	require.NotRegexp(t, `(?m)^import\s`, string(out), "a static import left in the loader")
+	require.Contains(t, string(out), "import.meta.url", "assets resolve against the loader's URL")
+}
+
+func TestBundlingAMissingModuleSaysWhich(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "trickle.js"), []byte(`import "./gone.js";`), 0o644))
+	_, err := bundle(filepath.Join(dir, "trickle.js"))
+	require.ErrorContains(t, err, "gone.js")
 }

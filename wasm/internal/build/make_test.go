@@ -52,7 +52,7 @@ func TestMakeRebuildsTheWidgetOnlyWhenAnInputChanged(t *testing.T) {
 		t.Skip("the widget is out of date (an input changed since make widget)")
 	}
 	for _, in := range []string{
-		"wasm/web/trickle.js", "wasm/web/trickle.css", // the loader and stylesheet
+		"wasm/web/trickle.js", "wasm/web/merge.js", "wasm/web/trickle.css", // the loader, a module of it, the stylesheet
 		"wasm/cmd/widget/main.go",                                  // the widget's main package
 		"render/document.go", "a11y/announcer.go", "sse/parser.go", // pure packages it links
 		"wasm/internal/build/main.go", // the build tool
@@ -60,7 +60,7 @@ func TestMakeRebuildsTheWidgetOnlyWhenAnInputChanged(t *testing.T) {
 	} {
 		require.False(t, makeQ(t, root, in), "%s changed: the widget must be rebuilt", in)
 	}
-	for _, other := range []string{"relay/server.go", "README.md", "render/document_test.go", "cmd/trickle/main.go"} {
+	for _, other := range []string{"relay/server.go", "README.md", "render/document_test.go", "cmd/trickle/main.go", "wasm/web/package.json"} {
 		require.True(t, makeQ(t, root, other), "%s is no input of the widget", other)
 	}
 }

@@ -1,0 +1,260 @@
+// The per-element Answer state: an element's parts, what Go last said of
+// its answer (text, status, stream id, metrics), its calls waiting to
+// settle, and how its updates reach the DOM: announcements and status at
+// once (early), the rest in the page's animation frame (apply).
+
+import { follow } from "./follow.js";
+import { epochNow } from "./host.js";
+import { patchAnswer } from "./patch.js";
+import { decorate } from "./reading.js";
+
+// Every element of the page has its own number, whichever Host serves it:
+// Go derives the element's footnote ids from it (trickle-N-fn:1), so two
+// answers never share one.
+let elementIds = 0;
+
+// The element's parts, in the light DOM so the page's CSS applies. The
+// announcer and status regions must be in the document, empty, before
+// anything is announced: screen readers ignore live regions that arrive
+// together with their content.
+const PARTS = `<div data-trickle="thinking" hidden><details><summary>Thinking</summary><div data-trickle="thinking-text"></div></details></div><div data-trickle="content"></div><div data-trickle="tools" hidden></div><div data-trickle="notice" hidden><span data-trickle="notice-text"></span> <button type="button" data-trickle="retry" hidden>Retry</button></div><button type="button" data-trickle="jump" hidden>Jump to latest</button><dl data-trickle="metrics" hidden></dl><div data-trickle="status" aria-hidden="true"></div><div data-trickle="sr-status" role="status"></div><div data-trickle="announcer" role="log" aria-live="polite" aria-relevant="additions"></div>`;
+
+export function ensureParts(el) {
+  if (el.querySelector(':scope > [data-trickle="content"]')) return;
+  el.innerHTML = PARTS;
+}
+
+// Answer is an element's state on the page: its parts, what Go last said
+// (text, status, stream id, metrics) and its calls waiting to settle.
+// MIN_GAP_MS is the least time between a sentence and the status after
+// it in the live regions (a11y.MinGap).
+const MIN_GAP_MS = 300;
+
+export class Answer {
+  highlighter = null; // the page's (code, lang) => html, or null
+  text = "";
+  state = "idle";
+  streamId = "";
+  metrics = null;
+  calls = new Map(); // call number → resolve
+  tail = null;
+  saidAt = -Infinity; // when the last sentence was written (performance.now())
+  pendingStatus = undefined; // a status waiting for MIN_GAP_MS after it
+  statusTimer = 0;
+
+  retired = false; // the element moved to another Host (see retire)
+
+  constructor(h, el) {
+    this.host = h;
+    this.el = el;
+    this.id = ++elementIds;
+    const q = (part) => el.querySelector(`:scope > [data-trickle="${part}"], :scope [data-trickle="${part}"]`);
+    this.content = q("content");
+    this.thinking = q("thinking");
+    this.thinkingText = q("thinking-text");
+    this.tools = q("tools");
+    this.notice = q("notice");
+    this.noticeText = q("notice-text");
+    this.retryBtn = q("retry");
+    this.metricsDL = q("metrics");
+    this.status = q("status"); // visible: the element's state at once
+    this.srStatus = q("sr-status") ?? this.status; // heard: after the last sentence
+    this.announcer = q("announcer");
+    this.follower = follow(el, q("jump"), [this.content, this.thinking, this.tools]);
+    this.onRetry = () => h.send({ t: "retry", id: this.id, n: 0, at: epochNow() });
+    this.retryBtn?.addEventListener("click", this.onRetry);
+    h.els.set(this.id, this);
+    h.send({ t: "attach", id: this.id });
+  }
+
+  // retire hands the element over to another Host (its next answer needs
+  // the highlighting build): this Go side lets it go, and whatever it still
+  // sends for it only settles its calls; the page's DOM is the new
+  // Answer's.
+  retire() {
+    this.retired = true;
+    clearTimeout(this.statusTimer); // the status region is the new Answer's
+    this.follower.stop();
+    this.retryBtn?.removeEventListener("click", this.onRetry);
+    this.host.send({ t: "detach", id: this.id });
+  }
+
+  // call sends an ask/stream/retry and returns the promise of its final
+  // status.
+  call(cmd, init) {
+    const n = this.host.newCall();
+    const p = new Promise((resolve) => this.calls.set(n, resolve));
+    if (this.host.failure) {
+      this.reject(n, this.host.failure);
+      return p;
+    }
+    this.host.send({ ...cmd, id: this.id, n, at: epochNow() }, init);
+    return p;
+  }
+
+  // reject fails call n before it started an answer.
+  reject(n, message) {
+    this.dispatch("trickle-error", { status: "failed", message });
+    const resolve = this.calls.get(n);
+    this.calls.delete(n);
+    resolve?.("failed");
+  }
+
+  dispatch(name, detail) {
+    this.el.dispatchEvent(new CustomEvent(name, { bubbles: true, composed: true, detail }));
+  }
+
+  // request is what Go needs of the page to build the request.
+  request() {
+    const attr = (name) => (this.el.getAttribute(name) ?? "").trim();
+    const headers = this.el.headers ?? {};
+    return {
+      url: new URL(attr("endpoint") || "/v1/chat/completions", document.baseURI).href,
+      ws: attr("ws-endpoint"),
+      transport: attr("transport"),
+      dialect: attr("dialect"),
+      announce: attr("announce"),
+      model: attr("model"),
+      images: attr("image-origins"),
+      origin: location.origin,
+      metrics: this.el.hasAttribute("show-metrics"),
+      highlight: this.el.hasAttribute("highlight"),
+      headers: Object.entries(headers).map(([k, v]) => [k, String(v)]),
+    };
+  }
+
+  // early writes a frame's announcements and status into the live regions
+  // at once, not at the next animation frame.
+  //
+  // A status is heard at least MIN_GAP_MS after the sentence before it, by
+  // this page's clock: Go spaces them so, but the sentence may reach the
+  // page later than Go decided it (frames are posted paced to the page's
+  // frames, a worker under load), and a status written too soon after it
+  // cuts the sentence short in a screen reader.
+  early(u) {
+    if (this.retired) return;
+    if (u.reset) {
+      clearTimeout(this.statusTimer);
+      this.pendingStatus = undefined;
+      this.saidAt = -Infinity;
+      this.srStatus.textContent = "";
+      this.announcer.textContent = "";
+    }
+    if (u.say) {
+      this.announcer.insertAdjacentHTML("beforeend", u.say);
+      this.saidAt = performance.now();
+      if (this.pendingStatus !== undefined) this.sayStatus();
+    }
+    if (u.status !== undefined) {
+      this.pendingStatus = u.status;
+      this.sayStatus();
+    }
+  }
+
+  // sayStatus writes the pending status once MIN_GAP_MS have passed since
+  // the last sentence, or waits for it.
+  sayStatus() {
+    clearTimeout(this.statusTimer);
+    const wait = this.saidAt + MIN_GAP_MS - performance.now();
+    if (wait > 0) {
+      this.statusTimer = setTimeout(() => this.sayStatus(), wait);
+      return;
+    }
+    this.srStatus.textContent = this.pendingStatus;
+    this.pendingStatus = undefined;
+  }
+
+  // apply applies one update (in the page's animation frame).
+  apply(u) {
+    if (this.retired) {
+      if (u.resolve) this.calls.get(u.n)?.(u.resolve);
+      return;
+    }
+    if (u.reset) {
+      this.content.innerHTML = '<div data-trickle="tail"></div>';
+      this.tail = this.content.firstElementChild;
+      this.thinkingText.textContent = "";
+      this.thinking.hidden = true;
+      this.tools.innerHTML = "";
+      this.tools.hidden = true;
+      this.notice.hidden = true;
+      this.notice.removeAttribute("data-kind");
+      this.retryBtn.hidden = true;
+      this.metricsDL.hidden = true;
+      this.follower.start();
+      this.el.setAttribute("aria-busy", "true");
+      this.el.setAttribute("data-status", "streaming");
+      this.text = "";
+    }
+    let grew = false;
+    if (u.p) {
+      const before = this.tail.previousSibling;
+      patchAnswer(this.tail, u.p);
+      // Newly settled blocks get their toolbars (and the page's
+      // highlighter) in this same task, before the browser paints them.
+      if (u.p.a || u.p.unwrap) decorate(this, before, u.p.final ? null : this.tail);
+      grew = !!u.p.a || u.p.keep >= 0;
+    }
+    if (u.thinking) {
+      this.thinking.hidden = false;
+      this.thinkingText.insertAdjacentText("beforeend", u.thinking);
+      grew = true;
+    }
+    if (u.tools !== undefined) {
+      this.tools.innerHTML = u.tools;
+      this.tools.hidden = u.tools === "";
+      grew = true;
+    }
+    // The visible status line shows the element's state in the same frame
+    // as the answer; what a screen reader hears (sr-status, early) keeps
+    // its spoken order and says the end only after the last sentence.
+    if (u.reset && this.status !== this.srStatus) this.status.textContent = "";
+    if (u.shown !== undefined && this.status !== this.srStatus) this.status.textContent = u.shown;
+    if (u.text) this.text += u.text;
+    if (u.state) this.state = u.state;
+    if (u.sid !== undefined) this.streamId = u.sid;
+    if (u.m) this.metrics = u.m;
+    if (u.stalled !== undefined) {
+      // On the element for the page; on the tail for the stylesheet (a
+      // change there restyles the tail, not the whole answer).
+      this.el.toggleAttribute("data-trickle-stalled", u.stalled);
+      if (this.tail?.isConnected) this.tail.toggleAttribute("data-trickle-stalled", u.stalled);
+    }
+    if (u.end) {
+      const e = u.end;
+      this.el.removeAttribute("aria-busy");
+      this.el.removeAttribute("data-trickle-stalled");
+      this.el.setAttribute("data-status", e.status);
+      if (e.notice) {
+        this.noticeText.textContent = e.notice;
+        this.notice.setAttribute("data-kind", e.status);
+        this.notice.hidden = false;
+        this.retryBtn.hidden = !e.retry;
+      }
+      if (e.rows) {
+        const rows = e.rows.flatMap(([k, v]) => {
+          const dt = document.createElement("dt");
+          const dd = document.createElement("dd");
+          dt.textContent = k;
+          dd.textContent = v;
+          return [dt, dd];
+        });
+        this.metricsDL.replaceChildren(...rows);
+        this.metricsDL.hidden = false;
+      }
+      this.follower.end(grew);
+    } else if (grew && !this.follower.observes) {
+      this.follower.grew();
+    }
+    if (u.ev) for (const [name, detail] of u.ev) this.dispatch(name, detail);
+    if (u.resolve) {
+      const resolve = this.calls.get(u.n);
+      this.calls.delete(u.n);
+      resolve?.(u.resolve);
+    }
+    if (u.gone) {
+      this.follower.stop();
+      this.retryBtn?.removeEventListener("click", this.onRetry);
+    }
+  }
+}

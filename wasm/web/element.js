@@ -1,0 +1,159 @@
+// The custom element class, TrickleAnswer, without defining it (the
+// entries do, in a browser). Importing this module never touches the
+// page: on a server (no HTMLElement) the class extends an empty class and
+// is never instantiated.
+
+import { Answer, ensureParts } from "./answer.js";
+import { builds } from "./builds.js";
+import { hostFor } from "./host.js";
+import { addHighlightStylesheet } from "./style.js";
+
+const Base = typeof HTMLElement === "function" ? HTMLElement : class {};
+
+export class TrickleAnswer extends Base {
+  #answer = null;
+  #headers = {};
+
+  connectedCallback() {
+    if (this.hasAttribute("highlight")) addHighlightStylesheet();
+    // A page that sets color-scheme (on :root or an ancestor) is followed;
+    // otherwise the stylesheet's default follows the reader's preference.
+    const scheme = getComputedStyle(this.parentElement ?? document.documentElement).colorScheme;
+    if (scheme && scheme !== "normal") this.dataset.trickleScheme = "inherit";
+    ensureParts(this);
+    this.#attach();
+  }
+
+  disconnectedCallback() {
+    // Moving the element reconnects it in the same task; only a real
+    // removal releases it (its answer stops, its call settles).
+    queueMicrotask(() => {
+      if (this.isConnected || !this.#answer) return;
+      const a = this.#answer;
+      this.#answer = null;
+      a.host.send({ t: "detach", id: a.id });
+    });
+  }
+
+  #attach() {
+    if (!this.#answer) {
+      ensureParts(this);
+      this.#answer = new Answer(hostFor(this.hasAttribute("highlight")), this);
+    }
+    return this.#answer;
+  }
+
+  // #attachFor is #attach for a new answer: an element that has the
+  // highlight attribute now but is served by the default build moves to
+  // the highlighting build's Host (its answer in progress, if any, stops
+  // as a new ask would stop it). Without a highlighting build it stays.
+  #attachFor() {
+    const a = this.#attach();
+    if (!this.hasAttribute("highlight") || a.host.highlights || !builds.highlight) return a;
+    addHighlightStylesheet();
+    a.retire();
+    const b = new Answer(hostFor(true), this);
+    b.highlighter = a.highlighter;
+    this.#answer = b;
+    return b;
+  }
+
+  /** Starts an answer to a prompt (string) or a request body (object);
+   *  resolves with the final status. */
+  ask(promptOrBody) {
+    const a = this.#attachFor();
+    let cmd;
+    try {
+      cmd = { t: "ask", ...a.request() };
+      if (typeof promptOrBody === "string") cmd.prompt = promptOrBody;
+      else if (typeof promptOrBody === "object") cmd.body = JSON.parse(JSON.stringify(promptOrBody));
+      else cmd.type = typeof promptOrBody;
+    } catch (err) {
+      return this.#fail(a, err);
+    }
+    return a.call(cmd);
+  }
+
+  /** Streams the response of an arbitrary fetch(url, init); resolves with
+   *  the final status. */
+  stream(url, init = {}) {
+    const a = this.#attachFor();
+    let cmd;
+    let req;
+    try {
+      cmd = { t: "stream", ...a.request(), url: new URL(String(url), document.baseURI).href };
+      req = { ...(init ?? {}) };
+      if (req.headers instanceof Headers) req.headers = [...req.headers.entries()];
+      if (req.signal) {
+        req.signal.addEventListener("abort", () => this.stop(), { once: true });
+        delete req.signal;
+      }
+      // The init crosses to Go's thread as a structured clone: fail here,
+      // where the page can see it, if it cannot.
+      structuredClone(req);
+    } catch (err) {
+      return this.#fail(a, err);
+    }
+    return a.call(cmd, req);
+  }
+
+  #fail(a, err) {
+    const n = a.host.newCall();
+    const p = new Promise((resolve) => a.calls.set(n, resolve));
+    a.reject(n, `trickle: ${err?.message ?? err}`);
+    return p;
+  }
+
+  /** Stops the answer: aborts the request and asks the relay to cancel. */
+  stop() {
+    const a = this.#answer;
+    if (a) a.host.send({ t: "stop", id: a.id });
+  }
+
+  /** Asks again with the last request. */
+  retry() {
+    return this.#attach().call({ t: "retry" });
+  }
+
+  get status() {
+    return this.#answer ? this.#answer.state : "idle";
+  }
+
+  /** The answer's markdown so far, in step with what is on screen. */
+  get text() {
+    return this.#answer ? this.#answer.text : "";
+  }
+
+  /** The relay's id for the current answer's stream ("" when the endpoint
+   *  is not a Trickle relay). */
+  get streamId() {
+    return this.#answer ? this.#answer.streamId : "";
+  }
+
+  /** What the widget measured about the answer; thread says where its Go
+   *  side runs ("worker" or "main"). */
+  get metrics() {
+    const m = this.#answer?.metrics;
+    return m ? { ...m } : null;
+  }
+
+  /** The page's own syntax highlighter, (code, lang) => HTML, called once
+   *  per settled code block that the widget did not highlight itself; its
+   *  output keeps only <span class>. */
+  get highlighter() {
+    return this.#attach().highlighter;
+  }
+
+  set highlighter(fn) {
+    this.#attach().highlighter = typeof fn === "function" ? fn : null;
+  }
+
+  /** Extra request headers (e.g. Authorization) sent with every ask. */
+  get headers() {
+    return this.#headers;
+  }
+
+  set headers(value) {
+    this.#headers = { ...(value ?? {}) };
+  }
+}

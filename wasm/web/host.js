@@ -1,0 +1,313 @@
+// The host: the page's end of the line to Go. It boots a build of the
+// widget in a Web Worker (or, where none can be made, on this thread),
+// queues commands until Go is ready, and hands Go's frames to the
+// elements' Answers in the page's animation frames. hostFor picks the
+// Host an element's build runs on.
+
+import { WASM, WASM_EXEC, WORKER } from "./assets.js";
+import { builds } from "./builds.js";
+import { mergeUpdates } from "./merge.js";
+
+// A worker that has not run its first line by then is taken as blocked
+// (some engines report a CSP refusal of a blob: worker with no error).
+const WORKER_START_MS = 4000;
+
+export const epochNow = () => performance.timeOrigin + performance.now();
+
+// Host is the page's end of the line to Go: it boots one build of the
+// widget (in a worker, or here), queues commands until Go is ready, and
+// applies Go's frames. A page has one Host per build it uses (see hostFor).
+class Host {
+  thread = null;
+  failure = ""; // why Go could not start, once it is known
+  onMain = false; // Go runs (or is starting) on this thread
+  #port = null;
+  #ready = false;
+  #queue = []; // commands sent before Go was ready
+  #frames = []; // frame messages waiting for the next animation frame
+  #scheduled = false;
+  #tick = null; // main-thread mode: has Go build its frame now
+  #timer = 0;
+  #stats = [];
+  #warned = false;
+  els = new Map(); // id → element state
+  #calls = 0;
+  #whenReady;
+  #readyResolve;
+  #readyReject;
+
+  // wasm is the build's URL; highlights says it is the highlighting build;
+  // onMain starts Go on this thread at once (a worker="off" element, or
+  // the page's other Host runs there).
+  constructor(wasm, highlights, onMain) {
+    this.wasm = wasm;
+    this.highlights = highlights;
+    this.#whenReady = new Promise((resolve, reject) => {
+      this.#readyResolve = resolve;
+      this.#readyReject = reject;
+    });
+    this.#whenReady.catch(() => {});
+    if (onMain || [...document.querySelectorAll("trickle-answer")].some((el) => el.getAttribute("worker") === "off")) {
+      this.#startMain(null);
+    } else {
+      this.#startWorker();
+    }
+  }
+
+  ready() {
+    return this.#whenReady;
+  }
+
+  newCall() {
+    return ++this.#calls;
+  }
+
+  // send posts a command (JSON) and a stream()'s RequestInit beside it;
+  // before Go is ready it waits in the queue.
+  send(cmd, init) {
+    const data = { j: JSON.stringify(cmd), init };
+    if (this.#ready) this.#port.postMessage(data);
+    else this.#queue.push({ cmd, data });
+  }
+
+  stats() {
+    return new Promise((resolve) => {
+      this.#stats.push(resolve);
+      this.send({ t: "stats" });
+    });
+  }
+
+  #startWorker() {
+    let w;
+    let blobURL = "";
+    try {
+      if (WORKER.origin === location.origin) {
+        w = new Worker(WORKER.href);
+      } else {
+        // A worker's script must be of the page's origin: a blob: of the
+        // page's that imports the relay's script (classic scripts load
+        // across origins; the .wasm is fetched under CORS).
+        const src = `importScripts(${JSON.stringify(WORKER.href)});`;
+        blobURL = URL.createObjectURL(new Blob([src], { type: "text/javascript" }));
+        w = new Worker(blobURL);
+      }
+    } catch (err) {
+      if (blobURL) URL.revokeObjectURL(blobURL);
+      this.#startMain(`the page cannot start a Web Worker (${err?.message ?? err})`);
+      return;
+    }
+    let settled = false;
+    const fallBack = (why) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      w.terminate();
+      if (blobURL) URL.revokeObjectURL(blobURL);
+      this.#startMain(why);
+    };
+    const timer = setTimeout(() => fallBack(`the Web Worker did not start within ${WORKER_START_MS} ms (a Content-Security-Policy without worker-src?)`), WORKER_START_MS);
+    w.onerror = (ev) => {
+      ev.preventDefault();
+      fallBack(`the Web Worker failed to start (${ev.message || "its script did not load: a Content-Security-Policy without worker-src or script-src for the relay?"})`);
+    };
+    w.onmessage = (ev) => {
+      const m = JSON.parse(ev.data);
+      if (m.t === "alive") {
+        clearTimeout(timer);
+        if (blobURL) URL.revokeObjectURL(blobURL);
+        w.postMessage({ wasmExec: WASM_EXEC.href, wasm: this.wasm.href });
+        return;
+      }
+      if (m.t === "fail" && !settled) {
+        fallBack(`the widget did not load in the Web Worker (${m.message})`);
+        return;
+      }
+      if (m.t === "ready") {
+        settled = true;
+        w.onerror = null;
+      }
+      this.#receive(m);
+    };
+    this.#port = w;
+  }
+
+  async #startMain(why) {
+    this.onMain = true;
+    if (why && !this.#warned) {
+      this.#warned = true;
+      console.warn(`trickle: the widget runs on the page's main thread: ${why}`);
+    }
+    try {
+      await import(WASM_EXEC.href);
+      await import(WORKER.href);
+      const channel = new MessageChannel();
+      channel.port1.onmessage = (ev) => this.#receive(JSON.parse(ev.data));
+      this.#port = channel.port1;
+      // Frames skip the channel: Go builds one in the page's animation
+      // frame (tick) and hands it over at once (frame), to be applied in
+      // that same animation frame; bytes arriving ask for one (want).
+      const page = {
+        want: () => this.#schedule(),
+        frame: (s) => {
+          try {
+            this.#receive(JSON.parse(s));
+          } catch (err) {
+            // Reported, but never thrown back into Go.
+            queueMicrotask(() => {
+              throw err;
+            });
+          }
+        },
+        tick: null,
+      };
+      this.#tick = () => page.tick?.();
+      globalThis.__trickleStart(channel.port2, this.wasm.href, "main", page);
+    } catch (err) {
+      this.#failed(`${err?.message ?? err}`);
+    }
+  }
+
+  // failed: Go could not start anywhere; every call made so far fails
+  // with the reason, and so will the next ones.
+  #failed(message) {
+    const msg = `Trickle failed to load: ${message}`;
+    this.#readyReject(new Error(msg));
+    this.failure = msg;
+    for (const { cmd } of this.#queue) {
+      const st = this.els.get(cmd.id);
+      if (st && cmd.n) st.reject(cmd.n, msg);
+    }
+    this.#queue = [];
+  }
+
+  #receive(m) {
+    switch (m.t) {
+      case "frame":
+        for (const u of m.u) this.els.get(u.id)?.early(u);
+        this.#frames.push(m.u);
+        this.#schedule();
+        break;
+      case "say":
+        // Announcements due while a frame was on its way: into the live
+        // regions now, nothing to apply in a frame.
+        for (const u of m.u) this.els.get(u.id)?.early(u);
+        break;
+      case "ready":
+        this.thread = m.thread;
+        this.#ready = true;
+        for (const { data } of this.#queue) this.#port.postMessage(data);
+        this.#queue = [];
+        this.#readyResolve();
+        break;
+      case "warm":
+        warmParser(m.html);
+        break;
+      case "stats":
+        this.#stats.shift()?.({ ...m, pageElements: this.els.size });
+        break;
+      case "fail":
+        this.#failed(m.message);
+        break;
+    }
+  }
+
+  // #schedule asks for one animation frame to apply what arrived. A hidden
+  // page gets no animation frames, so a timer stands in (at once when
+  // hidden, after 250 ms if the page is hidden meanwhile).
+  #schedule() {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    if (document.hidden) {
+      this.#timer = setTimeout(() => this.#apply(performance.now()), 50);
+      return;
+    }
+    requestAnimationFrame((at) => this.#apply(at));
+    this.#timer = setTimeout(() => this.#apply(performance.now()), 250);
+  }
+
+  // #apply applies every frame that arrived since the last animation
+  // frame (at: its time), in order, each element's updates merged where
+  // they can be (mergeUpdates): a backlog is one update per element. On
+  // the main thread, Go first builds its frame here, so what arrived is
+  // computed and applied in this same animation frame; a worker is told
+  // that its frame was applied, and when: it times its next frame from
+  // the page's animation frames.
+  #apply(at) {
+    if (!this.#scheduled) return;
+    // Still scheduled while Go builds: its frame asks for no other one.
+    this.#tick?.();
+    this.#scheduled = false;
+    clearTimeout(this.#timer);
+    const frames = this.#frames;
+    this.#frames = [];
+    const trace = globalThis.__trickleTrace;
+    for (const u of mergeUpdates(frames)) {
+      const st = this.els.get(u.id);
+      if (!st) continue;
+      st.apply(u);
+      if (u.gone) this.els.delete(u.id);
+      if (Array.isArray(trace) && u.arr) trace.push({ arrived: u.arr, applied: epochNow(), thread: this.thread });
+    }
+    if (!this.#tick && frames.length > 0) this.#port.postMessage(`ack:${performance.timeOrigin + at}`);
+  }
+}
+
+// warmParser parses HTML once into an element that is never attached, at
+// the page's first idle moment: Chrome's first HTML fragment parse of a
+// page took 5 ms in the benchmark, inside the first frame.
+function warmParser(html) {
+  const run = () => document.createElement("div").insertAdjacentHTML("beforeend", html);
+  if (typeof requestIdleCallback === "function") requestIdleCallback(run, { timeout: 2000 });
+  else setTimeout(run, 50);
+}
+
+// A page runs the default build of the widget, without chroma, unless it
+// asks for highlighting. The first element to connect starts the first
+// Host: with the highlighting build when some element of the page has the
+// highlight attribute then (a page that highlights says so in its HTML,
+// and every element shares that one build, which highlights only the
+// elements that ask). When an element asks for highlighting later (it
+// connects with the attribute, or has it at ask()) and the page runs the
+// default build, a second Host starts the highlighting build for it, once:
+// its own worker, or beside the first on this thread. Without a
+// highlighting build (builds.js) every element runs on the default one.
+let firstHost = null;
+let highlightHost = null;
+
+export function hostFor(highlight) {
+  const hlBuild = builds.highlight;
+  if (!firstHost) {
+    const hl = hlBuild !== null && (highlight || document.querySelector("trickle-answer[highlight]") !== null);
+    firstHost = new Host(hl ? hlBuild.wasm : WASM, hl, false);
+    if (hl) highlightHost = firstHost;
+  }
+  if (!highlight || !hlBuild) return firstHost;
+  return (highlightHost ??= new Host(hlBuild.wasm, true, firstHost.onMain));
+}
+
+const hosts = () => [firstHost, highlightHost].filter((h, i, all) => h && all.indexOf(h) === i);
+
+/** Resolves once the widget's Go side has started (in its worker, or on
+ *  this thread). */
+export function ready() {
+  hostFor(false);
+  return Promise.all(hosts().map((h) => h.ready())).then(() => {});
+}
+
+/** Counts for tests and diagnostics, summed over the page's builds: the
+ *  Go side's elements, live js.Funcs and goroutines, the page's elements;
+ *  the thread the first build runs on, and which builds run ("default",
+ *  "highlight"). */
+export async function stats() {
+  await ready();
+  const all = await Promise.all(hosts().map((h) => h.stats()));
+  const sum = (k) => all.reduce((n, s) => n + s[k], 0);
+  return {
+    elements: sum("elements"),
+    funcs: sum("funcs"),
+    goroutines: sum("goroutines"),
+    pageElements: sum("pageElements"),
+    thread: all[0].thread,
+    builds: hosts().map((h) => (h.highlights ? "highlight" : "default")),
+  };
+}

@@ -1,0 +1,90 @@
+// Tail patching (patch.js): each patch does what render.TailPatch says
+// (follow the path, keep the first Keep child nodes, append Text to the
+// last kept one, insert HTML at the end), on a real DOM.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { document, rng, shape } from "./dom.js";
+import { patchAnswer, patchTail } from "../patch.js";
+
+// answer returns a content element holding settled HTML and a tail.
+function answer(settled, tailHTML) {
+  const content = document.createElement("div");
+  content.innerHTML = `${settled}<div data-trickle="tail">${tailHTML}</div>`;
+  return { content, tail: content.lastChild };
+}
+
+test("keep 0 at the tail replaces all of it", () => {
+  const { tail } = answer("", "<p>old</p><ul><li>x</li></ul>");
+  patchTail(tail, [], 0, "", "<p>new</p>");
+  assert.equal(tail.innerHTML, "<p>new</p>");
+});
+
+test("text grows the last kept text node in place, the same node", () => {
+  const { tail } = answer("", "<p>Hello <em>big</em> wor</p>");
+  const node = tail.firstChild.lastChild;
+  patchTail(tail, [0], 3, "ld", "");
+  assert.equal(tail.innerHTML, "<p>Hello <em>big</em> world</p>");
+  assert.equal(tail.firstChild.lastChild, node, "the text node is extended, not replaced");
+  assert.equal(tail.firstChild.childNodes.length, 3);
+});
+
+test("child nodes after the first keep go, then the HTML is added at the end", () => {
+  const { tail } = answer("", "<ul><li>a</li><li>b</li><li>c</li></ul>");
+  const first = tail.firstChild.firstChild;
+  patchTail(tail, [0], 1, "", "<li>B</li>");
+  assert.equal(tail.innerHTML, "<ul><li>a</li><li>B</li></ul>");
+  assert.equal(tail.firstChild.firstChild, first, "kept children are the same nodes");
+});
+
+test("a path follows child nodes, text nodes counted", () => {
+  const { tail } = answer("", "<ul><li>a</li>\n<li>b <strong>c</strong></li></ul>");
+  // ul → the second li is child 2 (a newline text node sits between).
+  patchTail(tail, [0, 2, 1], 1, "d", "");
+  assert.equal(tail.innerHTML, "<ul><li>a</li>\n<li>b <strong>cd</strong></li></ul>");
+  patchTail(tail, [0, 2], 0, "", "x");
+  assert.equal(tail.innerHTML, "<ul><li>a</li>\n<li>x</li></ul>");
+});
+
+test("settled HTML goes before the tail; keep -1 leaves the tail alone", () => {
+  const { content, tail } = answer("<p>1</p>", "<p>live</p>");
+  const live = tail.firstChild;
+  patchAnswer(tail, { a: "<p>2</p><h2>3</h2>", path: [], keep: -1, text: "", html: "" });
+  assert.equal(content.innerHTML, '<p>1</p><p>2</p><h2>3</h2><div data-trickle="tail"><p>live</p></div>');
+  assert.equal(tail.firstChild, live);
+});
+
+test("the final patch removes the tail", () => {
+  const { content, tail } = answer("<p>1</p>", "<p>live</p>");
+  patchAnswer(tail, { a: "<p>live</p>", path: [], keep: -1, text: "", html: "", final: true });
+  assert.equal(content.innerHTML, "<p>1</p><p>live</p>");
+  assert.equal(tail.isConnected, false);
+});
+
+test("a final patch with unwrap keeps the tail's nodes in place, without the wrapper", () => {
+  const { content, tail } = answer("<p>1</p>", "<p>live</p><ul><li>x</li></ul>");
+  const kept = [...tail.childNodes];
+  patchAnswer(tail, { a: "", path: [1, 0], keep: 1, text: "y", html: "", final: true, unwrap: true });
+  assert.equal(content.innerHTML, "<p>1</p><p>live</p><ul><li>xy</li></ul>");
+  assert.deepEqual([...content.childNodes].slice(1), kept, "the same nodes, now settled");
+});
+
+// The patches Go sends are made so that the patched tail is exactly what
+// parsing the new tail HTML would give. Stated as a property: a growing
+// text, cut anywhere, patched in by text appends, parses to the same
+// nodes as the whole.
+test("growing a paragraph word by word equals parsing the grown paragraph", () => {
+  const words = "Streaming is <em>fast</em> when a frame only adds words and the DOM keeps its nodes".split(" ");
+  for (let seed = 1; seed <= 50; seed++) {
+    const r = rng(seed);
+    const { tail } = answer("", "<p>Start</p>");
+    let text = "Start";
+    for (let i = 0; i < 20; i++) {
+      const w = " " + r.pick(words.filter((x) => !x.includes("<")));
+      patchTail(tail, [0], 1, w, "");
+      text += w;
+    }
+    const want = answer("", `<p>${text}</p>`).tail;
+    assert.deepEqual(shape(tail), shape(want), `seed ${seed}`);
+  }
+});
