@@ -7,6 +7,7 @@
 import { WASM, WASM_EXEC, WORKER } from "./assets.js";
 import { builds } from "./builds.js";
 import { mergeUpdates } from "./merge.js";
+import { startEarly } from "./early/early.js";
 
 // A worker that has not run its first line by then is taken as blocked
 // (some engines report a CSP refusal of a blob: worker with no error).
@@ -24,6 +25,7 @@ class Host {
   #port = null;
   #ready = false;
   #queue = []; // commands sent before Go was ready
+  #early = new Map(); // id → the element's early answer (early/early.js)
   #frames = []; // frame messages waiting for the next animation frame
   #scheduled = false;
   #tick = null; // main-thread mode: has Go build its frame now
@@ -63,11 +65,51 @@ class Host {
   }
 
   // send posts a command (JSON) and a stream()'s RequestInit beside it;
-  // before Go is ready it waits in the queue.
+  // before Go is ready it waits in the queue. An ask waiting there is
+  // started at once by the page (early/early.js), its text shown as it
+  // comes, and handed over to Go with the command; the element's next
+  // command before then stops it.
   send(cmd, init) {
     const data = { j: JSON.stringify(cmd), init };
-    if (this.#ready) this.#port.postMessage(data);
-    else this.#queue.push({ cmd, data });
+    if (this.#ready) {
+      this.#port.postMessage(data);
+      return;
+    }
+    let early = null;
+    if (cmd.t === "ask" || cmd.t === "retry" || cmd.t === "stop" || cmd.t === "detach") {
+      this.#early.get(cmd.id)?.stop();
+      this.#early.delete(cmd.id);
+      const st = this.els.get(cmd.id);
+      if (cmd.t === "ask" && st && (early = startEarly(cmd, (t) => st.earlyText(early, t)))) {
+        this.#early.set(cmd.id, early);
+        st.earlyStart(early);
+      }
+    }
+    this.#queue.push({ cmd, data, early });
+  }
+
+  // #flush sends the queued commands once Go is ready, in order, each early
+  // answer's connection with its ask; commands sent meanwhile queue behind.
+  async #flush() {
+    while (this.#queue.length > 0) {
+      const { cmd, data, early } = this.#queue.shift();
+      if (!early) {
+        this.#port.postMessage(data);
+        continue;
+      }
+      const { value, transfer } = await early.handover();
+      if (this.#early.get(cmd.id) === early) this.#early.delete(cmd.id);
+      try {
+        this.#port.postMessage({ ...data, early: value }, transfer);
+      } catch (err) {
+        // Not expected (startEarly checked the transfer): Go sends the
+        // request again rather than lose the answer.
+        console.warn(`trickle: the early answer could not be handed over (${err?.message ?? err}); asking again`);
+        early.stop();
+        this.#port.postMessage(data);
+      }
+    }
+    this.#ready = true;
   }
 
   stats() {
@@ -173,11 +215,13 @@ class Host {
     const msg = `Trickle failed to load: ${message}`;
     this.#readyReject(new Error(msg));
     this.failure = msg;
-    for (const { cmd } of this.#queue) {
+    for (const { cmd, early } of this.#queue) {
+      early?.stop();
       const st = this.els.get(cmd.id);
       if (st && cmd.n) st.reject(cmd.n, msg);
     }
     this.#queue = [];
+    this.#early.clear();
   }
 
   #receive(m) {
@@ -194,10 +238,7 @@ class Host {
         break;
       case "ready":
         this.thread = m.thread;
-        this.#ready = true;
-        for (const { data } of this.#queue) this.#port.postMessage(data);
-        this.#queue = [];
-        this.#readyResolve();
+        this.#flush().then(() => this.#readyResolve());
         break;
       case "warm":
         warmParser(m.html);
