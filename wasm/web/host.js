@@ -1,8 +1,9 @@
 // The host: the page's end of the line to Go. It boots a build of the
 // widget in a Web Worker (or, where none can be made, on this thread),
-// queues commands until Go is ready, and hands Go's frames to the
-// elements' Answers in the page's animation frames. hostFor picks the
-// Host an element's build runs on.
+// queues commands until Go is ready (an ask meanwhile is started here and
+// shown early, then handed to Go: early/early.js), and hands Go's frames
+// to the elements' Answers in the page's animation frames. hostFor picks
+// the Host an element's build runs on.
 
 import { WASM, WASM_EXEC, WORKER } from "./assets.js";
 import { builds } from "./builds.js";

@@ -7,7 +7,8 @@
 //
 // It holds only mechanical helpers that spare Go a crossing per network
 // chunk: an inbox that gathers a connection's chunks until Go's next frame
-// takes them all, and the wake-up that tells Go bytes arrived. Every
+// takes them all, the wake-up that tells Go bytes arrived, and the
+// adoption of a request the page sent before Go was ready (adopt). Every
 // decision is Go's (wasm/, internal/widget).
 //
 // A classic script (importScripts) and a module (import()) alike: it only
