@@ -228,3 +228,31 @@ func gatedInfo(t *testing.T, g *gated, id string) relay.Info {
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&in))
 	return in
 }
+
+func TestTheReadersScrollPlaceHoldsWhenGoTakesOverFromTheEarlyView(t *testing.T) {
+	for _, scrolled := range []bool{false, true} {
+		t.Run(map[bool]string{false: "following", true: "scrolled up"}[scrolled], func(t *testing.T) {
+			g := startGated(t)
+			ctx, _ := earlyAsk(t, g, "/v1/chat/completions?answer=sample-20k&gap_ms=2")
+			// The early view grows past the box (240 px high).
+			waitFor(t, ctx, `(() => { const a = document.getElementById("a"); return a.scrollHeight > 3 * a.clientHeight; })()`)
+			if scrolled {
+				eval[bool](t, ctx, `(() => { const a = document.getElementById("a"); a.scrollTop = 0; a.dispatchEvent(new Event("scroll")); return true; })()`)
+			} else {
+				waitFor(t, ctx, `(() => { const a = document.getElementById("a"); return a.scrollHeight - a.scrollTop - a.clientHeight <= 8; })()`)
+			}
+			g.release()
+			// Go's frames replace the early view.
+			waitFor(t, ctx, `!document.querySelector('[data-trickle="early"]') && document.querySelector('[data-trickle="content"]').textContent.length > 0`)
+			eval[bool](t, ctx, `new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`)
+			if scrolled {
+				require.Zero(t, eval[float64](t, ctx, `document.getElementById("a").scrollTop`), "a reader who scrolled up stays where they are")
+				require.True(t, eval[bool](t, ctx, `!document.querySelector('[data-trickle="jump"]').hidden`), "and is offered the jump to the latest")
+			} else {
+				waitFor(t, ctx, `(() => { const a = document.getElementById("a"); return a.scrollHeight - a.scrollTop - a.clientHeight <= 8; })()`)
+			}
+			eval[bool](t, ctx, `(document.getElementById("a").stop(), true)`)
+			require.Equal(t, "stopped", eval[string](t, ctx, `window.__p`))
+		})
+	}
+}
