@@ -165,7 +165,9 @@ var (
 	// ErrUnknownDialect: WithDialect named a dialect that does not exist.
 	ErrUnknownDialect = errors.New("stream: unknown dialect")
 	// ErrEventTooLarge: one SSE event or NDJSON line exceeded the maximum
-	// event size. It is terminal: the answer fails, keeping its text so far.
+	// event size. The event is skipped and counted (Answer.Skipped,
+	// Answer.Problems) and the events after it are still read, so the
+	// answer goes on; the text it carried is missing from the answer.
 	ErrEventTooLarge = errors.New("stream: event too large")
 )
 

@@ -369,7 +369,10 @@ func TestThinkingGoesInACollapsedPanelAndNotInTheAnswer(t *testing.T) {
 	require.Equal(t, "trickle-first-token", r.EventTypes[1])
 	require.NoError(t, json.Unmarshal(r.Events[1], &first))
 	require.Greater(t, first.Detail.TTFT, 0.0)
-	require.Greater(t, first.Detail.TTFAT, first.Detail.TTFT, "the reasoning streamed before the answer")
+	// The reasoning streamed before the answer, but its last token and the
+	// answer's first can arrive in one read on a loaded machine: the two
+	// readings are then equal, never in the other order.
+	require.GreaterOrEqual(t, first.Detail.TTFAT, first.Detail.TTFT, "the answer's first token cannot come before the first token of any kind")
 	require.Equal(t, r.Metrics["ttfat_ms"], first.Detail.TTFAT)
 	open := eval[bool](t, ctx, `document.querySelector('[data-trickle="thinking"] details').open`)
 	require.False(t, open, "thinking is collapsed by default")

@@ -56,7 +56,7 @@ var engines = []struct {
 	missing func() error // nil when the engine can run here
 }{
 	{name: "firefox", debian: "firefox-esr", start: startFirefox, missing: firefoxMissing},
-	{name: "webkitgtk", debian: "webkit2gtk-driver xvfb", start: startWebKit, missing: webkitMissing},
+	{name: "webkitgtk", debian: "webkit2gtk-driver xvfb dbus-daemon", start: startWebKit, missing: webkitMissing},
 }
 
 // smoke is what the page leaves in window.smoke (as JSON) once both

@@ -38,6 +38,9 @@ func webkitMissing() error {
 	if _, err := lookPath("Xvfb"); err != nil {
 		return err
 	}
+	if _, err := lookPath("dbus-daemon"); err != nil {
+		return err
+	}
 	_, err := miniBrowser()
 	return err
 }
@@ -68,9 +71,12 @@ func startWebKit(t *testing.T, ctx context.Context) driver {
 		t.Fatalf("Xvfb did not give a display number (%q):\n%s", display, x.output())
 	}
 
+	home := t.TempDir()
+	bus := privateBus(t, ctx)
 	port := freePort(t)
 	wd := start(t, nil, "WebKitWebDriver", []string{"--port=" + strconv.Itoa(port), "--host=local"},
-		[]string{"DISPLAY=:" + display, "HOME=" + t.TempDir()})
+		[]string{"DISPLAY=:" + display, "HOME=" + home, "XDG_RUNTIME_DIR=" + home, "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
+			"DBUS_SESSION_BUS_ADDRESS=" + bus, "GTK_USE_PORTAL=0", "GIO_USE_VFS=local"})
 	c := &webdriver{base: "http://127.0.0.1:" + strconv.Itoa(port)}
 	for {
 		if _, err := c.do(ctx, http.MethodGet, "/status", nil); err == nil {
@@ -101,6 +107,53 @@ func startWebKit(t *testing.T, ctx context.Context) driver {
 		_, _ = c.do(cctx, http.MethodDelete, c.session, nil)
 	})
 	return c
+}
+
+// privateBus starts a session D-Bus of the test's own, in the test's
+// process group (start ends it by PID), and returns its address. Without
+// one, WebKitGTK autolaunches a session bus that outlives the test, and on
+// a desktop Debian that bus activates xdg-desktop-portal, whose document
+// portal mounts a FUSE file system under HOME (HOME/.cache/doc) that the
+// test's TempDir cleanup then cannot remove. The bus's configuration names
+// no service directory, so it activates nothing: every process on it is
+// one the test started.
+func privateBus(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "session.conf")
+	require.NoError(t, os.WriteFile(conf, []byte(`<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:dir=`+dir+`</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+`), 0o600))
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	d := start(t, nil, "dbus-daemon", []string{"--config-file=" + conf, "--nofork", "--nopidfile", "--print-address=3"}, nil, w)
+	w.Close()
+	addrc := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(r).ReadString('\n')
+		r.Close()
+		addrc <- strings.TrimSpace(line)
+	}()
+	select {
+	case addr := <-addrc:
+		if addr == "" {
+			t.Fatalf("dbus-daemon gave no address:\n%s", d.output())
+		}
+		return addr
+	case <-ctx.Done():
+		t.Fatalf("dbus-daemon did not start in time:\n%s", d.output())
+		return ""
+	}
 }
 
 // webdriver is a W3C WebDriver client over plain HTTP.
