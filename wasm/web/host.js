@@ -27,6 +27,7 @@ class Host {
   #ready = false;
   #queue = []; // commands sent before Go was ready
   #early = new Map(); // id → the element's early answer (early/early.js)
+  #handing = new Map(); // id → its handover to Go, until posted
   #frames = []; // frame messages waiting for the next animation frame
   #scheduled = false;
   #tick = null; // main-thread mode: has Go build its frame now
@@ -72,34 +73,42 @@ class Host {
   // command before then stops it.
   send(cmd, init) {
     const data = { j: JSON.stringify(cmd), init };
+    const stops = cmd.t === "ask" || cmd.t === "retry" || cmd.t === "stop" || cmd.t === "detach";
+    if (stops) {
+      this.#early.get(cmd.id)?.stop();
+      this.#early.delete(cmd.id);
+    }
     if (this.#ready) {
-      this.#port.postMessage(data);
+      this.#post({ cmd, data, early: null });
       return;
     }
     let early = null;
-    if (cmd.t === "ask" || cmd.t === "retry" || cmd.t === "stop" || cmd.t === "detach") {
-      this.#early.get(cmd.id)?.stop();
-      this.#early.delete(cmd.id);
-      const st = this.els.get(cmd.id);
-      if (cmd.t === "ask" && st && (early = startEarly(cmd, (t) => st.earlyText(early, t)))) {
-        this.#early.set(cmd.id, early);
-        st.earlyStart(early);
-      }
+    const st = this.els.get(cmd.id);
+    if (cmd.t === "ask" && st && (early = startEarly(cmd, (t) => st.earlyText(early, t)))) {
+      this.#early.set(cmd.id, early);
+      st.earlyStart(early);
     }
     this.#queue.push({ cmd, data, early });
   }
 
-  // #flush sends the queued commands once Go is ready, in order, each early
-  // answer's connection with its ask; commands sent meanwhile queue behind.
-  async #flush() {
-    while (this.#queue.length > 0) {
-      const { cmd, data, early } = this.#queue.shift();
+  // #post sends a command to Go, an early answer's connection with its
+  // ask. A handover waits for the early request's response, so the
+  // element's commands after it wait for it too (another element's do
+  // not).
+  #post({ cmd, data, early }) {
+    const id = cmd.id;
+    const before = this.#handing.get(id);
+    if (!early && !before) {
+      this.#port.postMessage(data);
+      return;
+    }
+    const p = (before ?? Promise.resolve()).then(async () => {
       if (!early) {
         this.#port.postMessage(data);
-        continue;
+        return;
       }
       const { value, transfer } = await early.handover();
-      if (this.#early.get(cmd.id) === early) this.#early.delete(cmd.id);
+      if (this.#early.get(id) === early) this.#early.delete(id);
       try {
         this.#port.postMessage({ ...data, early: value }, transfer);
       } catch (err) {
@@ -109,8 +118,11 @@ class Host {
         early.stop();
         this.#port.postMessage(data);
       }
-    }
-    this.#ready = true;
+    });
+    this.#handing.set(id, p);
+    p.finally(() => {
+      if (this.#handing.get(id) === p) this.#handing.delete(id);
+    });
   }
 
   stats() {
@@ -219,6 +231,7 @@ class Host {
     for (const { cmd, early } of this.#queue) {
       early?.stop();
       const st = this.els.get(cmd.id);
+      if (early) st?.earlyEnd(); // Go will not show it: the text goes too
       if (st && cmd.n) st.reject(cmd.n, msg);
     }
     this.#queue = [];
@@ -239,7 +252,10 @@ class Host {
         break;
       case "ready":
         this.thread = m.thread;
-        this.#flush().then(() => this.#readyResolve());
+        this.#ready = true;
+        for (const item of this.#queue) this.#post(item);
+        this.#queue = [];
+        this.#readyResolve();
         break;
       case "warm":
         warmParser(m.html);
