@@ -8,7 +8,8 @@
 // shows less than Go would, never other text). Tested against the Go
 // decoders' recordings (reader.test.js, testdata/golden.json).
 //
-// No dependencies: the worker script imports it before Go exists.
+// No dependencies: the page runs it (early.js, bundled into the loader)
+// before Go exists.
 
 // Events longer than this stop the reader: Go drops events over its bound
 // (stream.DefaultMaxEventSize, in bytes), and no first token is this long.
