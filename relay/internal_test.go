@@ -141,3 +141,36 @@ func TestAfterStopTheGeneratorIsOffTheClockAndTheLogRefusesEvents(t *testing.T) 
 	require.Equal(t, n, l.count())
 	require.True(t, l.info().UpstreamCancelled)
 }
+
+// BenchmarkAppendToken is the log's append of one token event, by the fast
+// path (an id without bytes to clean) and through the sse encoder.
+func BenchmarkAppendToken(b *testing.B) {
+	for _, c := range []struct{ name, id string }{{"fast", "abcdefghijklmnop"}, {"encoder", "co:lon"}} {
+		b.Run(c.name, func(b *testing.B) {
+			l := newLog(nil, c.id, "plain")
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if i%4096 == 0 {
+					l.buf, l.ends = l.buf[:0], l.ends[:0]
+				}
+				l.appendLocked("", `{"choices":[{"delta":{"content":"word "}}]}`)
+			}
+		})
+	}
+}
+
+// BenchmarkSimHeap is one due generation taken out of the simulated
+// model's clock and pushed back for its next event, among 10,000.
+func BenchmarkSimHeap(b *testing.B) {
+	var h simHeap
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		h.push(&simSource{index: -1}, rng.Int64N(1e9))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		at := h[0].at
+		src := h.remove(0)
+		h.push(src, at+rng.Int64N(1e8))
+	}
+}

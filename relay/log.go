@@ -1,14 +1,14 @@
 package relay
 
 import (
-	"encoding/json"
-	"fmt"
+		"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // Stream states, as /v1/streams/{id}/info reports them.
@@ -20,8 +20,9 @@ const (
 	StateFailed    = "failed"    // the upstream (or an injected fault) failed
 )
 
-// StatusEvent is the SSE event type of the relay's own terminal events.
-const StatusEvent = "trickle.status"
+// StatusEvent is the SSE event type of the relay's own terminal events;
+// their status words are stream.RelayStatus.
+const StatusEvent = stream.StatusEventType
 
 // genLog is one generation: an append-only log of encoded SSE events. The
 // generator appends; every reader (SSE response, WebSocket, resume) keeps its
@@ -112,8 +113,9 @@ func (l *genLog) appendLocked(event, data string) {
 	if event == "" && data != "" && l.plainID && strings.IndexByte(data, '\n') < 0 && strings.IndexByte(data, '\r') < 0 {
 		// Every token: the bytes sse.AppendMessage writes for an id that
 		// needs no cleaning and one data line, without building the id
-		// string or scanning the fields for line ends twice (a tenth of
-		// the relay's own CPU per event at 10,000 streams went there).
+		// string or scanning the fields for line ends twice (see
+		// BenchmarkAppendToken; the fast path's share of the relay's CPU
+		// per event shows in bench/load's profile).
 		l.buf = append(l.buf, "id: "...)
 		l.buf = append(l.buf, l.id...)
 		l.buf = append(l.buf, ':')
@@ -213,11 +215,10 @@ func (l *genLog) finishLocked(state, message string, status bool) {
 		defer func() { go cancel() }()
 	}
 	if status {
-		b, _ := json.Marshal(struct {
-			Status  string `json:"status"`
-			Message string `json:"message"`
-		}{state, message})
-		l.appendLocked(StatusEvent, string(b))
+		// The state is the status word: stopped and failed are
+		// stream.RelayStopped and stream.RelayFailed; cancelled (grace
+		// expiry) is written as it is, for a resume's log.
+		l.appendLocked(StatusEvent, statusData(stream.RelayStatus(state), message))
 	}
 	l.state, l.message, l.finished = state, message, time.Now()
 	if l.grace != nil && l.follow == nil {

@@ -95,10 +95,10 @@ func (s *Server) pump(ctx context.Context, l *genLog, pos int, out sink) (pumpEn
 // waits: news in the log (including the end Shutdown gives every running
 // stream), the client leaving (ctx) and the heartbeat timer each call wake, which runs the reader on a fresh
 // goroutine until it has sent everything there is and must wait again. An
-// idle stream then costs a few hundred bytes instead of a parked goroutine
-// whose stack has grown to 4 KiB writing through the TCP stack (ten
-// thousand idle WebSocket streams: 40 MB), and an event costs starting a
-// goroutine instead of waking a parked one, about the same.
+// idle stream then costs a small struct instead of a parked goroutine whose
+// stack has grown writing through the TCP stack (bench/load's memory per
+// idle stream), and an event costs starting a goroutine instead of waking a
+// parked one, about the same.
 type reader struct {
 	s     *Server
 	l     *genLog
@@ -304,9 +304,9 @@ func (r *reader) step() (end pumpEnd, over bool, err error) {
 // sent — seconds of events in the socket buffers. Counting the disconnect
 // grace from the cut would cancel the generation of a client that is still
 // reading and about to resume, and the resume would find the answer cut
-// short (what the 10,000-stream WebSocket load run showed: clients starved
-// for CPU resumed 20-30 s after their cut, 10 s after their generation had
-// been cancelled). So the relay half-closes the connection (the client
+// short (what bench/load's WebSocket run at its largest stream count
+// showed: clients starved for CPU resumed long after their cut, after
+// their generation had been cancelled). So the relay half-closes the connection (the client
 // reads every byte already sent, then the end) and stays attached until the
 // client hangs up, or for at most cutWait; only then does the grace period
 // start.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // Keys of one stream. They share the hash tag {id}, so that they live on
@@ -48,7 +49,7 @@ const cancelChannel = "trickle:cancel"
 func RedisStore(url string) (Store, error) {
 	opts, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("%w: store %q is not a redis:// URL: %w", ErrBadOption, url, err)
+		return nil, &OptionError{Option: "RedisStore", Value: fmt.Sprintf("%q", url), Reason: "not a redis:// URL: " + err.Error()}
 	}
 	// RESP2: no push notifications (and no goroutine handling them); no
 	// CLIENT SETINFO on connect; commands fail fast when Redis is down
@@ -93,7 +94,7 @@ func (st *redisStore) String() string { return "redis at " + st.addr }
 
 func (st *redisStore) bind(s *Server) error {
 	if st.s != nil {
-		return fmt.Errorf("%w: a store serves one server", ErrBadOption)
+		return &OptionError{Option: "WithStore", Value: st, Reason: "a store serves one server"}
 	}
 	st.s = s
 	// The client's own messages (reconnect attempts while Redis is down)
@@ -606,7 +607,7 @@ func (st *redisStore) checkLease(ctx context.Context, l *genLog) error {
 	}
 	seq := l.count() + 1
 	msg := "relay: " + lapsedMessage + " (no news from it for over " + st.lease.String() + "); send the request again"
-	ev := sse.AppendMessage(nil, sse.Message{ID: l.id + ":" + strconv.Itoa(seq), Event: StatusEvent, Data: statusData(StateFailed, msg)})
+	ev := sse.AppendMessage(nil, sse.Message{ID: l.id + ":" + strconv.Itoa(seq), Event: StatusEvent, Data: statusData(stream.RelayFailed, msg)})
 	err = st.rdb.XAdd(ctx, &redis.XAddArgs{Stream: logKey(l.id), ID: strconv.Itoa(seq) + "-0",
 		Values: []any{"e", ev, "end", StateFailed, "msg", msg, "uc", "0"}}).Err()
 	if err != nil && !isConnError(err) {

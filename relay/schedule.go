@@ -8,8 +8,8 @@ import (
 // simClock runs every simulated generation of a server on one timer and
 // one goroutine: a heap of the generations by the time their next event is
 // due. With a timer per generation, each event cost a runtime timer
-// operation and a goroutine started by time.AfterFunc, and ten thousand
-// streams at 20 tokens/s woke the process 200,000 times a second; here the
+// operation and a goroutine started by time.AfterFunc, and every token of
+// every stream woke the process; here the
 // events due together are emitted in one pass, and the goroutine runs only
 // while events are due.
 type simClock struct {
@@ -96,8 +96,8 @@ const lateInline = 10 * time.Millisecond
 // simHeap orders generations by when their next event is due: a binary
 // heap of values (the due time next to the pointer, so that comparisons
 // read no generation), written out rather than through container/heap,
-// whose interface calls were a few percent of the relay's CPU at 10,000
-// streams.
+// whose interface calls showed in bench/load's profile (see
+// BenchmarkSimHeap).
 type simHeap []simEntry
 
 type simEntry struct {

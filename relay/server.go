@@ -85,7 +85,7 @@ func New(opts ...Option) (*Server, error) {
 	s.instance = newStreamID()
 	// One clock per CPU: the clock's goroutine also writes the events of
 	// the readers that are caught up (see reader.wake), and one
-	// goroutine cannot write 200,000 events a second.
+	// goroutine cannot write every stream's events (bench/load).
 	for range runtime.GOMAXPROCS(0) {
 		s.clocks = append(s.clocks, newSimClock())
 	}

@@ -189,9 +189,9 @@ func (k *hijackSink) flush() error { return k.flushPending() }
 // serveHijacked serves an SSE stream on a connection taken over from
 // net/http. An idle stream then costs one small goroutine waiting for the
 // client to hang up and a reader with no goroutine, and no buffers: the
-// server's per-connection read and write buffers (about 10 KiB) and the
-// handler's stack are released, which is what lets ten thousand idle
-// streams fit in little memory. The response is plain HTTP/1.1 chunked
+// server's per-connection read and write buffers and the handler's stack
+// are released, which is what keeps bench/load's memory per idle stream
+// small. The response is plain HTTP/1.1 chunked
 // encoding, so a clean end (terminating chunk) and a drop (no terminator)
 // stay distinguishable, and the connection closes after the stream.
 func (s *Server) serveHijacked(conn net.Conn, hdr http.Header, l *genLog, pos int) {

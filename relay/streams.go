@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // parseLastEventID turns "<stream>:<seq>" into the number of events the
@@ -55,10 +56,11 @@ func (s *Server) lostMessage(id string, err error) string {
 	return "stream " + id + " cannot be resumed: its events expired from the stream store (kept " + s.cfg.retention.String() + " after the end, --retention); send the request again"
 }
 
-func statusData(status, message string) string {
+// statusData is the JSON data of a trickle.status event.
+func statusData(status stream.RelayStatus, message string) string {
 	b, _ := json.Marshal(struct {
-		Status  string `json:"status"`
-		Message string `json:"message"`
+		Status  stream.RelayStatus `json:"status"`
+		Message string             `json:"message"`
 	}{status, message})
 	return string(b)
 }
@@ -69,7 +71,7 @@ func statusData(status, message string) string {
 type refusal struct {
 	code    int
 	typ     string
-	status  string
+	status  stream.RelayStatus
 	message string
 }
 
@@ -77,15 +79,15 @@ type refusal struct {
 func (s *Server) refusalOf(id string, err error) refusal {
 	switch {
 	case errors.Is(err, errUnknown):
-		return refusal{http.StatusNotFound, "stream_gone", "gone", "relay: " + goneMessage(id)}
+		return refusal{http.StatusNotFound, "stream_gone", stream.RelayGone, "relay: " + goneMessage(id)}
 	case errors.Is(err, errExpired), errors.Is(err, errTrimmed):
-		return refusal{http.StatusGone, "stream_expired", "gone", "relay: " + s.lostMessage(id, err)}
+		return refusal{http.StatusGone, "stream_expired", stream.RelayGone, "relay: " + s.lostMessage(id, err)}
 	case errors.Is(err, ErrStoreUnavailable):
-		return refusal{http.StatusServiceUnavailable, "store_unavailable", "failed", err.Error() + "; try again shortly"}
+		return refusal{http.StatusServiceUnavailable, "store_unavailable", stream.RelayFailed, err.Error() + "; try again shortly"}
 	case errors.Is(err, ErrBadRequest):
-		return refusal{http.StatusBadRequest, "invalid_request_error", "failed", err.Error()}
+		return refusal{http.StatusBadRequest, "invalid_request_error", stream.RelayFailed, err.Error()}
 	default:
-		return refusal{http.StatusInternalServerError, "server_error", "failed", err.Error()}
+		return refusal{http.StatusInternalServerError, "server_error", stream.RelayFailed, err.Error()}
 	}
 }
 
@@ -149,7 +151,7 @@ func (s *Server) gone(w http.ResponseWriter, r *http.Request, id string) {
 	}
 	sseHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
-	w.Write(sse.AppendMessage(nil, sse.Message{Event: StatusEvent, Data: statusData("gone", goneMessage(id))}))
+	w.Write(sse.AppendMessage(nil, sse.Message{Event: StatusEvent, Data: statusData(stream.RelayGone, goneMessage(id))}))
 }
 
 // stopStream is DELETE /v1/streams/{id}: Stop, on whichever instance

@@ -32,24 +32,28 @@ var (
 func (u *Upstream) check() error {
 	pu, err := url.Parse(u.URL)
 	if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-		return fmt.Errorf("%w: upstream URL %q is not an absolute http(s) URL", ErrBadOption, u.URL)
+		return &OptionError{Option: "WithUpstream", Field: "URL", Value: fmt.Sprintf("%q", u.URL), Reason: "not an absolute http(s) URL"}
 	}
 	switch u.Dialect {
 	case "openai", "anthropic", "ollama":
 	default:
-		return fmt.Errorf("%w: upstream dialect %q (want openai, anthropic or ollama)", ErrBadOption, u.Dialect)
+		return &OptionError{Option: "WithUpstream", Field: "Dialect", Value: fmt.Sprintf("%q", u.Dialect), Reason: "want openai, anthropic or ollama"}
 	}
-	if u.FirstTokenTimeout <= 0 {
-		u.FirstTokenTimeout = 60 * time.Second
-	}
-	if u.IdleTimeout <= 0 {
-		u.IdleTimeout = 60 * time.Second
-	}
-	if u.TotalTimeout <= 0 {
-		u.TotalTimeout = 10 * time.Minute
+	d := DefaultSettings().Upstream
+	for _, t := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{{"FirstTokenTimeout", &u.FirstTokenTimeout, d.FirstTokenTimeout}, {"IdleTimeout", &u.IdleTimeout, d.IdleTimeout}, {"TotalTimeout", &u.TotalTimeout, d.TotalTimeout}} {
+		switch {
+		case *t.v < 0:
+			return &OptionError{Option: "WithUpstream", Field: t.name, Value: *t.v, Reason: "negative (zero takes the default, " + t.def.String() + ")"}
+		case *t.v == 0:
+			*t.v = t.def
+		}
 	}
 	if u.Retries < 0 {
-		u.Retries = 0
+		return &OptionError{Option: "WithUpstream", Field: "Retries", Value: u.Retries, Reason: "negative"}
 	}
 	if u.Client == nil {
 		u.Client = &http.Client{Transport: &http.Transport{

@@ -15,6 +15,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // wsControl is a client message on /v1/ws other than the first request.
@@ -26,8 +27,8 @@ type wsControl struct {
 
 // Buffer sizes of a WebSocket connection. net/http hands a hijacked
 // connection over with 4 KiB read and 4 KiB write buffers, which
-// coder/websocket keeps for the connection's life: that was a third of an
-// idle stream's memory. Clients send the relay almost nothing (the request,
+// coder/websocket keeps for the connection's life: a large part of an idle
+// stream's memory (bench/load). Clients send the relay almost nothing (the request,
 // stop, the close), and reads larger than the buffer bypass it. The
 // library writes only control frames once the stream runs (the events go
 // out through wsSink): a close or pong frame (at most 127 bytes) fits.
@@ -136,7 +137,7 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 	} else {
 		var req ChatRequest
 		if err := decodeRequest(first, &req); err != nil {
-			s.wsFail(ctx, c, "failed", err.Error(), websocket.StatusPolicyViolation)
+			s.wsFail(ctx, c, stream.RelayFailed, err.Error(), websocket.StatusPolicyViolation)
 			return
 		}
 		req.Stream = true
@@ -145,7 +146,7 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 			if errors.Is(err, errTooMany) || errors.Is(err, ErrShuttingDown) || errors.Is(err, ErrStoreUnavailable) {
 				code = websocket.StatusTryAgainLater
 			}
-			s.wsFail(ctx, c, "failed", err.Error(), code)
+			s.wsFail(ctx, c, stream.RelayFailed, err.Error(), code)
 			return
 		}
 	}
@@ -233,7 +234,7 @@ func readFirst(ctx context.Context, c *websocket.Conn) ([]byte, error) {
 }
 
 // wsFail sends a terminal trickle.status event and closes.
-func (s *Server) wsFail(ctx context.Context, c *websocket.Conn, status, message string, code websocket.StatusCode) {
+func (s *Server) wsFail(ctx context.Context, c *websocket.Conn, status stream.RelayStatus, message string, code websocket.StatusCode) {
 	wctx, cancel := context.WithTimeout(ctx, s.cfg.writeTimeout)
 	defer cancel()
 	c.Write(wctx, websocket.MessageText, sse.AppendMessage(nil, sse.Message{Event: StatusEvent, Data: statusData(status, message)}))
