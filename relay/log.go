@@ -1,7 +1,7 @@
 package relay
 
 import (
-		"fmt"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
