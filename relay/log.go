@@ -160,9 +160,9 @@ func (l *genLog) emitAt(now time.Time, event, data string, token, inline bool) b
 	if token {
 		m := l.srv.metrics
 		if l.tokens == 0 {
-			m.ttft.observe(now.Sub(l.created))
+			m.ttft.Observe(now.Sub(l.created).Seconds())
 		} else {
-			m.gap.observe(now.Sub(l.lastTok))
+			m.gap.Observe(now.Sub(l.lastTok).Seconds())
 		}
 		l.tokens++
 		l.lastTok = now

@@ -74,11 +74,11 @@ func New(opts ...Option) (*Server, error) {
 	s := &Server{
 		cfg:     cfg,
 		log:     cfg.logger,
-		metrics: newMetrics(),
 		streams: map[string]*genLog{},
 		idle:    make(chan struct{}, 1),
 		store:   cfg.store,
 	}
+	s.metrics = newMetrics(&s.running)
 	if s.store == nil {
 		s.store = MemoryStore()
 	}
