@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/trickle-dev/trickle/relay/sim"
+
+	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 )
 
 // ChatRequest is the part of an OpenAI Chat Completions request the relay
@@ -231,7 +233,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 
 // startStream starts a generation for req: the upstream when one is
 // configured, else the simulated model with the query's parameters.
-func (s *Server) startStream(req *ChatRequest, body []byte, q url.Values) (*genLog, error) {
+func (s *Server) startStream(req *ChatRequest, body []byte, q url.Values) (*streamlog.Log, error) {
 	drop, err := dropAfter(q)
 	if err != nil {
 		return nil, err
@@ -274,17 +276,15 @@ func (s *Server) refuse(w http.ResponseWriter, err error) {
 }
 
 // startSim registers a stream and starts the simulated generation on it.
-func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int) (*genLog, error) {
+func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int) (*streamlog.Log, error) {
 	l, err := s.register(p.Dialect, drop)
 	if err != nil {
 		return nil, err
 	}
 	clock := s.clocks[s.nextClk.Add(1)%uint32(len(s.clocks))]
-	src := &simSource{l: l, g: gen, start: l.created, clock: clock, index: -1}
-	l.mu.Lock()
-	l.cancel = src.cancel
-	l.mu.Unlock()
-	s.log.Info("stream started", "stream", l.id, "model", "simulated", "dialect", p.Dialect, "answer", gen.Answer().Name)
+	src := &simSource{l: l, g: gen, start: l.Created(), clock: clock, index: -1}
+	l.SetCancel(src.cancel)
+	s.log.Info("stream started", "stream", l.ID(), "model", "simulated", "dialect", p.Dialect, "answer", gen.Answer().Name)
 	src.step(time.Now(), false)
 	return l, nil
 }
@@ -294,7 +294,7 @@ func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int) (*genLog, 
 // thousand idle generations cost little. Events are due at absolute offsets
 // from the start, so lateness never accumulates.
 type simSource struct {
-	l     *genLog
+	l     *streamlog.Log
 	g     *sim.Generator
 	start time.Time
 	clock *simClock
@@ -318,7 +318,7 @@ func (s *simSource) step(now time.Time, inline bool) {
 	for !s.stopped {
 		if s.has {
 			s.has = false
-			if !s.l.emitAt(now, s.pending.Event, s.pending.Data, s.pending.Token, inline) {
+			if !s.l.EmitAt(now, s.pending.Event, s.pending.Data, s.pending.Token, inline) {
 				s.stopped = true
 				return
 			}
@@ -327,9 +327,9 @@ func (s *simSource) step(now time.Time, inline bool) {
 		if !ok {
 			s.stopped = true
 			if s.g.Failed() {
-				s.l.end(StateFailed, "simulated upstream failure (error_after)")
+				s.l.End(streamlog.StateFailed, "simulated upstream failure (error_after)")
 			} else {
-				s.l.end(StateComplete, "")
+				s.l.End(streamlog.StateComplete, "")
 			}
 			return
 		}

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,36 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/relay/sim"
-	"github.com/trickle-dev/trickle/sse"
 )
-
-// The log's fast path for tokens writes exactly what the sse encoder
-// writes, for any data and any stream id, including ids and data the fast
-// path must leave to the encoder.
-func TestTheLogEncodesEveryEventAsTheSSEEncoderDoes(t *testing.T) {
-	events := []struct{ event, data string }{
-		{"", `{"delta":"# De"}`},
-		{"", "plain words"},
-		{"", ""},
-		{"", "two\nlines"},
-		{"", "cr\rline"},
-		{"", "crlf\r\nline"},
-		{"", " leading space"},
-		{StatusEvent, `{"status":"failed"}`},
-		{"ping", "x"},
-		{"", "[DONE]"},
-	}
-	for _, id := range []string{"abcdefghijklmnop", "with\nnewline", "nul\x00id", "co:lon", ""} {
-		l := newLog(nil, id, "plain")
-		var want []byte
-		for i, ev := range events {
-			l.appendLocked(ev.event, ev.data)
-			want = sse.AppendMessage(want, sse.Message{ID: id + ":" + strconv.Itoa(i+1), Event: ev.event, Data: ev.data})
-			require.Equal(t, len(want), l.ends[i], "id %q, event %d ends where the encoder's does", id, i+1)
-		}
-		require.Equal(t, string(want), string(l.buf), "id %q", id)
-	}
-}
 
 // The simulated model's clock takes generations out in order of their due
 // time, whatever was pushed and removed before (the oracle: a sorted list).
@@ -134,29 +104,12 @@ func TestAfterStopTheGeneratorIsOffTheClockAndTheLogRefusesEvents(t *testing.T) 
 		return n
 	}
 	require.Equal(t, 1, queued(), "running: its next event is on a clock")
-	require.True(t, l.stop(StateStopped, "stopped by the client"))
+	require.True(t, l.Stop(StateStopped, "stopped by the client"))
 	require.Equal(t, 0, queued(), "stopped: off every clock")
-	n := l.count()
-	require.False(t, l.emit("", "late", true), "the log refuses events after Stop")
-	require.Equal(t, n, l.count())
-	require.True(t, l.info().UpstreamCancelled)
-}
-
-// BenchmarkAppendToken is the log's append of one token event, by the fast
-// path (an id without bytes to clean) and through the sse encoder.
-func BenchmarkAppendToken(b *testing.B) {
-	for _, c := range []struct{ name, id string }{{"fast", "abcdefghijklmnop"}, {"encoder", "co:lon"}} {
-		b.Run(c.name, func(b *testing.B) {
-			l := newLog(nil, c.id, "plain")
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				if i%4096 == 0 {
-					l.buf, l.ends = l.buf[:0], l.ends[:0]
-				}
-				l.appendLocked("", `{"choices":[{"delta":{"content":"word "}}]}`)
-			}
-		})
-	}
+	n := l.Count()
+	require.False(t, l.Emit("", "late", true), "the log refuses events after Stop")
+	require.Equal(t, n, l.Count())
+	require.True(t, l.Info().UpstreamCancelled)
 }
 
 // BenchmarkSimHeap is one due generation taken out of the simulated

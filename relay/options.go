@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/trickle-dev/trickle/relay/internal/sink"
 )
 
 // Option configures a Server.
@@ -38,6 +40,40 @@ type config struct {
 
 	store Store
 	lease time.Duration
+
+	badPath WritePath // an unknown WithWritePath, refused by check
+
+	writePath sink.Path
+}
+
+// WritePath is how the relay writes events to clients' sockets.
+type WritePath string
+
+const (
+	// FastWrites (the default) writes on connections taken over from
+	// net/http: SSE as HTTP/1.1 chunks, WebSocket frames on a connection
+	// the relay owns after coder/websocket's handshake, each sent without
+	// blocking from the goroutine that produced the event when the socket
+	// takes it.
+	FastWrites WritePath = "fast"
+	// PlainWrites writes through the libraries: net/http's response
+	// writer flushed by http.ResponseController, coder/websocket's
+	// Conn.Write, from each reader's goroutine. Same bytes, for
+	// comparison (bench/load -path).
+	PlainWrites WritePath = "plain"
+)
+
+// WithWritePath picks how events reach clients' sockets (default
+// FastWrites).
+func WithWritePath(p WritePath) Option {
+	return func(c *config) {
+		path, err := sink.ParsePath(string(p))
+		if err != nil {
+			c.badPath = p
+			return
+		}
+		c.writePath = path
+	}
 }
 
 // SimDefaults are the simulated model's timing when the request does not
@@ -299,6 +335,9 @@ func (c *config) check() error {
 		if l.value <= 0 {
 			return &OptionError{Option: l.option, Value: l.value, Reason: "the limit must be positive"}
 		}
+	}
+	if c.badPath != "" {
+		return &OptionError{Option: "WithWritePath", Value: fmt.Sprintf("%q", c.badPath), Reason: "want fast or plain"}
 	}
 	if c.sim.TokenChars < 0 {
 		return &OptionError{Option: "WithSimDefaults", Field: "TokenChars", Value: c.sim.TokenChars, Reason: "must be zero or more"}

@@ -1,7 +1,6 @@
 package relay
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -114,9 +113,7 @@ func (s *Server) wsRefuse(w http.ResponseWriter, r *http.Request, message string
 	if err != nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), time.Second)
-	defer cancel()
-	s.wsFail(ctx, c, stream.RelayFailed, message, websocket.StatusPolicyViolation)
+	s.wsFail(&wsLibrary{c: c, timeout: time.Second}, stream.RelayFailed, message, websocket.StatusPolicyViolation)
 	c.CloseNow()
 }
 

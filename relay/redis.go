@@ -18,6 +18,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
+
+	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 )
 
 // Keys of one stream. They share the hash tag {id}, so that they live on
@@ -173,30 +175,30 @@ func (st *redisStore) unavailable(err error) error {
 	return fmt.Errorf("%w (%s): %w", ErrStoreUnavailable, st, err)
 }
 
-func (st *redisStore) begin(ctx context.Context, l *genLog) error {
+func (st *redisStore) begin(ctx context.Context, l *streamlog.Log) error {
 	// No check of ready() first: readiness is for the load balancer
 	// (/healthz). A Redis that is down refuses the connection at once; one
 	// that is only slow to answer the keeper (a loaded machine) still
 	// takes the stream.
 	p := st.rdb.Pipeline()
-	p.HSet(ctx, metaKey(l.id), "dialect", l.dialect, "created", strconv.FormatInt(l.created.UnixNano(), 10), "owner", st.s.instance)
-	p.PExpire(ctx, metaKey(l.id), 2*st.s.cfg.retention+st.lease)
-	p.Set(ctx, leaseKey(l.id), st.s.instance, st.lease)
+	p.HSet(ctx, metaKey(l.ID()), "dialect", l.Dialect(), "created", strconv.FormatInt(l.Created().UnixNano(), 10), "owner", st.s.instance)
+	p.PExpire(ctx, metaKey(l.ID()), 2*st.s.cfg.retention+st.lease)
+	p.Set(ctx, leaseKey(l.ID()), st.s.instance, st.lease)
 	if _, err := p.Exec(ctx); err != nil {
 		return st.unavailable(err)
 	}
-	l.shard = int(st.nextW.Add(1) % uint32(len(st.writers)))
+	l.Slot.Shard = int(st.nextW.Add(1) % uint32(len(st.writers)))
 	return nil
 }
 
-func (st *redisStore) touch(l *genLog) {
-	if l.lost {
+func (st *redisStore) touch(l *streamlog.Log) {
+	if l.LostLocked() {
 		return
 	}
-	w := st.writers[l.shard]
+	w := st.writers[l.Slot.Shard]
 	w.mu.Lock()
-	if !l.queued {
-		l.queued = true
+	if !l.Slot.Queued {
+		l.Slot.Queued = true
 		w.list = append(w.list, l)
 	}
 	w.mu.Unlock()
@@ -213,8 +215,8 @@ func (st *redisStore) touch(l *genLog) {
 type storeWriter struct {
 	st    *redisStore
 	mu    sync.Mutex
-	list  []*genLog
-	spare []*genLog
+	list  []*streamlog.Log
+	spare []*streamlog.Log
 	kick  chan struct{}
 }
 
@@ -233,7 +235,7 @@ func (w *storeWriter) run() {
 
 // writeJob is what one flush writes for one stream.
 type writeJob struct {
-	l     *genLog
+	l     *streamlog.Log
 	upto  int
 	adds  []*redis.StringCmd
 	stop  *redis.IntCmd
@@ -249,7 +251,7 @@ func (w *storeWriter) flush() {
 	logs := w.list
 	w.list, w.spare = w.spare[:0], logs
 	for _, l := range logs {
-		l.queued = false
+		l.Slot.Queued = false
 	}
 	w.mu.Unlock()
 	if len(logs) == 0 {
@@ -261,40 +263,32 @@ func (w *storeWriter) flush() {
 	cfg := &st.s.cfg
 	jobs := make([]writeJob, 0, len(logs))
 	for _, l := range logs {
-		l.mu.Lock()
-		if l.lost {
-			l.mu.Unlock()
+		u, ok := l.TakeUnstored()
+		if !ok {
 			continue
 		}
-		j := writeJob{l: l, upto: len(l.ends)}
-		key := logKey(l.id)
-		j.ended = l.state != StateRunning && !l.endStored
-		for seq := l.stored + 1; seq <= j.upto; seq++ {
-			start := 0
-			if seq > 1 {
-				start = l.ends[seq-2]
-			}
-			vals := []any{"e", l.buf[start:l.ends[seq-1]]}
+		j := writeJob{l: l, upto: u.First - 1 + len(u.Events), ended: u.Ended}
+		key := logKey(l.ID())
+		for i, ev := range u.Events {
+			seq := u.First + i
+			vals := []any{"e", ev}
 			if j.ended && seq == j.upto {
-				vals = append(vals, endFields(l)...)
+				vals = append(vals, endFields(u)...)
 			}
 			j.adds = append(j.adds, p.XAdd(ctx, &redis.XAddArgs{Stream: key, ID: strconv.Itoa(seq) + "-0", Values: vals,
 				MaxLen: int64(cfg.maxEvents) + 2, Approx: true}))
 		}
-		if j.ended && l.stored == j.upto {
-			j.adds = append(j.adds, p.XAdd(ctx, &redis.XAddArgs{Stream: key, ID: strconv.Itoa(j.upto) + "-1", Values: endFields(l)}))
+		if j.ended && len(u.Events) == 0 {
+			j.adds = append(j.adds, p.XAdd(ctx, &redis.XAddArgs{Stream: key, ID: strconv.Itoa(j.upto) + "-1", Values: endFields(u)}))
 		}
 		if j.ended {
 			p.PExpire(ctx, key, cfg.retention)
-			p.PExpire(ctx, metaKey(l.id), 2*cfg.retention)
-			p.Del(ctx, leaseKey(l.id))
-			l.endStored = true
-		} else if l.state == StateRunning {
+			p.PExpire(ctx, metaKey(l.ID()), 2*cfg.retention)
+			p.Del(ctx, leaseKey(l.ID()))
+		} else if u.Running {
 			// The Stop flag, in case its pub/sub message was lost.
-			j.stop = p.Exists(ctx, stopKey(l.id))
+			j.stop = p.Exists(ctx, stopKey(l.ID()))
 		}
-		l.stored = j.upto
-		l.mu.Unlock()
 		jobs = append(jobs, j)
 	}
 	clear(logs)
@@ -309,18 +303,18 @@ func (w *storeWriter) flush() {
 		}
 		switch {
 		case failed == nil && (j.stop == nil || j.stop.Err() == nil):
-			j.l.commit(j.upto)
+			j.l.Commit(j.upto)
 			if j.stop != nil && j.stop.Val() > 0 {
 				st.s.stop(j.l, "store flag")
 			}
 		case failed != nil && strings.Contains(failed.Error(), "equal or smaller"):
-			j.l.storeFailed("relay: another relay ended stream " + j.l.id + " in the stream store (this relay lost its lease: it was cut off from Redis for over " +
+			j.l.StoreFailed("relay: another relay ended stream " + j.l.ID() + " in the stream store (this relay lost its lease: it was cut off from Redis for over " +
 				st.lease.String() + "); send the request again")
 		default:
 			if failed == nil {
 				failed = j.stop.Err()
 			}
-			j.l.storeFailed(st.lostMessage(j.l.id, failed))
+			j.l.StoreFailed(st.lostMessage(j.l.ID(), failed))
 		}
 	}
 }
@@ -336,12 +330,12 @@ func isConnError(err error) bool {
 	return !errors.As(err, &re) || strings.HasPrefix(err.Error(), "LOADING")
 }
 
-func endFields(l *genLog) []any {
+func endFields(u streamlog.Unstored) []any {
 	uc := "0"
-	if l.upstreamCancelled {
+	if u.UpstreamCancelled {
 		uc = "1"
 	}
-	return []any{"end", l.state, "msg", l.message, "uc", uc}
+	return []any{"end", u.State, "msg", u.Message, "uc", uc}
 }
 
 // keep renews the leases of the streams generated here and checks that
@@ -366,9 +360,9 @@ func (st *redisStore) keep() {
 		p.Ping(ctx)
 		cfg := &st.s.cfg
 		for _, l := range owned {
-			p.PExpire(ctx, leaseKey(l.id), st.lease)
-			p.PExpire(ctx, logKey(l.id), cfg.retention+st.lease)
-			p.PExpire(ctx, metaKey(l.id), 2*cfg.retention+st.lease)
+			p.PExpire(ctx, leaseKey(l.ID()), st.lease)
+			p.PExpire(ctx, logKey(l.ID()), cfg.retention+st.lease)
+			p.PExpire(ctx, metaKey(l.ID()), 2*cfg.retention+st.lease)
 		}
 		_, err := p.Exec(ctx)
 		cancel()
@@ -387,7 +381,7 @@ func (st *redisStore) keep() {
 		// The leases have lapsed: readers elsewhere are told the streams
 		// ended; so are the readers here.
 		for _, l := range owned {
-			l.storeFailed(st.lostMessage(l.id, err))
+			l.StoreFailed(st.lostMessage(l.ID(), err))
 		}
 		renewed = time.Now() // new streams start with a fresh lease
 	}
@@ -395,11 +389,11 @@ func (st *redisStore) keep() {
 
 // generatedHere lists the running streams this instance generates and
 // keeps in the store.
-func (s *Server) generatedHere() []*genLog {
+func (s *Server) generatedHere() []*streamlog.Log {
 	s.mu.Lock()
-	var all []*genLog
+	var all []*streamlog.Log
 	for _, l := range s.streams {
-		if l.follow == nil { // set before the log is listed, never changed
+		if !l.Followed() { // set before the log is listed, never changed
 			all = append(all, l)
 		}
 	}
@@ -409,11 +403,9 @@ func (s *Server) generatedHere() []*genLog {
 	// own held (streamEnded).
 	out := all[:0]
 	for _, l := range all {
-		l.mu.Lock()
-		if l.gated && !l.lost && l.state == StateRunning {
+		if l.StoredRunning() {
 			out = append(out, l)
 		}
-		l.mu.Unlock()
 	}
 	return out
 }
@@ -423,7 +415,7 @@ func (s *Server) generatedHere() []*genLog {
 func (st *redisStore) listen() {
 	defer st.wg.Done()
 	for m := range st.ps.Channel() {
-		if l := st.s.lookup(m.Payload); l != nil && l.follow == nil {
+		if l := st.s.lookup(m.Payload); l != nil && !l.Followed() {
 			st.s.stop(l, "another relay")
 		}
 	}
@@ -455,18 +447,7 @@ func (c clientLog) Printf(ctx context.Context, format string, v ...any) {
 	c.log.DebugContext(ctx, "redis client: "+fmt.Sprintf(format, v...))
 }
 
-// follower is how a log follows a stream generated elsewhere.
-type follower struct {
-	cancel context.CancelFunc
-}
-
-func (f *follower) stop() {
-	if f != nil && f.cancel != nil {
-		f.cancel()
-	}
-}
-
-func (st *redisStore) open(ctx context.Context, id string) (*genLog, error) {
+func (st *redisStore) open(ctx context.Context, id string) (*streamlog.Log, error) {
 	p := st.rdb.Pipeline()
 	meta := p.HGetAll(ctx, metaKey(id))
 	entries := p.XRange(ctx, logKey(id), "-", "+")
@@ -482,12 +463,12 @@ func (st *redisStore) open(ctx context.Context, id string) (*genLog, error) {
 	if len(msgs) == 0 && lease.Val() == 0 {
 		return nil, errExpired
 	}
-	l := newLog(st.s, id, m["dialect"])
+	created := time.Now()
 	if ns, err := strconv.ParseInt(m["created"], 10, 64); err == nil {
-		l.created = time.Unix(0, ns)
+		created = time.Unix(0, ns)
 	}
 	fctx, cancel := context.WithCancel(st.ctx)
-	l.follow = &follower{cancel: cancel}
+	l := st.s.newFollowed(id, m["dialect"], created, cancel)
 	last := "0-0"
 	if len(msgs) > 0 {
 		if seq, sub, _ := entryID(msgs[0].ID); seq > 1 || seq == 1 && sub != 0 {
@@ -496,7 +477,7 @@ func (st *redisStore) open(ctx context.Context, id string) (*genLog, error) {
 		}
 	}
 	for _, msg := range msgs {
-		ended, err := l.applyEntry(msg)
+		ended, err := applyEntry(l, msg)
 		if err != nil {
 			cancel()
 			return nil, err
@@ -522,13 +503,13 @@ func entryID(id string) (seq, sub int, err error) {
 
 // applyEntry adds one store entry to a followed log; ended reports the
 // stream's terminal entry.
-func (l *genLog) applyEntry(m redis.XMessage) (ended bool, err error) {
+func applyEntry(l *streamlog.Log, m redis.XMessage) (ended bool, err error) {
 	seq, sub, err := entryID(m.ID)
 	if err != nil {
-		return false, fmt.Errorf("relay: stream %s: entry id %q in the store is not <seq>-<n>", l.id, m.ID)
+		return false, fmt.Errorf("relay: stream %s: entry id %q in the store is not <seq>-<n>", l.ID(), m.ID)
 	}
 	if e, ok := m.Values["e"].(string); ok && sub == 0 {
-		if err := l.appendFollowed(seq, []byte(e)); err != nil {
+		if err := l.AppendFollowed(seq, []byte(e)); err != nil {
 			return false, err
 		}
 	}
@@ -538,7 +519,7 @@ func (l *genLog) applyEntry(m redis.XMessage) (ended bool, err error) {
 	}
 	msg, _ := m.Values["msg"].(string)
 	uc, _ := m.Values["uc"].(string)
-	l.endFollowed(state, msg, uc == "1")
+	l.EndFollowed(state, msg, uc == "1")
 	return true, nil
 }
 
@@ -546,38 +527,38 @@ func (l *genLog) applyEntry(m redis.XMessage) (ended bool, err error) {
 // live tail are the same XREAD BLOCK after the last entry, in a loop
 // bounded by the block time, so that it notices in time that the stream's
 // generator died (its lease lapsed) or that it is no longer needed.
-func (st *redisStore) followLoop(ctx context.Context, l *genLog, last string) {
+func (st *redisStore) followLoop(ctx context.Context, l *streamlog.Log, last string) {
 	defer st.wg.Done()
 	var watched time.Time
 	for ctx.Err() == nil {
-		if now := time.Now(); l.readersNow() > 0 && now.Sub(watched) >= st.block {
+		if now := time.Now(); l.Readers() > 0 && now.Sub(watched) >= st.block {
 			// Tell the generating instance a client reads here, so its
 			// disconnect grace does not cancel the answer.
 			watched = now
 			wctx, cancel := context.WithTimeout(ctx, st.block)
-			st.rdb.Set(wctx, watchKey(l.id), "1", max(st.s.cfg.grace, 3*st.block))
+			st.rdb.Set(wctx, watchKey(l.ID()), "1", max(st.s.cfg.grace, 3*st.block))
 			cancel()
 		}
-		res, err := st.tail.XRead(ctx, &redis.XReadArgs{Streams: []string{logKey(l.id), last}, Count: 1024, Block: st.block}).Result()
+		res, err := st.tail.XRead(ctx, &redis.XReadArgs{Streams: []string{logKey(l.ID()), last}, Count: 1024, Block: st.block}).Result()
 		if ctx.Err() != nil {
 			return
 		}
 		if errors.Is(err, redis.Nil) {
 			if err := st.checkLease(ctx, l); err != nil {
-				l.storeFailed(st.followLost(l.id, err))
+				l.StoreFailed(st.followLost(l.ID(), err))
 				return
 			}
 			continue
 		}
 		if err != nil {
-			l.storeFailed(st.followLost(l.id, err))
+			l.StoreFailed(st.followLost(l.ID(), err))
 			return
 		}
 		for _, xs := range res {
 			for _, msg := range xs.Messages {
-				ended, err := l.applyEntry(msg)
+				ended, err := applyEntry(l, msg)
 				if err != nil {
-					l.storeFailed(err.Error() + "; send the request again")
+					l.StoreFailed(err.Error() + "; send the request again")
 					return
 				}
 				last = msg.ID
@@ -600,30 +581,24 @@ const lapsedMessage = "the relay generating this answer stopped"
 // lapsed without a terminal entry: the one entry <next seq>-0 holds the
 // error event and the end, so it is written whole or not at all, and it
 // fails when the generator (or another follower) wrote that id first.
-func (st *redisStore) checkLease(ctx context.Context, l *genLog) error {
-	n, err := st.rdb.Exists(ctx, leaseKey(l.id)).Result()
+func (st *redisStore) checkLease(ctx context.Context, l *streamlog.Log) error {
+	n, err := st.rdb.Exists(ctx, leaseKey(l.ID())).Result()
 	if err != nil || n > 0 {
 		return err
 	}
-	seq := l.count() + 1
+	seq := l.Count() + 1
 	msg := "relay: " + lapsedMessage + " (no news from it for over " + st.lease.String() + "); send the request again"
-	ev := sse.AppendMessage(nil, sse.Message{ID: l.id + ":" + strconv.Itoa(seq), Event: StatusEvent, Data: statusData(stream.RelayFailed, msg)})
-	err = st.rdb.XAdd(ctx, &redis.XAddArgs{Stream: logKey(l.id), ID: strconv.Itoa(seq) + "-0",
-		Values: []any{"e", ev, "end", StateFailed, "msg", msg, "uc", "0"}}).Err()
+	ev := sse.AppendMessage(nil, sse.Message{ID: l.ID() + ":" + strconv.Itoa(seq), Event: StatusEvent, Data: statusData(stream.RelayFailed, msg)})
+	err = st.rdb.XAdd(ctx, &redis.XAddArgs{Stream: logKey(l.ID()), ID: strconv.Itoa(seq) + "-0",
+		Values: []any{"e", ev, "end", streamlog.StateFailed, "msg", msg, "uc", "0"}}).Err()
 	if err != nil && !isConnError(err) {
 		return nil // written first by someone else: the next read gets it
 	}
 	if err == nil {
-		st.rdb.PExpire(ctx, logKey(l.id), st.s.cfg.retention)
-		st.s.log.Warn("stream ended: its generator's lease lapsed", "stream", l.id, "events", seq-1)
+		st.rdb.PExpire(ctx, logKey(l.ID()), st.s.cfg.retention)
+		st.s.log.Warn("stream ended: its generator's lease lapsed", "stream", l.ID(), "events", seq-1)
 	}
 	return err
-}
-
-func (l *genLog) readersNow() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.readers
 }
 
 func (st *redisStore) close(ctx context.Context) {

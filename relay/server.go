@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+
+	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 )
 
 // Errors the relay reports.
@@ -36,7 +38,7 @@ type Server struct {
 	router  *mux.Router // the routes, for Routes
 
 	mu       sync.Mutex
-	streams  map[string]*genLog
+	streams  map[string]*streamlog.Log
 	finished []string // ids of finished streams still kept, oldest first
 
 	running  atomic.Int64 // generations running
@@ -52,6 +54,35 @@ type Server struct {
 
 	store    Store
 	instance string // this process in the store (random)
+
+	logCfg  streamlog.Config  // what every log shares
+	readers streamlog.Readers // what every reader shares
+}
+
+// logHost is the server as its logs see it (streamlog.Host).
+type logHost Server
+
+func (h *logHost) Token(first bool, d time.Duration) {
+	m := h.metrics
+	if first {
+		m.ttft.Observe(d.Seconds())
+	} else {
+		m.gap.Observe(d.Seconds())
+	}
+	m.events.Add(1)
+}
+
+func (h *logHost) Touch(l *streamlog.Log)               { h.store.touch(l) }
+func (h *logHost) Ended(l *streamlog.Log, state string) { (*Server)(h).streamEnded(l, state) }
+func (h *logHost) Watched(id string) bool               { return h.store.watched(id) }
+func (h *logHost) DropFollowed(l *streamlog.Log)        { (*Server)(h).dropFollowed(l) }
+
+func (s *Server) newLog(dialect string) *streamlog.Log {
+	return streamlog.New(&s.logCfg, (*logHost)(s), newStreamID(), dialect)
+}
+
+func (s *Server) newFollowed(id, dialect string, created time.Time, unfollow func()) *streamlog.Log {
+	return streamlog.NewFollowed(&s.logCfg, (*logHost)(s), id, dialect, created, unfollow)
 }
 
 // New makes a relay server.
@@ -74,7 +105,7 @@ func New(opts ...Option) (*Server, error) {
 	s := &Server{
 		cfg:     cfg,
 		log:     cfg.logger,
-		streams: map[string]*genLog{},
+		streams: map[string]*streamlog.Log{},
 		idle:    make(chan struct{}, 1),
 		store:   cfg.store,
 	}
@@ -90,6 +121,9 @@ func New(opts ...Option) (*Server, error) {
 		s.clocks = append(s.clocks, newSimClock())
 	}
 	s.kickCtx, s.kick = context.WithCancel(context.Background())
+	s.logCfg = streamlog.Config{MaxEventBytes: cfg.maxEventBytes, MaxEvents: cfg.maxEvents, Grace: cfg.grace, Logger: cfg.logger}
+	s.readers = streamlog.Readers{Heartbeat: cfg.heartbeat, WriteTimeout: cfg.writeTimeout, CutWait: cfg.cutWait,
+		Kick: s.kickCtx, Connections: &s.metrics.connections, Cuts: &s.metrics.cuts, Logger: cfg.logger}
 	if err := s.store.bind(s); err != nil {
 		return nil, err
 	}
@@ -186,7 +220,7 @@ var errTooMany = errors.New("relay: too many streams")
 
 // register admits a new generation (dropAfter is its fault injection, set
 // before any reader can see it), or refuses it (limit, shutdown).
-func (s *Server) register(dialect string, dropAfter int) (*genLog, error) {
+func (s *Server) register(dialect string, dropAfter int) (*streamlog.Log, error) {
 	if s.draining.Load() {
 		return nil, ErrShuttingDown
 	}
@@ -195,8 +229,8 @@ func (s *Server) register(dialect string, dropAfter int) (*genLog, error) {
 		s.metrics.rejected.Add(1)
 		return nil, fmt.Errorf("%w: %d running, limit %d", errTooMany, n-1, s.cfg.maxStreams)
 	}
-	l := newLog(s, newStreamID(), dialect)
-	l.dropAfter = dropAfter
+	l := s.newLog(dialect)
+	l.SetDropAfter(dropAfter)
 	if s.store.durable() {
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		err := s.store.begin(ctx, l)
@@ -205,42 +239,36 @@ func (s *Server) register(dialect string, dropAfter int) (*genLog, error) {
 			s.running.Add(-1)
 			return nil, err
 		}
-		l.gated = true
+		l.Gate()
 	}
 	s.mu.Lock()
-	s.streams[l.id] = l
+	s.streams[l.ID()] = l
 	s.mu.Unlock()
 	s.metrics.started.Add(1)
 	return l, nil
 }
 
-// streamEnded is called (with l.mu held) once per stream when it ends; the
-// stream stays resumable for the retention window.
-func (s *Server) streamEnded(l *genLog) {
-	if l.follow != nil {
-		if l.readers == 0 {
-			l.dropLaterLocked()
-		}
-		return
-	}
+// streamEnded is called (with l's lock held) once per stream generated
+// here when it ends; the stream stays resumable for the retention window.
+func (s *Server) streamEnded(l *streamlog.Log, state string) {
 	s.running.Add(-1)
 	select {
 	case s.idle <- struct{}{}:
 	default:
 	}
-	switch l.state {
-	case StateStopped:
+	switch state {
+	case streamlog.StateStopped:
 		s.metrics.stops.Add(1)
-	case StateFailed:
+	case streamlog.StateFailed:
 		s.metrics.failures.Add(1)
-	case StateCancelled:
+	case streamlog.StateCancelled:
 		s.metrics.cancels.Add(1)
 	}
 	// Finished streams are kept for the retention window, and at most
 	// twice the stream limit of them, so that many short answers cannot
 	// pile up in memory.
 	s.mu.Lock()
-	s.finished = append(s.finished, l.id)
+	s.finished = append(s.finished, l.ID())
 	if over := len(s.finished) - 2*s.cfg.maxStreams; over > 0 {
 		for _, id := range s.finished[:over] {
 			delete(s.streams, id)
@@ -250,15 +278,15 @@ func (s *Server) streamEnded(l *genLog) {
 	s.mu.Unlock()
 	time.AfterFunc(s.cfg.retention, func() {
 		s.mu.Lock()
-		delete(s.streams, l.id)
-		if len(s.finished) > 0 && s.finished[0] == l.id {
+		delete(s.streams, l.ID())
+		if len(s.finished) > 0 && s.finished[0] == l.ID() {
 			s.finished = s.finished[1:]
 		}
 		s.mu.Unlock()
 	})
 }
 
-func (s *Server) lookup(id string) *genLog {
+func (s *Server) lookup(id string) *streamlog.Log {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.streams[id]
@@ -270,7 +298,7 @@ const storeTimeout = 2 * time.Second
 // find returns the stream id names: the one this instance holds, else
 // (with a shared store) the stream followed from the store. The error is
 // errUnknown, errExpired, errTrimmed or ErrStoreUnavailable.
-func (s *Server) find(id string) (*genLog, error) {
+func (s *Server) find(id string) (*streamlog.Log, error) {
 	if l := s.lookup(id); l != nil {
 		return l, nil
 	}
@@ -284,39 +312,26 @@ func (s *Server) find(id string) (*genLog, error) {
 	if have := s.streams[id]; have != nil {
 		// Another request opened it meanwhile: keep one follower.
 		s.mu.Unlock()
-		l.follow.stop()
+		l.Unfollow()
 		return have, nil
 	}
 	s.streams[id] = l
 	s.mu.Unlock()
-	l.mu.Lock()
-	if l.readers == 0 {
-		l.dropLaterLocked()
-	}
-	l.mu.Unlock()
+	l.DropIfUnread()
 	return l, nil
 }
 
-// dropLaterLocked forgets a followed stream once nobody has read it for
-// the grace period; a later resume follows it from the store again.
-func (l *genLog) dropLaterLocked() {
-	if l.grace != nil {
-		l.grace.Stop()
-	}
-	l.grace = time.AfterFunc(l.srv.cfg.grace, func() { l.srv.dropFollowed(l) })
-}
-
-func (s *Server) dropFollowed(l *genLog) {
+// dropFollowed forgets a followed stream nobody read for the grace
+// period; a later resume follows it from the store again.
+func (s *Server) dropFollowed(l *streamlog.Log) {
 	s.mu.Lock()
-	l.mu.Lock()
-	idle := l.readers == 0
-	if idle && s.streams[l.id] == l {
-		delete(s.streams, l.id)
+	idle := l.Readers() == 0
+	if idle && s.streams[l.ID()] == l {
+		delete(s.streams, l.ID())
 	}
-	l.mu.Unlock()
 	s.mu.Unlock()
 	if idle {
-		l.follow.stop()
+		l.Unfollow()
 	}
 }
 
@@ -341,13 +356,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			n := s.running.Load()
 			s.kick()
 			s.mu.Lock()
-			var live []*genLog
+			var live []*streamlog.Log
 			for _, l := range s.streams {
 				live = append(live, l)
 			}
 			s.mu.Unlock()
 			for _, l := range live {
-				l.stopWith(StateCancelled, "relay: shut down before the stream ended", false)
+				l.StopWith(streamlog.StateCancelled, "relay: shut down before the stream ended", false)
 			}
 			// Give the readers a moment to send their clean end.
 			done := make(chan struct{})

@@ -16,21 +16,39 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
+
+	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 )
+
+// Stream states, as /v1/streams/{id}/info reports them.
+const (
+	StateRunning   = streamlog.StateRunning   // the generation is going on
+	StateComplete  = streamlog.StateComplete  // the generator finished on its own
+	StateStopped   = streamlog.StateStopped   // a client asked to stop
+	StateCancelled = streamlog.StateCancelled // nobody came back within the grace period, or the relay shut down
+	StateFailed    = streamlog.StateFailed    // the upstream (or an injected fault) failed
+)
+
+// StatusEvent is the SSE event type of the relay's own terminal events;
+// their status words are stream.RelayStatus.
+const StatusEvent = stream.StatusEventType
+
+// Info is the JSON answer of GET /v1/streams/{id}/info.
+type Info = streamlog.Info
 
 // parseLastEventID turns "<stream>:<seq>" into the number of events the
 // client has.
-func parseLastEventID(l *genLog, last string) (int, error) {
+func parseLastEventID(l *streamlog.Log, last string) (int, error) {
 	if last == "" {
 		return 0, nil
 	}
 	sid, seqText, ok := strings.Cut(last, ":")
 	seq, err := strconv.Atoi(seqText)
-	if !ok || err != nil || seq < 0 || sid != l.id {
-		return 0, fmt.Errorf("%w: last event id %q is not an id of stream %s (want %s:<seq>)", ErrBadRequest, last, l.id, l.id)
+	if !ok || err != nil || seq < 0 || sid != l.ID() {
+		return 0, fmt.Errorf("%w: last event id %q is not an id of stream %s (want %s:<seq>)", ErrBadRequest, last, l.ID(), l.ID())
 	}
-	if n := l.count(); seq > n {
-		return 0, fmt.Errorf("%w: last event id %q is ahead of stream %s, which has %d events", ErrBadRequest, last, l.id, n)
+	if n := l.Count(); seq > n {
+		return 0, fmt.Errorf("%w: last event id %q is ahead of stream %s, which has %d events", ErrBadRequest, last, l.ID(), n)
 	}
 	return seq, nil
 }
@@ -58,11 +76,7 @@ func (s *Server) lostMessage(id string, err error) string {
 
 // statusData is the JSON data of a trickle.status event.
 func statusData(status stream.RelayStatus, message string) string {
-	b, _ := json.Marshal(struct {
-		Status  stream.RelayStatus `json:"status"`
-		Message string             `json:"message"`
-	}{status, message})
-	return string(b)
+	return streamlog.StatusData(status, message)
 }
 
 // refusal is why a request naming a stream cannot be served: the HTTP
@@ -100,7 +114,7 @@ func (f refusal) write(w http.ResponseWriter) {
 
 // streamOr404 finds the stream the request's {id} names, or answers the
 // request with why not and returns nil.
-func (s *Server) streamOr404(w http.ResponseWriter, r *http.Request) *genLog {
+func (s *Server) streamOr404(w http.ResponseWriter, r *http.Request) *streamlog.Log {
 	id := mux.Vars(r)["id"]
 	l, err := s.find(id)
 	if err != nil {
@@ -112,7 +126,7 @@ func (s *Server) streamOr404(w http.ResponseWriter, r *http.Request) *genLog {
 
 // resumeAt finds a stream and the position after the client's last event
 // id, for GET /v1/streams/{id} and the WebSocket's resume message.
-func (s *Server) resumeAt(id, last, transport string) (*genLog, int, error) {
+func (s *Server) resumeAt(id, last, transport string) (*streamlog.Log, int, error) {
 	l, err := s.find(id)
 	if err != nil {
 		return nil, 0, err
@@ -122,7 +136,7 @@ func (s *Server) resumeAt(id, last, transport string) (*genLog, int, error) {
 		return nil, 0, err
 	}
 	s.metrics.resumes.Add(1)
-	s.log.Info("stream resumed", "stream", id, "transport", transport, "after", pos, "followed", l.follow != nil)
+	s.log.Info("stream resumed", "stream", id, "transport", transport, "after", pos, "followed", l.Followed())
 	return l, pos, nil
 }
 
@@ -162,10 +176,10 @@ func (s *Server) stopStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.stop(l, "DELETE"); err != nil {
-		s.refusalOf(l.id, err).write(w)
+		s.refusalOf(l.ID(), err).write(w)
 		return
 	}
-	writeJSON(w, l.info())
+	writeJSON(w, l.Info())
 }
 
 // stopWait is how long a Stop of a stream generated on another instance
@@ -175,28 +189,28 @@ const stopWait = 2 * time.Second
 // stop stops l (Stop from a client) and logs it. A stream generated on
 // another instance is stopped through the store; stop then waits (at most
 // stopWait) for its end to arrive here.
-func (s *Server) stop(l *genLog, by string) error {
+func (s *Server) stop(l *streamlog.Log, by string) error {
 	start := time.Now()
-	if l.follow != nil {
-		if l.info().State != StateRunning {
+	if l.Followed() {
+		if l.Info().State != streamlog.StateRunning {
 			return nil
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		err := s.store.requestStop(ctx, l.id)
+		err := s.store.requestStop(ctx, l.ID())
 		cancel()
 		if err != nil {
 			return err
 		}
-		for l.info().State == StateRunning && time.Since(start) < stopWait {
+		for l.Info().State == streamlog.StateRunning && time.Since(start) < stopWait {
 			time.Sleep(2 * time.Millisecond)
 		}
-		s.log.Info("stream stop requested from the instance generating it", "stream", l.id, "by", by,
-			"state", l.info().State, "took", time.Since(start).Round(time.Microsecond))
+		s.log.Info("stream stop requested from the instance generating it", "stream", l.ID(), "by", by,
+			"state", l.Info().State, "took", time.Since(start).Round(time.Microsecond))
 		return nil
 	}
-	if l.stop(StateStopped, "stopped by the client") {
-		s.log.Info("stream stopped", "stream", l.id, "by", by, "events", l.count(),
-			"upstream_cancelled", l.info().UpstreamCancelled, "took", time.Since(start).Round(time.Microsecond))
+	if l.Stop(streamlog.StateStopped, "stopped by the client") {
+		s.log.Info("stream stopped", "stream", l.ID(), "by", by, "events", l.Count(),
+			"upstream_cancelled", l.Info().UpstreamCancelled, "took", time.Since(start).Round(time.Microsecond))
 	}
 	return nil
 }
@@ -204,7 +218,7 @@ func (s *Server) stop(l *genLog, by string) error {
 // streamInfo is GET /v1/streams/{id}/info.
 func (s *Server) streamInfo(w http.ResponseWriter, r *http.Request) {
 	if l := s.streamOr404(w, r); l != nil {
-		writeJSON(w, l.info())
+		writeJSON(w, l.Info())
 	}
 }
 

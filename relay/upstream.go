@@ -18,6 +18,8 @@ import (
 	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
+
+	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 )
 
 // Upstream errors, wrapped with where and when they happened.
@@ -156,7 +158,7 @@ func (u *Upstream) newRequest(ctx context.Context, payload []byte) (*http.Reques
 }
 
 // startUpstream registers a stream and relays the upstream's answer into it.
-func (s *Server) startUpstream(req *ChatRequest, body []byte, drop int) (*genLog, error) {
+func (s *Server) startUpstream(req *ChatRequest, body []byte, drop int) (*streamlog.Log, error) {
 	u := s.cfg.upstream
 	payload, err := u.upstreamBody(req, body, true)
 	if err != nil {
@@ -167,10 +169,8 @@ func (s *Server) startUpstream(req *ChatRequest, body []byte, drop int) (*genLog
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	l.mu.Lock()
-	l.cancel = cancel
-	l.mu.Unlock()
-	s.log.Info("stream started", "stream", l.id, "model", "upstream", "dialect", u.Dialect, "upstream", u.URL)
+	l.SetCancel(cancel)
+	s.log.Info("stream started", "stream", l.ID(), "model", "upstream", "dialect", u.Dialect, "upstream", u.URL)
 	go s.runUpstream(ctx, cancel, l, payload)
 	return l, nil
 }
@@ -179,7 +179,7 @@ func (s *Server) startUpstream(req *ChatRequest, body []byte, drop int) (*genLog
 // been received), relays every event into l, and ends l: complete when the
 // dialect's end marker came, failed otherwise (with the dialect's error
 // event and end marker, so every client learns why).
-func (s *Server) runUpstream(ctx context.Context, cancel context.CancelFunc, l *genLog, payload []byte) {
+func (s *Server) runUpstream(ctx context.Context, cancel context.CancelFunc, l *streamlog.Log, payload []byte) {
 	defer cancel()
 	u := s.cfg.upstream
 	ctx, cancelTotal := context.WithTimeoutCause(ctx, u.TotalTimeout, ErrTotalTimeout)
@@ -200,13 +200,13 @@ func (s *Server) runUpstream(ctx context.Context, cancel context.CancelFunc, l *
 			break
 		}
 		s.metrics.upstreamErrors.Add(1)
-		s.log.Warn("upstream attempt failed before the first byte; retrying", "stream", l.id, "attempt", attempt+1, "err", err)
+		s.log.Warn("upstream attempt failed before the first byte; retrying", "stream", l.ID(), "attempt", attempt+1, "err", err)
 	}
 	if err == nil {
-		l.end(StateComplete, "")
+		l.End(streamlog.StateComplete, "")
 		return
 	}
-	if l.info().State != StateRunning {
+	if l.Info().State != streamlog.StateRunning {
 		return // stopped or cancelled: the cancellation is the cause
 	}
 	s.metrics.upstreamErrors.Add(1)
@@ -214,17 +214,17 @@ func (s *Server) runUpstream(ctx context.Context, cancel context.CancelFunc, l *
 	if c := context.Cause(ctx); c != nil && !errors.Is(err, c) && (errors.Is(c, ErrTotalTimeout)) {
 		msg = c.Error()
 	}
-	s.log.Warn("upstream failed", "stream", l.id, "events", relayed, "err", msg)
+	s.log.Warn("upstream failed", "stream", l.ID(), "events", relayed, "err", msg)
 	for _, m := range sim.Failure(u.Dialect, msg) {
-		l.emit(m.Event, m.Data, false)
+		l.Emit(m.Event, m.Data, false)
 	}
-	l.end(StateFailed, msg)
+	l.End(streamlog.StateFailed, msg)
 }
 
 // attempt makes one upstream request. retry reports whether the failure
 // happened before the first byte of the answer (so trying again cannot
 // double anything).
-func (s *Server) attempt(parent context.Context, l *genLog, u *Upstream, payload []byte) (relayed int, retry bool, err error) {
+func (s *Server) attempt(parent context.Context, l *streamlog.Log, u *Upstream, payload []byte) (relayed int, retry bool, err error) {
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	var gotByte atomic.Bool
@@ -238,7 +238,7 @@ func (s *Server) attempt(parent context.Context, l *genLog, u *Upstream, payload
 	defer dog.Stop()
 	cause := func(err error) error {
 		if c := context.Cause(ctx); c != nil && ctx.Err() != nil {
-			return fmt.Errorf("%w (stream %s, after %d events)", c, l.id, relayed)
+			return fmt.Errorf("%w (stream %s, after %d events)", c, l.ID(), relayed)
 		}
 		return err
 	}
@@ -266,7 +266,7 @@ func (s *Server) attempt(parent context.Context, l *genLog, u *Upstream, payload
 		relayed++
 		// Every upstream event counts as a token: the relay does not
 		// interpret the dialect on this path.
-		return l.emit(event, data, true)
+		return l.Emit(event, data, true)
 	}
 	var readErr error
 	if u.Dialect == "ollama" && !strings.Contains(resp.Header.Get("Content-Type"), "event-stream") {
