@@ -37,7 +37,7 @@ func fleet(t testing.TB, r *redisServer, n int, opts ...relay.Option) []node {
 			relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 			relay.WithSimDefaults(fast),
 			relay.WithGrace(2 * time.Second),
-		}, storeOptions(t, r.url())...)
+		}, storeOptions(t, r.URL())...)
 		srv, err := relay.New(append(all, opts...)...)
 		require.NoError(t, err)
 		ts := httptest.NewServer(srv.Handler())
@@ -345,7 +345,7 @@ func TestRedisStoppedAndStartedAgain(t *testing.T) {
 	defer cancelB()
 	require.Equal(t, http.StatusOK, onB.StatusCode)
 
-	r.stop()
+	r.Stop()
 	for _, rd := range []struct {
 		name string
 		body io.Reader
@@ -370,7 +370,7 @@ func TestRedisStoppedAndStartedAgain(t *testing.T) {
 	rb, _ := io.ReadAll(refused.Body)
 	require.Contains(t, string(rb), "the stream store is unavailable")
 
-	r.restart(t)
+	restartRedis(t, r)
 	for _, n := range nodes {
 		eventually(t, n.name+" ready again", func() bool { return get(t, n.base+"/healthz").StatusCode == http.StatusOK })
 	}

@@ -62,13 +62,15 @@ func start(t testing.TB, opts ...relay.Option) (*relay.Server, string) {
 }
 
 // startMemory is start with the memory store whatever TRICKLE_TEST_STORE
-// says (unless opts set another).
+// says (unless opts set another). TRICKLE_TEST_WRITE_PATH=plain runs the
+// relays on the plain write path.
 func startMemory(t testing.TB, opts ...relay.Option) (*relay.Server, string) {
 	t.Helper()
 	all := append([]relay.Option{
 		relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 		relay.WithSimDefaults(fast),
 		relay.WithGrace(2 * time.Second),
+		relay.WithWritePath(testWritePath()),
 	}, opts...)
 	srv, err := relay.New(all...)
 	require.NoError(t, err)
@@ -81,6 +83,15 @@ func startMemory(t testing.TB, opts ...relay.Option) (*relay.Server, string) {
 		ts.Close()
 	})
 	return srv, ts.URL
+}
+
+// testWritePath is the write path TRICKLE_TEST_WRITE_PATH names (fast by
+// default).
+func testWritePath() relay.WritePath {
+	if p := os.Getenv("TRICKLE_TEST_WRITE_PATH"); p != "" {
+		return relay.WritePath(p)
+	}
+	return relay.FastWrites
 }
 
 const hello = `{"model":"m","stream":true,"messages":[{"role":"user","content":"hello"}],"seed":0}`

@@ -72,9 +72,9 @@ func (h *logHost) Token(first bool, d time.Duration) {
 	m.events.Add(1)
 }
 
-func (h *logHost) Touch(l *streamlog.Log)               { h.store.touch(l) }
+func (h *logHost) Touch(l *streamlog.Log)               { h.store.Append((*generated)(l)) }
 func (h *logHost) Ended(l *streamlog.Log, state string) { (*Server)(h).streamEnded(l, state) }
-func (h *logHost) Watched(id string) bool               { return h.store.watched(id) }
+func (h *logHost) Watched(id string) bool               { return h.store.Watched(id) }
 func (h *logHost) DropFollowed(l *streamlog.Log)        { (*Server)(h).dropFollowed(l) }
 
 func (s *Server) newLog(dialect string) *streamlog.Log {
@@ -124,8 +124,8 @@ func New(opts ...Option) (*Server, error) {
 	s.logCfg = streamlog.Config{MaxEventBytes: cfg.maxEventBytes, MaxEvents: cfg.maxEvents, Grace: cfg.grace, Logger: cfg.logger}
 	s.readers = streamlog.Readers{Heartbeat: cfg.heartbeat, WriteTimeout: cfg.writeTimeout, CutWait: cfg.cutWait,
 		Kick: s.kickCtx, Connections: &s.metrics.connections, Cuts: &s.metrics.cuts, Logger: cfg.logger}
-	if err := s.store.bind(s); err != nil {
-		return nil, err
+	if err := s.store.Bind((*storeHost)(s)); err != nil {
+		return nil, &OptionError{Option: "WithStore", Value: s.store, Reason: err.Error()}
 	}
 	s.handler = s.routes()
 	return s, nil
@@ -173,7 +173,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	status, detail := "ok", ""
 	if s.draining.Load() {
 		status = "draining"
-	} else if err := s.store.ready(); err != nil {
+	} else if err := s.store.Ready(); err != nil {
 		status, detail = "store unavailable", err.Error()
 	}
 	if status != "ok" {
@@ -231,9 +231,9 @@ func (s *Server) register(dialect string, dropAfter int) (*streamlog.Log, error)
 	}
 	l := s.newLog(dialect)
 	l.SetDropAfter(dropAfter)
-	if s.store.durable() {
+	if s.store.Durable() {
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		err := s.store.begin(ctx, l)
+		err := s.store.Begin(ctx, (*generated)(l))
 		cancel()
 		if err != nil {
 			s.running.Add(-1)
@@ -297,17 +297,22 @@ const storeTimeout = 2 * time.Second
 
 // find returns the stream id names: the one this instance holds, else
 // (with a shared store) the stream followed from the store. The error is
-// errUnknown, errExpired, errTrimmed or ErrStoreUnavailable.
+// store.ErrUnknown, ErrExpired, ErrTrimmed or ErrStoreUnavailable.
 func (s *Server) find(id string) (*streamlog.Log, error) {
 	if l := s.lookup(id); l != nil {
 		return l, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	l, err := s.store.open(ctx, id)
+	f, err := s.store.Follow(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	fl, ok := f.(*followed)
+	if !ok {
+		return nil, fmt.Errorf("relay: store %s followed stream %s into a log of its own, not the Follower the relay made", s.store, id)
+	}
+	l := (*streamlog.Log)(fl)
 	s.mu.Lock()
 	if have := s.streams[id]; have != nil {
 		// Another request opened it meanwhile: keep one follower.
@@ -345,7 +350,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		// The ends just written reach the store before it closes.
 		cctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		defer cancel()
-		s.store.close(cctx)
+		s.store.Close(cctx)
 	}()
 	s.log.Info("relay draining", "streams", s.running.Load())
 	for s.running.Load() > 0 {

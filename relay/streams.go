@@ -18,6 +18,7 @@ import (
 	"github.com/trickle-dev/trickle/stream"
 
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
+	"github.com/trickle-dev/trickle/relay/store"
 )
 
 // Stream states, as /v1/streams/{id}/info reports them.
@@ -68,7 +69,7 @@ func goneMessage(id string) string {
 
 // lostMessage says why a stream the store once held cannot be resumed.
 func (s *Server) lostMessage(id string, err error) string {
-	if errors.Is(err, errTrimmed) {
+	if errors.Is(err, store.ErrTrimmed) {
 		return "stream " + id + " cannot be resumed: its first events were trimmed from the stream store (over --max-events, or removed by an operator); send the request again"
 	}
 	return "stream " + id + " cannot be resumed: its events expired from the stream store (kept " + s.cfg.retention.String() + " after the end, --retention); send the request again"
@@ -92,9 +93,9 @@ type refusal struct {
 // refusalOf turns an error of find or resumeAt into what the client gets.
 func (s *Server) refusalOf(id string, err error) refusal {
 	switch {
-	case errors.Is(err, errUnknown):
+	case errors.Is(err, store.ErrUnknown):
 		return refusal{http.StatusNotFound, "stream_gone", stream.RelayGone, "relay: " + goneMessage(id)}
-	case errors.Is(err, errExpired), errors.Is(err, errTrimmed):
+	case errors.Is(err, store.ErrExpired), errors.Is(err, store.ErrTrimmed):
 		return refusal{http.StatusGone, "stream_expired", stream.RelayGone, "relay: " + s.lostMessage(id, err)}
 	case errors.Is(err, ErrStoreUnavailable):
 		return refusal{http.StatusServiceUnavailable, "store_unavailable", stream.RelayFailed, err.Error() + "; try again shortly"}
@@ -145,7 +146,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
 	l, pos, err := s.resumeAt(id, lastEventID(r), "sse")
 	switch {
-	case errors.Is(err, errUnknown):
+	case errors.Is(err, store.ErrUnknown):
 		s.gone(w, r, id)
 	case err != nil:
 		s.refusalOf(id, err).write(w)
@@ -196,7 +197,7 @@ func (s *Server) stop(l *streamlog.Log, by string) error {
 			return nil
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		err := s.store.requestStop(ctx, l.ID())
+		err := s.store.Stop(ctx, l.ID())
 		cancel()
 		if err != nil {
 			return err

@@ -7,15 +7,9 @@ package streamlog
 import (
 	"fmt"
 	"time"
-)
 
-// StoreSlot is what a store's writer keeps on a log it writes: whether
-// the log is in its list of logs with news (under the writer's lock), and
-// which of its writers takes the log.
-type StoreSlot struct {
-	Queued bool
-	Shard  int
-}
+	"github.com/trickle-dev/trickle/relay/store"
+)
 
 // NewFollowed makes the log of a stream another instance generates, as
 // the store holds it; unfollow stops following it there.
@@ -112,26 +106,9 @@ func (l *Log) StoredRunning() bool {
 	return l.gated && !l.lost && l.state == StateRunning
 }
 
-// LostLocked reports, with l's lock held (in Host.Touch), that the store
-// failed l.
-func (l *Log) LostLocked() bool { return l.lost }
-
-// Unstored is what a store's writer takes from a log in one round trip:
-// the events not handed to the store yet and, once, the end.
-type Unstored struct {
-	First  int      // the number of the first event in Events
-	Events [][]byte // slices of the log: never changed, valid after later appends
-	// Ended: the end is to be written, with State, Message and
-	// UpstreamCancelled.
-	Ended             bool
-	State, Message    string
-	UpstreamCancelled bool
-	Running           bool // the stream still runs
-}
-
 // TakeUnstored hands the store's writer what it has not written yet and
 // marks it handed; ok is false when the store has lost the stream.
-func (l *Log) TakeUnstored() (u Unstored, ok bool) {
+func (l *Log) TakeUnstored() (u store.Unstored, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.lost {
