@@ -2,7 +2,6 @@ package relay_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -76,25 +74,6 @@ func TestAnEventOverTheSizeLimitFailsTheStream(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, evs, 1, "the first chunk is already over 120 bytes")
 	require.Contains(t, evs[0].Data, "over the limit of 120")
-}
-
-// syncBuffer collects the relay's log lines; the relay writes from many
-// goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestOriginsAreSameOriginByDefault(t *testing.T) {

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/trickle-dev/trickle/relay/internal/sink"
+	"github.com/trickle-dev/trickle/relay/internal/upstream"
 )
 
 // Option configures a Server.
@@ -86,31 +86,8 @@ type SimDefaults struct {
 }
 
 // Upstream is a real model API the relay forwards requests to instead of
-// using the simulated model.
-type Upstream struct {
-	// URL is the full endpoint, e.g. https://host/v1/chat/completions,
-	// https://host/v1/messages or http://127.0.0.1:11434/api/chat.
-	URL string
-	// Dialect is "openai", "anthropic" or "ollama".
-	Dialect string
-	// Key is sent to the upstream only (never to clients).
-	Key string
-	// Model replaces the request's model when not empty.
-	Model string
-	// FirstTokenTimeout, IdleTimeout and TotalTimeout bound the wait for
-	// the first byte of the answer, between two reads, and overall; zero
-	// takes the one in DefaultSettings().Upstream.
-	FirstTokenTimeout time.Duration
-	IdleTimeout       time.Duration
-	TotalTimeout      time.Duration
-	// Retries is how many times a request that failed before its first
-	// byte is tried again (never after: the answer would be doubled); zero
-	// never retries (trickle serve's flag takes
-	// DefaultSettings().Upstream.Retries).
-	Retries int
-	// Client makes the requests; nil means a client with sane timeouts.
-	Client *http.Client
-}
+// using the simulated model (its fields: see the type).
+type Upstream = upstream.Upstream
 
 // ErrBadOption reports an option value that cannot work; every
 // *OptionError matches it.

@@ -4,10 +4,11 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/trickle-dev/trickle/relay/internal/sink"
 	"github.com/trickle-dev/trickle/stream"
 )
 
@@ -86,7 +87,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 		}
 		if !allowed {
 			msg := s.cfg.originRefusal(&OriginError{Origin: origin})
-			if s.refused.first(origin) {
+			if s.refused.First(origin) {
 				s.log.Warn("origin refused", "origin", origin, "method", r.Method, "path", r.URL.Path, "refusal", msg)
 			}
 			if r.URL.Path == "/v1/ws" && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
@@ -113,31 +114,6 @@ func (s *Server) wsRefuse(w http.ResponseWriter, r *http.Request, message string
 	if err != nil {
 		return
 	}
-	s.wsFail(&wsLibrary{c: c, timeout: time.Second}, stream.RelayFailed, message, websocket.StatusPolicyViolation)
+	s.wsFail(sink.LibraryWS(c, time.Second), stream.RelayFailed, message, websocket.StatusPolicyViolation)
 	c.CloseNow()
-}
-
-// maxRefusedOrigins bounds the memory of refused origins: past it, new ones
-// are no longer logged (a flood of made-up origins cannot grow the relay).
-const maxRefusedOrigins = 1024
-
-// refusedOrigins remembers which refused origins were logged.
-type refusedOrigins struct {
-	mu   sync.Mutex
-	seen map[string]struct{}
-}
-
-// first reports whether origin is refused for the first time and still
-// within the bound.
-func (o *refusedOrigins) first(origin string) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if _, ok := o.seen[origin]; ok || len(o.seen) >= maxRefusedOrigins {
-		return false
-	}
-	if o.seen == nil {
-		o.seen = map[string]struct{}{}
-	}
-	o.seen[origin] = struct{}{}
-	return true
 }

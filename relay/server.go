@@ -1,7 +1,6 @@
 package relay
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -10,9 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +17,9 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/trickle-dev/trickle/relay/internal/metrics"
+	"github.com/trickle-dev/trickle/relay/internal/reqlog"
+	"github.com/trickle-dev/trickle/relay/internal/simclock"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 )
 
@@ -33,7 +33,7 @@ var (
 type Server struct {
 	cfg     config
 	log     *slog.Logger
-	metrics *metrics
+	metrics *metrics.Metrics
 	handler http.Handler
 	router  *mux.Router // the routes, for Routes
 
@@ -46,11 +46,10 @@ type Server struct {
 	// kickCtx is cancelled at the shutdown deadline: readers leave.
 	kickCtx context.Context
 	kick    context.CancelFunc
-	clocks  []*simClock    // the simulated generations' events, spread over the CPUs
-	nextClk atomic.Uint32  // the clock of the next generation
-	idle    chan struct{}  // signalled when a generation ends
-	pumps   sync.WaitGroup // readers on hijacked connections
-	refused refusedOrigins // origins refused so far, each logged once
+	clocks  *simclock.Clocks // the simulated generations' events, spread over the CPUs
+	idle    chan struct{}    // signalled when a generation ends
+	pumps   sync.WaitGroup   // readers on hijacked connections
+	refused reqlog.Once      // origins refused so far, each logged once
 
 	store    Store
 	instance string // this process in the store (random)
@@ -65,11 +64,11 @@ type logHost Server
 func (h *logHost) Token(first bool, d time.Duration) {
 	m := h.metrics
 	if first {
-		m.ttft.Observe(d.Seconds())
+		m.TTFT.Observe(d.Seconds())
 	} else {
-		m.gap.Observe(d.Seconds())
+		m.Gap.Observe(d.Seconds())
 	}
-	m.events.Add(1)
+	m.Events.Add(1)
 }
 
 func (h *logHost) Touch(l *streamlog.Log)               { h.store.Append((*generated)(l)) }
@@ -79,10 +78,6 @@ func (h *logHost) DropFollowed(l *streamlog.Log)        { (*Server)(h).dropFollo
 
 func (s *Server) newLog(dialect string) *streamlog.Log {
 	return streamlog.New(&s.logCfg, (*logHost)(s), newStreamID(), dialect)
-}
-
-func (s *Server) newFollowed(id, dialect string, created time.Time, unfollow func()) *streamlog.Log {
-	return streamlog.NewFollowed(&s.logCfg, (*logHost)(s), id, dialect, created, unfollow)
 }
 
 // New makes a relay server.
@@ -95,7 +90,7 @@ func New(opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	if u := cfg.upstream; u != nil {
-		if err := u.check(); err != nil {
+		if err := checkUpstream(u); err != nil {
 			return nil, err
 		}
 	}
@@ -109,21 +104,16 @@ func New(opts ...Option) (*Server, error) {
 		idle:    make(chan struct{}, 1),
 		store:   cfg.store,
 	}
-	s.metrics = newMetrics(&s.running)
+	s.metrics = metrics.New(&s.running)
 	if s.store == nil {
 		s.store = MemoryStore()
 	}
 	s.instance = newStreamID()
-	// One clock per CPU: the clock's goroutine also writes the events of
-	// the readers that are caught up (see reader.wake), and one
-	// goroutine cannot write every stream's events (bench/load).
-	for range runtime.GOMAXPROCS(0) {
-		s.clocks = append(s.clocks, newSimClock())
-	}
+	s.clocks = simclock.New()
 	s.kickCtx, s.kick = context.WithCancel(context.Background())
 	s.logCfg = streamlog.Config{MaxEventBytes: cfg.maxEventBytes, MaxEvents: cfg.maxEvents, Grace: cfg.grace, Logger: cfg.logger}
 	s.readers = streamlog.Readers{Heartbeat: cfg.heartbeat, WriteTimeout: cfg.writeTimeout, CutWait: cfg.cutWait,
-		Kick: s.kickCtx, Connections: &s.metrics.connections, Cuts: &s.metrics.cuts, Logger: cfg.logger}
+		Kick: s.kickCtx, Connections: &s.metrics.Connections, Cuts: &s.metrics.Cuts, Logger: cfg.logger}
 	if err := s.store.Bind((*storeHost)(s)); err != nil {
 		return nil, &OptionError{Option: "WithStore", Value: s.store, Reason: err.Error()}
 	}
@@ -164,7 +154,12 @@ func (s *Server) routes() http.Handler {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "relay: "+r.Method+" is not allowed on "+r.URL.Path)
 	})
-	return s.logRequests(s.cors(r))
+	return reqlog.Handler(s.log, s.cors(r))
+}
+
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	s.metrics.Handler.ServeHTTP(w, r)
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
@@ -226,7 +221,7 @@ func (s *Server) register(dialect string, dropAfter int) (*streamlog.Log, error)
 	}
 	if n := s.running.Add(1); n > int64(s.cfg.maxStreams) {
 		s.running.Add(-1)
-		s.metrics.rejected.Add(1)
+		s.metrics.Rejected.Add(1)
 		return nil, fmt.Errorf("%w: %d running, limit %d", errTooMany, n-1, s.cfg.maxStreams)
 	}
 	l := s.newLog(dialect)
@@ -244,7 +239,7 @@ func (s *Server) register(dialect string, dropAfter int) (*streamlog.Log, error)
 	s.mu.Lock()
 	s.streams[l.ID()] = l
 	s.mu.Unlock()
-	s.metrics.started.Add(1)
+	s.metrics.Started.Add(1)
 	return l, nil
 }
 
@@ -258,11 +253,11 @@ func (s *Server) streamEnded(l *streamlog.Log, state string) {
 	}
 	switch state {
 	case streamlog.StateStopped:
-		s.metrics.stops.Add(1)
+		s.metrics.Stops.Add(1)
 	case streamlog.StateFailed:
-		s.metrics.failures.Add(1)
+		s.metrics.Failures.Add(1)
 	case streamlog.StateCancelled:
-		s.metrics.cancels.Add(1)
+		s.metrics.Cancels.Add(1)
 	}
 	// Finished streams are kept for the retention window, and at most
 	// twice the stream limit of them, so that many short answers cannot
@@ -394,63 +389,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // --- middleware ---------------------------------------------------------
-
-type statusWriter struct {
-	http.ResponseWriter
-	code  int
-	bytes int64
-}
-
-// Hijack records that the connection was taken over (SSE on a hijacked
-// connection, WebSocket) for the request log.
-func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	c, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
-	if err == nil && w.code == 0 {
-		w.code = http.StatusOK
-		if w.Header().Get("Upgrade") != "" {
-			w.code = http.StatusSwitchingProtocols
-		}
-	}
-	return c, brw, err
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(p []byte) (int, error) {
-	if w.code == 0 {
-		w.code = http.StatusOK
-	}
-	n, err := w.ResponseWriter.Write(p)
-	w.bytes += int64(n)
-	return n, err
-}
-
-// Unwrap lets http.ResponseController reach Flush, SetWriteDeadline and
-// Hijack on the real writer.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func (s *Server) logRequests(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w}
-		defer func() {
-			lvl := slog.LevelDebug
-			if sw.code >= 500 {
-				lvl = slog.LevelWarn
-			} else if strings.HasPrefix(r.URL.Path, "/v1/") {
-				lvl = slog.LevelInfo
-			}
-			s.log.Log(r.Context(), lvl, "request", "method", r.Method, "path", r.URL.Path, "status", sw.code,
-				"bytes", sw.bytes, "duration", time.Since(start).Round(time.Microsecond), "stream", sw.Header().Get("X-Trickle-Stream"))
-		}()
-		next.ServeHTTP(sw, r)
-	})
-}
 
 // authorize checks the bearer token when one is configured.
 func (s *Server) authorize(next http.Handler) http.Handler {

@@ -136,7 +136,7 @@ func (s *Server) resumeAt(id, last, transport string) (*streamlog.Log, int, erro
 	if err != nil {
 		return nil, 0, err
 	}
-	s.metrics.resumes.Add(1)
+	s.metrics.Resumes.Add(1)
 	s.log.Info("stream resumed", "stream", id, "transport", transport, "after", pos, "followed", l.Followed())
 	return l, pos, nil
 }

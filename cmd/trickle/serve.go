@@ -102,6 +102,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		logLevel      = fs.String("log-level", "info", "log level: debug, info, warn or error")
 		storeSpec     = fs.String("store", "memory", "where stream logs live: memory (this process only), or `redis://HOST:PORT/DB` to share them with every relay using that Redis (a fleet: any instance resumes and stops any stream)")
 		lease         = fs.Duration("lease", d.Lease, "with --store redis: a stream whose relay has given no news for this long ends with an error for its readers elsewhere")
+		writePath     = fs.String("write-path", string(relay.FastWrites), "how events reach clients' sockets: fast (hijacked connections, non-blocking writes) or plain (net/http's writer and coder/websocket's Conn.Write), for comparison")
 		origins       listOption
 	)
 	fs.Var(&origins, "allow-origin", "browser `ORIGIN` allowed to call the API and open the WebSocket (the widget's files are public to any page), repeatable or comma-separated; \"*\" for any (default: same origin only)")
@@ -153,6 +154,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		}),
 		relay.WithSimDefaults(relay.SimDefaults{TTFT: *simTTFT, Gap: *simGap, Jitter: *simJitter, TokenChars: *simTokenChars}),
 		relay.WithLease(*lease),
+		relay.WithWritePath(relay.WritePath(*writePath)),
 	}
 	storeName := "memory"
 	switch {
@@ -268,6 +270,7 @@ var optionFlags = map[string]string{
 	"WithUpstream.TotalTimeout":      "total-timeout",
 	"WithUpstream.Retries":           "upstream-retries",
 	"RedisStore":                     "store",
+	"WithWritePath":                  "write-path",
 }
 
 // flagError phrases a refused relay option as the flag that set it.

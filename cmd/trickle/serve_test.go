@@ -39,7 +39,7 @@ func TestServeHelpExplainsEveryFlag(t *testing.T) {
 	for _, f := range []string{"addr", "heartbeat", "retry", "grace", "retention", "write-timeout", "max-streams",
 		"max-body", "max-event", "max-events", "token-env", "upstream", "upstream-dialect", "upstream-key-env",
 		"upstream-model", "first-token-timeout", "idle-timeout", "total-timeout", "upstream-retries", "sim-ttft",
-		"sim-gap", "sim-jitter", "sim-token-chars", "shutdown-timeout", "log-format", "log-level", "allow-origin", "store", "lease"} {
+		"sim-gap", "sim-jitter", "sim-token-chars", "shutdown-timeout", "log-format", "log-level", "allow-origin", "store", "lease", "write-path"} {
 		require.Contains(t, help, "  -"+f+" ", "flag %s is documented", f)
 	}
 	require.Contains(t, help, "127.0.0.1:8080")
@@ -62,6 +62,7 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--store", "postgres://127.0.0.1/trickle"}, "--store"},
 		{[]string{"--store", "redis://127.0.0.1:6379/notanumber"}, "--store"},
 		{[]string{"--lease", "0s"}, "--lease 0s"},
+		{[]string{"--write-path", "slow"}, "--write-path \"slow\""},
 		{[]string{"stray"}, "stray"},
 	}
 	for _, c := range cases {
