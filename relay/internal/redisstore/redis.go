@@ -91,7 +91,6 @@ type Store struct {
 	lastErr error
 
 	writers []*storeWriter
-	nextW   atomic.Uint32
 	ctx     context.Context // cancelled by close
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup

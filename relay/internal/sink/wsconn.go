@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"time"
@@ -15,22 +14,23 @@ import (
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 )
 
-// Buffer sizes of a WebSocket connection. net/http hands a hijacked
-// connection over with 4 KiB read and 4 KiB write buffers, which
-// coder/websocket keeps for the connection's life: a large part of an idle
-// stream's memory (bench/load). Clients send the relay almost nothing (the
-// request, stop, the close), and reads larger than the buffer bypass it.
-// On the fast path the library writes nothing after the handshake; on the
-// plain path its writes of events larger than the buffer bypass it too.
+// Buffer sizes of a WebSocket connection on the fast path. net/http hands
+// a hijacked connection over with 4 KiB read and 4 KiB write buffers,
+// which coder/websocket keeps for the connection's life: a large part of
+// an idle stream's memory (bench/load). Clients send the relay almost
+// nothing (the request, stop, the close), and reads larger than the
+// buffer bypass it; the library writes nothing after the handshake. The
+// plain path keeps net/http's buffers, as the library comes.
 const (
 	wsReadBuffer  = 128
 	wsWriteBuffer = 128
 )
 
-// wsHijacker hands coder/websocket the connection with small buffers and
-// keeps the connection and its reader: on the fast path the relay owns
-// them once the handshake is done (the library's Conn is never read nor
-// written, only released), on the plain path the library does all.
+// wsHijacker hands coder/websocket the connection and keeps it: on the
+// fast path with small buffers and a reader the relay owns once the
+// handshake is done (the library's Conn is never read nor written, only
+// released), on the plain path as net/http hands it over (the library
+// does all).
 type wsHijacker struct {
 	http.ResponseWriter
 	fast bool
@@ -45,6 +45,10 @@ func (h *wsHijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	h.conn = c
+	if !h.fast {
+		// The plain path is the library as it comes: net/http's buffers.
+		return c, brw, nil
+	}
 	rc := c
 	// A client may send its first message right behind the handshake:
 	// net/http may have read it already.
@@ -53,11 +57,7 @@ func (h *wsHijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		rc = &prefixConn{Conn: c, prefix: bytes.Clone(b)}
 	}
 	h.br = bufio.NewReaderSize(rc, wsReadBuffer)
-	var w io.Writer = rc
-	if h.fast {
-		w = libraryMute{}
-	}
-	return rc, bufio.NewReadWriter(h.br, bufio.NewWriterSize(w, wsWriteBuffer)), nil
+	return rc, bufio.NewReadWriter(h.br, bufio.NewWriterSize(libraryMute{}, wsWriteBuffer)), nil
 }
 
 // libraryMute is the library's writer on the fast path: it must never
