@@ -690,7 +690,11 @@ func TestTheReadmeSnippetOnARefusedOriginSaysWhichOriginToAllow(t *testing.T) {
 	t.Cleanup(page.Close)
 	var logs logLines
 	srv, err := relay.New(relay.WithWidget(examples.Widget()),
-		relay.WithSimDefaults(relay.SimDefaults{TokenChars: 16}), relay.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+		relay.WithSimDefaults(relay.SimDefaults{TokenChars: 16}), relay.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
+		// As trickle serve phrases it.
+		relay.WithOriginRefusal(func(e *relay.OriginError) string {
+			return e.Error() + ": start the relay with --allow-origin " + e.Origin
+		}))
 	require.NoError(t, err)
 	rl := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {

@@ -1,86 +1,29 @@
 package relay
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
-	"sync"
-	"time"
 
+	"github.com/trickle-dev/trickle/relay/internal/chat"
 	"github.com/trickle-dev/trickle/relay/sim"
+
+	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 )
 
 // ChatRequest is the part of an OpenAI Chat Completions request the relay
 // reads. The body is forwarded as it is to an OpenAI upstream.
-type ChatRequest struct {
-	Model               string        `json:"model"`
-	Messages            []ChatMessage `json:"messages"`
-	Stream              bool          `json:"stream"`
-	Seed                *int64        `json:"seed,omitempty"`
-	MaxTokens           *int          `json:"max_tokens,omitempty"`
-	MaxCompletionTokens *int          `json:"max_completion_tokens,omitempty"`
-}
+type ChatRequest = chat.Request
 
 // ChatMessage is one message of a ChatRequest; Content is a string or an
-// array of parts.
-type ChatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
-}
-
-// Text is the message's text: the string, or its text parts joined.
-func (m ChatMessage) Text() string {
-	var s string
-	if json.Unmarshal(m.Content, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(m.Content, &parts) != nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, p := range parts {
-		if p.Type == "text" || p.Type == "input_text" {
-			b.WriteString(p.Text)
-		}
-	}
-	return b.String()
-}
-
-func (c *ChatRequest) lastUser() string {
-	for i := len(c.Messages) - 1; i >= 0; i-- {
-		if c.Messages[i].Role == "user" {
-			return c.Messages[i].Text()
-		}
-	}
-	return ""
-}
-
-// check refuses what the OpenAI API refuses before any model runs: a
-// request without messages, or without a user message to answer.
-func (c *ChatRequest) check() error {
-	if len(c.Messages) == 0 {
-		return fmt.Errorf(`%w: the request has no "messages": send at least one, e.g. {"messages":[{"role":"user","content":"Hello"}]}`, ErrBadRequest)
-	}
-	for _, m := range c.Messages {
-		if m.Role == "user" {
-			return nil
-		}
-	}
-	return fmt.Errorf(`%w: "messages" has no message with "role":"user": add the question to answer, e.g. {"role":"user","content":"Hello"}`, ErrBadRequest)
-}
+// array of parts (Text joins them).
+type ChatMessage = chat.Message
 
 // ErrBadRequest is wrapped by every request the relay refuses as malformed.
-var ErrBadRequest = errors.New("relay: bad request")
+var ErrBadRequest = chat.ErrBadRequest
 
 // readRequest reads and decodes the request body within the size limit.
 func (s *Server) readRequest(w http.ResponseWriter, r *http.Request) (ChatRequest, []byte, int, error) {
@@ -96,84 +39,13 @@ func (s *Server) readRequest(w http.ResponseWriter, r *http.Request) (ChatReques
 	return req, body, 0, decodeRequest(body, &req)
 }
 
-func decodeRequest(body []byte, req *ChatRequest) error {
-	if err := json.Unmarshal(body, req); err != nil {
-		return fmt.Errorf("%w: the body is not an OpenAI chat request: %w", ErrBadRequest, err)
-	}
-	return nil
-}
+func decodeRequest(body []byte, req *ChatRequest) error { return chat.Decode(body, req) }
 
 // simParams builds the simulated model's parameters from the request and
 // the query string.
 func (s *Server) simParams(req *ChatRequest, q url.Values) (sim.Params, error) {
 	d := s.cfg.sim
-	p := sim.Params{
-		Dialect:    q.Get("dialect"),
-		Answer:     q.Get("answer"),
-		Model:      req.Model,
-		Created:    1767225600, // fixed, so that a request always streams the same bytes
-		TTFT:       d.TTFT,
-		Gap:        d.Gap,
-		Jitter:     d.Jitter,
-		TokenChars: d.TokenChars,
-		NoEnd:      q.Get("no_end") == "1" || q.Get("no_end") == "true",
-	}
-	if err := req.check(); err != nil {
-		return p, err
-	}
-	last := req.lastUser()
-	if name, ok := strings.CutPrefix(strings.TrimSpace(last), "/answer "); ok && p.Answer == "" {
-		p.Answer = strings.TrimSpace(name)
-	}
-	if req.Seed != nil {
-		// A seed picks the answer (when none is named) and the jitter.
-		p.Seed = uint64(*req.Seed)
-	} else {
-		// Without one the answer fits the question, and the prompt seeds
-		// the jitter: the same request streams the same events.
-		if p.Answer == "" {
-			p.Answer = sim.Choose(last)
-		}
-		h := fnv.New64a()
-		io.WriteString(h, last)
-		p.Seed = h.Sum64()
-	}
-	for _, m := range req.Messages {
-		p.PromptTokens += (len(m.Text()) + 3) / 4
-	}
-	switch {
-	case req.MaxCompletionTokens != nil:
-		p.MaxTokens = *req.MaxCompletionTokens
-	case req.MaxTokens != nil:
-		p.MaxTokens = *req.MaxTokens
-	}
-	ints := []struct {
-		name string
-		dst  *int
-	}{{"token_chars", &p.TokenChars}, {"error_after", &p.ErrorAfter}, {"stall_after", &p.StallAfter}}
-	for _, f := range ints {
-		if v := q.Get(f.name); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return p, fmt.Errorf("%w: %s=%q is not a non-negative integer", ErrBadRequest, f.name, v)
-			}
-			*f.dst = n
-		}
-	}
-	durs := []struct {
-		name string
-		dst  *time.Duration
-	}{{"ttft_ms", &p.TTFT}, {"gap_ms", &p.Gap}, {"jitter_ms", &p.Jitter}, {"stall_ms", &p.Stall}}
-	for _, f := range durs {
-		if v := q.Get(f.name); v != "" {
-			n, err := strconv.ParseFloat(v, 64)
-			if err != nil || n < 0 || n > 3600e3 {
-				return p, fmt.Errorf("%w: %s=%q is not a number of milliseconds between 0 and 3600000", ErrBadRequest, f.name, v)
-			}
-			*f.dst = time.Duration(n * float64(time.Millisecond))
-		}
-	}
-	return p, nil
+	return chat.SimParams(req, q, sim.Params{TTFT: d.TTFT, Gap: d.Gap, Jitter: d.Jitter, TokenChars: d.TokenChars})
 }
 
 func dropAfter(q url.Values) (int, error) {
@@ -218,7 +90,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 			return
 		}
-		s.writeCompletion(w, gen, p)
+		chat.WriteCompletion(w, gen, p)
 		return
 	}
 	l, err := s.startStream(&req, body, r.URL.Query())
@@ -231,7 +103,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 
 // startStream starts a generation for req: the upstream when one is
 // configured, else the simulated model with the query's parameters.
-func (s *Server) startStream(req *ChatRequest, body []byte, q url.Values) (*genLog, error) {
+func (s *Server) startStream(req *ChatRequest, body []byte, q url.Values) (*streamlog.Log, error) {
 	drop, err := dropAfter(q)
 	if err != nil {
 		return nil, err
@@ -274,119 +146,12 @@ func (s *Server) refuse(w http.ResponseWriter, err error) {
 }
 
 // startSim registers a stream and starts the simulated generation on it.
-func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int) (*genLog, error) {
+func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int) (*streamlog.Log, error) {
 	l, err := s.register(p.Dialect, drop)
 	if err != nil {
 		return nil, err
 	}
-	clock := s.clocks[s.nextClk.Add(1)%uint32(len(s.clocks))]
-	src := &simSource{l: l, g: gen, start: l.created, clock: clock, index: -1}
-	l.mu.Lock()
-	l.cancel = src.cancel
-	l.mu.Unlock()
-	s.log.Info("stream started", "stream", l.id, "model", "simulated", "dialect", p.Dialect, "answer", gen.Answer().Name)
-	src.step(time.Now(), false)
+	s.log.Info("stream started", "stream", l.ID(), "model", "simulated", "dialect", p.Dialect, "answer", gen.Answer().Name)
+	s.clocks.Start(l, gen)
 	return l, nil
-}
-
-// simSource drives a sim.Generator on the server's simClock: between two
-// events a generation holds no goroutine and no timer of its own, so ten
-// thousand idle generations cost little. Events are due at absolute offsets
-// from the start, so lateness never accumulates.
-type simSource struct {
-	l     *genLog
-	g     *sim.Generator
-	start time.Time
-	clock *simClock
-
-	mu      sync.Mutex
-	due     time.Duration
-	pending sim.Message
-	has     bool
-	stopped bool
-
-	// Owned by the clock (under its lock).
-	index int // in the clock's heap; -1 when not in it
-}
-
-// step emits the pending event and every next one already due at now,
-// then schedules the first that is not. inline lets the readers that are
-// caught up be sent the event from this goroutine (see genLog.emitAt).
-func (s *simSource) step(now time.Time, inline bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for !s.stopped {
-		if s.has {
-			s.has = false
-			if !s.l.emitAt(now, s.pending.Event, s.pending.Data, s.pending.Token, inline) {
-				s.stopped = true
-				return
-			}
-		}
-		m, ok := s.g.Next()
-		if !ok {
-			s.stopped = true
-			if s.g.Failed() {
-				s.l.end(StateFailed, "simulated upstream failure (error_after)")
-			} else {
-				s.l.end(StateComplete, "")
-			}
-			return
-		}
-		s.due += m.Delay
-		s.pending, s.has = m, true
-		if at := s.start.Add(s.due); at.After(now) {
-			s.clock.at(s, at)
-			return
-		}
-	}
-}
-
-func (s *simSource) cancel() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stopped = true
-	s.clock.remove(s)
-}
-
-// writeCompletion answers stream:false with one chat.completion object.
-func (s *Server) writeCompletion(w http.ResponseWriter, gen *sim.Generator, p sim.Params) {
-	a := gen.Answer()
-	type toolCall struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	}
-	msg := struct {
-		Role      string     `json:"role"`
-		Content   string     `json:"content"`
-		Reasoning string     `json:"reasoning_content,omitempty"`
-		ToolCalls []toolCall `json:"tool_calls,omitempty"`
-	}{Role: "assistant", Content: a.Text, Reasoning: a.Thinking}
-	finish := "stop"
-	if a.Tool != nil {
-		var tc toolCall
-		tc.ID, tc.Type = a.Tool.ID, "function"
-		tc.Function.Name, tc.Function.Arguments = a.Tool.Name, a.Tool.Arguments
-		msg.ToolCalls, finish = []toolCall{tc}, "tool_calls"
-	}
-	completion := (len(a.Thinking) + len(a.Text) + 3) / 4
-	model := p.Model
-	if model == "" {
-		model = "trickle-sim"
-	}
-	out := map[string]any{
-		"id":      fmt.Sprintf("chatcmpl-sim%016x", p.Seed),
-		"object":  "chat.completion",
-		"created": p.Created,
-		"model":   model,
-		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
-		"usage": map[string]int{"prompt_tokens": p.PromptTokens, "completion_tokens": completion,
-			"total_tokens": p.PromptTokens + completion},
-	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(out)
 }

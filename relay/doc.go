@@ -13,9 +13,12 @@
 // event per message. A disconnect is not Stop: the generation goes on for a
 // grace period, waiting for a resume, before the upstream is cancelled.
 //
-// Where the logs live is a Store: in this process (MemoryStore, the
-// default), or in Redis Streams (RedisStore), shared by a fleet of relays
-// so that any instance resumes and stops any stream (docs/fleet.md).
+// Where the logs live is a Store (package relay/store): in this process
+// (MemoryStore, the default), or in Redis Streams (RedisStore), shared by a
+// fleet of relays so that any instance resumes and stops any stream
+// (docs/fleet.md). Inside: internal/streamlog (the log and its readers),
+// internal/sink (the socket writers), internal/upstream, internal/chat,
+// internal/simclock, internal/redisstore, internal/metrics.
 //
 // It never parses markdown, and never sends the upstream API key to a
 // client.

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -33,22 +31,8 @@ func fleet(t testing.TB, r *redisServer, n int, opts ...relay.Option) []node {
 	t.Helper()
 	var out []node
 	for i := range n {
-		all := append([]relay.Option{
-			relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-			relay.WithSimDefaults(fast),
-			relay.WithGrace(2 * time.Second),
-		}, storeOptions(t, r.url())...)
-		srv, err := relay.New(append(all, opts...)...)
-		require.NoError(t, err)
-		ts := httptest.NewServer(srv.Handler())
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-			defer cancel()
-			srv.Shutdown(ctx)
-			ts.CloseClientConnections()
-			ts.Close()
-		})
-		out = append(out, node{srv: srv, base: ts.URL, name: string(rune('A' + i))})
+		srv, base := startMemory(t, append(storeOptions(t, r.URL()), opts...)...)
+		out = append(out, node{srv: srv, base: base, name: string(rune('A' + i))})
 	}
 	return out
 }
@@ -345,7 +329,7 @@ func TestRedisStoppedAndStartedAgain(t *testing.T) {
 	defer cancelB()
 	require.Equal(t, http.StatusOK, onB.StatusCode)
 
-	r.stop()
+	r.Stop()
 	for _, rd := range []struct {
 		name string
 		body io.Reader
@@ -370,7 +354,7 @@ func TestRedisStoppedAndStartedAgain(t *testing.T) {
 	rb, _ := io.ReadAll(refused.Body)
 	require.Contains(t, string(rb), "the stream store is unavailable")
 
-	r.restart(t)
+	restartRedis(t, r)
 	for _, n := range nodes {
 		eventually(t, n.name+" ready again", func() bool { return get(t, n.base+"/healthz").StatusCode == http.StatusOK })
 	}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net/http"
 	"time"
+
+	"github.com/trickle-dev/trickle/relay/internal/sink"
+	"github.com/trickle-dev/trickle/relay/internal/upstream"
 )
 
 // Option configures a Server.
@@ -29,14 +31,49 @@ type config struct {
 	maxEventBytes int
 	maxEvents     int
 
-	origins []string
-	token   string
+	origins       []string
+	originRefusal func(*OriginError) string
+	token         string
 
 	sim      SimDefaults
 	upstream *Upstream
 
 	store Store
 	lease time.Duration
+
+	badPath WritePath // an unknown WithWritePath, refused by check
+
+	writePath sink.Path
+}
+
+// WritePath is how the relay writes events to clients' sockets.
+type WritePath string
+
+const (
+	// FastWrites (the default) writes on connections taken over from
+	// net/http: SSE as HTTP/1.1 chunks, WebSocket frames on a connection
+	// the relay owns after coder/websocket's handshake, each sent without
+	// blocking from the goroutine that produced the event when the socket
+	// takes it.
+	FastWrites WritePath = "fast"
+	// PlainWrites writes through the libraries: net/http's response
+	// writer flushed by http.ResponseController, coder/websocket's
+	// Conn.Write, from each reader's goroutine. Same bytes, for
+	// comparison (bench/load -path).
+	PlainWrites WritePath = "plain"
+)
+
+// WithWritePath picks how events reach clients' sockets (default
+// FastWrites).
+func WithWritePath(p WritePath) Option {
+	return func(c *config) {
+		path, err := sink.ParsePath(string(p))
+		if err != nil {
+			c.badPath = p
+			return
+		}
+		c.writePath = path
+	}
 }
 
 // SimDefaults are the simulated model's timing when the request does not
@@ -49,34 +86,35 @@ type SimDefaults struct {
 }
 
 // Upstream is a real model API the relay forwards requests to instead of
-// using the simulated model.
-type Upstream struct {
-	// URL is the full endpoint, e.g. https://host/v1/chat/completions,
-	// https://host/v1/messages or http://127.0.0.1:11434/api/chat.
-	URL string
-	// Dialect is "openai", "anthropic" or "ollama".
-	Dialect string
-	// Key is sent to the upstream only (never to clients).
-	Key string
-	// Model replaces the request's model when not empty.
-	Model string
-	// FirstTokenTimeout, IdleTimeout and TotalTimeout bound the wait for
-	// the first byte of the answer, between two reads, and overall.
-	FirstTokenTimeout time.Duration
-	IdleTimeout       time.Duration
-	TotalTimeout      time.Duration
-	// Retries is how many times a request that failed before its first
-	// byte is tried again (never after: the answer would be doubled).
-	Retries int
-	// Client makes the requests; nil means a client with sane timeouts.
-	Client *http.Client
-}
+// using the simulated model (its fields: see the type).
+type Upstream = upstream.Upstream
 
-// ErrBadOption reports an option value that cannot work.
+// ErrBadOption reports an option value that cannot work; every
+// *OptionError matches it.
 var ErrBadOption = errors.New("relay: bad option")
 
-// Defaults are the values of everything no option sets; trickle serve's
-// flags take theirs from here, so each default is written once.
+// OptionError names the option New refused, its value and why.
+type OptionError struct {
+	Option string // the option's function, e.g. "WithHeartbeat"
+	Field  string // the field of a struct option ("TTFT" of WithSimDefaults); may be empty
+	Value  any
+	Reason string // e.g. "the duration must be positive"
+}
+
+func (e *OptionError) Error() string {
+	name := e.Option
+	if e.Field != "" {
+		name += " (" + e.Field + ")"
+	}
+	return fmt.Sprintf("%v: %s(%v): %s", ErrBadOption, name, e.Value, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrBadOption) true.
+func (e *OptionError) Is(target error) bool { return target == ErrBadOption }
+
+// Defaults are the values of everything no option sets; the options'
+// comments and trickle serve's flags refer to them, so each default is
+// written once, in DefaultSettings.
 type Defaults struct {
 	Heartbeat, RetryHint, Grace, Retention, WriteTimeout, CutWait, Lease time.Duration
 
@@ -86,6 +124,16 @@ type Defaults struct {
 	MaxEvents     int
 
 	Sim SimDefaults
+	// Upstream holds the timeouts an Upstream left at zero gets, and the
+	// retries trickle serve asks for (Upstream.Retries has no default:
+	// zero never retries).
+	Upstream UpstreamDefaults
+}
+
+// UpstreamDefaults are the Upstream settings of DefaultSettings.
+type UpstreamDefaults struct {
+	FirstTokenTimeout, IdleTimeout, TotalTimeout time.Duration
+	Retries                                      int
 }
 
 // DefaultSettings returns the relay's defaults.
@@ -103,6 +151,7 @@ func DefaultSettings() Defaults {
 		MaxEventBytes: 256 << 10,
 		MaxEvents:     200000,
 		Sim:           SimDefaults{TTFT: 400 * time.Millisecond, Gap: 30 * time.Millisecond, Jitter: 15 * time.Millisecond, TokenChars: 4},
+		Upstream:      UpstreamDefaults{FirstTokenTimeout: 60 * time.Second, IdleTimeout: 60 * time.Second, TotalTimeout: 10 * time.Minute, Retries: 2},
 	}
 }
 
@@ -110,6 +159,7 @@ func defaults() config {
 	d := DefaultSettings()
 	return config{
 		logger:        slog.Default(),
+		originRefusal: defaultOriginRefusal,
 		heartbeat:     d.Heartbeat,
 		retryHint:     d.RetryHint,
 		grace:         d.Grace,
@@ -135,46 +185,51 @@ func WithWidget(f fs.FS) Option { return func(c *config) { c.widget = f } }
 func WithPages(f fs.FS) Option { return func(c *config) { c.pages = f } }
 
 // WithHeartbeat sets how long a stream may stay silent before the relay
-// writes a keep-alive comment (default 15 s), so that proxies do not time
-// out an answer whose model is thinking.
+// writes a keep-alive comment (default: Defaults.Heartbeat), so that proxies do
+// not time out an answer whose model is thinking.
 func WithHeartbeat(d time.Duration) Option { return func(c *config) { c.heartbeat = d } }
 
-// WithRetryHint sets the SSE retry: value sent to clients (default 2 s).
+// WithRetryHint sets the SSE retry: value sent to clients (default:
+// Defaults.RetryHint).
 func WithRetryHint(d time.Duration) Option { return func(c *config) { c.retryHint = d } }
 
 // WithGrace sets how long a generation goes on after its last client
-// disconnected, waiting for a resume, before it is cancelled (default 10 s).
+// disconnected, waiting for a resume, before it is cancelled (default:
+// Defaults.Grace).
 func WithGrace(d time.Duration) Option { return func(c *config) { c.grace = d } }
 
-// WithRetention sets how long a finished stream stays resumable (default
-// 5 min).
+// WithRetention sets how long a finished stream stays resumable (default:
+// Defaults.Retention).
 func WithRetention(d time.Duration) Option { return func(c *config) { c.retention = d } }
 
-// WithWriteTimeout bounds each write to a client (default 10 s); a client
-// that does not read in time is cut and may resume.
+// WithWriteTimeout bounds each write to a client (default:
+// Defaults.WriteTimeout); a client that does not read in time is cut and
+// may resume.
 func WithWriteTimeout(d time.Duration) Option { return func(c *config) { c.writeTimeout = d } }
 
 // WithCutWait sets how long a client cut for not reading within the write
 // timeout may take to read what the relay had already sent and hang up
-// before its disconnect grace period starts (default 1 min; 0 starts the
-// grace period at the cut). A slow client only learns of the cut once it
+// before its disconnect grace period starts (default: Defaults.CutWait; 0
+// starts the grace period at the cut). A slow client only learns of the cut once it
 // has read up to it, so the grace period counts from then: a client that
 // is behind but still reading can resume without losing the end of its
 // answer, while one that never reads again costs at most this long more.
 func WithCutWait(d time.Duration) Option { return func(c *config) { c.cutWait = d } }
 
-// WithMaxStreams caps the generations running at once (default 20000);
-// beyond it requests get 429 with Retry-After.
+// WithMaxStreams caps the generations running at once (default:
+// Defaults.MaxStreams); beyond it requests get 429 with Retry-After.
 func WithMaxStreams(n int) Option { return func(c *config) { c.maxStreams = n } }
 
-// WithMaxBodyBytes caps a request body (default 1 MiB); beyond it 413.
+// WithMaxBodyBytes caps a request body (default: Defaults.MaxBodyBytes);
+// beyond it 413.
 func WithMaxBodyBytes(n int64) Option { return func(c *config) { c.maxBodyBytes = n } }
 
-// WithMaxEventBytes caps one event's data (default 256 KiB); an upstream
-// event over it fails the stream.
+// WithMaxEventBytes caps one event's data (default:
+// Defaults.MaxEventBytes); an upstream event over it fails the stream.
 func WithMaxEventBytes(n int) Option { return func(c *config) { c.maxEventBytes = n } }
 
-// WithMaxEvents caps the events of one stream (default 200000).
+// WithMaxEvents caps the events of one stream (default:
+// Defaults.MaxEvents).
 func WithMaxEvents(n int) Option { return func(c *config) { c.maxEvents = n } }
 
 // WithAllowedOrigins lists the browser origins (e.g. "https://app.example")
@@ -184,11 +239,24 @@ func WithAllowedOrigins(origins ...string) Option {
 	return func(c *config) { c.origins = append(c.origins, origins...) }
 }
 
+// WithOriginRefusal phrases what a page of a refused origin is told (the
+// JSON error's message, the WebSocket's trickle.status): say there how
+// your deployment allows an origin. The default is the error and "add it
+// to the relay's allowed origins".
+func WithOriginRefusal(phrase func(*OriginError) string) Option {
+	return func(c *config) {
+		if phrase != nil {
+			c.originRefusal = phrase
+		}
+	}
+}
+
 // WithToken requires clients to send "Authorization: Bearer <token>" (or,
 // for WebSocket, ?access_token=) on the /v1 API.
 func WithToken(token string) Option { return func(c *config) { c.token = token } }
 
-// WithSimDefaults sets the simulated model's default timing.
+// WithSimDefaults sets the simulated model's default timing (default:
+// Defaults.Sim).
 func WithSimDefaults(d SimDefaults) Option { return func(c *config) { c.sim = d } }
 
 // WithUpstream forwards requests to a real model API instead of the
@@ -200,7 +268,7 @@ func WithUpstream(u Upstream) Option { return func(c *config) { c.upstream = &u 
 func WithStore(st Store) Option { return func(c *config) { c.store = st } }
 
 // WithLease sets, with a shared store, how long a stream outlives the
-// instance generating it without news from it (default 3 s): readers on
+// instance generating it without news from it (default: Defaults.Lease): readers on
 // other instances then get a terminal error instead of waiting forever.
 // The instance renews its leases three times per period.
 func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } }
@@ -208,19 +276,19 @@ func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } 
 // check names the first option whose value cannot work.
 func (c *config) check() error {
 	durations := []struct {
-		option  string
-		value   time.Duration
-		canZero bool
+		option, field string
+		value         time.Duration
+		canZero       bool
 	}{
-		{"WithHeartbeat", c.heartbeat, false},
-		{"WithWriteTimeout", c.writeTimeout, false},
-		{"WithLease", c.lease, false},
-		{"WithGrace", c.grace, true},
-		{"WithRetention", c.retention, true},
-		{"WithCutWait", c.cutWait, true},
-		{"WithSimDefaults (TTFT)", c.sim.TTFT, true},
-		{"WithSimDefaults (Gap)", c.sim.Gap, true},
-		{"WithSimDefaults (Jitter)", c.sim.Jitter, true},
+		{"WithHeartbeat", "", c.heartbeat, false},
+		{"WithWriteTimeout", "", c.writeTimeout, false},
+		{"WithLease", "", c.lease, false},
+		{"WithGrace", "", c.grace, true},
+		{"WithRetention", "", c.retention, true},
+		{"WithCutWait", "", c.cutWait, true},
+		{"WithSimDefaults", "TTFT", c.sim.TTFT, true},
+		{"WithSimDefaults", "Gap", c.sim.Gap, true},
+		{"WithSimDefaults", "Jitter", c.sim.Jitter, true},
 	}
 	for _, d := range durations {
 		if d.value < 0 || d.value == 0 && !d.canZero {
@@ -228,7 +296,7 @@ func (c *config) check() error {
 			if d.canZero {
 				want = "zero or more"
 			}
-			return fmt.Errorf("%w: %s(%v): the duration must be %s", ErrBadOption, d.option, d.value, want)
+			return &OptionError{Option: d.option, Field: d.field, Value: d.value, Reason: "the duration must be " + want}
 		}
 	}
 	limits := []struct {
@@ -242,8 +310,14 @@ func (c *config) check() error {
 	}
 	for _, l := range limits {
 		if l.value <= 0 {
-			return fmt.Errorf("%w: %s(%d): the limit must be positive", ErrBadOption, l.option, l.value)
+			return &OptionError{Option: l.option, Value: l.value, Reason: "the limit must be positive"}
 		}
+	}
+	if c.badPath != "" {
+		return &OptionError{Option: "WithWritePath", Value: fmt.Sprintf("%q", c.badPath), Reason: "want fast or plain"}
+	}
+	if c.sim.TokenChars < 0 {
+		return &OptionError{Option: "WithSimDefaults", Field: "TokenChars", Value: c.sim.TokenChars, Reason: "must be zero or more"}
 	}
 	return nil
 }

@@ -1,14 +1,15 @@
 package relay
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/trickle-dev/trickle/relay/internal/sink"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // originAllowed says whether a browser page at origin may use the API: the
@@ -28,9 +29,20 @@ func (s *Server) originAllowed(r *http.Request, origin string) bool {
 	return false
 }
 
-// refusedMessage says why a page's request was refused and what to do.
-func refusedMessage(origin string) string {
-	return "relay: the page's origin " + origin + " may not use this relay's API: start the relay with --allow-origin " + origin
+// OriginError is why a browser page's request to the API was refused: its
+// origin is neither the relay's own nor one of WithAllowedOrigins.
+type OriginError struct {
+	Origin string
+}
+
+func (e *OriginError) Error() string {
+	return "relay: the page's origin " + e.Origin + " may not use this relay's API"
+}
+
+// defaultOriginRefusal is the refusal a page gets unless WithOriginRefusal
+// phrases it.
+func defaultOriginRefusal(e *OriginError) string {
+	return e.Error() + ": add it to the relay's allowed origins"
 }
 
 // cors handles browsers' cross-origin rules.
@@ -38,7 +50,8 @@ func refusedMessage(origin string) string {
 // The widget's files (/trickle/) are public code: any page may load them,
 // as from a CDN (Access-Control-Allow-Origin: *, never with credentials).
 //
-// The API (/v1/) answers only its own origin and the --allow-origin list.
+// The API (/v1/) answers only its own origin and the WithAllowedOrigins
+// list.
 // A request from another origin is refused (403) before it can spend the
 // model, but with CORS headers for that origin, so the page can read the
 // refusal: the element then says which origin to allow instead of failing
@@ -73,15 +86,15 @@ func (s *Server) cors(next http.Handler) http.Handler {
 			return
 		}
 		if !allowed {
-			if s.refused.first(origin) {
-				s.log.Warn("origin refused: start the relay with --allow-origin to allow it",
-					"origin", origin, "method", r.Method, "path", r.URL.Path)
+			msg := s.cfg.originRefusal(&OriginError{Origin: origin})
+			if s.refused.First(origin) {
+				s.log.Warn("origin refused", "origin", origin, "method", r.Method, "path", r.URL.Path, "refusal", msg)
 			}
 			if r.URL.Path == "/v1/ws" && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
-				s.wsRefuse(w, r, refusedMessage(origin))
+				s.wsRefuse(w, r, msg)
 				return
 			}
-			writeError(w, http.StatusForbidden, "origin_not_allowed", refusedMessage(origin))
+			writeError(w, http.StatusForbidden, "origin_not_allowed", msg)
 			return
 		}
 		h.Set("Access-Control-Expose-Headers", "X-Trickle-Stream, Retry-After")
@@ -101,33 +114,6 @@ func (s *Server) wsRefuse(w http.ResponseWriter, r *http.Request, message string
 	if err != nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), time.Second)
-	defer cancel()
-	s.wsFail(ctx, c, "failed", message, websocket.StatusPolicyViolation)
+	s.wsFail(sink.LibraryWS(c, time.Second), stream.RelayFailed, message, websocket.StatusPolicyViolation)
 	c.CloseNow()
-}
-
-// maxRefusedOrigins bounds the memory of refused origins: past it, new ones
-// are no longer logged (a flood of made-up origins cannot grow the relay).
-const maxRefusedOrigins = 1024
-
-// refusedOrigins remembers which refused origins were logged.
-type refusedOrigins struct {
-	mu   sync.Mutex
-	seen map[string]struct{}
-}
-
-// first reports whether origin is refused for the first time and still
-// within the bound.
-func (o *refusedOrigins) first(origin string) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if _, ok := o.seen[origin]; ok || len(o.seen) >= maxRefusedOrigins {
-		return false
-	}
-	if o.seen == nil {
-		o.seen = map[string]struct{}{}
-	}
-	o.seen[origin] = struct{}{}
-	return true
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,13 +63,15 @@ func start(t testing.TB, opts ...relay.Option) (*relay.Server, string) {
 }
 
 // startMemory is start with the memory store whatever TRICKLE_TEST_STORE
-// says (unless opts set another).
+// says (unless opts set another). TRICKLE_TEST_WRITE_PATH=plain runs the
+// relays on the plain write path.
 func startMemory(t testing.TB, opts ...relay.Option) (*relay.Server, string) {
 	t.Helper()
 	all := append([]relay.Option{
 		relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 		relay.WithSimDefaults(fast),
 		relay.WithGrace(2 * time.Second),
+		relay.WithWritePath(testWritePath()),
 	}, opts...)
 	srv, err := relay.New(all...)
 	require.NoError(t, err)
@@ -81,6 +84,34 @@ func startMemory(t testing.TB, opts ...relay.Option) (*relay.Server, string) {
 		ts.Close()
 	})
 	return srv, ts.URL
+}
+
+// testWritePath is the write path TRICKLE_TEST_WRITE_PATH names (fast by
+// default).
+func testWritePath() relay.WritePath {
+	if p := os.Getenv("TRICKLE_TEST_WRITE_PATH"); p != "" {
+		return relay.WritePath(p)
+	}
+	return relay.FastWrites
+}
+
+// syncBuffer collects the relay's log lines; the relay writes from many
+// goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 const hello = `{"model":"m","stream":true,"messages":[{"role":"user","content":"hello"}],"seed":0}`
@@ -470,4 +501,41 @@ func TestTimeToFirstTokenCountsToTheFirstAnswerEvent(t *testing.T) {
 	m := string(b)
 	require.Contains(t, m, `trickle_time_to_first_token_seconds_bucket{le="0.1"} 0`+"\n")
 	require.Contains(t, m, `trickle_time_to_first_token_seconds_bucket{le="+Inf"} 1`+"\n")
+}
+
+// Both write paths stream the same events over SSE and over WebSocket, a
+// stop included (the plain path sends through net/http and
+// coder/websocket, the fast one writes the connection itself); the
+// WebSocket closes normally at the end.
+func TestBothWritePathsStreamTheSameEvents(t *testing.T) {
+	const query = "?answer=short"
+	_, fastBase := start(t, relay.WithWritePath(relay.FastWrites))
+	_, want := reference(t, fastBase, query)
+	for _, path := range []relay.WritePath{relay.FastWrites, relay.PlainWrites} {
+		t.Run(string(path), func(t *testing.T) {
+			_, base := start(t, relay.WithWritePath(path))
+			_, sseEvents := reference(t, base, query)
+			same(t, want, sseEvents, "sse")
+			c := wsDial(t, base, query, hello)
+			msgs, err := wsMessages(t, c)
+			require.Equal(t, websocket.StatusNormalClosure, websocket.CloseStatus(err), "%v", err)
+			same(t, want, wsEvents(t, msgs), "websocket")
+
+			// Stop over the WebSocket: the stopped status, then the close.
+			c = wsDial(t, base, "?answer=sample-100k", hello)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_, first, err := c.Read(ctx)
+			require.NoError(t, err)
+			require.Contains(t, string(first), ": trickle stream ", "the prelude first")
+			require.NoError(t, c.Write(ctx, websocket.MessageText, []byte(`{"type":"stop"}`)))
+			msgs, err = wsMessages(t, c)
+			require.Equal(t, websocket.StatusNormalClosure, websocket.CloseStatus(err), "%v", err)
+			evs := wsEvents(t, msgs)
+			require.NotEmpty(t, evs)
+			last := evs[len(evs)-1]
+			require.Equal(t, relay.StatusEvent, last.Type)
+			require.Contains(t, last.Data, `"status":"stopped"`)
+		})
+	}
 }

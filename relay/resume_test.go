@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -362,29 +361,11 @@ func TestEventsAlreadyWaitingGoOutInOneWrite(t *testing.T) {
 	require.Equal(t, ref, evs)
 }
 
-// lockedBuffer collects a server's log lines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // The widget sends stop and closes its WebSocket at once: the relay's
 // last writes then meet a closed connection. That is a stop, logged as
 // one, not a write failure.
 func TestAWebSocketStopFollowedByACloseIsLoggedAsAStop(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncBuffer
 	_, base := start(t, relay.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	for range 5 {
 		c := wsDial(t, base, "?answer=sample-100k&gap_ms=1", hello)

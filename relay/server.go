@@ -1,7 +1,6 @@
 package relay
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -10,15 +9,18 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
+
+	"github.com/trickle-dev/trickle/relay/internal/metrics"
+	"github.com/trickle-dev/trickle/relay/internal/reqlog"
+	"github.com/trickle-dev/trickle/relay/internal/simclock"
+	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 )
 
 // Errors the relay reports.
@@ -31,12 +33,12 @@ var (
 type Server struct {
 	cfg     config
 	log     *slog.Logger
-	metrics *metrics
+	metrics *metrics.Metrics
 	handler http.Handler
 	router  *mux.Router // the routes, for Routes
 
 	mu       sync.Mutex
-	streams  map[string]*genLog
+	streams  map[string]*streamlog.Log
 	finished []string // ids of finished streams still kept, oldest first
 
 	running  atomic.Int64 // generations running
@@ -44,14 +46,38 @@ type Server struct {
 	// kickCtx is cancelled at the shutdown deadline: readers leave.
 	kickCtx context.Context
 	kick    context.CancelFunc
-	clocks  []*simClock    // the simulated generations' events, spread over the CPUs
-	nextClk atomic.Uint32  // the clock of the next generation
-	idle    chan struct{}  // signalled when a generation ends
-	pumps   sync.WaitGroup // readers on hijacked connections
-	refused refusedOrigins // origins refused so far, each logged once
+	clocks  *simclock.Clocks // the simulated generations' events, spread over the CPUs
+	idle    chan struct{}    // signalled when a generation ends
+	pumps   sync.WaitGroup   // readers on hijacked connections
+	refused reqlog.Once      // origins refused so far, each logged once
 
 	store    Store
 	instance string // this process in the store (random)
+
+	logCfg  streamlog.Config  // what every log shares
+	readers streamlog.Readers // what every reader shares
+}
+
+// logHost is the server as its logs see it (streamlog.Host).
+type logHost Server
+
+func (h *logHost) Token(first bool, d time.Duration) {
+	m := h.metrics
+	if first {
+		m.TTFT.Observe(d.Seconds())
+	} else {
+		m.Gap.Observe(d.Seconds())
+	}
+	m.Events.Add(1)
+}
+
+func (h *logHost) Touch(l *streamlog.Log)               { h.store.Append((*generated)(l)) }
+func (h *logHost) Ended(l *streamlog.Log, state string) { (*Server)(h).streamEnded(l, state) }
+func (h *logHost) Watched(id string) bool               { return h.store.Watched(id) }
+func (h *logHost) DropFollowed(l *streamlog.Log)        { (*Server)(h).dropFollowed(l) }
+
+func (s *Server) newLog(dialect string) *streamlog.Log {
+	return streamlog.New(&s.logCfg, (*logHost)(s), newStreamID(), dialect)
 }
 
 // New makes a relay server.
@@ -64,7 +90,7 @@ func New(opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	if u := cfg.upstream; u != nil {
-		if err := u.check(); err != nil {
+		if err := checkUpstream(u); err != nil {
 			return nil, err
 		}
 	}
@@ -74,24 +100,22 @@ func New(opts ...Option) (*Server, error) {
 	s := &Server{
 		cfg:     cfg,
 		log:     cfg.logger,
-		metrics: newMetrics(),
-		streams: map[string]*genLog{},
+		streams: map[string]*streamlog.Log{},
 		idle:    make(chan struct{}, 1),
 		store:   cfg.store,
 	}
+	s.metrics = metrics.New(&s.running)
 	if s.store == nil {
 		s.store = MemoryStore()
 	}
 	s.instance = newStreamID()
-	// One clock per CPU: the clock's goroutine also writes the events of
-	// the readers that are caught up (see reader.wake), and one
-	// goroutine cannot write 200,000 events a second.
-	for range runtime.GOMAXPROCS(0) {
-		s.clocks = append(s.clocks, newSimClock())
-	}
+	s.clocks = simclock.New()
 	s.kickCtx, s.kick = context.WithCancel(context.Background())
-	if err := s.store.bind(s); err != nil {
-		return nil, err
+	s.logCfg = streamlog.Config{MaxEventBytes: cfg.maxEventBytes, MaxEvents: cfg.maxEvents, Grace: cfg.grace, Logger: cfg.logger}
+	s.readers = streamlog.Readers{Heartbeat: cfg.heartbeat, WriteTimeout: cfg.writeTimeout, CutWait: cfg.cutWait,
+		Kick: s.kickCtx, Connections: &s.metrics.Connections, Cuts: &s.metrics.Cuts, Logger: cfg.logger}
+	if err := s.store.Bind((*storeHost)(s)); err != nil {
+		return nil, &OptionError{Option: "WithStore", Value: s.store, Reason: err.Error()}
 	}
 	s.handler = s.routes()
 	return s, nil
@@ -130,7 +154,12 @@ func (s *Server) routes() http.Handler {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "relay: "+r.Method+" is not allowed on "+r.URL.Path)
 	})
-	return s.logRequests(s.cors(r))
+	return reqlog.Handler(s.log, s.cors(r))
+}
+
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	s.metrics.Handler.ServeHTTP(w, r)
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
@@ -139,7 +168,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	status, detail := "ok", ""
 	if s.draining.Load() {
 		status = "draining"
-	} else if err := s.store.ready(); err != nil {
+	} else if err := s.store.Ready(); err != nil {
 		status, detail = "store unavailable", err.Error()
 	}
 	if status != "ok" {
@@ -186,61 +215,55 @@ var errTooMany = errors.New("relay: too many streams")
 
 // register admits a new generation (dropAfter is its fault injection, set
 // before any reader can see it), or refuses it (limit, shutdown).
-func (s *Server) register(dialect string, dropAfter int) (*genLog, error) {
+func (s *Server) register(dialect string, dropAfter int) (*streamlog.Log, error) {
 	if s.draining.Load() {
 		return nil, ErrShuttingDown
 	}
 	if n := s.running.Add(1); n > int64(s.cfg.maxStreams) {
 		s.running.Add(-1)
-		s.metrics.rejected.Add(1)
+		s.metrics.Rejected.Add(1)
 		return nil, fmt.Errorf("%w: %d running, limit %d", errTooMany, n-1, s.cfg.maxStreams)
 	}
-	l := newLog(s, newStreamID(), dialect)
-	l.dropAfter = dropAfter
-	if s.store.durable() {
+	l := s.newLog(dialect)
+	l.SetDropAfter(dropAfter)
+	if s.store.Durable() {
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		err := s.store.begin(ctx, l)
+		err := s.store.Begin(ctx, (*generated)(l))
 		cancel()
 		if err != nil {
 			s.running.Add(-1)
 			return nil, err
 		}
-		l.gated = true
+		l.Gate()
 	}
 	s.mu.Lock()
-	s.streams[l.id] = l
+	s.streams[l.ID()] = l
 	s.mu.Unlock()
-	s.metrics.started.Add(1)
+	s.metrics.Started.Add(1)
 	return l, nil
 }
 
-// streamEnded is called (with l.mu held) once per stream when it ends; the
-// stream stays resumable for the retention window.
-func (s *Server) streamEnded(l *genLog) {
-	if l.follow != nil {
-		if l.readers == 0 {
-			l.dropLaterLocked()
-		}
-		return
-	}
+// streamEnded is called (with l's lock held) once per stream generated
+// here when it ends; the stream stays resumable for the retention window.
+func (s *Server) streamEnded(l *streamlog.Log, state string) {
 	s.running.Add(-1)
 	select {
 	case s.idle <- struct{}{}:
 	default:
 	}
-	switch l.state {
-	case StateStopped:
-		s.metrics.stops.Add(1)
-	case StateFailed:
-		s.metrics.failures.Add(1)
-	case StateCancelled:
-		s.metrics.cancels.Add(1)
+	switch state {
+	case streamlog.StateStopped:
+		s.metrics.Stops.Add(1)
+	case streamlog.StateFailed:
+		s.metrics.Failures.Add(1)
+	case streamlog.StateCancelled:
+		s.metrics.Cancels.Add(1)
 	}
 	// Finished streams are kept for the retention window, and at most
 	// twice the stream limit of them, so that many short answers cannot
 	// pile up in memory.
 	s.mu.Lock()
-	s.finished = append(s.finished, l.id)
+	s.finished = append(s.finished, l.ID())
 	if over := len(s.finished) - 2*s.cfg.maxStreams; over > 0 {
 		for _, id := range s.finished[:over] {
 			delete(s.streams, id)
@@ -250,15 +273,15 @@ func (s *Server) streamEnded(l *genLog) {
 	s.mu.Unlock()
 	time.AfterFunc(s.cfg.retention, func() {
 		s.mu.Lock()
-		delete(s.streams, l.id)
-		if len(s.finished) > 0 && s.finished[0] == l.id {
+		delete(s.streams, l.ID())
+		if len(s.finished) > 0 && s.finished[0] == l.ID() {
 			s.finished = s.finished[1:]
 		}
 		s.mu.Unlock()
 	})
 }
 
-func (s *Server) lookup(id string) *genLog {
+func (s *Server) lookup(id string) *streamlog.Log {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.streams[id]
@@ -269,54 +292,46 @@ const storeTimeout = 2 * time.Second
 
 // find returns the stream id names: the one this instance holds, else
 // (with a shared store) the stream followed from the store. The error is
-// errUnknown, errExpired, errTrimmed or ErrStoreUnavailable.
-func (s *Server) find(id string) (*genLog, error) {
+// store.ErrUnknown, ErrExpired, ErrTrimmed or ErrStoreUnavailable.
+func (s *Server) find(id string) (*streamlog.Log, error) {
 	if l := s.lookup(id); l != nil {
 		return l, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	l, err := s.store.open(ctx, id)
+	f, err := s.store.Follow(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	fl, ok := f.(*followed)
+	if !ok {
+		return nil, fmt.Errorf("relay: store %s followed stream %s into a log of its own, not the Follower the relay made", s.store, id)
+	}
+	l := (*streamlog.Log)(fl)
 	s.mu.Lock()
 	if have := s.streams[id]; have != nil {
 		// Another request opened it meanwhile: keep one follower.
 		s.mu.Unlock()
-		l.follow.stop()
+		l.Unfollow()
 		return have, nil
 	}
 	s.streams[id] = l
 	s.mu.Unlock()
-	l.mu.Lock()
-	if l.readers == 0 {
-		l.dropLaterLocked()
-	}
-	l.mu.Unlock()
+	l.DropIfUnread()
 	return l, nil
 }
 
-// dropLaterLocked forgets a followed stream once nobody has read it for
-// the grace period; a later resume follows it from the store again.
-func (l *genLog) dropLaterLocked() {
-	if l.grace != nil {
-		l.grace.Stop()
-	}
-	l.grace = time.AfterFunc(l.srv.cfg.grace, func() { l.srv.dropFollowed(l) })
-}
-
-func (s *Server) dropFollowed(l *genLog) {
+// dropFollowed forgets a followed stream nobody read for the grace
+// period; a later resume follows it from the store again.
+func (s *Server) dropFollowed(l *streamlog.Log) {
 	s.mu.Lock()
-	l.mu.Lock()
-	idle := l.readers == 0
-	if idle && s.streams[l.id] == l {
-		delete(s.streams, l.id)
+	idle := l.Readers() == 0
+	if idle && s.streams[l.ID()] == l {
+		delete(s.streams, l.ID())
 	}
-	l.mu.Unlock()
 	s.mu.Unlock()
 	if idle {
-		l.follow.stop()
+		l.Unfollow()
 	}
 }
 
@@ -330,7 +345,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		// The ends just written reach the store before it closes.
 		cctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		defer cancel()
-		s.store.close(cctx)
+		s.store.Close(cctx)
 	}()
 	s.log.Info("relay draining", "streams", s.running.Load())
 	for s.running.Load() > 0 {
@@ -341,13 +356,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			n := s.running.Load()
 			s.kick()
 			s.mu.Lock()
-			var live []*genLog
+			var live []*streamlog.Log
 			for _, l := range s.streams {
 				live = append(live, l)
 			}
 			s.mu.Unlock()
 			for _, l := range live {
-				l.stopWith(StateCancelled, "relay: shut down before the stream ended", false)
+				l.StopWith(streamlog.StateCancelled, "relay: shut down before the stream ended", false)
 			}
 			// Give the readers a moment to send their clean end.
 			done := make(chan struct{})
@@ -374,63 +389,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // --- middleware ---------------------------------------------------------
-
-type statusWriter struct {
-	http.ResponseWriter
-	code  int
-	bytes int64
-}
-
-// Hijack records that the connection was taken over (SSE on a hijacked
-// connection, WebSocket) for the request log.
-func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	c, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
-	if err == nil && w.code == 0 {
-		w.code = http.StatusOK
-		if w.Header().Get("Upgrade") != "" {
-			w.code = http.StatusSwitchingProtocols
-		}
-	}
-	return c, brw, err
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(p []byte) (int, error) {
-	if w.code == 0 {
-		w.code = http.StatusOK
-	}
-	n, err := w.ResponseWriter.Write(p)
-	w.bytes += int64(n)
-	return n, err
-}
-
-// Unwrap lets http.ResponseController reach Flush, SetWriteDeadline and
-// Hijack on the real writer.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func (s *Server) logRequests(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w}
-		defer func() {
-			lvl := slog.LevelDebug
-			if sw.code >= 500 {
-				lvl = slog.LevelWarn
-			} else if strings.HasPrefix(r.URL.Path, "/v1/") {
-				lvl = slog.LevelInfo
-			}
-			s.log.Log(r.Context(), lvl, "request", "method", r.Method, "path", r.URL.Path, "status", sw.code,
-				"bytes", sw.bytes, "duration", time.Since(start).Round(time.Microsecond), "stream", sw.Header().Get("X-Trickle-Stream"))
-		}()
-		next.ServeHTTP(sw, r)
-	})
-}
 
 // authorize checks the bearer token when one is configured.
 func (s *Server) authorize(next http.Handler) http.Handler {

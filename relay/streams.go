@@ -15,21 +15,41 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/stream"
+
+	"github.com/trickle-dev/trickle/relay/internal/streamlog"
+	"github.com/trickle-dev/trickle/relay/store"
 )
+
+// Stream states, as /v1/streams/{id}/info reports them.
+const (
+	StateRunning   = streamlog.StateRunning   // the generation is going on
+	StateComplete  = streamlog.StateComplete  // the generator finished on its own
+	StateStopped   = streamlog.StateStopped   // a client asked to stop
+	StateCancelled = streamlog.StateCancelled // nobody came back within the grace period, or the relay shut down
+	StateFailed    = streamlog.StateFailed    // the upstream (or an injected fault) failed
+)
+
+// StatusEvent is the SSE event type of the relay's own terminal events;
+// their status words are stream.RelayStatus.
+const StatusEvent = stream.StatusEventType
+
+// Info is the JSON answer of GET /v1/streams/{id}/info.
+type Info = streamlog.Info
 
 // parseLastEventID turns "<stream>:<seq>" into the number of events the
 // client has.
-func parseLastEventID(l *genLog, last string) (int, error) {
+func parseLastEventID(l *streamlog.Log, last string) (int, error) {
 	if last == "" {
 		return 0, nil
 	}
 	sid, seqText, ok := strings.Cut(last, ":")
 	seq, err := strconv.Atoi(seqText)
-	if !ok || err != nil || seq < 0 || sid != l.id {
-		return 0, fmt.Errorf("%w: last event id %q is not an id of stream %s (want %s:<seq>)", ErrBadRequest, last, l.id, l.id)
+	if !ok || err != nil || seq < 0 || sid != l.ID() {
+		return 0, fmt.Errorf("%w: last event id %q is not an id of stream %s (want %s:<seq>)", ErrBadRequest, last, l.ID(), l.ID())
 	}
-	if n := l.count(); seq > n {
-		return 0, fmt.Errorf("%w: last event id %q is ahead of stream %s, which has %d events", ErrBadRequest, last, l.id, n)
+	if n := l.Count(); seq > n {
+		return 0, fmt.Errorf("%w: last event id %q is ahead of stream %s, which has %d events", ErrBadRequest, last, l.ID(), n)
 	}
 	return seq, nil
 }
@@ -49,18 +69,15 @@ func goneMessage(id string) string {
 
 // lostMessage says why a stream the store once held cannot be resumed.
 func (s *Server) lostMessage(id string, err error) string {
-	if errors.Is(err, errTrimmed) {
+	if errors.Is(err, store.ErrTrimmed) {
 		return "stream " + id + " cannot be resumed: its first events were trimmed from the stream store (over --max-events, or removed by an operator); send the request again"
 	}
 	return "stream " + id + " cannot be resumed: its events expired from the stream store (kept " + s.cfg.retention.String() + " after the end, --retention); send the request again"
 }
 
-func statusData(status, message string) string {
-	b, _ := json.Marshal(struct {
-		Status  string `json:"status"`
-		Message string `json:"message"`
-	}{status, message})
-	return string(b)
+// statusData is the JSON data of a trickle.status event.
+func statusData(status stream.RelayStatus, message string) string {
+	return streamlog.StatusData(status, message)
 }
 
 // refusal is why a request naming a stream cannot be served: the HTTP
@@ -69,23 +86,23 @@ func statusData(status, message string) string {
 type refusal struct {
 	code    int
 	typ     string
-	status  string
+	status  stream.RelayStatus
 	message string
 }
 
 // refusalOf turns an error of find or resumeAt into what the client gets.
 func (s *Server) refusalOf(id string, err error) refusal {
 	switch {
-	case errors.Is(err, errUnknown):
-		return refusal{http.StatusNotFound, "stream_gone", "gone", "relay: " + goneMessage(id)}
-	case errors.Is(err, errExpired), errors.Is(err, errTrimmed):
-		return refusal{http.StatusGone, "stream_expired", "gone", "relay: " + s.lostMessage(id, err)}
+	case errors.Is(err, store.ErrUnknown):
+		return refusal{http.StatusNotFound, "stream_gone", stream.RelayGone, "relay: " + goneMessage(id)}
+	case errors.Is(err, store.ErrExpired), errors.Is(err, store.ErrTrimmed):
+		return refusal{http.StatusGone, "stream_expired", stream.RelayGone, "relay: " + s.lostMessage(id, err)}
 	case errors.Is(err, ErrStoreUnavailable):
-		return refusal{http.StatusServiceUnavailable, "store_unavailable", "failed", err.Error() + "; try again shortly"}
+		return refusal{http.StatusServiceUnavailable, "store_unavailable", stream.RelayFailed, err.Error() + "; try again shortly"}
 	case errors.Is(err, ErrBadRequest):
-		return refusal{http.StatusBadRequest, "invalid_request_error", "failed", err.Error()}
+		return refusal{http.StatusBadRequest, "invalid_request_error", stream.RelayFailed, err.Error()}
 	default:
-		return refusal{http.StatusInternalServerError, "server_error", "failed", err.Error()}
+		return refusal{http.StatusInternalServerError, "server_error", stream.RelayFailed, err.Error()}
 	}
 }
 
@@ -98,7 +115,7 @@ func (f refusal) write(w http.ResponseWriter) {
 
 // streamOr404 finds the stream the request's {id} names, or answers the
 // request with why not and returns nil.
-func (s *Server) streamOr404(w http.ResponseWriter, r *http.Request) *genLog {
+func (s *Server) streamOr404(w http.ResponseWriter, r *http.Request) *streamlog.Log {
 	id := mux.Vars(r)["id"]
 	l, err := s.find(id)
 	if err != nil {
@@ -110,7 +127,7 @@ func (s *Server) streamOr404(w http.ResponseWriter, r *http.Request) *genLog {
 
 // resumeAt finds a stream and the position after the client's last event
 // id, for GET /v1/streams/{id} and the WebSocket's resume message.
-func (s *Server) resumeAt(id, last, transport string) (*genLog, int, error) {
+func (s *Server) resumeAt(id, last, transport string) (*streamlog.Log, int, error) {
 	l, err := s.find(id)
 	if err != nil {
 		return nil, 0, err
@@ -119,8 +136,8 @@ func (s *Server) resumeAt(id, last, transport string) (*genLog, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	s.metrics.resumes.Add(1)
-	s.log.Info("stream resumed", "stream", id, "transport", transport, "after", pos, "followed", l.follow != nil)
+	s.metrics.Resumes.Add(1)
+	s.log.Info("stream resumed", "stream", id, "transport", transport, "after", pos, "followed", l.Followed())
 	return l, pos, nil
 }
 
@@ -129,7 +146,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
 	l, pos, err := s.resumeAt(id, lastEventID(r), "sse")
 	switch {
-	case errors.Is(err, errUnknown):
+	case errors.Is(err, store.ErrUnknown):
 		s.gone(w, r, id)
 	case err != nil:
 		s.refusalOf(id, err).write(w)
@@ -149,7 +166,7 @@ func (s *Server) gone(w http.ResponseWriter, r *http.Request, id string) {
 	}
 	sseHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
-	w.Write(sse.AppendMessage(nil, sse.Message{Event: StatusEvent, Data: statusData("gone", goneMessage(id))}))
+	w.Write(sse.AppendMessage(nil, sse.Message{Event: StatusEvent, Data: statusData(stream.RelayGone, goneMessage(id))}))
 }
 
 // stopStream is DELETE /v1/streams/{id}: Stop, on whichever instance
@@ -160,10 +177,10 @@ func (s *Server) stopStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.stop(l, "DELETE"); err != nil {
-		s.refusalOf(l.id, err).write(w)
+		s.refusalOf(l.ID(), err).write(w)
 		return
 	}
-	writeJSON(w, l.info())
+	writeJSON(w, l.Info())
 }
 
 // stopWait is how long a Stop of a stream generated on another instance
@@ -173,28 +190,28 @@ const stopWait = 2 * time.Second
 // stop stops l (Stop from a client) and logs it. A stream generated on
 // another instance is stopped through the store; stop then waits (at most
 // stopWait) for its end to arrive here.
-func (s *Server) stop(l *genLog, by string) error {
+func (s *Server) stop(l *streamlog.Log, by string) error {
 	start := time.Now()
-	if l.follow != nil {
-		if l.info().State != StateRunning {
+	if l.Followed() {
+		if l.Info().State != streamlog.StateRunning {
 			return nil
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		err := s.store.requestStop(ctx, l.id)
+		err := s.store.Stop(ctx, l.ID())
 		cancel()
 		if err != nil {
 			return err
 		}
-		for l.info().State == StateRunning && time.Since(start) < stopWait {
+		for l.Info().State == streamlog.StateRunning && time.Since(start) < stopWait {
 			time.Sleep(2 * time.Millisecond)
 		}
-		s.log.Info("stream stop requested from the instance generating it", "stream", l.id, "by", by,
-			"state", l.info().State, "took", time.Since(start).Round(time.Microsecond))
+		s.log.Info("stream stop requested from the instance generating it", "stream", l.ID(), "by", by,
+			"state", l.Info().State, "took", time.Since(start).Round(time.Microsecond))
 		return nil
 	}
-	if l.stop(StateStopped, "stopped by the client") {
-		s.log.Info("stream stopped", "stream", l.id, "by", by, "events", l.count(),
-			"upstream_cancelled", l.info().UpstreamCancelled, "took", time.Since(start).Round(time.Microsecond))
+	if l.Stop(streamlog.StateStopped, "stopped by the client") {
+		s.log.Info("stream stopped", "stream", l.ID(), "by", by, "events", l.Count(),
+			"upstream_cancelled", l.Info().UpstreamCancelled, "took", time.Since(start).Round(time.Microsecond))
 	}
 	return nil
 }
@@ -202,7 +219,7 @@ func (s *Server) stop(l *genLog, by string) error {
 // streamInfo is GET /v1/streams/{id}/info.
 func (s *Server) streamInfo(w http.ResponseWriter, r *http.Request) {
 	if l := s.streamOr404(w, r); l != nil {
-		writeJSON(w, l.info())
+		writeJSON(w, l.Info())
 	}
 }
 

@@ -1,160 +1,43 @@
+// The upstream proxy's side in the relay: a stream whose generator is the
+// upstream (package upstream).
+
 package relay
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/url"
-	"strings"
-	"sync/atomic"
-	"time"
 
+	"github.com/trickle-dev/trickle/relay/internal/streamlog"
+	"github.com/trickle-dev/trickle/relay/internal/upstream"
 	"github.com/trickle-dev/trickle/relay/sim"
-	"github.com/trickle-dev/trickle/sse"
-	"github.com/trickle-dev/trickle/stream"
 )
 
 // Upstream errors, wrapped with where and when they happened.
 var (
-	ErrUpstream          = errors.New("relay: upstream failed")
-	ErrFirstTokenTimeout = errors.New("relay: upstream sent nothing within the first-token timeout")
-	ErrIdleTimeout       = errors.New("relay: upstream went silent past the idle timeout")
-	ErrTotalTimeout      = errors.New("relay: upstream answer exceeded the total timeout")
-	ErrNoEndMarker       = errors.New("relay: upstream closed without its end marker")
+	ErrUpstream          = upstream.ErrUpstream
+	ErrFirstTokenTimeout = upstream.ErrFirstTokenTimeout
+	ErrIdleTimeout       = upstream.ErrIdleTimeout
+	ErrTotalTimeout      = upstream.ErrTotalTimeout
+	ErrNoEndMarker       = upstream.ErrNoEndMarker
 )
 
-func (u *Upstream) check() error {
-	pu, err := url.Parse(u.URL)
-	if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-		return fmt.Errorf("%w: upstream URL %q is not an absolute http(s) URL", ErrBadOption, u.URL)
+// checkUpstream refuses an Upstream that cannot work, naming the field.
+func checkUpstream(u *Upstream) error {
+	d := DefaultSettings().Upstream
+	err := u.Check(upstream.Defaults{FirstTokenTimeout: d.FirstTokenTimeout, IdleTimeout: d.IdleTimeout, TotalTimeout: d.TotalTimeout})
+	var fe *upstream.FieldError
+	if errors.As(err, &fe) {
+		return &OptionError{Option: "WithUpstream", Field: fe.Field, Value: fe.Value, Reason: fe.Reason}
 	}
-	switch u.Dialect {
-	case "openai", "anthropic", "ollama":
-	default:
-		return fmt.Errorf("%w: upstream dialect %q (want openai, anthropic or ollama)", ErrBadOption, u.Dialect)
-	}
-	if u.FirstTokenTimeout <= 0 {
-		u.FirstTokenTimeout = 60 * time.Second
-	}
-	if u.IdleTimeout <= 0 {
-		u.IdleTimeout = 60 * time.Second
-	}
-	if u.TotalTimeout <= 0 {
-		u.TotalTimeout = 10 * time.Minute
-	}
-	if u.Retries < 0 {
-		u.Retries = 0
-	}
-	if u.Client == nil {
-		u.Client = &http.Client{Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout:   10 * time.Second,
-			MaxIdleConnsPerHost:   64,
-			IdleConnTimeout:       90 * time.Second,
-			DisableCompression:    true, // compressed SSE arrives in bursts
-			ResponseHeaderTimeout: 0,    // the first-token timeout covers it
-		}}
-	}
-	return nil
-}
-
-// upstreamBody turns the client's OpenAI request into the upstream's.
-func (u *Upstream) upstreamBody(req *ChatRequest, body []byte, streaming bool) ([]byte, error) {
-	model := req.Model
-	if u.Model != "" {
-		model = u.Model
-	}
-	switch u.Dialect {
-	case "openai":
-		var m map[string]any
-		if err := json.Unmarshal(body, &m); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
-		}
-		m["model"] = model
-		m["stream"] = streaming
-		if streaming {
-			m["stream_options"] = map[string]any{"include_usage": true}
-		} else {
-			delete(m, "stream_options")
-		}
-		return json.Marshal(m)
-	case "anthropic":
-		type msg struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		}
-		out := struct {
-			Model     string `json:"model"`
-			MaxTokens int    `json:"max_tokens"`
-			System    string `json:"system,omitempty"`
-			Messages  []msg  `json:"messages"`
-			Stream    bool   `json:"stream"`
-		}{Model: model, MaxTokens: 4096, Stream: streaming}
-		if req.MaxTokens != nil {
-			out.MaxTokens = *req.MaxTokens
-		}
-		if req.MaxCompletionTokens != nil {
-			out.MaxTokens = *req.MaxCompletionTokens
-		}
-		var system []string
-		for _, m := range req.Messages {
-			if m.Role == "system" || m.Role == "developer" {
-				system = append(system, m.Text())
-				continue
-			}
-			out.Messages = append(out.Messages, msg{Role: m.Role, Content: m.Text()})
-		}
-		out.System = strings.Join(system, "\n\n")
-		return json.Marshal(out)
-	default: // ollama
-		type msg struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		}
-		out := struct {
-			Model    string `json:"model"`
-			Messages []msg  `json:"messages"`
-			Stream   bool   `json:"stream"`
-		}{Model: model, Stream: streaming}
-		for _, m := range req.Messages {
-			out.Messages = append(out.Messages, msg{Role: m.Role, Content: m.Text()})
-		}
-		return json.Marshal(out)
-	}
-}
-
-func (u *Upstream) newRequest(ctx context.Context, payload []byte) (*http.Request, error) {
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u.URL, bytes.NewReader(payload))
-	if err != nil {
-		return nil, err
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "text/event-stream, application/x-ndjson, application/json")
-	if u.Key != "" {
-		switch u.Dialect {
-		case "anthropic":
-			hr.Header.Set("x-api-key", u.Key)
-		default:
-			hr.Header.Set("Authorization", "Bearer "+u.Key)
-		}
-	}
-	if u.Dialect == "anthropic" {
-		hr.Header.Set("anthropic-version", "2023-06-01")
-	}
-	return hr, nil
+	return err
 }
 
 // startUpstream registers a stream and relays the upstream's answer into it.
-func (s *Server) startUpstream(req *ChatRequest, body []byte, drop int) (*genLog, error) {
+func (s *Server) startUpstream(req *ChatRequest, body []byte, drop int) (*streamlog.Log, error) {
 	u := s.cfg.upstream
-	payload, err := u.upstreamBody(req, body, true)
+	payload, err := u.Body(req, body, true)
 	if err != nil {
 		return nil, err
 	}
@@ -163,220 +46,52 @@ func (s *Server) startUpstream(req *ChatRequest, body []byte, drop int) (*genLog
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	l.mu.Lock()
-	l.cancel = cancel
-	l.mu.Unlock()
-	s.log.Info("stream started", "stream", l.id, "model", "upstream", "dialect", u.Dialect, "upstream", u.URL)
+	l.SetCancel(cancel)
+	s.log.Info("stream started", "stream", l.ID(), "model", "upstream", "dialect", u.Dialect, "upstream", u.URL)
 	go s.runUpstream(ctx, cancel, l, payload)
 	return l, nil
 }
 
-// runUpstream makes the upstream request (retrying only while nothing has
-// been received), relays every event into l, and ends l: complete when the
-// dialect's end marker came, failed otherwise (with the dialect's error
-// event and end marker, so every client learns why).
-func (s *Server) runUpstream(ctx context.Context, cancel context.CancelFunc, l *genLog, payload []byte) {
+// runUpstream relays the upstream's answer into l and ends l: complete
+// when the dialect's end marker came, failed otherwise (with the dialect's
+// error event and end marker, so every client learns why).
+func (s *Server) runUpstream(ctx context.Context, cancel context.CancelFunc, l *streamlog.Log, payload []byte) {
 	defer cancel()
 	u := s.cfg.upstream
-	ctx, cancelTotal := context.WithTimeoutCause(ctx, u.TotalTimeout, ErrTotalTimeout)
-	defer cancelTotal()
-
-	var err error
-	var relayed int
-	for attempt := 0; attempt <= u.Retries; attempt++ {
-		if attempt > 0 {
-			select {
-			case <-time.After(time.Duration(attempt*attempt) * 250 * time.Millisecond):
-			case <-ctx.Done():
-			}
-		}
-		var retry bool
-		relayed, retry, err = s.attempt(ctx, l, u, payload)
-		if err == nil || !retry || ctx.Err() != nil {
-			break
-		}
-		s.metrics.upstreamErrors.Add(1)
-		s.log.Warn("upstream attempt failed before the first byte; retrying", "stream", l.id, "attempt", attempt+1, "err", err)
-	}
+	// Every upstream event counts as a token: the relay does not
+	// interpret the dialect on this path.
+	emit := func(event, data string) bool { return l.Emit(event, data, true) }
+	relayed, err := u.Run(ctx, l.ID(), payload, s.cfg.maxEventBytes, emit, func(attempt int, err error) {
+		s.metrics.UpstreamErrors.Add(1)
+		s.log.Warn("upstream attempt failed before the first byte; retrying", "stream", l.ID(), "attempt", attempt, "err", err)
+	})
 	if err == nil {
-		l.end(StateComplete, "")
+		l.End(StateComplete, "")
 		return
 	}
-	if l.info().State != StateRunning {
+	if l.Info().State != StateRunning {
 		return // stopped or cancelled: the cancellation is the cause
 	}
-	s.metrics.upstreamErrors.Add(1)
+	s.metrics.UpstreamErrors.Add(1)
 	msg := err.Error()
-	if c := context.Cause(ctx); c != nil && !errors.Is(err, c) && (errors.Is(c, ErrTotalTimeout)) {
-		msg = c.Error()
-	}
-	s.log.Warn("upstream failed", "stream", l.id, "events", relayed, "err", msg)
+	s.log.Warn("upstream failed", "stream", l.ID(), "events", relayed, "err", msg)
 	for _, m := range sim.Failure(u.Dialect, msg) {
-		l.emit(m.Event, m.Data, false)
+		l.Emit(m.Event, m.Data, false)
 	}
-	l.end(StateFailed, msg)
-}
-
-// attempt makes one upstream request. retry reports whether the failure
-// happened before the first byte of the answer (so trying again cannot
-// double anything).
-func (s *Server) attempt(parent context.Context, l *genLog, u *Upstream, payload []byte) (relayed int, retry bool, err error) {
-	ctx, cancel := context.WithCancelCause(parent)
-	defer cancel(nil)
-	var gotByte atomic.Bool
-	dog := time.AfterFunc(u.FirstTokenTimeout, func() {
-		if gotByte.Load() {
-			cancel(ErrIdleTimeout)
-		} else {
-			cancel(ErrFirstTokenTimeout)
-		}
-	})
-	defer dog.Stop()
-	cause := func(err error) error {
-		if c := context.Cause(ctx); c != nil && ctx.Err() != nil {
-			return fmt.Errorf("%w (stream %s, after %d events)", c, l.id, relayed)
-		}
-		return err
-	}
-
-	hr, err := u.newRequest(ctx, payload)
-	if err != nil {
-		return 0, false, fmt.Errorf("%w: %w", ErrUpstream, err)
-	}
-	resp, err := u.Client.Do(hr)
-	if err != nil {
-		return 0, true, fmt.Errorf("%w: %s %s: %w", ErrUpstream, hr.Method, u.URL, cause(err))
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		retry = resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests
-		return 0, retry, fmt.Errorf("%w: %s answered %s: %s", ErrUpstream, u.URL, resp.Status, strings.TrimSpace(string(b)))
-	}
-
-	// The stream package's pipeline watches the same bytes to tell a
-	// complete answer (end marker) from a cut one.
-	pipe := stream.NewPipeline(stream.WithDialect(u.Dialect), stream.WithContentType(resp.Header.Get("Content-Type")))
-	body := &watchedBody{r: resp.Body, dog: dog, idle: u.IdleTimeout, pipe: pipe, got: &gotByte}
-	emit := func(event, data string) bool {
-		relayed++
-		// Every upstream event counts as a token: the relay does not
-		// interpret the dialect on this path.
-		return l.emit(event, data, true)
-	}
-	var readErr error
-	if u.Dialect == "ollama" && !strings.Contains(resp.Header.Get("Content-Type"), "event-stream") {
-		readErr = relayNDJSON(body, s.cfg.maxEventBytes, emit)
-	} else {
-		readErr = relaySSE(body, s.cfg.maxEventBytes, emit)
-	}
-	if readErr != nil && !errors.Is(readErr, io.EOF) {
-		if !body.started {
-			return relayed, true, fmt.Errorf("%w: reading %s: %w", ErrUpstream, u.URL, cause(readErr))
-		}
-		return relayed, false, fmt.Errorf("%w: reading %s after %d events: %w", ErrUpstream, u.URL, relayed, cause(readErr))
-	}
-	pipe.Close()
-	switch st := pipe.Answer().Status(); st {
-	case stream.Complete:
-		return relayed, false, nil
-	case stream.Failed:
-		// The upstream reported its own error in its own shape; it was
-		// relayed as it came.
-		return relayed, false, fmt.Errorf("%w: %s reported an error after %d events: %v", ErrUpstream, u.URL, relayed, pipe.Answer().Err())
-	default:
-		return relayed, !body.started, fmt.Errorf("%w: %s closed after %d events (%s)", ErrNoEndMarker, u.URL, relayed, st)
-	}
-}
-
-// watchedBody feeds the idle watchdog and the pipeline as bytes arrive.
-type watchedBody struct {
-	r       io.Reader
-	dog     *time.Timer
-	idle    time.Duration
-	pipe    *stream.Pipeline
-	got     *atomic.Bool
-	started bool
-}
-
-func (b *watchedBody) Read(p []byte) (int, error) {
-	n, err := b.r.Read(p)
-	if n > 0 {
-		if !b.started {
-			b.started = true
-			b.got.Store(true)
-		}
-		b.dog.Reset(b.idle)
-		b.pipe.Write(p[:n])
-	}
-	return n, err
-}
-
-var errStopped = errors.New("relay: stream ended")
-
-func relaySSE(r io.Reader, maxEvent int, emit func(event, data string) bool) error {
-	dec := sse.NewDecoder(r, sse.WithMaxEventSize(maxEvent))
-	for {
-		ev, err := dec.Next()
-		if err != nil {
-			return err
-		}
-		typ := ev.Type
-		if typ == "message" {
-			typ = ""
-		}
-		if !emit(typ, ev.Data) {
-			return errStopped
-		}
-	}
-}
-
-func relayNDJSON(r io.Reader, maxEvent int, emit func(event, data string) bool) error {
-	br := bufio.NewReaderSize(r, 16<<10)
-	var line []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > maxEvent {
-			return fmt.Errorf("relay: an NDJSON line is over %d bytes", maxEvent)
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if t := bytes.TrimSpace(line); len(t) > 0 {
-			if !emit("", string(t)) {
-				return errStopped
-			}
-		}
-		line = line[:0]
-		if err != nil {
-			return err
-		}
-	}
+	l.End(StateFailed, msg)
 }
 
 // forwardOnce relays a stream:false request to the upstream and copies its
 // answer back.
 func (s *Server) forwardOnce(w http.ResponseWriter, r *http.Request, req *ChatRequest, body []byte) {
 	u := s.cfg.upstream
-	payload, err := u.upstreamBody(req, body, false)
+	payload, err := u.Body(req, body, false)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), u.TotalTimeout)
-	defer cancel()
-	hr, err := u.newRequest(ctx, payload)
-	if err == nil {
-		var resp *http.Response
-		if resp, err = u.Client.Do(hr); err == nil {
-			defer resp.Body.Close()
-			w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
-			w.WriteHeader(resp.StatusCode)
-			io.Copy(w, resp.Body)
-			return
-		}
+	if err := u.Forward(r.Context(), w, payload); err != nil {
+		s.metrics.UpstreamErrors.Add(1)
+		writeError(w, http.StatusBadGateway, "upstream_error", fmt.Sprintf("%v: %v", ErrUpstream, err))
 	}
-	s.metrics.upstreamErrors.Add(1)
-	writeError(w, http.StatusBadGateway, "upstream_error", fmt.Sprintf("%v: %v", ErrUpstream, err))
 }

@@ -189,7 +189,7 @@ func (a *Answer) Apply(ev Event) bool {
 		a.end(Complete, nil)
 	case KindStatus:
 		rerr := &RelayError{Status: ev.Reason, Message: ev.Text}
-		if ev.Reason == "stopped" {
+		if RelayStatus(ev.Reason) == RelayStopped {
 			a.end(Stopped, rerr)
 		} else {
 			a.end(Failed, rerr)

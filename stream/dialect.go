@@ -243,7 +243,7 @@ func Detect(ev sse.Event) string {
 		return "anthropic"
 	case strings.HasPrefix(ev.Type, "response."):
 		return "responses"
-	case ev.Type == "trickle.status":
+	case ev.Type == StatusEventType:
 		return ""
 	}
 	data := strings.TrimSpace(ev.Data)

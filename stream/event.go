@@ -194,15 +194,15 @@ func (e *ProviderError) Is(target error) bool { return target == ErrProvider }
 // RelayError is a terminal "trickle.status" from the relay. It matches
 // ErrRelay, and ErrGone or ErrStopped for those statuses.
 type RelayError struct {
-	// Status is "stopped", "failed" or "gone".
+	// Status is a RelayStatus word: "stopped", "failed" or "gone".
 	Status string
 	// Message is the relay's message.
 	Message string
 }
 
 func (e *RelayError) Error() string {
-	switch e.Status {
-	case "gone":
+	switch RelayStatus(e.Status) {
+	case RelayGone:
 		msg := "the stream expired on the relay and cannot be resumed; ask again"
 		if e.Message != "" {
 			msg += " (" + e.Message + ")"
@@ -223,9 +223,9 @@ func (e *RelayError) Is(target error) bool {
 	case ErrRelay:
 		return true
 	case ErrGone:
-		return e.Status == "gone"
+		return RelayStatus(e.Status) == RelayGone
 	case ErrStopped:
-		return e.Status == "stopped"
+		return RelayStatus(e.Status) == RelayStopped
 	}
 	return false
 }

@@ -281,7 +281,7 @@ func (p *Pipeline) ndjsonLine(line []byte) {
 // event handles one SSE event or NDJSON line.
 func (p *Pipeline) event(ev sse.Event) {
 	p.seq++
-	if ev.Type == "trickle.status" {
+	if ev.Type == StatusEventType {
 		p.status(ev)
 		return
 	}
@@ -340,8 +340,8 @@ func (p *Pipeline) status(ev sse.Event) {
 		p.skipped(ev, p.seq, err)
 		return
 	}
-	switch s.Status {
-	case "stopped", "failed", "gone":
+	switch {
+	case RelayStatus(s.Status).Known():
 		p.reopen = false
 		p.emit(Event{Kind: KindStatus, Reason: s.Status, Text: s.Message})
 	default:

@@ -39,6 +39,7 @@ import (
 
 type result struct {
 	Server            string  `json:"server"`
+	WritePath         string  `json:"write_path,omitempty"`
 	Transport         string  `json:"transport"`
 	Client            string  `json:"client"`
 	Streams           int     `json:"streams"`
@@ -83,6 +84,7 @@ var (
 	client     = flag.String("client", defaultClient(), "epoll (Linux: a few threads read every socket) or goroutine (one goroutine per stream)")
 	epollLoops = flag.Int("epoll-loops", 1, "threads of the epoll client")
 	serverName = flag.String("server-name", "relay", "what is being measured (relay, floor), recorded in the result")
+	writePath  = flag.String("path", "", "the relay's write path (trickle serve --write-path: fast or plain), recorded in the result")
 	pid        = flag.Int("server-pid", 0, "relay process id, to read its CPU and memory from /proc")
 	n          = flag.Int("n", 1000, "concurrent streams")
 	transport  = flag.String("transport", "sse", "sse or ws")
@@ -127,7 +129,7 @@ func run() (*result, error) {
 	var wire atomic.Int64
 	infoClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 
-	res := &result{Server: *serverName, Transport: *transport, Client: *client, Streams: *n, RatePerStream: *rate, DurationS: duration.Seconds()}
+	res := &result{Server: *serverName, WritePath: *writePath, Transport: *transport, Client: *client, Streams: *n, RatePerStream: *rate, DurationS: duration.Seconds()}
 	recs := make([]*streamRec, *n)
 	var errs atomic.Int64
 	var firstErr atomic.Value

@@ -10,6 +10,10 @@
 # LOAD_FLAGS load generator flags (e.g. "-stall-every 10 -stall 12s").
 # LOAD_RELAY_BIN runs a relay binary built elsewhere (e.g. an older commit,
 # for a side-by-side comparison) instead of building ./cmd/trickle.
+# LOAD_PATHS="fast plain" runs each transport once per write path
+# (trickle serve --write-path, recorded as write_path), side by side;
+# LOAD_BASELINE_BIN adds, before them, a run of that binary (server
+# "baseline", without --write-path: e.g. a build of an older commit).
 # LOAD_SERVER=floor runs the same load against bench/load/floor instead of
 # the relay: the least work that streams the same bytes (SSE only), the
 # floor under the relay's figures on this machine.
@@ -44,12 +48,27 @@ fi
 
 echo "Relay under load (${server}): ${n} streams at 20 tokens/s, ramp ${ramp}, idle ${idle}, tokens for ${duration}, $(nproc) cores, $(go version | cut -d' ' -f3), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 : >"${out}"
+paths="${LOAD_PATHS:-}"
+variants=""
+[ -z "${LOAD_BASELINE_BIN:-}" ] || variants="baseline"
+if [ -n "${paths}" ]; then
+  for p in ${paths}; do variants="${variants} ${p}"; done
+else
+  variants="${variants} default"
+fi
 for transport in ${transports}; do
+ for variant in ${variants}; do
+  name="${server}" bin="${relay_bin}" path_flags="" path_arg=""
+  case "${variant}" in
+    baseline) name=baseline bin="${LOAD_BASELINE_BIN}" ;;
+    default) ;;
+    *) path_flags="--write-path ${variant}" path_arg="-path ${variant}" ;;
+  esac
   if [ "${server}" = floor ]; then
     bench/results/floor --addr "127.0.0.1:${port}" >/dev/null 2>bench/results/load-relay.log &
   else
-    "${relay_bin}" serve --addr "127.0.0.1:${port}" --max-streams $((n + 100)) \
-      --retention 2m --log-level warn ${LOAD_RELAY_FLAGS:-} >/dev/null 2>bench/results/load-relay.log &
+    "${bin}" serve --addr "127.0.0.1:${port}" --max-streams $((n + 100)) \
+      --retention 2m --log-level warn ${path_flags} ${LOAD_RELAY_FLAGS:-} >/dev/null 2>bench/results/load-relay.log &
   fi
   relay=$!
   trap 'kill "${relay}" 2>/dev/null || true' EXIT
@@ -57,10 +76,11 @@ for transport in ${transports}; do
     curl -fsS "http://127.0.0.1:${port}/healthz" >/dev/null 2>&1 && break
     sleep 0.1
   done
-  timeout 200 bench/results/load -addr "127.0.0.1:${port}" -server-pid "${relay}" -server-name "${server}" -n "${n}" \
+  timeout 200 bench/results/load -addr "127.0.0.1:${port}" -server-pid "${relay}" -server-name "${name}" ${path_arg} -n "${n}" \
     -transport "${transport}" -ramp "${ramp}" -idle "${idle}" -duration "${duration}" ${LOAD_FLAGS:-} >>"${out}"
   kill "${relay}"
   wait "${relay}" 2>/dev/null || true
   trap - EXIT
+ done
 done
 echo "results: ${out}"

@@ -89,10 +89,10 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		upDialect     = fs.String("upstream-dialect", "openai", "the upstream's format: openai, anthropic or ollama")
 		upKeyEnv      = fs.String("upstream-key-env", "", "read the upstream API key from the environment variable `NAME` (it never leaves the server)")
 		upModel       = fs.String("upstream-model", "", "model name to send upstream (default: the client's)")
-		firstToken    = fs.Duration("first-token-timeout", 60*time.Second, "fail an upstream answer whose first byte takes longer")
-		idle          = fs.Duration("idle-timeout", 60*time.Second, "fail an upstream answer silent for longer")
-		total         = fs.Duration("total-timeout", 10*time.Minute, "fail an upstream answer that takes longer overall")
-		retries       = fs.Int("upstream-retries", 2, "retries of an upstream request that failed before its first byte")
+		firstToken    = fs.Duration("first-token-timeout", d.Upstream.FirstTokenTimeout, "fail an upstream answer whose first byte takes longer")
+		idle          = fs.Duration("idle-timeout", d.Upstream.IdleTimeout, "fail an upstream answer silent for longer")
+		total         = fs.Duration("total-timeout", d.Upstream.TotalTimeout, "fail an upstream answer that takes longer overall")
+		retries       = fs.Int("upstream-retries", d.Upstream.Retries, "retries of an upstream request that failed before its first byte")
 		simTTFT       = fs.Duration("sim-ttft", d.Sim.TTFT, "simulated model: default time to first token")
 		simGap        = fs.Duration("sim-gap", d.Sim.Gap, "simulated model: default gap between tokens")
 		simJitter     = fs.Duration("sim-jitter", d.Sim.Jitter, "simulated model: default jitter (±) of each delay")
@@ -102,6 +102,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		logLevel      = fs.String("log-level", "info", "log level: debug, info, warn or error")
 		storeSpec     = fs.String("store", "memory", "where stream logs live: memory (this process only), or `redis://HOST:PORT/DB` to share them with every relay using that Redis (a fleet: any instance resumes and stops any stream)")
 		lease         = fs.Duration("lease", d.Lease, "with --store redis: a stream whose relay has given no news for this long ends with an error for its readers elsewhere")
+		writePath     = fs.String("write-path", string(relay.FastWrites), "how events reach clients' sockets: fast (hijacked connections, non-blocking writes) or plain (net/http's writer and coder/websocket's Conn.Write), for comparison")
 		origins       listOption
 	)
 	fs.Var(&origins, "allow-origin", "browser `ORIGIN` allowed to call the API and open the WebSocket (the widget's files are public to any page), repeatable or comma-separated; \"*\" for any (default: same origin only)")
@@ -148,8 +149,12 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		relay.WithMaxEventBytes(*maxEvent),
 		relay.WithMaxEvents(*maxEvents),
 		relay.WithAllowedOrigins(origins...),
+		relay.WithOriginRefusal(func(e *relay.OriginError) string {
+			return e.Error() + ": start the relay with --allow-origin " + e.Origin
+		}),
 		relay.WithSimDefaults(relay.SimDefaults{TTFT: *simTTFT, Gap: *simGap, Jitter: *simJitter, TokenChars: *simTokenChars}),
 		relay.WithLease(*lease),
+		relay.WithWritePath(relay.WritePath(*writePath)),
 	}
 	storeName := "memory"
 	switch {
@@ -157,7 +162,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	case strings.HasPrefix(*storeSpec, "redis://"), strings.HasPrefix(*storeSpec, "rediss://"):
 		st, err := relay.RedisStore(*storeSpec)
 		if err != nil {
-			fmt.Fprintf(stderr, "trickle serve: --store: %v\n", err)
+			fmt.Fprintf(stderr, "trickle serve: %s\n", flagError(err))
 			return 2
 		}
 		opts = append(opts, relay.WithStore(st))
@@ -187,7 +192,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	srv, err := relay.New(opts...)
 	if err != nil {
-		fmt.Fprintf(stderr, "trickle serve: %v\n", err)
+		fmt.Fprintf(stderr, "trickle serve: %s\n", flagError(err))
 		return 2
 	}
 
@@ -239,4 +244,48 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	<-errc
 	return code
+}
+
+// optionFlags names the flag that sets each relay option (and field).
+var optionFlags = map[string]string{
+	"WithHeartbeat":                  "heartbeat",
+	"WithRetryHint":                  "retry",
+	"WithGrace":                      "grace",
+	"WithRetention":                  "retention",
+	"WithWriteTimeout":               "write-timeout",
+	"WithCutWait":                    "cut-wait",
+	"WithMaxStreams":                 "max-streams",
+	"WithMaxBodyBytes":               "max-body",
+	"WithMaxEventBytes":              "max-event",
+	"WithMaxEvents":                  "max-events",
+	"WithLease":                      "lease",
+	"WithSimDefaults.TTFT":           "sim-ttft",
+	"WithSimDefaults.Gap":            "sim-gap",
+	"WithSimDefaults.Jitter":         "sim-jitter",
+	"WithSimDefaults.TokenChars":     "sim-token-chars",
+	"WithUpstream.URL":               "upstream",
+	"WithUpstream.Dialect":           "upstream-dialect",
+	"WithUpstream.FirstTokenTimeout": "first-token-timeout",
+	"WithUpstream.IdleTimeout":       "idle-timeout",
+	"WithUpstream.TotalTimeout":      "total-timeout",
+	"WithUpstream.Retries":           "upstream-retries",
+	"RedisStore":                     "store",
+	"WithWritePath":                  "write-path",
+}
+
+// flagError phrases a refused relay option as the flag that set it.
+func flagError(err error) string {
+	var oe *relay.OptionError
+	if !errors.As(err, &oe) {
+		return err.Error()
+	}
+	key := oe.Option
+	if oe.Field != "" {
+		key += "." + oe.Field
+	}
+	name, ok := optionFlags[key]
+	if !ok {
+		return err.Error()
+	}
+	return fmt.Sprintf("--%s %v: %s", name, oe.Value, oe.Reason)
 }

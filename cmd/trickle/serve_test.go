@@ -39,7 +39,7 @@ func TestServeHelpExplainsEveryFlag(t *testing.T) {
 	for _, f := range []string{"addr", "heartbeat", "retry", "grace", "retention", "write-timeout", "max-streams",
 		"max-body", "max-event", "max-events", "token-env", "upstream", "upstream-dialect", "upstream-key-env",
 		"upstream-model", "first-token-timeout", "idle-timeout", "total-timeout", "upstream-retries", "sim-ttft",
-		"sim-gap", "sim-jitter", "sim-token-chars", "shutdown-timeout", "log-format", "log-level", "allow-origin", "store", "lease"} {
+		"sim-gap", "sim-jitter", "sim-token-chars", "shutdown-timeout", "log-format", "log-level", "allow-origin", "store", "lease", "write-path"} {
 		require.Contains(t, help, "  -"+f+" ", "flag %s is documented", f)
 	}
 	require.Contains(t, help, "127.0.0.1:8080")
@@ -48,21 +48,29 @@ func TestServeHelpExplainsEveryFlag(t *testing.T) {
 }
 
 func TestServeRefusesBadFlags(t *testing.T) {
-	cases := [][]string{
-		{"--log-format", "xml"},
-		{"--token-env", "TRICKLE_TEST_SURELY_UNSET"},
-		{"--upstream", "http://127.0.0.1:1/v1/chat/completions", "--upstream-dialect", "cohere"},
-		{"--heartbeat", "0s"},
-		{"--store", "postgres://127.0.0.1/trickle"},
-		{"--store", "redis://127.0.0.1:6379/notanumber"},
-		{"--lease", "0s"},
-		{"stray"},
+	cases := []struct {
+		args []string
+		says string // the flag the message names
+	}{
+		{[]string{"--log-format", "xml"}, "--log-format"},
+		{[]string{"--token-env", "TRICKLE_TEST_SURELY_UNSET"}, "--token-env"},
+		{[]string{"--upstream", "http://127.0.0.1:1/v1/chat/completions", "--upstream-dialect", "cohere"}, "--upstream-dialect \"cohere\""},
+		{[]string{"--upstream", "http://127.0.0.1:1/v1/chat/completions", "--idle-timeout", "-1s"}, "--idle-timeout -1s"},
+		{[]string{"--heartbeat", "0s"}, "--heartbeat 0s"},
+		{[]string{"--max-streams", "0"}, "--max-streams 0"},
+		{[]string{"--sim-gap", "-1ms"}, "--sim-gap -1ms"},
+		{[]string{"--store", "postgres://127.0.0.1/trickle"}, "--store"},
+		{[]string{"--store", "redis://127.0.0.1:6379/notanumber"}, "--store"},
+		{[]string{"--lease", "0s"}, "--lease 0s"},
+		{[]string{"--write-path", "slow"}, "--write-path \"slow\""},
+		{[]string{"stray"}, "stray"},
 	}
-	for _, args := range cases {
+	for _, c := range cases {
 		var out, errOut bytes.Buffer
-		code := serveContext(context.Background(), args, &out, &errOut, nil)
-		require.Equal(t, 2, code, "%v: %s", args, errOut.String())
-		require.NotEmpty(t, errOut.String())
+		code := serveContext(context.Background(), c.args, &out, &errOut, nil)
+		require.Equal(t, 2, code, "%v: %s", c.args, errOut.String())
+		require.Contains(t, errOut.String(), c.says)
+		require.NotContains(t, errOut.String(), "With", "%v: the message names the flag, not the library's option", c.args)
 	}
 }
 
@@ -86,6 +94,16 @@ func TestServeStreamsOnLoopbackAndShutsDownOnSignal(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "text/event-stream; charset=utf-8", resp.Header.Get("Content-Type"))
 	require.True(t, strings.HasSuffix(string(body), "data: [DONE]\n\n"))
+
+	// A page of another origin is told the flag that allows it.
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v1/chat/completions", strings.NewReader(`{"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Origin", "https://other.example")
+	refused, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	msg, _ := io.ReadAll(refused.Body)
+	refused.Body.Close()
+	require.Equal(t, http.StatusForbidden, refused.StatusCode)
+	require.Contains(t, string(msg), "start the relay with --allow-origin https://other.example")
 
 	h, err := http.Get("http://" + addr + "/examples/")
 	require.NoError(t, err)

@@ -312,7 +312,8 @@ class Host {
 
 // warmParser parses HTML once into an element that is never attached, at
 // the page's first idle moment: Chrome's first HTML fragment parse of a
-// page took 5 ms in the benchmark, inside the first frame.
+// page costs far more than the later ones, and would otherwise fall in
+// the answer's first frame (bench/browser).
 function warmParser(html) {
   const run = () => document.createElement("div").insertAdjacentHTML("beforeend", html);
   if (typeof requestIdleCallback === "function") requestIdleCallback(run, { timeout: 2000 });

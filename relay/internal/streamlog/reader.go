@@ -1,92 +1,75 @@
 // The reader/sink state machine: one reader per client connection sends a
-// stream's log to a sink (an SSE response or a WebSocket) and waits for news
-// without holding a goroutine.
+// stream's log to a Sink (an SSE response or a WebSocket) and waits for
+// news without holding a goroutine.
 
-package relay
+package streamlog
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
-	"os"
+	"log/slog"
 	"sync/atomic"
 	"time"
 )
 
-// sink is where a reader sends a stream: an SSE response or a WebSocket.
-type sink interface {
-	// send writes the events of b in one write (SSE: one chunk;
+// Sink is where a reader sends a stream: an SSE response or a WebSocket
+// (package sink).
+type Sink interface {
+	// Send writes the events of b in one write (SSE: one chunk;
 	// WebSocket: one message per event).
-	send(b batch) error
-	// keepAlive writes a heartbeat comment.
-	keepAlive() error
-	// halfClose ends the relay's side of the connection after what it
+	Send(b Batch) error
+	// KeepAlive writes a heartbeat comment.
+	KeepAlive() error
+	// HalfClose ends the relay's side of the connection after what it
 	// already sent (TCP FIN behind the queued bytes), keeping the client's
 	// side open; false when the transport cannot.
-	halfClose() bool
-	// trySend sends b without blocking, when the transport can: ok
+	HalfClose() bool
+	// TrySend sends b without blocking, when the transport can: ok
 	// reports that b was taken (queued: part of it waits in the sink, to
-	// be written by flush); not ok, nothing was sent.
-	trySend(b batch) (ok, queued bool)
-	// flush writes what trySend queued (blocking, within the write
-	// timeout); send and keepAlive flush first.
-	flush() error
+	// be written by Flush); not ok, nothing was sent.
+	TrySend(b Batch) (ok, queued bool)
+	// Flush writes what TrySend queued (blocking, within the write
+	// timeout); Send and KeepAlive flush first.
+	Flush() error
 }
 
-// errCut marks a write the client did not take within the write timeout:
+// ErrCut marks a write the client did not take within the write timeout:
 // the relay cuts the connection; the client may resume.
-var errCut = errors.New("relay: the client did not read within the write timeout; connection cut")
+var ErrCut = errors.New("relay: the client did not read within the write timeout; connection cut")
 
-// armWriteDeadline pushes conn's write deadline to timeout from now, at
-// most once a second (a write is then bounded by timeout minus up to a
-// second): setting it costs a runtime timer operation, and tokens come
-// many times a second.
-func armWriteDeadline(conn net.Conn, armed *time.Time, timeout time.Duration) error {
-	if now := time.Now(); now.Sub(*armed) > time.Second || timeout <= 2*time.Second {
-		if err := conn.SetWriteDeadline(now.Add(timeout)); err != nil {
-			return err
-		}
-		*armed = now
-	}
-	return nil
-}
+// End is why a reader ended.
+type End int
 
-// cutError turns a write that hit the write deadline into errCut.
-func cutError(err error) error {
-	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-		return fmt.Errorf("%w: %w", errCut, err)
-	}
-	return err
-}
-
-// closeWrite half-closes a TCP (or TLS) connection.
-func closeWrite(c net.Conn) bool {
-	cw, ok := c.(interface{ CloseWrite() error })
-	return ok && cw.CloseWrite() == nil
-}
-
-// Why a reader's pump ended.
-type pumpEnd int
-
+// Why a reader ended.
 const (
-	endDone     pumpEnd = iota // the stream ended and everything was sent
-	endGone                    // the client went away or a write failed
-	endDrop                    // fault injection: cut this connection
-	endShutdown                // the relay is shutting down
+	EndDone     End = iota // the stream ended and everything was sent
+	EndGone                // the client went away or a write failed
+	EndDrop                // fault injection: cut this connection
+	EndShutdown            // the relay is shutting down
 )
 
-// pump sends the stream from event position pos (the number of events the
+// Readers is what the readers of one server share.
+type Readers struct {
+	Heartbeat    time.Duration   // keep-alive after this much silence
+	WriteTimeout time.Duration   // for the log only
+	CutWait      time.Duration   // see afterCut
+	Kick         context.Context // cancelled at the shutdown deadline: readers leave
+	Connections  *atomic.Int64   // readers connected now
+	Cuts         *atomic.Int64   // slow clients cut
+	Logger       *slog.Logger
+}
+
+// Pump sends the stream from event position pos (the number of events the
 // client already has) until it ends, the client leaves or a fault cuts it,
-// and returns why. It blocks; startPump is the same without a goroutine
+// and returns why. It blocks; Start is the same without a goroutine
 // waiting.
-func (s *Server) pump(ctx context.Context, l *genLog, pos int, out sink) (pumpEnd, error) {
+func (s *Readers) Pump(ctx context.Context, l *Log, pos int, out Sink) (End, error) {
 	type result struct {
-		end pumpEnd
+		end End
 		err error
 	}
 	ch := make(chan result, 1)
-	s.startPump(ctx, l, pos, out, func(end pumpEnd, err error) { ch <- result{end, err} })
+	s.Start(ctx, l, pos, out, func(end End, err error) { ch <- result{end, err} })
 	r := <-ch
 	return r.end, r.err
 }
@@ -95,16 +78,16 @@ func (s *Server) pump(ctx context.Context, l *genLog, pos int, out sink) (pumpEn
 // waits: news in the log (including the end Shutdown gives every running
 // stream), the client leaving (ctx) and the heartbeat timer each call wake, which runs the reader on a fresh
 // goroutine until it has sent everything there is and must wait again. An
-// idle stream then costs a few hundred bytes instead of a parked goroutine
-// whose stack has grown to 4 KiB writing through the TCP stack (ten
-// thousand idle WebSocket streams: 40 MB), and an event costs starting a
-// goroutine instead of waking a parked one, about the same.
+// idle stream then costs a small struct instead of a parked goroutine whose
+// stack has grown writing through the TCP stack (bench/load's memory per
+// idle stream), and an event costs starting a goroutine instead of waking a
+// parked one, about the same.
 type reader struct {
-	s     *Server
-	l     *genLog
+	s     *Readers
+	l     *Log
 	ctx   context.Context
-	out   sink
-	onEnd func(pumpEnd, error)
+	out   Sink
+	onEnd func(End, error)
 
 	// Owned by the goroutine running the reader (one at a time).
 	pos, limit int
@@ -125,19 +108,19 @@ const (
 	readerDone
 )
 
-// startPump starts sending l from pos to out; onEnd gets why it ended (on
+// Start starts sending l from pos to out; onEnd gets why it ended (on
 // the reader's goroutine, which it may keep for the connection's close).
-func (s *Server) startPump(ctx context.Context, l *genLog, pos int, out sink, onEnd func(pumpEnd, error)) {
-	l.attach()
-	s.metrics.connections.Add(1)
-	r := &reader{s: s, l: l, ctx: ctx, out: out, onEnd: onEnd, pos: pos, limit: l.takeDrop(pos)}
+func (s *Readers) Start(ctx context.Context, l *Log, pos int, out Sink, onEnd func(End, error)) {
+	l.Attach()
+	s.Connections.Add(1)
+	r := &reader{s: s, l: l, ctx: ctx, out: out, onEnd: onEnd, pos: pos, limit: l.TakeDrop(pos)}
 	r.lastWrite = time.Now()
-	r.hbAt = r.lastWrite.Add(s.cfg.heartbeat)
+	r.hbAt = r.lastWrite.Add(s.Heartbeat)
 	r.state.Store(readerRunning)
 	// One timer per reader, re-armed only when it is due: writes just
 	// note their time, so an event costs no timer operation.
-	wake := func() { r.wake(false) }
-	r.hb = time.AfterFunc(s.cfg.heartbeat, wake)
+	wake := func() { r.Wake(false) }
+	r.hb = time.AfterFunc(s.Heartbeat, wake)
 	r.unwatch = context.AfterFunc(ctx, wake)
 	// No watch on the shutdown deadline: Shutdown stops every running
 	// stream after it, which wakes the readers waiting on them, and a
@@ -145,7 +128,7 @@ func (s *Server) startPump(ctx context.Context, l *genLog, pos int, out sink, on
 	go r.run()
 }
 
-// wake tells the reader there is news; it never blocks. A reader already
+// Wake tells the reader there is news; it never blocks. A reader already
 // running is asked to look again. An idle one starts: on a goroutine of its
 // own, or, with inline (the goroutine that appended the news, without the
 // log's lock), right here when it is caught up and its socket takes the
@@ -153,7 +136,7 @@ func (s *Server) startPump(ctx context.Context, l *genLog, pos int, out sink, on
 // heartbeat, a transport that cannot write without blocking) goes on on a
 // goroutine. A slow client thus never holds up the generator, and the
 // common case costs no goroutine.
-func (r *reader) wake(inline bool) {
+func (r *reader) Wake(inline bool) {
 	for {
 		switch r.state.Load() {
 		case readerIdle:
@@ -192,13 +175,13 @@ func (r *reader) runInline() {
 // must go on on a goroutine (step then does what is left, from r.pos).
 func (r *reader) stepInline() bool {
 	wrote, waiting := false, false
-	for r.s.kickCtx.Err() == nil {
-		b, next, done := r.l.read(r.pos, r.limit, r)
-		if len(b.ends) == 0 {
+	for r.s.Kick.Err() == nil {
+		b, next, done := r.l.Read(r.pos, r.limit, r)
+		if len(b.Ends) == 0 {
 			waiting = !done && r.ctx.Err() == nil
 			break
 		}
-		ok, queued := r.out.trySend(b)
+		ok, queued := r.out.TrySend(b)
 		if !ok {
 			break
 		}
@@ -223,8 +206,8 @@ func (r *reader) run() {
 			r.state.Store(readerDone)
 			r.hb.Stop()
 			r.unwatch()
-			r.l.detach()
-			r.s.metrics.connections.Add(-1)
+			r.l.Detach()
+			r.s.Connections.Add(-1)
 			r.onEnd(end, err)
 			return
 		}
@@ -236,40 +219,40 @@ func (r *reader) run() {
 }
 
 // step sends what there is; over reports that the reader has ended.
-func (r *reader) step() (end pumpEnd, over bool, err error) {
+func (r *reader) step() (end End, over bool, err error) {
 	s, l := r.s, r.l
 	wrote := false
 	// What a non-blocking send left behind goes first, whatever comes
 	// next (events, a heartbeat, the end of the stream).
-	if err := r.out.flush(); err != nil {
+	if err := r.out.Flush(); err != nil {
 		s.afterCut(r.ctx, l, r.out, err)
-		return endGone, true, err
+		return EndGone, true, err
 	}
 	if r.limit > 0 && r.pos >= r.limit {
-		return endDrop, true, nil // reached by a send in stepInline
+		return EndDrop, true, nil // reached by a send in stepInline
 	}
 	for {
-		if s.kickCtx.Err() != nil {
-			return endShutdown, true, nil
+		if s.Kick.Err() != nil {
+			return EndShutdown, true, nil
 		}
-		b, next, done := l.read(r.pos, r.limit, r)
-		if len(b.ends) > 0 {
-			if err := r.out.send(b); err != nil {
+		b, next, done := l.Read(r.pos, r.limit, r)
+		if len(b.Ends) > 0 {
+			if err := r.out.Send(b); err != nil {
 				s.afterCut(r.ctx, l, r.out, err)
-				return endGone, true, err
+				return EndGone, true, err
 			}
 			r.pos = next
 			wrote = true
 			if r.limit > 0 && r.pos >= r.limit {
-				return endDrop, true, nil
+				return EndDrop, true, nil
 			}
 			continue
 		}
 		if done {
-			return endDone, true, nil
+			return EndDone, true, nil
 		}
 		if err := r.ctx.Err(); err != nil {
-			return endGone, true, err
+			return EndGone, true, err
 		}
 		// Waiting (registered with the log by read): heartbeat when due.
 		// One clock read serves as the time of the writes just made
@@ -281,15 +264,15 @@ func (r *reader) step() (end pumpEnd, over bool, err error) {
 		if now.Before(r.hbAt) {
 			return 0, false, nil
 		}
-		hb := s.cfg.heartbeat
+		hb := s.Heartbeat
 		if idle := now.Sub(r.lastWrite); idle < hb {
 			r.hb.Reset(hb - idle)
 			r.hbAt = now.Add(hb - idle)
 			return 0, false, nil
 		}
-		if err := r.out.keepAlive(); err != nil {
+		if err := r.out.KeepAlive(); err != nil {
 			s.afterCut(r.ctx, l, r.out, err)
-			return endGone, true, err
+			return EndGone, true, err
 		}
 		r.lastWrite = time.Now()
 		r.hb.Reset(hb)
@@ -299,31 +282,31 @@ func (r *reader) step() (end pumpEnd, over bool, err error) {
 }
 
 // afterCut runs when a write to the client failed. When the relay itself
-// cut a slow client (errCut), that client is not gone: it is behind, and
+// cut a slow client (ErrCut), that client is not gone: it is behind, and
 // it cannot know of the cut before it has read what the relay had already
 // sent — seconds of events in the socket buffers. Counting the disconnect
 // grace from the cut would cancel the generation of a client that is still
 // reading and about to resume, and the resume would find the answer cut
-// short (what the 10,000-stream WebSocket load run showed: clients starved
-// for CPU resumed 20-30 s after their cut, 10 s after their generation had
-// been cancelled). So the relay half-closes the connection (the client
+// short (what bench/load's WebSocket run at its largest stream count
+// showed: clients starved for CPU resumed long after their cut, after
+// their generation had been cancelled). So the relay half-closes the connection (the client
 // reads every byte already sent, then the end) and stays attached until the
 // client hangs up, or for at most cutWait; only then does the grace period
 // start.
-func (s *Server) afterCut(ctx context.Context, l *genLog, out sink, err error) {
-	if !errors.Is(err, errCut) {
+func (s *Readers) afterCut(ctx context.Context, l *Log, out Sink, err error) {
+	if !errors.Is(err, ErrCut) {
 		return
 	}
-	s.metrics.cuts.Add(1)
-	if s.cfg.cutWait <= 0 || !out.halfClose() {
+	s.Cuts.Add(1)
+	if s.CutWait <= 0 || !out.HalfClose() {
 		return
 	}
-	s.log.Info("slow client cut", "stream", l.id, "write_timeout", s.cfg.writeTimeout, "wait_for_hang_up", s.cfg.cutWait)
-	t := time.NewTimer(s.cfg.cutWait)
+	s.Logger.Info("slow client cut", "stream", l.id, "write_timeout", s.WriteTimeout, "wait_for_hang_up", s.CutWait)
+	t := time.NewTimer(s.CutWait)
 	defer t.Stop()
 	select {
 	case <-ctx.Done(): // the client read up to the cut and hung up
 	case <-t.C:
-	case <-s.kickCtx.Done():
+	case <-s.Kick.Done():
 	}
 }

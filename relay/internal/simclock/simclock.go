@@ -1,15 +1,50 @@
-package relay
+// Package simclock runs the simulated model's generations on a few shared
+// clocks: a heap of the generations by the time their next event is due,
+// one timer and one goroutine per clock. It emits into the generations'
+// logs and never writes to a client.
+package simclock
 
 import (
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/trickle-dev/trickle/relay/internal/streamlog"
+	"github.com/trickle-dev/trickle/relay/sim"
 )
+
+// Clocks are a server's clocks, one per CPU: the clock's goroutine also
+// writes the events of the readers that are caught up (see streamlog), and
+// one goroutine cannot write every stream's events (bench/load).
+type Clocks struct {
+	clocks []*simClock
+	next   atomic.Uint32
+}
+
+// New makes one clock per CPU.
+func New() *Clocks {
+	c := &Clocks{}
+	for range runtime.GOMAXPROCS(0) {
+		c.clocks = append(c.clocks, newSimClock())
+	}
+	return c
+}
+
+// Start drives gen's events into l, from now, on the next clock; Stop on
+// l takes the generation off its clock.
+func (c *Clocks) Start(l *streamlog.Log, gen *sim.Generator) {
+	clock := c.clocks[c.next.Add(1)%uint32(len(c.clocks))]
+	src := &simSource{l: l, g: gen, start: l.Created(), clock: clock, index: -1}
+	l.SetCancel(src.cancel)
+	src.step(time.Now(), false)
+}
 
 // simClock runs every simulated generation of a server on one timer and
 // one goroutine: a heap of the generations by the time their next event is
 // due. With a timer per generation, each event cost a runtime timer
-// operation and a goroutine started by time.AfterFunc, and ten thousand
-// streams at 20 tokens/s woke the process 200,000 times a second; here the
+// operation and a goroutine started by time.AfterFunc, and every token of
+// every stream woke the process; here the
 // events due together are emitted in one pass, and the goroutine runs only
 // while events are due.
 type simClock struct {
@@ -96,8 +131,8 @@ const lateInline = 10 * time.Millisecond
 // simHeap orders generations by when their next event is due: a binary
 // heap of values (the due time next to the pointer, so that comparisons
 // read no generation), written out rather than through container/heap,
-// whose interface calls were a few percent of the relay's CPU at 10,000
-// streams.
+// whose interface calls showed in bench/load's profile (see
+// BenchmarkSimHeap).
 type simHeap []simEntry
 
 type simEntry struct {
@@ -166,4 +201,64 @@ func (h simHeap) down(i0 int) bool {
 	h[i] = e
 	e.src.index = i
 	return i > i0
+}
+
+// simSource drives a sim.Generator on the server's simClock: between two
+// events a generation holds no goroutine and no timer of its own, so ten
+// thousand idle generations cost little. Events are due at absolute offsets
+// from the start, so lateness never accumulates.
+type simSource struct {
+	l     *streamlog.Log
+	g     *sim.Generator
+	start time.Time
+	clock *simClock
+
+	mu      sync.Mutex
+	due     time.Duration
+	pending sim.Message
+	has     bool
+	stopped bool
+
+	// Owned by the clock (under its lock).
+	index int // in the clock's heap; -1 when not in it
+}
+
+// step emits the pending event and every next one already due at now,
+// then schedules the first that is not. inline lets the readers that are
+// caught up be sent the event from this goroutine (see streamlog.Log.EmitAt).
+func (s *simSource) step(now time.Time, inline bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for !s.stopped {
+		if s.has {
+			s.has = false
+			if !s.l.EmitAt(now, s.pending.Event, s.pending.Data, s.pending.Token, inline) {
+				s.stopped = true
+				return
+			}
+		}
+		m, ok := s.g.Next()
+		if !ok {
+			s.stopped = true
+			if s.g.Failed() {
+				s.l.End(streamlog.StateFailed, "simulated upstream failure (error_after)")
+			} else {
+				s.l.End(streamlog.StateComplete, "")
+			}
+			return
+		}
+		s.due += m.Delay
+		s.pending, s.has = m, true
+		if at := s.start.Add(s.due); at.After(now) {
+			s.clock.at(s, at)
+			return
+		}
+	}
+}
+
+func (s *simSource) cancel() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = true
+	s.clock.remove(s)
 }

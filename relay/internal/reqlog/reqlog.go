@@ -1,0 +1,97 @@
+// Package reqlog is the relay's request log: one line per request, and a
+// bounded memory of what was logged once.
+package reqlog
+
+import (
+	"bufio"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+type statusWriter struct {
+	http.ResponseWriter
+	code  int
+	bytes int64
+}
+
+// Hijack records that the connection was taken over (SSE on a hijacked
+// connection, WebSocket) for the request log.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil && w.code == 0 {
+		w.code = http.StatusOK
+		if w.Header().Get("Upgrade") != "" {
+			w.code = http.StatusSwitchingProtocols
+		}
+	}
+	return c, brw, err
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach Flush, SetWriteDeadline and
+// Hijack on the real writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Handler logs every request: at info for the API, warn for a server
+// error, debug for the rest, with the status, bytes, duration and stream.
+func Handler(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			lvl := slog.LevelDebug
+			if sw.code >= 500 {
+				lvl = slog.LevelWarn
+			} else if strings.HasPrefix(r.URL.Path, "/v1/") {
+				lvl = slog.LevelInfo
+			}
+			log.Log(r.Context(), lvl, "request", "method", r.Method, "path", r.URL.Path, "status", sw.code,
+				"bytes", sw.bytes, "duration", time.Since(start).Round(time.Microsecond), "stream", sw.Header().Get("X-Trickle-Stream"))
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// maxOnce bounds the memory of what Once saw: past it, new keys are no
+// longer logged (a flood of made-up origins cannot grow the relay).
+const maxOnce = 1024
+
+// Once remembers which keys (refused origins) were logged.
+type Once struct {
+	mu   sync.Mutex
+	seen map[string]struct{}
+}
+
+// First reports whether key comes for the first time and still within the
+// bound.
+func (o *Once) First(origin string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if _, ok := o.seen[origin]; ok || len(o.seen) >= maxOnce {
+		return false
+	}
+	if o.seen == nil {
+		o.seen = map[string]struct{}{}
+	}
+	o.seen[origin] = struct{}{}
+	return true
+}

@@ -1,0 +1,390 @@
+// Package upstream is the relay's client of a real model API (OpenAI
+// compatible, Anthropic, Ollama): the request in the upstream's dialect,
+// the retries before the first byte, the first-token, idle and total
+// timeouts, and the events relayed as they come. It never keeps a log:
+// the relay gives it where to emit.
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/trickle-dev/trickle/relay/internal/chat"
+	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/stream"
+)
+
+// Upstream errors, wrapped with where and when they happened.
+var (
+	ErrUpstream          = errors.New("relay: upstream failed")
+	ErrFirstTokenTimeout = errors.New("relay: upstream sent nothing within the first-token timeout")
+	ErrIdleTimeout       = errors.New("relay: upstream went silent past the idle timeout")
+	ErrTotalTimeout      = errors.New("relay: upstream answer exceeded the total timeout")
+	ErrNoEndMarker       = errors.New("relay: upstream closed without its end marker")
+)
+
+// Upstream is a real model API the relay forwards requests to instead of
+// using the simulated model.
+type Upstream struct {
+	// URL is the full endpoint, e.g. https://host/v1/chat/completions,
+	// https://host/v1/messages or http://127.0.0.1:11434/api/chat.
+	URL string
+	// Dialect is "openai", "anthropic" or "ollama".
+	Dialect string
+	// Key is sent to the upstream only (never to clients).
+	Key string
+	// Model replaces the request's model when not empty.
+	Model string
+	// FirstTokenTimeout, IdleTimeout and TotalTimeout bound the wait for
+	// the first byte of the answer, between two reads, and overall; zero
+	// takes the one in DefaultSettings().Upstream.
+	FirstTokenTimeout time.Duration
+	IdleTimeout       time.Duration
+	TotalTimeout      time.Duration
+	// Retries is how many times a request that failed before its first
+	// byte is tried again (never after: the answer would be doubled); zero
+	// never retries (trickle serve's flag takes
+	// DefaultSettings().Upstream.Retries).
+	Retries int
+	// Client makes the requests; nil means a client with sane timeouts.
+	Client *http.Client
+}
+
+// FieldError names the field of an Upstream that cannot work.
+type FieldError struct {
+	Field  string
+	Value  any
+	Reason string
+}
+
+func (e *FieldError) Error() string { return fmt.Sprintf("%s %v: %s", e.Field, e.Value, e.Reason) }
+
+// Defaults are the timeouts an Upstream left at zero takes.
+type Defaults struct {
+	FirstTokenTimeout, IdleTimeout, TotalTimeout time.Duration
+}
+
+// Check refuses an Upstream that cannot work and fills in the defaults
+// and the client.
+func (u *Upstream) Check(d Defaults) error {
+	pu, err := url.Parse(u.URL)
+	if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+		return &FieldError{Field: "URL", Value: fmt.Sprintf("%q", u.URL), Reason: "not an absolute http(s) URL"}
+	}
+	switch u.Dialect {
+	case "openai", "anthropic", "ollama":
+	default:
+		return &FieldError{Field: "Dialect", Value: fmt.Sprintf("%q", u.Dialect), Reason: "want openai, anthropic or ollama"}
+	}
+	for _, t := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{{"FirstTokenTimeout", &u.FirstTokenTimeout, d.FirstTokenTimeout}, {"IdleTimeout", &u.IdleTimeout, d.IdleTimeout}, {"TotalTimeout", &u.TotalTimeout, d.TotalTimeout}} {
+		switch {
+		case *t.v < 0:
+			return &FieldError{Field: t.name, Value: *t.v, Reason: "negative (zero takes the default, " + t.def.String() + ")"}
+		case *t.v == 0:
+			*t.v = t.def
+		}
+	}
+	if u.Retries < 0 {
+		return &FieldError{Field: "Retries", Value: u.Retries, Reason: "negative"}
+	}
+	if u.Client == nil {
+		u.Client = &http.Client{Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:   10 * time.Second,
+			MaxIdleConnsPerHost:   64,
+			IdleConnTimeout:       90 * time.Second,
+			DisableCompression:    true, // compressed SSE arrives in bursts
+			ResponseHeaderTimeout: 0,    // the first-token timeout covers it
+		}}
+	}
+	return nil
+}
+
+// Body turns the client's OpenAI request into the upstream's.
+func (u *Upstream) Body(req *chat.Request, body []byte, streaming bool) ([]byte, error) {
+	model := req.Model
+	if u.Model != "" {
+		model = u.Model
+	}
+	switch u.Dialect {
+	case "openai":
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil {
+			return nil, fmt.Errorf("%w: %w", chat.ErrBadRequest, err)
+		}
+		m["model"] = model
+		m["stream"] = streaming
+		if streaming {
+			m["stream_options"] = map[string]any{"include_usage": true}
+		} else {
+			delete(m, "stream_options")
+		}
+		return json.Marshal(m)
+	case "anthropic":
+		type msg struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		}
+		out := struct {
+			Model     string `json:"model"`
+			MaxTokens int    `json:"max_tokens"`
+			System    string `json:"system,omitempty"`
+			Messages  []msg  `json:"messages"`
+			Stream    bool   `json:"stream"`
+		}{Model: model, MaxTokens: 4096, Stream: streaming}
+		if req.MaxTokens != nil {
+			out.MaxTokens = *req.MaxTokens
+		}
+		if req.MaxCompletionTokens != nil {
+			out.MaxTokens = *req.MaxCompletionTokens
+		}
+		var system []string
+		for _, m := range req.Messages {
+			if m.Role == "system" || m.Role == "developer" {
+				system = append(system, m.Text())
+				continue
+			}
+			out.Messages = append(out.Messages, msg{Role: m.Role, Content: m.Text()})
+		}
+		out.System = strings.Join(system, "\n\n")
+		return json.Marshal(out)
+	default: // ollama
+		type msg struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		}
+		out := struct {
+			Model    string `json:"model"`
+			Messages []msg  `json:"messages"`
+			Stream   bool   `json:"stream"`
+		}{Model: model, Stream: streaming}
+		for _, m := range req.Messages {
+			out.Messages = append(out.Messages, msg{Role: m.Role, Content: m.Text()})
+		}
+		return json.Marshal(out)
+	}
+}
+
+func (u *Upstream) newRequest(ctx context.Context, payload []byte) (*http.Request, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u.URL, bytes.NewReader(payload))
+	if err != nil {
+		return nil, err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "text/event-stream, application/x-ndjson, application/json")
+	if u.Key != "" {
+		switch u.Dialect {
+		case "anthropic":
+			hr.Header.Set("x-api-key", u.Key)
+		default:
+			hr.Header.Set("Authorization", "Bearer "+u.Key)
+		}
+	}
+	if u.Dialect == "anthropic" {
+		hr.Header.Set("anthropic-version", "2023-06-01")
+	}
+	return hr, nil
+}
+
+// Run makes the upstream request (retrying only while nothing has been
+// received: onRetry hears of each failed attempt), relays every event to
+// emit until it returns false, and returns the number of events relayed
+// and nil when the dialect's end marker came, else why not.
+func (u *Upstream) Run(ctx context.Context, id string, payload []byte, maxEvent int, emit func(event, data string) bool, onRetry func(attempt int, err error)) (int, error) {
+	ctx, cancelTotal := context.WithTimeoutCause(ctx, u.TotalTimeout, ErrTotalTimeout)
+	defer cancelTotal()
+	var err error
+	var relayed int
+	for attempt := 0; attempt <= u.Retries; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-time.After(time.Duration(attempt*attempt) * 250 * time.Millisecond):
+			case <-ctx.Done():
+			}
+		}
+		var retry bool
+		relayed, retry, err = u.attempt(ctx, id, payload, maxEvent, emit)
+		if err == nil || !retry || ctx.Err() != nil {
+			break
+		}
+		onRetry(attempt+1, err)
+	}
+	if err != nil {
+		if c := context.Cause(ctx); c != nil && !errors.Is(err, c) && errors.Is(c, ErrTotalTimeout) {
+			err = c
+		}
+	}
+	return relayed, err
+}
+
+// Forward sends a stream:false request and copies the upstream's answer
+// to w; the error is the request's failure (nothing was written).
+func (u *Upstream) Forward(ctx context.Context, w http.ResponseWriter, payload []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, u.TotalTimeout)
+	defer cancel()
+	hr, err := u.newRequest(ctx, payload)
+	if err != nil {
+		return err
+	}
+	resp, err := u.Client.Do(hr)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+	w.WriteHeader(resp.StatusCode)
+	io.Copy(w, resp.Body)
+	return nil
+}
+
+// attempt makes one upstream request. retry reports whether the failure
+// happened before the first byte of the answer (so trying again cannot
+// double anything).
+func (u *Upstream) attempt(parent context.Context, id string, payload []byte, maxEvent int, emit func(event, data string) bool) (relayed int, retry bool, err error) {
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	var gotByte atomic.Bool
+	dog := time.AfterFunc(u.FirstTokenTimeout, func() {
+		if gotByte.Load() {
+			cancel(ErrIdleTimeout)
+		} else {
+			cancel(ErrFirstTokenTimeout)
+		}
+	})
+	defer dog.Stop()
+	cause := func(err error) error {
+		if c := context.Cause(ctx); c != nil && ctx.Err() != nil {
+			return fmt.Errorf("%w (stream %s, after %d events)", c, id, relayed)
+		}
+		return err
+	}
+
+	hr, err := u.newRequest(ctx, payload)
+	if err != nil {
+		return 0, false, fmt.Errorf("%w: %w", ErrUpstream, err)
+	}
+	resp, err := u.Client.Do(hr)
+	if err != nil {
+		return 0, true, fmt.Errorf("%w: %s %s: %w", ErrUpstream, hr.Method, u.URL, cause(err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		retry = resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests
+		return 0, retry, fmt.Errorf("%w: %s answered %s: %s", ErrUpstream, u.URL, resp.Status, strings.TrimSpace(string(b)))
+	}
+
+	// The stream package's pipeline watches the same bytes to tell a
+	// complete answer (end marker) from a cut one.
+	pipe := stream.NewPipeline(stream.WithDialect(u.Dialect), stream.WithContentType(resp.Header.Get("Content-Type")))
+	body := &watchedBody{r: resp.Body, dog: dog, idle: u.IdleTimeout, pipe: pipe, got: &gotByte}
+	count := func(event, data string) bool {
+		relayed++
+		return emit(event, data)
+	}
+	var readErr error
+	if u.Dialect == "ollama" && !strings.Contains(resp.Header.Get("Content-Type"), "event-stream") {
+		readErr = relayNDJSON(body, maxEvent, count)
+	} else {
+		readErr = relaySSE(body, maxEvent, count)
+	}
+	if readErr != nil && !errors.Is(readErr, io.EOF) {
+		if !body.started {
+			return relayed, true, fmt.Errorf("%w: reading %s: %w", ErrUpstream, u.URL, cause(readErr))
+		}
+		return relayed, false, fmt.Errorf("%w: reading %s after %d events: %w", ErrUpstream, u.URL, relayed, cause(readErr))
+	}
+	pipe.Close()
+	switch st := pipe.Answer().Status(); st {
+	case stream.Complete:
+		return relayed, false, nil
+	case stream.Failed:
+		// The upstream reported its own error in its own shape; it was
+		// relayed as it came.
+		return relayed, false, fmt.Errorf("%w: %s reported an error after %d events: %v", ErrUpstream, u.URL, relayed, pipe.Answer().Err())
+	default:
+		return relayed, !body.started, fmt.Errorf("%w: %s closed after %d events (%s)", ErrNoEndMarker, u.URL, relayed, st)
+	}
+}
+
+// watchedBody feeds the idle watchdog and the pipeline as bytes arrive.
+type watchedBody struct {
+	r       io.Reader
+	dog     *time.Timer
+	idle    time.Duration
+	pipe    *stream.Pipeline
+	got     *atomic.Bool
+	started bool
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if n > 0 {
+		if !b.started {
+			b.started = true
+			b.got.Store(true)
+		}
+		b.dog.Reset(b.idle)
+		b.pipe.Write(p[:n])
+	}
+	return n, err
+}
+
+var errStopped = errors.New("relay: stream ended")
+
+func relaySSE(r io.Reader, maxEvent int, emit func(event, data string) bool) error {
+	dec := sse.NewDecoder(r, sse.WithMaxEventSize(maxEvent))
+	for {
+		ev, err := dec.Next()
+		if err != nil {
+			return err
+		}
+		typ := ev.Type
+		if typ == "message" {
+			typ = ""
+		}
+		if !emit(typ, ev.Data) {
+			return errStopped
+		}
+	}
+}
+
+func relayNDJSON(r io.Reader, maxEvent int, emit func(event, data string) bool) error {
+	br := bufio.NewReaderSize(r, 16<<10)
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > maxEvent {
+			return fmt.Errorf("relay: an NDJSON line is over %d bytes", maxEvent)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if t := bytes.TrimSpace(line); len(t) > 0 {
+			if !emit("", string(t)) {
+				return errStopped
+			}
+		}
+		line = line[:0]
+		if err != nil {
+			return err
+		}
+	}
+}

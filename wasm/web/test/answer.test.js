@@ -1,0 +1,132 @@
+// An element's Answer (answer.js) on a jsdom element: what reaches the live
+// regions at once (early) and how the status waits for the sentence before
+// it, and what one update does to the element (apply).
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { document, installGlobals, window } from "./dom.js";
+
+installGlobals();
+const { Answer, ensureParts } = await import("../answer.js");
+
+const MIN_GAP_MS = 300; // a11y.MinGap
+
+function answer() {
+  const el = document.createElement("div");
+  ensureParts(el);
+  document.body.append(el);
+  const sent = [];
+  const a = new Answer({ els: new Map(), send: (cmd) => sent.push(cmd) }, el);
+  return { a, el, sent, part: (name) => el.querySelector(`[data-trickle="${name}"]`) };
+}
+
+// written resolves with the time the node's text is first set to want.
+function written(node, want) {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (node.textContent === want) {
+        obs.disconnect();
+        resolve(performance.now());
+      }
+    };
+    const obs = new window.MutationObserver(check);
+    obs.observe(node, { childList: true, characterData: true, subtree: true });
+    check();
+  });
+}
+
+test("an answer attaches to its host under a number of its own", () => {
+  const one = answer();
+  const two = answer();
+  assert.notEqual(one.a.id, two.a.id);
+  assert.deepEqual(one.sent, [{ t: "attach", id: one.a.id }]);
+});
+
+test("a sentence goes into the announcer at once; the status after it waits the least gap", async () => {
+  const { a, part } = answer();
+  a.early({ id: a.id, reset: true, say: "<p>The answer is 42.</p>" });
+  const saidAt = performance.now();
+  assert.equal(part("announcer").innerHTML, "<p>The answer is 42.</p>");
+  a.early({ id: a.id, status: "Answer complete." });
+  assert.equal(part("sr-status").textContent, "", "not in the same moment as the sentence");
+  const at = await written(part("sr-status"), "Answer complete.");
+  assert.ok(at - saidAt >= MIN_GAP_MS - 1, `status after ${at - saidAt} ms`);
+});
+
+test("a status with no sentence before it is written at once", () => {
+  const { a, part } = answer();
+  a.early({ id: a.id, status: "Answering." });
+  assert.equal(part("sr-status").textContent, "Answering.");
+});
+
+test("a new answer drops the status still waiting, and clears the regions", async () => {
+  const { a, part } = answer();
+  const heard = [];
+  const obs = new window.MutationObserver(() => heard.push(part("sr-status").textContent));
+  obs.observe(part("sr-status"), { childList: true, characterData: true, subtree: true });
+  a.early({ id: a.id, say: "<p>One.</p>" });
+  a.early({ id: a.id, status: "Old." });
+  a.early({ id: a.id, reset: true });
+  assert.equal(part("announcer").textContent, "");
+  a.early({ id: a.id, say: "<p>Two.</p>" });
+  // Another element's status, due after any a could still write: once it
+  // is written, whatever a had pending is past due.
+  const other = answer();
+  other.a.early({ id: other.a.id, say: "<p>Other.</p>" });
+  other.a.early({ id: other.a.id, status: "Other done." });
+  await written(other.part("sr-status"), "Other done.");
+  await Promise.resolve(); // the observer's last records
+  obs.disconnect();
+  assert.deepEqual(heard.filter(Boolean), [], "the old status never came");
+  assert.equal(part("sr-status").textContent, "");
+});
+
+test("an update starts, streams and ends the answer on the element", () => {
+  const { a, el, part } = answer();
+  const events = [];
+  el.addEventListener("trickle-end", (e) => events.push(e.detail));
+  let resolved = null;
+  a.calls.set(1, (s) => (resolved = s));
+  a.apply({ id: a.id, reset: true, state: "streaming", p: { a: "", path: [], keep: 0, text: "", html: "<p>Hi</p>" }, text: "Hi" });
+  assert.equal(el.getAttribute("aria-busy"), "true");
+  assert.equal(el.getAttribute("data-status"), "streaming");
+  assert.equal(part("content").innerHTML, '<div data-trickle="tail"><p>Hi</p></div>');
+  a.apply({ id: a.id, p: { a: "<p>Hi there.</p>", path: [], keep: -1, text: "", html: "", final: true }, text: " there.", state: "done", end: { status: "done", rows: [["Tokens", "2"]] }, ev: [["trickle-end", { status: "done" }]], resolve: "done", n: 1 });
+  assert.equal(part("content").innerHTML, "<p>Hi there.</p>");
+  assert.equal(a.text, "Hi there.");
+  assert.equal(a.state, "done");
+  assert.equal(el.hasAttribute("aria-busy"), false);
+  assert.equal(el.getAttribute("data-status"), "done");
+  assert.equal(part("metrics").innerHTML, "<dt>Tokens</dt><dd>2</dd>");
+  assert.equal(part("metrics").hidden, false);
+  assert.deepEqual(events, [{ status: "done" }]);
+  assert.equal(resolved, "done");
+  assert.equal(a.calls.size, 0);
+});
+
+test("a failed answer shows its notice and, when it can, Retry", () => {
+  const { a, part, sent } = answer();
+  a.apply({ id: a.id, reset: true, p: { a: "", path: [], keep: 0, text: "", html: "" } });
+  a.apply({ id: a.id, p: { a: "", path: [], keep: -1, text: "", html: "", final: true }, end: { status: "failed", notice: "The relay is unreachable.", retry: true } });
+  assert.equal(part("notice").hidden, false);
+  assert.equal(part("notice").dataset.kind, "failed");
+  assert.equal(part("notice-text").textContent, "The relay is unreachable.");
+  assert.equal(part("retry").hidden, false);
+  part("retry").click();
+  assert.equal(sent.at(-1).t, "retry");
+  assert.equal(sent.at(-1).id, a.id);
+});
+
+test("a retired answer only settles its calls and writes nothing", () => {
+  const { a, part, sent } = answer();
+  let resolved = null;
+  a.calls.set(3, (s) => (resolved = s));
+  a.retire();
+  assert.deepEqual(sent.at(-1), { t: "detach", id: a.id });
+  a.early({ id: a.id, say: "<p>Late.</p>", status: "Late." });
+  a.apply({ id: a.id, reset: true, p: { a: "<p>x</p>", path: [], keep: -1, text: "", html: "" }, resolve: "stopped", n: 3 });
+  assert.equal(part("announcer").textContent, "");
+  assert.equal(part("sr-status").textContent, "");
+  assert.equal(part("content").innerHTML, "");
+  assert.equal(resolved, "stopped");
+});
