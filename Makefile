@@ -36,7 +36,7 @@ build: widget
 # forces a build.
 WIDGET_GO := $(shell GOOS=js GOARCH=wasm $(GO) list -deps -f '{{if and .Module .Module.Main}}{{$$d := .Dir}}{{range .GoFiles}}{{$$d}}/{{.}} {{end}}{{range .EmbedFiles}}{{$$d}}/{{.}} {{end}}{{end}}' ./wasm/cmd/... 2>/dev/null) \
              $(shell $(GO) list -deps -f '{{if and .Module .Module.Main}}{{$$d := .Dir}}{{range .GoFiles}}{{$$d}}/{{.}} {{end}}{{end}}' ./wasm/internal/build 2>/dev/null)
-WIDGET_IN := $(sort $(patsubst $(CURDIR)/%,%,$(WIDGET_GO)) $(wildcard wasm/web/*.js wasm/web/*.css) go.mod go.sum $(wildcard $(WASM_EXEC)/wasm_exec.js))
+WIDGET_IN := $(sort $(patsubst $(CURDIR)/%,%,$(WIDGET_GO)) $(wildcard wasm/web/*.js wasm/web/early/*.js wasm/web/*.css) go.mod go.sum $(wildcard $(WASM_EXEC)/wasm_exec.js))
 
 widget: $(WIDGET)/manifest.json
 

@@ -23,6 +23,11 @@ func (e *element) open(resume bool) {
 		e.conn = dialWS(e, e.connGen, wsURL, first)
 		return
 	}
+	if early := e.early; early.Type() == js.TypeObject && !resume {
+		e.early = js.Undefined() // once: a retry sends the request again
+		e.conn = adoptFetch(e, e.connGen, early)
+		return
+	}
 	url, init := r.URL, e.init
 	switch {
 	case resume:

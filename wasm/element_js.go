@@ -22,8 +22,11 @@ type element struct {
 	cmd  widget.Command  // the call that started the answer (attributes, N)
 	req  *widget.Request // the answer in progress or the last one (retry)
 	init js.Value        // stream()'s RequestInit, as the page gave it
-	n    int             // the call whose promise the answer settles (0: none)
-	sess *widget.Session
+	// early is the request the page sent for the ask before Go was ready
+	// (adoptFetch), until the answer's first connection adopts it.
+	early js.Value
+	n     int // the call whose promise the answer settles (0: none)
+	sess  *widget.Session
 
 	conn     *conn // the open connection, nil when none
 	connGen  int
@@ -73,11 +76,11 @@ func (e *element) handle(m msg) {
 
 // begin starts an answer, stopping the one in progress (its call settles
 // as stopped).
-func (e *element) begin(c widget.Command, r widget.Request, init js.Value) {
+func (e *element) begin(c widget.Command, r widget.Request, init, early js.Value) {
 	if e.req != nil && !e.sess.Ended() {
 		e.stop()
 	}
-	e.cmd, e.req, e.init, e.n = c, &r, init, c.N
+	e.cmd, e.req, e.init, e.early, e.n = c, &r, init, early, c.N
 	e.sess = widget.NewSession(c.Config())
 	if c.At > 0 {
 		e.sess.StartAt(now().at(c.At))
@@ -109,7 +112,7 @@ func (e *element) retry(c widget.Command) {
 	}
 	cmd := e.cmd
 	cmd.N, cmd.At = c.N, c.At
-	e.begin(cmd, *e.req, e.init)
+	e.begin(cmd, *e.req, e.init, js.Undefined())
 }
 
 // stop aborts the request, asks the relay to cancel and ends the answer.
@@ -148,7 +151,7 @@ func (e *element) detach() {
 	}
 	e.fresh().Gone = true
 	e.gone = true
-	e.sess, e.init = nil, js.Undefined()
+	e.sess, e.init, e.early = nil, js.Undefined(), js.Undefined()
 	e.buf, e.chunks = nil, nil
 	e.h.want = true
 }

@@ -211,7 +211,7 @@ func (h *host) port(v js.Value) {
 			e.reject(c.N, err)
 			return
 		}
-		e.begin(c, r, v.Get("init"))
+		e.begin(c, r, v.Get("init"), v.Get("early"))
 	case "retry":
 		e.retry(c)
 	case "stop":

@@ -75,7 +75,14 @@ func startFetch(e *element, gen int, url string, init js.Value) *conn {
 // read starts reading resp.body into the connection's inbox (which wakes
 // Go when bytes arrive and no frame is on its way to the page).
 func (c *conn) read(resp js.Value) {
-	end := c.fn(func(a []js.Value) {
+	c.pending = true
+	c.inbox = browser.Call("readBody", resp.Get("body"), c.endFunc())
+}
+
+// endFunc is the callback for the end of the body: mDone, or mReadErr
+// with the error.
+func (c *conn) endFunc() js.Func {
+	return c.fn(func(a []js.Value) {
 		c.pending = false
 		if err := arg0(a); err.Truthy() {
 			c.send(msg{kind: mReadErr, val: err})
@@ -83,8 +90,29 @@ func (c *conn) read(resp js.Value) {
 		}
 		c.send(msg{kind: mDone})
 	})
+}
+
+// adoptFetch takes over the request the page sent for an ask before Go
+// was ready (wasm/web/early/early.js; the same request open would send,
+// see internal/widget/early_request_test.go): the connection startFetch
+// would have once its response came, its inbox holding every byte from
+// the first (trickle-worker.js's adopt). Stopping it cancels the body,
+// which aborts the request.
+func adoptFetch(e *element, gen int, early js.Value) *conn {
+	c := &conn{gen: gen, el: e}
+	if early.Get("failed").Bool() {
+		c.send(msg{kind: mFetchErr, val: js.Global().Get("Error").New(early.Get("end"))})
+		return c
+	}
+	if id := early.Get("stream").String(); id != "" {
+		e.streamID = id
+	}
+	if !early.Get("ok").Bool() {
+		c.httpStatus = early.Get("status").Int()
+	}
 	c.pending = true
-	c.inbox = browser.Call("readBody", resp.Get("body"), end)
+	c.inbox = browser.Call("adopt", early, c.endFunc())
+	return c
 }
 
 // stop aborts the fetch or closes the WebSocket; userStop also asks the

@@ -66,7 +66,7 @@ func main() {
 	var (
 		samples   = flag.String("samples", "relay/sim/answers/sample-20k.md,relay/sim/answers/sample-100k.md", "comma-separated markdown answers to stream")
 		renderers = flag.String("renderers", "trickle,trickle-off,marked,smd,text", "renderers to run, in order (trickle: the widget as it boots by default; trickle-off: with worker=\"off\")")
-		measures  = flag.String("measure", "stream,boot,latency,cold,size", "what to measure: stream (main-thread time per renderer on the samples), boot (the widget's boot on a page of another origin), latency (token arrival → painted), cold (the first answer asked at DOMContentLoaded), size (transfer size)")
+		measures  = flag.String("measure", "stream,boot,latency,cold,size", "what to measure: stream (main-thread time per renderer on the samples), boot (the widget's boot on a page of another origin), latency (token arrival → painted), cold (the first answer asked at DOMContentLoaded), size (transfer size), first (the first visit against a warm one on emulated networks; not in the default set)")
 		bootRuns  = flag.Int("boot-runs", 5, "loads of the boot page, each way")
 		latTokens = flag.Int("latency-tokens", 1500, "tokens of the latency answer (numbered words)")
 		latRuns   = flag.Int("latency-runs", 3, "runs of each renderer for latency and cold")
@@ -155,12 +155,13 @@ type ownFrames struct {
 
 // Report is everything one run measured (bench/results/browser.json).
 type Report struct {
-	Stream      []Result  `json:"stream,omitempty"`
-	Boot        []BootRun `json:"boot,omitempty"`
-	Latency     []Latency `json:"latency,omitempty"`
-	Cold        []Latency `json:"cold,omitempty"`
-	Size        *Size     `json:"size,omitempty"`
-	LoadAverage string    `json:"load_average"`
+	Stream      []Result     `json:"stream,omitempty"`
+	Boot        []BootRun    `json:"boot,omitempty"`
+	Latency     []Latency    `json:"latency,omitempty"`
+	Cold        []Latency    `json:"cold,omitempty"`
+	Size        *Size        `json:"size,omitempty"`
+	First       []FirstVisit `json:"first,omitempty"`
+	LoadAverage string       `json:"load_average"`
 }
 
 func run(samples, renderers, measures string, rate float64, chars, runs, bootRuns, latTokens, latRuns int, widget, out, cpuprof string) error {
@@ -332,6 +333,12 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 			report.Cold = append(report.Cold, ls...)
 			printLatency(fmt.Sprintf("Cold first answer, ask() at DOMContentLoaded, widget files %s (goal with the .wasm in the HTTP cache: first token arrival → painted ≤ 50 ms)", strings.Replace(c, "-", " in the HTTP ", 1)), ls)
 		}
+	}
+	if do["first"] {
+		if report.First, err = runFirst(browser, widget); err != nil {
+			return err
+		}
+		printFirst(report.First)
 	}
 	if do["size"] {
 		sz, err := widgetSize(widget)

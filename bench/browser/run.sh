@@ -11,6 +11,11 @@
 #   bench/browser/run.sh                    everything, the standard scenario
 #   bench/browser/run.sh -speed 5           five times faster, for a quick look
 #   bench/browser/run.sh -measure boot      one part (stream, boot, latency, cold, size)
+#   bench/browser/run.sh -measure first     the first visit against a warm one, navigation →
+#                                           first token painted, on emulated networks (none,
+#                                           Fast 4G, Slow 4G: -first-networks, -first-runs,
+#                                           -first-thread main for worker="off"); not in the
+#                                           default set (about 3 minutes)
 #
 # Runs hold /tmp/bench.lock and /tmp/trickle-browser.lock, so that
 # benchmarks and browser tests on a shared machine do not overlap.

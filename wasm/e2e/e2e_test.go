@@ -133,13 +133,28 @@ func tab(t testing.TB) context.Context {
 // tabAt is tab on another relay (base URL; "" for the package's).
 func tabAt(t testing.TB, base string) context.Context {
 	t.Helper()
-	path := browsertest.Available(t)
 	if _, err := fs.Stat(examples.Widget(), "trickle.js"); err != nil {
 		t.Fatal("examples/widget has no trickle.js: run make widget (go run ./wasm/internal/build -out examples/widget), then rerun the tests")
 	}
 	if base == "" {
 		base = server(t)
 	}
+	ctx := browserTab(t)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base+"/e2e")))
+	ready := eval[bool](t, ctx, `(async () => {
+		await customElements.whenDefined("trickle-answer");
+		const { ready } = await import("/trickle/trickle.js");
+		await ready();
+		return true;
+	})()`)
+	require.True(t, ready)
+	return ctx
+}
+
+// browserTab is a new blank tab of the package's browser.
+func browserTab(t testing.TB) context.Context {
+	t.Helper()
+	path := browsertest.Available(t)
 	browserMu.Lock()
 	if browser == nil && browserFailed == nil {
 		browserDir, browserFailed = os.MkdirTemp("", "trickle-e2e-chromium-")
@@ -151,16 +166,7 @@ func tabAt(t testing.TB, base string) context.Context {
 	b, err := browser, browserFailed
 	browserMu.Unlock()
 	require.NoError(t, err, "starting %s", path)
-	ctx := browsertest.Timeout(t, browsertest.Tab(t, b), 90*time.Second)
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base+"/e2e")))
-	ready := eval[bool](t, ctx, `(async () => {
-		await customElements.whenDefined("trickle-answer");
-		const { ready } = await import("/trickle/trickle.js");
-		await ready();
-		return true;
-	})()`)
-	require.True(t, ready)
-	return ctx
+	return browsertest.Timeout(t, browsertest.Tab(t, b), 90*time.Second)
 }
 
 func eval[T any](t testing.TB, ctx context.Context, expr string) T {

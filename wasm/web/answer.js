@@ -44,6 +44,13 @@ export class Answer {
 
   retired = false; // the element moved to another Host (see retire)
 
+  // The early view (early/early.js): the answer's plain text while Go is
+  // not ready yet, in a node after the tail, hidden from screen readers
+  // (Go announces the answer from its start once it renders it).
+  earlyOf = null; // the early answer shown
+  earlyEl = null;
+  earlyPending = "";
+
   constructor(h, el) {
     this.host = h;
     this.el = el;
@@ -164,6 +171,45 @@ export class Answer {
     this.pendingStatus = undefined;
   }
 
+  // earlyStart begins the early view of a new early answer.
+  earlyStart(early) {
+    this.earlyEnd();
+    this.earlyOf = early;
+    this.follower.start();
+  }
+
+  // earlyText shows more of the early answer's text, in the next
+  // animation frame, as Go's frames are.
+  earlyText(early, t) {
+    if (early !== this.earlyOf || this.retired) return;
+    if (!this.earlyPending) {
+      requestAnimationFrame(() => {
+        if (this.earlyOf !== early) return;
+        if (!this.earlyEl) {
+          this.earlyEl = document.createElement("div");
+          this.earlyEl.dataset.trickle = "early";
+          this.earlyEl.setAttribute("aria-hidden", "true");
+          this.earlyEl.append("");
+          this.content.append(this.earlyEl);
+          this.content.setAttribute("data-trickle-early", "");
+        }
+        this.earlyEl.firstChild.appendData(this.earlyPending);
+        this.earlyPending = "";
+        if (!this.follower.observes) this.follower.grew();
+      });
+    }
+    this.earlyPending += t;
+  }
+
+  // earlyEnd takes the early view away: Go shows the answer now.
+  earlyEnd() {
+    this.earlyOf = null;
+    this.earlyPending = "";
+    this.earlyEl?.remove();
+    this.earlyEl = null;
+    this.content.removeAttribute("data-trickle-early");
+  }
+
   // apply applies one update (in the page's animation frame).
   apply(u) {
     if (this.retired) {
@@ -173,6 +219,8 @@ export class Answer {
     if (u.reset) {
       this.content.innerHTML = '<div data-trickle="tail"></div>';
       this.tail = this.content.firstElementChild;
+      // The early view stays until Go's frames show text (below).
+      if (this.earlyEl) this.content.append(this.earlyEl);
       this.thinkingText.textContent = "";
       this.thinking.hidden = true;
       this.tools.innerHTML = "";
@@ -181,7 +229,8 @@ export class Answer {
       this.notice.removeAttribute("data-kind");
       this.retryBtn.hidden = true;
       this.metricsDL.hidden = true;
-      this.follower.start();
+      // Where the reader is holds: the early view already began following.
+      if (!this.earlyOf) this.follower.start();
       this.el.setAttribute("aria-busy", "true");
       this.el.setAttribute("data-status", "streaming");
       this.text = "";
@@ -195,6 +244,10 @@ export class Answer {
       if (u.p.a || u.p.unwrap) decorate(this, before, u.p.final ? null : this.tail);
       grew = !!u.p.a || u.p.keep >= 0;
     }
+    // Go's frames take over from the early view once they show text (Go
+    // has every byte the early view read, so at least its text), or at the
+    // answer's end.
+    if (this.earlyOf && (u.end || (u.p && this.content.textContent.length > (this.earlyEl?.textContent.length ?? 0)))) this.earlyEnd();
     if (u.thinking) {
       this.thinking.hidden = false;
       this.thinkingText.insertAdjacentText("beforeend", u.thinking);

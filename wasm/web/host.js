@@ -1,12 +1,14 @@
 // The host: the page's end of the line to Go. It boots a build of the
 // widget in a Web Worker (or, where none can be made, on this thread),
-// queues commands until Go is ready, and hands Go's frames to the
-// elements' Answers in the page's animation frames. hostFor picks the
-// Host an element's build runs on.
+// queues commands until Go is ready (an ask meanwhile is started here and
+// shown early, then handed to Go: early/early.js), and hands Go's frames
+// to the elements' Answers in the page's animation frames. hostFor picks
+// the Host an element's build runs on.
 
 import { WASM, WASM_EXEC, WORKER } from "./assets.js";
 import { builds } from "./builds.js";
 import { mergeUpdates } from "./merge.js";
+import { startEarly } from "./early/early.js";
 
 // A worker that has not run its first line by then is taken as blocked
 // (some engines report a CSP refusal of a blob: worker with no error).
@@ -24,6 +26,8 @@ class Host {
   #port = null;
   #ready = false;
   #queue = []; // commands sent before Go was ready
+  #early = new Map(); // id → the element's early answer (early/early.js)
+  #handing = new Map(); // id → its handover to Go, until posted
   #frames = []; // frame messages waiting for the next animation frame
   #scheduled = false;
   #tick = null; // main-thread mode: has Go build its frame now
@@ -63,11 +67,62 @@ class Host {
   }
 
   // send posts a command (JSON) and a stream()'s RequestInit beside it;
-  // before Go is ready it waits in the queue.
+  // before Go is ready it waits in the queue. An ask waiting there is
+  // started at once by the page (early/early.js), its text shown as it
+  // comes, and handed over to Go with the command; the element's next
+  // command before then stops it.
   send(cmd, init) {
     const data = { j: JSON.stringify(cmd), init };
-    if (this.#ready) this.#port.postMessage(data);
-    else this.#queue.push({ cmd, data });
+    const stops = cmd.t === "ask" || cmd.t === "retry" || cmd.t === "stop" || cmd.t === "detach";
+    if (stops) {
+      this.#early.get(cmd.id)?.stop();
+      this.#early.delete(cmd.id);
+    }
+    if (this.#ready) {
+      this.#post({ cmd, data, early: null });
+      return;
+    }
+    let early = null;
+    const st = this.els.get(cmd.id);
+    if (cmd.t === "ask" && st && (early = startEarly(cmd, (t) => st.earlyText(early, t)))) {
+      this.#early.set(cmd.id, early);
+      st.earlyStart(early);
+    }
+    this.#queue.push({ cmd, data, early });
+  }
+
+  // #post sends a command to Go, an early answer's connection with its
+  // ask. A handover waits for the early request's response, so the
+  // element's commands after it wait for it too (another element's do
+  // not).
+  #post({ cmd, data, early }) {
+    const id = cmd.id;
+    const before = this.#handing.get(id);
+    if (!early && !before) {
+      this.#port.postMessage(data);
+      return;
+    }
+    const p = (before ?? Promise.resolve()).then(async () => {
+      if (!early) {
+        this.#port.postMessage(data);
+        return;
+      }
+      const { value, transfer } = await early.handover();
+      if (this.#early.get(id) === early) this.#early.delete(id);
+      try {
+        this.#port.postMessage({ ...data, early: value }, transfer);
+      } catch (err) {
+        // Not expected (startEarly checked the transfer): Go sends the
+        // request again rather than lose the answer.
+        console.warn(`trickle: the early answer could not be handed over (${err?.message ?? err}); asking again`);
+        early.stop();
+        this.#port.postMessage(data);
+      }
+    });
+    this.#handing.set(id, p);
+    p.finally(() => {
+      if (this.#handing.get(id) === p) this.#handing.delete(id);
+    });
   }
 
   stats() {
@@ -173,11 +228,14 @@ class Host {
     const msg = `Trickle failed to load: ${message}`;
     this.#readyReject(new Error(msg));
     this.failure = msg;
-    for (const { cmd } of this.#queue) {
+    for (const { cmd, early } of this.#queue) {
+      early?.stop();
       const st = this.els.get(cmd.id);
+      if (early) st?.earlyEnd(); // Go will not show it: the text goes too
       if (st && cmd.n) st.reject(cmd.n, msg);
     }
     this.#queue = [];
+    this.#early.clear();
   }
 
   #receive(m) {
@@ -195,7 +253,7 @@ class Host {
       case "ready":
         this.thread = m.thread;
         this.#ready = true;
-        for (const { data } of this.#queue) this.#port.postMessage(data);
+        for (const item of this.#queue) this.#post(item);
         this.#queue = [];
         this.#readyResolve();
         break;

@@ -7,7 +7,8 @@
 //
 // It holds only mechanical helpers that spare Go a crossing per network
 // chunk: an inbox that gathers a connection's chunks until Go's next frame
-// takes them all, and the wake-up that tells Go bytes arrived. Every
+// takes them all, the wake-up that tells Go bytes arrived, and the
+// adoption of a request the page sent before Go was ready (adopt). Every
 // decision is Go's (wasm/, internal/widget).
 //
 // A classic script (importScripts) and a module (import()) alike: it only
@@ -34,7 +35,9 @@
       this.#wake = wake;
     }
 
-    push(chunk) {
+    // push adds a chunk that arrived now, or at epoch ms at (a chunk the
+    // page read before Go was ready: an early answer's).
+    push(chunk, at) {
       if (this.#used + chunk.length > this.#bytes.length) {
         const grown = new Uint8Array(Math.max(2 * this.#bytes.length, this.#used + chunk.length));
         grown.set(this.#bytes.subarray(0, this.#used));
@@ -42,7 +45,7 @@
       }
       this.#bytes.set(chunk, this.#used);
       this.#used += chunk.length;
-      this.#chunks.push(chunk.length, performance.now());
+      this.#chunks.push(chunk.length, at === undefined ? performance.now() : at - performance.timeOrigin);
       this.#wake();
     }
 
@@ -65,6 +68,7 @@
     }
 
     close() {
+      if (!this.closed) this.onclose?.();
       this.closed = true;
       this.#used = 0;
       this.#chunks.length = 0;
@@ -158,6 +162,30 @@
               reader.cancel().catch(() => {});
               return;
             }
+            inbox.push(value);
+          }
+        })().then(() => end(null), (err) => end(err ?? new Error("read failed")));
+        return inbox;
+      },
+      // adopt takes over an early answer (early/early.js: the request the
+      // page sent before Go was ready): its chunks so far, then the rest of
+      // its body, into an inbox as readBody's; end as readBody's. A stopped
+      // one ends when Go closes it (the stop command follows its ask).
+      adopt(early, end) {
+        const inbox = new Inbox(wake);
+        for (const [chunk, at] of early.chunks) inbox.push(chunk, at);
+        const body = early.body;
+        if (!body) {
+          if (early.stopped) inbox.onclose = () => queueMicrotask(() => end(null));
+          else queueMicrotask(() => end(early.end === "done" ? null : new Error(early.end)));
+          return inbox;
+        }
+        const reader = body.getReader();
+        inbox.onclose = () => reader.cancel().catch(() => {});
+        (async () => {
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done || inbox.closed) return;
             inbox.push(value);
           }
         })().then(() => end(null), (err) => end(err ?? new Error("read failed")));

@@ -169,6 +169,10 @@ function aim(el, q) {
 form.addEventListener("submit", async (e) => {
   e.preventDefault();
   await customElements.whenDefined("trickle-answer");
+  // Both sides start once the widget's Go side has: an ask made before
+  // then goes out at once over fetch (the early view) but waits for Go over
+  // a WebSocket, and the race would be the boot's, not the transports'.
+  await (await import("/trickle/trickle.js")).ready();
   const q = query(true);
   for (const s of sides) aim(s.el, q);
   aim(reference, query(false));

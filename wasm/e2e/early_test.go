@@ -1,0 +1,258 @@
+//go:build !(js && wasm)
+
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/a11y"
+	"github.com/trickle-dev/trickle/examples"
+	"github.com/trickle-dev/trickle/internal/widget"
+	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/render"
+)
+
+// gated is a relay (widget included, the test page at /e2e) on an origin of
+// its own — so no test before has put its .wasm in the browser's cache —
+// that holds every .wasm request until release: the page is a first visit
+// whose wasm is still on its way. It counts the .wasm requests held and
+// the chat requests the model got.
+type gated struct {
+	base      string
+	release   func()
+	wasmHeld  atomic.Int32
+	chats     atomic.Int32
+	releasing chan struct{}
+}
+
+func startGated(t *testing.T) *gated {
+	t.Helper()
+	srv, err := relay.New(
+		relay.WithWidget(examples.Widget()),
+		relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		relay.WithSimDefaults(relay.SimDefaults{TTFT: 20 * time.Millisecond, Gap: 2 * time.Millisecond, TokenChars: 4}),
+	)
+	require.NoError(t, err)
+	g := &gated{releasing: make(chan struct{})}
+	var once sync.Once
+	g.release = func() { once.Do(func() { close(g.releasing) }) }
+	h := srv.Handler()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/e2e", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, pageHTML())
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ".wasm") {
+			g.wasmHeld.Add(1)
+			select {
+			case <-g.releasing:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions" {
+			g.chats.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	})
+	s := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		g.release()
+		s.Close()
+		_ = srv.Shutdown(context.Background())
+	})
+	g.base = s.URL
+	return g
+}
+
+// earlyAsk opens the gated page, asks (window.__p is the call's promise)
+// and waits until the early view shows text, while Go cannot have started:
+// its .wasm is held. It returns the early view's text.
+func earlyAsk(t *testing.T, g *gated, endpoint string) (context.Context, string) {
+	t.Helper()
+	ctx := browserTab(t)
+	navigate(t, ctx, g.base+"/e2e")
+	eval[bool](t, ctx, `(async () => {
+		await customElements.whenDefined("trickle-answer");
+		window.__ready = false;
+		import("/trickle/trickle.js").then((m) => m.ready()).then(() => (window.__ready = true));
+		const a = document.getElementById("a");
+		a.setAttribute("endpoint", `+jsString(endpoint)+`);
+		window.__p = a.ask("early");
+		return true;
+	})()`)
+	waitFor(t, ctx, `document.querySelector('[data-trickle="early"]')?.textContent.length > 0`)
+	// The text may come before the .wasm is even asked for; Go cannot
+	// start before it is released.
+	require.Eventually(t, func() bool { return g.wasmHeld.Load() >= 1 }, 20*time.Second, 20*time.Millisecond, "the .wasm is asked for, and held")
+	var early struct {
+		Text, Hidden string
+		Ready        bool
+		Announced    int
+		Busy         bool
+	}
+	raw := eval[string](t, ctx, `JSON.stringify((() => {
+		const e = document.querySelector('[data-trickle="early"]');
+		return { text: e.textContent, hidden: e.getAttribute("aria-hidden"), ready: window.__ready,
+			announced: document.querySelector('[data-trickle="announcer"]').childNodes.length };
+	})())`)
+	require.NoError(t, json.Unmarshal([]byte(raw), &early))
+	require.False(t, early.Ready, "Go is not ready: its .wasm is held")
+	require.Equal(t, "true", early.Hidden, "the early view is silent for screen readers")
+	require.Zero(t, early.Announced, "nothing is announced before Go renders the answer")
+	return ctx, early.Text
+}
+
+// navigate loads url without waiting for the widget.
+func navigate(t *testing.T, ctx context.Context, url string) {
+	t.Helper()
+	eval[bool](t, ctx, `(location.href = `+jsString(url)+`, true)`)
+	waitFor(t, ctx, `location.href === `+jsString(url)+` && document.readyState !== "loading" && !!document.getElementById("a")`)
+}
+
+// requireRenderedAs checks the answer against the one-shot oracles as the
+// suite's other tests do (sameDOM, requireAnnounced), on the gated origin.
+func requireRenderedAs(t *testing.T, ctx context.Context, g *gated, r result) {
+	t.Helper()
+	opts := widget.RenderOptions(render.Policy{SameOrigin: g.base})
+	want := render.Convert(r.Text, opts...)
+	normalized := eval[string](t, ctx, `(() => {
+		const t = document.createElement("template");
+		t.innerHTML = `+jsString(want)+`;
+		return t.innerHTML;
+	})()`)
+	require.Equal(t, normalized, r.HTML, "the DOM equals the one-shot render of the final text: the early view is gone")
+	doc := render.NewDocument(opts...)
+	f := doc.Update(r.Text)
+	var units []string
+	for _, u := range a11y.Units(append(f.Settled, doc.Finish().Settled...)) {
+		units = append(units, u.Text)
+	}
+	require.NotEmpty(t, units)
+	require.Equal(t, strings.Join(units, " "), strings.Join(r.Announced, " "), "every unit announced once, in order, from the answer's start")
+}
+
+func TestAFirstVisitPaintsTheTextBeforeTheWasmArrivesAndGoTakesOverFromTheFirstByte(t *testing.T) {
+	g := startGated(t)
+	want := canned(t, "code").Text
+	ctx, early := earlyAsk(t, g, "/v1/chat/completions?answer=code&gap_ms=20")
+	require.True(t, strings.HasPrefix(want, early), "the early view shows the answer's own text: %q", early)
+
+	g.release()
+	status := eval[string](t, ctx, `window.__p`)
+	require.Equal(t, "complete", status)
+	r := waitAnnouncer(t, ctx)
+	require.Equal(t, want, r.Text, "nothing lost, nothing twice")
+	requireRenderedAs(t, ctx, g, r)
+	require.Equal(t, thread, r.Metrics["thread"])
+	require.Equal(t, []string{"trickle-start", "trickle-first-token", "trickle-end"}, r.EventTypes)
+	require.Equal(t, int32(1), g.chats.Load(), "Go adopted the page's request: the model was asked once")
+	require.False(t, eval[bool](t, ctx, `document.querySelector('[data-trickle="content"]').hasAttribute("data-trickle-early")`))
+}
+
+func TestStopDuringTheEarlyViewAbortsTheRequestAndTheRelayStopsGenerating(t *testing.T) {
+	g := startGated(t)
+	ctx, _ := earlyAsk(t, g, "/v1/chat/completions?answer=sample-20k&gap_ms=5")
+	eval[string](t, ctx, `(async () => {
+		const a = document.getElementById("a");
+		a.stop();
+		// The early view stops with Stop.
+		await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+		window.__shown = document.querySelector('[data-trickle="early"]')?.textContent ?? "";
+		return "";
+	})()`)
+	shown := eval[string](t, ctx, `window.__shown`)
+	require.NotEmpty(t, shown)
+
+	// The relay hears Stop before Go is ready: the page's DELETE stops
+	// the generation while the .wasm is still held (a disconnect alone
+	// would cancel it only after the resume grace period, as a cancel).
+	require.Eventually(t, func() bool {
+		return metric(t, g, "trickle_stops_total") == 1 && metric(t, g, "trickle_streams_active") == 0
+	}, 10*time.Second, 50*time.Millisecond, "the relay stopped the generation before Go was ready")
+	require.False(t, eval[bool](t, ctx, `window.__ready`))
+
+	g.release()
+	require.Equal(t, "stopped", eval[string](t, ctx, `window.__p`))
+	r := waitAnnouncer(t, ctx)
+	require.True(t, strings.HasPrefix(r.Text, shown) || strings.HasPrefix(shown, r.Text), "Go's text and the early view's are one text")
+	require.GreaterOrEqual(t, len(r.Text), len(shown), "Go shows every byte the early view read: nothing lost")
+	require.Less(t, len(r.Text), len(canned(t, "sample-20k").Text))
+	require.Equal(t, "Stopped.", r.Notice)
+	requireRenderedAs(t, ctx, g, r)
+	require.Equal(t, int32(1), g.chats.Load(), "the model was asked once")
+	in := gatedInfo(t, g, r.StreamID)
+	require.True(t, in.UpstreamCancelled && in.State == relay.StateStopped, "%+v", in)
+}
+
+// metric reads one of the gated relay's /metrics values.
+func metric(t *testing.T, g *gated, name string) float64 {
+	t.Helper()
+	resp, err := http.Get(g.base + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			require.NoError(t, err, line)
+			return f
+		}
+	}
+	t.Fatalf("/metrics has no %s", name)
+	return 0
+}
+
+func gatedInfo(t *testing.T, g *gated, id string) relay.Info {
+	t.Helper()
+	resp, err := http.Get(g.base + "/v1/streams/" + url.PathEscape(id) + "/info")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var in relay.Info
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&in))
+	return in
+}
+
+func TestTheReadersScrollPlaceHoldsWhenGoTakesOverFromTheEarlyView(t *testing.T) {
+	for _, scrolled := range []bool{false, true} {
+		t.Run(map[bool]string{false: "following", true: "scrolled up"}[scrolled], func(t *testing.T) {
+			g := startGated(t)
+			ctx, _ := earlyAsk(t, g, "/v1/chat/completions?answer=sample-20k&gap_ms=2")
+			// The early view grows past the box (240 px high).
+			waitFor(t, ctx, `(() => { const a = document.getElementById("a"); return a.scrollHeight > 3 * a.clientHeight; })()`)
+			if scrolled {
+				eval[bool](t, ctx, `(() => { const a = document.getElementById("a"); a.scrollTop = 0; a.dispatchEvent(new Event("scroll")); return true; })()`)
+			} else {
+				waitFor(t, ctx, `(() => { const a = document.getElementById("a"); return a.scrollHeight - a.scrollTop - a.clientHeight <= 8; })()`)
+			}
+			g.release()
+			// Go's frames replace the early view.
+			waitFor(t, ctx, `!document.querySelector('[data-trickle="early"]') && document.querySelector('[data-trickle="content"]').textContent.length > 0`)
+			eval[bool](t, ctx, `new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`)
+			if scrolled {
+				require.Zero(t, eval[float64](t, ctx, `document.getElementById("a").scrollTop`), "a reader who scrolled up stays where they are")
+				require.True(t, eval[bool](t, ctx, `!document.querySelector('[data-trickle="jump"]').hidden`), "and is offered the jump to the latest")
+			} else {
+				waitFor(t, ctx, `(() => { const a = document.getElementById("a"); return a.scrollHeight - a.scrollTop - a.clientHeight <= 8; })()`)
+			}
+			eval[bool](t, ctx, `(document.getElementById("a").stop(), true)`)
+			require.Equal(t, "stopped", eval[string](t, ctx, `window.__p`))
+		})
+	}
+}

@@ -1,0 +1,135 @@
+// The early answer: on a first visit the widget's .wasm is still on its way
+// when the page asks, so the page sends the request itself (request.js:
+// the same bytes Go would send), keeps every byte of the response for Go,
+// and shows the answer's plain text meanwhile (reader.js). When Go is
+// ready it adopts the connection in progress: it gets every byte from the
+// first (with when each arrived) and the rest of the body as a transferred
+// stream, renders the whole answer at once and announces it from the
+// start. docs/notes/early-view.md says why.
+
+import { earlyReader } from "./reader.js";
+import { earlyRequest } from "./request.js";
+
+const epochNow = () => performance.timeOrigin + performance.now();
+
+// The handover needs a body that can be released while a read waits and
+// then be transferred to Go's thread: without both (Safari), Go sends the
+// request itself, as it always did.
+const canHandOver = (() => {
+  try {
+    const rs = new ReadableStream();
+    const r = rs.getReader();
+    r.read().catch(() => {});
+    r.releaseLock();
+    structuredClone(rs, { transfer: [rs] });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+// startEarly starts the early answer of an ask command (before Go is
+// ready), or returns null when Go must build the request itself. onText
+// gets each piece of plain text as it is read.
+export function startEarly(cmd, onText) {
+  if (!canHandOver) return null;
+  const req = earlyRequest(cmd);
+  return req ? new EarlyAnswer(req, cmd.dialect, onText) : null;
+}
+
+class EarlyAnswer {
+  #ctl = new AbortController();
+  #chunks = []; // [bytes, epoch ms of arrival]: everything read, for Go
+  #res = null;
+  #reader = null;
+  #end = ""; // "done", or why it failed; "" while it streams
+  #failed = false; // the fetch itself failed (no response)
+  #stopped = false;
+  #handing = false;
+  #responded; // settles once the fetch has
+  #loop; // settles once reading stopped
+
+  constructor(req, dialect, onText) {
+    const text = earlyReader(dialect);
+    let responded;
+    this.#responded = new Promise((r) => (responded = r));
+    this.#loop = (async () => {
+      try {
+        this.#res = await fetch(req.url, { ...req.init, signal: this.#ctl.signal });
+      } catch (err) {
+        this.#failed = true;
+        this.#end = String(err?.message ?? err) || "fetch failed";
+        return;
+      } finally {
+        responded();
+      }
+      if (!this.#res.body || this.#handing) return;
+      this.#reader = this.#res.body.getReader();
+      for (;;) {
+        let r;
+        try {
+          r = await this.#reader.read();
+        } catch (err) {
+          // Released for the handover (nothing was read), or aborted.
+          if (!this.#handing) this.#end = String(err?.message ?? err) || "read failed";
+          return;
+        }
+        if (r.done) {
+          this.#end = "done";
+          return;
+        }
+        this.#chunks.push([r.value, epochNow()]);
+        if (this.#res.ok && !this.#stopped) {
+          const t = text.write(r.value);
+          if (t) onText(t);
+        }
+        if (this.#handing) return;
+      }
+    })();
+  }
+
+  // stop ends the early answer: the page stopped it, asked again or let
+  // the element go before Go was ready. The request is aborted and the
+  // relay asked to stop generating (what Go's stop does); the bytes read so
+  // far still go to Go, which ends the answer as the command after the ask
+  // says.
+  stop() {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#ctl.abort();
+    const id = this.#res?.headers.get("X-Trickle-Stream") ?? "";
+    // The relay's ids are plain; another would be escaped differently from
+    // Go's url.PathEscape, and Go's own stop sends its DELETE anyway.
+    if (/^[\w.:-]+$/.test(id)) {
+      fetch(new URL(`/v1/streams/${id}`, this.#res.url), { method: "DELETE", keepalive: true }).catch(() => {});
+    }
+  }
+
+  // handover stops reading here and returns what Go adopts, with the body
+  // to transfer: the response's status and stream id, every chunk read so
+  // far with its arrival time, how it ended ("" while it streams), and the
+  // rest of the body (null once it ended).
+  async handover() {
+    await this.#responded;
+    this.#handing = true;
+    try {
+      this.#reader?.releaseLock(); // a read in wait rejects, and nothing is lost
+    } catch {
+      // Not locked: reading never started or already ended.
+    }
+    await this.#loop;
+    const res = this.#res;
+    const body = res?.body && this.#end === "" ? res.body : null;
+    const value = {
+      ok: res ? res.ok : false,
+      status: res ? res.status : 0,
+      stream: res?.headers.get("X-Trickle-Stream") ?? "",
+      chunks: this.#chunks,
+      end: this.#end,
+      failed: this.#failed,
+      stopped: this.#stopped,
+      body,
+    };
+    return { value, transfer: body ? [body] : [] };
+  }
+}
