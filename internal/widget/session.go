@@ -2,12 +2,9 @@ package widget
 
 import (
 	"errors"
-	"html"
-	"strings"
 	"time"
 
 	"github.com/trickle-dev/trickle/a11y"
-	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/stream"
 )
@@ -444,84 +441,3 @@ func (s *Session) poll(p *Patch) {
 }
 
 func (s *Session) toolsHTML() string { return ToolsHTML(s.pipe.Answer().ToolCalls()) }
-
-// ToolsHTML shows tool calls: "Calling name…" while the call streams, its
-// arguments once complete (never half an argument object). Everything from
-// the model is escaped.
-func ToolsHTML(calls []stream.ToolCall) string {
-	if len(calls) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	for _, c := range calls {
-		name := c.Name
-		if name == "" {
-			name = "a tool"
-		}
-		b.WriteString(`<div data-trickle="tool"><p>Calling <code>`)
-		b.WriteString(html.EscapeString(name))
-		if c.Complete {
-			b.WriteString(`</code></p><pre><code>`)
-			b.WriteString(html.EscapeString(c.Arguments))
-			b.WriteString(`</code></pre></div>`)
-		} else {
-			b.WriteString(`</code>…</p></div>`)
-		}
-	}
-	return b.String()
-}
-
-// Notice is the visible text for how an answer ended (empty for complete,
-// and for an answer that has not ended).
-func Notice(status stream.Status, err error) string {
-	switch status {
-	case stream.Incomplete:
-		return "Incomplete: the answer ended before the model finished. You can retry."
-	case stream.Failed:
-		msg := "the connection failed"
-		if err != nil {
-			msg = err.Error()
-		}
-		return "Error: " + msg
-	case stream.Stopped:
-		return "Stopped."
-	}
-	return ""
-}
-
-// WarmUp runs a small answer through a whole Session once — SSE parsing,
-// JSON decoding, goldmark, the speech projection — so the first real frame
-// does not pay for first calls (in the browser, WebAssembly functions are
-// compiled on their first call). Call it when the page is idle. It returns
-// the sample's HTML (every frame's settled HTML, in order), for warming the
-// browser's own HTML parser.
-func WarmUp(policy render.Policy) string {
-	_, html := warmSession(policy)
-	return html
-}
-
-func warmSession(policy render.Policy) (*Session, string) {
-	s := NewSession(Config{Policy: policy, Now: func() time.Time { return time.Time{} }})
-	var b []byte
-	for i := 0; i < len(warmSample); i += 24 {
-		b = append(b, `data: {"choices":[{"index":0,"delta":{"content":`...)
-		b = jsonx.AppendString(b, warmSample[i:min(len(warmSample), i+24)])
-		b = append(b, "}}]}\n\n"...)
-	}
-	b = append(b, "data: [DONE]\n\n"...)
-	_ = s.Write(b)
-	p := s.Frame()
-	html, tail := p.Append, p.Tail
-	s.End(nil)
-	p = s.Frame()
-	html += p.Append
-	if p.TailChanged {
-		tail = p.Tail
-	}
-	if p.Unwrap {
-		html += tail
-	}
-	return s, html
-}
-
-const warmSample = "# Warm\n\nSome *emphasis*, `code` and a [link](https://example.com).\n\n- one\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```go\nfunc main() {}\n```\n\n> quote\n"
