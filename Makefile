@@ -3,6 +3,8 @@
 #   make build   generate the widget when its inputs changed (wasm, loader,
 #                wasm_exec.js, compressed copies) into examples/widget/,
 #                then build bin/trickle
+#   make dist    the npm package trickle-answer from the built widget:
+#                dist/trickle-answer/ and dist/trickle-answer.tgz
 #   make run     build, then start the relay on 127.0.0.1:8080
 #   make fleet   build, then three relays sharing Redis behind nginx
 #   make test    everything CI checks (native, js/wasm on Node, the page's
@@ -18,7 +20,7 @@ STATICCHECK := v0.8.2
 PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/... ./internal/buffering/... ./internal/widget/...
 export PATH := $(PATH):$(WASM_EXEC)
 
-.PHONY: all build widget run fleet test test-native test-wasm test-js lint bench screenshots clean
+.PHONY: all build widget dist run fleet test test-native test-wasm test-js lint bench screenshots clean
 
 all: build
 
@@ -41,11 +43,19 @@ WIDGET_IN := $(sort $(patsubst $(CURDIR)/%,%,$(WIDGET_GO)) $(wildcard wasm/web/*
 widget: $(WIDGET)/manifest.json
 
 $(WIDGET)/manifest.json: $(WIDGET_IN) bin/widget-inputs
-	$(GO) run ./wasm/internal/build -out $(WIDGET)
+	$(GO) run ./wasm/internal/build -go $(GO) -out $(WIDGET)
 
 # Rewritten while the Makefile is read (not by a rule), so that `make -q
 # widget` can still say whether the widget is up to date.
 $(shell mkdir -p bin; echo '$(WIDGET_IN)' | cmp -s - bin/widget-inputs || echo '$(WIDGET_IN)' > bin/widget-inputs)
+
+# The npm package (docs/package.md): the widget's files as ES modules and
+# assets beside them, types, the custom-elements manifest; npm pack makes
+# the tarball. VERSION is the package's version.
+dist: widget
+	$(GO) run ./wasm/internal/build -out $(WIDGET) -pack dist/trickle-answer -version-file VERSION
+	cd dist && rm -f trickle-answer*.tgz && npm pack --silent ./trickle-answer >/dev/null && mv trickle-answer-$$(cat ../VERSION).tgz trickle-answer.tgz
+	@ls -l dist/trickle-answer.tgz
 
 # A second `make run` with nothing changed only checks the widget's inputs
 # and lets go build find bin/trickle up to date: /healthz answers in about
@@ -107,5 +117,5 @@ screenshots: build
 	$(GO) test -count=1 -run 'Page|Lab|Reading' ./examples -screenshots ../docs/screenshots
 
 clean:
-	rm -rf bin
+	rm -rf bin dist
 	find $(WIDGET) -type f ! -name README.md -delete

@@ -75,6 +75,10 @@ type Manifest struct {
 	HighlightTotal Sizes `json:"highlight_total"`
 }
 
+// goTool is the go command that builds the .wasm and names the GOROOT
+// whose wasm_exec.js goes with it (-go).
+var goTool = "go"
+
 // HighlightTag is the build tag of the highlighting variant.
 const HighlightTag = "trickle_highlight"
 
@@ -89,7 +93,22 @@ func main() {
 	out := flag.String("out", "examples/widget", "output folder (embedded by package examples)")
 	pkg := flag.String("pkg", "./wasm/cmd/widget", "the widget's main package")
 	web := flag.String("web", "wasm/web", "folder holding trickle.js and trickle.css")
+	flag.StringVar(&goTool, "go", "go", "the go command to build with (the Makefile's $(GO)); wasm_exec.js comes from its GOROOT")
+	packTo := flag.String("pack", "", "lay out the npm package in this folder from the widget already built in -out (no Go build)")
+	versionFile := flag.String("version-file", "VERSION", "the package's version (with -pack)")
 	flag.Parse()
+	if *packTo != "" {
+		v, err := os.ReadFile(*versionFile)
+		if err == nil {
+			err = pack(*out, *web, *packTo, string(v))
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Printf("package: %s\n", *packTo)
+		return
+	}
 	m, err := build(*out, *pkg, *web)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -281,13 +300,15 @@ func inlineFlags() []string {
 // and returns the .wasm (built in dir, then removed from it).
 func goBuild(dir, pkg, tags string) ([]byte, error) {
 	raw := filepath.Join(dir, "widget.wasm")
-	args := []string{"build", "-trimpath", "-ldflags=-s -w"}
+	// -buildvcs=false: the .wasm must not embed the commit, so the same
+	// sources give the same content-hashed names on any machine and commit.
+	args := []string{"build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w"}
 	args = append(args, inlineFlags()...)
 	args = append(args, "-o", raw)
 	if tags != "" {
 		args = append(args, "-tags", tags)
 	}
-	cmd := exec.Command("go", append(args, pkg)...)
+	cmd := exec.Command(goTool, append(args, pkg)...)
 	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
@@ -445,9 +466,9 @@ func brotliBytes(b []byte) ([]byte, error) {
 }
 
 func goEnv(key string) (string, error) {
-	out, err := exec.Command("go", "env", key).Output()
+	out, err := exec.Command(goTool, "env", key).Output()
 	if err != nil {
-		return "", fmt.Errorf("build: go env %s: %w", key, err)
+		return "", fmt.Errorf("build: %s env %s: %w", goTool, key, err)
 	}
 	return strings.TrimSpace(string(out)), nil
 }

@@ -1,0 +1,185 @@
+// Types of the trickle-answer package: the <trickle-answer> element, its
+// events and its metrics. Hand-written beside the JavaScript it describes
+// (wasm/web); cmd/trickle's docs tests check it names every attribute,
+// event, metrics field, method and property the widget has, and no other.
+
+/** An answer's status: `idle` before the first ask, `streaming` while it
+ *  streams, then how it ended. */
+export type TrickleStatus = "idle" | "streaming" | "complete" | "stopped" | "incomplete" | "failed";
+
+/** How an ask(), stream() or retry() call ended (its Promise's value). */
+export type TrickleFinalStatus = Exclude<TrickleStatus, "idle" | "streaming">;
+
+/** What the widget measured about an answer: times in ms from the ask()
+ *  call, gaps between text deltas as the widget read them. */
+export interface TrickleAnswerMetrics {
+  /** First byte of the response body. */
+  ttfb_ms: number;
+  /** First visible token of any kind, thinking included. */
+  ttft_ms: number;
+  /** First token of the answer itself, after any thinking (equal to
+   *  ttft_ms when there is none). */
+  ttfat_ms: number;
+  gap_p50_ms: number;
+  gap_p95_ms: number;
+  /** Longest gap between two text deltas (a stall, a reconnect). */
+  gap_max_ms: number;
+  /** Text deltas received. */
+  tokens: number;
+  tokens_per_s: number;
+  /** Response body or WebSocket payload bytes, all connections. */
+  bytes: number;
+  duration_ms: number;
+  /** "buffered": first and last byte arrived together (something between
+   *  held the stream back). */
+  buffering: "streamed" | "buffered" | "unknown";
+  /** Resumed connections. */
+  reconnects: number;
+  /** Frames applied to the page. */
+  frames: number;
+  /** Go's longest frame, on its thread. */
+  frame_max_ms: number;
+  frame_total_ms: number;
+  /** Where the widget's Go side ran. */
+  thread: "worker" | "main";
+}
+
+/** The element's attributes, as a page sets them in HTML or JSX. */
+export interface TrickleAnswerAttributes {
+  /** The chat completions URL (default /v1/chat/completions). */
+  endpoint?: string;
+  transport?: "sse" | "websocket";
+  /** Another WebSocket URL. */
+  "ws-endpoint"?: string;
+  dialect?: "auto" | "openai" | "responses" | "anthropic" | "gemini" | "ollama" | "plain";
+  /** What a screen reader hears. */
+  announce?: "sentences" | "complete" | "off";
+  /** The model sent with ask(prompt). */
+  model?: string;
+  /** Space-separated origins images may load from. */
+  "image-origins"?: string;
+  /** Show the metrics in the element at the end. */
+  "show-metrics"?: boolean | "";
+  /** Syntax highlighting of settled code blocks (import
+   *  "trickle-answer/highlight" for the highlighting build). */
+  highlight?: boolean | "";
+  /** "off": run the Go side on the page's main thread. */
+  worker?: "off";
+}
+
+/** trickle-start's detail. */
+export interface TrickleStartDetail {
+  status: "streaming";
+}
+
+/** trickle-first-token's detail, sent with the answer's first token. */
+export interface TrickleFirstTokenDetail {
+  ttft_ms: number;
+  ttfat_ms: number;
+}
+
+/** trickle-end's detail: how the answer ended, and what was measured. */
+export interface TrickleEndDetail {
+  status: TrickleFinalStatus;
+  metrics: TrickleAnswerMetrics;
+}
+
+/** trickle-error's detail: the answer failed, and why. */
+export interface TrickleErrorDetail {
+  status: "failed";
+  message: string;
+}
+
+/** The element's events (bubbling, composed), by name. */
+export interface TrickleAnswerEventMap {
+  "trickle-start": CustomEvent<TrickleStartDetail>;
+  "trickle-first-token": CustomEvent<TrickleFirstTokenDetail>;
+  "trickle-end": CustomEvent<TrickleEndDetail>;
+  "trickle-error": CustomEvent<TrickleErrorDetail>;
+}
+
+/** A request body for ask(): the page's own fields (messages, temperature,
+ *  …); `stream: true` is added. */
+export type TrickleRequestBody = Record<string, unknown>;
+
+/** The page's syntax highlighter: returns HTML of which only
+ *  <span class> is kept. */
+export type TrickleHighlighter = (code: string, lang: string) => string;
+
+/** <trickle-answer>: streams a model's answer, renders its markdown as it
+ *  is written and announces it sentence by sentence. */
+export declare class TrickleAnswer extends HTMLElement {
+  /** Starts an answer to a prompt or a request body; resolves with the
+   *  final status. */
+  ask(promptOrBody: string | TrickleRequestBody): Promise<TrickleFinalStatus>;
+  /** Streams the response of fetch(url, init) (SSE or NDJSON). */
+  stream(url: string | URL, init?: RequestInit): Promise<TrickleFinalStatus>;
+  /** Stops the answer: aborts the request and asks the relay to cancel. */
+  stop(): void;
+  /** Asks again with the last request. */
+  retry(): Promise<TrickleFinalStatus>;
+  readonly status: TrickleStatus;
+  /** The answer's markdown so far, in step with what is on screen. */
+  readonly text: string;
+  /** The relay's id of the stream ("" when the endpoint is no relay). */
+  readonly streamId: string;
+  /** What the widget measured (null before the first ask). */
+  readonly metrics: TrickleAnswerMetrics | null;
+  /** The page's own highlighter, called once per settled code block. */
+  highlighter: TrickleHighlighter | null;
+  /** Extra request headers sent with every ask (e.g. Authorization). */
+  headers: Record<string, string>;
+
+  addEventListener<K extends keyof TrickleAnswerEventMap>(
+    type: K,
+    listener: (this: TrickleAnswer, ev: TrickleAnswerEventMap[K]) => unknown,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  addEventListener<K extends keyof HTMLElementEventMap>(
+    type: K,
+    listener: (this: TrickleAnswer, ev: HTMLElementEventMap[K]) => unknown,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  addEventListener(type: string, listener: EventListenerOrEventListenerObject, options?: boolean | AddEventListenerOptions): void;
+  removeEventListener<K extends keyof TrickleAnswerEventMap>(
+    type: K,
+    listener: (this: TrickleAnswer, ev: TrickleAnswerEventMap[K]) => unknown,
+    options?: boolean | EventListenerOptions,
+  ): void;
+  removeEventListener<K extends keyof HTMLElementEventMap>(
+    type: K,
+    listener: (this: TrickleAnswer, ev: HTMLElementEventMap[K]) => unknown,
+    options?: boolean | EventListenerOptions,
+  ): void;
+  removeEventListener(type: string, listener: EventListenerOrEventListenerObject, options?: boolean | EventListenerOptions): void;
+}
+
+/** What stats() reports (for tests): the Go side's elements, live
+ *  js.Funcs and goroutines, the page's elements, where Go runs and the
+ *  builds running. */
+export interface TrickleStats {
+  elements: number;
+  funcs: number;
+  goroutines: number;
+  pageElements: number;
+  thread: "worker" | "main";
+  builds: Array<"default" | "highlight">;
+}
+
+/** Resolves once the widget's WebAssembly side has started. */
+export declare function ready(): Promise<void>;
+
+/** The Go side's counts, for tests. */
+export declare function stats(): Promise<TrickleStats>;
+
+declare global {
+  interface HTMLElementTagNameMap {
+    "trickle-answer": TrickleAnswer;
+  }
+  interface HTMLElementEventMap {
+    "trickle-start": CustomEvent<TrickleStartDetail>;
+    "trickle-first-token": CustomEvent<TrickleFirstTokenDetail>;
+    "trickle-end": CustomEvent<TrickleEndDetail>;
+    "trickle-error": CustomEvent<TrickleErrorDetail>;
+  }
+}
