@@ -145,22 +145,14 @@ func TestTheDocsNameEveryServeFlagAndNoOther(t *testing.T) {
 }
 
 func TestTheReadmeNamesEveryAttributeTheElementReads(t *testing.T) {
-	code := found(widgetSources(t),
-		`\battr\("([a-z][a-z-]*)"`,                                         // Go: e.attr("endpoint", …)
-		`"(?:get|has)Attribute", "([a-z][a-z-]*)"`,                         // Go: el.Call("hasAttribute", "show-metrics")
-		`\b(?:this|this\.el|el)\.(?:get|has)Attribute\("([a-z][a-z-]*)"\)`, // JS: this.getAttribute("endpoint") on the element (not a sanitized node's "class")
-		`\ba\("([a-z][a-z-]*)"\)`,                                          // JS: a("endpoint"), a one-letter getAttribute helper
-	)
-	require.NotEmpty(t, code, "no attribute reads found: if the widget reads its attributes another way, teach this test that way")
+	code := codeAttributes(t)
+	require.NotEmpty(t, code, "no attribute reads found: if the widget reads its attributes another way, teach codeAttributes that way")
 	require.Equal(t, code, firstColumn(reference(t, "README.md", "attributes")), "the README's attribute table and the attributes the widget reads")
 }
 
 func TestTheReadmeNamesEveryEventTheElementDispatches(t *testing.T) {
-	code := found(widgetSources(t),
-		`(?:dispatch\w*|CustomEvent|emit\w*)\(\s*"(trickle-[a-z]+(?:-[a-z]+)*)"`, // Go: e.dispatch("trickle-end", …); JS: new CustomEvent("trickle-error", …)
-		`Event\{"(trickle-[a-z]+(?:-[a-z]+)*)"`,                                  // Go: Event{"trickle-start", …}, an event the page's script dispatches
-	)
-	require.NotEmpty(t, code, "no dispatched events found: if the widget dispatches them another way, teach this test that way")
+	code := codeEvents(t)
+	require.NotEmpty(t, code, "no dispatched events found: if the widget dispatches them another way, teach codeEvents that way")
 	require.Equal(t, code, names(reference(t, "README.md", "events"), regexp.MustCompile(`^trickle-[a-z-]+$`)),
 		"the README's events and the event names in the widget's sources")
 }

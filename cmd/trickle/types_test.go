@@ -1,0 +1,155 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/internal/widget"
+	"github.com/trickle-dev/trickle/stream"
+)
+
+// The package's types (wasm/web/types/trickle-answer.d.ts) and its
+// custom-elements manifest are checked against the code the same way the
+// README is: each must name exactly what the widget has.
+
+// dts returns the body of the declaration `kind name` (an interface or a
+// class) in the package's .d.ts: the lines between its braces.
+func dts(t *testing.T, kind, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "wasm", "web", "types", "trickle-answer.d.ts"))
+	require.NoError(t, err)
+	src := string(b)
+	i := regexp.MustCompile(`(?m)^export (?:declare )?` + kind + ` ` + name + `\b[^{]*\{`).FindStringIndex(src)
+	require.NotNil(t, i, "the .d.ts lost its %s %s", kind, name)
+	body := src[i[1]:]
+	end := strings.Index(body, "\n}")
+	require.GreaterOrEqual(t, end, 0)
+	return body[:end]
+}
+
+func members(body string, pattern string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`(?m)`+pattern).FindAllStringSubmatch(body, -1) {
+		if !slices.Contains(out, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// codeAttributes are the attributes the widget's sources read.
+func codeAttributes(t *testing.T) []string {
+	return found(widgetSources(t),
+		`\battr\("([a-z][a-z-]*)"`,                                         // Go: e.attr("endpoint", …)
+		`"(?:get|has)Attribute", "([a-z][a-z-]*)"`,                         // Go: el.Call("hasAttribute", "show-metrics")
+		`\b(?:this|this\.el|el)\.(?:get|has)Attribute\("([a-z][a-z-]*)"\)`, // JS: this.getAttribute("endpoint") on the element (not a sanitized node's "class")
+		`\ba\("([a-z][a-z-]*)"\)`,                                          // JS: a("endpoint"), a one-letter getAttribute helper
+	)
+}
+
+// codeEvents are the events the widget's sources dispatch.
+func codeEvents(t *testing.T) []string {
+	return found(widgetSources(t),
+		`(?:dispatch\w*|CustomEvent|emit\w*)\(\s*"(trickle-[a-z]+(?:-[a-z]+)*)"`, // Go: e.dispatch("trickle-end", …); JS: new CustomEvent("trickle-error", …)
+		`Event\{"(trickle-[a-z]+(?:-[a-z]+)*)"`,                                  // Go: Event{"trickle-start", …}, an event the page's script dispatches
+	)
+}
+
+func TestTheTypesNameEveryAttributeTheElementReads(t *testing.T) {
+	code := codeAttributes(t)
+	require.NotEmpty(t, code)
+	require.Equal(t, code, members(dts(t, "interface", "TrickleAnswerAttributes"), `^  "?([a-z][a-z-]*)"?\?:`))
+}
+
+func TestTheTypesNameEveryEventWithItsDetail(t *testing.T) {
+	code := codeEvents(t)
+	require.NotEmpty(t, code)
+	events := dts(t, "interface", "TrickleAnswerEventMap")
+	require.Equal(t, code, members(events, `^  "(trickle-[a-z-]+)":`))
+	for _, name := range code {
+		require.Regexp(t, `"`+name+`": CustomEvent<Trickle\w+Detail>;`, events, "%s has a typed detail", name)
+	}
+}
+
+func TestTheTypesNameEveryMetricsField(t *testing.T) {
+	require.Equal(t, jsonTags(widget.Metrics{}), members(dts(t, "interface", "TrickleAnswerMetrics"), `^  ([a-z][a-z0-9_]*):`))
+}
+
+func TestTheTypesNameEveryMethodAndPropertyOfTheElement(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "wasm", "web", "element.js"))
+	require.NoError(t, err)
+	class := string(b)
+	var code []string
+	for _, m := range members(class, `^  (?:get |set |async )?([a-z]\w*)\(`) {
+		if m != "connectedCallback" && m != "disconnectedCallback" {
+			code = append(code, m)
+		}
+	}
+	require.Contains(t, code, "ask")
+	var typed []string
+	for _, m := range members(dts(t, "class", "TrickleAnswer"), `^  (?:readonly )?([a-z]\w*)[(:<]`) {
+		if m != "addEventListener" && m != "removeEventListener" {
+			typed = append(typed, m)
+		}
+	}
+	require.Equal(t, code, typed, "element.js's public methods and properties, and the .d.ts class's")
+}
+
+func TestTheTypesNameEveryStatus(t *testing.T) {
+	want := []string{"idle"}
+	for s := stream.Streaming; s <= stream.Failed; s++ {
+		want = append(want, s.String())
+	}
+	b, err := os.ReadFile(filepath.Join("..", "..", "wasm", "web", "types", "trickle-answer.d.ts"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`export type TrickleStatus = ([^;]+);`).FindStringSubmatch(string(b))
+	require.NotNil(t, m)
+	got := members(m[1], `"([a-z]+)"`)
+	sort.Strings(want)
+	require.Equal(t, want, got)
+}
+
+func TestTheCustomElementsManifestNamesEveryAttributeAndEvent(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "wasm", "web", "types", "custom-elements.json"))
+	require.NoError(t, err)
+	var m struct {
+		Modules []struct {
+			Declarations []struct {
+				TagName    string `json:"tagName"`
+				Attributes []struct{ Name string }
+				Events     []struct{ Name string }
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal(b, &m))
+	var attrs, events []string
+	tags := 0
+	for _, mod := range m.Modules {
+		for _, d := range mod.Declarations {
+			if d.TagName != "trickle-answer" {
+				continue
+			}
+			tags++
+			for _, a := range d.Attributes {
+				attrs = append(attrs, a.Name)
+			}
+			for _, e := range d.Events {
+				events = append(events, e.Name)
+			}
+		}
+	}
+	require.Equal(t, 1, tags, "one declaration of trickle-answer")
+	sort.Strings(attrs)
+	sort.Strings(events)
+	require.Equal(t, codeAttributes(t), attrs)
+	require.Equal(t, codeEvents(t), events)
+}
