@@ -176,10 +176,9 @@ declare global {
   interface HTMLElementTagNameMap {
     "trickle-answer": TrickleAnswer;
   }
-  interface HTMLElementEventMap {
-    "trickle-start": CustomEvent<TrickleStartDetail>;
-    "trickle-first-token": CustomEvent<TrickleFirstTokenDetail>;
-    "trickle-end": CustomEvent<TrickleEndDetail>;
-    "trickle-error": CustomEvent<TrickleErrorDetail>;
-  }
+  // The events bubble and are composed: a listener on any ancestor, the
+  // document or the window hears them too.
+  interface HTMLElementEventMap extends TrickleAnswerEventMap {}
+  interface DocumentEventMap extends TrickleAnswerEventMap {}
+  interface WindowEventMap extends TrickleAnswerEventMap {}
 }

@@ -1,0 +1,31 @@
+// The element's types as a page's TypeScript sees them (tsc, make test-js).
+// Each @ts-expect-error is a misuse the types must refuse.
+import { TrickleAnswer, ready, stats, type TrickleFinalStatus } from "trickle-answer";
+
+export async function use(): Promise<TrickleFinalStatus> {
+  const el = document.querySelector("trickle-answer");
+  if (!el) throw new Error("no element");
+  const same: TrickleAnswer = el; // HTMLElementTagNameMap
+  same.headers = { Authorization: "Bearer x" };
+  el.highlighter = (code, lang) => `<span class="${lang}">${code}</span>`;
+  el.addEventListener("trickle-end", (e) => {
+    const ttft: number = e.detail.metrics.ttft_ms;
+    const thread: "worker" | "main" = e.detail.metrics.thread;
+    void ttft, thread;
+  });
+  el.addEventListener("trickle-error", (e) => console.log(e.detail.message));
+  document.addEventListener("trickle-first-token", (e) => console.log(e.detail.ttfat_ms));
+  const made = document.createElement("trickle-answer");
+  made.setAttribute("endpoint", "/api/chat");
+  await ready();
+  const s = await stats();
+  void s.builds;
+  // @ts-expect-error ask takes a prompt or a request body, not a number
+  el.ask(42);
+  // @ts-expect-error status is read-only
+  el.status = "complete";
+  // @ts-expect-error trickle-end's detail has no "text"
+  el.addEventListener("trickle-end", (e) => e.detail.text);
+  const status = await el.ask({ messages: [{ role: "user", content: "hi" }] });
+  return status;
+}

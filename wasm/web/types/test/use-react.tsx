@@ -1,0 +1,30 @@
+// React 19 JSX with the package's typings (tsc, make test-js).
+import type {} from "trickle-answer/react";
+import type { TrickleAnswer, TrickleEndDetail } from "trickle-answer";
+import { useRef } from "react";
+
+export function Answer() {
+  const ref = useRef<TrickleAnswer>(null);
+  const onEnd = (e: CustomEvent<TrickleEndDetail>) => {
+    const s: "complete" | "stopped" | "incomplete" | "failed" = e.detail.status;
+    return s;
+  };
+  return (
+    <trickle-answer
+      ref={ref}
+      endpoint="/api/chat"
+      transport="websocket"
+      announce="sentences"
+      show-metrics
+      className="answer"
+      ontrickle-end={onEnd}
+      ontrickle-first-token={(e) => e.detail.ttft_ms}
+    />
+  );
+}
+
+// @ts-expect-error an unknown transport
+export const badTransport = <trickle-answer transport="carrier-pigeon" />;
+
+// @ts-expect-error trickle-end's detail is no string
+export const badHandler = <trickle-answer ontrickle-end={(e: CustomEvent<string>) => e.detail} />;
