@@ -15,9 +15,10 @@ import (
 type Option func(*config)
 
 type config struct {
-	logger *slog.Logger
-	widget fs.FS
-	pages  fs.FS
+	logger     *slog.Logger
+	widget     fs.FS
+	widgetHint string // why there is no widget, for the 503 (WithMissingWidget)
+	pages      fs.FS
 
 	heartbeat    time.Duration
 	retryHint    time.Duration
@@ -178,8 +179,13 @@ func defaults() config {
 // WithLogger sets the structured logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
-// WithWidget serves the built widget at /trickle/.
+// WithWidget serves the built widget at /trickle/ (a folder holding
+// trickle.js). Without one, /trickle/ answers 503.
 func WithWidget(f fs.FS) Option { return func(c *config) { c.widget = f } }
+
+// WithMissingWidget is what the 503 at /trickle/ says when there is no
+// widget to serve: how to get one.
+func WithMissingWidget(hint string) Option { return func(c *config) { c.widgetHint = hint } }
 
 // WithPages serves the example pages at /examples/ (and redirects / there).
 func WithPages(f fs.FS) Option { return func(c *config) { c.pages = f } }

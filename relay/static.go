@@ -1,161 +1,35 @@
 package relay
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
+	"cmp"
 	"io/fs"
-	"mime"
 	"net/http"
-	"path"
-	"regexp"
-	"strings"
-	"sync"
-	"time"
+
+	"github.com/trickle-dev/trickle/relay/internal/static"
 )
 
-// hashedName matches content-hashed asset names such as
-// trickle.3f9a1c2b.wasm: they never change, so they may be cached forever.
-var hashedName = regexp.MustCompile(`\.[0-9a-f]{8,}\.[A-Za-z0-9]+$`)
-
-// staticFiles serves an fs.FS with precompressed siblings (name.br,
-// name.gz) chosen by Accept-Encoding, exact content types and cache rules.
-type staticFiles struct {
-	fsys  fs.FS
-	index bool // serve index.html for directories
-
-	mu    sync.Mutex
-	etags map[string]string
-}
-
+// widgetHandler serves the widget at /trickle/, or says why there is none
+// (503: the relay works, the widget is missing).
 func (s *Server) widgetHandler() http.Handler {
 	if s.cfg.widget == nil {
-		return missing("widget", "build it with `make widget`")
+		return missing(http.StatusServiceUnavailable, "relay: no widget to serve: "+cmp.Or(s.cfg.widgetHint, "the relay was started without one (WithWidget)"))
 	}
-	return &staticFiles{fsys: s.cfg.widget, etags: map[string]string{}}
+	if _, err := fs.Stat(s.cfg.widget, "trickle.js"); err != nil {
+		return missing(http.StatusServiceUnavailable, "relay: no widget to serve: "+cmp.Or(s.cfg.widgetHint, "its folder has no trickle.js"))
+	}
+	return static.Files(s.cfg.widget, false, writeError)
 }
 
 func (s *Server) pagesHandler() http.Handler {
 	if s.cfg.pages == nil {
-		return missing("example pages", "this binary was built without them")
+		return missing(http.StatusNotFound, "relay: no example pages to serve: this binary was built without them")
 	}
-	return &staticFiles{fsys: s.cfg.pages, index: true, etags: map[string]string{}}
+	return static.Files(s.cfg.pages, true, writeError)
 }
 
-func missing(what, hint string) http.Handler {
+func missing(code int, msg string) http.Handler {
+	typ := map[int]string{http.StatusNotFound: "not_found", http.StatusServiceUnavailable: "unavailable"}[code]
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "not_found", "relay: no "+what+" to serve: "+hint)
+		writeError(w, code, typ, msg)
 	})
-}
-
-func contentType(name string) string {
-	switch path.Ext(name) {
-	case ".wasm":
-		return "application/wasm"
-	case ".js", ".mjs":
-		return "text/javascript; charset=utf-8"
-	case ".css":
-		return "text/css; charset=utf-8"
-	case ".html":
-		return "text/html; charset=utf-8"
-	case ".json", ".map":
-		return "application/json"
-	case ".md":
-		return "text/markdown; charset=utf-8"
-	}
-	if t := mime.TypeByExtension(path.Ext(name)); t != "" {
-		return t
-	}
-	return "application/octet-stream"
-}
-
-// accepts reports whether an Accept-Encoding header allows coding (a
-// q=0 refuses it).
-func accepts(header, coding string) bool {
-	for part := range strings.SplitSeq(header, ",") {
-		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if !strings.EqualFold(strings.TrimSpace(name), coding) {
-			continue
-		}
-		q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
-		return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
-	}
-	return false
-}
-
-func (h *staticFiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "relay: static files are read-only")
-		return
-	}
-	name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
-	if name == "" {
-		name = "."
-	}
-	if st, err := fs.Stat(h.fsys, name); err == nil && st.IsDir() {
-		if !h.index {
-			http.NotFound(w, r)
-			return
-		}
-		if !strings.HasSuffix(r.URL.Path, "/") {
-			http.Redirect(w, r, path.Base(r.URL.Path)+"/", http.StatusMovedPermanently)
-			return
-		}
-		name = path.Join(name, "index.html")
-	}
-	if strings.HasSuffix(name, ".br") || strings.HasSuffix(name, ".gz") {
-		// The compressed siblings are served through content negotiation.
-		if _, err := fs.Stat(h.fsys, strings.TrimSuffix(strings.TrimSuffix(name, ".br"), ".gz")); err == nil {
-			http.NotFound(w, r)
-			return
-		}
-	}
-	if _, err := fs.Stat(h.fsys, name); err != nil {
-		http.NotFound(w, r)
-		return
-	}
-	hdr := w.Header()
-	hdr.Set("Content-Type", contentType(name))
-	hdr.Set("X-Content-Type-Options", "nosniff")
-	if hashedName.MatchString(name) {
-		hdr.Set("Cache-Control", "public, max-age=31536000, immutable")
-	} else {
-		hdr.Set("Cache-Control", "no-cache")
-	}
-	hdr.Add("Vary", "Accept-Encoding")
-	file, encoding := name, ""
-	ae := r.Header.Get("Accept-Encoding")
-	for _, c := range []struct{ coding, ext string }{{"br", ".br"}, {"gzip", ".gz"}} {
-		if !accepts(ae, c.coding) {
-			continue
-		}
-		if _, err := fs.Stat(h.fsys, name+c.ext); err == nil {
-			file, encoding = name+c.ext, c.coding
-			break
-		}
-	}
-	data, err := fs.ReadFile(h.fsys, file)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "server_error", "relay: reading "+file+": "+err.Error())
-		return
-	}
-	if encoding != "" {
-		hdr.Set("Content-Encoding", encoding)
-	}
-	hdr.Set("ETag", h.etag(file, data))
-	// ServeContent handles If-None-Match, HEAD and ranges; the modification
-	// time of embedded files is unknown, hence the zero time.
-	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(data))
-}
-
-func (h *staticFiles) etag(file string, data []byte) string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if e, ok := h.etags[file]; ok {
-		return e
-	}
-	sum := sha256.Sum256(data)
-	e := `"` + hex.EncodeToString(sum[:12]) + `"`
-	h.etags[file] = e
-	return e
 }

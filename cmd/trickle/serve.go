@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -103,6 +104,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		storeSpec     = fs.String("store", "memory", "where stream logs live: memory (this process only), or `redis://HOST:PORT/DB` to share them with every relay using that Redis (a fleet: any instance resumes and stops any stream)")
 		lease         = fs.Duration("lease", d.Lease, "with --store redis: a stream whose relay has given no news for this long ends with an error for its readers elsewhere")
 		writePath     = fs.String("write-path", string(relay.FastWrites), "how events reach clients' sockets: fast (hijacked connections, non-blocking writes) or plain (net/http's writer and coder/websocket's Conn.Write), for comparison")
+		widgetDir     = fs.String("widget", "", "serve the widget from `DIR` (make dist's dist/trickle-answer, an unpacked trickle-answer package, or make build's examples/widget) instead of the one built into this binary")
 		origins       listOption
 	)
 	fs.Var(&origins, "allow-origin", "browser `ORIGIN` allowed to call the API and open the WebSocket (the widget's files are public to any page), repeatable or comma-separated; \"*\" for any (default: same origin only)")
@@ -134,9 +136,21 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		return 2
 	}
 
+	widget := builtinWidget()
+	if *widgetDir != "" {
+		widget = os.DirFS(*widgetDir)
+		if _, err := iofs.Stat(widget, "trickle.js"); err != nil {
+			fmt.Fprintf(stderr, "trickle serve: --widget %s: no trickle.js there: give the folder make dist writes (dist/trickle-answer), an unpacked trickle-answer package or make build's examples/widget\n", *widgetDir)
+			return 2
+		}
+	} else if _, err := iofs.Stat(widget, "trickle.js"); err != nil {
+		logger.Warn(noWidget)
+	}
+
 	opts := []relay.Option{
 		relay.WithLogger(logger),
-		relay.WithWidget(examples.Widget()),
+		relay.WithWidget(widget),
+		relay.WithMissingWidget(noWidget),
 		relay.WithPages(examples.Pages()),
 		relay.WithHeartbeat(*heartbeat),
 		relay.WithRetryHint(*retryHint),
@@ -245,6 +259,13 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	<-errc
 	return code
 }
+
+// builtinWidget is the widget built into the binary (a test replaces it).
+var builtinWidget = examples.Widget
+
+// noWidget is what a trickle built without the widget says at start, and
+// what /trickle/trickle.js answers (503).
+const noWidget = "this trickle was built without the widget: run make build, or start it with --widget DIR"
 
 // optionFlags names the flag that sets each relay option (and field).
 var optionFlags = map[string]string{

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"io/fs"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -63,6 +67,7 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--store", "redis://127.0.0.1:6379/notanumber"}, "--store"},
 		{[]string{"--lease", "0s"}, "--lease 0s"},
 		{[]string{"--write-path", "slow"}, "--write-path \"slow\""},
+		{[]string{"--widget", "/nonexistent/trickle-widget"}, "--widget /nonexistent/trickle-widget"},
 		{[]string{"stray"}, "stray"},
 	}
 	for _, c := range cases {
@@ -120,4 +125,68 @@ func TestServeStreamsOnLoopbackAndShutsDownOnSignal(t *testing.T) {
 	require.Contains(t, out.String(), "trickle relay on http://"+addr)
 	require.Contains(t, logs.String(), `"msg":"stream started"`)
 	require.Contains(t, logs.String(), `"msg":"relay drained"`)
+}
+
+// serveUntil runs trickle serve with args until the test ends and returns
+// its address and its logs.
+func serveUntil(t *testing.T, args ...string) (string, *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan int, 1)
+	var out, logs syncBuffer
+	go func() {
+		done <- serveContext(ctx, append([]string{"--addr", "127.0.0.1:0", "--log-format", "json"}, args...), &out, &logs, func(addr string) { ready <- addr })
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("serve did not shut down")
+		}
+	})
+	select {
+	case addr := <-ready:
+		return addr, &logs
+	case code := <-done:
+		t.Fatalf("serve exited with %d: %s", code, logs.String())
+		return "", nil
+	}
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+func TestServeServesTheWidgetOfAFolderWithWidget(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "trickle.js"), []byte("export const fromTheFolder = 1;\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "trickle.0123456789.wasm"), []byte("\x00asm"), 0o644))
+	addr, _ := serveUntil(t, "--widget", dir)
+	code, body := get(t, "http://"+addr+"/trickle/trickle.js")
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, "export const fromTheFolder = 1;\n", body)
+	code, _ = get(t, "http://"+addr+"/trickle/trickle.0123456789.wasm")
+	require.Equal(t, http.StatusOK, code)
+}
+
+func TestServeBuiltWithoutTheWidgetSaysSoOnceAndAnswers503(t *testing.T) {
+	saved := builtinWidget
+	builtinWidget = func() fs.FS { return fstest.MapFS{"README.md": {Data: []byte("built by make build")}} }
+	t.Cleanup(func() { builtinWidget = saved })
+	addr, logs := serveUntil(t)
+	require.Equal(t, 1, strings.Count(logs.String(), noWidget), "one warning at start: %s", logs.String())
+	require.Contains(t, noWidget, "make build")
+	code, body := get(t, "http://"+addr+"/trickle/trickle.js")
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Contains(t, body, noWidget)
+	code, _ = get(t, "http://"+addr+"/v1/chat/completions")
+	require.NotEqual(t, http.StatusServiceUnavailable, code, "the API still works")
 }

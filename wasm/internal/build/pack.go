@@ -60,7 +60,10 @@ func pack(widget, web, dst, version string) error {
 		return errors.New("pack: the version is empty")
 	}
 	files := map[string][]byte{}
-	for _, name := range []string{m.Wasm, m.WasmExec, m.Worker, m.CSS, m.HighlightWasm, m.HighlightCSS} {
+	// trickle.js is the relay's one-file loader (highlighting included):
+	// with it the package's folder is also a widget trickle serve --widget
+	// serves, and a page can load that one file.
+	for _, name := range []string{m.Loader, m.Wasm, m.WasmExec, m.Worker, m.CSS, m.HighlightWasm, m.HighlightCSS} {
 		b, err := os.ReadFile(filepath.Join(widget, name))
 		if err != nil {
 			return fmt.Errorf("pack: the widget in %s lacks a file its manifest names: %w", widget, err)

@@ -25,7 +25,7 @@ func fakeWidget(t *testing.T) (string, Manifest) {
 		Worker: "trickle-worker.0000000003.js", CSS: "trickle.0000000004.css",
 		HighlightWasm: "trickle-highlight.0000000005.wasm", HighlightCSS: "trickle-highlight.0000000006.css",
 	}
-	for _, name := range []string{m.Wasm, m.WasmExec, m.Worker, m.HighlightWasm, m.HighlightCSS} {
+	for _, name := range []string{m.Loader, m.Wasm, m.WasmExec, m.Worker, m.HighlightWasm, m.HighlightCSS} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("content of "+name), 0o644))
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, m.CSS), []byte("trickle-answer{display:block}"), 0o644))
@@ -66,7 +66,7 @@ func TestThePackageHoldsTheBuildsOwnFilesAndListsEveryFileItHas(t *testing.T) {
 	}
 	sort.Strings(have)
 	require.Equal(t, have, p.Files, "files lists exactly what the folder holds")
-	for _, name := range []string{m.Wasm, m.WasmExec, m.Worker, m.HighlightWasm, m.HighlightCSS} {
+	for _, name := range []string{m.Loader, m.Wasm, m.WasmExec, m.Worker, m.HighlightWasm, m.HighlightCSS} {
 		b, err := os.ReadFile(filepath.Join(dst, name))
 		require.NoError(t, err)
 		require.Equal(t, "content of "+name, string(b), "%s is the build's file, unchanged", name)
