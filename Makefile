@@ -63,6 +63,12 @@ dist: widget
 run: build
 	./bin/trickle serve $(ARGS)
 
+# A redis-server, three relays sharing it and nginx round-robin in front,
+# on loopback, until Ctrl-C (docs/fleet.md; deploy/fleet/run.sh takes PORT,
+# RELAY_PORTS, REDIS_PORT and RELAY_ARGS from the environment).
+fleet: build
+	./deploy/fleet/run.sh
+
 # go.mod and go.sum must be what `go mod tidy` would write (direct
 # dependencies outside `// indirect`, no stale sums); -diff prints the change
 # and fails without touching the files.

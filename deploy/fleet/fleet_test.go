@@ -207,3 +207,18 @@ func TestTheWidgetStreamsThroughTheFleetAndSurvivesAReconnectOnAnotherInstance(t
 		require.True(t, crossed, "%s: no resume landed on another relay in ten answers", transport)
 	}
 }
+
+// make fleet is the fleet this package tests: it builds, then runs
+// run.sh (make -n prints the commands without running them).
+func TestMakeFleetRunsTheFleetScript(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make not installed")
+	}
+	cmd := exec.Command("make", "-n", "fleet")
+	cmd.Dir = filepath.Join("..", "..")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Equal(t, "./deploy/fleet/run.sh", lines[len(lines)-1], "make fleet ends by running the fleet:\n%s", out)
+	require.Contains(t, string(out), "go build -o bin/trickle ./cmd/trickle", "after building the relay")
+}
