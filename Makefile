@@ -1,7 +1,7 @@
 # Trickle — build, run, test, bench.
 #
 #   make build   generate the widget when its inputs changed (wasm, loader,
-#                wasm_exec.js, compressed copies) into examples/widget/,
+#                wasm_exec.js, compressed copies) into assets/widget/,
 #                then build bin/trickle
 #   make dist    the npm package trickle-answer from the built widget:
 #                dist/trickle-answer/ and dist/trickle-answer.tgz
@@ -15,7 +15,7 @@
 GO        ?= go
 GOROOT    := $(shell $(GO) env GOROOT)
 WASM_EXEC := $(GOROOT)/lib/wasm
-WIDGET    := examples/widget
+WIDGET    := assets/widget
 STATICCHECK := v0.8.2
 PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/... ./internal/buffering/... ./internal/widget/...
 export PATH := $(PATH):$(WASM_EXEC)

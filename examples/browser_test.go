@@ -26,6 +26,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/assets"
 	"github.com/trickle-dev/trickle/examples"
 	"github.com/trickle-dev/trickle/internal/browsertest"
 	"github.com/trickle-dev/trickle/relay"
@@ -67,9 +68,9 @@ func TestMain(m *testing.M) {
 func startExamples(t *testing.T) (context.Context, string) {
 	t.Helper()
 	path := browsertest.Available(t)
-	if _, err := fs.Stat(examples.Widget(), "trickle.js"); err != nil {
+	if _, err := fs.Stat(assets.Widget(), "trickle.js"); err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatal("the widget is not built into examples/widget (make build runs before the tests)")
+			t.Fatal("the widget is not built into assets/widget (make build runs before the tests)")
 		}
 		t.Skip("the widget is not built: run make build first")
 	}
@@ -82,7 +83,7 @@ func startExamples(t *testing.T) (context.Context, string) {
 		// pages behave the same, the tests wait less. Screenshots are taken
 		// at trickle serve's defaults, so the figures they show are the
 		// ones people will see.
-		opts := []relay.Option{relay.WithWidget(examples.Widget()), relay.WithPages(examples.Pages()),
+		opts := []relay.Option{relay.WithWidget(assets.Widget()), relay.WithPages(examples.Pages()),
 			relay.WithLogger(slog.New(slog.DiscardHandler))}
 		if *screenshots == "" {
 			opts = append(opts, relay.WithSimDefaults(relay.SimDefaults{TTFT: 50 * time.Millisecond, Gap: 6 * time.Millisecond, Jitter: 2 * time.Millisecond, TokenChars: 4}))
@@ -689,7 +690,7 @@ func TestTheReadmeSnippetOnARefusedOriginSaysWhichOriginToAllow(t *testing.T) {
 	page := httptest.NewServer(nil)
 	t.Cleanup(page.Close)
 	var logs logLines
-	srv, err := relay.New(relay.WithWidget(examples.Widget()),
+	srv, err := relay.New(relay.WithWidget(assets.Widget()),
 		relay.WithSimDefaults(relay.SimDefaults{TokenChars: 16}), relay.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
 		// As trickle serve phrases it.
 		relay.WithOriginRefusal(func(e *relay.OriginError) string {
@@ -759,7 +760,7 @@ func otherOrigin(t *testing.T, html string, headers map[string]string) (pageURL,
 	t.Helper()
 	pg := httptest.NewServer(nil)
 	t.Cleanup(pg.Close)
-	srv, err := relay.New(relay.WithWidget(examples.Widget()), relay.WithAllowedOrigins(pg.URL),
+	srv, err := relay.New(relay.WithWidget(assets.Widget()), relay.WithAllowedOrigins(pg.URL),
 		relay.WithSimDefaults(relay.SimDefaults{TokenChars: 16}), relay.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 	rl := httptest.NewServer(srv.Handler())
@@ -869,10 +870,10 @@ func TestTheStylesheetComesInsideTheScriptOrFromItsFileUnderAStrictPolicy(t *tes
 				var m struct {
 					CSS string `json:"css"`
 				}
-				raw, err := fs.ReadFile(examples.Widget(), "manifest.json")
+				raw, err := fs.ReadFile(assets.Widget(), "manifest.json")
 				require.NoError(t, err)
 				require.NoError(t, json.Unmarshal(raw, &m))
-				file, err := fs.ReadFile(examples.Widget(), m.CSS)
+				file, err := fs.ReadFile(assets.Widget(), m.CSS)
 				require.NoError(t, err)
 				require.Equal(t, string(file), eval[string](t, tab, `document.querySelector("style[data-trickle-css]").textContent`),
 					"the loader's copy is the stylesheet's file")

@@ -74,7 +74,7 @@ func main() {
 		chars     = flag.Int("chars", 4, "characters per token")
 		speed     = flag.Float64("speed", 1, "play the stream this many times faster (1 = the standard scenario)")
 		runs      = flag.Int("runs", 1, "runs of each renderer on each answer, interleaved; the table shows medians")
-		widget    = flag.String("widget", "examples/widget", "the built widget (make build)")
+		widget    = flag.String("widget", "assets/widget", "the built widget (make build)")
 		out       = flag.String("out", "bench/results/browser.json", "where to write the results as JSON")
 		wireOnly  = flag.String("wire", "", "instead: count the bytes on the wire of the relay's copy of this answer (e.g. sample-20k) over SSE and WebSocket")
 		cpuprof   = flag.String("profiles", "", "also save every run's Chrome trace and a V8 CPU profile into this folder (both open in Chrome's DevTools, Performance panel) and print the functions with the most self time while the answer streamed; build the widget with symbols for Go names (see docs/PERFORMANCE.md)")

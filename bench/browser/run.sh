@@ -23,7 +23,7 @@
 # Results: a table on stdout, bench/results/browser.json.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-if [ ! -f examples/widget/trickle.js ]; then
+if [ ! -f assets/widget/trickle.js ]; then
   make widget
 fi
 if [ ! -d bench/browser/node_modules/marked ] || [ ! -d bench/browser/node_modules/streaming-markdown ]; then

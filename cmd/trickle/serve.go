@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trickle-dev/trickle/assets"
 	"github.com/trickle-dev/trickle/examples"
 	"github.com/trickle-dev/trickle/relay"
 )
@@ -104,7 +105,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		storeSpec     = fs.String("store", "memory", "where stream logs live: memory (this process only), or `redis://HOST:PORT/DB` to share them with every relay using that Redis (a fleet: any instance resumes and stops any stream)")
 		lease         = fs.Duration("lease", d.Lease, "with --store redis: a stream whose relay has given no news for this long ends with an error for its readers elsewhere")
 		writePath     = fs.String("write-path", string(relay.FastWrites), "how events reach clients' sockets: fast (hijacked connections, non-blocking writes) or plain (net/http's writer and coder/websocket's Conn.Write), for comparison")
-		widgetDir     = fs.String("widget", "", "serve the widget from `DIR` (make dist's dist/trickle-answer, an unpacked trickle-answer package, or make build's examples/widget) instead of the one built into this binary")
+		widgetDir     = fs.String("widget", "", "serve the widget from `DIR` (make dist's dist/trickle-answer, an unpacked trickle-answer package, or make build's assets/widget) instead of the one built into this binary")
 		origins       listOption
 	)
 	fs.Var(&origins, "allow-origin", "browser `ORIGIN` allowed to call the API and open the WebSocket (the widget's files are public to any page), repeatable or comma-separated; \"*\" for any (default: same origin only)")
@@ -140,7 +141,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if *widgetDir != "" {
 		widget = os.DirFS(*widgetDir)
 		if _, err := iofs.Stat(widget, "trickle.js"); err != nil {
-			fmt.Fprintf(stderr, "trickle serve: --widget %s: no trickle.js there: give the folder make dist writes (dist/trickle-answer), an unpacked trickle-answer package or make build's examples/widget\n", *widgetDir)
+			fmt.Fprintf(stderr, "trickle serve: --widget %s: no trickle.js there: give the folder make dist writes (dist/trickle-answer), an unpacked trickle-answer package or make build's assets/widget\n", *widgetDir)
 			return 2
 		}
 	} else if _, err := iofs.Stat(widget, "trickle.js"); err != nil {
@@ -261,7 +262,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 }
 
 // builtinWidget is the widget built into the binary (a test replaces it).
-var builtinWidget = examples.Widget
+var builtinWidget = assets.Widget
 
 // noWidget is what a trickle built without the widget says at start, and
 // what /trickle/trickle.js answers (503).

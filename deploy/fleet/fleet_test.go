@@ -19,7 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/examples"
+	"github.com/trickle-dev/trickle/assets"
 	"github.com/trickle-dev/trickle/internal/browsertest"
 	"github.com/trickle-dev/trickle/relay/sim"
 )
@@ -73,8 +73,8 @@ func startFleet(t *testing.T) fleetRun {
 	t.Helper()
 	need(t, "redis-server", "redis-server")
 	need(t, "nginx", "nginx")
-	if _, err := fs.Stat(examples.Widget(), "trickle.js"); err != nil {
-		t.Fatal("examples/widget has no trickle.js: run make widget, then rerun the test")
+	if _, err := fs.Stat(assets.Widget(), "trickle.js"); err != nil {
+		t.Fatal("assets/widget has no trickle.js: run make widget, then rerun the test")
 	}
 	bin := filepath.Join(t.TempDir(), "trickle")
 	build := exec.Command("go", "build", "-o", bin, "github.com/trickle-dev/trickle/cmd/trickle")

@@ -13,15 +13,15 @@ import (
 	"github.com/andybalholm/brotli"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/examples"
+	"github.com/trickle-dev/trickle/assets"
 )
 
 // The build's manifest names the hashed assets; the relay must serve them
 // precompressed, typed and cacheable forever, and the loader fresh.
 func TestTheRelayServesTheBuiltWidgetPrecompressedAndCacheable(t *testing.T) {
-	raw, err := fs.ReadFile(examples.Widget(), "manifest.json")
+	raw, err := fs.ReadFile(assets.Widget(), "manifest.json")
 	if err != nil {
-		t.Fatal("examples/widget has no manifest.json: run make widget")
+		t.Fatal("assets/widget has no manifest.json: run make widget")
 	}
 	var m struct {
 		Wasm     string `json:"wasm"`
@@ -48,7 +48,7 @@ func TestTheRelayServesTheBuiltWidgetPrecompressedAndCacheable(t *testing.T) {
 	require.Contains(t, resp.Header.Get("Cache-Control"), "immutable")
 	body, err := io.ReadAll(brotli.NewReader(resp.Body))
 	require.NoError(t, err)
-	want, err := fs.ReadFile(examples.Widget(), m.Wasm)
+	want, err := fs.ReadFile(assets.Widget(), m.Wasm)
 	require.NoError(t, err)
 	require.True(t, bytes.Equal(want, body), "the .br copy decompresses to the .wasm")
 	require.Equal(t, []byte("\x00asm"), body[:4])

@@ -2,7 +2,7 @@
 
 // Package e2e_test runs <trickle-answer> in a real headless Chromium
 // (chromedp) against the relay on loopback: the built widget from
-// examples/widget, the relay's simulated model, and outside oracles — the
+// assets/widget, the relay's simulated model, and outside oracles — the
 // canned answer's text, render.Convert for the HTML, a11y.Units for what a
 // screen reader should hear, the relay's own stream info for Stop.
 package e2e_test
@@ -28,7 +28,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/a11y"
-	"github.com/trickle-dev/trickle/examples"
+	"github.com/trickle-dev/trickle/assets"
 	"github.com/trickle-dev/trickle/internal/browsertest"
 	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/relay"
@@ -87,7 +87,7 @@ func server(t testing.TB) string {
 // backend at /custom/, on 127.0.0.1, until the test binary exits.
 func startRelay(opts ...relay.Option) string {
 	srv, err := relay.New(append([]relay.Option{
-		relay.WithWidget(examples.Widget()),
+		relay.WithWidget(assets.Widget()),
 		relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 		relay.WithSimDefaults(relay.SimDefaults{TTFT: 20 * time.Millisecond, Gap: 2 * time.Millisecond, TokenChars: 4}),
 	}, opts...)...)
@@ -133,8 +133,8 @@ func tab(t testing.TB) context.Context {
 // tabAt is tab on another relay (base URL; "" for the package's).
 func tabAt(t testing.TB, base string) context.Context {
 	t.Helper()
-	if _, err := fs.Stat(examples.Widget(), "trickle.js"); err != nil {
-		t.Fatal("examples/widget has no trickle.js: run make widget (go run ./wasm/internal/build -out examples/widget), then rerun the tests")
+	if _, err := fs.Stat(assets.Widget(), "trickle.js"); err != nil {
+		t.Fatal("assets/widget has no trickle.js: run make widget (go run ./wasm/internal/build -out assets/widget), then rerun the tests")
 	}
 	if base == "" {
 		base = server(t)

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/a11y"
-	"github.com/trickle-dev/trickle/examples"
+	"github.com/trickle-dev/trickle/assets"
 	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/render"
@@ -42,7 +42,7 @@ type gated struct {
 func startGated(t *testing.T) *gated {
 	t.Helper()
 	srv, err := relay.New(
-		relay.WithWidget(examples.Widget()),
+		relay.WithWidget(assets.Widget()),
 		relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 		relay.WithSimDefaults(relay.SimDefaults{TTFT: 20 * time.Millisecond, Gap: 2 * time.Millisecond, TokenChars: 4}),
 	)

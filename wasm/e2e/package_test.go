@@ -39,7 +39,7 @@ func npmPackage(t *testing.T) string {
 			return
 		}
 		packDir = filepath.Join(dir, "trickle-answer")
-		cmd := exec.Command("go", "run", "./wasm/internal/build", "-out", "examples/widget", "-pack", packDir, "-version-file", "VERSION")
+		cmd := exec.Command("go", "run", "./wasm/internal/build", "-out", "assets/widget", "-pack", packDir, "-version-file", "VERSION")
 		cmd.Dir = filepath.Join("..", "..")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			packErr = fmt.Errorf("packing the widget: %v\n%s", err, out)

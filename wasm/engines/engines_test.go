@@ -23,7 +23,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/examples"
+	"github.com/trickle-dev/trickle/assets"
 	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/relay/sim"
@@ -93,9 +93,9 @@ var modes = []struct {
 // thread, its text is the canned answer's and its HTML the one-shot render
 // of that text.
 func TestTheWidgetAnswersOverSSEAndWebSocketInEveryEngine(t *testing.T) {
-	if _, err := fs.Stat(examples.Widget(), "trickle.js"); err != nil {
+	if _, err := fs.Stat(assets.Widget(), "trickle.js"); err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatal("the widget is not built into examples/widget (make build runs before the tests)")
+			t.Fatal("the widget is not built into assets/widget (make build runs before the tests)")
 		}
 		t.Skip("the widget is not built: run make build first")
 	}
@@ -177,7 +177,7 @@ func serve(t *testing.T) string {
 	t.Helper()
 	page := httptest.NewServer(nil) // its handler is set once the relay's address is known
 	t.Cleanup(page.Close)
-	srv, err := relay.New(relay.WithWidget(examples.Widget()), relay.WithAllowedOrigins(page.URL),
+	srv, err := relay.New(relay.WithWidget(assets.Widget()), relay.WithAllowedOrigins(page.URL),
 		relay.WithSimDefaults(relay.SimDefaults{TTFT: 20 * time.Millisecond, Gap: 2 * time.Millisecond, TokenChars: 16}),
 		relay.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)

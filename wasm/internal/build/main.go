@@ -1,7 +1,7 @@
 // Command build compiles the <trickle-answer> widget into a folder the relay
 // serves (the Makefile's `widget` target):
 //
-//	go run ./wasm/internal/build -out examples/widget
+//	go run ./wasm/internal/build -out assets/widget
 //
 // It builds ./wasm/cmd/widget for GOOS=js GOARCH=wasm (-trimpath, -s -w,
 // inlining only in the packages that run per chunk or frame),
@@ -90,7 +90,7 @@ type Sizes struct {
 }
 
 func main() {
-	out := flag.String("out", "examples/widget", "output folder (embedded by package examples)")
+	out := flag.String("out", "assets/widget", "output folder (embedded by package assets)")
 	pkg := flag.String("pkg", "./wasm/cmd/widget", "the widget's main package")
 	web := flag.String("web", "wasm/web", "folder holding trickle.js and trickle.css")
 	flag.StringVar(&goTool, "go", "go", "the go command to build with (the Makefile's $(GO)); wasm_exec.js comes from its GOROOT")

@@ -37,7 +37,7 @@ func TestMakeRebuildsTheWidgetOnlyWhenAnInputChanged(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("no make")
 	}
-	if _, err := os.Stat(filepath.Join(root, "examples/widget/manifest.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(root, "assets/widget/manifest.json")); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("the widget is not built: make test builds it before the tests")
 		}

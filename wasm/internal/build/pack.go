@@ -1,4 +1,4 @@
-// The npm package: `go run ./wasm/internal/build -out examples/widget -pack
+// The npm package: `go run ./wasm/internal/build -out assets/widget -pack
 // dist/trickle-answer` (the Makefile's `dist`) lays out the package
 // trickle-answer from a widget already built in -out, without compiling Go
 // again.
