@@ -110,7 +110,7 @@ wasm/web/node_modules/.package-lock.json: wasm/web/package.json wasm/web/package
 	cd wasm/web && npm ci --no-audit --no-fund
 	@touch $@
 
-test: lint build test-js test-native test-wasm
+test: lint build dist test-js test-native test-wasm
 
 bench:
 	./bench/run.sh

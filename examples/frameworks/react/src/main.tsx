@@ -1,0 +1,28 @@
+// <trickle-answer> in a React 19 app: the package's entry defines it, its
+// React typings type its attributes and events, and React 19 binds
+// ontrickle-end as a listener for the element's trickle-end event.
+import { useEffect, useRef, useState } from "react";
+import { createRoot } from "react-dom/client";
+import "trickle-answer";
+import type {} from "trickle-answer/react";
+import type { TrickleAnswer, TrickleEndDetail } from "trickle-answer";
+
+function App() {
+  const answer = useRef<TrickleAnswer>(null);
+  const [status, setStatus] = useState("");
+  useEffect(() => {
+    answer.current?.ask("Hello from React");
+  }, []);
+  return (
+    <main>
+      <trickle-answer
+        ref={answer}
+        endpoint="/api/chat"
+        ontrickle-end={(e: CustomEvent<TrickleEndDetail>) => setStatus(e.detail.status)}
+      />
+      <p id="status">{status}</p>
+    </main>
+  );
+}
+
+createRoot(document.getElementById("root")!).render(<App />);
