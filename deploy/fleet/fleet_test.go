@@ -214,8 +214,15 @@ func TestMakeFleetRunsTheFleetScript(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("make not installed")
 	}
-	cmd := exec.Command("make", "-n", "fleet")
+	cmd := exec.Command("make", "--no-print-directory", "-n", "fleet")
 	cmd.Dir = filepath.Join("..", "..")
+	// Run from make test, the environment carries the outer make's
+	// MAKEFLAGS and MAKELEVEL: a fresh make, not a sub-make, is wanted.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "MAKEFLAGS=") && !strings.HasPrefix(kv, "MAKELEVEL=") && !strings.HasPrefix(kv, "MFLAGS=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
