@@ -66,8 +66,10 @@ func NewDecoder(dialect string) (Decoder, error) {
 // (ErrUnknownEvent).
 //
 // The decoders read with jsonx rather than encoding/json so the widget
-// does not link encoding/json and its reflection (about 110 KB of the
-// compressed WebAssembly) and an event's fields cost no allocation. The
+// does not link encoding/json and its reflection (which
+// TestTheDefaultWidgetLinksNoneOfTheHeavyPackagesItDropped in
+// wasm/internal/build keeps out, for the widget's size; docs/notes/widget-size.md)
+// and an event's fields cost no allocation (see BenchmarkPipeline). The
 // structs keep their json tags: they document the wire names, and the
 // tests decode the same structs with encoding/json as the oracle.
 func unmarshal(data string, read func(r *jsonx.Reader)) error {

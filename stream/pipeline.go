@@ -121,7 +121,9 @@ func NewPipeline(opts ...Option) *Pipeline {
 // framingOf reads a Content-Type header: its media type is what comes
 // before the first ";", trimmed and lower-cased (RFC 9110 §8.3.1). Parameters
 // never change the framing, so they are not parsed (package mime would do
-// the same and weighs 11 KB brotli in the widget).
+// the same, and the widget is kept free of it for its size: see
+// TestTheDefaultWidgetLinksNoneOfTheHeavyPackagesItDropped in
+// wasm/internal/build).
 func framingOf(ct string) Framing {
 	if ct == "" {
 		return FramingUnknown

@@ -1,7 +1,7 @@
 package main
 
-// The widget's host-page goals (docs/PERFORMANCE.md, "The host page's
-// main thread"): what booting the widget costs a page that only includes
+// The widget's host-page goals (docs/PERFORMANCE.md, "Widget in the
+// browser"): what booting the widget costs a page that only includes
 // it, how long a token waits between arriving and being painted, the cold
 // first answer, and the widget's transfer size. Each runs against whatever
 // widget is built; "trickle" is the widget as it boots by default (in a
