@@ -309,7 +309,8 @@ var warmOnce sync.Once
 // an answer is asked for before that, right after its request went out,
 // while the network is the one working — and hands its HTML to the page,
 // which parses it once off-screen at its own idle time (Chrome's first
-// HTML fragment parse of a page took 5 ms in the benchmark).
+// HTML fragment parse of a page is slow: bench/browser's cold first answer,
+// docs/PERFORMANCE.md "Widget in the browser").
 func (h *host) warm() {
 	warmOnce.Do(func() {
 		html := widget.WarmUp(render.Policy{})

@@ -180,7 +180,8 @@ func releaseStale(m msg) {
 }
 
 // dialWS opens a WebSocket through the browser's own WebSocket (the
-// coder/websocket client would add about 450 KB brotli), sends first when it
+// coder/websocket client would add its size to the .wasm:
+// docs/notes/widget-size.md), sends first when it
 // opens, and has trickle.js put every message — the relay sends one SSE
 // event's text per message — as bytes into the connection's inbox, which
 // feeds the same pipeline as the fetch transport.

@@ -170,8 +170,7 @@ func (r *Recorder) Snapshot() Metrics {
 
 // sortedGaps returns every gap so far in ascending order. Pages read the
 // metrics once per animation frame, and sorting every gap on each read grew
-// with the answer (6–14× the cost of this over a 25,000-token answer:
-// BenchmarkRecorderSnapshotPerFrame, docs/PERFORMANCE.md); so only the gaps
+// with the answer (see BenchmarkRecorderSnapshotPerFrame); so only the gaps
 // that are new since the last call are sorted, then merged with the ones
 // kept sorted from before, in linear time.
 func (r *Recorder) sortedGaps() []time.Duration {
@@ -182,7 +181,7 @@ func (r *Recorder) sortedGaps() []time.Duration {
 	fresh := append(r.fresh[:0], r.gaps[n:]...)
 	// sort.Slice, not slices.Sort: the widget links sort.Slice's code
 	// already, and a generic sort of time.Durations would add its own copy
-	// of pdqsort (≈ 3 KB brotli) to the .wasm.
+	// of pdqsort to the .wasm (docs/notes/widget-size.md).
 	sort.Slice(fresh, func(i, j int) bool { return fresh[i] < fresh[j] })
 	out := r.spare[:0]
 	i, j := 0, 0

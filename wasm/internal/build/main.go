@@ -276,8 +276,8 @@ func (s *Sizes) add(o Sizes) {
 // markdown parser, render, a11y, the widget's Session): the compiler's
 // inlining stays on for them. Everything else (fmt, regexp, time, net/url,
 // reflect, goldmark's extensions and renderer, the wasm glue...) runs
-// rarely, and without inlining the widget is about 3 % smaller brotli
-// (docs/PERFORMANCE.md, "Widget size").
+// rarely, and without inlining the widget is smaller brotli
+// (docs/notes/widget-size.md).
 var hotPackages = []string{
 	"runtime", "internal/runtime/...", "strings", "bytes", "unicode/utf8",
 	"github.com/trickle-dev/trickle/sse", "github.com/trickle-dev/trickle/stream",

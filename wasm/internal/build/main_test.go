@@ -100,8 +100,9 @@ func TestOnlyTheHighlightingVariantLinksChroma(t *testing.T) {
 	require.Contains(t, hl, "github.com/trickle-dev/trickle/render/highlight")
 }
 
-// Packages the widget was freed of, each for its size (docs/PERFORMANCE.md,
-// "Widget size"): a new import that brings one back is caught here.
+// Packages the widget was freed of, each for its size
+// (docs/notes/widget-size.md): a new import that brings one back is caught
+// here.
 func TestTheDefaultWidgetLinksNoneOfTheHeavyPackagesItDropped(t *testing.T) {
 	plain := deps(t, "")
 	for _, p := range []string{"encoding/json", "mime", "encoding/base64", "text/template", "html/template", "math/big"} {
