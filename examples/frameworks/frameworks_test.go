@@ -11,8 +11,6 @@ package frameworks_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -78,21 +76,7 @@ func backend(t *testing.T, built string) string {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.Handle("/", http.FileServer(http.Dir(built)))
-	mux.HandleFunc("POST /api/chat", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		rc := http.NewResponseController(w)
-		for i := 0; i < len(answerText); i += 5 {
-			delta, _ := json.Marshal(answerText[i:min(len(answerText), i+5)])
-			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%s}}]}\n\n", delta)
-			_ = rc.Flush()
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(2 * time.Millisecond):
-			}
-		}
-		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
-	})
+	mux.HandleFunc("POST /api/chat", browsertest.OpenAIAnswer(answerText, 5))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv.URL

@@ -1,6 +1,7 @@
 // Package browsertest starts a real headless Chromium for tests, through
 // chromedp, with the flags every Trickle browser test shares (no sandbox, no
-// GPU, no QUIC, no background traffic) and a fresh profile per browser.
+// GPU, no QUIC, no background traffic) and a fresh profile per browser,
+// and a plain backend for pages that stream from their own (OpenAIAnswer).
 //
 // It never downloads a browser and never runs one with a visible window.
 // Without Chromium the calling test is skipped with a message saying how to

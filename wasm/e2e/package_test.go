@@ -3,7 +3,6 @@
 package e2e_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,11 +12,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/internal/browsertest"
 	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/render"
 )
@@ -52,30 +51,6 @@ func npmPackage(t *testing.T) string {
 // packageAnswer is what the plain backend streams.
 const packageAnswer = "## From the package\n\nA page that installed **trickle-answer** streams from its own backend:\n\n1. no relay\n2. no build step\n\n```sh\nnpm install trickle-answer\n```\n\nDone.\n"
 
-// openAIBackend streams packageAnswer as OpenAI chat completion chunks, a
-// few characters an event, flushed one by one: a backend of the page's own,
-// not the relay.
-func openAIBackend(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		http.Error(w, "POST only", http.StatusMethodNotAllowed)
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	rc := http.NewResponseController(w)
-	for i := 0; i < len(packageAnswer); i += 7 {
-		delta, _ := json.Marshal(packageAnswer[i:min(len(packageAnswer), i+7)])
-		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%s}}]}\n\n", delta)
-		_ = rc.Flush()
-		select {
-		case <-r.Context().Done():
-			return
-		case <-time.After(2 * time.Millisecond):
-		}
-	}
-	fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
-}
-
 const packagePage = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>a page with the package</title></head>
 <body>
@@ -107,7 +82,7 @@ func TestAPagePackageFromAStaticHostStreamsFromItsOwnBackend(t *testing.T) {
 		mu.Unlock()
 		files.ServeHTTP(w, r)
 	})
-	mux.HandleFunc("/api/chat", openAIBackend)
+	mux.HandleFunc("/api/chat", browsertest.OpenAIAnswer(packageAnswer, 7))
 	page := strings.Replace(packagePage, "__WORKER__", map[bool]string{true: ` worker="off"`}[thread == "main"], 1)
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -396,23 +396,28 @@ func bundle(entry string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build: loader: %w", err)
 	}
-	r := api.Build(api.BuildOptions{
-		EntryPoints: []string{abs},
-		Bundle:      true,
-		Write:       false,
-		Format:      api.FormatESModule,
-		Platform:    api.PlatformBrowser,
-		Target:      api.ESNext,
-		LogLevel:    api.LogLevelSilent,
-	})
+	out, err := esbuild(api.BuildOptions{EntryPoints: []string{abs}}, entry)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != 1 {
+		return nil, fmt.Errorf("build: bundling %s gave %d files, want 1", entry, len(out))
+	}
+	return out[0].Contents, nil
+}
+
+// esbuild bundles as every output of the build is bundled: ES modules for
+// browsers, no syntax lowered (the source is what browsers run), nothing
+// written to disk; what names what is bundled, for the error.
+func esbuild(o api.BuildOptions, what string) ([]api.OutputFile, error) {
+	o.Bundle, o.Write, o.LogLevel = true, false, api.LogLevelSilent
+	o.Format, o.Platform, o.Target = api.FormatESModule, api.PlatformBrowser, api.ESNext
+	r := api.Build(o)
 	if len(r.Errors) > 0 {
 		msgs := api.FormatMessages(r.Errors, api.FormatMessagesOptions{Kind: api.ErrorMessage})
-		return nil, fmt.Errorf("build: bundling %s: %s", entry, strings.Join(msgs, ""))
+		return nil, fmt.Errorf("build: bundling %s: %s", what, strings.Join(msgs, ""))
 	}
-	if len(r.OutputFiles) != 1 {
-		return nil, fmt.Errorf("build: bundling %s gave %d files, want 1", entry, len(r.OutputFiles))
-	}
-	return r.OutputFiles[0].Contents, nil
+	return r.OutputFiles, nil
 }
 
 // minify removes the comments and white space of a script or stylesheet

@@ -136,22 +136,15 @@ func packModules(web string, m Manifest, css string) (map[string][]byte, error) 
 		entries = append(entries, filepath.Join(dir, e))
 	}
 	outdir := filepath.Join(dir, ".pack-out") // never written: Write is false
-	r := api.Build(api.BuildOptions{
+	outputs, err := esbuild(api.BuildOptions{
 		EntryPoints: entries,
-		Bundle:      true,
 		Splitting:   true,
-		Write:       false,
 		Outdir:      outdir,
 		EntryNames:  "[name]",
 		ChunkNames:  "chunk-[hash]",
-		Format:      api.FormatESModule,
-		Platform:    api.PlatformBrowser,
-		Target:      api.ESNext,
-		LogLevel:    api.LogLevelSilent,
-	})
-	if len(r.Errors) > 0 {
-		msgs := api.FormatMessages(r.Errors, api.FormatMessagesOptions{Kind: api.ErrorMessage})
-		return nil, fmt.Errorf("pack: bundling the entries: %s", strings.Join(msgs, ""))
+	}, "the package's entries")
+	if err != nil {
+		return nil, err
 	}
 	cssText, err := json.Marshal(css)
 	if err != nil {
@@ -168,7 +161,7 @@ func packModules(web string, m Manifest, css string) (map[string][]byte, error) 
 	}
 	used := map[string]bool{}
 	out := map[string][]byte{}
-	for _, f := range r.OutputFiles {
+	for _, f := range outputs {
 		name, err := filepath.Rel(outdir, f.Path)
 		if err != nil || strings.Contains(name, string(filepath.Separator)) {
 			return nil, fmt.Errorf("pack: esbuild wrote %s outside the package's folder", f.Path)
