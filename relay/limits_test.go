@@ -18,6 +18,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/internal/testlog"
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/sse"
 )
@@ -77,7 +78,7 @@ func TestAnEventOverTheSizeLimitFailsTheStream(t *testing.T) {
 }
 
 func TestOriginsAreSameOriginByDefault(t *testing.T) {
-	var logs syncBuffer
+	var logs testlog.Buffer
 	_, base := start(t, relay.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
 	const evil = "https://evil.example"
 	for range 3 {

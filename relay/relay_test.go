@@ -15,7 +15,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -93,25 +92,6 @@ func testWritePath() relay.WritePath {
 		return relay.WritePath(p)
 	}
 	return relay.FastWrites
-}
-
-// syncBuffer collects the relay's log lines; the relay writes from many
-// goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 const hello = `{"model":"m","stream":true,"messages":[{"role":"user","content":"hello"}],"seed":0}`

@@ -16,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/internal/testlog"
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
@@ -365,7 +366,7 @@ func TestEventsAlreadyWaitingGoOutInOneWrite(t *testing.T) {
 // last writes then meet a closed connection. That is a stop, logged as
 // one, not a write failure.
 func TestAWebSocketStopFollowedByACloseIsLoggedAsAStop(t *testing.T) {
-	var logs syncBuffer
+	var logs testlog.Buffer
 	_, base := start(t, relay.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	for range 5 {
 		c := wsDial(t, base, "?answer=sample-100k&gap_ms=1", hello)

@@ -9,31 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/internal/testlog"
 )
-
-// syncBuffer is a bytes.Buffer safe for the server's log writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestServeHelpExplainsEveryFlag(t *testing.T) {
 	var out, errOut bytes.Buffer
@@ -83,7 +66,7 @@ func TestServeStreamsOnLoopbackAndShutsDownOnSignal(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan int, 1)
-	var out, logs syncBuffer
+	var out, logs testlog.Buffer
 	go func() {
 		done <- serveContext(ctx, []string{"--addr", "127.0.0.1:0", "--sim-ttft", "1ms", "--sim-gap", "1ms", "--log-format", "json"},
 			&out, &logs, func(addr string) { ready <- addr })
@@ -129,12 +112,12 @@ func TestServeStreamsOnLoopbackAndShutsDownOnSignal(t *testing.T) {
 
 // serveUntil runs trickle serve with args until the test ends and returns
 // its address and its logs.
-func serveUntil(t *testing.T, args ...string) (string, *syncBuffer) {
+func serveUntil(t *testing.T, args ...string) (string, *testlog.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan int, 1)
-	var out, logs syncBuffer
+	var out, logs testlog.Buffer
 	go func() {
 		done <- serveContext(ctx, append([]string{"--addr", "127.0.0.1:0", "--log-format", "json"}, args...), &out, &logs, func(addr string) { ready <- addr })
 	}()
