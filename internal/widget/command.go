@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/internal/protocol"
 )
 
 // Command is one message from the page (trickle.js) to the Go side, which
@@ -18,8 +19,7 @@ import (
 // URLs against document.baseURI, the element's attributes and headers
 // property, the page's origin. The Go side then never asks the page.
 type Command struct {
-	// Kind is attach, ask, stream, retry, stop, detach, ack or stats.
-	Kind string
+	Kind protocol.Kind
 	// ID names the element (the page numbers them).
 	ID int
 	// N numbers an ask(), stream() or retry() call: the final update of
@@ -62,7 +62,9 @@ func ParseCommand(s string) (Command, error) {
 		r.Object(func(key string) {
 			switch key {
 			case "t":
-				r.Str(&c.Kind)
+				var kind string
+				r.Str(&kind)
+				c.Kind = protocol.Kind(kind)
 			case "id":
 				r.Int(&c.ID)
 			case "n":

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/internal/protocol"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/stream"
 )
@@ -114,7 +115,7 @@ func TestTheResumerFollowsTheRelaysStreamWithBackoff(t *testing.T) {
 func TestParseCommandReadsWhatTheLoaderSends(t *testing.T) {
 	c, err := ParseCommand(`{"t":"ask","id":3,"n":7,"at":1733100000123.5,"url":"https://r.test/v1/chat/completions?answer=short","ws":"","transport":"websocket","dialect":"","announce":"off","model":"m","images":" https://a.test  https://b.test ","origin":"https://page.test","metrics":true,"headers":[["Authorization","Bearer t"],["X-A","1"]],"body":{"messages":[],"temperature":0.5},"extra":[1,2]}`)
 	require.NoError(t, err)
-	require.Equal(t, "ask", c.Kind)
+	require.Equal(t, protocol.Ask, c.Kind)
 	require.Equal(t, 3, c.ID)
 	require.Equal(t, 7, c.N)
 	require.Equal(t, 1733100000123.5, c.At)
