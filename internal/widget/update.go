@@ -137,7 +137,7 @@ func MetricRows(m Metrics) [][2]string {
 		{"Gap p50 / p95", fmt.Sprintf("%.0f / %.0f ms", m.GapP50, m.GapP95)},
 		{"Tokens per second", fmt.Sprintf("%.1f", m.TokensPerS)},
 		{"Bytes", fmt.Sprintf("%d", m.Bytes)},
-		{"Buffering", m.Buffering},
+		{"Buffering", m.Buffering.String()},
 		{"Longest frame", fmt.Sprintf("%.1f ms", m.FrameMax)},
 	}
 }
