@@ -2,6 +2,7 @@ package widget
 
 import (
 	"fmt"
+	"github.com/trickle-dev/trickle/a11y"
 	"strconv"
 	"strings"
 
@@ -217,13 +218,13 @@ func FootnotePrefix(id int) string { return "trickle-" + strconv.Itoa(id) + "-" 
 
 // Config is the Session configuration the command's attributes ask for.
 func (c Command) Config() Config {
-	cfg := Config{Dialect: c.Dialect, Announce: c.Announce}
+	cfg := Config{Dialect: c.Dialect}
 	if cfg.Dialect == "" {
 		cfg.Dialect = "auto"
 	}
-	if cfg.Announce == "" {
-		cfg.Announce = "sentences"
-	}
+	// An announce attribute of no known mode is the default, as HTML's
+	// enumerated attributes do with an invalid value.
+	cfg.Announce, _ = a11y.ParseMode(strings.ToLower(strings.TrimSpace(c.Announce)))
 	cfg.Policy.SameOrigin = c.Origin
 	cfg.Highlight = c.Highlight
 	cfg.FootnotePrefix = FootnotePrefix(c.ID)

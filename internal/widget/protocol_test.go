@@ -3,6 +3,7 @@ package widget
 import (
 	"encoding/json"
 	"errors"
+	"github.com/trickle-dev/trickle/a11y"
 	"strings"
 	"testing"
 	"time"
@@ -126,7 +127,11 @@ func TestParseCommandReadsWhatTheLoaderSends(t *testing.T) {
 
 	cfg := c.Config()
 	require.Equal(t, "auto", cfg.Dialect)
-	require.Equal(t, "off", cfg.Announce)
+	require.Equal(t, a11y.ModeOff, cfg.Announce)
+	for attr, want := range map[string]a11y.Mode{"": a11y.ModeSentences, " Complete ": a11y.ModeComplete, "loud": a11y.ModeSentences} {
+		c.Announce = attr
+		require.Equal(t, want, c.Config().Announce, "announce=%q", attr)
+	}
 	require.Equal(t, render.Policy{SameOrigin: "https://page.test", AllowedImageOrigins: []string{"https://a.test", "https://b.test"}}, cfg.Policy)
 	require.Equal(t, "trickle-3-", cfg.FootnotePrefix, "the element's own footnote ids")
 
