@@ -40,6 +40,7 @@ type Element struct {
 	gcHeld bool
 	gone   bool // detached: released once its last updates are sent
 
+	callsDone  []bool                // the tool calls trickle-tool-call told of, by position
 	chunks     []protocol.InboxChunk // the last inbox batch's chunks, reused
 	announceAt time.Time
 	arrived    time.Time // the oldest bytes not yet in an update
@@ -118,6 +119,7 @@ func (e *Element) Begin(c Command, r Request, at time.Time, early *Early) {
 		e.sess.StartAt(at)
 	}
 	e.streamID = ""
+	e.callsDone = e.callsDone[:0]
 	e.resumer.Reset()
 	if !e.gcHeld && e.gc != nil {
 		// Held until this element's answers end (an answer replaced

@@ -97,6 +97,7 @@ type page struct {
 	screen   screen
 	resolved map[int]string
 	events   []string
+	details  []string // "name detail" of each event
 	end      *Ending
 	resets   int
 	gone     bool
@@ -133,6 +134,7 @@ func (p *page) take(e *Element) {
 		}
 		for _, ev := range u.Events {
 			p.events = append(p.events, ev.Name)
+			p.details = append(p.details, ev.Name+" "+ev.Detail)
 		}
 		if u.Resolve != "" {
 			_, twice := p.resolved[u.N]

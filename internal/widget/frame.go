@@ -35,10 +35,13 @@ func (e *Element) emit(p Patch) {
 		u.Arrived = e.env.EpochMS(e.arrived)
 	}
 	e.arrived = time.Time{}
+	if p.ToolsChanged || p.Final {
+		e.toolCallEvents(u)
+	}
 	if p.Final {
 		m := e.sess.Metrics()
 		m.Thread = e.thread
-		u.Finish(e.sess.Status(), e.sess.Err(), m, e.cmd.ShowMetrics)
+		u.Finish(e.sess.Status(), e.sess.Err(), m, e.cmd.ShowMetrics, string(AppendMessage(nil, e.sess.Answer())))
 		u.N, e.n = e.n, 0
 		if e.gcHeld {
 			e.gcHeld = false
@@ -104,4 +107,18 @@ func (e *Element) scheduleAnnouncer() {
 	}
 	e.announceAt = due
 	e.env.After(max(due.Sub(e.env.Now()), time.Millisecond), Timer{Kind: TimerAnnounce})
+}
+
+// toolCallEvents adds a trickle-tool-call event to u for each tool call
+// whose arguments completed since the last frame, once per call.
+func (e *Element) toolCallEvents(u *Update) {
+	for i, c := range e.sess.Answer().ToolCalls() {
+		if i == len(e.callsDone) {
+			e.callsDone = append(e.callsDone, false)
+		}
+		if c.Complete && !e.callsDone[i] {
+			e.callsDone[i] = true
+			u.Events = append(u.Events, ToolCallEvent(c))
+		}
+	}
 }

@@ -183,7 +183,7 @@ func TestEveryUpdateIsJSONWhateverTheModelSent(t *testing.T) {
 	u.Patch = Patch{Append: "<p>" + nasty + "</p>", TailChanged: true, TailPatch: render.TailPatch{Path: []int{2, 0}, Keep: 1, Text: nasty, HTML: "<b>x</b>"},
 		Thinking: nasty, Tools: nasty, ToolsChanged: true, Announce: []string{nasty, "two"}, Status: nasty, StatusChanged: true, Final: true, Unwrap: true}
 	u.Events = append(u.Events, StartEvent(), FirstTokenEvent(Metrics{TTFT: 12.5, TTFAT: 40}))
-	u.Finish(stream.Failed, errors.New(nasty), Metrics{TTFT: 1.5, Thread: "worker"}, true)
+	u.Finish(stream.Failed, errors.New(nasty), Metrics{TTFT: 1.5, Thread: "worker"}, true, string(AppendMessage(nil, nastyAnswer(t, nasty))))
 	u.N, u.Gone = 9, true
 
 	var got struct {
@@ -271,14 +271,14 @@ func TestAnUnchangedTailIsKeptAndAStoppedAnswerOffersNoRetry(t *testing.T) {
 	require.Equal(t, -1, got.P.Keep, "keep -1: the tail did not change")
 
 	var s Update
-	s.Finish(stream.Stopped, stream.ErrStopped, Metrics{}, false)
+	s.Finish(stream.Stopped, stream.ErrStopped, Metrics{}, false, string(AppendMessage(nil, stream.NewAnswer())))
 	require.Equal(t, "Stopped.", s.End.Notice)
 	require.False(t, s.End.Retry)
 	require.Nil(t, s.End.Rows, "no metrics rows without show-metrics")
 	require.Equal(t, "stopped", s.Resolve)
 
 	var c Update
-	c.Finish(stream.Complete, nil, Metrics{}, false)
+	c.Finish(stream.Complete, nil, Metrics{}, false, string(AppendMessage(nil, stream.NewAnswer())))
 	require.Empty(t, c.End.Notice)
 	require.False(t, c.End.Retry)
 	require.True(t, (&Update{ID: 4}).Empty())

@@ -32,6 +32,7 @@ export class Answer {
   state = "idle";
   streamId = "";
   metrics = null;
+  message = null; // the answer as an assistant message, from trickle-end
   calls = new Map(); // call number → resolve
   tail = null;
   saidAt = -Infinity; // when the last sentence was written (performance.now())
@@ -214,6 +215,7 @@ export class Answer {
       return;
     }
     if (u.reset) {
+      this.message = null;
       this.content.innerHTML = '<div data-trickle="tail"></div>';
       this.tail = this.content.firstElementChild;
       // The early view stays until Go's frames show text (below).
@@ -296,7 +298,12 @@ export class Answer {
     } else if (grew && !this.follower.observes) {
       this.follower.grew();
     }
-    if (u.ev) for (const [name, detail] of u.ev) this.dispatch(name, detail);
+    if (u.ev) {
+      for (const [name, detail] of u.ev) {
+        if (name === "trickle-end") this.message = detail.message ?? null;
+        this.dispatch(name, detail);
+      }
+    }
     if (u.resolve) {
       const resolve = this.calls.get(u.n);
       this.calls.delete(u.n);

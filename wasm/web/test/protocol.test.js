@@ -73,6 +73,9 @@ for (const merged of [false, true]) {
     assert.equal(settled, fx.status, "ask()'s promise settles with the answer");
     assert.equal(ends.length, 1);
     assert.equal(ends[0].status, fx.status);
+    assert.equal(a.message.content, fx.text, "the message is the answer's markdown");
+    assert.equal(a.message.status, fx.status);
+    assert.equal(a.message.incomplete, false);
     assert.ok(el.querySelector('[data-trickle="code-toolbar"]'), "the code block got its toolbar");
   });
 }
