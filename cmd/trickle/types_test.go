@@ -96,7 +96,7 @@ func TestTheTypesNameEveryMethodAndPropertyOfTheElement(t *testing.T) {
 	}
 	require.Contains(t, code, "ask")
 	var typed []string
-	for _, m := range members(dts(t, "class", "TrickleAnswer"), `^  (?:readonly )?([a-z]\w*)[(:<]`) {
+	for _, m := range members(dts(t, "class", "TrickleAnswer"), `^  (?:readonly |get |set )?([a-z]\w*)[(:<]`) {
 		if m != "addEventListener" && m != "removeEventListener" {
 			typed = append(typed, m)
 		}

@@ -4,7 +4,7 @@
 // through one message port, in a worker or on the main thread alike.
 //
 //   - The page sends commands: JSON objects whose "t" is a Kind (ask,
-//     stream, retry, stop, detach, attach, stats), parsed by
+//     stream, retry, stop, detach, attach, stats, show), parsed by
 //     widget.ParseCommand; and acknowledgements of applied frames, the
 //     string form of an Ack.
 //   - Go sends messages: JSON objects whose "t" is a message type — Ready
@@ -50,6 +50,7 @@ const (
 	Stop   Kind = "stop"   // the stop button, stop()
 	Detach Kind = "detach" // the element left the page
 	Stats  Kind = "stats"  // the lifecycle tests' counters
+	Show   Kind = "show"   // el.message, el.markdown: a stored answer
 )
 
 // Ready is the first message Go sends. thread is where Go runs ("worker"

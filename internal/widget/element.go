@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/trickle-dev/trickle/a11y"
 	"github.com/trickle-dev/trickle/internal/protocol"
 	"github.com/trickle-dev/trickle/stream"
 )
@@ -36,6 +37,9 @@ type Element struct {
 	connGen  int
 	streamID string
 	resumer  Resumer
+	// showing: the answer is a stored one (Show): no request, no
+	// announcements, no events.
+	showing bool
 	// gcHeld: this element has an answer streaming for the GC pacer.
 	gcHeld bool
 	gone   bool // detached: released once its last updates are sent
@@ -79,7 +83,7 @@ func (e *Element) ID() int { return e.id }
 func (e *Element) Gone() bool { return e.gone }
 
 // Active reports whether the element has an answer to frame.
-func (e *Element) Active() bool { return !e.gone && e.req != nil }
+func (e *Element) Active() bool { return !e.gone && (e.req != nil || e.showing) && e.sess != nil }
 
 // Do runs a command of the page on the element: ask and stream begin an
 // answer (a request that cannot be built fails the call), retry, stop and
@@ -101,7 +105,38 @@ func (e *Element) Do(c Command, at time.Time, early *Early) {
 		e.Stop()
 	case protocol.Detach:
 		e.Detach()
+	case protocol.Show:
+		m, err := ParseStored(c.Body)
+		if err != nil {
+			e.Reject(c.N, err)
+			return
+		}
+		e.Show(c, m)
 	}
+}
+
+// Show shows a stored answer (el.message, el.markdown) at once: the same
+// HTML as if it had streamed, with its stored status and notice, and no
+// network, no announcements and no events. The answer in progress, if
+// any, is stopped first.
+func (e *Element) Show(c Command, m Stored) {
+	if e.req != nil && !e.sess.Ended() {
+		e.Stop()
+	}
+	e.cmd, e.req, e.early, e.n = c, nil, nil, 0
+	e.showing = true
+	cfg := c.Config()
+	cfg.Now, cfg.Announce = e.env.Now, a11y.ModeOff
+	e.sess = NewSession(cfg)
+	e.streamID = ""
+	e.callsDone = e.callsDone[:0]
+	u := e.fresh()
+	u.Reset = true
+	e.textSent, e.arrived = 0, time.Time{}
+	e.sess.Show(m)
+	e.sync(u)
+	e.Frame()
+	e.env.Want()
 }
 
 // Begin starts an answer (ask, stream), stopping the one in progress (its
@@ -112,6 +147,7 @@ func (e *Element) Begin(c Command, r Request, at time.Time, early *Early) {
 		e.Stop()
 	}
 	e.cmd, e.req, e.early, e.n = c, &r, early, c.N
+	e.showing = false
 	cfg := c.Config()
 	cfg.Now = e.env.Now
 	e.sess = NewSession(cfg)
@@ -408,7 +444,7 @@ func (e *Element) onBytes(c *connState, ch protocol.InboxChunk) bool {
 }
 
 func (e *Element) statusWord() string {
-	if e.req == nil {
+	if e.req == nil && !e.showing {
 		return "idle"
 	}
 	if st := e.sess.Status(); st != stream.Waiting {

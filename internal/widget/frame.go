@@ -29,13 +29,18 @@ func (e *Element) Frame() {
 // the Session hands out its final patch once, so a path that dropped the
 // ending would leave ask() unsettled).
 func (e *Element) emit(p Patch) {
+	if e.showing {
+		// A stored answer is shown, not told: nothing for the live
+		// regions.
+		p.Announce, p.Status, p.StatusChanged = nil, "", false
+	}
 	u := e.last()
 	u.Patch, u.HasPatch = p, true
 	if !e.arrived.IsZero() {
 		u.Arrived = e.env.EpochMS(e.arrived)
 	}
 	e.arrived = time.Time{}
-	if p.ToolsChanged || p.Final {
+	if (p.ToolsChanged || p.Final) && !e.showing {
 		e.toolCallEvents(u)
 	}
 	if p.Final {
@@ -43,6 +48,9 @@ func (e *Element) emit(p Patch) {
 		m.Thread = e.thread
 		u.Finish(e.sess.Status(), e.sess.Err(), m, e.cmd.ShowMetrics, string(AppendMessage(nil, e.sess.Answer())))
 		u.N, e.n = e.n, 0
+		if e.showing {
+			u.Events, u.Resolve, u.End.Retry = nil, "", false
+		}
 		if e.gcHeld {
 			e.gcHeld = false
 			e.gc.End()

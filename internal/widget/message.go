@@ -1,6 +1,7 @@
 package widget
 
 import (
+	"errors"
 	"strconv"
 	"unicode/utf8"
 
@@ -92,3 +93,123 @@ func appendStringOrNull(b []byte, s string) []byte {
 	}
 	return jsonx.AppendString(b, s)
 }
+
+// Stored is an answer the page shows again (el.message, el.markdown): a
+// message as AppendMessage writes it, read back.
+type Stored struct {
+	Content, Thinking, Status, FinishReason string
+	Usage                                   *stream.Usage
+	ToolCalls                               []StoredCall
+}
+
+// StoredCall is a stored tool call: its raw arguments text (or, without
+// one, the arguments' JSON).
+type StoredCall struct {
+	ID, Name, Raw string
+}
+
+// ErrStoredMessage means el.message was given something that is not a
+// message.
+var ErrStoredMessage = errors.New(`trickle: a message to show must be an object with a "content" string`)
+
+// ParseStored reads a stored message.
+func ParseStored(s string) (Stored, error) {
+	var m Stored
+	hasContent := false
+	err := jsonx.Decode(s, func(r *jsonx.Reader) {
+		r.Object(func(key string) {
+			switch key {
+			case "content":
+				hasContent = r.Kind() == jsonx.String
+				r.Str(&m.Content)
+			case "thinking":
+				r.Str(&m.Thinking)
+			case "status":
+				r.Str(&m.Status)
+			case "finish_reason":
+				r.Str(&m.FinishReason)
+			case "usage":
+				jsonx.Ptr(r, &m.Usage)
+				if m.Usage != nil {
+					r.Object(func(key string) {
+						switch key {
+						case "input_tokens":
+							r.Int(&m.Usage.InputTokens)
+						case "output_tokens":
+							r.Int(&m.Usage.OutputTokens)
+						case "reasoning_tokens":
+							r.Int(&m.Usage.ReasoningTokens)
+						case "total_tokens":
+							r.Int(&m.Usage.TotalTokens)
+						default:
+							r.Skip()
+						}
+					})
+				}
+			case "tool_calls":
+				r.Array(func(int) {
+					var c StoredCall
+					args := ""
+					r.Object(func(key string) {
+						switch key {
+						case "id":
+							r.Str(&c.ID)
+						case "name":
+							r.Str(&c.Name)
+						case "raw":
+							r.Str(&c.Raw)
+						case "arguments":
+							args = r.Raw()
+						default:
+							r.Skip()
+						}
+					})
+					if c.Raw == "" && args != "null" {
+						c.Raw = args
+					}
+					m.ToolCalls = append(m.ToolCalls, c)
+				})
+			default:
+				r.Skip()
+			}
+		})
+	})
+	if err != nil || !hasContent {
+		return Stored{}, ErrStoredMessage
+	}
+	return m, nil
+}
+
+// events are the stored answer as the stream events that would have made
+// it, and the error that ends it as its status says.
+func (m Stored) events() ([]stream.Event, error) {
+	var evs []stream.Event
+	if m.Thinking != "" {
+		evs = append(evs, stream.Event{Kind: stream.KindThinking, Text: m.Thinking})
+	}
+	if m.Content != "" {
+		evs = append(evs, stream.Event{Kind: stream.KindText, Text: m.Content})
+	}
+	for i, c := range m.ToolCalls {
+		evs = append(evs,
+			stream.Event{Kind: stream.KindToolCallDelta, Index: i, ID: c.ID, Name: c.Name, Text: c.Raw},
+			stream.Event{Kind: stream.KindToolCallDone, Index: i, Text: c.Raw})
+	}
+	if m.Usage != nil {
+		evs = append(evs, stream.Event{Kind: stream.KindUsage, Usage: *m.Usage})
+	}
+	if m.FinishReason != "" {
+		evs = append(evs, stream.Event{Kind: stream.KindFinish, Reason: m.FinishReason})
+	}
+	switch m.Status {
+	case "stopped":
+		return evs, ErrStoppedByUser
+	case "incomplete":
+		return evs, nil // no end marker: cut off
+	case "failed":
+		return evs, errStoredFailed
+	}
+	return append(evs, stream.Event{Kind: stream.KindEnd}), nil
+}
+
+var errStoredFailed = errors.New("trickle: the answer failed")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -129,4 +130,86 @@ func TestTheEndCarriesTheMessageAndEachToolCallIsToldOnce(t *testing.T) {
 	require.Equal(t, "tool_calls", *ended.Message.FinishReason)
 	require.Len(t, ended.Message.ToolCalls, 1)
 	require.JSONEq(t, `{"city":"Paris"}`, string(ended.Message.ToolCalls[0].Arguments))
+}
+
+// streamed streams data through a new element and returns what its page
+// shows and its message.
+func streamed(t *testing.T, data []byte) (*page, string) {
+	env, p := newFakeEnv(t), newPage(t)
+	e := NewElement(1, env, nil, "worker")
+	e.Do(askCmd(t, 1, ""), env.now, nil)
+	gen := env.conn().Gen
+	e.Response(gen, Response{OK: true})
+	env.arrive(gen, data)
+	p.frame(e)
+	if p.end == nil { // the body ends without the end marker
+		e.Ended(gen, End{Kind: EndDone})
+		p.frame(e)
+	}
+	require.NotNil(t, p.end)
+	return p, p.end.Message
+}
+
+// shown shows message m on a new element.
+func shown(t *testing.T, m string) (*page, *fakeEnv) {
+	env, p := newFakeEnv(t), newPage(t)
+	e := NewElement(1, env, nil, "worker")
+	e.Do(command(t, `{"t":"show","id":1,"url":"`+origin+`/v1/chat/completions","origin":"`+origin+`","body":`+m+`}`), time.Time{}, nil)
+	p.take(e)
+	return p, env
+}
+
+// A message taken from an answer and shown again gives the same HTML,
+// tools, status and message, with no request, no event and nothing said.
+func TestAMessageRoundTripsIntoAnElementWithTheSameHTML(t *testing.T) {
+	chunk := func(s string) string { return "data: " + s + "\n\n" }
+	answers := map[string]string{
+		"complete with a tool call": chunk(`{"choices":[{"index":0,"delta":{"content":"# Weather\n\n- *sunny*\n- 24 °C\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"}}]}`) +
+			chunk(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Lyon\"}"}}]}}]}`) +
+			chunk(`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":5,"completion_tokens":9,"total_tokens":14}}`) + "data: [DONE]\n\n",
+		"cut off": chunk(`{"choices":[{"index":0,"delta":{"content":"It was going"}}]}`),
+	}
+	for name, data := range answers {
+		t.Run(name, func(t *testing.T) {
+			live, msg := streamed(t, []byte(data))
+			again, env := shown(t, msg)
+			require.Empty(t, env.opened, "no request")
+			require.Equal(t, live.screen.settled, again.screen.settled, "the same HTML as streamed")
+			require.Equal(t, live.screen.tools, again.screen.tools)
+			require.Equal(t, live.text, again.text)
+			require.Equal(t, live.state, again.state)
+			require.Equal(t, live.end.Notice, again.end.Notice, "a cut-off answer keeps its notice")
+			require.False(t, again.end.Retry, "nothing to retry: there is no request")
+			require.Empty(t, again.events, "no event")
+			require.Empty(t, again.screen.announced, "nothing said")
+			require.Empty(t, again.screen.status)
+			require.JSONEq(t, msg, again.end.Message, "the message round-trips")
+		})
+	}
+}
+
+func TestShowTakesEachStoredStatus(t *testing.T) {
+	for _, tc := range []struct{ status, notice string }{
+		{"complete", ""}, {"stopped", "Stopped."}, {"incomplete", "Incomplete"}, {"failed", "failed"},
+	} {
+		p, _ := shown(t, `{"role":"assistant","content":"Some *text*","status":"`+tc.status+`"}`)
+		require.Equal(t, tc.status, p.state)
+		require.Equal(t, "Some *text*", p.text)
+		if tc.notice == "" {
+			require.Empty(t, p.end.Notice)
+		} else {
+			require.Contains(t, p.end.Notice, tc.notice)
+		}
+		var m message
+		require.NoError(t, json.Unmarshal([]byte(p.end.Message), &m))
+		require.Equal(t, tc.status != "complete", m.Incomplete, tc.status)
+	}
+	p, _ := shown(t, `{"content":"just markdown"}`)
+	require.Equal(t, "complete", p.state, "no status is a complete answer")
+
+	for _, bad := range []string{`{"role":"assistant"}`, `{"content":5}`, `"text"`, `[]`} {
+		p, env := shown(t, bad)
+		require.Equal(t, []string{"trickle-error"}, p.events, bad)
+		require.Empty(t, env.opened)
+	}
 }

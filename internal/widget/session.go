@@ -257,6 +257,18 @@ func (s *Session) End(err error) {
 	s.rec.End(s.now())
 }
 
+// Show makes the session's answer the stored one, ended as its status
+// says: the next Frame is its final one, the same HTML as if it had
+// streamed.
+func (s *Session) Show(m Stored) {
+	s.asked = true
+	evs, end := m.events()
+	for _, ev := range evs {
+		s.pipe.Answer().Apply(ev)
+	}
+	s.End(end)
+}
+
 // Ended reports whether End was called.
 func (s *Session) Ended() bool { return s.ended }
 

@@ -62,6 +62,9 @@ type Ending struct {
 	// Rows are the metrics shown under show-metrics (label, value), nil
 	// without it.
 	Rows [][2]string
+	// Message is the answer as AppendMessage writes it: the element's
+	// message property.
+	Message string
 }
 
 // Event is a DOM event to dispatch on the element: its name and its
@@ -113,7 +116,7 @@ func EndEvent(status, metrics, message string) Event {
 // writes it), and the promise's status.
 func (u *Update) Finish(st stream.Status, err error, m Metrics, showMetrics bool, message string) {
 	status := st.String()
-	e := &Ending{Status: status, Notice: Notice(st, err)}
+	e := &Ending{Status: status, Notice: Notice(st, err), Message: message}
 	e.Retry = e.Notice != "" && st != stream.Stopped
 	if showMetrics {
 		e.Rows = MetricRows(m)
@@ -251,6 +254,10 @@ func (u *Update) AppendJSON(b []byte) []byte {
 		b = jsonx.AppendString(b, e.Notice)
 		b = append(b, `,"retry":`...)
 		b = strconv.AppendBool(b, e.Retry)
+		if e.Message != "" {
+			b = append(b, `,"msg":`...)
+			b = append(b, e.Message...)
+		}
 		if e.Rows != nil {
 			b = append(b, `,"rows":[`...)
 			for i, r := range e.Rows {

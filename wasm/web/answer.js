@@ -32,7 +32,7 @@ export class Answer {
   state = "idle";
   streamId = "";
   metrics = null;
-  message = null; // the answer as an assistant message, from trickle-end
+  message = null; // the ended answer as an assistant message (end.msg)
   calls = new Map(); // call number → resolve
   tail = null;
   saidAt = -Infinity; // when the last sentence was written (performance.now())
@@ -274,6 +274,7 @@ export class Answer {
     }
     if (u.end) {
       const e = u.end;
+      if (e.msg) this.message = e.msg;
       this.el.removeAttribute("aria-busy");
       this.el.removeAttribute("data-trickle-stalled");
       this.el.setAttribute("data-status", e.status);
@@ -298,12 +299,7 @@ export class Answer {
     } else if (grew && !this.follower.observes) {
       this.follower.grew();
     }
-    if (u.ev) {
-      for (const [name, detail] of u.ev) {
-        if (name === "trickle-end") this.message = detail.message ?? null;
-        this.dispatch(name, detail);
-      }
-    }
+    if (u.ev) for (const [name, detail] of u.ev) this.dispatch(name, detail);
     if (u.resolve) {
       const resolve = this.calls.get(u.n);
       this.calls.delete(u.n);

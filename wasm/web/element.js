@@ -138,10 +138,30 @@ export class TrickleAnswer extends Base {
   }
 
   // message is the ended answer as an assistant message (a copy: the page
-  // may keep it in its history and change it).
+  // may keep it in its history and change it). Setting it shows a stored
+  // answer at once: the same HTML as if it had streamed, with its stored
+  // status, and no request, no announcement and no event.
   get message() {
     const m = this.#answer?.message;
     return m ? structuredClone(m) : null;
+  }
+
+  set message(m) {
+    if (typeof m !== "object" || m === null || typeof m.content !== "string") {
+      throw new TypeError('trickle: a message to show must be an object with a "content" string');
+    }
+    const a = this.#attachFor();
+    a.host.send({ t: "show", ...a.request(), id: a.id, body: JSON.parse(JSON.stringify(m)) });
+  }
+
+  // markdown is the answer's markdown; setting it shows that markdown as a
+  // complete answer, as setting message does.
+  get markdown() {
+    return this.text;
+  }
+
+  set markdown(s) {
+    this.message = { role: "assistant", content: String(s ?? ""), status: "complete" };
   }
 
   /** The page's own syntax highlighter, (code, lang) => HTML, called once

@@ -109,6 +109,10 @@ export interface TrickleMessage {
   thinking: string;
 }
 
+/** A message to show again (el.message = …): a TrickleMessage, or at least
+ *  its content. Without a status it is a complete answer. */
+export type TrickleStoredMessage = Partial<TrickleMessage> & { content: string };
+
 /** trickle-end's detail: how the answer ended, what was measured, and the
  *  answer as a message. */
 export interface TrickleEndDetail {
@@ -165,8 +169,13 @@ export declare class TrickleAnswer extends HTMLElement {
   /** What the widget measured (null before the first ask). */
   readonly metrics: TrickleAnswerMetrics | null;
   /** The ended answer as an assistant message (null until an answer
-   *  ends): the history's next entry. */
-  readonly message: TrickleMessage | null;
+   *  ends): the history's next entry. Setting it shows a stored answer at
+   *  once, with its stored status: no request, no announcement, no event. */
+  get message(): TrickleMessage | null;
+  set message(m: TrickleStoredMessage);
+  /** The answer's markdown; setting it shows it as a complete answer. */
+  get markdown(): string;
+  set markdown(s: string);
   /** The page's own highlighter, called once per settled code block. */
   highlighter: TrickleHighlighter | null;
   /** Extra request headers sent with every ask (e.g. Authorization). */

@@ -26,6 +26,21 @@ export async function use(): Promise<TrickleFinalStatus> {
   el.status = "complete";
   // @ts-expect-error trickle-end's detail has no "text"
   el.addEventListener("trickle-end", (e) => e.detail.text);
+  el.addEventListener("trickle-tool-call", (e) => console.log(e.detail.name, e.detail.arguments, e.detail.raw));
+  const m = el.message;
+  if (m) {
+    const history: { role: string; content: string }[] = [{ role: m.role, content: m.content }];
+    const cut: boolean = m.incomplete;
+    const args: unknown = m.tool_calls[0]?.arguments;
+    void history, cut, args;
+    made.message = m; // show a stored answer
+  }
+  made.message = { content: "# Stored" };
+  made.markdown = "**bold**";
+  // @ts-expect-error a message to show needs its content
+  made.message = { role: "assistant" };
+  // @ts-expect-error a tool call's name is a string
+  el.addEventListener("trickle-tool-call", (e) => { const n: number = e.detail.name; void n; });
   const status = await el.ask({ messages: [{ role: "user", content: "hi" }] });
   return status;
 }
