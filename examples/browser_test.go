@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"github.com/trickle-dev/trickle/internal/testlog"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -662,24 +663,6 @@ func TestTheReadmeSnippetAnswersOnAPageOfAnotherOrigin(t *testing.T) {
 	require.Equal(t, "complete", eval[string](t, tab, `document.body.dataset.end`))
 }
 
-// logLines collects a relay's log lines (written from many goroutines).
-type logLines struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logLines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // The README's snippet on a page whose origin the relay was not started
 // with: the page still gets the element (the widget's files are public),
 // and ask() resolves "failed" with a message that names the page's origin
@@ -689,7 +672,7 @@ func TestTheReadmeSnippetOnARefusedOriginSaysWhichOriginToAllow(t *testing.T) {
 	tab, _ := startExamples(t)
 	page := httptest.NewServer(nil)
 	t.Cleanup(page.Close)
-	var logs logLines
+	var logs testlog.Buffer
 	srv, err := relay.New(relay.WithWidget(assets.Widget()),
 		relay.WithSimDefaults(relay.SimDefaults{TokenChars: 16}), relay.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
 		// As trickle serve phrases it.

@@ -166,6 +166,29 @@ func relayAnswer(t *testing.T) (data []byte, ends []int, text string) {
 	return data, ends, a.Text
 }
 
+// streaming is an element asked once (call 1) whose response came, from
+// the relay's stream "s": its browser, its page and its connection.
+func streaming(t *testing.T) (*fakeEnv, *page, *Element, int) {
+	env, p := newFakeEnv(t), newPage(t)
+	e := NewElement(1, env, nil, "worker")
+	e.Do(askCmd(t, 1, ""), time.Time{}, nil)
+	gen := env.conn().Gen
+	require.True(t, e.Response(gen, Response{OK: true, StreamID: "s"}))
+	return env, p, e, gen
+}
+
+// openAIChunks is text as OpenAI chunks, a word an event, with relay ids
+// "s:<seq>", then [DONE].
+func openAIChunks(t *testing.T, text string) []byte {
+	var data []byte
+	for i, tok := range strings.SplitAfter(text, " ") {
+		content, err := json.Marshal(tok)
+		require.NoError(t, err)
+		data = fmt.Appendf(data, "id: s:%d\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%s}}]}\n\n", i+1, content)
+	}
+	return append(data, "data: [DONE]\n\n"...)
+}
+
 func TestAnElementStreamsAnAnswerAndSettlesItsCall(t *testing.T) {
 	env, p := newFakeEnv(t), newPage(t)
 	e := NewElement(1, env, nil, "worker")
@@ -208,13 +231,7 @@ func TestAnElementStreamsAnAnswerAndSettlesItsCall(t *testing.T) {
 // frames fall between them.
 func TestAnElementsAnswerIsTheSameAtEveryCut(t *testing.T) {
 	text := "# Title\n\nA *short* answer — with `code`, é and 🙂:\n\n- one\n- two\n"
-	var data []byte
-	for i, tok := range strings.SplitAfter(text, " ") {
-		content, err := json.Marshal(tok)
-		require.NoError(t, err)
-		data = fmt.Appendf(data, "id: s:%d\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%s}}]}\n\n", i+1, content)
-	}
-	data = append(data, "data: [DONE]\n\n"...)
+	data := openAIChunks(t, text)
 	want := render.Convert(text, RenderOptions(render.Policy{SameOrigin: origin})...)
 	for cut := 0; cut <= len(data); cut++ {
 		env, p := newFakeEnv(t), newPage(t)
@@ -272,11 +289,7 @@ func TestADroppedConnectionResumesAfterItsLastEventAtEveryEvent(t *testing.T) {
 // nothing more: the answer ends incomplete instead of asking forever.
 func TestAResumeThatBringsNothingEndsTheAnswerIncomplete(t *testing.T) {
 	data, ends, _ := relayAnswer(t)
-	env, p := newFakeEnv(t), newPage(t)
-	e := NewElement(1, env, nil, "worker")
-	e.Do(askCmd(t, 1, ""), time.Time{}, nil)
-	gen := env.conn().Gen
-	e.Response(gen, Response{OK: true, StreamID: "s"})
+	env, p, e, gen := streaming(t)
 	env.arrive(gen, data[:ends[1]])
 	require.True(t, e.Ended(gen, End{Kind: EndReadError, Err: "reset"}))
 	e.Timer(env.retryTimers()[0], false)
@@ -310,11 +323,7 @@ func TestStopRaces(t *testing.T) {
 	})
 
 	t.Run("mid-answer: what arrived before Stop stays, the relay is asked to cancel", func(t *testing.T) {
-		env, p := newFakeEnv(t), newPage(t)
-		e := NewElement(1, env, nil, "worker")
-		e.Do(askCmd(t, 1, ""), time.Time{}, nil)
-		gen := env.conn().Gen
-		e.Response(gen, Response{OK: true, StreamID: "s"})
+		env, p, e, gen := streaming(t)
 		env.arrive(gen, data[:ends[2]])
 		e.Stop() // before any frame took those bytes
 		p.take(e)
@@ -331,11 +340,7 @@ func TestStopRaces(t *testing.T) {
 	})
 
 	t.Run("while a resume waits: the timer finds the answer stopped", func(t *testing.T) {
-		env, p := newFakeEnv(t), newPage(t)
-		e := NewElement(1, env, nil, "worker")
-		e.Do(askCmd(t, 1, ""), time.Time{}, nil)
-		gen := env.conn().Gen
-		e.Response(gen, Response{OK: true, StreamID: "s"})
+		env, p, e, gen := streaming(t)
 		env.arrive(gen, data[:ends[1]])
 		e.Ended(gen, End{Kind: EndReadError, Err: "reset"})
 		e.Stop()
@@ -366,11 +371,7 @@ func TestStopRaces(t *testing.T) {
 	})
 
 	t.Run("after the end: nothing to stop", func(t *testing.T) {
-		env, p := newFakeEnv(t), newPage(t)
-		e := NewElement(1, env, nil, "worker")
-		e.Do(askCmd(t, 1, ""), time.Time{}, nil)
-		gen := env.conn().Gen
-		e.Response(gen, Response{OK: true, StreamID: "s"})
+		env, p, e, gen := streaming(t)
 		env.arrive(gen, data)
 		p.frame(e)
 		require.Equal(t, "complete", p.state)

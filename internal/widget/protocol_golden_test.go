@@ -2,9 +2,7 @@ package widget
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -28,13 +26,7 @@ type framesFixture struct {
 func TestTheFramesFixtureIsWhatAnElementSends(t *testing.T) {
 	text := "# Weather\n\nIt is *sunny* in [Paris](https://example.com/paris), 24 °C.\n\n" +
 		"1. Take water.\n2. Wear a hat.\n\n| city | °C |\n|---|---|\n| Paris | 24 |\n\n```go\nfmt.Println(\"hi\")\n```\n\nThat is all.\n"
-	var data []byte
-	for i, tok := range strings.SplitAfter(text, " ") {
-		content, err := json.Marshal(tok)
-		require.NoError(t, err)
-		data = fmt.Appendf(data, "id: s:%d\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%s}}]}\n\n", i+1, content)
-	}
-	data = append(data, "data: [DONE]\n\n"...)
+	data := openAIChunks(t, text)
 
 	env := newFakeEnv(t)
 	e := NewElement(1, env, nil, "worker")
