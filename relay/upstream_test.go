@@ -340,7 +340,9 @@ func TestARequestWithoutAModelToARelayWithoutOneIsRefusedBeforeTheUpstream(t *te
 	} {
 		resp := post(t, base+"/v1/chat/completions", body)
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
-		var e struct{ Error struct{ Message, Type string } }
+		var e struct {
+			Error struct{ Message, Type string }
+		}
 		require.NoError(t, json.NewDecoder(resp.Body).Decode(&e))
 		require.Equal(t, "invalid_request_error", e.Error.Type)
 		require.Contains(t, e.Error.Message, "names no model")
