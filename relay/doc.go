@@ -2,7 +2,9 @@
 // WebSocket side by side from a simulated model (package relay/sim) or a real
 // upstream (OpenAI-compatible, Anthropic, Ollama), with ids on every event,
 // resume by Last-Event-ID, Stop that cancels upstream, heartbeats, limits and
-// graceful shutdown; it also serves the widget and the example pages.
+// graceful shutdown; it also serves the widget and the example pages when
+// asked to (WithWidget, WithPages). docs/embedding.md mounts it in a
+// site's own mux.
 //
 // Each generation is an append-only log of encoded SSE events. The
 // generator appends; every reader — the SSE response, a WebSocket, a resume —

@@ -180,14 +180,17 @@ func defaults() config {
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
 // WithWidget serves the built widget at /trickle/ (a folder holding
-// trickle.js). Without one, /trickle/ answers 503.
+// trickle.js); a folder without trickle.js answers 503 there. Without it
+// or WithMissingWidget the relay serves no /trickle/.
 func WithWidget(f fs.FS) Option { return func(c *config) { c.widget = f } }
 
 // WithMissingWidget is what the 503 at /trickle/ says when there is no
-// widget to serve: how to get one.
+// widget to serve: how to get one. It makes the relay answer at /trickle/
+// even without WithWidget.
 func WithMissingWidget(hint string) Option { return func(c *config) { c.widgetHint = hint } }
 
-// WithPages serves the example pages at /examples/ (and redirects / there).
+// WithPages serves the example pages at /examples/ and redirects / there.
+// Without it the relay serves neither.
 func WithPages(f fs.FS) Option { return func(c *config) { c.pages = f } }
 
 // WithHeartbeat sets how long a stream may stay silent before the relay

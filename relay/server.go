@@ -121,8 +121,12 @@ func New(opts ...Option) (*Server, error) {
 	return s, nil
 }
 
-// Handler is the relay's HTTP handler: the API, the WebSocket, the widget,
-// the example pages, /healthz and /metrics.
+// Handler is the relay's HTTP handler: the API (/v1/), the WebSocket,
+// /healthz and /metrics; the widget at /trickle/ only with WithWidget (or
+// WithMissingWidget), the example pages at /examples/ and the redirect of
+// / to them only with WithPages. Every other path is a JSON 404, so the
+// handler can sit at the root of a page's own mux, or under a prefix with
+// http.StripPrefix (docs/embedding.md).
 func (s *Server) Handler() http.Handler { return s.handler }
 
 func (s *Server) routes() http.Handler {
@@ -139,15 +143,21 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("/streams/{id}/info", s.streamInfo).Methods(http.MethodGet)
 	api.HandleFunc("/ws", s.websocket).Methods(http.MethodGet)
 
-	r.PathPrefix("/trickle/").Handler(http.StripPrefix("/trickle", s.widgetHandler()))
-	// The SSE vs WebSocket page was first published as compare/; old links
-	// keep working.
-	for _, old := range []string{"/examples/compare", "/examples/compare/"} {
-		r.Path(old).Handler(http.RedirectHandler("/examples/transports/", http.StatusMovedPermanently))
+	if s.cfg.widget != nil || s.cfg.widgetHint != "" {
+		r.PathPrefix("/trickle/").Handler(http.StripPrefix("/trickle", s.widgetHandler()))
 	}
-	r.PathPrefix("/examples/").Handler(http.StripPrefix("/examples", s.pagesHandler()))
-	r.Path("/examples").Handler(http.RedirectHandler("/examples/", http.StatusMovedPermanently))
-	r.Path("/").Handler(http.RedirectHandler("/examples/", http.StatusFound))
+	if s.cfg.pages != nil {
+		// The SSE vs WebSocket page was first published as compare/; old
+		// links keep working.
+		for _, old := range []string{"/examples/compare", "/examples/compare/"} {
+			r.Path(old).Handler(http.RedirectHandler("/examples/transports/", http.StatusMovedPermanently))
+		}
+		r.PathPrefix("/examples/").Handler(http.StripPrefix("/examples", s.pagesHandler()))
+		r.Path("/examples").Handler(http.RedirectHandler("/examples/", http.StatusMovedPermanently))
+		// The home page is the pages' only when the relay serves them: a
+		// relay mounted at the root of a site's mux leaves / alone.
+		r.Path("/").Handler(http.RedirectHandler("/examples/", http.StatusFound))
+	}
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "relay: no route for "+r.Method+" "+r.URL.Path)
 	})

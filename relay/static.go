@@ -20,16 +20,11 @@ func (s *Server) widgetHandler() http.Handler {
 	return static.Files(s.cfg.widget, false, writeError)
 }
 
-func (s *Server) pagesHandler() http.Handler {
-	if s.cfg.pages == nil {
-		return missing(http.StatusNotFound, "relay: no example pages to serve: this binary was built without them")
-	}
-	return static.Files(s.cfg.pages, true, writeError)
-}
+// pagesHandler serves the example pages at /examples/ (WithPages).
+func (s *Server) pagesHandler() http.Handler { return static.Files(s.cfg.pages, true, writeError) }
 
 func missing(code int, msg string) http.Handler {
-	typ := map[int]string{http.StatusNotFound: "not_found", http.StatusServiceUnavailable: "unavailable"}[code]
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, code, typ, msg)
+		writeError(w, code, "unavailable", msg)
 	})
 }

@@ -315,3 +315,45 @@ func TestABadUpstreamConfigurationIsRefused(t *testing.T) {
 		require.ErrorIs(t, err, relay.ErrBadOption)
 	}
 }
+
+func TestARequestWithoutAModelGoesUpstreamWithTheRelaysModel(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, _ int) bool {
+		return play(w, r, "text/event-stream", simEvents("openai", "short"), time.Millisecond)
+	})
+	base := upstreamRelay(t, f, "openai")
+	resp := post(t, base+"/v1/chat/completions", `{"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	_, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, "real-model", f.bodies[0]["model"], "the relay's --upstream-model names it")
+}
+
+func TestARequestWithoutAModelToARelayWithoutOneIsRefusedBeforeTheUpstream(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, _ int) bool {
+		return play(w, r, "text/event-stream", simEvents("openai", "short"), time.Millisecond)
+	})
+	u := relay.Upstream{URL: f.url, Dialect: "openai", FirstTokenTimeout: 2 * time.Second, IdleTimeout: 2 * time.Second, TotalTimeout: 10 * time.Second}
+	_, base := start(t, relay.WithUpstream(u))
+	for _, body := range []string{
+		`{"stream":true,"messages":[{"role":"user","content":"hi"}]}`,
+		`{"stream":false,"messages":[{"role":"user","content":"hi"}]}`,
+	} {
+		resp := post(t, base+"/v1/chat/completions", body)
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
+		var e struct {
+			Error struct{ Message, Type string }
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&e))
+		require.Equal(t, "invalid_request_error", e.Error.Type)
+		require.Contains(t, e.Error.Message, "names no model")
+		require.Contains(t, e.Error.Message, "--upstream-model", "it says how to fix it")
+	}
+	require.Zero(t, f.requests.Load(), "nothing reached the upstream")
+
+	// The model the request names goes up as it is.
+	resp := post(t, base+"/v1/chat/completions", `{"model":"theirs","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	_, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, "theirs", f.bodies[0]["model"])
+}

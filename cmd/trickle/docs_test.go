@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/examples"
 	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/relay"
 )
@@ -171,7 +172,8 @@ func TestTheReadmeNamesEveryLightDOMPart(t *testing.T) {
 }
 
 func TestTheReadmeNamesEveryEndpointAndInfoField(t *testing.T) {
-	srv, err := relay.New()
+	// trickle serve's relay: the widget and the pages enabled.
+	srv, err := relay.New(relay.WithMissingWidget(noWidget), relay.WithPages(examples.Pages()))
 	require.NoError(t, err)
 	table := reference(t, "README.md", "endpoints")
 	documented := firstColumn(table)

@@ -90,7 +90,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		upstreamURL   = fs.String("upstream", "", "forward to this model API `URL` (full endpoint) instead of the simulated model")
 		upDialect     = fs.String("upstream-dialect", "openai", "the upstream's format: openai, anthropic or ollama")
 		upKeyEnv      = fs.String("upstream-key-env", "", "read the upstream API key from the environment variable `NAME` (it never leaves the server)")
-		upModel       = fs.String("upstream-model", "", "model name to send upstream (default: the client's)")
+		upModel       = fs.String("upstream-model", "", "model name to send upstream (default: the request's; a request naming none is refused)")
 		firstToken    = fs.Duration("first-token-timeout", d.Upstream.FirstTokenTimeout, "fail an upstream answer whose first byte takes longer")
 		idle          = fs.Duration("idle-timeout", d.Upstream.IdleTimeout, "fail an upstream answer silent for longer")
 		total         = fs.Duration("total-timeout", d.Upstream.TotalTimeout, "fail an upstream answer that takes longer overall")

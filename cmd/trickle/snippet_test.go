@@ -49,7 +49,7 @@ func TestTheReadmeSnippetsPromptStreamsARelevantAnswerAtDefaultTiming(t *testing
 	addr := <-ready
 
 	// The body the widget's ask(prompt) sends.
-	body := `{"messages":[{"content":` + quote(prompt) + `,"role":"user"}],"model":"trickle-sim","stream":true}`
+	body := `{"messages":[{"content":` + quote(prompt) + `,"role":"user"}],"stream":true}`
 	start := time.Now()
 	resp, err := http.Post("http://"+addr+"/v1/chat/completions", "application/json", strings.NewReader(body))
 	require.NoError(t, err)

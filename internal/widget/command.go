@@ -154,7 +154,7 @@ func (c Command) Request() (Request, error) {
 		body = PromptBody(c.Prompt, c.Model)
 	case c.Body != "":
 		var err error
-		if body, err = StreamingBody(c.Body, c.Model); err != nil {
+		if body, err = StreamingBody(c.Body); err != nil {
 			return Request{}, err
 		}
 	default:

@@ -39,7 +39,8 @@ const askURL = `"url":"http://127.0.0.1:8080/v1/chat/completions"`
 // escaping (HTML characters, line and paragraph separators, controls,
 // astral characters), key order (Go sorts by bytes, JavaScript by UTF-16
 // units), nested order kept, numbers as written, the model and stream
-// fields, the page's headers, and what Go refuses.
+// fields (a model only where the page gave one), the page's headers, and
+// what Go refuses.
 var earlyRequestCommands = []struct{ name, cmd string }{
 	{"a prompt", `{"t":"ask",` + askURL + `,"model":"","headers":[],"prompt":"Explain streaming."}`},
 	{"a prompt with the model attribute", `{"t":"ask",` + askURL + `,"model":"gpt-4o-mini","headers":[],"prompt":"Hi"}`},
@@ -47,6 +48,7 @@ var earlyRequestCommands = []struct{ name, cmd string }{
 	{"an empty prompt", `{"t":"ask",` + askURL + `,"model":"","headers":[],"prompt":""}`},
 	{"the page's headers, with its own Content-Type and Accept replaced", `{"t":"ask",` + askURL + `,"model":"","headers":[["Authorization","Bearer abc"],["content-type","text/plain"],["ACCEPT","*/*"],["X-Trace","1"]],"prompt":"Hi"}`},
 	{"a body without model or stream", `{"t":"ask",` + askURL + `,"model":"","headers":[],"body":{"messages":[{"role":"user","content":"Hi"}],"temperature":0.2}}`},
+	{"a body without model gets none from the attribute", `{"t":"ask",` + askURL + `,"model":"attr","headers":[],"body":{"messages":[]}}`},
 	{"a body's model wins over the attribute", `{"t":"ask",` + askURL + `,"model":"attr","headers":[],"body":{"model":"mine","stream":false,"messages":[]}}`},
 	{"a body's null model is kept", `{"t":"ask",` + askURL + `,"model":"attr","headers":[],"body":{"model":null}}`},
 	{"a body's keys sorted by bytes, nested ones kept in order", `{"t":"ask",` + askURL + `,"model":"","headers":[],"body":{"9":5,"10":4,"zeta":{"b":1,"a":[3,{"y":null,"x":true}]},"é":1,"🍵":2,"` + "\ue000" + `":3,"Alpha":"<&>","":6}}`},

@@ -140,7 +140,7 @@ func TestParseCommandReadsWhatTheLoaderSends(t *testing.T) {
 	require.True(t, r.WebSocket)
 	require.Equal(t, "wss://r.test/v1/ws?access_token=t&answer=short", r.WSURL, "the bearer token rides the handshake's query")
 	require.Equal(t, "wss://r.test/v1/ws?access_token=t", r.WSResume)
-	require.JSONEq(t, `{"messages":[],"model":"m","stream":true,"temperature":0.5}`, r.Body)
+	require.JSONEq(t, `{"messages":[],"stream":true,"temperature":0.5}`, r.Body, "a body gets stream:true and nothing else, not the model attribute")
 
 	_, err = ParseCommand(`{"t":"ask","id":"three"}`)
 	require.Error(t, err, "a command of another build is an error, not a zero")

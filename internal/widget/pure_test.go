@@ -74,29 +74,33 @@ func TestWebSocketURLs(t *testing.T) {
 
 func TestAPromptBecomesAStreamingChatRequest(t *testing.T) {
 	var req struct {
-		Model    string `json:"model"`
-		Stream   bool   `json:"stream"`
+		Model    *string `json:"model"`
+		Stream   bool    `json:"stream"`
 		Messages []struct{ Role, Content string }
 	}
 	require.NoError(t, json.Unmarshal([]byte(PromptBody(`say "hi" </script>`, "")), &req))
-	require.Equal(t, DefaultModel, req.Model)
+	require.Nil(t, req.Model, "no model attribute: the request names none, the backend picks")
 	require.True(t, req.Stream)
 	require.Len(t, req.Messages, 1)
 	require.Equal(t, "user", req.Messages[0].Role)
 	require.Equal(t, `say "hi" </script>`, req.Messages[0].Content)
+
+	require.NoError(t, json.Unmarshal([]byte(PromptBody("hi", "gpt-4o-mini")), &req))
+	require.NotNil(t, req.Model)
+	require.Equal(t, "gpt-4o-mini", *req.Model, "the model attribute is sent")
 }
 
 func TestARequestBodyIsKeptButAlwaysStreams(t *testing.T) {
-	out, err := StreamingBody(`{"model":"m","stream":false,"temperature":0.5,"messages":[]}`, "other")
+	out, err := StreamingBody(`{"model":"m","stream":false,"temperature":0.5,"messages":[]}`)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"model":"m","stream":true,"temperature":0.5,"messages":[]}`, out)
 
-	out, err = StreamingBody(`{"messages":[]}`, "")
+	out, err = StreamingBody(`{"messages":[]}`)
 	require.NoError(t, err)
-	require.JSONEq(t, `{"model":"trickle-sim","stream":true,"messages":[]}`, out)
+	require.JSONEq(t, `{"stream":true,"messages":[]}`, out, "only stream is added")
 
 	for _, bad := range []string{`[]`, `"x"`, `null`, `{`} {
-		_, err = StreamingBody(bad, "")
+		_, err = StreamingBody(bad)
 		require.ErrorIs(t, err, ErrBadRequestBody, bad)
 	}
 }

@@ -8,37 +8,34 @@ import (
 	"github.com/trickle-dev/trickle/internal/jsonx"
 )
 
-// DefaultModel is the model named in requests built from a prompt when the
-// element has no model attribute: the relay's simulated model answers any
-// name.
-const DefaultModel = "trickle-sim"
-
 // ErrBadRequestBody means ask() got an object that is not a JSON object.
 var ErrBadRequestBody = errors.New("trickle: the request body must be a JSON object")
 
 // PromptBody is the OpenAI Chat Completions request for one user prompt,
-// streaming. It is written as encoding/json.Marshal writes the equivalent
-// map (keys sorted, <, > and & escaped), without linking encoding/json
-// into the widget.
+// streaming. It names model only when the page gave one (the element's
+// model attribute): which model answers a request without one is the
+// backend's setting, never the widget's. It is written as
+// encoding/json.Marshal writes the equivalent map (keys sorted, <, > and &
+// escaped), without linking encoding/json into the widget.
 func PromptBody(prompt, model string) string {
-	if model == "" {
-		model = DefaultModel
-	}
 	b := make([]byte, 0, 64+len(prompt)+len(model))
 	b = append(b, `{"messages":[{"content":`...)
 	b = jsonx.AppendString(b, prompt)
-	b = append(b, `,"role":"user"}],"model":`...)
-	b = jsonx.AppendString(b, model)
+	b = append(b, `,"role":"user"}]`...)
+	if model != "" {
+		b = append(b, `,"model":`...)
+		b = jsonx.AppendString(b, model)
+	}
 	b = append(b, `,"stream":true}`...)
 	return string(b)
 }
 
 // StreamingBody takes a request body the page gave as JSON and makes sure it
-// asks for a stream (stream: true) and names a model, keeping every other
-// field as it was. The result is what encoding/json gives for the body
+// asks for a stream (stream: true), keeping every other field as it was and
+// adding none: the page's body is the whole request. The result is what encoding/json gives for the body
 // read as a map of raw values and written back: keys sorted, a repeated
 // key's last value kept, values compacted with <, > and & escaped.
-func StreamingBody(body, model string) (string, error) {
+func StreamingBody(body string) (string, error) {
 	type member struct{ key, raw string }
 	var members []member
 	index := make(map[string]int) // a repeated key keeps its last value
@@ -58,12 +55,6 @@ func StreamingBody(body, model string) (string, error) {
 		return "", fmt.Errorf("%w: %v", ErrBadRequestBody, err)
 	}
 	set("stream", "true")
-	if _, ok := index["model"]; !ok {
-		if model == "" {
-			model = DefaultModel
-		}
-		set("model", string(jsonx.AppendString(nil, model)))
-	}
 	// sort.Slice shares its code with the widget's other sorts; a generic
 	// sort of members would be a pdqsort of its own in the .wasm.
 	sort.Slice(members, func(i, j int) bool { return members[i].key < members[j].key })

@@ -126,8 +126,31 @@ func TestAskSendsTheHeadersPropertyAndAStreamingBody(t *testing.T) {
 	require.Equal(t, "acme", got.Header.Get("X-Tenant"))
 	require.Equal(t, "application/json", got.Header.Get("Content-Type"))
 	require.Equal(t, true, got.Body["stream"], "stream:true is added")
-	require.Equal(t, "my-model", got.Body["model"], "the model attribute fills a missing model")
+	require.NotContains(t, got.Body, "model", "a body is sent as the page gave it: no model added, not even the attribute's")
 	require.Equal(t, 0.25, got.Body["temperature"], "the page's fields are kept")
+}
+
+func TestAPromptNamesAModelOnlyWhenThePageSetsTheAttribute(t *testing.T) {
+	ctx := tab(t)
+	status := eval[string](t, ctx, `(async () => {
+		const a = document.getElementById("a");
+		a.removeAttribute("model");
+		a.setAttribute("endpoint", "/custom/prompt-bare");
+		const first = await a.ask("hi");
+		a.setAttribute("model", "gpt-4o-mini");
+		a.setAttribute("endpoint", "/custom/prompt-named");
+		return first + " " + await a.ask("hi");
+	})()`)
+	require.Equal(t, "complete complete", status)
+
+	bare := seenAt(t, "/custom/prompt-bare")
+	require.NotContains(t, bare.Body, "model", "no model attribute: the backend picks the model")
+	require.Equal(t, true, bare.Body["stream"])
+	require.Equal(t, []any{map[string]any{"role": "user", "content": "hi"}}, bare.Body["messages"])
+	require.Len(t, bare.Body, 2, "messages and stream, nothing else")
+
+	named := seenAt(t, "/custom/prompt-named")
+	require.Equal(t, "gpt-4o-mini", named.Body["model"])
 }
 
 func TestStreamReadsAnArbitraryFetchResponse(t *testing.T) {

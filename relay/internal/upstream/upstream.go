@@ -116,11 +116,21 @@ func (u *Upstream) Check(d Defaults) error {
 	return nil
 }
 
-// Body turns the client's OpenAI request into the upstream's.
+// ErrNoModel means neither the request nor the relay names the model to
+// ask upstream.
+var ErrNoModel = errors.New("the request names no model and the relay has no upstream model")
+
+// Body turns the client's OpenAI request into the upstream's. The model is
+// u.Model when set, else the request's; a request without one, to a relay
+// without one, is refused (wrapping chat.ErrBadRequest and ErrNoModel):
+// the widget sends a model only when the page names one.
 func (u *Upstream) Body(req *chat.Request, body []byte, streaming bool) ([]byte, error) {
 	model := req.Model
 	if u.Model != "" {
 		model = u.Model
+	}
+	if model == "" {
+		return nil, fmt.Errorf("%w: %w: start the relay with --upstream-model NAME (Upstream.Model), or send \"model\" in the request (the element's model attribute)", chat.ErrBadRequest, ErrNoModel)
 	}
 	switch u.Dialect {
 	case "openai":

@@ -5,10 +5,6 @@
 // (testdata/requests.json, internal/widget/early_request_test.go): Go
 // adopts this request's response as if it had sent it.
 
-// The model named when the element has no model attribute
-// (widget.DefaultModel).
-export const DEFAULT_MODEL = "trickle-sim";
-
 // json writes a value as Go's jsonx does (encoding/json's escaping):
 // JSON.stringify's text with <, >, &, U+2028 and U+2029 escaped.
 const json = (v) => JSON.stringify(v).replace(/[<>&\u2028\u2029]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
@@ -33,16 +29,18 @@ const wellFormed = (s) => typeof s !== "string" || !s.isWellFormed || s.isWellFo
 // (a lone surrogate) — and Go is left to decide.
 export function earlyRequest(cmd) {
   if (cmd.t !== "ask" || cmd.transport === "websocket") return null;
-  const model = cmd.model || DEFAULT_MODEL;
+  // A model only when the page named one (the model attribute, for a
+  // prompt); a body is the page's whole request, with stream: true.
+  const model = cmd.model || "";
   let body;
   if (typeof cmd.prompt === "string") {
     if (!wellFormed(cmd.prompt) || !wellFormed(model)) return null;
-    body = `{"messages":[{"content":${json(cmd.prompt)},"role":"user"}],"model":${json(model)},"stream":true}`;
+    const named = model ? `,"model":${json(model)}` : "";
+    body = `{"messages":[{"content":${json(cmd.prompt)},"role":"user"}]${named},"stream":true}`;
   } else if (cmd.body && typeof cmd.body === "object" && !Array.isArray(cmd.body)) {
     const o = { ...cmd.body, stream: true };
-    if (!("model" in o)) o.model = model;
     const keys = Object.keys(o);
-    if (!keys.every(wellFormed) || !wellFormed(model)) return null;
+    if (!keys.every(wellFormed)) return null;
     body = `{${keys.sort(byBytes).map((k) => `${json(k)}:${json(o[k])}`).join(",")}}`;
   } else {
     return null;

@@ -54,7 +54,7 @@ export interface TrickleAnswerAttributes {
   dialect?: "auto" | "openai" | "responses" | "anthropic" | "gemini" | "ollama" | "plain";
   /** What a screen reader hears. */
   announce?: "sentences" | "complete" | "off";
-  /** The model sent with ask(prompt). */
+  /** The model sent with ask(prompt); without it the request names none. */
   model?: string;
   /** Space-separated origins images may load from. */
   "image-origins"?: string;
@@ -142,7 +142,8 @@ export interface TrickleAnswerEventMap {
 }
 
 /** A request body for ask(): the page's own fields (messages, temperature,
- *  …); `stream: true` is added. */
+ *  …), sent as they are with `stream: true` added and nothing else (not
+ *  the model attribute). */
 export type TrickleRequestBody = Record<string, unknown>;
 
 /** The page's syntax highlighter: returns HTML of which only
