@@ -86,6 +86,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		maxBody       = fs.Int64("max-body", d.MaxBodyBytes, "maximum request body in bytes (then 413)")
 		maxEvent      = fs.Int("max-event", d.MaxEventBytes, "maximum bytes of one event's data (an upstream event over it fails the stream)")
 		maxEvents     = fs.Int("max-events", d.MaxEvents, "maximum events in one stream (in Redis: the length cap of its log)")
+		authSecretEnv = fs.String("auth-secret-env", "", "accept only API requests carrying a short-lived JWT (HS256) signed with the secret in the environment variable `NAME`; its sub is the identity the limits count (trickle token mints one)")
 		tokenEnv      = fs.String("token-env", "", "require clients to send this bearer token, read from the environment variable `NAME`")
 		upstreamURL   = fs.String("upstream", "", "forward to this model API `URL` (full endpoint) instead of the simulated model")
 		upDialect     = fs.String("upstream-dialect", "openai", "the upstream's format: openai, anthropic or ollama")
@@ -194,6 +195,18 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		}
 		opts = append(opts, relay.WithToken(tok))
 	}
+	if *authSecretEnv != "" {
+		if *tokenEnv != "" {
+			fmt.Fprintln(stderr, "trickle serve: --auth-secret-env and --token-env cannot both be set: a JWT per user (--auth-secret-env) replaces the shared token")
+			return 2
+		}
+		secret := os.Getenv(*authSecretEnv)
+		if secret == "" {
+			fmt.Fprintf(stderr, "trickle serve: --auth-secret-env %s: the variable is empty or unset\n", *authSecretEnv)
+			return 2
+		}
+		opts = append(opts, relay.WithAuthSecret([]byte(secret)))
+	}
 	if *upstreamURL != "" {
 		u := relay.Upstream{URL: *upstreamURL, Dialect: *upDialect, Model: *upModel,
 			FirstTokenTimeout: *firstToken, IdleTimeout: *idle, TotalTimeout: *total, Retries: *retries}
@@ -292,6 +305,7 @@ var optionFlags = map[string]string{
 	"WithUpstream.TotalTimeout":      "total-timeout",
 	"WithUpstream.Retries":           "upstream-retries",
 	"RedisStore":                     "store",
+	"WithAuthSecret":                 "auth-secret-env",
 	"WithWritePath":                  "write-path",
 }
 
