@@ -194,3 +194,94 @@ func TestAuthSecretsThatCannotWorkAreRefusedByName(t *testing.T) {
 	_, err = relay.New(relay.WithAuthSecret(authSecret), relay.WithToken("s3cret"))
 	require.ErrorContains(t, err, "WithAuthSecret(")
 }
+
+func TestOnlyWhatTheOperatorAllowsReachesTheUpstream(t *testing.T) {
+	rec := newRecording(t)
+	base := guarded(t, rec, relay.WithModels("small", "medium"), relay.WithMaxTokens(500), relay.WithMaxInputChars(2000))
+	chat := base + "/v1/chat/completions"
+	user := func(extra string) string {
+		return `{"stream":true,"messages":[{"role":"user","content":"hello"}]` + extra + `}`
+	}
+
+	for _, c := range []struct {
+		name, body, code, param, says string
+	}{
+		{"a model not allowed", user(`,"model":"o1-pro"`), "model_not_allowed", "model", `"small", "medium"`},
+		{"a huge max_tokens", user(`,"model":"small","max_tokens":100000`), "max_tokens_over_cap", "max_tokens", "cap of 500"},
+		{"a huge max_completion_tokens", user(`,"max_completion_tokens":501`), "max_tokens_over_cap", "max_completion_tokens", "cap of 500"},
+		{"a long conversation", `{"stream":true,"messages":[{"role":"user","content":"` + strings.Repeat("a", 2001) + `"}]}`, "input_too_long", "messages", "limit of 2000"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := refusalOf(t, post(t, chat, c.body), http.StatusBadRequest)
+			require.Equal(t, c.code, r.Error.Code)
+			require.Equal(t, c.param, r.Error.Param)
+			require.Equal(t, "invalid_request_error", r.Error.Type)
+			require.Contains(t, r.Error.Message, c.says)
+
+			// The WebSocket's request is held to the same rules.
+			msgs, _ := wsMessages(t, wsDial(t, base, "", c.body))
+			require.Len(t, msgs, 1)
+			require.Contains(t, msgs[0], "event: "+relay.StatusEvent)
+			require.Contains(t, msgs[0], strings.ReplaceAll(c.says, `"`, `\"`))
+		})
+	}
+	require.Empty(t, rec.requests(), "a refused request reached the upstream")
+
+	// Unknown fields, at the top and in a message, never reach it; the
+	// known ones do, and the cap is sent when the request names none.
+	completes(t, chat, `{"stream":true,"model":"medium","temperature":0.5,"n":8,"logprobs":true,"service_tier":"priority",
+		"store":true,"x_internal":{"admin":true},"messages":[{"role":"user","content":"hello","secret":"x"}]}`)
+	c := wsDial(t, base, "", `{"temperature":0.25,"n":4,"messages":[{"role":"user","content":"hello"}]}`)
+	_, err := wsMessages(t, c)
+	require.Equal(t, websocket.StatusNormalClosure, websocket.CloseStatus(err))
+	completes(t, chat, user(`,"model":"small","max_completion_tokens":20`))
+	got := rec.requests()
+	require.Len(t, got, 3)
+	for _, body := range got {
+		for k := range body {
+			require.Contains(t, relay.RequestFields, k, "the upstream received the field %q", k)
+		}
+		var msgs []map[string]any
+		require.NoError(t, json.Unmarshal(body["messages"], &msgs))
+		for _, m := range msgs {
+			for k := range m {
+				require.Contains(t, relay.MessageFields, k, "the upstream received the message field %q", k)
+			}
+		}
+	}
+	require.JSONEq(t, `"medium"`, string(got[0]["model"]))
+	require.JSONEq(t, `0.5`, string(got[0]["temperature"]))
+	require.JSONEq(t, `500`, string(got[0]["max_tokens"]), "the cap, sent when the request named none")
+	require.JSONEq(t, `"small"`, string(got[1]["model"]), "no model named: the first allowed")
+	require.JSONEq(t, `0.25`, string(got[1]["temperature"]))
+	require.JSONEq(t, `20`, string(got[2]["max_completion_tokens"]))
+	require.NotContains(t, got[2], "max_tokens")
+}
+
+func TestTheSimulatedModelIsHeldToTheSameCap(t *testing.T) {
+	_, base := start(t, relay.WithMaxTokens(3), relay.WithModels("trickle-sim"))
+	resp := post(t, base+"/v1/chat/completions?answer=sample-20k", `{"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", b)
+	require.Contains(t, string(b), `"finish_reason":"length"`, "the cap cut the answer")
+	require.Contains(t, string(b), `"model":"trickle-sim"`)
+	r := refusalOf(t, post(t, base+"/v1/chat/completions", `{"model":"gpt-5","messages":[{"role":"user","content":"hi"}]}`), http.StatusBadRequest)
+	require.Equal(t, "model_not_allowed", r.Error.Code, "stream:false too")
+}
+
+func TestPolicyOptionsThatCannotWorkAreRefusedByName(t *testing.T) {
+	for _, c := range []struct {
+		option string
+		opt    relay.Option
+	}{
+		{"WithModels", relay.WithModels()},
+		{"WithModels", relay.WithModels("a", "")},
+		{"WithMaxTokens", relay.WithMaxTokens(0)},
+		{"WithMaxInputChars", relay.WithMaxInputChars(-1)},
+	} {
+		_, err := relay.New(c.opt)
+		require.ErrorIs(t, err, relay.ErrBadOption)
+		require.ErrorContains(t, err, c.option+"(")
+	}
+}

@@ -22,6 +22,11 @@ import (
 type guardConfig struct {
 	authSecret    []byte
 	authSecretSet bool
+
+	models                         []string
+	modelsSet                      bool
+	maxTokens, maxInputChars       int
+	maxTokensSet, maxInputCharsSet bool
 }
 
 // WithAuthSecret makes the relay accept only API requests carrying a
@@ -52,7 +57,7 @@ func (g *guardConfig) check(c *config) error {
 			return &OptionError{Option: "WithAuthSecret", Value: "and a shared token", Reason: "a shared bearer token (WithToken) and JWTs cannot both be required: keep one"}
 		}
 	}
-	return nil
+	return g.checkAdmit()
 }
 
 // identityKey is the request context's key of the caller's identity.

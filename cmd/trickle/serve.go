@@ -91,6 +91,8 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		upstreamURL   = fs.String("upstream", "", "forward to this model API `URL` (full endpoint) instead of the simulated model")
 		upDialect     = fs.String("upstream-dialect", "openai", "the upstream's format: openai, anthropic or ollama")
 		upKeyEnv      = fs.String("upstream-key-env", "", "read the upstream API key from the environment variable `NAME` (it never leaves the server)")
+		maxTokens     = fs.Int("max-tokens", 0, "refuse (400) a request asking for more output tokens than `N`, and send N as max_tokens when it names none (default: no cap)")
+		maxInput      = fs.Int("max-input-chars", 0, "refuse (400) a request whose conversation has more than `N` characters (default: no bound)")
 		upModel       = fs.String("upstream-model", "", "model name to send upstream (default: the client's)")
 		firstToken    = fs.Duration("first-token-timeout", d.Upstream.FirstTokenTimeout, "fail an upstream answer whose first byte takes longer")
 		idle          = fs.Duration("idle-timeout", d.Upstream.IdleTimeout, "fail an upstream answer silent for longer")
@@ -108,7 +110,9 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		writePath     = fs.String("write-path", string(relay.FastWrites), "how events reach clients' sockets: fast (hijacked connections, non-blocking writes) or plain (net/http's writer and coder/websocket's Conn.Write), for comparison")
 		widgetDir     = fs.String("widget", "", "serve the widget from `DIR` (make dist's dist/trickle-answer, an unpacked trickle-answer package, or make build's assets/widget) instead of the one built into this binary")
 		origins       listOption
+		models        listOption
 	)
+	fs.Var(&models, "models", "allow only these `MODELS` (comma-separated or repeated): a request naming another gets 400, one naming none gets the first (default: any)")
 	fs.Var(&origins, "allow-origin", "browser `ORIGIN` allowed to call the API and open the WebSocket (the widget's files are public to any page), repeatable or comma-separated; \"*\" for any (default: same origin only)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -194,6 +198,15 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 			return 2
 		}
 		opts = append(opts, relay.WithToken(tok))
+	}
+	if isSet(fs, "models") {
+		opts = append(opts, relay.WithModels(models...))
+	}
+	if isSet(fs, "max-tokens") {
+		opts = append(opts, relay.WithMaxTokens(*maxTokens))
+	}
+	if isSet(fs, "max-input-chars") {
+		opts = append(opts, relay.WithMaxInputChars(*maxInput))
 	}
 	if *authSecretEnv != "" {
 		if *tokenEnv != "" {
@@ -306,6 +319,9 @@ var optionFlags = map[string]string{
 	"WithUpstream.Retries":           "upstream-retries",
 	"RedisStore":                     "store",
 	"WithAuthSecret":                 "auth-secret-env",
+	"WithModels":                     "models",
+	"WithMaxTokens":                  "max-tokens",
+	"WithMaxInputChars":              "max-input-chars",
 	"WithWritePath":                  "write-path",
 }
 
@@ -324,4 +340,12 @@ func flagError(err error) string {
 		return err.Error()
 	}
 	return fmt.Sprintf("--%s %v: %s", name, oe.Value, oe.Reason)
+}
+
+// isSet reports whether the command line set the flag (its default means
+// "off", any value given is checked by the relay).
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
