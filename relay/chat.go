@@ -75,6 +75,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, code, "invalid_request_error", err.Error())
 		return
 	}
+	if body, err = s.admitBody(&req, body); err != nil {
+		if !refuseAdmit(w, err) {
+			writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		}
+		return
+	}
 	if !req.Stream {
 		if s.cfg.upstream != nil {
 			s.forwardOnce(w, r, &req, body)

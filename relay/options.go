@@ -35,6 +35,7 @@ type config struct {
 	origins       []string
 	originRefusal func(*OriginError) string
 	token         string
+	guard         guardConfig // identity.go, admit.go, limits.go
 
 	sim      SimDefaults
 	upstream *Upstream
@@ -328,5 +329,5 @@ func (c *config) check() error {
 	if c.sim.TokenChars < 0 {
 		return &OptionError{Option: "WithSimDefaults", Field: "TokenChars", Value: c.sim.TokenChars, Reason: "must be zero or more"}
 	}
-	return nil
+	return c.guard.check(c)
 }

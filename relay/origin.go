@@ -75,7 +75,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", origin)
 		h.Add("Vary", "Origin")
-		if allowed && s.cfg.token != "" {
+		if allowed && (s.cfg.token != "" || s.verifier != nil) {
 			h.Set("Access-Control-Allow-Credentials", "true")
 		}
 		if r.Method == http.MethodOptions {

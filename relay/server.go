@@ -17,6 +17,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/trickle-dev/trickle/relay/internal/auth"
 	"github.com/trickle-dev/trickle/relay/internal/metrics"
 	"github.com/trickle-dev/trickle/relay/internal/reqlog"
 	"github.com/trickle-dev/trickle/relay/internal/simclock"
@@ -53,6 +54,8 @@ type Server struct {
 
 	store    Store
 	instance string // this process in the store (random)
+
+	verifier *auth.Verifier // with WithAuthSecret
 
 	logCfg  streamlog.Config  // what every log shares
 	readers streamlog.Readers // what every reader shares
@@ -116,6 +119,9 @@ func New(opts ...Option) (*Server, error) {
 		Kick: s.kickCtx, Connections: &s.metrics.Connections, Cuts: &s.metrics.Cuts, Logger: cfg.logger}
 	if err := s.store.Bind((*storeHost)(s)); err != nil {
 		return nil, &OptionError{Option: "WithStore", Value: s.store, Reason: err.Error()}
+	}
+	if cfg.guard.authSecretSet {
+		s.verifier = auth.NewVerifier(cfg.guard.authSecret, nil)
 	}
 	s.handler = s.routes()
 	return s, nil
@@ -400,9 +406,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 // --- middleware ---------------------------------------------------------
 
-// authorize checks the bearer token when one is configured.
+// authorize checks the JWT (WithAuthSecret) or the bearer token when one
+// is configured.
 func (s *Server) authorize(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.verifier != nil {
+			s.authenticate(w, r, next)
+			return
+		}
 		if s.cfg.token == "" {
 			next.ServeHTTP(w, r)
 			return

@@ -84,6 +84,10 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		req.Stream = true
+		if first, err = s.admitBody(&req, first); err != nil {
+			s.wsFail(ws, stream.RelayFailed, err.Error(), websocket.StatusPolicyViolation)
+			return
+		}
 		if l, err = s.startStream(&req, first, r.URL.Query()); err != nil {
 			code := websocket.StatusPolicyViolation
 			if errors.Is(err, errTooMany) || errors.Is(err, ErrShuttingDown) || errors.Is(err, ErrStoreUnavailable) {

@@ -3,6 +3,7 @@
 //	trickle serve   the relay (default)
 //	trickle replay  run a recorded stream through the browser's pipeline
 //	trickle probe   measure a live stream and say whether it is buffered
+//	trickle token   mint a JWT the relay's --auth-secret-env accepts
 package main
 
 import (
@@ -20,6 +21,7 @@ Commands:
   serve   the relay: widget, example pages and answers over SSE and WebSocket (default)
   replay  run a recorded stream through the widget's pipeline and print what is seen and heard
   probe   stream from a URL and report latency and whether something buffers the stream
+  token   mint a JWT that 'trickle serve --auth-secret-env' accepts, for tests and scripts
   help    this list; 'trickle help COMMAND' prints one command's flags
 
 Without a command, trickle serves: 'trickle --addr :9090' is 'trickle serve --addr :9090'.
@@ -31,6 +33,7 @@ var commands = map[string]func(args []string, stdin io.Reader, stdout, stderr io
 	"serve":  func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return serve(args, stdout, stderr) },
 	"replay": replay,
 	"probe":  func(args []string, _ io.Reader, stdout, stderr io.Writer) int { return probe(args, stdout, stderr) },
+	"token":  token,
 }
 
 func main() {

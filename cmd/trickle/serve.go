@@ -86,10 +86,13 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		maxBody       = fs.Int64("max-body", d.MaxBodyBytes, "maximum request body in bytes (then 413)")
 		maxEvent      = fs.Int("max-event", d.MaxEventSize, "maximum bytes of one event's data (an upstream event over it fails the stream)")
 		maxEvents     = fs.Int("max-events", d.MaxEvents, "maximum events in one stream (in Redis: the length cap of its log)")
+		authSecretEnv = fs.String("auth-secret-env", "", "accept only API requests carrying a short-lived JWT (HS256) signed with the secret in the environment variable `NAME`; its sub is the identity the limits count (trickle token mints one)")
 		tokenEnv      = fs.String("token-env", "", "require clients to send this bearer token, read from the environment variable `NAME`")
 		upstreamURL   = fs.String("upstream", "", "forward to this model API `URL` (full endpoint) instead of the simulated model")
 		upDialect     = fs.String("upstream-dialect", "openai", "the upstream's format: openai, anthropic or ollama")
 		upKeyEnv      = fs.String("upstream-key-env", "", "read the upstream API key from the environment variable `NAME` (it never leaves the server)")
+		maxTokens     = fs.Int("max-tokens", 0, "refuse (400) a request asking for more output tokens than `N`, and send N as max_tokens when it names none (default: no cap)")
+		maxInput      = fs.Int("max-input-chars", 0, "refuse (400) a request whose conversation has more than `N` characters (default: no bound)")
 		upModel       = fs.String("upstream-model", "", "model name to send upstream (default: the request's; a request naming none is refused)")
 		firstToken    = fs.Duration("first-token-timeout", d.Upstream.FirstTokenTimeout, "fail an upstream answer whose first byte takes longer")
 		idle          = fs.Duration("idle-timeout", d.Upstream.IdleTimeout, "fail an upstream answer silent for longer")
@@ -107,7 +110,9 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		writePath     = fs.String("write-path", string(relay.FastWrites), "how events reach clients' sockets: fast (hijacked connections, non-blocking writes) or plain (net/http's writer and coder/websocket's Conn.Write), for comparison")
 		widgetDir     = fs.String("widget", "", "serve the widget from `DIR` (make dist's dist/trickle-answer, an unpacked trickle-answer package, or make build's assets/widget) instead of the one built into this binary")
 		origins       listOption
+		models        listOption
 	)
+	fs.Var(&models, "models", "allow only these `MODELS` (comma-separated or repeated): a request naming another gets 400, one naming none gets the first (default: any)")
 	fs.Var(&origins, "allow-origin", "browser `ORIGIN` allowed to call the API and open the WebSocket (the widget's files are public to any page), repeatable or comma-separated; \"*\" for any (default: same origin only)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -193,6 +198,27 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 			return 2
 		}
 		opts = append(opts, relay.WithToken(tok))
+	}
+	if isSet(fs, "models") {
+		opts = append(opts, relay.WithModels(models...))
+	}
+	if isSet(fs, "max-tokens") {
+		opts = append(opts, relay.WithMaxTokens(*maxTokens))
+	}
+	if isSet(fs, "max-input-chars") {
+		opts = append(opts, relay.WithMaxInputChars(*maxInput))
+	}
+	if *authSecretEnv != "" {
+		if *tokenEnv != "" {
+			fmt.Fprintln(stderr, "trickle serve: --auth-secret-env and --token-env cannot both be set: a JWT per user (--auth-secret-env) replaces the shared token")
+			return 2
+		}
+		secret := os.Getenv(*authSecretEnv)
+		if secret == "" {
+			fmt.Fprintf(stderr, "trickle serve: --auth-secret-env %s: the variable is empty or unset\n", *authSecretEnv)
+			return 2
+		}
+		opts = append(opts, relay.WithAuthSecret([]byte(secret)))
 	}
 	if *upstreamURL != "" {
 		u := relay.Upstream{URL: *upstreamURL, Dialect: *upDialect, Model: *upModel,
@@ -292,6 +318,10 @@ var optionFlags = map[string]string{
 	"WithUpstream.TotalTimeout":      "total-timeout",
 	"WithUpstream.Retries":           "upstream-retries",
 	"RedisStore":                     "store",
+	"WithAuthSecret":                 "auth-secret-env",
+	"WithModels":                     "models",
+	"WithMaxTokens":                  "max-tokens",
+	"WithMaxInputChars":              "max-input-chars",
 	"WithWritePath":                  "write-path",
 }
 
@@ -310,4 +340,12 @@ func flagError(err error) string {
 		return err.Error()
 	}
 	return fmt.Sprintf("--%s %v: %s", name, oe.Value, oe.Reason)
+}
+
+// isSet reports whether the command line set the flag (its default means
+// "off", any value given is checked by the relay).
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -51,6 +51,9 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--lease", "0s"}, "--lease 0s"},
 		{[]string{"--write-path", "slow"}, "--write-path \"slow\""},
 		{[]string{"--widget", "/nonexistent/trickle-widget"}, "--widget /nonexistent/trickle-widget"},
+		{[]string{"--max-tokens", "0"}, "--max-tokens 0"},
+		{[]string{"--max-input-chars", "-5"}, "--max-input-chars -5"},
+		{[]string{"--models", ","}, "--models"},
 		{[]string{"stray"}, "stray"},
 	}
 	for _, c := range cases {

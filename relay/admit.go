@@ -1,0 +1,97 @@
+// What of a request reaches the model (package admit): known fields only,
+// allowed models, capped max_tokens, a bounded conversation.
+
+package relay
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/trickle-dev/trickle/relay/internal/admit"
+)
+
+// RequestFields are the request fields the relay passes to the model (the
+// simulated one included); every other field, and every field of a
+// message other than MessageFields, is dropped.
+var (
+	RequestFields = admit.Fields
+	MessageFields = admit.MessageFields
+)
+
+// WithModels allows only these models: a request naming another gets 400
+// (code model_not_allowed) naming the allowed ones; one naming none gets
+// the first. An Upstream's Model still replaces the name sent upstream.
+func WithModels(names ...string) Option {
+	return func(c *config) {
+		c.guard.models = append(c.guard.models, names...)
+		c.guard.modelsSet = true
+	}
+}
+
+// WithMaxTokens caps the output tokens a request may ask for: a larger
+// max_tokens or max_completion_tokens gets 400 (code
+// max_tokens_over_cap) naming the cap, and a request naming neither is
+// sent with max_tokens set to the cap.
+func WithMaxTokens(n int) Option {
+	return func(c *config) { c.guard.maxTokens, c.guard.maxTokensSet = n, true }
+}
+
+// WithMaxInputChars bounds the conversation a request sends, in
+// characters of its messages' text (other content parts and tool calls
+// count by their JSON's length): beyond it 400 (code input_too_long).
+func WithMaxInputChars(n int) Option {
+	return func(c *config) { c.guard.maxInputChars, c.guard.maxInputCharsSet = n, true }
+}
+
+func (g *guardConfig) checkAdmit() error {
+	if g.modelsSet && len(g.models) == 0 {
+		return &OptionError{Option: "WithModels", Value: `""`, Reason: "name at least one model"}
+	}
+	for _, m := range g.models {
+		if m == "" {
+			return &OptionError{Option: "WithModels", Value: `""`, Reason: "a model name is empty"}
+		}
+	}
+	for _, l := range []struct {
+		option string
+		set    bool
+		value  int
+	}{{"WithMaxTokens", g.maxTokensSet, g.maxTokens}, {"WithMaxInputChars", g.maxInputCharsSet, g.maxInputChars}} {
+		if l.set && l.value <= 0 {
+			return &OptionError{Option: l.option, Value: l.value, Reason: "the limit must be positive"}
+		}
+	}
+	return nil
+}
+
+func (g *guardConfig) policy() admit.Policy {
+	return admit.Policy{Models: g.models, MaxTokens: g.maxTokens, MaxInputChars: g.maxInputChars}
+}
+
+// admitBody filters a decoded request's body by the operator's policy
+// and decodes the result into req again: what the simulated model reads
+// and what an upstream is sent are the same filtered request.
+func (s *Server) admitBody(req *ChatRequest, body []byte) ([]byte, error) {
+	clean, err := s.cfg.guard.policy().Filter(body)
+	if err != nil {
+		return nil, err
+	}
+	stream := req.Stream
+	*req = ChatRequest{}
+	if err := decodeRequest(clean, req); err != nil {
+		return nil, err
+	}
+	req.Stream = req.Stream || stream
+	return clean, nil
+}
+
+// refuseAdmit answers a request the policy refused: 400 with the rule's
+// code and the field it is about.
+func refuseAdmit(w http.ResponseWriter, err error) bool {
+	var r *admit.Refusal
+	if !errors.As(err, &r) {
+		return false
+	}
+	writeCodedParam(w, http.StatusBadRequest, "invalid_request_error", r.Code, r.Param, r.Error())
+	return true
+}

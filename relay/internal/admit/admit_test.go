@@ -1,0 +1,109 @@
+package admit_test
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/relay/internal/admit"
+)
+
+func filtered(t *testing.T, p admit.Policy, body string) map[string]any {
+	t.Helper()
+	out, err := p.Filter([]byte(body))
+	require.NoError(t, err, body)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(out, &m))
+	return m
+}
+
+func TestOnlyKnownFieldsPassAtTheTopAndInEachMessage(t *testing.T) {
+	// Every known field passes with its value, whatever else comes with it.
+	in := map[string]any{"n": 8, "logprobs": true, "store": true, "service_tier": "priority", "metadata": map[string]any{"a": 1},
+		"web_search_options": map[string]any{}, "messages": []any{map[string]any{"role": "user", "content": "hi", "secret_field": 1, "name": "bob"}}}
+	for i, f := range admit.Fields {
+		if f != "messages" {
+			in[f] = float64(i + 1)
+		}
+	}
+	b, _ := json.Marshal(in)
+	m := filtered(t, admit.Policy{}, string(b))
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	require.Equal(t, admit.Fields, keys)
+	for i, f := range admit.Fields {
+		if f != "messages" {
+			require.Equal(t, float64(i+1), m[f], f)
+		}
+	}
+	require.Equal(t, []any{map[string]any{"role": "user", "content": "hi", "name": "bob"}}, m["messages"])
+}
+
+func TestModelsOutsideTheAllowlistAreRefusedNamingTheAllowedOnes(t *testing.T) {
+	p := admit.Policy{Models: []string{"small", "medium"}}
+	require.Equal(t, "medium", filtered(t, p, `{"model":"medium","messages":[]}`)["model"])
+	require.Equal(t, "small", filtered(t, p, `{"messages":[]}`)["model"], "no model: the first allowed")
+	for _, body := range []string{`{"model":"o1-pro"}`, `{"model":"Small"}`, `{"model":7}`} {
+		_, err := p.Filter([]byte(body))
+		var r *admit.Refusal
+		require.ErrorAs(t, err, &r, body)
+		require.Equal(t, admit.ModelNotAllowed, r.Code)
+		require.Equal(t, "model", r.Param)
+		require.Contains(t, r.Message, `"small", "medium"`)
+	}
+	require.Equal(t, "anything", filtered(t, admit.Policy{}, `{"model":"anything"}`)["model"], "no allowlist: any model")
+}
+
+func TestMaxTokensIsCappedAndSetWhenTheRequestNamesNone(t *testing.T) {
+	p := admit.Policy{MaxTokens: 500}
+	require.Equal(t, float64(500), filtered(t, p, `{"messages":[]}`)["max_tokens"])
+	require.Equal(t, float64(500), filtered(t, p, `{"max_tokens":null}`)["max_tokens"])
+	require.Equal(t, float64(20), filtered(t, p, `{"max_tokens":20}`)["max_tokens"])
+	m := filtered(t, p, `{"max_completion_tokens":499}`)
+	require.Equal(t, float64(499), m["max_completion_tokens"])
+	require.NotContains(t, m, "max_tokens", "the request's own field is kept, not doubled")
+	for _, c := range []struct{ body, code, param string }{
+		{`{"max_tokens":100000}`, admit.MaxTokensOverCap, "max_tokens"},
+		{`{"max_tokens":10,"max_completion_tokens":501}`, admit.MaxTokensOverCap, "max_completion_tokens"},
+		{`{"max_tokens":-1}`, admit.BadMaxTokens, "max_tokens"},
+		{`{"max_tokens":"lots"}`, admit.BadMaxTokens, "max_tokens"},
+		{`{"max_tokens":1e30}`, admit.BadMaxTokens, "max_tokens"},
+	} {
+		_, err := p.Filter([]byte(c.body))
+		var r *admit.Refusal
+		require.ErrorAs(t, err, &r, c.body)
+		require.Equal(t, c.code, r.Code, c.body)
+		require.Equal(t, c.param, r.Param, c.body)
+		if c.code == admit.MaxTokensOverCap {
+			require.Contains(t, r.Message, "cap of 500")
+		}
+	}
+	_, err := admit.Policy{}.Filter([]byte(`{"max_tokens":100000}`))
+	require.NoError(t, err, "no cap: any positive ask")
+}
+
+func TestTheConversationIsBoundedInCharacters(t *testing.T) {
+	p := admit.Policy{MaxInputChars: 10}
+	msg := func(content string) string {
+		return `{"messages":[{"role":"system","content":"abc"},{"role":"user","content":` + content + `}]}`
+	}
+	_, err := p.Filter([]byte(msg(`"ééééééé"`))) // 3 + 7 characters (14 bytes)
+	require.NoError(t, err)
+	for _, over := range []string{`"12345678"`, `[{"type":"text","text":"1234"},{"type":"text","text":"5678"}]`,
+		`[{"type":"image_url","image_url":{"url":"data:"}}]`} {
+		_, err := p.Filter([]byte(msg(over)))
+		var r *admit.Refusal
+		require.ErrorAs(t, err, &r, over)
+		require.Equal(t, admit.InputTooLong, r.Code)
+		require.Contains(t, r.Message, "limit of 10")
+	}
+	long := `"` + strings.Repeat("x", 1000) + `"`
+	_, err = admit.Policy{}.Filter([]byte(msg(long)))
+	require.NoError(t, err, "no bound: any length")
+}

@@ -1,0 +1,135 @@
+// Package auth is the relay's check of a client's identity: a short-lived
+// JWT signed with HS256 by the page's own backend, whose subject is the
+// identity the relay's limits count. It says precisely why a token is
+// refused (expired, signed with another secret, another algorithm,
+// alg none…), and mints tokens for tests and scripts. It never reads a
+// request: the relay hands it the token.
+package auth
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// MaxLifetime is the longest a token may be valid for: one whose expiry
+// lies further ahead is refused, so that a leaked token is worth little.
+const MaxLifetime = 24 * time.Hour
+
+// Why a token is refused: the code of an *Error.
+const (
+	Missing     = "token_missing"       // no token was sent
+	Malformed   = "token_malformed"     // not three base64url parts of JSON
+	AlgNone     = "token_alg_none"      // "alg":"none": unsigned
+	Algorithm   = "token_algorithm"     // signed with an algorithm other than HS256
+	Signature   = "token_bad_signature" // forged, altered or signed with another secret
+	Expired     = "token_expired"       // past its exp
+	NotYetValid = "token_not_yet_valid" // before its nbf or iat
+	NoExpiry    = "token_no_expiry"     // no exp claim
+	TooLong     = "token_too_long"      // exp more than MaxLifetime ahead
+	NoSubject   = "token_no_subject"    // no sub claim: no identity to count
+)
+
+// Error is a refused token: Code (one of the constants) and a message
+// that says what to do.
+type Error struct {
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return "relay: " + e.Message }
+
+// Verifier checks tokens against one secret.
+type Verifier struct {
+	secret []byte
+	now    func() time.Time
+}
+
+// NewVerifier checks tokens signed with secret; now is the clock (nil:
+// time.Now).
+func NewVerifier(secret []byte, now func() time.Time) *Verifier {
+	if now == nil {
+		now = time.Now
+	}
+	return &Verifier{secret: secret, now: now}
+}
+
+// Verify returns the token's subject, or an *Error saying why the token
+// is refused.
+func (v *Verifier) Verify(token string) (string, error) {
+	if token == "" {
+		return "", &Error{Missing, "this relay needs a token: send Authorization: Bearer <token> (on the WebSocket, ?access_token=<token>), minted by the page's backend"}
+	}
+	// The header is read before the library parses the token so that the
+	// refusal can say which algorithm was used; the library's own check
+	// (WithValidMethods) refuses the same tokens.
+	head, _, ok := strings.Cut(token, ".")
+	if !ok {
+		return "", &Error{Malformed, "the token is not a JWT (want header.payload.signature)"}
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(head)
+	var h struct {
+		Alg string `json:"alg"`
+	}
+	if err != nil || json.Unmarshal(raw, &h) != nil {
+		return "", &Error{Malformed, "the token's header is not base64url JSON"}
+	}
+	switch {
+	case strings.EqualFold(h.Alg, "none"):
+		return "", &Error{AlgNone, `the token is unsigned ("alg":"none"); sign it with HS256 and the relay's secret`}
+	case h.Alg != jwt.SigningMethodHS256.Alg():
+		return "", &Error{Algorithm, fmt.Sprintf("the token is signed with %q; this relay accepts HS256 only", h.Alg)}
+	}
+	var claims jwt.RegisteredClaims
+	_, err = jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return v.secret, nil },
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithTimeFunc(v.now),
+	)
+	switch {
+	case err == nil:
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return "", &Error{Malformed, "the token is malformed: " + err.Error()}
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
+		return "", &Error{Signature, "the token's signature does not match this relay's secret: it was altered, forged or signed with another secret"}
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return "", &Error{Expired, "the token expired at " + claims.ExpiresAt.UTC().Format(time.RFC3339) + "; ask the page's backend for a new one"}
+	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		return "", &Error{NotYetValid, "the token is not valid yet (its nbf or iat is in the future); check the backend's clock"}
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing) && claims.ExpiresAt == nil:
+		return "", &Error{NoExpiry, `the token has no "exp"; mint short-lived tokens (at most ` + MaxLifetime.String() + ")"}
+	default:
+		return "", &Error{Malformed, "the token is refused: " + err.Error()}
+	}
+	if left := claims.ExpiresAt.Sub(v.now()); left > MaxLifetime {
+		return "", &Error{TooLong, fmt.Sprintf(`the token's "exp" is %s ahead, over the relay's limit of %s; mint short-lived tokens`, left.Round(time.Second), MaxLifetime)}
+	}
+	if claims.Subject == "" {
+		return "", &Error{NoSubject, `the token has no "sub": the relay counts its limits per subject; mint it with the user's id as sub`}
+	}
+	return claims.Subject, nil
+}
+
+// Mint signs a token for sub valid for ttl from now, with HS256.
+func Mint(secret []byte, sub string, ttl time.Duration, now time.Time) (string, error) {
+	switch {
+	case sub == "":
+		return "", errors.New("the subject is empty")
+	case ttl <= 0 || ttl > MaxLifetime:
+		return "", fmt.Errorf("the lifetime %s is not between 0 and %s", ttl, MaxLifetime)
+	case len(secret) == 0:
+		return "", errors.New("the secret is empty")
+	}
+	claims := jwt.RegisteredClaims{
+		Subject:   sub,
+		IssuedAt:  jwt.NewNumericDate(now),
+		ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
+	}
+	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(secret)
+}
