@@ -9,7 +9,9 @@ import (
 	"strconv"
 
 	"github.com/trickle-dev/trickle/relay/internal/chat"
+	"github.com/trickle-dev/trickle/relay/internal/reqlog"
 	"github.com/trickle-dev/trickle/relay/sim"
+	"github.com/trickle-dev/trickle/stream"
 
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 )
@@ -99,7 +101,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		chat.WriteCompletion(w, gen, p)
 		return
 	}
-	l, err := s.startStream(&req, body, r.URL.Query())
+	l, err := s.startStream(&req, body, r.URL.Query(), reqlog.ID(r.Context()))
 	if err != nil {
 		s.refuse(w, err)
 		return
@@ -108,14 +110,15 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 }
 
 // startStream starts a generation for req: the upstream when one is
-// configured, else the simulated model with the query's parameters.
-func (s *Server) startStream(req *ChatRequest, body []byte, q url.Values) (*streamlog.Log, error) {
+// configured, else the simulated model with the query's parameters. rid
+// is the id of the request asking (reqlog.ID).
+func (s *Server) startStream(req *ChatRequest, body []byte, q url.Values, rid string) (*streamlog.Log, error) {
 	drop, err := dropAfter(q)
 	if err != nil {
 		return nil, err
 	}
 	if s.cfg.upstream != nil {
-		return s.startUpstream(req, body, drop)
+		return s.startUpstream(req, body, drop, rid)
 	}
 	p, err := s.simParams(req, q)
 	if err != nil {
@@ -134,21 +137,33 @@ func (s *Server) startStream(req *ChatRequest, body []byte, q url.Values) (*stre
 
 // refuse answers a request the relay cannot admit now.
 func (s *Server) refuse(w http.ResponseWriter, err error) {
+	f := s.startRefusal(w.Header().Get(reqlog.Header), err)
+	if f.retry != "" {
+		w.Header().Set("Retry-After", f.retry)
+	}
+	writeError(w, f.code, f.typ, f.message)
+}
+
+// startRefusal is what a client is told when its stream cannot start:
+// the words of a refusal it can act on, and for anything else (the
+// store's or the relay's own failure) a plain message naming the request
+// rid, whose log line has the error.
+func (s *Server) startRefusal(rid string, err error) refusal {
 	switch {
 	case errors.Is(err, errTooMany):
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusTooManyRequests, "rate_limit_exceeded", err.Error())
+		return refusal{code: http.StatusTooManyRequests, typ: "rate_limit_exceeded", status: stream.RelayFailed, message: err.Error(), retry: "1"}
 	case errors.Is(err, ErrBadRequest):
-		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
-	case errors.Is(err, ErrStoreUnavailable):
-		w.Header().Set("Retry-After", "2")
-		writeError(w, http.StatusServiceUnavailable, "store_unavailable", err.Error()+"; try again shortly")
+		return refusal{code: http.StatusBadRequest, typ: "invalid_request_error", status: stream.RelayFailed, message: err.Error()}
 	case errors.Is(err, ErrShuttingDown):
-		w.Header().Set("Retry-After", "5")
-		writeError(w, http.StatusServiceUnavailable, "shutting_down", err.Error())
-	default:
-		writeError(w, http.StatusInternalServerError, "server_error", err.Error())
+		return refusal{code: http.StatusServiceUnavailable, typ: "shutting_down", status: stream.RelayFailed, message: err.Error(), retry: "5"}
+	case errors.Is(err, ErrStoreUnavailable):
+		s.log.Warn("stream refused: the store is unavailable", "request_id", rid, "err", err)
+		return refusal{code: http.StatusServiceUnavailable, typ: "store_unavailable", status: stream.RelayFailed,
+			message: ErrStoreUnavailable.Error() + "; try again shortly (request " + rid + ")", retry: "2"}
 	}
+	s.log.Error("stream refused", "request_id", rid, "err", err)
+	return refusal{code: http.StatusInternalServerError, typ: "server_error", status: stream.RelayFailed,
+		message: "relay: internal error (request " + rid + "); the relay's log has the details"}
 }
 
 // startSim registers a stream and starts the simulated generation on it.

@@ -199,17 +199,19 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Write(append(b, '\n'))
 }
 
-// apiError is the OpenAI-style error body.
+// apiError is the OpenAI-style error body, with the request's id (also
+// in the X-Request-Id header, where the OpenAI SDKs read it).
 type apiError struct {
 	Error struct {
-		Message string `json:"message"`
-		Type    string `json:"type"`
+		Message   string `json:"message"`
+		Type      string `json:"type"`
+		RequestID string `json:"request_id,omitempty"`
 	} `json:"error"`
 }
 
 func writeError(w http.ResponseWriter, code int, typ, msg string) {
 	var e apiError
-	e.Error.Message, e.Error.Type = msg, typ
+	e.Error.Message, e.Error.Type, e.Error.RequestID = msg, typ, w.Header().Get(reqlog.Header)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)

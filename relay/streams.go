@@ -17,6 +17,7 @@ import (
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
 
+	"github.com/trickle-dev/trickle/relay/internal/reqlog"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 	"github.com/trickle-dev/trickle/relay/store"
 )
@@ -88,27 +89,34 @@ type refusal struct {
 	typ     string
 	status  stream.RelayStatus
 	message string
+	retry   string // the Retry-After header, if any
 }
 
-// refusalOf turns an error of find or resumeAt into what the client gets.
-func (s *Server) refusalOf(id string, err error) refusal {
+// refusalOf turns an error of find or resumeAt into what the client of
+// request rid gets: what the store or the relay failed with goes to the
+// log with rid, the client gets a plain message naming rid.
+func (s *Server) refusalOf(rid, id string, err error) refusal {
 	switch {
 	case errors.Is(err, store.ErrUnknown):
-		return refusal{http.StatusNotFound, "stream_gone", stream.RelayGone, "relay: " + goneMessage(id)}
+		return refusal{code: http.StatusNotFound, typ: "stream_gone", status: stream.RelayGone, message: "relay: " + goneMessage(id)}
 	case errors.Is(err, store.ErrExpired), errors.Is(err, store.ErrTrimmed):
-		return refusal{http.StatusGone, "stream_expired", stream.RelayGone, "relay: " + s.lostMessage(id, err)}
-	case errors.Is(err, ErrStoreUnavailable):
-		return refusal{http.StatusServiceUnavailable, "store_unavailable", stream.RelayFailed, err.Error() + "; try again shortly"}
+		return refusal{code: http.StatusGone, typ: "stream_expired", status: stream.RelayGone, message: "relay: " + s.lostMessage(id, err)}
 	case errors.Is(err, ErrBadRequest):
-		return refusal{http.StatusBadRequest, "invalid_request_error", stream.RelayFailed, err.Error()}
+		return refusal{code: http.StatusBadRequest, typ: "invalid_request_error", status: stream.RelayFailed, message: err.Error()}
+	case errors.Is(err, ErrStoreUnavailable):
+		s.log.Warn("stream request refused: the store is unavailable", "request_id", rid, "stream", id, "err", err)
+		return refusal{code: http.StatusServiceUnavailable, typ: "store_unavailable", status: stream.RelayFailed,
+			message: ErrStoreUnavailable.Error() + "; try again shortly (request " + rid + ")", retry: "2"}
 	default:
-		return refusal{http.StatusInternalServerError, "server_error", stream.RelayFailed, err.Error()}
+		s.log.Error("stream request failed", "request_id", rid, "stream", id, "err", err)
+		return refusal{code: http.StatusInternalServerError, typ: "server_error", status: stream.RelayFailed,
+			message: "relay: internal error (request " + rid + "); the relay's log has the details"}
 	}
 }
 
 func (f refusal) write(w http.ResponseWriter) {
-	if f.code == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", "2")
+	if f.retry != "" {
+		w.Header().Set("Retry-After", f.retry)
 	}
 	writeError(w, f.code, f.typ, f.message)
 }
@@ -119,7 +127,7 @@ func (s *Server) streamOr404(w http.ResponseWriter, r *http.Request) *streamlog.
 	id := mux.Vars(r)["id"]
 	l, err := s.find(id)
 	if err != nil {
-		s.refusalOf(id, err).write(w)
+		s.refusalOf(reqlog.ID(r.Context()), id, err).write(w)
 		return nil
 	}
 	return l
@@ -149,7 +157,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, store.ErrUnknown):
 		s.gone(w, r, id)
 	case err != nil:
-		s.refusalOf(id, err).write(w)
+		s.refusalOf(reqlog.ID(r.Context()), id, err).write(w)
 	default:
 		s.serveSSE(w, r, l, pos)
 	}
@@ -177,7 +185,7 @@ func (s *Server) stopStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.stop(l, "DELETE"); err != nil {
-		s.refusalOf(l.ID(), err).write(w)
+		s.refusalOf(reqlog.ID(r.Context()), l.ID(), err).write(w)
 		return
 	}
 	writeJSON(w, l.Info())

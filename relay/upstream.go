@@ -6,9 +6,9 @@ package relay
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 
+	"github.com/trickle-dev/trickle/relay/internal/reqlog"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 	"github.com/trickle-dev/trickle/relay/internal/upstream"
 	"github.com/trickle-dev/trickle/relay/sim"
@@ -35,7 +35,7 @@ func checkUpstream(u *Upstream) error {
 }
 
 // startUpstream registers a stream and relays the upstream's answer into it.
-func (s *Server) startUpstream(req *ChatRequest, body []byte, drop int) (*streamlog.Log, error) {
+func (s *Server) startUpstream(req *ChatRequest, body []byte, drop int, rid string) (*streamlog.Log, error) {
 	u := s.cfg.upstream
 	payload, err := u.Body(req, body, true)
 	if err != nil {
@@ -47,15 +47,18 @@ func (s *Server) startUpstream(req *ChatRequest, body []byte, drop int) (*stream
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	l.SetCancel(cancel)
-	s.log.Info("stream started", "stream", l.ID(), "model", "upstream", "dialect", u.Dialect, "upstream", u.URL)
-	go s.runUpstream(ctx, cancel, l, payload)
+	s.log.Info("stream started", "stream", l.ID(), "request_id", rid, "model", "upstream", "dialect", u.Dialect, "upstream", u.URL)
+	go s.runUpstream(ctx, cancel, l, payload, rid)
 	return l, nil
 }
 
 // runUpstream relays the upstream's answer into l and ends l: complete
 // when the dialect's end marker came, failed otherwise (with the dialect's
-// error event and end marker, so every client learns why).
-func (s *Server) runUpstream(ctx context.Context, cancel context.CancelFunc, l *streamlog.Log, payload []byte) {
+// error event and end marker, so every client learns why). What the
+// client reads says which kind of failure and names the request rid; the
+// upstream's URL, its body and the error chain go to the log line with
+// rid.
+func (s *Server) runUpstream(ctx context.Context, cancel context.CancelFunc, l *streamlog.Log, payload []byte, rid string) {
 	defer cancel()
 	u := s.cfg.upstream
 	// Every upstream event counts as a token: the relay does not
@@ -63,7 +66,7 @@ func (s *Server) runUpstream(ctx context.Context, cancel context.CancelFunc, l *
 	emit := func(event, data string) bool { return l.Emit(event, data, true) }
 	relayed, err := u.Run(ctx, l.ID(), payload, s.cfg.maxEventSize, emit, func(attempt int, err error) {
 		s.metrics.UpstreamErrors.Add(1)
-		s.log.Warn("upstream attempt failed before the first byte; retrying", "stream", l.ID(), "attempt", attempt, "err", err)
+		s.log.Warn("upstream attempt failed before the first byte; retrying", "stream", l.ID(), "request_id", rid, "attempt", attempt, "err", err)
 	})
 	if err == nil {
 		l.End(StateComplete, "")
@@ -73,8 +76,8 @@ func (s *Server) runUpstream(ctx context.Context, cancel context.CancelFunc, l *
 		return // stopped or cancelled: the cancellation is the cause
 	}
 	s.metrics.UpstreamErrors.Add(1)
-	msg := err.Error()
-	s.log.Warn("upstream failed", "stream", l.ID(), "events", relayed, "err", msg)
+	msg := "relay: " + upstream.Public(err) + " (request " + rid + ")"
+	s.log.Warn("upstream failed", "stream", l.ID(), "request_id", rid, "events", relayed, "err", err)
 	for _, m := range sim.Failure(u.Dialect, msg) {
 		l.Emit(m.Event, m.Data, false)
 	}
@@ -92,6 +95,18 @@ func (s *Server) forwardOnce(w http.ResponseWriter, r *http.Request, req *ChatRe
 	}
 	if err := u.Forward(r.Context(), w, payload); err != nil {
 		s.metrics.UpstreamErrors.Add(1)
-		writeError(w, http.StatusBadGateway, "upstream_error", fmt.Sprintf("%v: %v", ErrUpstream, err))
+		rid := reqlog.ID(r.Context())
+		s.log.Warn("upstream failed", "request_id", rid, "err", err)
+		code, typ := http.StatusBadGateway, "upstream_error"
+		var se *upstream.StatusError
+		if errors.As(err, &se) {
+			switch se.Code {
+			case http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+				code, typ = se.Code, "invalid_request_error"
+			case http.StatusTooManyRequests:
+				code, typ = se.Code, "rate_limit_exceeded"
+			}
+		}
+		writeError(w, code, typ, "relay: "+upstream.Public(err))
 	}
 }

@@ -259,7 +259,8 @@ func TestAClientErrorFromTheUpstreamIsNotRetried(t *testing.T) {
 	evs, err := events(post(t, base+"/v1/chat/completions", hello).Body)
 	require.NoError(t, err)
 	require.Len(t, evs, 2)
-	require.Contains(t, evs[0].Data, "model not found")
+	require.Contains(t, evs[0].Data, "refused the request (404)")
+	require.NotContains(t, evs[0].Data, "model not found", "the upstream's own body stays in the relay's log")
 	require.EqualValues(t, 1, f.requests.Load())
 }
 

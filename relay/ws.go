@@ -3,7 +3,6 @@ package relay
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/trickle-dev/trickle/relay/internal/reqlog"
 	"github.com/trickle-dev/trickle/relay/internal/sink"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 	"github.com/trickle-dev/trickle/sse"
@@ -56,13 +56,14 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 	}
 	var ctl wsControl
 	json.Unmarshal(first, &ctl)
+	rid := reqlog.ID(r.Context())
 	var (
 		l   *streamlog.Log
 		pos int
 	)
 	if ctl.Type == "resume" {
 		if l, pos, err = s.resumeAt(ctl.Stream, ctl.LastEventID, "websocket"); err != nil {
-			f := s.refusalOf(ctl.Stream, err)
+			f := s.refusalOf(rid, ctl.Stream, err)
 			code := websocket.StatusPolicyViolation
 			switch f.code {
 			case http.StatusNotFound, http.StatusGone:
@@ -88,12 +89,16 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 			s.wsFail(ws, stream.RelayFailed, err.Error(), websocket.StatusPolicyViolation)
 			return
 		}
-		if l, err = s.startStream(&req, first, r.URL.Query()); err != nil {
+		if l, err = s.startStream(&req, first, r.URL.Query(), rid); err != nil {
 			code := websocket.StatusPolicyViolation
-			if errors.Is(err, errTooMany) || errors.Is(err, ErrShuttingDown) || errors.Is(err, ErrStoreUnavailable) {
+			f := s.startRefusal(rid, err)
+			switch f.code {
+			case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 				code = websocket.StatusTryAgainLater
+			case http.StatusInternalServerError:
+				code = websocket.StatusInternalError
 			}
-			s.wsFail(ws, stream.RelayFailed, err.Error(), code)
+			s.wsFail(ws, f.status, f.message, code)
 			return
 		}
 	}

@@ -4,6 +4,9 @@ package reqlog
 
 import (
 	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/base32"
 	"log/slog"
 	"net"
 	"net/http"
@@ -51,11 +54,38 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 // Hijack on the real writer.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// Header is the response header that carries the request id.
+const Header = "X-Request-Id"
+
+type idKey struct{}
+
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// NewID makes a request id: "req_" and 16 random base32 characters.
+func NewID() string {
+	var b [10]byte
+	rand.Read(b[:])
+	return "req_" + idEncoding.EncodeToString(b[:])
+}
+
+// ID is the id Handler gave the request whose context ctx is ("" outside
+// Handler).
+func ID(ctx context.Context) string {
+	id, _ := ctx.Value(idKey{}).(string)
+	return id
+}
+
 // Handler logs every request: at info for the API, warn for a server
-// error, debug for the rest, with the status, bytes, duration and stream.
+// error, debug for the rest, with the status, bytes, duration, stream and
+// request id. Every request gets an id (NewID), in its context (ID) and
+// in the response's X-Request-Id header: what a client is told of a
+// failure names it, and the relay's log lines about it carry it.
 func Handler(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		id := NewID()
+		w.Header().Set(Header, id)
+		r = r.WithContext(context.WithValue(r.Context(), idKey{}, id))
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			lvl := slog.LevelDebug
@@ -65,7 +95,7 @@ func Handler(log *slog.Logger, next http.Handler) http.Handler {
 				lvl = slog.LevelInfo
 			}
 			log.Log(r.Context(), lvl, "request", "method", r.Method, "path", r.URL.Path, "status", sw.code,
-				"bytes", sw.bytes, "duration", time.Since(start).Round(time.Microsecond), "stream", sw.Header().Get("X-Trickle-Stream"))
+				"bytes", sw.bytes, "duration", time.Since(start).Round(time.Microsecond), "stream", sw.Header().Get("X-Trickle-Stream"), "request_id", id)
 		}()
 		next.ServeHTTP(sw, r)
 	})

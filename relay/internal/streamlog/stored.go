@@ -34,15 +34,22 @@ func (l *Log) Commit(n int) {
 	}
 }
 
+// StoreLostMessage is what the readers of a stream the store lost are
+// told: the store's address and error (in the message StoreFailed gets)
+// are the relay's internals, for its log.
+const StoreLostMessage = "relay: the stream store lost this answer; send the request again"
+
 // StoreFailed ends a stream the store can no longer hold: its readers
-// here get everything generated so far, then a terminal error saying why.
+// here get everything generated so far, then a terminal error
+// (StoreLostMessage); message, which says why, goes to the log.
 func (l *Log) StoreFailed(message string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.lost = true
 	l.gated = false
 	if l.state == StateRunning {
-		l.finishLocked(StateFailed, message, true)
+		l.cfg.Logger.Warn("stream failed: the store lost it", "stream", l.id, "err", message)
+		l.finishLocked(StateFailed, StoreLostMessage, true)
 		return
 	}
 	l.wakeLocked()

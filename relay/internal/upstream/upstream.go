@@ -34,6 +34,54 @@ var (
 	ErrNoEndMarker       = errors.New("relay: upstream closed without its end marker")
 )
 
+// StatusError is an upstream answer other than 200 OK. Its Error names
+// the URL and quotes the body: it is for the relay's log, never for a
+// client (Public is).
+type StatusError struct {
+	URL    string
+	Code   int
+	Status string // "401 Unauthorized"
+	Body   string // the first 4 KiB
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("%v: %s answered %s: %s", ErrUpstream, e.URL, e.Status, e.Body)
+}
+
+// Unwrap makes errors.Is(err, ErrUpstream) true.
+func (e *StatusError) Unwrap() error { return ErrUpstream }
+
+// Public says what went wrong with an upstream request in words a client
+// may read: which kind of failure, never the upstream's URL, its body or
+// the Go error chain (those go to the relay's log).
+func Public(err error) string {
+	var se *StatusError
+	switch {
+	case errors.As(err, &se):
+		switch {
+		case se.Code == http.StatusUnauthorized || se.Code == http.StatusForbidden:
+			return fmt.Sprintf("the model's service refused the relay's credentials (%d); the operator must check the relay's key", se.Code)
+		case se.Code == http.StatusTooManyRequests:
+			return "the model's service is over its rate limit (429); try again shortly"
+		case se.Code >= 500:
+			return fmt.Sprintf("the model's service failed (%d); try again shortly", se.Code)
+		default:
+			return fmt.Sprintf("the model's service refused the request (%d)", se.Code)
+		}
+	case errors.Is(err, ErrFirstTokenTimeout):
+		return "the model's service sent nothing within the first-token timeout"
+	case errors.Is(err, ErrIdleTimeout):
+		return "the model's service went silent past the idle timeout"
+	case errors.Is(err, ErrTotalTimeout):
+		return "the model's answer exceeded the total timeout"
+	case errors.Is(err, ErrNoEndMarker):
+		return "the model's service closed the answer without its end marker"
+	case errors.Is(err, chat.ErrBadRequest):
+		return err.Error()
+	}
+	return "the relay could not reach the model's service, or it broke off the answer"
+}
+
 // Upstream is a real model API the relay forwards requests to instead of
 // using the simulated model.
 type Upstream struct {
@@ -243,8 +291,9 @@ func (u *Upstream) Run(ctx context.Context, id string, payload []byte, maxEvent 
 	return relayed, err
 }
 
-// Forward sends a stream:false request and copies the upstream's answer
-// to w; the error is the request's failure (nothing was written).
+// Forward sends a stream:false request and copies the upstream's
+// successful answer to w; the error is the request's failure, or a
+// *StatusError for an answer other than 2xx (nothing was written).
 func (u *Upstream) Forward(ctx context.Context, w http.ResponseWriter, payload []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, u.TotalTimeout)
 	defer cancel()
@@ -254,9 +303,15 @@ func (u *Upstream) Forward(ctx context.Context, w http.ResponseWriter, payload [
 	}
 	resp, err := u.Client.Do(hr)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %s %s: %w", ErrUpstream, hr.Method, u.URL, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		// The upstream's error body names its own internals (its host,
+		// the key's name): the client gets Public's words instead.
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return &StatusError{URL: u.URL, Code: resp.StatusCode, Status: resp.Status, Body: strings.TrimSpace(string(b))}
+	}
 	w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
 	w.WriteHeader(resp.StatusCode)
 	io.Copy(w, resp.Body)
@@ -297,7 +352,7 @@ func (u *Upstream) attempt(parent context.Context, id string, payload []byte, ma
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		retry = resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests
-		return 0, retry, fmt.Errorf("%w: %s answered %s: %s", ErrUpstream, u.URL, resp.Status, strings.TrimSpace(string(b)))
+		return 0, retry, &StatusError{URL: u.URL, Code: resp.StatusCode, Status: resp.Status, Body: strings.TrimSpace(string(b))}
 	}
 
 	// The stream package's pipeline watches the same bytes to tell a
