@@ -28,6 +28,7 @@ export function ensureParts(el) {
 // (text, status, stream id, metrics) and its calls waiting to settle.
 export class Answer {
   highlighter = null; // the page's (code, lang) => html, or null
+  math = null; // the page's (tex, {display}) => MathML string or Node, or null
   text = "";
   state = "idle";
   streamId = "";

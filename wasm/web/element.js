@@ -54,6 +54,7 @@ export class TrickleAnswer extends Base {
     a.retire();
     const b = new Answer(hostFor(true), this);
     b.highlighter = a.highlighter;
+    b.math = a.math;
     this.#answer = b;
     return b;
   }
@@ -146,6 +147,17 @@ export class TrickleAnswer extends Base {
 
   set highlighter(fn) {
     this.#attach().highlighter = typeof fn === "function" ? fn : null;
+  }
+
+  /** The page's TeX converter, (tex, {display}) => MathML (a string or a
+   *  Node), called once per settled formula; its output keeps only MathML
+   *  Core. Without it a formula shows as its TeX. */
+  get math() {
+    return this.#attach().math;
+  }
+
+  set math(fn) {
+    this.#attach().math = typeof fn === "function" ? fn : null;
   }
 
   /** Extra request headers (e.g. Authorization) sent with every ask. */

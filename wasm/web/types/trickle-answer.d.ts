@@ -106,6 +106,10 @@ export type TrickleRequestBody = Record<string, unknown>;
  *  <span class> is kept. */
 export type TrickleHighlighter = (code: string, lang: string) => string;
 
+/** The page's TeX converter: returns MathML (a string or a Node) of which
+ *  only MathML Core elements and attributes are kept. */
+export type TrickleMathConverter = (tex: string, options: { display: boolean }) => string | Node;
+
 /** <trickle-answer>: streams a model's answer, renders its markdown as it
  *  is written and announces it sentence by sentence. */
 export declare class TrickleAnswer extends HTMLElement {
@@ -127,6 +131,8 @@ export declare class TrickleAnswer extends HTMLElement {
   readonly metrics: TrickleAnswerMetrics | null;
   /** The page's own highlighter, called once per settled code block. */
   highlighter: TrickleHighlighter | null;
+  /** The page's TeX to MathML converter, called once per settled formula. */
+  math: TrickleMathConverter | null;
   /** Extra request headers sent with every ask (e.g. Authorization). */
   headers: Record<string, string>;
 
