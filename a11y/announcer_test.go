@@ -405,6 +405,17 @@ func TestASentenceWithOpenMarkdownInTheTailWaitsUntilItCloses(t *testing.T) {
 	require.Equal(t, []string{"This is very. Important stuff."}, contentOf(h.heard))
 }
 
+func TestAFormulaInTheTailIsSaidOnceItsCloserArrivesNeverAsDollars(t *testing.T) {
+	h := newHarness(t)
+	h.a.Start()
+	h.tail("The area is $r^2. So")
+	h.wait(time.Second)
+	require.Empty(t, contentOf(h.heard), "the dollar may still open a formula: not said as a dollar")
+	h.tail("The area is $r^2. So$ here. N")
+	h.wait(time.Second)
+	require.Equal(t, []string{"The area is (formula: r^2. So) here."}, contentOf(h.heard))
+}
+
 func TestATailListItemIsSaidOnceTheNextItemStarts(t *testing.T) {
 	h := newHarness(t)
 	h.a.Start()

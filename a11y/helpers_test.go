@@ -9,18 +9,16 @@ import (
 	"github.com/yuin/goldmark/text"
 )
 
-// gfm parses like render does (goldmark with the GFM extensions).
+// gfm parses with goldmark's GFM extensions only, without render's own
+// (formulas): measure's tests compare with it.
 var gfm = goldmark.New(goldmark.WithExtensions(extension.GFM))
 
-// parse returns the top-level blocks of text, as render hands them over.
+// parse returns the top-level blocks of text, as render hands them over
+// at the end of a stream.
 func parse(src string) []render.Block {
-	source := []byte(src)
-	doc := gfm.Parser().Parse(textReader(source))
-	var blocks []render.Block
-	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
-		blocks = append(blocks, render.Block{Node: n, Source: source})
-	}
-	return blocks
+	d := render.NewDocument()
+	blocks := d.Update(src).Settled
+	return append(blocks, d.Finish().Settled...)
 }
 
 // texts returns the texts of units.

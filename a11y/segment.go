@@ -201,8 +201,9 @@ func joins(text []byte, flags []uint8, start, b int) bool {
 }
 
 // suspicious are characters that, left raw in a Text node of the live tail,
-// mean a construct is still open ("*bold", "[link](", "`code", "&amp").
-const suspicious = "*_`[]<|~\\&"
+// mean a construct is still open ("*bold", "[link](", "`code", "&amp",
+// "$x" a formula whose closing "$" may still come).
+const suspicious = "*_`[]<|~\\&$"
 
 // held reports whether text[s:e] of a tail run must wait for the block to
 // settle because its markdown may still change how it reads.

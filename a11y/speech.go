@@ -373,6 +373,19 @@ func (p *projector) inline(r *run, n ast.Node) {
 		if segs.Len() > 0 {
 			p.cursor = segs.At(segs.Len() - 1).Stop
 		}
+	case *render.Math:
+		// A formula is said as its TeX, marked as one: never its
+		// delimiters, and no sentence ends at a "." inside it.
+		segs := n.TeX
+		if segs.Len() == 0 {
+			return
+		}
+		at := p.offset + segs.At(0).Start
+		tex := strings.Join(strings.Fields(string(n.Value(p.src))), " ")
+		r.add("(formula: ", at, flagKeep)
+		r.add(tex, at, flagKeep)
+		p.cursor = segs.At(segs.Len()-1).Stop + len(n.Open)
+		r.add(")", p.offset+p.cursor, 0)
 	case *extast.TaskCheckBox:
 		// Announced by the list item's prefix.
 	case *extast.Strikethrough:

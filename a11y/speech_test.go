@@ -69,6 +69,10 @@ func TestProjectionSaysEachMarkdownConstructInWords(t *testing.T) {
 		{"an underscore inside a word is kept", "Set max_tokens now.", []string{"Set max_tokens now."}},
 		{"pipes of a table that never formed are pauses", "a | b | c", []string{"a b c."}},
 		{"a closing parenthesis is not a stop", "See below (details)", []string{"See below (details)."}},
+		{"a formula is said as its TeX, marked", "The area is $\\pi r^2$. Next.", []string{"The area is (formula: \\pi r^2).", "Next."}},
+		{"a display formula loses its delimiters and lines", "$$\n\\text{overshoot} \\le (n - 1)\\,b\n$$", []string{"(formula: \\text{overshoot} \\le (n - 1)\\,b)."}},
+		{"a dot inside a formula ends no sentence", "So \\(a. b\\) holds.", []string{"So (formula: a. b) holds."}},
+		{"prices are read as written", "It costs $750 and $300.", []string{"It costs $750 and $300."}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -24,6 +24,22 @@
 // WithFootnotePrefix gives the notes' ids a prefix, so that several
 // answers on one page never share one.
 //
+// # Math
+//
+// Formulas between $…$ or \(…\) (inline) and $$…$$ or \[…\] (display)
+// are kept exact: no backslash escape, emphasis or entity inside touches
+// the TeX. Each renders as <span data-trickle-math="inline"> or
+// <span data-trickle-math="display"> holding the TeX as escaped text (a
+// span, so a display formula can sit in a paragraph or list item), for the
+// page to convert to MathML; until its closing delimiter arrives a formula
+// is its markdown source. Prices are not math: a single "$" opens a
+// formula only when a non-space follows it, and the next "$" on its line
+// closes it only when a non-space precedes it and no digit follows it
+// (else the first "$" is text), so "$750 and $300", "costs $5" and
+// "$5-$10" stay text (Pandoc's rule, plus: the first candidate closer
+// decides). A formula is an inline node (Math), so it never changes the
+// block structure or settling (see math.go).
+//
 // # Settling
 //
 // A top-level block settles when no continuation of the text can change its

@@ -31,6 +31,7 @@ func FuzzStreamEqualsConvert(f *testing.F) {
 		"x[^1]\n\n[^1]: note\n    more\n\n[^2]: unused\n\ny[^2]",
 		"`[^a-z]` then [^a]\n\n```\n[^b]: code\n```\n[^a]: n",
 		"مرحبا\n\n- שלום\n\n> نص",
+		"$x$ and $750 and $300\n\n$$\na\\,b\n$$\n\n\\(c\\) \\[d\\] \\$5",
 	} {
 		f.Add(s, uint32(1))
 	}

@@ -161,6 +161,7 @@ func newMarkdown(c config) goldmark.Markdown {
 	popts := []parser.Option{
 		parser.WithParagraphTransformers(util.Prioritized(paragraphWatcher{}, 1)),
 		parser.WithASTTransformers(util.Prioritized(footnotePrefixer{}, 999)),
+		parser.WithInlineParsers(util.Prioritized(mathParser{}, 150)),
 	}
 	if c.dirAuto {
 		popts = append(popts, parser.WithASTTransformers(util.Prioritized(dirAuto{}, 1000)))
@@ -169,7 +170,7 @@ func newMarkdown(c config) goldmark.Markdown {
 		goldmark.WithExtensions(exts...),
 		goldmark.WithParserOptions(popts...),
 		goldmark.WithRendererOptions(
-			renderer.WithNodeRenderers(util.Prioritized(newPolicyRenderer(c.policy), 100)),
+			renderer.WithNodeRenderers(util.Prioritized(newPolicyRenderer(c.policy), 100), util.Prioritized(mathRenderer{}, 100)),
 		),
 	)
 }

@@ -28,6 +28,9 @@ export function ensureParts(el) {
 // (text, status, stream id, metrics) and its calls waiting to settle.
 export class Answer {
   highlighter = null; // the page's (code, lang) => html, or null
+  math = null; // the page's (tex, {display}) => MathML string or Node, or null
+  diagram = null; // the page's (lang, source) => SVG string or Node (or a promise), or null
+  diagramLanguages = ["mermaid"];
   text = "";
   state = "idle";
   streamId = "";

@@ -54,6 +54,9 @@ export class TrickleAnswer extends Base {
     a.retire();
     const b = new Answer(hostFor(true), this);
     b.highlighter = a.highlighter;
+    b.math = a.math;
+    b.diagram = a.diagram;
+    b.diagramLanguages = a.diagramLanguages;
     this.#answer = b;
     return b;
   }
@@ -173,6 +176,37 @@ export class TrickleAnswer extends Base {
 
   set highlighter(fn) {
     this.#attach().highlighter = typeof fn === "function" ? fn : null;
+  }
+
+  /** The page's TeX converter, (tex, {display}) => MathML (a string or a
+   *  Node), called once per settled formula; its output keeps only MathML
+   *  Core. Without it a formula shows as its TeX. */
+  get math() {
+    return this.#attach().math;
+  }
+
+  set math(fn) {
+    this.#attach().math = typeof fn === "function" ? fn : null;
+  }
+
+  /** The page's diagram renderer, (lang, source) => SVG (a string, a
+   *  Node or a promise of one), called once per settled code block of
+   *  diagramLanguages; its output keeps only SVG drawing elements. */
+  get diagram() {
+    return this.#attach().diagram;
+  }
+
+  set diagram(fn) {
+    this.#attach().diagram = typeof fn === "function" ? fn : null;
+  }
+
+  /** The code block languages drawn by diagram (["mermaid"] by default). */
+  get diagramLanguages() {
+    return [...this.#attach().diagramLanguages];
+  }
+
+  set diagramLanguages(langs) {
+    this.#attach().diagramLanguages = [...(langs ?? [])].map(String);
   }
 
   /** Extra request headers (e.g. Authorization) sent with every ask. */

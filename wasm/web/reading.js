@@ -1,9 +1,12 @@
 // Reading aids (issue 13): what a settled block gets once, in the task
 // that inserts it: each code block a toolbar (its language, Copy) and the
-// page's highlighter, each table a Copy table button. The settled HTML
-// stays goldmark's; toolbars are siblings.
+// page's highlighter or diagram renderer, each table a Copy table button,
+// each formula the page's TeX converter. The settled HTML stays goldmark's; toolbars are
+// siblings.
 
 import { sanitizeSpans } from "./sanitize.js";
+import { sanitizeMath } from "./mathml.js";
+import { sanitizeSVG } from "./svg.js";
 
 // decorate walks the newly settled nodes between after (exclusive; null:
 // the content's first child) and before (exclusive; null: to the end):
@@ -17,6 +20,7 @@ export function decorate(answer, after, before) {
     for (const pre of pres) codeBlock(answer, pre);
     const tables = n.tagName === "TABLE" ? [n] : n.querySelectorAll("table");
     for (const table of tables) tableBlock(answer, table);
+    if (answer.math) for (const f of n.querySelectorAll("[data-trickle-math]")) mathWith(answer.math, f);
   }
 }
 
@@ -24,7 +28,8 @@ function codeBlock(answer, pre) {
   const code = pre.firstElementChild;
   if (!code || code.tagName !== "CODE") return;
   const lang = /(?:^|\s)language-(\S+)/.exec(code.className)?.[1] ?? "";
-  if (answer.highlighter && !code.firstElementChild) highlightWith(answer.highlighter, code, lang);
+  if (answer.diagram && answer.diagramLanguages.includes(lang)) diagramWith(answer.diagram, pre, code.textContent, lang);
+  else if (answer.highlighter && !code.firstElementChild) highlightWith(answer.highlighter, code, lang);
   const bar = document.createElement("div");
   bar.dataset.trickle = "code-toolbar";
   const name = document.createElement("span");
@@ -105,4 +110,80 @@ export function highlightWith(highlighter, code, lang) {
     return;
   }
   code.replaceChildren(clean);
+}
+
+// mathWith runs the page's TeX converter on a settled formula (render's
+// <span data-trickle-math>, its text the TeX), once. Its output is
+// model-derived: it is copied down to MathML Core (mathml.js). A throw,
+// a wrong type or nothing left keeps the TeX as text.
+export function mathWith(convert, span) {
+  if (span.firstElementChild) return;
+  const tex = span.textContent;
+  const display = span.dataset.trickleMath === "display";
+  let out;
+  try {
+    out = convert(tex.trim(), { display });
+  } catch (err) {
+    console.error("trickle: the page's math converter threw; the formula stays TeX:", err);
+    return;
+  }
+  let nodes;
+  if (typeof out === "string") {
+    const tpl = document.createElement("template");
+    tpl.innerHTML = out;
+    nodes = tpl.content.childNodes;
+  } else if (out && typeof out.nodeType === "number") {
+    nodes = out.nodeType === 11 ? out.childNodes : [out];
+  } else {
+    console.error(`trickle: the page's math converter returned ${typeof out}, not MathML or a Node; the formula stays TeX`);
+    return;
+  }
+  const math = sanitizeMath(nodes, document);
+  if (!math) {
+    console.error("trickle: the page's math converter returned no MathML; the formula stays TeX");
+    return;
+  }
+  if (display) math.setAttribute("display", "block");
+  else math.removeAttribute("display");
+  // The TeX is the formula's text when the MathML is copied as text, and
+  // what a reader without MathML support hears.
+  if (!math.hasAttribute("alttext")) math.setAttribute("alttext", tex.trim());
+  span.replaceChildren(math);
+}
+
+// diagramWith runs the page's diagram renderer on a settled code block of
+// one of its languages, once; its result (SVG as a string or a Node, or a
+// promise of one) is derived from model output and copied down to SVG
+// drawing elements (svg.js). The diagram is shown before the block, which
+// is hidden and keeps the source (its Copy button copies it); a throw, a
+// rejection or no <svg> leaves the code block.
+export function diagramWith(render, pre, source, lang) {
+  const fail = (why, err) => console.error(`trickle: the page's diagram renderer ${why} on a ${lang} block; it stays code`, ...(err ? [err] : []));
+  const show = (out) => {
+    let nodes;
+    if (typeof out === "string") {
+      const tpl = document.createElement("template");
+      tpl.innerHTML = out;
+      nodes = tpl.content.childNodes;
+    } else if (out && typeof out.nodeType === "number") {
+      nodes = [out];
+    } else {
+      return fail(`returned ${typeof out}, not SVG or a Node,`);
+    }
+    const svg = sanitizeSVG(nodes, document);
+    if (!svg) return fail("returned no <svg>");
+    const fig = document.createElement("div");
+    fig.dataset.trickle = "diagram";
+    fig.append(svg);
+    pre.before(fig);
+    pre.hidden = true;
+  };
+  let out;
+  try {
+    out = render(lang, source);
+  } catch (err) {
+    return fail("threw", err);
+  }
+  if (out && typeof out.then === "function") out.then(show, (err) => fail("failed", err));
+  else show(out);
 }

@@ -33,8 +33,10 @@
 //	merge.js            frame merging (mergeUpdates, mergeUpdate, mergePatch)
 //	patch.js            tail patching (patchTail, patchAnswer)
 //	follow.js           keeping a streaming answer's newest text in view
-//	reading.js          reading aids: code and table toolbars, highlighter
+//	reading.js          reading aids: code and table toolbars, highlighter, math
 //	sanitize.js         sanitizeSpans: a highlighter's output to <span class>
+//	mathml.js           sanitizeMath: a TeX converter's output to MathML Core
+//	svg.js              sanitizeSVG: a diagram renderer's output to SVG drawing
 //	style.js            stylesheet injection
 //	builds.js           which builds the page can run
 //	assets.js           the default build's file URLs and stylesheet text

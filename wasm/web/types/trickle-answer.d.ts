@@ -150,6 +150,14 @@ export type TrickleRequestBody = Record<string, unknown>;
  *  <span class> is kept. */
 export type TrickleHighlighter = (code: string, lang: string) => string;
 
+/** The page's TeX converter: returns MathML (a string or a Node) of which
+ *  only MathML Core elements and attributes are kept. */
+/** The page's diagram renderer: returns SVG (a string, a Node or a
+ *  promise of one) of which only SVG drawing elements are kept. */
+export type TrickleDiagramRenderer = (lang: string, source: string) => string | Node | Promise<string | Node>;
+
+export type TrickleMathConverter = (tex: string, options: { display: boolean }) => string | Node;
+
 /** <trickle-answer>: streams a model's answer, renders its markdown as it
  *  is written and announces it sentence by sentence. */
 export declare class TrickleAnswer extends HTMLElement {
@@ -179,6 +187,12 @@ export declare class TrickleAnswer extends HTMLElement {
   set markdown(s: string);
   /** The page's own highlighter, called once per settled code block. */
   highlighter: TrickleHighlighter | null;
+  /** The page's TeX to MathML converter, called once per settled formula. */
+  math: TrickleMathConverter | null;
+  /** The page's diagram renderer, called once per settled block of diagramLanguages. */
+  diagram: TrickleDiagramRenderer | null;
+  /** The code block languages drawn by diagram (["mermaid"] by default). */
+  diagramLanguages: string[];
   /** Extra request headers sent with every ask (e.g. Authorization). */
   headers: Record<string, string>;
 

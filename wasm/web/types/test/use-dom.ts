@@ -8,6 +8,11 @@ export async function use(): Promise<TrickleFinalStatus> {
   const same: TrickleAnswer = el; // HTMLElementTagNameMap
   same.headers = { Authorization: "Bearer x" };
   el.highlighter = (code, lang) => `<span class="${lang}">${code}</span>`;
+  el.math = (tex, { display }) => `<math${display ? ' display="block"' : ""}><mi>${tex}</mi></math>`;
+  el.diagram = async (lang, source) => `<svg><text>${lang}: ${source}</text></svg>`;
+  el.diagramLanguages = ["mermaid", "dot"];
+  // @ts-expect-error the converter's options are an object, not a flag
+  el.math = (tex: string, display: boolean) => tex + String(display);
   el.addEventListener("trickle-end", (e) => {
     const ttft: number = e.detail.metrics.ttft_ms;
     const thread: "worker" | "main" = e.detail.metrics.thread;
