@@ -22,6 +22,8 @@ var safeTags = map[string]map[string]bool{
 	"input": {"checked": true, "disabled": true, "type": true},
 	// Footnotes: numbered ids and fragment links, fixed classes and roles.
 	"sup": {"id": true}, "div": {"class": true, "role": true},
+	// Math: a span marking a formula's TeX source, inline or display.
+	"span": {"data-trickle-math": true},
 }
 
 // footnoteAttrs are the only values the footnote markup may carry: ids and
@@ -96,6 +98,8 @@ func unsafeHTML(fragment string, allowedOrigins ...string) []string {
 					bad = append(bad, fmt.Sprintf("src %q", a.Val))
 				case a.Key == "style" && !strings.HasPrefix(a.Val, "text-align:"):
 					bad = append(bad, fmt.Sprintf("style %q", a.Val))
+				case a.Key == "data-trickle-math" && a.Val != "inline" && a.Val != "display":
+					bad = append(bad, fmt.Sprintf("math kind %q", a.Val))
 				case a.Key == "type" && a.Val != "checkbox":
 					bad = append(bad, fmt.Sprintf("input type %q", a.Val))
 				case a.Key == "rel":
