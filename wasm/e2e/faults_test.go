@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
@@ -79,19 +78,22 @@ func TestStopEndsTheAnswerAndTheRelayCancelsUpstream(t *testing.T) {
 			})()`)
 			require.Equal(t, "stopped", status)
 			before := eval[string](t, ctx, `document.getElementById("a").text`)
-			time.Sleep(300 * time.Millisecond)
+			id := eval[string](t, ctx, `document.getElementById("a").streamId`)
+			require.NotEmpty(t, id)
+			require.Eventually(t, func() bool {
+				in := info(t, id)
+				return in.UpstreamCancelled && in.State == relay.StateStopped && in.Readers == 0
+			}, 5*time.Second, 50*time.Millisecond, "the relay reports the generation stopped, upstream cancelled and no reader left: %+v", info(t, id))
+			// The connection is closed: anything that arrived after Stop
+			// is on screen once Go's frames are applied.
+			applied(t, ctx)
 			r := eval[result](t, ctx, collect)
 			require.Equal(t, before, r.Text, "nothing arrives after Stop")
+			require.Equal(t, id, r.StreamID)
 			require.Less(t, len(r.Text), len(canned(t, "sample-20k").Text))
 			require.Equal(t, "Stopped.", r.Notice)
 			require.False(t, r.Tail)
 			sameDOM(t, ctx, r.Text, r.HTML)
-
-			require.NotEmpty(t, r.StreamID)
-			require.Eventually(t, func() bool {
-				in := info(t, r.StreamID)
-				return in.UpstreamCancelled && in.State == relay.StateStopped
-			}, 5*time.Second, 50*time.Millisecond, "the relay reports the generation stopped and upstream cancelled: %+v", info(t, r.StreamID))
 		})
 	}
 }
@@ -172,22 +174,11 @@ func TestTheXSSCorpusRunsNothingAndRequestsNoThirdPartyImage(t *testing.T) {
 
 	sub, cancel := context.WithCancel(ctx)
 	var mu sync.Mutex
-	var requests, dialogs []string
+	var dialogs []string
 	var wg sync.WaitGroup
-	reqs := chromedp.Events(sub, network.RequestWillBeSent)
+	recorder := recordRequests(t, ctx)
 	dlgs := chromedp.Events(sub, page.JavascriptDialogOpening)
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		for ev, err := range reqs {
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			requests = append(requests, ev.Request.URL)
-			mu.Unlock()
-		}
-	}()
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		for ev, err := range dlgs {
@@ -204,7 +195,8 @@ func TestTheXSSCorpusRunsNothingAndRequestsNoThirdPartyImage(t *testing.T) {
 	r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=xss&token_chars=7"}, "xss")
 	require.Equal(t, "complete", r.Status)
 	require.Equal(t, canned(t, "xss").Text, r.Text)
-	time.Sleep(500 * time.Millisecond) // let any image the DOM holds start loading
+	// Any image the DOM holds is requested before the barrier is.
+	requests := recorder.before(t, ctx, origin)
 	cancel()
 	wg.Wait()
 

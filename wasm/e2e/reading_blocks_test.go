@@ -163,7 +163,7 @@ func TestTheHighlightAttributeHighlightsEachBlockInTheWriteThatSettlesIt(t *test
 	status := eval[string](t, ctx, `(async () => { const a = document.getElementById("a");
 		a.setAttribute("endpoint", `+jsString(textEndpoint(codeAnswer, 5, 3))+`); return await a.ask("code"); })()`)
 	require.Equal(t, "complete", status)
-	time.Sleep(300 * time.Millisecond)
+	applied(t, ctx)
 	want := render.Convert(codeAnswer, widget.RenderOptions(render.Policy{SameOrigin: server(t)}, highlight.Option())...)
 	require.Equal(t, eval[string](t, ctx, `(() => { const t = document.createElement("template"); t.innerHTML = `+jsString(want)+`; return t.innerHTML; })()`),
 		eval[string](t, ctx, withoutToolbars), "the final DOM is the one-shot highlighted rendering")
