@@ -242,29 +242,22 @@ func ask(t testing.TB, ctx context.Context, attrs map[string]string, prompt stri
 	return r
 }
 
-// waitAnnouncer collects once the announcer has said the final status (its
-// pacing, at least a11y.MinGap between announcements, releases the last
-// sentences and the status a little after the answer ended) and nothing
-// more came for a while.
+// waitAnnouncer collects once the screen reader has heard the final status.
+// The announcer says it after every sentence of the answer (a11y's End:
+// the status waits for the queue to empty, and the page writes it at least
+// a11y.MinGap after the sentence before it), and the answer's first frame
+// empties the status region: so a final status there means the announcer
+// region holds all it will say for this answer.
 func waitAnnouncer(t testing.TB, ctx context.Context) result {
 	t.Helper()
-	var r result
-	prev, stable := -1, 0
+	heard := `(() => { const s = document.querySelector('#a [data-trickle="sr-status"]').textContent;
+		return s !== "" && s !== ` + jsString(a11y.StatusResponding) + `; })()`
 	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		r = eval[result](t, ctx, collect)
-		n := len(r.Announced)
-		if n == prev && r.StatusText != "" && r.StatusText != a11y.StatusResponding {
-			if stable++; stable >= 3 {
-				break
-			}
-		} else {
-			stable = 0
-		}
-		prev = n
-		time.Sleep(a11y.MinGap / 2)
+	for !eval[bool](t, ctx, heard) {
+		require.True(t, time.Now().Before(deadline), "the final status was never said: %+v", eval[result](t, ctx, collect))
+		time.Sleep(20 * time.Millisecond)
 	}
-	return r
+	return eval[result](t, ctx, collect)
 }
 
 func jsString(s string) string {

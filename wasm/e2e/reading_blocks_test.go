@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,12 +116,17 @@ func TestSettledCodeBlocksGetAToolbarThatCopiesTheirExactTextByKeyboard(t *testi
 	}, 5*time.Second, 50*time.Millisecond, "said in the status region")
 
 	// The table's button puts tab-separated text and HTML on the clipboard.
-	got := eval[map[string]string](t, ctx, `(async () => {
-		document.querySelector('#a [data-trickle="copy-table"]').click();
-		await new Promise((r) => setTimeout(r, 300));
-		const [item] = await navigator.clipboard.read();
-		return { types: item.types.join(","), text: await (await item.getType("text/plain")).text(), html: await (await item.getType("text/html")).text() };
-	})()`)
+	eval[bool](t, ctx, `(() => { document.querySelector('#a [data-trickle="copy-table"]').click(); return true; })()`)
+	// The clipboard holds the code block's text until the table's items
+	// replace it.
+	var got map[string]string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && !strings.Contains(got["types"], "text/html"); time.Sleep(50 * time.Millisecond) {
+		got = eval[map[string]string](t, ctx, `(async () => {
+			const [item] = await navigator.clipboard.read();
+			if (!item || !item.types.includes("text/html")) return { types: item ? item.types.join(",") : "" };
+			return { types: item.types.join(","), text: await (await item.getType("text/plain")).text(), html: await (await item.getType("text/html")).text() };
+		})()`)
+	}
 	require.Contains(t, got["types"], "text/plain")
 	require.Contains(t, got["types"], "text/html")
 	require.Equal(t, "name\tvalue\na\t1\nb c\t2\n", got["text"])
