@@ -14,6 +14,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/internal/browsertest"
 )
 
 // requestRecorder records the URL of every request a tab sends, in the
@@ -65,7 +67,7 @@ func (r *requestRecorder) before(t *testing.T, ctx context.Context, origin strin
 	r.mu.Lock()
 	r.want = barrier
 	r.mu.Unlock()
-	require.True(t, eval[bool](t, ctx, `(() => { new Image().src = `+jsString(barrier)+`; return true; })()`))
+	require.True(t, browsertest.Eval[bool](t, ctx, `(() => { new Image().src = `+browsertest.JSString(barrier)+`; return true; })()`))
 	select {
 	case <-r.found:
 	case <-time.After(10 * time.Second):
@@ -90,7 +92,7 @@ func (r *requestRecorder) before(t *testing.T, ctx context.Context, origin strin
 // animation frame after it applies them.
 func applied(t *testing.T, ctx context.Context) {
 	t.Helper()
-	require.True(t, eval[bool](t, ctx, `(async () => {
+	require.True(t, browsertest.Eval[bool](t, ctx, `(async () => {
 		const { stats } = await import("/trickle/trickle.js");
 		await stats();
 		await new Promise((done) => requestAnimationFrame(() => done()));

@@ -23,7 +23,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
@@ -141,7 +140,7 @@ func tabAt(t testing.TB, base string) context.Context {
 	}
 	ctx := browserTab(t)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base+"/e2e")))
-	ready := eval[bool](t, ctx, `(async () => {
+	ready := browsertest.Eval[bool](t, ctx, `(async () => {
 		await customElements.whenDefined("trickle-answer");
 		const { ready } = await import("/trickle/trickle.js");
 		await ready();
@@ -167,15 +166,6 @@ func browserTab(t testing.TB) context.Context {
 	browserMu.Unlock()
 	require.NoError(t, err, "starting %s", path)
 	return browsertest.Timeout(t, browsertest.Tab(t, b), 90*time.Second)
-}
-
-func eval[T any](t testing.TB, ctx context.Context, expr string) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, func(p *runtime.EvaluateParams) {
-		chromedp.EvalAwaitPromise(p)
-	}))
-	require.NoError(t, err, "evaluating %s", expr)
-	return v
 }
 
 // result is the element's state after an answer.
@@ -231,10 +221,10 @@ func ask(t testing.TB, ctx context.Context, attrs map[string]string, prompt stri
 	for k, v := range attrs {
 		fmt.Fprintf(&set, "a.setAttribute(%q, %q);\n", k, v)
 	}
-	status := eval[string](t, ctx, `(async () => {
+	status := browsertest.Eval[string](t, ctx, `(async () => {
 		const a = document.getElementById("a");
 		`+set.String()+`
-		return await a.ask(`+jsString(prompt)+`);
+		return await a.ask(`+browsertest.JSString(prompt)+`);
 	})()`)
 	r := waitAnnouncer(t, ctx)
 	require.Equal(t, status, r.Status, "ask() resolves with the final status")
@@ -251,18 +241,13 @@ func ask(t testing.TB, ctx context.Context, attrs map[string]string, prompt stri
 func waitAnnouncer(t testing.TB, ctx context.Context) result {
 	t.Helper()
 	heard := `(() => { const s = document.querySelector('#a [data-trickle="sr-status"]').textContent;
-		return s !== "" && s !== ` + jsString(a11y.StatusResponding) + `; })()`
+		return s !== "" && s !== ` + browsertest.JSString(a11y.StatusResponding) + `; })()`
 	deadline := time.Now().Add(15 * time.Second)
-	for !eval[bool](t, ctx, heard) {
-		require.True(t, time.Now().Before(deadline), "the final status was never said: %+v", eval[result](t, ctx, collect))
+	for !browsertest.Eval[bool](t, ctx, heard) {
+		require.True(t, time.Now().Before(deadline), "the final status was never said: %+v", browsertest.Eval[result](t, ctx, collect))
 		time.Sleep(20 * time.Millisecond)
 	}
-	return eval[result](t, ctx, collect)
-}
-
-func jsString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
+	return browsertest.Eval[result](t, ctx, collect)
 }
 
 // sameDOM checks that the content's HTML is render.Convert(text): both are
@@ -271,9 +256,9 @@ func jsString(s string) string {
 func sameDOM(t testing.TB, ctx context.Context, text, html string) {
 	t.Helper()
 	want := render.Convert(text, widget.RenderOptions(render.Policy{SameOrigin: server(t)})...)
-	normalized := eval[string](t, ctx, `(() => {
+	normalized := browsertest.Eval[string](t, ctx, `(() => {
 		const t = document.createElement("template");
-		t.innerHTML = `+jsString(want)+`;
+		t.innerHTML = `+browsertest.JSString(want)+`;
 		return t.innerHTML;
 	})()`)
 	require.Equal(t, normalized, html, "the streamed DOM equals the one-shot render of the final text")
@@ -367,7 +352,7 @@ func TestThinkingGoesInACollapsedPanelAndNotInTheAnswer(t *testing.T) {
 	// readings are then equal, never in the other order.
 	require.GreaterOrEqual(t, first.Detail.TTFAT, first.Detail.TTFT, "the answer's first token cannot come before the first token of any kind")
 	require.Equal(t, r.Metrics["ttfat_ms"], first.Detail.TTFAT)
-	open := eval[bool](t, ctx, `document.querySelector('[data-trickle="thinking"] details').open`)
+	open := browsertest.Eval[bool](t, ctx, `document.querySelector('[data-trickle="thinking"] details').open`)
 	require.False(t, open, "thinking is collapsed by default")
 	sameDOM(t, ctx, r.Text, r.HTML)
 }

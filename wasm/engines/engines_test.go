@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/assets"
+	"github.com/trickle-dev/trickle/internal/browsertest"
 	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/relay/sim"
@@ -202,14 +203,9 @@ func serve(t *testing.T) string {
 			attr = ` worker="` + v + `"`
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		io.WriteString(w, strings.NewReplacer("RELAY", rl.URL, "ANSWER", answer, "WANT", jsString(want), "WORKER", attr).Replace(smokePage))
+		io.WriteString(w, strings.NewReplacer("RELAY", rl.URL, "ANSWER", answer, "WANT", browsertest.JSString(want), "WORKER", attr).Replace(smokePage))
 	})
 	return page.URL + "/"
-}
-
-func jsString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
 
 // smokePage is the page of another origin. RELAY, ANSWER, WANT (the
