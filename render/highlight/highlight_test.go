@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -148,6 +149,11 @@ func TestStreamedHighlightingMatchesTheOneShotRenderingAtEveryByte(t *testing.T)
 }
 
 func TestSpecExamplesAndAnswersStreamWithHighlighting(t *testing.T) {
+	if runtime.GOOS == "js" && testing.Short() {
+		// Chroma over every example takes minutes on Node; the native run
+		// and render's own spec tests on Node cover it.
+		t.Skip("the highlighted spec examples run natively, or on Node without -short")
+	}
 	spec := rendertest.Spec(t)
 	for _, ex := range spec {
 		if msg := streamCheck(t, ex.Markdown, rendertest.TokenCuts(ex.Markdown, uint32(ex.Example))); msg != "" {
