@@ -29,6 +29,7 @@ import (
 	"github.com/trickle-dev/trickle/assets"
 	"github.com/trickle-dev/trickle/examples"
 	"github.com/trickle-dev/trickle/internal/browsertest"
+	"github.com/trickle-dev/trickle/internal/relaytest"
 	"github.com/trickle-dev/trickle/relay"
 )
 
@@ -675,20 +676,12 @@ func TestTheReadmeSnippetOnARefusedOriginSaysWhichOriginToAllow(t *testing.T) {
 	page := httptest.NewServer(nil)
 	t.Cleanup(page.Close)
 	var logs logLines
-	srv, err := relay.New(relay.WithWidget(assets.Widget()),
+	_, rl := relaytest.Start(t, relay.WithWidget(assets.Widget()),
 		relay.WithSimDefaults(relay.SimDefaults{TokenChars: 16}), relay.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
 		// As trickle serve phrases it.
 		relay.WithOriginRefusal(func(e *relay.OriginError) string {
 			return e.Error() + ": start the relay with --allow-origin " + e.Origin
 		}))
-	require.NoError(t, err)
-	rl := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		rl.Close()
-	})
 	html := "<!doctype html><meta charset=utf-8><title>my page</title>\n" + strings.ReplaceAll(readmeSnippet(t), "http://127.0.0.1:8080", rl.URL)
 	page.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -745,16 +738,8 @@ func otherOrigin(t *testing.T, html string, headers map[string]string) (pageURL,
 	t.Helper()
 	pg := httptest.NewServer(nil)
 	t.Cleanup(pg.Close)
-	srv, err := relay.New(relay.WithWidget(assets.Widget()), relay.WithAllowedOrigins(pg.URL),
-		relay.WithSimDefaults(relay.SimDefaults{TokenChars: 16}), relay.WithLogger(slog.New(slog.DiscardHandler)))
-	require.NoError(t, err)
-	rl := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		rl.Close()
-	})
+	_, rl := relaytest.Start(t, relay.WithWidget(assets.Widget()), relay.WithAllowedOrigins(pg.URL),
+		relay.WithSimDefaults(relay.SimDefaults{TokenChars: 16}))
 	body := strings.ReplaceAll(html, "__RELAY__", rl.URL)
 	pg.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for k, v := range headers {

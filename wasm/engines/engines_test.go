@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/trickle-dev/trickle/assets"
 	"github.com/trickle-dev/trickle/internal/browsertest"
+	"github.com/trickle-dev/trickle/internal/relaytest"
 	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/relay/sim"
@@ -178,17 +178,8 @@ func serve(t *testing.T) string {
 	t.Helper()
 	page := httptest.NewServer(nil) // its handler is set once the relay's address is known
 	t.Cleanup(page.Close)
-	srv, err := relay.New(relay.WithWidget(assets.Widget()), relay.WithAllowedOrigins(page.URL),
-		relay.WithSimDefaults(relay.SimDefaults{TTFT: 20 * time.Millisecond, Gap: 2 * time.Millisecond, TokenChars: 16}),
-		relay.WithLogger(slog.New(slog.DiscardHandler)))
-	require.NoError(t, err)
-	rl := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		rl.Close()
-	})
+	_, rl := relaytest.Start(t, relay.WithWidget(assets.Widget()), relay.WithAllowedOrigins(page.URL),
+		relay.WithSimDefaults(relay.SimDefaults{TTFT: 20 * time.Millisecond, Gap: 2 * time.Millisecond, TokenChars: 16}))
 	require.NotEqual(t, page.URL, rl.URL)
 	a, _ := sim.Lookup(answer)
 	// The widget's link and image policy takes the page's origin as its own.
