@@ -30,6 +30,7 @@ import (
 	"github.com/trickle-dev/trickle/assets"
 	"github.com/trickle-dev/trickle/examples"
 	"github.com/trickle-dev/trickle/internal/browsertest"
+	"github.com/trickle-dev/trickle/internal/relaytest"
 	"github.com/trickle-dev/trickle/relay"
 )
 
@@ -107,7 +108,8 @@ func startExamples(t *testing.T) (context.Context, string) {
 		}
 	}
 	require.NoError(t, sharedErr, "starting the relay and %s", path)
-	tab := browsertest.Tab(t, sharedBrowser)
+	// Each test has three minutes on its tab; an action that hangs ends there.
+	tab := browsertest.Timeout(t, browsertest.Tab(t, sharedBrowser), 3*time.Minute)
 	run(t, tab, 10*time.Second, chromedp.EmulateViewport(1280, 900))
 	if thread == "main" {
 		// Every element of every page gets worker="off" before the
@@ -134,22 +136,6 @@ func run(t *testing.T, tab context.Context, d time.Duration, actions ...chromedp
 	require.NoError(t, chromedp.Do(browsertest.Timeout(t, tab, d), actions...))
 }
 
-// eval evaluates a JavaScript expression on the tab.
-func eval[T any](t *testing.T, tab context.Context, expr string) T {
-	t.Helper()
-	v, err := chromedp.Run(browsertest.Timeout(t, tab, 10*time.Second), chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
-	require.NoError(t, err, expr)
-	return v
-}
-
-// waitFor polls a JavaScript expression until it is truthy.
-func waitFor(t *testing.T, tab context.Context, d time.Duration, expr string) {
-	t.Helper()
-	_, err := chromedp.Run(browsertest.Timeout(t, tab, d+5*time.Second),
-		chromedp.Poll[bool]("!!("+expr+")", chromedp.WithPollingTimeout(d), chromedp.WithPollingInterval(50*time.Millisecond)))
-	require.NoErrorf(t, err, "waiting for %s", expr)
-}
-
 func shoot(t *testing.T, tab context.Context, name string) {
 	t.Helper()
 	if *screenshots == "" {
@@ -174,19 +160,19 @@ func shortAnswer(t *testing.T) string {
 
 func metric(t *testing.T, tab context.Context, scope, key string) string {
 	t.Helper()
-	return eval[string](t, tab, `document.querySelector(`+strconv.Quote(scope+` dd[data-key="`+key+`"]`)+`).textContent`)
+	return browsertest.Eval[string](t, tab, `document.querySelector(`+strconv.Quote(scope+` dd[data-key="`+key+`"]`)+`).textContent`)
 }
 
 func TestIndexPageLinksToEveryExample(t *testing.T) {
 	tab, base := startExamples(t)
 	run(t, tab, 20*time.Second, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(".cards")))
-	links := eval[[]string](t, tab, `[...document.querySelectorAll(".cards a")].map(a => a.href)`)
+	links := browsertest.Eval[[]string](t, tab, `[...document.querySelectorAll(".cards a")].map(a => a.href)`)
 	require.Len(t, links, 3)
 	for _, l := range links {
 		run(t, tab, 20*time.Second, chromedp.Navigate(l), chromedp.WaitReady(chromedp.CSS("trickle-answer [data-trickle=content]")))
 	}
 	run(t, tab, 20*time.Second, chromedp.Navigate(base+"/examples/compare/"), chromedp.WaitVisible(chromedp.CSS("#chart")))
-	require.Equal(t, "/examples/transports/", eval[string](t, tab, `location.pathname`), "the comparison page's first address leads to it")
+	require.Equal(t, "/examples/transports/", browsertest.Eval[string](t, tab, `location.pathname`), "the comparison page's first address leads to it")
 	run(t, tab, 20*time.Second, chromedp.Navigate(base+"/examples/"), chromedp.WaitVisible(chromedp.CSS(".cards")))
 	shoot(t, tab, "index")
 }
@@ -205,23 +191,23 @@ func TestAnswerPageStreamsAnAnswerToCompletionAndShowsItsMetrics(t *testing.T) {
 		}, { once: true }); void 0`),
 		chromedp.Click(chromedp.CSS("#go")),
 	)
-	waitFor(t, tab, 30*time.Second, `document.body.dataset.lastStatus`)
+	browsertest.WaitFor(t, tab, 30*time.Second, `document.body.dataset.lastStatus`)
 
 	// The visible status is never behind: it says how the answer ended in
 	// the frame that ends it. The spoken one keeps its order (the last
 	// sentences, then "Answer complete."), so it may still be on the
 	// start status then, and catches up.
-	require.Equal(t, "Answer complete.", eval[string](t, tab, `document.body.dataset.shownAtEnd`))
-	t.Logf("at trickle-end the screen reader's status said %q", eval[string](t, tab, `document.body.dataset.spokenAtEnd`))
-	waitFor(t, tab, 5*time.Second, `document.querySelector('#answer [data-trickle="sr-status"]').textContent === "Answer complete."`)
-	require.Equal(t, "true", eval[string](t, tab, `document.querySelector('#answer [data-trickle="status"]').getAttribute("aria-hidden")`),
+	require.Equal(t, "Answer complete.", browsertest.Eval[string](t, tab, `document.body.dataset.shownAtEnd`))
+	t.Logf("at trickle-end the screen reader's status said %q", browsertest.Eval[string](t, tab, `document.body.dataset.spokenAtEnd`))
+	browsertest.WaitFor(t, tab, 5*time.Second, `document.querySelector('#answer [data-trickle="sr-status"]').textContent === "Answer complete."`)
+	require.Equal(t, "true", browsertest.Eval[string](t, tab, `document.querySelector('#answer [data-trickle="status"]').getAttribute("aria-hidden")`),
 		"the visible line is not a second live region")
-	require.Equal(t, "status", eval[string](t, tab, `document.querySelector('#answer [data-trickle="sr-status"]').getAttribute("role")`))
+	require.Equal(t, "status", browsertest.Eval[string](t, tab, `document.querySelector('#answer [data-trickle="sr-status"]').getAttribute("role")`))
 
-	require.Equal(t, "complete", eval[string](t, tab, `document.body.dataset.lastStatus`))
-	require.Equal(t, "complete", eval[string](t, tab, `document.getElementById("status").textContent`))
-	require.Equal(t, strings.TrimSpace(shortAnswer(t)), strings.TrimSpace(eval[string](t, tab, `document.getElementById("answer").text`)))
-	require.Contains(t, eval[string](t, tab, `document.querySelector('#answer [data-trickle="content"]').innerHTML`), "<pre>",
+	require.Equal(t, "complete", browsertest.Eval[string](t, tab, `document.body.dataset.lastStatus`))
+	require.Equal(t, "complete", browsertest.Eval[string](t, tab, `document.getElementById("status").textContent`))
+	require.Equal(t, strings.TrimSpace(shortAnswer(t)), strings.TrimSpace(browsertest.Eval[string](t, tab, `document.getElementById("answer").text`)))
+	require.Contains(t, browsertest.Eval[string](t, tab, `document.querySelector('#answer [data-trickle="content"]').innerHTML`), "<pre>",
 		"the answer's code block should be rendered as HTML")
 	require.NotEqual(t, "–", metric(t, tab, "#metrics", "ttft_ms"), "time to first token should be shown")
 	require.Equal(t, metric(t, tab, "#metrics", "ttft_ms"), metric(t, tab, "#metrics", "ttfat_ms"),
@@ -229,18 +215,18 @@ func TestAnswerPageStreamsAnAnswerToCompletionAndShowsItsMetrics(t *testing.T) {
 	tokens, err := strconv.Atoi(metric(t, tab, "#metrics", "tokens"))
 	require.NoError(t, err)
 	require.Greater(t, tokens, 10)
-	require.Equal(t, thread, eval[string](t, tab, `document.getElementById("answer").metrics.thread`))
-	require.True(t, eval[bool](t, tab, `document.getElementById("stop").disabled && !document.getElementById("go").disabled && !document.getElementById("retry").disabled`),
+	require.Equal(t, thread, browsertest.Eval[string](t, tab, `document.getElementById("answer").metrics.thread`))
+	require.True(t, browsertest.Eval[bool](t, tab, `document.getElementById("stop").disabled && !document.getElementById("go").disabled && !document.getElementById("retry").disabled`),
 		"after the end Stop is disabled, Ask and Retry enabled")
 	shoot(t, tab, "answer")
 
 	// Retry asks again: a new stream on the relay, the same answer.
-	first := eval[string](t, tab, `document.getElementById("answer").streamId`)
+	first := browsertest.Eval[string](t, tab, `document.getElementById("answer").streamId`)
 	run(t, tab, 10*time.Second, chromedp.Click(chromedp.CSS("#retry")))
-	waitFor(t, tab, 30*time.Second, `document.body.dataset.lastStatus`)
-	require.Equal(t, "complete", eval[string](t, tab, `document.body.dataset.lastStatus`))
-	require.NotEqual(t, first, eval[string](t, tab, `document.getElementById("answer").streamId`), "Retry should start a new stream")
-	require.Equal(t, strings.TrimSpace(shortAnswer(t)), strings.TrimSpace(eval[string](t, tab, `document.getElementById("answer").text`)))
+	browsertest.WaitFor(t, tab, 30*time.Second, `document.body.dataset.lastStatus`)
+	require.Equal(t, "complete", browsertest.Eval[string](t, tab, `document.body.dataset.lastStatus`))
+	require.NotEqual(t, first, browsertest.Eval[string](t, tab, `document.getElementById("answer").streamId`), "Retry should start a new stream")
+	require.Equal(t, strings.TrimSpace(shortAnswer(t)), strings.TrimSpace(browsertest.Eval[string](t, tab, `document.getElementById("answer").text`)))
 }
 
 // msShown reads a time the answer page shows ("123 ms") as a number.
@@ -264,18 +250,18 @@ func TestAnswerPageShowsTheFirstAnswerTokenBesideTheFirstTokenForAThinkingAnswer
 		chromedp.SetValue(chromedp.CSS(`select[name="answer"]`), "thinking"),
 		chromedp.Click(chromedp.CSS("#go")),
 	)
-	waitFor(t, tab, 30*time.Second, `document.body.dataset.lastStatus`)
-	require.Equal(t, "complete", eval[string](t, tab, `document.body.dataset.lastStatus`))
-	require.NotEmpty(t, eval[string](t, tab, `document.querySelector('#answer [data-trickle="thinking-text"]').textContent`), "the answer thought first")
+	browsertest.WaitFor(t, tab, 30*time.Second, `document.body.dataset.lastStatus`)
+	require.Equal(t, "complete", browsertest.Eval[string](t, tab, `document.body.dataset.lastStatus`))
+	require.NotEmpty(t, browsertest.Eval[string](t, tab, `document.querySelector('#answer [data-trickle="thinking-text"]').textContent`), "the answer thought first")
 
-	labels := eval[[]string](t, tab, `[...document.querySelectorAll("#metrics dt")].map((dt) => dt.textContent)`)
+	labels := browsertest.Eval[[]string](t, tab, `[...document.querySelectorAll("#metrics dt")].map((dt) => dt.textContent)`)
 	i := slices.Index(labels, "TTFT")
 	require.GreaterOrEqual(t, i, 0, "the page shows TTFT: %v", labels)
 	require.Equal(t, "TTFAT", labels[i+1], "and TTFAT right beside it: %v", labels)
-	require.Equal(t, "time to first answer token, after any thinking", eval[string](t, tab, `document.querySelectorAll("#metrics dt")[`+strconv.Itoa(i+1)+`].title`))
+	require.Equal(t, "time to first answer token, after any thinking", browsertest.Eval[string](t, tab, `document.querySelectorAll("#metrics dt")[`+strconv.Itoa(i+1)+`].title`))
 
 	ttft, ttfat := msShown(t, tab, "ttft_ms"), msShown(t, tab, "ttfat_ms")
-	m := eval[map[string]float64](t, tab, `(() => { const m = document.getElementById("answer").metrics; return { ttft: m.ttft_ms, ttfat: m.ttfat_ms }; })()`)
+	m := browsertest.Eval[map[string]float64](t, tab, `(() => { const m = document.getElementById("answer").metrics; return { ttft: m.ttft_ms, ttfat: m.ttfat_ms }; })()`)
 	require.InDelta(t, m["ttft"], ttft, 1, "the page shows the element's metrics")
 	require.InDelta(t, m["ttfat"], ttfat, 1)
 	// The simulated model streams the reasoning (dozens of tokens) at its
@@ -287,7 +273,7 @@ func TestAnswerPageShowsTheFirstAnswerTokenBesideTheFirstTokenForAThinkingAnswer
 // (data-value) for one side and one row.
 func cell(t *testing.T, tab context.Context, side, key string) float64 {
 	t.Helper()
-	v := eval[string](t, tab, `document.querySelector('#table tr[data-key="`+key+`"] td[data-side="`+side+`"]').dataset.value`)
+	v := browsertest.Eval[string](t, tab, `document.querySelector('#table tr[data-key="`+key+`"] td[data-side="`+side+`"]').dataset.value`)
 	f, err := strconv.ParseFloat(v, 64)
 	require.NoErrorf(t, err, "%s's %s should be a number", side, key)
 	return f
@@ -298,7 +284,7 @@ func cell(t *testing.T, tab context.Context, side, key string) float64 {
 func runTransports(t *testing.T, tab context.Context, base string, fields map[string]string) {
 	t.Helper()
 	startTransports(t, tab, base, fields)
-	waitFor(t, tab, 45*time.Second, `document.body.dataset.done === "1"`)
+	browsertest.WaitFor(t, tab, 45*time.Second, `document.body.dataset.done === "1"`)
 }
 
 // startTransports fills the transports page's form and presses Run.
@@ -326,24 +312,24 @@ func TestTransportsPageResumesBothTransportsAfterADropWithNothingLostAndChartsIt
 		"_fault": "drop_after", "_n": "40",
 	})
 
-	verdict := eval[string](t, tab, `document.getElementById("verdict").textContent + " | notices: " +
+	verdict := browsertest.Eval[string](t, tab, `document.getElementById("verdict").textContent + " | notices: " +
 		[...document.querySelectorAll('[data-trickle="notice-text"]')].map(n => n.textContent).join(" / ")`)
-	require.Equal(t, "true", eval[string](t, tab, `document.getElementById("verdict").dataset.ok`), verdict)
-	sse := eval[string](t, tab, `document.getElementById("sse").text`)
-	ws := eval[string](t, tab, `document.getElementById("websocket").text`)
+	require.Equal(t, "true", browsertest.Eval[string](t, tab, `document.getElementById("verdict").dataset.ok`), verdict)
+	sse := browsertest.Eval[string](t, tab, `document.getElementById("sse").text`)
+	ws := browsertest.Eval[string](t, tab, `document.getElementById("websocket").text`)
 	require.Equal(t, strings.TrimSpace(shortAnswer(t)), strings.TrimSpace(sse))
 	require.Equal(t, sse, ws, "both transports should end with the same text")
 	for _, side := range []string{"sse", "websocket"} {
-		require.Equal(t, "complete", eval[string](t, tab, `document.querySelector('[data-side="`+side+`"] .pill').textContent`), side)
-		require.Equal(t, eval[string](t, tab, `document.querySelector("#sse [data-trickle=content]").innerHTML`),
-			eval[string](t, tab, `document.querySelector("#`+side+` [data-trickle=content]").innerHTML`), "same DOM on %s", side)
+		require.Equal(t, "complete", browsertest.Eval[string](t, tab, `document.querySelector('[data-side="`+side+`"] .pill').textContent`), side)
+		require.Equal(t, browsertest.Eval[string](t, tab, `document.querySelector("#sse [data-trickle=content]").innerHTML`),
+			browsertest.Eval[string](t, tab, `document.querySelector("#`+side+` [data-trickle=content]").innerHTML`), "same DOM on %s", side)
 
 		// The table: the drop is counted, every reconnect went on, and
 		// the text equals the reference.
 		reconnects := cell(t, tab, side, "reconnects")
 		require.GreaterOrEqual(t, reconnects, 1.0, "%s should have reconnected after the drop", side)
 		require.Equal(t, reconnects, cell(t, tab, side, "resumes"), "every reconnect of %s should have resumed", side)
-		require.Equal(t, "true", eval[string](t, tab, `document.querySelector('#table tr[data-key="vs_reference"] td[data-side="`+side+`"]').dataset.value`))
+		require.Equal(t, "true", browsertest.Eval[string](t, tab, `document.querySelector('#table tr[data-key="vs_reference"] td[data-side="`+side+`"]').dataset.value`))
 		// Times are plausible for a 50 ms first token, 5 ms gaps and a
 		// resume that waits for the relay's 2 s retry: hint.
 		ttft := cell(t, tab, side, "ttft")
@@ -351,7 +337,7 @@ func TestTransportsPageResumesBothTransportsAfterADropWithNothingLostAndChartsIt
 		p50, p95, longest := cell(t, tab, side, "gap_p50"), cell(t, tab, side, "gap_p95"), cell(t, tab, side, "gap_max")
 		require.True(t, 0 <= p50 && p50 <= p95 && p95 <= longest, "%s gaps p50 %v ≤ p95 %v ≤ max %v", side, p50, p95, longest)
 		require.GreaterOrEqual(t, longest, 1500.0, "%s: the longest gap is the wait before the resume; metrics %s", side,
-			eval[string](t, tab, `JSON.stringify(document.getElementById("`+side+`").metrics)`))
+			browsertest.Eval[string](t, tab, `JSON.stringify(document.getElementById("`+side+`").metrics)`))
 		require.Less(t, longest, 15000.0, side)
 		require.Equal(t, cell(t, tab, "sse", "tokens"), cell(t, tab, side, "tokens"), "same tokens on %s", side)
 		// Bytes: one OpenAI chunk of a 4-character token is a few hundred
@@ -362,14 +348,14 @@ func TestTransportsPageResumesBothTransportsAfterADropWithNothingLostAndChartsIt
 
 		// The chart: a stepped line with points for this side, and a mark
 		// per reconnect.
-		points := eval[string](t, tab, `document.querySelector('#chart .series[data-side="`+side+`"]').dataset.points`)
+		points := browsertest.Eval[string](t, tab, `document.querySelector('#chart .series[data-side="`+side+`"]').dataset.points`)
 		n, err := strconv.Atoi(points)
 		require.NoError(t, err)
 		// At least one frame saw tokens before the cut and one after the
 		// resume, 2 s later (a busy machine may give no more frames).
 		require.GreaterOrEqual(t, n, 2, "%s's line should have arrivals before the cut and after the resume", side)
-		require.Equal(t, int(reconnects), eval[int](t, tab, `document.querySelectorAll('#chart .series[data-side="`+side+`"] .marks circle').length`))
-		poly := eval[string](t, tab, `document.querySelector('#chart .series[data-side="`+side+`"] polyline').getAttribute("points")`)
+		require.Equal(t, int(reconnects), browsertest.Eval[int](t, tab, `document.querySelectorAll('#chart .series[data-side="`+side+`"] .marks circle').length`))
+		poly := browsertest.Eval[string](t, tab, `document.querySelector('#chart .series[data-side="`+side+`"] polyline').getAttribute("points")`)
 		require.Len(t, strings.Fields(poly), 2*n+2, "%s: origin, two corners per arrival, and the end", side)
 	}
 	require.Less(t, cell(t, tab, "websocket", "wire_per_token")-cell(t, tab, "websocket", "bytes_per_token"),
@@ -394,11 +380,11 @@ func TestTransportsPageShapesBothTransportsAlikeWithTheModelControls(t *testing.
 		document.querySelector('#chart .series[data-side="' + s + '"]').dataset.points > 1 &&
 		document.querySelector('#table tr[data-key="status"] td[data-side="' + s + '"]').dataset.value === "streaming" &&
 		document.querySelector('#table tr[data-key="tokens"] td[data-side="' + s + '"]').dataset.value > 1)`
-	waitFor(t, tab, 10*time.Second, live)
-	require.NotEqual(t, "1", eval[string](t, tab, `document.body.dataset.done`), "the run is still going")
-	waitFor(t, tab, 45*time.Second, `document.body.dataset.done === "1"`)
-	require.Equal(t, "true", eval[string](t, tab, `document.getElementById("verdict").dataset.ok`),
-		eval[string](t, tab, `document.getElementById("verdict").textContent`))
+	browsertest.WaitFor(t, tab, 10*time.Second, live)
+	require.NotEqual(t, "1", browsertest.Eval[string](t, tab, `document.body.dataset.done`), "the run is still going")
+	browsertest.WaitFor(t, tab, 45*time.Second, `document.body.dataset.done === "1"`)
+	require.Equal(t, "true", browsertest.Eval[string](t, tab, `document.getElementById("verdict").dataset.ok`),
+		browsertest.Eval[string](t, tab, `document.getElementById("verdict").textContent`))
 	// The simulated model cuts the answer into tokens of 9 characters.
 	want := math.Ceil(float64(utf8.RuneCountInString(strings.TrimSpace(shortAnswer(t)))) / 9)
 	for _, side := range []string{"sse", "websocket"} {
@@ -429,14 +415,14 @@ func TestTransportsPageEndsBothTransportsAlikeOnAnErrorOrAMissingEndMarker(t *te
 				"answer": "short", "ttft_ms": "20", "gap_ms": "2", "_fault": tc.fault, "_n": "30",
 			})
 			for _, side := range []string{"sse", "websocket"} {
-				require.Equal(t, tc.status, eval[string](t, tab, `document.querySelector('[data-side="`+side+`"] .pill').textContent`), side)
-				require.Equal(t, tc.whole, eval[string](t, tab, `document.querySelector('#table tr[data-key="vs_reference"] td[data-side="`+side+`"]').dataset.value`),
+				require.Equal(t, tc.status, browsertest.Eval[string](t, tab, `document.querySelector('[data-side="`+side+`"] .pill').textContent`), side)
+				require.Equal(t, tc.whole, browsertest.Eval[string](t, tab, `document.querySelector('#table tr[data-key="vs_reference"] td[data-side="`+side+`"]').dataset.value`),
 					"%s's text against the reference", side)
 			}
-			sse := eval[string](t, tab, `document.getElementById("sse").text`)
+			sse := browsertest.Eval[string](t, tab, `document.getElementById("sse").text`)
 			require.NotEmpty(t, sse)
-			require.Equal(t, sse, eval[string](t, tab, `document.getElementById("websocket").text`))
-			require.Equal(t, "false", eval[string](t, tab, `document.getElementById("verdict").dataset.ok`),
+			require.Equal(t, sse, browsertest.Eval[string](t, tab, `document.getElementById("websocket").text`))
+			require.Equal(t, "false", browsertest.Eval[string](t, tab, `document.getElementById("verdict").dataset.ok`),
 				"the verdict must not claim the cut answer equals the reference")
 		})
 	}
@@ -449,14 +435,14 @@ func TestTransportsPageStopBothStopsBothTransports(t *testing.T) {
 	startTransports(t, tab, base, map[string]string{
 		"answer": "sample-100k", "ttft_ms": "20", "gap_ms": "5", "_fault": "",
 	})
-	waitFor(t, tab, 20*time.Second, `["sse", "websocket"].every(s => document.getElementById(s).text.length > 200)`)
+	browsertest.WaitFor(t, tab, 20*time.Second, `["sse", "websocket"].every(s => document.getElementById(s).text.length > 200)`)
 	run(t, tab, 10*time.Second, chromedp.Click(chromedp.CSS("#stop")))
-	waitFor(t, tab, 30*time.Second, `document.body.dataset.done === "1"`)
+	browsertest.WaitFor(t, tab, 30*time.Second, `document.body.dataset.done === "1"`)
 	for _, side := range []string{"sse", "websocket"} {
-		require.Equal(t, "stopped", eval[string](t, tab, `document.querySelector('#table tr[data-key="status"] td[data-side="`+side+`"]').dataset.value`), side)
-		require.Equal(t, "false", eval[string](t, tab, `document.querySelector('#table tr[data-key="vs_reference"] td[data-side="`+side+`"]').dataset.value`), side)
+		require.Equal(t, "stopped", browsertest.Eval[string](t, tab, `document.querySelector('#table tr[data-key="status"] td[data-side="`+side+`"]').dataset.value`), side)
+		require.Equal(t, "false", browsertest.Eval[string](t, tab, `document.querySelector('#table tr[data-key="vs_reference"] td[data-side="`+side+`"]').dataset.value`), side)
 	}
-	require.Equal(t, "false", eval[string](t, tab, `document.getElementById("verdict").dataset.ok`))
+	require.Equal(t, "false", browsertest.Eval[string](t, tab, `document.getElementById("verdict").dataset.ok`))
 }
 
 func TestScreenReaderLabHearsTrickleWithoutRepeatsAndTheNaiveRegionWithThem(t *testing.T) {
@@ -472,7 +458,7 @@ func TestScreenReaderLabHearsTrickleWithoutRepeatsAndTheNaiveRegionWithThem(t *t
 		chromedp.SetValue(chromedp.CSS(`input[name="token_chars"]`), "3"),
 		chromedp.Click(chromedp.CSS("#go")),
 	)
-	waitFor(t, tab, 45*time.Second, `document.body.dataset.done === "1"`)
+	browsertest.WaitFor(t, tab, 45*time.Second, `document.body.dataset.done === "1"`)
 
 	count := func(side, key string) int {
 		t.Helper()
@@ -480,14 +466,14 @@ func TestScreenReaderLabHearsTrickleWithoutRepeatsAndTheNaiveRegionWithThem(t *t
 		require.NoError(t, err)
 		return n
 	}
-	heard := eval[[]string](t, tab, `[...document.querySelectorAll("#t-log li > span")].map(s => s.textContent)`)
+	heard := browsertest.Eval[[]string](t, tab, `[...document.querySelectorAll("#t-log li > span")].map(s => s.textContent)`)
 	t.Logf("Trickle said: %q", heard)
-	t.Logf("the naive region was heard as: %q", eval[[]string](t, tab, `[...document.querySelectorAll("#n-log li")].map(s => s.textContent)`))
+	t.Logf("the naive region was heard as: %q", browsertest.Eval[[]string](t, tab, `[...document.querySelectorAll("#n-log li")].map(s => s.textContent)`))
 	// Every line of both transcripts carries its time since the request, in
 	// the order it was heard.
 	for _, log := range []string{"#t-log", "#n-log"} {
-		times := eval[[]string](t, tab, `[...document.querySelectorAll("`+log+` li > time")].map(s => s.textContent)`)
-		require.Equal(t, eval[int](t, tab, `document.querySelectorAll("`+log+` li").length`), len(times), log)
+		times := browsertest.Eval[[]string](t, tab, `[...document.querySelectorAll("`+log+` li > time")].map(s => s.textContent)`)
+		require.Equal(t, browsertest.Eval[int](t, tab, `document.querySelectorAll("`+log+` li").length`), len(times), log)
 		last := -1.0
 		for _, tm := range times {
 			sec, err := strconv.ParseFloat(strings.TrimSuffix(tm, " s"), 64)
@@ -521,12 +507,12 @@ func TestScreenReaderLabHearsTrickleWithoutRepeatsAndTheNaiveRegionWithThem(t *t
 	// last, at least the announcer's spacing (300 ms) after the answer's
 	// last words, never in the same instant (a screen reader could speak
 	// it first). The log shows times to 10 ms.
-	waitFor(t, tab, 10*time.Second, `(document.querySelector("#t-log li:last-child span")?.textContent ?? "").startsWith("Answer complete.")`)
+	browsertest.WaitFor(t, tab, 10*time.Second, `(document.querySelector("#t-log li:last-child span")?.textContent ?? "").startsWith("Answer complete.")`)
 	type entry struct {
 		At     string `json:"at"`
 		Status bool   `json:"status"`
 	}
-	log := eval[[]entry](t, tab, `[...document.querySelectorAll("#t-log li")].map(li => ({at: li.querySelector("time").textContent, status: !!li.querySelector(".tag")}))`)
+	log := browsertest.Eval[[]entry](t, tab, `[...document.querySelectorAll("#t-log li")].map(li => ({at: li.querySelector("time").textContent, status: !!li.querySelector(".tag")}))`)
 	require.GreaterOrEqual(t, len(log), 3)
 	end := log[len(log)-1]
 	require.True(t, end.Status)
@@ -556,24 +542,24 @@ func TestAnswerPageStopButtonStopsTheAnswerAndTheModel(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`select[name="answer"]`), "sample-100k"),
 		chromedp.Click(chromedp.CSS("#go")),
 	)
-	waitFor(t, tab, 20*time.Second, `document.getElementById("answer").text.length > 200`)
+	browsertest.WaitFor(t, tab, 20*time.Second, `document.getElementById("answer").text.length > 200`)
 	run(t, tab, 10*time.Second, chromedp.Click(chromedp.CSS("#stop")))
-	waitFor(t, tab, 20*time.Second, `document.body.dataset.lastStatus`)
-	require.Equal(t, "stopped", eval[string](t, tab, `document.body.dataset.lastStatus`))
-	id := eval[string](t, tab, `document.getElementById("answer").streamId`)
+	browsertest.WaitFor(t, tab, 20*time.Second, `document.body.dataset.lastStatus`)
+	require.Equal(t, "stopped", browsertest.Eval[string](t, tab, `document.body.dataset.lastStatus`))
+	id := browsertest.Eval[string](t, tab, `document.getElementById("answer").streamId`)
 	require.NotEmpty(t, id)
 
 	// The relay learns of the stop asynchronously (DELETE or the closed
 	// connection): poll its view of the stream.
 	info := func() string {
-		return eval[string](t, tab, `fetch("/v1/streams/`+id+`/info").then(r => r.text())`)
+		return browsertest.Eval[string](t, tab, `fetch("/v1/streams/`+id+`/info").then(r => r.text())`)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(info(), `"upstream_cancelled":true`) {
 		require.True(t, time.Now().Before(deadline), "the relay should cancel the generation: %s", info())
 		time.Sleep(100 * time.Millisecond)
 	}
-	require.Less(t, len(eval[string](t, tab, `document.getElementById("answer").text`)), 100000, "the answer stopped early")
+	require.Less(t, len(browsertest.Eval[string](t, tab, `document.getElementById("answer").text`)), 100000, "the answer stopped early")
 }
 
 // The lab's switch reaches the widget: "complete" says the answer once, at
@@ -596,14 +582,14 @@ func TestScreenReaderLabSwitchChangesWhatTrickleSays(t *testing.T) {
 				chromedp.Click(chromedp.CSS(`input[name="_mode"][value="`+tc.mode+`"]`)),
 				chromedp.Click(chromedp.CSS("#go")),
 			)
-			waitFor(t, tab, 45*time.Second, `document.body.dataset.done === "1"`)
+			browsertest.WaitFor(t, tab, 45*time.Second, `document.body.dataset.done === "1"`)
 			n, err := strconv.Atoi(metric(t, tab, "#t-counts", "announcements"))
 			require.NoError(t, err)
 			require.LessOrEqual(t, n, tc.max)
 			if tc.mode == "complete" {
 				require.Equal(t, 1, n, "the whole answer, once")
 			}
-			require.Positive(t, eval[int](t, tab, `document.querySelectorAll('#t-log .tag[data-kind="status"]').length`),
+			require.Positive(t, browsertest.Eval[int](t, tab, `document.querySelectorAll('#t-log .tag[data-kind="status"]').length`),
 				"statuses are still said")
 		})
 	}
@@ -643,13 +629,13 @@ func TestTheReadmeSnippetAnswersOnAPageOfAnotherOrigin(t *testing.T) {
 			a.addEventListener("trickle-error", (e) => { document.body.dataset.error = e.detail.message }); void 0`),
 		chromedp.Click(chromedp.CSS(`#ask button`)),
 	)
-	waitFor(t, tab, 30*time.Second, `document.body.dataset.end || document.body.dataset.error`)
-	require.Empty(t, eval[string](t, tab, `document.body.dataset.error || ""`))
-	require.Equal(t, "complete", eval[string](t, tab, `document.body.dataset.end`),
-		eval[string](t, tab, `document.querySelector('[data-trickle="notice-text"]').textContent`))
-	require.NotEmpty(t, eval[string](t, tab, `document.querySelector("trickle-answer").text`))
-	require.NotEmpty(t, eval[string](t, tab, `document.querySelector('trickle-answer [data-trickle="content"]').innerHTML`))
-	require.Equal(t, thread, eval[string](t, tab, `document.querySelector("trickle-answer").metrics.thread`),
+	browsertest.WaitFor(t, tab, 30*time.Second, `document.body.dataset.end || document.body.dataset.error`)
+	require.Empty(t, browsertest.Eval[string](t, tab, `document.body.dataset.error || ""`))
+	require.Equal(t, "complete", browsertest.Eval[string](t, tab, `document.body.dataset.end`),
+		browsertest.Eval[string](t, tab, `document.querySelector('[data-trickle="notice-text"]').textContent`))
+	require.NotEmpty(t, browsertest.Eval[string](t, tab, `document.querySelector("trickle-answer").text`))
+	require.NotEmpty(t, browsertest.Eval[string](t, tab, `document.querySelector('trickle-answer [data-trickle="content"]').innerHTML`))
+	require.Equal(t, thread, browsertest.Eval[string](t, tab, `document.querySelector("trickle-answer").metrics.thread`),
 		"from another origin too, the widget's Go side runs in a worker (a blob: bootstrap)")
 
 	// With transport="websocket", as the README says, from the same page.
@@ -658,9 +644,9 @@ func TestTheReadmeSnippetAnswersOnAPageOfAnotherOrigin(t *testing.T) {
 			document.querySelector("trickle-answer").setAttribute("transport", "websocket"); void 0`),
 		chromedp.Click(chromedp.CSS(`#ask button`)),
 	)
-	waitFor(t, tab, 30*time.Second, `document.body.dataset.end || document.body.dataset.error`)
-	require.Empty(t, eval[string](t, tab, `document.body.dataset.error || ""`))
-	require.Equal(t, "complete", eval[string](t, tab, `document.body.dataset.end`))
+	browsertest.WaitFor(t, tab, 30*time.Second, `document.body.dataset.end || document.body.dataset.error`)
+	require.Empty(t, browsertest.Eval[string](t, tab, `document.body.dataset.error || ""`))
+	require.Equal(t, "complete", browsertest.Eval[string](t, tab, `document.body.dataset.end`))
 }
 
 // The README's snippet on a page whose origin the relay was not started
@@ -673,20 +659,12 @@ func TestTheReadmeSnippetOnARefusedOriginSaysWhichOriginToAllow(t *testing.T) {
 	page := httptest.NewServer(nil)
 	t.Cleanup(page.Close)
 	var logs testlog.Buffer
-	srv, err := relay.New(relay.WithWidget(assets.Widget()),
+	_, rl := relaytest.Start(t, relay.WithWidget(assets.Widget()),
 		relay.WithSimDefaults(relay.SimDefaults{TokenChars: 16}), relay.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
 		// As trickle serve phrases it.
 		relay.WithOriginRefusal(func(e *relay.OriginError) string {
 			return e.Error() + ": start the relay with --allow-origin " + e.Origin
 		}))
-	require.NoError(t, err)
-	rl := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		rl.Close()
-	})
 	html := "<!doctype html><meta charset=utf-8><title>my page</title>\n" + strings.ReplaceAll(readmeSnippet(t), "http://127.0.0.1:8080", rl.URL)
 	page.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -699,8 +677,8 @@ func TestTheReadmeSnippetOnARefusedOriginSaysWhichOriginToAllow(t *testing.T) {
 		chromedp.Navigate(page.URL+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`#ask button`)),
 	)
-	waitFor(t, tab, 20*time.Second, `customElements.get("trickle-answer") !== undefined`)
-	require.Equal(t, "function", eval[string](t, tab, `typeof document.querySelector("trickle-answer").ask`),
+	browsertest.WaitFor(t, tab, 20*time.Second, `customElements.get("trickle-answer") !== undefined`)
+	require.Equal(t, "function", browsertest.Eval[string](t, tab, `typeof document.querySelector("trickle-answer").ask`),
 		"the element is defined: its script loaded from the relay")
 
 	for _, transport := range []string{"sse", "websocket"} {
@@ -714,13 +692,13 @@ func TestTheReadmeSnippetOnARefusedOriginSaysWhichOriginToAllow(t *testing.T) {
 					a.ask(document.querySelector("#ask input").value).then((s) => { document.body.dataset.asked = s });
 				} void 0`),
 			)
-			waitFor(t, tab, 20*time.Second, `document.body.dataset.asked !== undefined`)
-			require.Equal(t, "failed", eval[string](t, tab, `document.body.dataset.asked`))
-			msg := eval[string](t, tab, `document.body.dataset.error || ""`)
+			browsertest.WaitFor(t, tab, 20*time.Second, `document.body.dataset.asked !== undefined`)
+			require.Equal(t, "failed", browsertest.Eval[string](t, tab, `document.body.dataset.asked`))
+			msg := browsertest.Eval[string](t, tab, `document.body.dataset.error || ""`)
 			require.Contains(t, msg, origin, "the message names the page's origin")
 			require.Contains(t, msg, "--allow-origin "+origin, "and the flag to add")
 			require.NotContains(t, msg, `{"error"`, "the relay's sentence, not its JSON body")
-			notice := eval[string](t, tab, `document.querySelector('trickle-answer [data-trickle="notice-text"]').textContent`)
+			notice := browsertest.Eval[string](t, tab, `document.querySelector('trickle-answer [data-trickle="notice-text"]').textContent`)
 			require.Contains(t, notice, "--allow-origin "+origin, "the page shows it too")
 		})
 	}
@@ -743,16 +721,8 @@ func otherOrigin(t *testing.T, html string, headers map[string]string) (pageURL,
 	t.Helper()
 	pg := httptest.NewServer(nil)
 	t.Cleanup(pg.Close)
-	srv, err := relay.New(relay.WithWidget(assets.Widget()), relay.WithAllowedOrigins(pg.URL),
-		relay.WithSimDefaults(relay.SimDefaults{TokenChars: 16}), relay.WithLogger(slog.New(slog.DiscardHandler)))
-	require.NoError(t, err)
-	rl := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		rl.Close()
-	})
+	_, rl := relaytest.Start(t, relay.WithWidget(assets.Widget()), relay.WithAllowedOrigins(pg.URL),
+		relay.WithSimDefaults(relay.SimDefaults{TokenChars: 16}))
 	body := strings.ReplaceAll(html, "__RELAY__", rl.URL)
 	pg.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for k, v := range headers {
@@ -791,7 +761,7 @@ func TestAPageThatForbidsWorkersFallsBackToTheMainThreadAndAnswers(t *testing.T)
 		}
 	}()
 	run(t, tab, 30*time.Second, chromedp.Navigate(pageURL+"/"))
-	got := eval[[]string](t, tab, `(async () => {
+	got := browsertest.Eval[[]string](t, tab, `(async () => {
 		await customElements.whenDefined("trickle-answer");
 		const a = document.querySelector("trickle-answer");
 		const status = await a.ask("hi");
@@ -837,7 +807,7 @@ func TestTheStylesheetComesInsideTheScriptOrFromItsFileUnderAStrictPolicy(t *tes
 <script type="module" src="__RELAY__/trickle/trickle.js"></script>
 <trickle-answer endpoint="__RELAY__/v1/chat/completions?answer=short"></trickle-answer>`, headers)
 			run(t, tab, 30*time.Second, chromedp.Navigate(pageURL+"/"))
-			got := eval[[]string](t, tab, `(async () => {
+			got := browsertest.Eval[[]string](t, tab, `(async () => {
 				await customElements.whenDefined("trickle-answer");
 				const a = document.querySelector("trickle-answer");
 				const sheet = document.querySelector("[data-trickle-css]");
@@ -858,7 +828,7 @@ func TestTheStylesheetComesInsideTheScriptOrFromItsFileUnderAStrictPolicy(t *tes
 				require.NoError(t, json.Unmarshal(raw, &m))
 				file, err := fs.ReadFile(assets.Widget(), m.CSS)
 				require.NoError(t, err)
-				require.Equal(t, string(file), eval[string](t, tab, `document.querySelector("style[data-trickle-css]").textContent`),
+				require.Equal(t, string(file), browsertest.Eval[string](t, tab, `document.querySelector("style[data-trickle-css]").textContent`),
 					"the loader's copy is the stylesheet's file")
 			}
 		})

@@ -89,11 +89,11 @@ func TestReadingAidsInTheLightAndTheDarkTheme(t *testing.T) {
 			})
 			require.NoError(t, err)
 			run(t, tab, 20*time.Second, chromedp.Navigate(base+"/screens/reading"), chromedp.WaitReady(chromedp.CSS(`#a [data-trickle="content"]`)))
-			eval[bool](t, tab, `(async () => { await customElements.whenDefined("trickle-answer");
+			browsertest.Eval[bool](t, tab, `(async () => { await customElements.whenDefined("trickle-answer");
 				document.getElementById("a").stream("/screens/answer"); return true; })()`)
-			waitFor(t, tab, 20*time.Second, `document.getElementById("a").hasAttribute("data-trickle-stalled")`)
+			browsertest.WaitFor(t, tab, 20*time.Second, `document.getElementById("a").hasAttribute("data-trickle-stalled")`)
 
-			got := eval[map[string]string](t, tab, `(() => {
+			got := browsertest.Eval[map[string]string](t, tab, `(() => {
 				const a = document.getElementById("a");
 				const q = (s) => a.querySelector(s);
 				const tailEnd = q('[data-trickle="tail"] > p:last-child');
@@ -119,7 +119,7 @@ func TestReadingAidsInTheLightAndTheDarkTheme(t *testing.T) {
 				require.NoError(t, os.MkdirAll(*screenshots, 0o755))
 				require.NoError(t, os.WriteFile(filepath.Join(*screenshots, "reading-"+tc.scheme+".png"), png, 0o644))
 			}
-			eval[string](t, tab, `(async () => { const a = document.getElementById("a"); a.stop();
+			browsertest.Eval[string](t, tab, `(async () => { const a = document.getElementById("a"); a.stop();
 				await new Promise((r) => a.addEventListener("trickle-end", r, { once: true })); return a.status; })()`)
 		})
 	}

@@ -8,10 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -22,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/trickle-dev/trickle/internal/relaytest"
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/sse"
@@ -51,8 +50,8 @@ func TestMain(m *testing.M) {
 // fast are the simulated timings tests use unless they say otherwise.
 var fast = relay.SimDefaults{TTFT: 5 * time.Millisecond, Gap: time.Millisecond, TokenChars: 4}
 
-// start runs a relay on loopback (httptest binds 127.0.0.1) and shuts it
-// down at the end of the test.
+// start runs a relay on loopback (relaytest.Start: httptest binds
+// 127.0.0.1) and shuts it down at the end of the test.
 func start(t testing.TB, opts ...relay.Option) (*relay.Server, string) {
 	t.Helper()
 	if sharedStore != "" {
@@ -67,21 +66,11 @@ func start(t testing.TB, opts ...relay.Option) (*relay.Server, string) {
 func startMemory(t testing.TB, opts ...relay.Option) (*relay.Server, string) {
 	t.Helper()
 	all := append([]relay.Option{
-		relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 		relay.WithSimDefaults(fast),
 		relay.WithGrace(2 * time.Second),
 		relay.WithWritePath(testWritePath()),
 	}, opts...)
-	srv, err := relay.New(all...)
-	require.NoError(t, err)
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-		defer cancel()
-		srv.Shutdown(ctx)
-		ts.CloseClientConnections()
-		ts.Close()
-	})
+	srv, ts := relaytest.Start(t, all...)
 	return srv, ts.URL
 }
 

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/internal/rendertest"
 )
 
 func TestDirAutoMarksEveryTextBlockAndNoCode(t *testing.T) {
@@ -22,12 +24,12 @@ func TestDirAutoMarksEveryTextBlockAndNoCode(t *testing.T) {
 func TestDirAutoStreamsLikeConvert(t *testing.T) {
 	for _, name := range []string{"answers/tables.md", "answers/code-review.md", "answers/footnotes.md", "answers/citations.md"} {
 		text := loadSample(t, name)
-		if msg := streamCheck(text, tokenCuts(text, 5), WithDirAuto(true)); msg != "" {
+		if msg := streamCheck(text, rendertest.TokenCuts(text, 5), WithDirAuto(true)); msg != "" {
 			t.Errorf("%s: %s", name, msg)
 		}
 	}
 	rtl := "## نظرة عامة\n\nهذا نص عربي مع `code` و**تأكيد**.\n\n- البند الأول\n- English item\n\n| العمود | col |\n| --- | --- |\n| ١ | 2 |\n\nשלום עולם.\n"
-	if msg := streamCheck(rtl, everyByte(rtl), WithDirAuto(true)); msg != "" {
+	if msg := streamCheck(rtl, rendertest.EveryByte(rtl), WithDirAuto(true)); msg != "" {
 		t.Error(msg)
 	}
 }

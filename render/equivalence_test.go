@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/internal/rendertest"
 )
 
 // streamCheck feeds text to a fresh Document in the given cuts (prefix
@@ -85,94 +86,11 @@ func quoteCut(text string, n int) string {
 	return string(b)
 }
 
-// everyByte returns the cuts 0..len(text).
-func everyByte(text string) []int {
-	cuts := make([]int, 0, len(text)+1)
-	for i := 0; i <= len(text); i++ {
-		cuts = append(cuts, i)
-	}
-	return cuts
-}
-
-// tokenCuts cuts text like a model stream: tokens of 1..7 bytes, from a
-// deterministic sequence so that failures reproduce.
-func tokenCuts(text string, seed uint32) []int {
-	var cuts []int
-	x := seed | 1
-	for i := 0; i < len(text); {
-		x ^= x << 13
-		x ^= x >> 17
-		x ^= x << 5
-		i += 1 + int(x%7)
-		if i > len(text) {
-			i = len(text)
-		}
-		cuts = append(cuts, i)
-	}
-	return cuts
-}
-
-type specExample struct {
-	Markdown string `json:"markdown"`
-	Example  int    `json:"example"`
-	Section  string `json:"section"`
-}
-
-// goldmarkDir finds the goldmark module, whose _test directory holds the
-// CommonMark spec examples and goldmark's own extra cases.
-func goldmarkDir(t testing.TB) string {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/yuin/goldmark").Output()
-	if err != nil || len(strings.TrimSpace(string(out))) == 0 {
-		// js/wasm on Node cannot run the go command: look where it would
-		// have looked (GOMODCACHE, else the first GOPATH entry, else
-		// ~/go), with the version go.mod requires.
-		const mod = "github.com/yuin/goldmark@v1.8.7"
-		if dir := os.Getenv("GOMODCACHE"); dir != "" {
-			return filepath.Join(dir, mod)
-		}
-		if gp := os.Getenv("GOPATH"); gp != "" {
-			return filepath.Join(filepath.SplitList(gp)[0], "pkg", "mod", mod)
-		}
-		home, _ := os.UserHomeDir()
-		return filepath.Join(home, "go", "pkg", "mod", mod)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-func loadSpec(t testing.TB) []specExample {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(goldmarkDir(t), "_test", "spec.json"))
-	require.NoError(t, err, "the CommonMark spec examples ship inside the goldmark module")
-	var ex []specExample
-	require.NoError(t, json.Unmarshal(b, &ex))
-	require.Greater(t, len(ex), 600)
-	return ex
-}
-
-// loadTxtCases reads goldmark's "//- - -//" test files: extra.txt and the
-// extension cases (GFM tables, strikethrough, task lists, linkify...).
-func loadTxtCases(t testing.TB, path string) []string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var cases []string
-	for _, c := range strings.Split(string(b), "//= = = = = = = = = = = = = = = = = = = = = = = =//") {
-		parts := strings.Split(c, "//- - - - - - - - -//")
-		if len(parts) < 3 {
-			continue
-		}
-		md := strings.TrimPrefix(parts[1], "\n")
-		cases = append(cases, md)
-	}
-	return cases
-}
-
 func TestEveryPrefixOfEveryCommonMarkSpecExampleRendersLikeConvert(t *testing.T) {
-	for _, ex := range loadSpec(t) {
-		cuts := everyByte(ex.Markdown)
+	for _, ex := range rendertest.Spec(t) {
+		cuts := rendertest.EveryByte(ex.Markdown)
 		if testing.Short() && ex.Example%5 != 0 {
-			cuts = tokenCuts(ex.Markdown, uint32(ex.Example))
+			cuts = rendertest.TokenCuts(ex.Markdown, uint32(ex.Example))
 		}
 		if msg := streamCheck(ex.Markdown, cuts); msg != "" {
 			t.Errorf("spec example %d (%s): %s", ex.Example, ex.Section, msg)
@@ -181,22 +99,21 @@ func TestEveryPrefixOfEveryCommonMarkSpecExampleRendersLikeConvert(t *testing.T)
 }
 
 func TestEveryPrefixOfGoldmarkExtraAndGFMCasesRendersLikeConvert(t *testing.T) {
-	dir := goldmarkDir(t)
 	files := []string{"_test/extra.txt", "extension/_test/table.txt", "extension/_test/strikethrough.txt",
 		"extension/_test/tasklist.txt", "extension/_test/linkify.txt", "extension/_test/footnote.txt",
 		"extension/_test/definition_list.txt", "extension/_test/typographer.txt"}
 	total := 0
 	for _, f := range files {
-		for i, md := range loadTxtCases(t, filepath.Join(dir, f)) {
+		for i, md := range rendertest.GoldmarkCases(t, f) {
 			total++
-			cuts := everyByte(md)
+			cuts := rendertest.EveryByte(md)
 			if testing.Short() && i%4 != 0 {
-				cuts = tokenCuts(md, uint32(i))
+				cuts = rendertest.TokenCuts(md, uint32(i))
 			}
 			if msg := streamCheck(md, cuts); msg != "" {
 				t.Errorf("%s case %d: %s", f, i+1, msg)
 			}
-			if msg := streamCheck(md, tokenCuts(md, uint32(i)), WithDirAuto(true)); msg != "" {
+			if msg := streamCheck(md, rendertest.TokenCuts(md, uint32(i)), WithDirAuto(true)); msg != "" {
 				t.Errorf("%s case %d with dir=auto: %s", f, i+1, msg)
 			}
 		}
@@ -238,7 +155,7 @@ func TestRealisticAnswersStreamedInTokenCutsRenderLikeConvert(t *testing.T) {
 				seeds = seeds[:1]
 			}
 			for _, seed := range seeds {
-				cuts := tokenCuts(text, seed)
+				cuts := rendertest.TokenCuts(text, seed)
 				// Every cut is fed; Convert of every prefix of a long answer
 				// is quadratic, so the 100 KB sample is compared at a sample
 				// of cuts (every cut in its first 3 KB, a spread of the

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/internal/rendertest"
 )
 
 func TestFootnotesSettleAfterTheirMarkOnlyAtTheEnd(t *testing.T) {
@@ -39,7 +41,7 @@ func TestTheFootnoteListIsInTheTailUntilTheEnd(t *testing.T) {
 	d := NewDocument()
 	var settled strings.Builder
 	sawList := false
-	for _, n := range tokenCuts(text, 3) {
+	for _, n := range rendertest.TokenCuts(text, 3) {
 		f := d.Update(text[:n])
 		settled.WriteString(f.Append)
 		require.NotContains(t, f.Append, "footnote", "no footnote reference or list settles before Finish")
@@ -68,7 +70,7 @@ func TestFootnoteAnswersStreamLikeConvertAtEveryByte(t *testing.T) {
 		"![^1] and [^1][^1]\n\n[^1]: twice\n",
 	} {
 		for _, opts := range [][]Option{nil, {WithDirAuto(true)}} {
-			if msg := streamCheck(text, everyByte(text), opts...); msg != "" {
+			if msg := streamCheck(text, rendertest.EveryByte(text), opts...); msg != "" {
 				t.Errorf("%q: %s", text, msg)
 			}
 		}
@@ -113,7 +115,7 @@ func TestPrefixedFootnoteAnswersStreamLikeConvertAtEveryByte(t *testing.T) {
 		"> quoted[^q]\n>\n> [^q]: defined inside the quote\n\nout[^q]\n",
 	} {
 		for _, opts := range [][]Option{{WithFootnotePrefix("p7-")}, {WithFootnotePrefix("p7-"), WithDirAuto(true)}} {
-			if msg := streamCheck(text, everyByte(text), opts...); msg != "" {
+			if msg := streamCheck(text, rendertest.EveryByte(text), opts...); msg != "" {
 				t.Errorf("%q: %s", text, msg)
 			}
 		}
@@ -121,7 +123,7 @@ func TestPrefixedFootnoteAnswersStreamLikeConvertAtEveryByte(t *testing.T) {
 	}
 	long := loadSample(t, "answers/footnotes.md")
 	for seed := uint32(1); seed <= 3; seed++ {
-		if msg := streamCheck(long, tokenCuts(long, seed), WithFootnotePrefix("a2-"), WithDirAuto(true)); msg != "" {
+		if msg := streamCheck(long, rendertest.TokenCuts(long, seed), WithFootnotePrefix("a2-"), WithDirAuto(true)); msg != "" {
 			t.Errorf("footnotes.md, seed %d: %s", seed, msg)
 		}
 	}

@@ -3,6 +3,8 @@ package render
 import (
 	"strings"
 	"testing"
+
+	"github.com/trickle-dev/trickle/internal/rendertest"
 )
 
 // continuations are adversarial futures: setext underlines, table delimiter
@@ -44,7 +46,7 @@ func settledSurvives(text string, salt int) string {
 }
 
 func TestSettledHTMLSurvivesAdversarialContinuations(t *testing.T) {
-	for _, ex := range loadSpec(t) {
+	for _, ex := range rendertest.Spec(t) {
 		if testing.Short() && ex.Example%4 != 0 {
 			continue
 		}

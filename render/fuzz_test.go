@@ -3,6 +3,8 @@ package render
 import (
 	"strings"
 	"testing"
+
+	"github.com/trickle-dev/trickle/internal/rendertest"
 )
 
 // FuzzStreamEqualsConvert checks equivalence and write-once for arbitrary
@@ -39,7 +41,7 @@ func FuzzStreamEqualsConvert(f *testing.F) {
 		if len(text) > 2000 {
 			return
 		}
-		cuts := tokenCuts(text, seed)
+		cuts := rendertest.TokenCuts(text, seed)
 		if msg := streamCheck(text, cuts); msg != "" {
 			t.Fatal(msg)
 		}

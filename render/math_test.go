@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/internal/rendertest"
 )
 
 func inlineMath(tex string) string  { return `<span data-trickle-math="inline">` + tex + `</span>` }
@@ -78,10 +80,10 @@ var mathCases = []string{
 
 func TestEveryPrefixOfMathAnswersRendersLikeConvert(t *testing.T) {
 	for i, md := range mathCases {
-		if msg := streamCheck(md, everyByte(md)); msg != "" {
+		if msg := streamCheck(md, rendertest.EveryByte(md)); msg != "" {
 			t.Errorf("case %d %q: %s", i, md, msg)
 		}
-		if msg := streamCheck(md, tokenCuts(md, uint32(i+1)), WithDirAuto(true)); msg != "" {
+		if msg := streamCheck(md, rendertest.TokenCuts(md, uint32(i+1)), WithDirAuto(true)); msg != "" {
 			t.Errorf("case %d %q with dir=auto: %s", i, md, msg)
 		}
 	}
@@ -108,7 +110,7 @@ func TestRandomDocumentsOfMathLinesRenderLikeConvertAtEveryByte(t *testing.T) {
 			}
 		}
 		text := b.String()
-		if msg := streamCheck(text, everyByte(text)); msg != "" {
+		if msg := streamCheck(text, rendertest.EveryByte(text)); msg != "" {
 			t.Fatalf("document %d %q: %s", i, text, msg)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/html"
+
+	"github.com/trickle-dev/trickle/internal/rendertest"
 )
 
 // The tags and attributes goldmark (with GFM) emits. Anything else in
@@ -227,9 +229,9 @@ func TestXSSCorpusIsInertInEveryFrame(t *testing.T) {
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
 		text := string(b)
-		cuts := everyByte(text)
+		cuts := rendertest.EveryByte(text)
 		if testing.Short() {
-			cuts = tokenCuts(text, 3)
+			cuts = rendertest.TokenCuts(text, 3)
 		}
 		for _, repair := range []bool{false, true} {
 			for _, pol := range []Policy{{}, {AllowedImageOrigins: []string{allowed}}} {

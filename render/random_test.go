@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trickle-dev/trickle/internal/rendertest"
 )
 
 // trickyLines are line shapes whose meaning depends on their neighbours:
@@ -51,7 +53,7 @@ func TestRandomDocumentsOfTrickyLinesRenderLikeConvertAtEveryByte(t *testing.T) 
 		if i%2 == 1 {
 			opts = append(opts, WithDirAuto(true))
 		}
-		if msg := streamCheck(text, everyByte(text), opts...); msg != "" {
+		if msg := streamCheck(text, rendertest.EveryByte(text), opts...); msg != "" {
 			t.Fatalf("document %d %q: %s", i, text, msg)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/internal/rendertest"
 )
 
 func TestRepairHoldsBackWhatTheNextCharactersWouldTakeBack(t *testing.T) {
@@ -51,7 +53,7 @@ func TestRepairOnlyChangesTheTail(t *testing.T) {
 		text := loadSample(t, name)
 		plain, repaired := NewDocument(), NewDocument(WithRepair(true))
 		var settled strings.Builder
-		for _, n := range tokenCuts(text, 5) {
+		for _, n := range rendertest.TokenCuts(text, 5) {
 			a, b := plain.Update(text[:n]), repaired.Update(text[:n])
 			require.Equal(t, a.Append, b.Append, "%s at %d: settled HTML must not depend on repair", name, n)
 			settled.WriteString(b.Append)

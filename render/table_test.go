@@ -9,6 +9,8 @@ import (
 	"github.com/yuin/goldmark/ast"
 	extast "github.com/yuin/goldmark/extension/ast"
 	gmtext "github.com/yuin/goldmark/text"
+
+	"github.com/trickle-dev/trickle/internal/rendertest"
 )
 
 // tableCases are tables in the shapes a model writes and the shapes that
@@ -58,16 +60,16 @@ var tableCases = map[string]string{
 func TestTablesStreamedByteByByteRenderLikeConvert(t *testing.T) {
 	for name, text := range tableCases {
 		t.Run(name, func(t *testing.T) {
-			if msg := streamCheck(text, everyByte(text)); msg != "" {
+			if msg := streamCheck(text, rendertest.EveryByte(text)); msg != "" {
 				t.Fatal(msg)
 			}
 			for seed := uint32(1); seed <= 40; seed++ {
-				if msg := streamCheck(text, tokenCuts(text, seed)); msg != "" {
+				if msg := streamCheck(text, rendertest.TokenCuts(text, seed)); msg != "" {
 					t.Fatalf("token cuts, seed %d: %s", seed, msg)
 				}
 			}
 			d := NewDocument()
-			for _, n := range everyByte(text) {
+			for _, n := range rendertest.EveryByte(text) {
 				d.Update(text[:n])
 			}
 			switch name {
@@ -124,7 +126,7 @@ func TestAStreamingTableHandsOutTheWholeTableAsItsBlock(t *testing.T) {
 	md := markdownFor(config{})
 	d := NewDocument()
 	sawSettled := false
-	for _, n := range tokenCuts(text, 3) {
+	for _, n := range rendertest.TokenCuts(text, 3) {
 		f := d.Update(text[:n])
 		for _, bl := range append(append([]Block(nil), f.Settled...), f.TailBlocks...) {
 			if _, ok := bl.Node.(*extast.Table); !ok {
@@ -176,15 +178,15 @@ func TestRandomTableDocumentsRenderLikeConvertAtEveryByte(t *testing.T) {
 			}
 		}
 		text := b.String()
-		if msg := streamCheck(text, everyByte(text)); msg != "" {
+		if msg := streamCheck(text, rendertest.EveryByte(text)); msg != "" {
 			t.Fatalf("document %d %q: %s", i, text, msg)
 		}
-		if msg := streamCheck(text, tokenCuts(text, uint32(i))); msg != "" {
+		if msg := streamCheck(text, rendertest.TokenCuts(text, uint32(i))); msg != "" {
 			t.Fatalf("document %d %q in token cuts: %s", i, text, msg)
 		}
 		kept, whole := NewDocument(), NewDocument()
 		whole.noRowCache = true
-		for _, n := range everyByte(text) {
+		for _, n := range rendertest.EveryByte(text) {
 			fk, fw := kept.Update(text[:n]), whole.Update(text[:n])
 			require.Equal(t, fw.Append+"\x00"+fw.Tail, fk.Append+"\x00"+fk.Tail, "document %d %q at %d", i, text, n)
 		}

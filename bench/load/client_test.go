@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/internal/relaytest"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -99,11 +96,7 @@ func TestAStalledClientPausesThenReadsEverything(t *testing.T) {
 // startRelay serves a relay with the simulated model on loopback for the
 // test and points the load generator (-addr) at it.
 func startRelay(t *testing.T) {
-	srv, err := relay.New(relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	require.NoError(t, err)
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
-	t.Cleanup(ts.CloseClientConnections)
+	_, ts := relaytest.Start(t)
 	*addr = strings.TrimPrefix(ts.URL, "http://")
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -23,7 +22,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/internal/relaytest"
 )
 
 // findNginx returns the nginx binary, skipping the test when there is none
@@ -258,15 +257,7 @@ func TestNginxStreamsOnlyWhatTheUpstreamMarksUnbuffered(t *testing.T) {
 // returns its host:port.
 func startRelay(t *testing.T) string {
 	t.Helper()
-	srv, err := relay.New(relay.WithLogger(slog.New(slog.DiscardHandler)))
-	require.NoError(t, err)
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		ts.Close()
-	})
+	_, ts := relaytest.Start(t)
 	return strings.TrimPrefix(ts.URL, "http://")
 }
 

@@ -21,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
@@ -82,15 +81,6 @@ func backend(t *testing.T, built string) string {
 	return srv.URL
 }
 
-func eval[T any](t *testing.T, ctx context.Context, expr string) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, func(p *runtime.EvaluateParams) {
-		chromedp.EvalAwaitPromise(p)
-	}))
-	require.NoError(t, err, "evaluating %s", expr)
-	return v
-}
-
 func TestTheFrameworkAppsTypeCheckBuildRenderOnTheServerAndStream(t *testing.T) {
 	browsertest.Available(t)
 	for _, app := range []struct {
@@ -123,7 +113,7 @@ func TestTheFrameworkAppsTypeCheckBuildRenderOnTheServerAndStream(t *testing.T) 
 			base := backend(t, out)
 			ctx := browsertest.Timeout(t, browsertest.New(t), 90*time.Second)
 			require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base+"/")))
-			status := eval[string](t, ctx, `(async () => {
+			status := browsertest.Eval[string](t, ctx, `(async () => {
 				for (;;) {
 					const s = document.getElementById("status")?.textContent;
 					if (s) return s;
@@ -131,7 +121,7 @@ func TestTheFrameworkAppsTypeCheckBuildRenderOnTheServerAndStream(t *testing.T) 
 				}
 			})()`)
 			require.Equal(t, "complete", status, "the framework's own binding received trickle-end")
-			el := eval[map[string]string](t, ctx, `(() => { const a = document.querySelector("trickle-answer"); return { text: a.text, thread: a.metrics.thread, h2: a.querySelector("h2")?.textContent ?? "" }; })()`)
+			el := browsertest.Eval[map[string]string](t, ctx, `(() => { const a = document.querySelector("trickle-answer"); return { text: a.text, thread: a.metrics.thread, h2: a.querySelector("h2")?.textContent ?? "" }; })()`)
 			require.Equal(t, answerText, el["text"])
 			require.Equal(t, "Installed from npm", el["h2"], "the markdown is rendered")
 			require.Equal(t, "worker", el["thread"], "the bundled worker script starts a Web Worker")

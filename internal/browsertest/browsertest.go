@@ -11,6 +11,7 @@ package browsertest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -205,4 +206,40 @@ func Timeout(t testing.TB, tab context.Context, d time.Duration) context.Context
 	ctx, cancel := context.WithTimeout(tab, d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// Eval evaluates a JavaScript expression on the tab of ctx, awaiting the
+// promise it returns if it returns one, and decodes its value into T. An
+// error (a thrown exception, a value that does not decode) fails t. Bound
+// ctx (Timeout) to bound the wait.
+func Eval[T any](t testing.TB, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("browsertest: evaluating %s: %v", expr, err)
+	}
+	return v
+}
+
+// WaitFor evaluates a JavaScript expression on the tab of ctx every 25 ms
+// until it is truthy, and fails t when it is not within d.
+func WaitFor(t testing.TB, ctx context.Context, d time.Duration, expr string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !Eval[bool](t, ctx, "!!("+expr+")") {
+		if time.Now().After(deadline) {
+			t.Fatalf("browsertest: %s was not true within %v", expr, d)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// JSString quotes s as a JavaScript string literal, for building an
+// expression from Go values.
+func JSString(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a string always marshals
+	}
+	return string(b)
 }

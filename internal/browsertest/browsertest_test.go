@@ -86,3 +86,18 @@ func TestWithoutChromiumATestIsSkippedButFailsInCI(t *testing.T) {
 	require.Contains(t, r.calls[0], "fatal: ")
 	require.Contains(t, r.calls[0], "CI=true")
 }
+
+func TestEvalAwaitsPromisesAndJSStringQuotesAnyText(t *testing.T) {
+	ctx := browsertest.Timeout(t, browsertest.New(t), 30*time.Second)
+	require.Equal(t, 42, browsertest.Eval[int](t, ctx, `new Promise((done) => setTimeout(() => done(6 * 7), 10))`))
+	for _, s := range []string{"", `a "quoted" \ back`, "line\nbreak\u2028sep\u2029</script>", "ünïcødé 🙂"} {
+		require.Equal(t, s, browsertest.Eval[string](t, ctx, browsertest.JSString(s)), "the literal reads back as the string")
+	}
+}
+
+func TestWaitForReturnsOnceTheExpressionHolds(t *testing.T) {
+	ctx := browsertest.Timeout(t, browsertest.New(t), 30*time.Second)
+	browsertest.Eval[bool](t, ctx, `(() => { window.__n = 0; window.__timer = setInterval(() => window.__n++, 5); return true; })()`)
+	browsertest.WaitFor(t, ctx, 10*time.Second, `window.__n >= 3`)
+	require.GreaterOrEqual(t, browsertest.Eval[int](t, ctx, `window.__n`), 3)
+}

@@ -1,11 +1,10 @@
 package highlight_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -13,6 +12,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
+	"github.com/trickle-dev/trickle/internal/rendertest"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/render/highlight"
 )
@@ -87,14 +87,6 @@ func streamCheck(t testing.TB, text string, cuts []int, opts ...render.Option) s
 	return ""
 }
 
-func everyByte(text string) []int {
-	cuts := make([]int, 0, len(text)+1)
-	for i := 0; i <= len(text); i++ {
-		cuts = append(cuts, i)
-	}
-	return cuts
-}
-
 func TestHighlightedBlocksOnlyGainSpans(t *testing.T) {
 	text := "```go\nfunc main() {\n\tx := \"a<b\" // c\n}\n```\n"
 	got := render.Convert(text, highlight.Option())
@@ -123,7 +115,7 @@ func TestAnOpenCodeBlockStreamsPlainAndIsHighlightedWhenItSettles(t *testing.T) 
 	text := "Intro.\n\n```python\ndef f(x):\n    return x * 2\n```\n\nAfter.\n"
 	d := render.NewDocument(highlight.Option())
 	sawPlainTail, appended := false, 0
-	for _, n := range everyByte(text) {
+	for _, n := range rendertest.EveryByte(text) {
 		f := d.Update(text[:n])
 		if strings.Contains(f.Tail, `<code class="language-python">def`) {
 			sawPlainTail = true
@@ -147,44 +139,24 @@ func TestStreamedHighlightingMatchesTheOneShotRenderingAtEveryByte(t *testing.T)
 		"~~~ruby\nputs 'hi'\n~~~\n```go\nvar s = `raw`\n```\n",
 		"```go\r\nx := 1\r\n```\r\n\r\nafter",
 	} {
-		if msg := streamCheck(t, text, everyByte(text)); msg != "" {
+		if msg := streamCheck(t, text, rendertest.EveryByte(text)); msg != "" {
 			t.Errorf("%q: %s", text, msg)
 		}
-		if msg := streamCheck(t, text, everyByte(text), render.WithDirAuto(true)); msg != "" {
+		if msg := streamCheck(t, text, rendertest.EveryByte(text), render.WithDirAuto(true)); msg != "" {
 			t.Errorf("%q with dir=auto: %s", text, msg)
 		}
 	}
 }
 
-// tokenCuts cuts text like a model stream, deterministically.
-func tokenCuts(text string, seed uint32) []int {
-	var cuts []int
-	x := seed | 1
-	for i := 0; i < len(text); {
-		x ^= x << 13
-		x ^= x >> 17
-		x ^= x << 5
-		i += 1 + int(x%7)
-		cuts = append(cuts, min(i, len(text)))
-	}
-	return cuts
-}
-
 func TestSpecExamplesAndAnswersStreamWithHighlighting(t *testing.T) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/yuin/goldmark").Output()
-	if err != nil {
-		t.Skip("needs the go command to find goldmark's spec examples") // js/wasm on Node
+	if runtime.GOOS == "js" && testing.Short() {
+		// Chroma over every example takes minutes on Node; the native run
+		// and render's own spec tests on Node cover it.
+		t.Skip("the highlighted spec examples run natively, or on Node without -short")
 	}
-	b, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "_test", "spec.json"))
-	require.NoError(t, err)
-	var spec []struct {
-		Markdown string `json:"markdown"`
-		Example  int    `json:"example"`
-	}
-	require.NoError(t, json.Unmarshal(b, &spec))
-	require.Greater(t, len(spec), 600)
+	spec := rendertest.Spec(t)
 	for _, ex := range spec {
-		if msg := streamCheck(t, ex.Markdown, tokenCuts(ex.Markdown, uint32(ex.Example))); msg != "" {
+		if msg := streamCheck(t, ex.Markdown, rendertest.TokenCuts(ex.Markdown, uint32(ex.Example))); msg != "" {
 			t.Errorf("spec example %d: %s", ex.Example, msg)
 		}
 	}
@@ -194,7 +166,7 @@ func TestSpecExamplesAndAnswersStreamWithHighlighting(t *testing.T) {
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
-		if msg := streamCheck(t, string(b), tokenCuts(string(b), 9)); msg != "" {
+		if msg := streamCheck(t, string(b), rendertest.TokenCuts(string(b), 9)); msg != "" {
 			t.Errorf("%s: %s", f, msg)
 		}
 	}

@@ -5,6 +5,8 @@ package e2e_test
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/trickle-dev/trickle/internal/browsertest"
 )
 
 // BenchmarkAnswerInChromium streams a canned answer into the element in
@@ -18,7 +20,7 @@ func BenchmarkAnswerInChromium(b *testing.B) {
 			ctx := tab(b)
 			var frames, frameMax, frameTotal, longTasks, longest float64
 			for b.Loop() {
-				eval[bool](b, ctx, `(() => {
+				browsertest.Eval[bool](b, ctx, `(() => {
 					window.__long = [];
 					if (!window.__obs) {
 						window.__obs = new PerformanceObserver((l) => window.__long.push(...l.getEntries().map((e) => e.duration)));
@@ -26,7 +28,7 @@ func BenchmarkAnswerInChromium(b *testing.B) {
 					}
 					return true;
 				})()`)
-				raw := eval[string](b, ctx, `(async () => {
+				raw := browsertest.Eval[string](b, ctx, `(async () => {
 					const a = document.getElementById("a");
 					a.setAttribute("endpoint", "/v1/chat/completions?answer=`+answer+`&token_chars=4&gap_ms=1");
 					const status = await a.ask("bench");

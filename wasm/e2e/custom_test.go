@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/internal/browsertest"
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/sse"
@@ -107,7 +108,7 @@ func seenAt(t *testing.T, path string) seenRequest {
 
 func TestAskSendsTheHeadersPropertyAndAStreamingBody(t *testing.T) {
 	ctx := tab(t)
-	status := eval[string](t, ctx, `(async () => {
+	status := browsertest.Eval[string](t, ctx, `(async () => {
 		const a = document.getElementById("a");
 		a.setAttribute("endpoint", "/custom/sse");
 		a.setAttribute("model", "my-model");
@@ -132,7 +133,7 @@ func TestAskSendsTheHeadersPropertyAndAStreamingBody(t *testing.T) {
 
 func TestAPromptNamesAModelOnlyWhenThePageSetsTheAttribute(t *testing.T) {
 	ctx := tab(t)
-	status := eval[string](t, ctx, `(async () => {
+	status := browsertest.Eval[string](t, ctx, `(async () => {
 		const a = document.getElementById("a");
 		a.removeAttribute("model");
 		a.setAttribute("endpoint", "/custom/prompt-bare");
@@ -155,7 +156,7 @@ func TestAPromptNamesAModelOnlyWhenThePageSetsTheAttribute(t *testing.T) {
 
 func TestStreamReadsAnArbitraryFetchResponse(t *testing.T) {
 	ctx := tab(t)
-	status := eval[string](t, ctx, `(async () => {
+	status := browsertest.Eval[string](t, ctx, `(async () => {
 		const a = document.getElementById("a");
 		a.setAttribute("dialect", "auto");
 		return await a.stream("/custom/ndjson", { method: "PUT", headers: { "X-Mine": "1" }, body: "{}" });
@@ -203,9 +204,9 @@ func TestAnErrorBodyOfNonASCIITextFailsTheAnswerWithAReadableMessage(t *testing.
 func TestAskingAgainStopsTheAnswerInProgress(t *testing.T) {
 	ctx := tab(t)
 	start(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=sample-20k&gap_ms=5"}, 100)
-	first := eval[string](t, ctx, `document.getElementById("a").streamId`)
+	first := browsertest.Eval[string](t, ctx, `document.getElementById("a").streamId`)
 	r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=short"}, "again")
-	require.Equal(t, "stopped", eval[string](t, ctx, `window.__p`), "the first ask settles as stopped")
+	require.Equal(t, "stopped", browsertest.Eval[string](t, ctx, `window.__p`), "the first ask settles as stopped")
 	require.Equal(t, "complete", r.Status)
 	require.Equal(t, canned(t, "short").Text, r.Text)
 	sameDOM(t, ctx, r.Text, r.HTML)
@@ -248,11 +249,14 @@ func TestImagesLoadOnlyFromAllowedOrigins(t *testing.T) {
 	origin := imageServer()
 
 	before := imageHits.Load()
+	requests := recordRequests(t, ctx)
 	r := ask(t, ctx, map[string]string{"endpoint": "/custom/image", "image-origins": ""}, "chart")
 	require.Equal(t, "complete", r.Status)
 	require.NotContains(t, r.HTML, "<img", "a third-party image is not rendered by default")
 	require.Contains(t, r.HTML, "the chart")
-	time.Sleep(300 * time.Millisecond)
+	for _, u := range requests.before(t, ctx, server(t)) {
+		require.False(t, strings.HasPrefix(u, origin+"/"), "and never requested: %s", u)
+	}
 	require.Equal(t, before, imageHits.Load(), "and never requested")
 
 	r = ask(t, ctx, map[string]string{"endpoint": "/custom/image", "image-origins": "https://cdn.example " + origin}, "chart")
@@ -270,20 +274,20 @@ func TestABearerTokenInHeadersReachesAProtectedRelayOnBothTransports(t *testing.
 			r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=short", "transport": tr}, "no token")
 			require.Equal(t, "failed", r.Status, "without the token the relay refuses")
 
-			status := eval[string](t, ctx, `(async () => {
+			status := browsertest.Eval[string](t, ctx, `(async () => {
 				const a = document.getElementById("a");
 				a.headers = { authorization: "Bearer t0ken" };
 				return await a.ask("with token");
 			})()`)
 			require.Equal(t, "complete", status)
-			require.Equal(t, canned(t, "short").Text, eval[string](t, ctx, `document.getElementById("a").text`))
+			require.Equal(t, canned(t, "short").Text, browsertest.Eval[string](t, ctx, `document.getElementById("a").text`))
 		})
 	}
 }
 
 func TestBadArgumentsFailTheAnswerAndTheWidgetLivesOn(t *testing.T) {
 	ctx := tab(t)
-	got := eval[[]string](t, ctx, `(async () => {
+	got := browsertest.Eval[[]string](t, ctx, `(async () => {
 		const a = document.getElementById("a");
 		const cyclic = {}; cyclic.self = cyclic;
 		return [

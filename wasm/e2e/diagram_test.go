@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/internal/browsertest"
 )
 
 const diagramAnswer = "A flow:\n\n```mermaid\ngraph TD\n  A[Ask] --> B{Cached?}\n  B -->|yes| C[Answer]\n```\n\n" +
@@ -13,7 +15,7 @@ const diagramAnswer = "A flow:\n\n```mermaid\ngraph TD\n  A[Ask] --> B{Cached?}\
 
 func TestAMermaidBlockGoesThroughThePagesDiagramHookOnceWhenItSettles(t *testing.T) {
 	ctx := tab(t)
-	eval[bool](t, ctx, `(() => {
+	browsertest.Eval[bool](t, ctx, `(() => {
 		const a = document.getElementById("a");
 		window.__calls = []; window.__pwned = 0; window.__errors = [];
 		const err = console.error; console.error = (...args) => { window.__errors.push(args.map(String).join(" ")); err(...args); };
@@ -31,7 +33,7 @@ func TestAMermaidBlockGoesThroughThePagesDiagramHookOnceWhenItSettles(t *testing
 	})()`)
 	r := ask(t, ctx, map[string]string{"endpoint": textEndpoint(diagramAnswer, 3, 2)}, "diagram")
 	require.Equal(t, "complete", r.Status)
-	got := eval[map[string]any](t, ctx, `(async () => {
+	got := browsertest.Eval[map[string]any](t, ctx, `(async () => {
 		const c = document.querySelector('#a [data-trickle="content"]');
 		// The broken block's rejection arrives a few ms after the end.
 		for (let i = 0; i < 100 && window.__errors.length === 0; i++) await new Promise((r) => setTimeout(r, 20));

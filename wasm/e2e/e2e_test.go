@@ -23,7 +23,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
@@ -141,7 +140,7 @@ func tabAt(t testing.TB, base string) context.Context {
 	}
 	ctx := browserTab(t)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base+"/e2e")))
-	ready := eval[bool](t, ctx, `(async () => {
+	ready := browsertest.Eval[bool](t, ctx, `(async () => {
 		await customElements.whenDefined("trickle-answer");
 		const { ready } = await import("/trickle/trickle.js");
 		await ready();
@@ -167,15 +166,6 @@ func browserTab(t testing.TB) context.Context {
 	browserMu.Unlock()
 	require.NoError(t, err, "starting %s", path)
 	return browsertest.Timeout(t, browsertest.Tab(t, b), 90*time.Second)
-}
-
-func eval[T any](t testing.TB, ctx context.Context, expr string) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, func(p *runtime.EvaluateParams) {
-		chromedp.EvalAwaitPromise(p)
-	}))
-	require.NoError(t, err, "evaluating %s", expr)
-	return v
 }
 
 // result is the element's state after an answer.
@@ -233,10 +223,10 @@ func ask(t testing.TB, ctx context.Context, attrs map[string]string, prompt stri
 	for k, v := range attrs {
 		fmt.Fprintf(&set, "a.setAttribute(%q, %q);\n", k, v)
 	}
-	status := eval[string](t, ctx, `(async () => {
+	status := browsertest.Eval[string](t, ctx, `(async () => {
 		const a = document.getElementById("a");
 		`+set.String()+`
-		return await a.ask(`+jsString(prompt)+`);
+		return await a.ask(`+browsertest.JSString(prompt)+`);
 	})()`)
 	r := waitAnnouncer(t, ctx)
 	require.Equal(t, status, r.Status, "ask() resolves with the final status")
@@ -244,34 +234,22 @@ func ask(t testing.TB, ctx context.Context, attrs map[string]string, prompt stri
 	return r
 }
 
-// waitAnnouncer collects once the announcer has said the final status (its
-// pacing, at least a11y.MinGap between announcements, releases the last
-// sentences and the status a little after the answer ended) and nothing
-// more came for a while.
+// waitAnnouncer collects once the screen reader has heard the final status.
+// The announcer says it after every sentence of the answer (a11y's End:
+// the status waits for the queue to empty, and the page writes it at least
+// a11y.MinGap after the sentence before it), and the answer's first frame
+// empties the status region: so a final status there means the announcer
+// region holds all it will say for this answer.
 func waitAnnouncer(t testing.TB, ctx context.Context) result {
 	t.Helper()
-	var r result
-	prev, stable := -1, 0
+	heard := `(() => { const s = document.querySelector('#a [data-trickle="sr-status"]').textContent;
+		return s !== "" && s !== ` + browsertest.JSString(a11y.StatusResponding) + `; })()`
 	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		r = eval[result](t, ctx, collect)
-		n := len(r.Announced)
-		if n == prev && r.StatusText != "" && r.StatusText != a11y.StatusResponding {
-			if stable++; stable >= 3 {
-				break
-			}
-		} else {
-			stable = 0
-		}
-		prev = n
-		time.Sleep(a11y.MinGap / 2)
+	for !browsertest.Eval[bool](t, ctx, heard) {
+		require.True(t, time.Now().Before(deadline), "the final status was never said: %+v", browsertest.Eval[result](t, ctx, collect))
+		time.Sleep(20 * time.Millisecond)
 	}
-	return r
-}
-
-func jsString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
+	return browsertest.Eval[result](t, ctx, collect)
 }
 
 // sameDOM checks that the content's HTML is render.Convert(text): both are
@@ -280,9 +258,9 @@ func jsString(s string) string {
 func sameDOM(t testing.TB, ctx context.Context, text, html string) {
 	t.Helper()
 	want := render.Convert(text, widget.RenderOptions(render.Policy{SameOrigin: server(t)})...)
-	normalized := eval[string](t, ctx, `(() => {
+	normalized := browsertest.Eval[string](t, ctx, `(() => {
 		const t = document.createElement("template");
-		t.innerHTML = `+jsString(want)+`;
+		t.innerHTML = `+browsertest.JSString(want)+`;
 		return t.innerHTML;
 	})()`)
 	require.Equal(t, normalized, html, "the streamed DOM equals the one-shot render of the final text")
@@ -424,7 +402,7 @@ func TestThinkingGoesInACollapsedPanelAndNotInTheAnswer(t *testing.T) {
 	// readings are then equal, never in the other order.
 	require.GreaterOrEqual(t, first.Detail.TTFAT, first.Detail.TTFT, "the answer's first token cannot come before the first token of any kind")
 	require.Equal(t, r.Metrics["ttfat_ms"], first.Detail.TTFAT)
-	open := eval[bool](t, ctx, `document.querySelector('[data-trickle="thinking"] details').open`)
+	open := browsertest.Eval[bool](t, ctx, `document.querySelector('[data-trickle="thinking"] details').open`)
 	require.False(t, open, "thinking is collapsed by default")
 	sameDOM(t, ctx, r.Text, r.HTML)
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/trickle-dev/trickle/a11y"
 	"github.com/trickle-dev/trickle/assets"
+	"github.com/trickle-dev/trickle/internal/browsertest"
 	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/render"
@@ -87,16 +88,16 @@ func earlyAsk(t *testing.T, g *gated, endpoint string) (context.Context, string)
 	t.Helper()
 	ctx := browserTab(t)
 	navigate(t, ctx, g.base+"/e2e")
-	eval[bool](t, ctx, `(async () => {
+	browsertest.Eval[bool](t, ctx, `(async () => {
 		await customElements.whenDefined("trickle-answer");
 		window.__ready = false;
 		import("/trickle/trickle.js").then((m) => m.ready()).then(() => (window.__ready = true));
 		const a = document.getElementById("a");
-		a.setAttribute("endpoint", `+jsString(endpoint)+`);
+		a.setAttribute("endpoint", `+browsertest.JSString(endpoint)+`);
 		window.__p = a.ask("early");
 		return true;
 	})()`)
-	waitFor(t, ctx, `document.querySelector('[data-trickle="early"]')?.textContent.length > 0`)
+	browsertest.WaitFor(t, ctx, 20*time.Second, `document.querySelector('[data-trickle="early"]')?.textContent.length > 0`)
 	// The text may come before the .wasm is even asked for; Go cannot
 	// start before it is released.
 	require.Eventually(t, func() bool { return g.wasmHeld.Load() >= 1 }, 20*time.Second, 20*time.Millisecond, "the .wasm is asked for, and held")
@@ -106,7 +107,7 @@ func earlyAsk(t *testing.T, g *gated, endpoint string) (context.Context, string)
 		Announced    int
 		Busy         bool
 	}
-	raw := eval[string](t, ctx, `JSON.stringify((() => {
+	raw := browsertest.Eval[string](t, ctx, `JSON.stringify((() => {
 		const e = document.querySelector('[data-trickle="early"]');
 		return { text: e.textContent, hidden: e.getAttribute("aria-hidden"), ready: window.__ready,
 			announced: document.querySelector('[data-trickle="announcer"]').childNodes.length };
@@ -121,8 +122,8 @@ func earlyAsk(t *testing.T, g *gated, endpoint string) (context.Context, string)
 // navigate loads url without waiting for the widget.
 func navigate(t *testing.T, ctx context.Context, url string) {
 	t.Helper()
-	eval[bool](t, ctx, `(location.href = `+jsString(url)+`, true)`)
-	waitFor(t, ctx, `location.href === `+jsString(url)+` && document.readyState !== "loading" && !!document.getElementById("a")`)
+	browsertest.Eval[bool](t, ctx, `(location.href = `+browsertest.JSString(url)+`, true)`)
+	browsertest.WaitFor(t, ctx, 20*time.Second, `location.href === `+browsertest.JSString(url)+` && document.readyState !== "loading" && !!document.getElementById("a")`)
 }
 
 // requireRenderedAs checks the answer against the one-shot oracles as the
@@ -131,9 +132,9 @@ func requireRenderedAs(t *testing.T, ctx context.Context, g *gated, r result) {
 	t.Helper()
 	opts := widget.RenderOptions(render.Policy{SameOrigin: g.base})
 	want := render.Convert(r.Text, opts...)
-	normalized := eval[string](t, ctx, `(() => {
+	normalized := browsertest.Eval[string](t, ctx, `(() => {
 		const t = document.createElement("template");
-		t.innerHTML = `+jsString(want)+`;
+		t.innerHTML = `+browsertest.JSString(want)+`;
 		return t.innerHTML;
 	})()`)
 	require.Equal(t, normalized, r.HTML, "the DOM equals the one-shot render of the final text: the early view is gone")
@@ -154,7 +155,7 @@ func TestAFirstVisitPaintsTheTextBeforeTheWasmArrivesAndGoTakesOverFromTheFirstB
 	require.True(t, strings.HasPrefix(want, early), "the early view shows the answer's own text: %q", early)
 
 	g.release()
-	status := eval[string](t, ctx, `window.__p`)
+	status := browsertest.Eval[string](t, ctx, `window.__p`)
 	require.Equal(t, "complete", status)
 	r := waitAnnouncer(t, ctx)
 	require.Equal(t, want, r.Text, "nothing lost, nothing twice")
@@ -162,13 +163,13 @@ func TestAFirstVisitPaintsTheTextBeforeTheWasmArrivesAndGoTakesOverFromTheFirstB
 	require.Equal(t, thread, r.Metrics["thread"])
 	require.Equal(t, []string{"trickle-start", "trickle-first-token", "trickle-end"}, r.EventTypes)
 	require.Equal(t, int32(1), g.chats.Load(), "Go adopted the page's request: the model was asked once")
-	require.False(t, eval[bool](t, ctx, `document.querySelector('[data-trickle="content"]').hasAttribute("data-trickle-early")`))
+	require.False(t, browsertest.Eval[bool](t, ctx, `document.querySelector('[data-trickle="content"]').hasAttribute("data-trickle-early")`))
 }
 
 func TestStopDuringTheEarlyViewAbortsTheRequestAndTheRelayStopsGenerating(t *testing.T) {
 	g := startGated(t)
 	ctx, _ := earlyAsk(t, g, "/v1/chat/completions?answer=sample-20k&gap_ms=5")
-	eval[string](t, ctx, `(async () => {
+	browsertest.Eval[string](t, ctx, `(async () => {
 		const a = document.getElementById("a");
 		a.stop();
 		// The early view stops with Stop.
@@ -176,7 +177,7 @@ func TestStopDuringTheEarlyViewAbortsTheRequestAndTheRelayStopsGenerating(t *tes
 		window.__shown = document.querySelector('[data-trickle="early"]')?.textContent ?? "";
 		return "";
 	})()`)
-	shown := eval[string](t, ctx, `window.__shown`)
+	shown := browsertest.Eval[string](t, ctx, `window.__shown`)
 	require.NotEmpty(t, shown)
 
 	// The relay hears Stop before Go is ready: the page's DELETE stops
@@ -185,10 +186,10 @@ func TestStopDuringTheEarlyViewAbortsTheRequestAndTheRelayStopsGenerating(t *tes
 	require.Eventually(t, func() bool {
 		return metric(t, g, "trickle_stops_total") == 1 && metric(t, g, "trickle_streams_active") == 0
 	}, 10*time.Second, 50*time.Millisecond, "the relay stopped the generation before Go was ready")
-	require.False(t, eval[bool](t, ctx, `window.__ready`))
+	require.False(t, browsertest.Eval[bool](t, ctx, `window.__ready`))
 
 	g.release()
-	require.Equal(t, "stopped", eval[string](t, ctx, `window.__p`))
+	require.Equal(t, "stopped", browsertest.Eval[string](t, ctx, `window.__p`))
 	r := waitAnnouncer(t, ctx)
 	require.True(t, strings.HasPrefix(r.Text, shown) || strings.HasPrefix(shown, r.Text), "Go's text and the early view's are one text")
 	require.GreaterOrEqual(t, len(r.Text), len(shown), "Go shows every byte the early view read: nothing lost")
@@ -235,24 +236,24 @@ func TestTheReadersScrollPlaceHoldsWhenGoTakesOverFromTheEarlyView(t *testing.T)
 			g := startGated(t)
 			ctx, _ := earlyAsk(t, g, "/v1/chat/completions?answer=sample-20k&gap_ms=2")
 			// The early view grows past the box (240 px high).
-			waitFor(t, ctx, `(() => { const a = document.getElementById("a"); return a.scrollHeight > 3 * a.clientHeight; })()`)
+			browsertest.WaitFor(t, ctx, 20*time.Second, `(() => { const a = document.getElementById("a"); return a.scrollHeight > 3 * a.clientHeight; })()`)
 			if scrolled {
-				eval[bool](t, ctx, `(() => { const a = document.getElementById("a"); a.scrollTop = 0; a.dispatchEvent(new Event("scroll")); return true; })()`)
+				browsertest.Eval[bool](t, ctx, `(() => { const a = document.getElementById("a"); a.scrollTop = 0; a.dispatchEvent(new Event("scroll")); return true; })()`)
 			} else {
-				waitFor(t, ctx, `(() => { const a = document.getElementById("a"); return a.scrollHeight - a.scrollTop - a.clientHeight <= 8; })()`)
+				browsertest.WaitFor(t, ctx, 20*time.Second, `(() => { const a = document.getElementById("a"); return a.scrollHeight - a.scrollTop - a.clientHeight <= 8; })()`)
 			}
 			g.release()
 			// Go's frames replace the early view.
-			waitFor(t, ctx, `!document.querySelector('[data-trickle="early"]') && document.querySelector('[data-trickle="content"]').textContent.length > 0`)
-			eval[bool](t, ctx, `new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`)
+			browsertest.WaitFor(t, ctx, 20*time.Second, `!document.querySelector('[data-trickle="early"]') && document.querySelector('[data-trickle="content"]').textContent.length > 0`)
+			browsertest.Eval[bool](t, ctx, `new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`)
 			if scrolled {
-				require.Zero(t, eval[float64](t, ctx, `document.getElementById("a").scrollTop`), "a reader who scrolled up stays where they are")
-				require.True(t, eval[bool](t, ctx, `!document.querySelector('[data-trickle="jump"]').hidden`), "and is offered the jump to the latest")
+				require.Zero(t, browsertest.Eval[float64](t, ctx, `document.getElementById("a").scrollTop`), "a reader who scrolled up stays where they are")
+				require.True(t, browsertest.Eval[bool](t, ctx, `!document.querySelector('[data-trickle="jump"]').hidden`), "and is offered the jump to the latest")
 			} else {
-				waitFor(t, ctx, `(() => { const a = document.getElementById("a"); return a.scrollHeight - a.scrollTop - a.clientHeight <= 8; })()`)
+				browsertest.WaitFor(t, ctx, 20*time.Second, `(() => { const a = document.getElementById("a"); return a.scrollHeight - a.scrollTop - a.clientHeight <= 8; })()`)
 			}
-			eval[bool](t, ctx, `(document.getElementById("a").stop(), true)`)
-			require.Equal(t, "stopped", eval[string](t, ctx, `window.__p`))
+			browsertest.Eval[bool](t, ctx, `(document.getElementById("a").stop(), true)`)
+			require.Equal(t, "stopped", browsertest.Eval[string](t, ctx, `window.__p`))
 		})
 	}
 }

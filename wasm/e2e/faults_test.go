@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/a11y"
+	"github.com/trickle-dev/trickle/internal/browsertest"
 	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/render"
@@ -31,27 +31,18 @@ func start(t *testing.T, ctx context.Context, attrs map[string]string, minChars 
 	t.Helper()
 	var set strings.Builder
 	for k, v := range attrs {
-		set.WriteString("a.setAttribute(" + jsString(k) + ", " + jsString(v) + ");\n")
+		set.WriteString("a.setAttribute(" + browsertest.JSString(k) + ", " + browsertest.JSString(v) + ");\n")
 	}
-	eval[bool](t, ctx, `(() => {
+	browsertest.Eval[bool](t, ctx, `(() => {
 		const a = document.getElementById("a");
 		`+set.String()+`
 		window.__p = a.ask("go");
 		return true;
 	})()`)
-	waitFor(t, ctx, `document.getElementById("a").text.length >= `+itoa(minChars)+` && document.querySelector('[data-trickle="content"]').textContent.length > 0`)
+	browsertest.WaitFor(t, ctx, 20*time.Second, `document.getElementById("a").text.length >= `+itoa(minChars)+` && document.querySelector('[data-trickle="content"]').textContent.length > 0`)
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
-
-func waitFor(t *testing.T, ctx context.Context, cond string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !eval[bool](t, ctx, "!!("+cond+")") {
-		require.True(t, time.Now().Before(deadline), "timed out waiting for %s", cond)
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 func info(t *testing.T, id string) relay.Info {
 	t.Helper()
@@ -72,26 +63,29 @@ func TestStopEndsTheAnswerAndTheRelayCancelsUpstream(t *testing.T) {
 				"endpoint":  "/v1/chat/completions?answer=sample-20k&gap_ms=5",
 				"transport": tr,
 			}, 200)
-			status := eval[string](t, ctx, `(async () => {
+			status := browsertest.Eval[string](t, ctx, `(async () => {
 				const a = document.getElementById("a");
 				a.stop();
 				return await window.__p;
 			})()`)
 			require.Equal(t, "stopped", status)
-			before := eval[string](t, ctx, `document.getElementById("a").text`)
-			time.Sleep(300 * time.Millisecond)
-			r := eval[result](t, ctx, collect)
+			before := browsertest.Eval[string](t, ctx, `document.getElementById("a").text`)
+			id := browsertest.Eval[string](t, ctx, `document.getElementById("a").streamId`)
+			require.NotEmpty(t, id)
+			require.Eventually(t, func() bool {
+				in := info(t, id)
+				return in.UpstreamCancelled && in.State == relay.StateStopped && in.Readers == 0
+			}, 5*time.Second, 50*time.Millisecond, "the relay reports the generation stopped, upstream cancelled and no reader left: %+v", info(t, id))
+			// The connection is closed: anything that arrived after Stop
+			// is on screen once Go's frames are applied.
+			applied(t, ctx)
+			r := browsertest.Eval[result](t, ctx, collect)
 			require.Equal(t, before, r.Text, "nothing arrives after Stop")
+			require.Equal(t, id, r.StreamID)
 			require.Less(t, len(r.Text), len(canned(t, "sample-20k").Text))
 			require.Equal(t, "Stopped.", r.Notice)
 			require.False(t, r.Tail)
 			sameDOM(t, ctx, r.Text, r.HTML)
-
-			require.NotEmpty(t, r.StreamID)
-			require.Eventually(t, func() bool {
-				in := info(t, r.StreamID)
-				return in.UpstreamCancelled && in.State == relay.StateStopped
-			}, 5*time.Second, 50*time.Millisecond, "the relay reports the generation stopped and upstream cancelled: %+v", info(t, r.StreamID))
 		})
 	}
 }
@@ -172,22 +166,11 @@ func TestTheXSSCorpusRunsNothingAndRequestsNoThirdPartyImage(t *testing.T) {
 
 	sub, cancel := context.WithCancel(ctx)
 	var mu sync.Mutex
-	var requests, dialogs []string
+	var dialogs []string
 	var wg sync.WaitGroup
-	reqs := chromedp.Events(sub, network.RequestWillBeSent)
+	recorder := recordRequests(t, ctx)
 	dlgs := chromedp.Events(sub, page.JavascriptDialogOpening)
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		for ev, err := range reqs {
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			requests = append(requests, ev.Request.URL)
-			mu.Unlock()
-		}
-	}()
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		for ev, err := range dlgs {
@@ -204,15 +187,16 @@ func TestTheXSSCorpusRunsNothingAndRequestsNoThirdPartyImage(t *testing.T) {
 	r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=xss&token_chars=7"}, "xss")
 	require.Equal(t, "complete", r.Status)
 	require.Equal(t, canned(t, "xss").Text, r.Text)
-	time.Sleep(500 * time.Millisecond) // let any image the DOM holds start loading
+	// Any image the DOM holds is requested before the barrier is.
+	requests := recorder.before(t, ctx, origin)
 	cancel()
 	wg.Wait()
 
 	sameDOM(t, ctx, r.Text, r.HTML)
-	pwned := eval[int](t, ctx, `window.__pwned`)
+	pwned := browsertest.Eval[int](t, ctx, `window.__pwned`)
 	require.Zero(t, pwned, "no script of the corpus ran")
 	require.Empty(t, dialogs, "no dialog opened")
-	unsafe := eval[[]string](t, ctx, `(() => {
+	unsafe := browsertest.Eval[[]string](t, ctx, `(() => {
 		const c = document.querySelector('[data-trickle="content"]');
 		const bad = [];
 		for (const el of c.querySelectorAll("*")) {
@@ -256,7 +240,7 @@ func TestTheAnnouncerSaysEachUnitOnceAndTheStatusOnce(t *testing.T) {
 			require.Equal(t, "complete", r.Status)
 			requireAnnounced(t, r)
 			require.NotEmpty(t, r.StatusText, "the end is announced in the status region")
-			live := eval[[]string](t, ctx, `(() => {
+			live := browsertest.Eval[[]string](t, ctx, `(() => {
 				const q = (p) => document.querySelector('[data-trickle="' + p + '"]');
 				return [q("announcer").getAttribute("role"), q("announcer").getAttribute("aria-live"),
 					q("sr-status").getAttribute("role"), String(q("content").hasAttribute("aria-live"))];
@@ -268,7 +252,7 @@ func TestTheAnnouncerSaysEachUnitOnceAndTheStatusOnce(t *testing.T) {
 
 func TestTheAnnouncerRegionIsPresentAndEmptyBeforeAnything(t *testing.T) {
 	ctx := tab(t)
-	got := eval[[]string](t, ctx, `(() => {
+	got := browsertest.Eval[[]string](t, ctx, `(() => {
 		const a = document.getElementById("a");
 		const n = a.querySelector('[data-trickle="announcer"]');
 		return [a.status, n.getAttribute("role"), n.getAttribute("aria-live"), String(n.childNodes.length)];
@@ -303,10 +287,10 @@ func TestSSEAndWebSocketGiveTheSameDOM(t *testing.T) {
 func TestAReaderWhoScrolledUpStaysPut(t *testing.T) {
 	ctx := tab(t)
 	start(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=sample-20k&token_chars=24&gap_ms=3"}, 3000)
-	eval[bool](t, ctx, `(() => { document.getElementById("a").scrollTop = 0; return true; })()`)
-	status := eval[string](t, ctx, `window.__p`)
+	browsertest.Eval[bool](t, ctx, `(() => { document.getElementById("a").scrollTop = 0; return true; })()`)
+	status := browsertest.Eval[string](t, ctx, `window.__p`)
 	require.Equal(t, "complete", status)
-	got := eval[map[string]any](t, ctx, `(() => {
+	got := browsertest.Eval[map[string]any](t, ctx, `(() => {
 		const a = document.getElementById("a");
 		return { top: a.scrollTop, overflow: a.scrollHeight > a.clientHeight + 1000,
 			jump: !a.querySelector('[data-trickle="jump"]').hidden };
@@ -315,20 +299,17 @@ func TestAReaderWhoScrolledUpStaysPut(t *testing.T) {
 	require.Equal(t, true, got["overflow"], "the answer overflows the element")
 	require.Equal(t, true, got["jump"], "a jump-to-latest control is offered")
 
-	atEnd := eval[bool](t, ctx, `(async () => {
-		const a = document.getElementById("a");
-		a.querySelector('[data-trickle="jump"]').click();
-		await new Promise((r) => setTimeout(r, 200));
-		return Math.abs(a.scrollHeight - a.clientHeight - a.scrollTop) <= 2 && a.querySelector('[data-trickle="jump"]').hidden;
-	})()`)
-	require.True(t, atEnd, "jump to latest scrolls to the end and hides itself")
+	browsertest.Eval[bool](t, ctx, `(() => { document.querySelector('#a [data-trickle="jump"]').click(); return true; })()`)
+	// Jump to latest scrolls to the end and hides itself.
+	browsertest.WaitFor(t, ctx, 20*time.Second, `(() => { const a = document.getElementById("a");
+		return Math.abs(a.scrollHeight - a.clientHeight - a.scrollTop) <= 2 && a.querySelector('[data-trickle="jump"]').hidden; })()`)
 }
 
 func TestAReaderAtTheBottomIsFollowed(t *testing.T) {
 	ctx := tab(t)
 	r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=sample-20k&token_chars=24&gap_ms=1"}, "follow")
 	require.Equal(t, "complete", r.Status)
-	atEnd := eval[bool](t, ctx, `(() => {
+	atEnd := browsertest.Eval[bool](t, ctx, `(() => {
 		const a = document.getElementById("a");
 		return a.scrollTop > 0 && Math.abs(a.scrollHeight - a.clientHeight - a.scrollTop) <= 2;
 	})()`)
@@ -338,7 +319,7 @@ func TestAReaderAtTheBottomIsFollowed(t *testing.T) {
 func TestASelectionInSettledBlocksSurvivesStreaming(t *testing.T) {
 	ctx := tab(t)
 	start(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=sample-20k&token_chars=16&gap_ms=3"}, 1500)
-	selected := eval[string](t, ctx, `(() => {
+	selected := browsertest.Eval[string](t, ctx, `(() => {
 		const c = document.querySelector('[data-trickle="content"]');
 		const first = c.firstElementChild; // settled: the tail is always last
 		const range = document.createRange();
@@ -350,8 +331,8 @@ func TestASelectionInSettledBlocksSurvivesStreaming(t *testing.T) {
 		return sel.toString();
 	})()`)
 	require.NotEmpty(t, selected)
-	require.Equal(t, "complete", eval[string](t, ctx, `window.__p`))
-	after := eval[[]string](t, ctx, `(() => {
+	require.Equal(t, "complete", browsertest.Eval[string](t, ctx, `window.__p`))
+	after := browsertest.Eval[[]string](t, ctx, `(() => {
 		const sel = window.getSelection();
 		return [sel.toString(), String(window.__selected.isConnected), String(sel.anchorNode === window.__selected || window.__selected.contains(sel.anchorNode))];
 	})()`)
@@ -378,16 +359,16 @@ func TestTheRetryButtonAsksAgainAndMetricsCanBeShown(t *testing.T) {
 	require.True(t, r.RetryShown)
 	first := r.StreamID
 
-	status := eval[string](t, ctx, `(async () => {
+	status := browsertest.Eval[string](t, ctx, `(async () => {
 		const a = document.getElementById("a");
 		const ended = new Promise((resolve) => a.addEventListener("trickle-end", (ev) => resolve(ev.detail.status), { once: true }));
 		a.querySelector('[data-trickle="retry"]').click();
 		return await ended;
 	})()`)
 	require.Equal(t, "failed", status, "the same request again (its fault included)")
-	require.NotEqual(t, first, eval[string](t, ctx, `document.getElementById("a").streamId`), "a new stream")
+	require.NotEqual(t, first, browsertest.Eval[string](t, ctx, `document.getElementById("a").streamId`), "a new stream")
 
-	shown := eval[[]string](t, ctx, `[...document.querySelectorAll('[data-trickle="metrics"] dt')].map((d) => d.textContent)`)
+	shown := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('[data-trickle="metrics"] dt')].map((d) => d.textContent)`)
 	require.Contains(t, shown, "Time to first token")
 	require.Contains(t, shown, "Buffering")
 }
@@ -396,14 +377,14 @@ func TestAnAnswerEndsWithoutAnimationFrames(t *testing.T) {
 	ctx := tab(t)
 	// A page hidden mid-answer gets no animation frames; headless tabs are
 	// always visible, so take requestAnimationFrame away instead.
-	status := eval[string](t, ctx, `(async () => {
+	status := browsertest.Eval[string](t, ctx, `(async () => {
 		window.requestAnimationFrame = () => 0;
 		const a = document.getElementById("a");
 		a.setAttribute("endpoint", "/v1/chat/completions?answer=short");
 		return await a.ask("hidden");
 	})()`)
 	require.Equal(t, "complete", status)
-	r := eval[result](t, ctx, collect)
+	r := browsertest.Eval[result](t, ctx, collect)
 	require.Equal(t, canned(t, "short").Text, r.Text)
 	sameDOM(t, ctx, r.Text, r.HTML)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/internal/browsertest"
 	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/render"
 )
@@ -52,11 +53,11 @@ const recordFrames = `(() => {
 
 func TestEveryFrameShowsTheOneShotRenderOfTheTextSoFar(t *testing.T) {
 	ctx := tab(t)
-	require.True(t, eval[bool](t, ctx, recordFrames))
+	require.True(t, browsertest.Eval[bool](t, ctx, recordFrames))
 	r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=sample-20k&gap_ms=1"}, "frames")
 	require.Equal(t, "complete", r.Status)
 
-	texts := eval[[]string](t, ctx, `window.__frames.map((f) => f.text)`)
+	texts := browsertest.Eval[[]string](t, ctx, `window.__frames.map((f) => f.text)`)
 	require.Greater(t, len(texts), 20, "the answer took many frames")
 	wants := make([]string, len(texts))
 	for i, text := range texts {
@@ -69,8 +70,8 @@ func TestEveryFrameShowsTheOneShotRenderOfTheTextSoFar(t *testing.T) {
 		Got   string `json:"got"`
 		Want  string `json:"want"`
 	}
-	bad := eval[[]mismatch](t, ctx, `(() => {
-		const wants = `+jsString(toJSON(t, wants))+`;
+	bad := browsertest.Eval[[]mismatch](t, ctx, `(() => {
+		const wants = `+browsertest.JSString(toJSON(t, wants))+`;
 		const bad = [];
 		JSON.parse(wants).forEach((html, i) => {
 			const tpl = document.createElement("template");

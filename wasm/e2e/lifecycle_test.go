@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/internal/browsertest"
 )
 
 // stats are the widget's own counts (trickle.js's stats()): the Go side's
@@ -30,11 +32,11 @@ const readStats = `(async () => { const { stats } = await import("/trickle/trick
 // they were; every answer's ask() settles as stopped.
 func TestAThousandElementsAddedAndRemovedLeaveNothingBehind(t *testing.T) {
 	ctx := tab(t)
-	base := eval[stats](t, ctx, readStats)
+	base := browsertest.Eval[stats](t, ctx, readStats)
 	require.Equal(t, thread, base.Thread)
 	require.Equal(t, 1, base.Elements, "the test page's element")
 
-	eval[bool](t, ctx, `(() => {
+	browsertest.Eval[bool](t, ctx, `(() => {
 		const box = document.createElement("div");
 		box.id = "box";
 		document.body.append(box);
@@ -57,7 +59,7 @@ func TestAThousandElementsAddedAndRemovedLeaveNothingBehind(t *testing.T) {
 	})()`)
 	var progress []string
 	for deadline := time.Now().Add(20 * time.Second); ; {
-		progress = eval[[]string](t, ctx, `[...document.querySelectorAll("#box trickle-answer")].slice(0, 20).map((el) => el.status + " " + el.text.length)`)
+		progress = browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll("#box trickle-answer")].slice(0, 20).map((el) => el.status + " " + el.text.length)`)
 		all := true
 		for _, p := range progress {
 			var status string
@@ -72,12 +74,12 @@ func TestAThousandElementsAddedAndRemovedLeaveNothingBehind(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "every answer should be streaming: %q", progress)
 		time.Sleep(50 * time.Millisecond)
 	}
-	mid := eval[stats](t, ctx, readStats)
+	mid := browsertest.Eval[stats](t, ctx, readStats)
 	require.Equal(t, base.Elements+1000, mid.Elements)
 	require.Equal(t, base.PageElements+1000, mid.PageElements)
 	require.GreaterOrEqual(t, mid.Funcs, base.Funcs+20, "each streaming answer's connection holds js.Funcs: the count sees them")
 
-	settled := eval[[]string](t, ctx, `(async () => {
+	settled := browsertest.Eval[[]string](t, ctx, `(async () => {
 		document.getElementById("box").remove();
 		return await Promise.all(window.__asks);
 	})()`)
@@ -87,7 +89,7 @@ func TestAThousandElementsAddedAndRemovedLeaveNothingBehind(t *testing.T) {
 	}
 	var after stats
 	require.Eventually(t, func() bool {
-		after = eval[stats](t, ctx, readStats)
+		after = browsertest.Eval[stats](t, ctx, readStats)
 		return after.Elements == base.Elements && after.PageElements == base.PageElements &&
 			after.Funcs == base.Funcs && after.Goroutines == base.Goroutines
 	}, 15*time.Second, 100*time.Millisecond, "back to the baseline %+v", base)

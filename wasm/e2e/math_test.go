@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/internal/browsertest"
 	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/render"
 )
@@ -64,7 +65,7 @@ func TestFormulasBecomeMathMLThroughThePagesConverterOnceSettledAndPricesStayTex
 	for name, ans := range mathAnswers(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := tab(t)
-			eval[bool](t, ctx, `(() => {
+			browsertest.Eval[bool](t, ctx, `(() => {
 				const a = document.getElementById("a");
 				window.__calls = []; window.__pwned = 0; window.__inTail = 0;
 				a.math = `+fakeMath+`;
@@ -80,9 +81,9 @@ func TestFormulasBecomeMathMLThroughThePagesConverterOnceSettledAndPricesStayTex
 			want := render.Convert(ans[0], widget.RenderOptions(policy)...)
 			formulas := strings.Count(want, "data-trickle-math=")
 			require.Positive(t, formulas)
-			require.Equal(t, eval[string](t, ctx, converted+`(`+jsString(want)+`)`), r.HTML,
+			require.Equal(t, browsertest.Eval[string](t, ctx, converted+`(`+browsertest.JSString(want)+`)`), r.HTML,
 				"the streamed DOM is the one-shot rendering with each formula converted")
-			got := eval[map[string]any](t, ctx, `(() => {
+			got := browsertest.Eval[map[string]any](t, ctx, `(() => {
 				const c = document.querySelector('#a [data-trickle="content"]');
 				return { maths: c.querySelectorAll("[data-trickle-math] > math").length, calls: window.__calls.length,
 					pwned: window.__pwned, inTail: window.__inTail, text: c.textContent };
@@ -111,7 +112,7 @@ func TestWithoutAConverterFormulasShowTheirExactTeXAndTheStreamedDOMIsTheOneShot
 	r := ask(t, ctx, map[string]string{"endpoint": ans[1]}, "math")
 	require.Equal(t, "complete", r.Status)
 	want := render.Convert(ans[0], widget.RenderOptions(render.Policy{SameOrigin: server(t)})...)
-	require.Equal(t, eval[string](t, ctx, `(() => { const t = document.createElement("template"); t.innerHTML = `+jsString(want)+`; return t.innerHTML; })()`), r.HTML)
-	tex := eval[string](t, ctx, `document.querySelector('#a [data-trickle-math="display"]').textContent`)
+	require.Equal(t, browsertest.Eval[string](t, ctx, `(() => { const t = document.createElement("template"); t.innerHTML = `+browsertest.JSString(want)+`; return t.innerHTML; })()`), r.HTML)
+	tex := browsertest.Eval[string](t, ctx, `document.querySelector('#a [data-trickle-math="display"]').textContent`)
 	require.Equal(t, "\n\\text{overshoot} \\le (n - 1)\\,b + n \\cdot r_{\\text{node}} \\cdot \\Delta\n", tex, "the backslash escapes are kept")
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/internal/browsertest"
 )
 
 // An answer's message, stored as JSON and set on another element, shows
@@ -18,14 +20,14 @@ func TestAStoredMessageShowsTheSameAnswerAgain(t *testing.T) {
 		t.Run(answer, func(t *testing.T) {
 			r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=" + answer + "&gap_ms=0.5"}, "hello")
 			require.Equal(t, "complete", r.Status)
-			stored := eval[string](t, ctx, `JSON.stringify(document.getElementById("a").message)`)
+			stored := browsertest.Eval[string](t, ctx, `JSON.stringify(document.getElementById("a").message)`)
 
-			got := eval[map[string]any](t, ctx, `(async () => {
+			got := browsertest.Eval[map[string]any](t, ctx, `(async () => {
 				const b = document.createElement("trickle-answer");
 				document.body.append(b);
 				const heard = [];
 				for (const n of ["trickle-start", "trickle-end", "trickle-tool-call", "trickle-error"]) b.addEventListener(n, () => heard.push(n));
-				b.message = JSON.parse(`+jsString(stored)+`);
+				b.message = JSON.parse(`+browsertest.JSString(stored)+`);
 				const part = (p) => b.querySelector('[data-trickle="' + p + '"]');
 				const t0 = performance.now();
 				while (b.status !== "complete" && performance.now() - t0 < 10000) await new Promise((r) => setTimeout(r, 20));
@@ -49,7 +51,7 @@ func TestAStoredMessageShowsTheSameAnswerAgain(t *testing.T) {
 	}
 
 	t.Run("a stopped answer", func(t *testing.T) {
-		got := eval[map[string]any](t, ctx, `(async () => {
+		got := browsertest.Eval[map[string]any](t, ctx, `(async () => {
 			const b = document.createElement("trickle-answer");
 			document.body.append(b);
 			b.message = { role: "assistant", content: "It was going to", status: "stopped" };
@@ -63,7 +65,7 @@ func TestAStoredMessageShowsTheSameAnswerAgain(t *testing.T) {
 	})
 
 	t.Run("not a message", func(t *testing.T) {
-		msg := eval[string](t, ctx, `(() => { try { document.getElementById("a").message = { role: "assistant" }; return ""; } catch (e) { return e.message; } })()`)
+		msg := browsertest.Eval[string](t, ctx, `(() => { try { document.getElementById("a").message = { role: "assistant" }; return ""; } catch (e) { return e.message; } })()`)
 		require.Contains(t, msg, `"content" string`)
 	})
 }

@@ -93,16 +93,16 @@ func TestAPagePackageFromAStaticHostStreamsFromItsOwnBackend(t *testing.T) {
 
 	ctx := browserTab(t)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/")))
-	require.Equal(t, "complete", eval[string](t, ctx, `(async () => { while (!window.__asked) await new Promise((r) => setTimeout(r, 20)); return await window.__asked; })()`))
-	require.True(t, eval[bool](t, ctx, `window.__defined`), "the entry defines <trickle-answer> as the class it exports")
-	require.Equal(t, []string{"complete"}, eval[[]string](t, ctx, `window.__ends`), "trickle-end fired once, through addEventListener")
-	require.Equal(t, packageAnswer, eval[string](t, ctx, `document.getElementById("a").text`))
-	require.Equal(t, thread, eval[string](t, ctx, `document.getElementById("a").metrics.thread`))
+	require.Equal(t, "complete", browsertest.Eval[string](t, ctx, `(async () => { while (!window.__asked) await new Promise((r) => setTimeout(r, 20)); return await window.__asked; })()`))
+	require.True(t, browsertest.Eval[bool](t, ctx, `window.__defined`), "the entry defines <trickle-answer> as the class it exports")
+	require.Equal(t, []string{"complete"}, browsertest.Eval[[]string](t, ctx, `window.__ends`), "trickle-end fired once, through addEventListener")
+	require.Equal(t, packageAnswer, browsertest.Eval[string](t, ctx, `document.getElementById("a").text`))
+	require.Equal(t, thread, browsertest.Eval[string](t, ctx, `document.getElementById("a").metrics.thread`))
 
 	want := render.Convert(packageAnswer, widget.RenderOptions(render.Policy{SameOrigin: srv.URL})...)
-	got := eval[[]string](t, ctx, `(() => {
+	got := browsertest.Eval[[]string](t, ctx, `(() => {
 		const t = document.createElement("template");
-		t.innerHTML = `+jsString(want)+`;
+		t.innerHTML = `+browsertest.JSString(want)+`;
 		const c = document.querySelector('#a [data-trickle="content"]').cloneNode(true);
 		for (const b of c.querySelectorAll('[data-trickle="code-toolbar"], [data-trickle="table-toolbar"]')) b.remove();
 		return [t.innerHTML, c.innerHTML];

@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/internal/browsertest"
 	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/render/highlight"
@@ -79,20 +81,20 @@ const watchBlocks = `(() => {
 func TestSettledCodeBlocksGetAToolbarThatCopiesTheirExactTextByKeyboard(t *testing.T) {
 	ctx := tab(t)
 	clipboard(t, ctx)
-	eval[bool](t, ctx, watchBlocks)
+	browsertest.Eval[bool](t, ctx, watchBlocks)
 	r := ask(t, ctx, map[string]string{"endpoint": textEndpoint(codeAnswer, 5, 3)}, "code")
 	require.Equal(t, "complete", r.Status)
 	want := render.Convert(codeAnswer, widget.RenderOptions(render.Policy{SameOrigin: server(t)})...)
-	require.Equal(t, eval[string](t, ctx, `(() => { const t = document.createElement("template"); t.innerHTML = `+jsString(want)+`; return t.innerHTML; })()`),
-		eval[string](t, ctx, withoutToolbars), "the blocks are goldmark's; toolbars are siblings")
+	require.Equal(t, browsertest.Eval[string](t, ctx, `(() => { const t = document.createElement("template"); t.innerHTML = `+browsertest.JSString(want)+`; return t.innerHTML; })()`),
+		browsertest.Eval[string](t, ctx, withoutToolbars), "the blocks are goldmark's; toolbars are siblings")
 
-	added := eval[[]map[string]any](t, ctx, `window.__added`)
+	added := browsertest.Eval[[]map[string]any](t, ctx, `window.__added`)
 	for _, a := range added {
 		if a["toolbarEl"] == true {
 			require.Equal(t, "settled", a["where"], "no toolbar in the live tail")
 		}
 	}
-	bars := eval[[]map[string]any](t, ctx, `[...document.querySelectorAll('#a [data-trickle="code-toolbar"]')].map((b) => ({
+	bars := browsertest.Eval[[]map[string]any](t, ctx, `[...document.querySelectorAll('#a [data-trickle="code-toolbar"]')].map((b) => ({
 		lang: b.querySelector('[data-trickle="code-lang"]').textContent,
 		next: b.nextElementSibling.tagName,
 		button: b.querySelector("button").outerHTML }))`)
@@ -103,24 +105,29 @@ func TestSettledCodeBlocksGetAToolbarThatCopiesTheirExactTextByKeyboard(t *testi
 	require.Equal(t, `<button type="button" data-trickle="copy" aria-label="Copy code">Copy</button>`, bars[0]["button"])
 
 	// By keyboard: focus the button, press Enter.
-	require.Equal(t, "copy", eval[string](t, ctx, `(() => { const b = document.querySelector('#a [data-trickle="copy"]'); b.focus(); return document.activeElement.dataset.trickle; })()`))
+	require.Equal(t, "copy", browsertest.Eval[string](t, ctx, `(() => { const b = document.querySelector('#a [data-trickle="copy"]'); b.focus(); return document.activeElement.dataset.trickle; })()`))
 	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent("\r")))
 	var copied string
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && copied == ""; time.Sleep(50 * time.Millisecond) {
-		copied = eval[string](t, ctx, `navigator.clipboard.readText()`)
+		copied = browsertest.Eval[string](t, ctx, `navigator.clipboard.readText()`)
 	}
 	require.Equal(t, "func main() {\n\tfmt.Println(\"tab\\there\")\n}\n", copied, "the block's exact text, tabs kept")
 	require.Eventually(t, func() bool {
-		return eval[string](t, ctx, `document.querySelector('#a [data-trickle="sr-status"]').textContent`) == "Copied"
+		return browsertest.Eval[string](t, ctx, `document.querySelector('#a [data-trickle="sr-status"]').textContent`) == "Copied"
 	}, 5*time.Second, 50*time.Millisecond, "said in the status region")
 
 	// The table's button puts tab-separated text and HTML on the clipboard.
-	got := eval[map[string]string](t, ctx, `(async () => {
-		document.querySelector('#a [data-trickle="copy-table"]').click();
-		await new Promise((r) => setTimeout(r, 300));
-		const [item] = await navigator.clipboard.read();
-		return { types: item.types.join(","), text: await (await item.getType("text/plain")).text(), html: await (await item.getType("text/html")).text() };
-	})()`)
+	browsertest.Eval[bool](t, ctx, `(() => { document.querySelector('#a [data-trickle="copy-table"]').click(); return true; })()`)
+	// The clipboard holds the code block's text until the table's items
+	// replace it.
+	var got map[string]string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && !strings.Contains(got["types"], "text/html"); time.Sleep(50 * time.Millisecond) {
+		got = browsertest.Eval[map[string]string](t, ctx, `(async () => {
+			const [item] = await navigator.clipboard.read();
+			if (!item || !item.types.includes("text/html")) return { types: item ? item.types.join(",") : "" };
+			return { types: item.types.join(","), text: await (await item.getType("text/plain")).text(), html: await (await item.getType("text/html")).text() };
+		})()`)
+	}
 	require.Contains(t, got["types"], "text/plain")
 	require.Contains(t, got["types"], "text/html")
 	require.Equal(t, "name\tvalue\na\t1\nb c\t2\n", got["text"])
@@ -129,7 +136,7 @@ func TestSettledCodeBlocksGetAToolbarThatCopiesTheirExactTextByKeyboard(t *testi
 
 func TestThePagesHighlighterRunsOncePerSettledBlockSanitized(t *testing.T) {
 	ctx := tab(t)
-	eval[bool](t, ctx, `(() => {
+	browsertest.Eval[bool](t, ctx, `(() => {
 		const a = document.getElementById("a");
 		window.__calls = []; window.__pwned = 0; window.__errors = [];
 		const err = console.error; console.error = (...args) => { window.__errors.push(args.map(String).join(" ")); err(...args); };
@@ -142,7 +149,7 @@ func TestThePagesHighlighterRunsOncePerSettledBlockSanitized(t *testing.T) {
 	})()`)
 	r := ask(t, ctx, map[string]string{"endpoint": textEndpoint(codeAnswer, 5, 2)}, "code")
 	require.Equal(t, "complete", r.Status)
-	got := eval[map[string]any](t, ctx, `(() => {
+	got := browsertest.Eval[map[string]any](t, ctx, `(() => {
 		const codes = document.querySelectorAll('#a [data-trickle="content"] pre code');
 		return { calls: window.__calls, first: codes[0].innerHTML, second: codes[1].innerHTML, pwned: window.__pwned, errors: window.__errors };
 	})()`)
@@ -157,19 +164,19 @@ func TestThePagesHighlighterRunsOncePerSettledBlockSanitized(t *testing.T) {
 func TestTheHighlightAttributeHighlightsEachBlockInTheWriteThatSettlesIt(t *testing.T) {
 	ctx := tab(t)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(server(t)+"/custom/reading/highlight")))
-	require.True(t, eval[bool](t, ctx, `(async () => { await customElements.whenDefined("trickle-answer");
+	require.True(t, browsertest.Eval[bool](t, ctx, `(async () => { await customElements.whenDefined("trickle-answer");
 		const { ready } = await import("/trickle/trickle.js"); await ready(); return true; })()`))
-	eval[bool](t, ctx, watchBlocks)
-	status := eval[string](t, ctx, `(async () => { const a = document.getElementById("a");
-		a.setAttribute("endpoint", `+jsString(textEndpoint(codeAnswer, 5, 3))+`); return await a.ask("code"); })()`)
+	browsertest.Eval[bool](t, ctx, watchBlocks)
+	status := browsertest.Eval[string](t, ctx, `(async () => { const a = document.getElementById("a");
+		a.setAttribute("endpoint", `+browsertest.JSString(textEndpoint(codeAnswer, 5, 3))+`); return await a.ask("code"); })()`)
 	require.Equal(t, "complete", status)
-	time.Sleep(300 * time.Millisecond)
+	applied(t, ctx)
 	want := render.Convert(codeAnswer, widget.RenderOptions(render.Policy{SameOrigin: server(t)}, highlight.Option())...)
-	require.Equal(t, eval[string](t, ctx, `(() => { const t = document.createElement("template"); t.innerHTML = `+jsString(want)+`; return t.innerHTML; })()`),
-		eval[string](t, ctx, withoutToolbars), "the final DOM is the one-shot highlighted rendering")
+	require.Equal(t, browsertest.Eval[string](t, ctx, `(() => { const t = document.createElement("template"); t.innerHTML = `+browsertest.JSString(want)+`; return t.innerHTML; })()`),
+		browsertest.Eval[string](t, ctx, withoutToolbars), "the final DOM is the one-shot highlighted rendering")
 	require.Contains(t, want, `<span class="hl-kd">func</span>`)
 
-	added := eval[[]map[string]any](t, ctx, `window.__added`)
+	added := browsertest.Eval[[]map[string]any](t, ctx, `window.__added`)
 	settledGo := 0
 	for _, a := range added {
 		if a["toolbarEl"] == true {
@@ -183,14 +190,14 @@ func TestTheHighlightAttributeHighlightsEachBlockInTheWriteThatSettlesIt(t *test
 		}
 	}
 	require.Equal(t, 1, settledGo, "the go block is written highlighted, once")
-	require.Equal(t, "rgb(207, 34, 46)", eval[string](t, ctx, `getComputedStyle(document.querySelector("#a .hl-kd")).color`), "the light theme's keyword colour")
-	require.Contains(t, eval[string](t, ctx, `document.querySelector('#a [data-trickle="metrics"]').textContent`), "Time to first answer token")
+	require.Equal(t, "rgb(207, 34, 46)", browsertest.Eval[string](t, ctx, `getComputedStyle(document.querySelector("#a .hl-kd")).color`), "the light theme's keyword colour")
+	require.Contains(t, browsertest.Eval[string](t, ctx, `document.querySelector('#a [data-trickle="metrics"]').textContent`), "Time to first answer token")
 }
 
 func TestAPageThatSetsColorSchemeIsFollowed(t *testing.T) {
 	ctx := tab(t)
 	emulate(t, ctx, &emulation.MediaFeature{Name: "prefers-color-scheme", Value: "dark"})
-	got := eval[map[string]string](t, ctx, `(() => {
+	got := browsertest.Eval[map[string]string](t, ctx, `(() => {
 		document.documentElement.style.colorScheme = "light";
 		const b = document.createElement("trickle-answer");
 		document.body.append(b);
@@ -199,7 +206,7 @@ func TestAPageThatSetsColorSchemeIsFollowed(t *testing.T) {
 	})()`)
 	require.Equal(t, map[string]string{"bg": "rgb(255, 255, 255)", "scheme": "light", "mark": "inherit"}, got)
 	// Without one, the reader's preference.
-	got = eval[map[string]string](t, ctx, `(() => {
+	got = browsertest.Eval[map[string]string](t, ctx, `(() => {
 		document.documentElement.style.colorScheme = "";
 		const b = document.createElement("trickle-answer");
 		document.body.append(b);
@@ -213,10 +220,10 @@ func TestAPageThatSetsColorSchemeIsFollowed(t *testing.T) {
 // HTML without toolbars, once the answer completed.
 func highlighted(t *testing.T, ctx context.Context, id string) string {
 	t.Helper()
-	status := eval[string](t, ctx, `(async () => { const a = document.getElementById(`+jsString(id)+`);
-		a.setAttribute("endpoint", `+jsString(textEndpoint(codeAnswer, 9, 1))+`); return await a.ask("code"); })()`)
+	status := browsertest.Eval[string](t, ctx, `(async () => { const a = document.getElementById(`+browsertest.JSString(id)+`);
+		a.setAttribute("endpoint", `+browsertest.JSString(textEndpoint(codeAnswer, 9, 1))+`); return await a.ask("code"); })()`)
 	require.Equal(t, "complete", status)
-	return eval[string](t, ctx, `(() => {
+	return browsertest.Eval[string](t, ctx, `(() => {
 		const c = document.querySelector('#`+id+` [data-trickle="content"]').cloneNode(true);
 		for (const b of c.querySelectorAll('[data-trickle="code-toolbar"], [data-trickle="table-toolbar"]')) b.remove();
 		return c.innerHTML;
@@ -226,7 +233,7 @@ func highlighted(t *testing.T, ctx context.Context, id string) string {
 // normalized is html as the browser serializes it.
 func normalized(t *testing.T, ctx context.Context, html string) string {
 	t.Helper()
-	return eval[string](t, ctx, `(() => { const t = document.createElement("template"); t.innerHTML = `+jsString(html)+`; return t.innerHTML; })()`)
+	return browsertest.Eval[string](t, ctx, `(() => { const t = document.createElement("template"); t.innerHTML = `+browsertest.JSString(html)+`; return t.innerHTML; })()`)
 }
 
 // A page that booted the default build (no element asked for highlighting
@@ -236,7 +243,7 @@ func normalized(t *testing.T, ctx context.Context, html string) string {
 // thread; elements without the attribute stay plain.
 func TestHighlightingWorksForElementsThatAskForItAfterTheWidgetBooted(t *testing.T) {
 	ctx := tab(t)
-	before := eval[stats](t, ctx, readStats)
+	before := browsertest.Eval[stats](t, ctx, readStats)
 	require.Equal(t, []string{"default"}, before.Builds, "the page booted without chroma")
 
 	policy := render.Policy{SameOrigin: server(t)}
@@ -245,17 +252,17 @@ func TestHighlightingWorksForElementsThatAskForItAfterTheWidgetBooted(t *testing
 	require.NotEqual(t, plain, coloured)
 
 	// An element that connects with the attribute.
-	eval[bool](t, ctx, `(() => { const h = document.createElement("trickle-answer");
+	browsertest.Eval[bool](t, ctx, `(() => { const h = document.createElement("trickle-answer");
 		h.id = "h"; h.setAttribute("highlight", ""); document.body.append(h); return true; })()`)
 	require.Equal(t, coloured, highlighted(t, ctx, "h"), "highlighted: the one-shot highlighted rendering")
-	require.Equal(t, thread, eval[string](t, ctx, `document.getElementById("h").metrics.thread`), "on the page's thread choice")
-	require.Equal(t, "rgb(207, 34, 46)", eval[string](t, ctx, `getComputedStyle(document.querySelector("#h .hl-kd")).color`), "with the highlighting stylesheet")
+	require.Equal(t, thread, browsertest.Eval[string](t, ctx, `document.getElementById("h").metrics.thread`), "on the page's thread choice")
+	require.Equal(t, "rgb(207, 34, 46)", browsertest.Eval[string](t, ctx, `getComputedStyle(document.querySelector("#h .hl-kd")).color`), "with the highlighting stylesheet")
 
 	// The page's first element, served by the default build, stays plain…
 	require.Equal(t, plain, highlighted(t, ctx, "a"))
 	// …and its code blocks take exactly the room the highlighted ones do:
 	// highlighting only wraps text in spans, so no line box moves.
-	boxes := eval[[]string](t, ctx, `["a", "h"].map((id) => [...document.querySelectorAll("#" + id + " pre")].map((pre) => {
+	boxes := browsertest.Eval[[]string](t, ctx, `["a", "h"].map((id) => [...document.querySelectorAll("#" + id + " pre")].map((pre) => {
 		const r = pre.getBoundingClientRect(), code = pre.querySelector("code");
 		// Distinct line boxes (spans split a line into more rects).
 		const lines = [...code.getClientRects()].map((l) => Math.round(l.top - r.top) + "+" + Math.round(l.height));
@@ -264,12 +271,12 @@ func TestHighlightingWorksForElementsThatAskForItAfterTheWidgetBooted(t *testing
 	require.Equal(t, boxes[0], boxes[1], "plain and highlighted blocks: same size, same line boxes, same text")
 	// …until it gets the attribute: its next answer is highlighted, and
 	// Retry asks again on the highlighting build.
-	eval[bool](t, ctx, `(() => { document.getElementById("a").setAttribute("highlight", ""); return true; })()`)
+	browsertest.Eval[bool](t, ctx, `(() => { document.getElementById("a").setAttribute("highlight", ""); return true; })()`)
 	require.Equal(t, coloured, highlighted(t, ctx, "a"))
-	require.Equal(t, "complete", eval[string](t, ctx, `document.getElementById("a").retry()`))
-	require.Equal(t, coloured, eval[string](t, ctx, withoutToolbars))
+	require.Equal(t, "complete", browsertest.Eval[string](t, ctx, `document.getElementById("a").retry()`))
+	require.Equal(t, coloured, browsertest.Eval[string](t, ctx, withoutToolbars))
 
-	after := eval[stats](t, ctx, readStats)
+	after := browsertest.Eval[stats](t, ctx, readStats)
 	require.Equal(t, []string{"default", "highlight"}, after.Builds, "one more build, started once")
 	require.Equal(t, thread, after.Thread)
 	require.Equal(t, 2, after.PageElements, "the element that moved left its first build")
@@ -279,9 +286,9 @@ func TestHighlightingWorksForElementsThatAskForItAfterTheWidgetBooted(t *testing
 	// while the default build is still starting (on the main thread, the
 	// two Go programs take turns to boot).
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(server(t)+"/e2e")))
-	eval[bool](t, ctx, `(() => { const h = document.createElement("trickle-answer");
+	browsertest.Eval[bool](t, ctx, `(() => { const h = document.createElement("trickle-answer");
 		h.id = "h"; h.setAttribute("highlight", ""); document.body.append(h); return true; })()`)
 	require.Equal(t, coloured, highlighted(t, ctx, "h"))
 	require.Equal(t, plain, highlighted(t, ctx, "a"))
-	require.Equal(t, []string{"default", "highlight"}, eval[stats](t, ctx, readStats).Builds)
+	require.Equal(t, []string{"default", "highlight"}, browsertest.Eval[stats](t, ctx, readStats).Builds)
 }

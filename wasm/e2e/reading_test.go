@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/internal/browsertest"
 	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/sse"
@@ -76,7 +77,7 @@ func TestAnRTLAnswerReadsRightToLeftBlockByBlock(t *testing.T) {
 	require.Equal(t, "complete", r.Status)
 	require.Equal(t, rtlAnswer, r.Text)
 	sameDOM(t, ctx, r.Text, r.HTML)
-	dirs := eval[map[string]string](t, ctx, `(() => {
+	dirs := browsertest.Eval[map[string]string](t, ctx, `(() => {
 		const c = document.querySelector('#a [data-trickle="content"]');
 		const d = (sel) => getComputedStyle(c.querySelector(sel)).direction;
 		return { h2: d("h2"), p1: d("p:nth-of-type(1)"), p2: d("p:nth-of-type(2)"), ul: d("ul"), li: d("li"),
@@ -109,14 +110,14 @@ func TestTheCaretShowsAtTheEndOfTheLiveTailWhileStreamingAndNotAfter(t *testing.
 				emulate(t, ctx, &emulation.MediaFeature{Name: "prefers-reduced-motion", Value: "reduce"})
 			}
 			text := "First paragraph, settled soon.\n\nA second paragraph that streams slowly, word by word, so the caret can be seen at its end.\n"
-			eval[bool](t, ctx, `(() => { const a = document.getElementById("a");
-				a.setAttribute("endpoint", `+jsString(textEndpoint(text, 4, 40))+`); a.ask("caret"); return true; })()`)
+			browsertest.Eval[bool](t, ctx, `(() => { const a = document.getElementById("a");
+				a.setAttribute("endpoint", `+browsertest.JSString(textEndpoint(text, 4, 40))+`); a.ask("caret"); return true; })()`)
 			// Until the first words arrive the tail is empty and the caret
 			// stands alone; then it follows the paragraph's last word.
 			var seen string
 			deadline := time.Now().Add(20 * time.Second)
 			for time.Now().Before(deadline) && !strings.HasPrefix(seen, "p|") {
-				seen = eval[string](t, ctx, caretAt)
+				seen = browsertest.Eval[string](t, ctx, caretAt)
 				time.Sleep(20 * time.Millisecond)
 			}
 			want := "p|trickle-caret|\"\" / \"\""
@@ -126,7 +127,7 @@ func TestTheCaretShowsAtTheEndOfTheLiveTailWhileStreamingAndNotAfter(t *testing.
 			require.Equal(t, want, seen, "on the tail's last paragraph, with no text for screen readers; still under reduced motion")
 			r := waitAnnouncer(t, ctx)
 			require.Equal(t, "complete", r.Status)
-			require.Empty(t, eval[string](t, ctx, caretAt), "the caret is gone when the answer ends")
+			require.Empty(t, browsertest.Eval[string](t, ctx, caretAt), "the caret is gone when the answer ends")
 		})
 	}
 }
@@ -134,7 +135,7 @@ func TestTheCaretShowsAtTheEndOfTheLiveTailWhileStreamingAndNotAfter(t *testing.
 func TestThemesFollowTheReadersPreferenceAndThePagesCustomProperties(t *testing.T) {
 	ctx := tab(t)
 	style := func() map[string]string {
-		return eval[map[string]string](t, ctx, `(() => { const s = getComputedStyle(document.getElementById("a"));
+		return browsertest.Eval[map[string]string](t, ctx, `(() => { const s = getComputedStyle(document.getElementById("a"));
 			return { bg: s.backgroundColor, fg: s.color, scheme: s.colorScheme }; })()`)
 	}
 	emulate(t, ctx, &emulation.MediaFeature{Name: "prefers-color-scheme", Value: "light"})
@@ -142,10 +143,10 @@ func TestThemesFollowTheReadersPreferenceAndThePagesCustomProperties(t *testing.
 	emulate(t, ctx, &emulation.MediaFeature{Name: "prefers-color-scheme", Value: "dark"})
 	require.Equal(t, map[string]string{"bg": "rgb(22, 24, 28)", "fg": "rgb(230, 231, 234)", "scheme": "light dark"}, style())
 	// A page that sets color-scheme on the element wins over the preference.
-	eval[bool](t, ctx, `(() => { document.getElementById("a").style.colorScheme = "light"; return true; })()`)
+	browsertest.Eval[bool](t, ctx, `(() => { document.getElementById("a").style.colorScheme = "light"; return true; })()`)
 	require.Equal(t, "rgb(255, 255, 255)", style()["bg"])
 	// The documented custom properties theme it.
-	eval[bool](t, ctx, `(() => { const a = document.getElementById("a");
+	browsertest.Eval[bool](t, ctx, `(() => { const a = document.getElementById("a");
 		a.style.setProperty("--trickle-background", "rgb(1, 2, 3)"); a.style.setProperty("--trickle-text", "rgb(4, 5, 6)"); return true; })()`)
 	require.Equal(t, map[string]string{"bg": "rgb(1, 2, 3)", "fg": "rgb(4, 5, 6)", "scheme": "light"}, style())
 }
@@ -157,7 +158,7 @@ func TestCodeKeepsItsTabsAndScrollsAndWideTablesScrollInsideTheirBlock(t *testin
 	text := "```go\nfunc f() {\n\treturn\n}\n" + long + "```\n\n" + wide + "\nend\n"
 	r := ask(t, ctx, map[string]string{"endpoint": textEndpoint(text, 16, 0)}, "code")
 	require.Equal(t, "complete", r.Status)
-	got := eval[map[string]any](t, ctx, `(() => {
+	got := browsertest.Eval[map[string]any](t, ctx, `(() => {
 		const c = document.querySelector('#a [data-trickle="content"]');
 		const pre = c.querySelector("pre"), table = c.querySelector("table");
 		const s = getComputedStyle(pre);
@@ -187,7 +188,7 @@ func repeatCells(s string, n int) string {
 // fault injection: the simulated model stops for 2.5 s after 5 tokens.
 func TestAStallShowsTheNoticeOnceAndTheNextTokenClearsIt(t *testing.T) {
 	ctx := tab(t)
-	eval[bool](t, ctx, `(() => {
+	browsertest.Eval[bool](t, ctx, `(() => {
 		const a = document.getElementById("a");
 		const status = a.querySelector('[data-trickle="sr-status"]');
 		window.__stall = [];
@@ -200,10 +201,10 @@ func TestAStallShowsTheNoticeOnceAndTheNextTokenClearsIt(t *testing.T) {
 		window.__done = a.ask("stall");
 		return true;
 	})()`)
-	require.Equal(t, "complete", eval[string](t, ctx, `window.__done`))
+	require.Equal(t, "complete", browsertest.Eval[string](t, ctx, `window.__done`))
 	r := waitAnnouncer(t, ctx)
 	require.Equal(t, "complete", r.Status)
-	seq := eval[[]string](t, ctx, `window.__stall`)
+	seq := browsertest.Eval[[]string](t, ctx, `window.__stall`)
 	// Entries are "status text|data-trickle-stalled|aria-busy". The status
 	// region is written as the frame arrives, the attribute in the next
 	// animation frame: a moment may show one without the other.
@@ -239,9 +240,9 @@ const footnoteAnswer = "A claim[^1] and a second[^2].\n\nMore text, the first no
 // answer equals the one-shot rendering with its element's prefix.
 func TestTwoAnswersFootnotesOnOnePageLinkToTheirOwnNotes(t *testing.T) {
 	ctx := tab(t)
-	eval[bool](t, ctx, `(() => { const b = document.createElement("trickle-answer"); b.id = "b"; document.body.append(b); return true; })()`)
-	status := eval[[]string](t, ctx, `(async () => Promise.all(["a", "b"].map((id) => { const el = document.getElementById(id);
-		el.setAttribute("endpoint", `+jsString(textEndpoint(footnoteAnswer, 6, 2))+`); return el.ask("notes"); })))()`)
+	browsertest.Eval[bool](t, ctx, `(() => { const b = document.createElement("trickle-answer"); b.id = "b"; document.body.append(b); return true; })()`)
+	status := browsertest.Eval[[]string](t, ctx, `(async () => Promise.all(["a", "b"].map((id) => { const el = document.getElementById(id);
+		el.setAttribute("endpoint", `+browsertest.JSString(textEndpoint(footnoteAnswer, 6, 2))+`); return el.ask("notes"); })))()`)
 	require.Equal(t, []string{"complete", "complete"}, status)
 
 	policy := render.Policy{SameOrigin: server(t)}
@@ -249,11 +250,11 @@ func TestTwoAnswersFootnotesOnOnePageLinkToTheirOwnNotes(t *testing.T) {
 		// The page's first element is number 1, the one added next 2.
 		want := render.Convert(footnoteAnswer, widget.RenderOptions(policy, render.WithFootnotePrefix(widget.FootnotePrefix(i+1)))...)
 		require.Contains(t, want, `id="`+widget.FootnotePrefix(i+1)+`fn:1"`)
-		require.Equal(t, eval[string](t, ctx, `(() => { const t = document.createElement("template"); t.innerHTML = `+jsString(want)+`; return t.innerHTML; })()`),
-			eval[string](t, ctx, `document.querySelector('#`+id+` [data-trickle="content"]').innerHTML`), "%s equals the one-shot rendering with its prefix", id)
+		require.Equal(t, browsertest.Eval[string](t, ctx, `(() => { const t = document.createElement("template"); t.innerHTML = `+browsertest.JSString(want)+`; return t.innerHTML; })()`),
+			browsertest.Eval[string](t, ctx, `document.querySelector('#`+id+` [data-trickle="content"]').innerHTML`), "%s equals the one-shot rendering with its prefix", id)
 	}
 
-	got := eval[map[string]any](t, ctx, `(() => {
+	got := browsertest.Eval[map[string]any](t, ctx, `(() => {
 		const ids = [...document.querySelectorAll("[id]")].map((e) => e.id);
 		const links = [...document.querySelectorAll('trickle-answer a[href^="#"]')].map((a) => {
 			const target = document.getElementById(decodeURIComponent(a.getAttribute("href").slice(1)));
@@ -269,6 +270,6 @@ func TestTwoAnswersFootnotesOnOnePageLinkToTheirOwnNotes(t *testing.T) {
 	}
 
 	// Following the second answer's first reference lands on its own note.
-	require.Equal(t, "b", eval[string](t, ctx, `(() => { document.querySelector('#b a.footnote-ref').click();
+	require.Equal(t, "b", browsertest.Eval[string](t, ctx, `(() => { document.querySelector('#b a.footnote-ref').click();
 		return document.querySelector(":target")?.closest("trickle-answer")?.id ?? "none"; })()`))
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -24,6 +23,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/assets"
+	"github.com/trickle-dev/trickle/internal/browsertest"
+	"github.com/trickle-dev/trickle/internal/relaytest"
 	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/relay/sim"
@@ -177,17 +178,8 @@ func serve(t *testing.T) string {
 	t.Helper()
 	page := httptest.NewServer(nil) // its handler is set once the relay's address is known
 	t.Cleanup(page.Close)
-	srv, err := relay.New(relay.WithWidget(assets.Widget()), relay.WithAllowedOrigins(page.URL),
-		relay.WithSimDefaults(relay.SimDefaults{TTFT: 20 * time.Millisecond, Gap: 2 * time.Millisecond, TokenChars: 16}),
-		relay.WithLogger(slog.New(slog.DiscardHandler)))
-	require.NoError(t, err)
-	rl := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		rl.Close()
-	})
+	_, rl := relaytest.Start(t, relay.WithWidget(assets.Widget()), relay.WithAllowedOrigins(page.URL),
+		relay.WithSimDefaults(relay.SimDefaults{TTFT: 20 * time.Millisecond, Gap: 2 * time.Millisecond, TokenChars: 16}))
 	require.NotEqual(t, page.URL, rl.URL)
 	a, _ := sim.Lookup(answer)
 	// The widget's link and image policy takes the page's origin as its own.
@@ -202,14 +194,9 @@ func serve(t *testing.T) string {
 			attr = ` worker="` + v + `"`
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		io.WriteString(w, strings.NewReplacer("RELAY", rl.URL, "ANSWER", answer, "WANT", jsString(want), "WORKER", attr).Replace(smokePage))
+		io.WriteString(w, strings.NewReplacer("RELAY", rl.URL, "ANSWER", answer, "WANT", browsertest.JSString(want), "WORKER", attr).Replace(smokePage))
 	})
 	return page.URL + "/"
-}
-
-func jsString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
 
 // smokePage is the page of another origin. RELAY, ANSWER, WANT (the

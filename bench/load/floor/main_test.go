@@ -2,7 +2,6 @@ package main
 
 import (
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,17 +9,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/internal/relaytest"
 )
 
 // The floor is only a fair baseline if a client cannot tell it from the
 // relay: same status, same headers, the same event bytes once the stream
 // ids are made equal.
 func TestTheFloorStreamsTheRelaysBytes(t *testing.T) {
-	rs, err := relay.New(relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	require.NoError(t, err)
-	rts := httptest.NewServer(rs.Handler())
-	defer rts.Close()
+	_, rts := relaytest.Start(t)
 	f := newFloor()
 	go f.run()
 	fts := httptest.NewServer(f.handler())
