@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -95,7 +96,8 @@ var resetAnswer = "An answer.\n\n# Heading one\n\nA paragraph with `inline code`
 	"Long inline code: `" + strings.Repeat("x.y", 60) + "`.\n\n" +
 	"```text\n" + strings.Repeat("a long line of code that does not wrap ", 8) + "\n```\n\n" +
 	"| " + strings.Repeat("column | ", 12) + "\n|" + strings.Repeat(" --- |", 12) + "\n| " + strings.Repeat("a_long_cell_value | ", 12) + "\n\n" +
-	"- a list item holding " + strings.Repeat("unbroken", 20) + "\n\n> a quote holding https://example.com/" + strings.Repeat("segment/", 20) + "\n\nThe end.\n"
+	"- a list item holding " + strings.Repeat("unbroken", 20) + "\n\n> a quote holding https://example.com/" + strings.Repeat("segment/", 20) + "\n\n" +
+	"### A heading " + strings.Repeat("Überschrift", 6) + "\n\nThe end, with a note.[^1]\n\n[^1]: At https://example.com/" + strings.Repeat("note/", 30) + "\n"
 
 // typography is what the checks read, by computed style: for each part of
 // the answer (a selector inside the element), the properties that make it
@@ -298,6 +300,58 @@ func TestTheAnswerKeepsItsTypographyUnderThePagesCSSReset(t *testing.T) {
 			require.InDelta(t, 2.25*px(t, over["font"]), px(t, over["h1"]), 0.01, "--trickle-h1-size")
 			require.InDelta(t, 0.5*px(t, over["font"])*0.9, px(t, over["pre"]), 0.01, "--trickle-block-spacing (in the code's own em)")
 
+			noOverflow(t, ctx)
 		})
 	}
+}
+
+// noOverflow checks, at the phone's width, that nothing in the answer is
+// wider than the element (code blocks and tables scroll inside their own
+// box, and do hold wider content) and that the page does not scroll
+// sideways.
+func noOverflow(t *testing.T, ctx context.Context) {
+	t.Helper()
+	m := eval[struct {
+		Viewport   float64  `json:"viewport"`
+		DocWidth   float64  `json:"docWidth"`
+		Left       float64  `json:"left"`
+		Right      float64  `json:"right"`
+		Scroll     float64  `json:"scroll"`
+		Client     float64  `json:"client"`
+		Outside    []string `json:"outside"`
+		Scrollers  []string `json:"scrollers"`
+		Checked    int      `json:"checked"`
+		LongWordLn float64  `json:"longWordLines"`
+	}](t, ctx, `(() => {
+		const a = document.getElementById("a");
+		const box = a.getBoundingClientRect();
+		const outside = [], scrollers = [];
+		let checked = 0;
+		for (const e of a.querySelectorAll("*")) {
+			// Inside a code block or a table, content may be wider: it
+			// scrolls there. The block itself must fit.
+			if (e.parentElement.closest("pre, table")) continue;
+			// The visually hidden live regions are clipped to nothing.
+			if (e.closest('[data-trickle="announcer"], [data-trickle="sr-status"]')) continue;
+			const r = e.getBoundingClientRect();
+			if (r.width === 0 && r.height === 0) continue;
+			checked++;
+			if (r.left < box.left - 0.5 || r.right > box.right + 0.5) outside.push(e.tagName + " " + r.left + ".." + r.right);
+			if ((e.tagName === "PRE" || e.tagName === "TABLE") && e.scrollWidth > e.clientWidth) scrollers.push(e.tagName);
+		}
+		const word = [...a.querySelectorAll("p")].find((p) => p.textContent.startsWith("A long word"));
+		return { viewport: document.documentElement.clientWidth, docWidth: document.documentElement.scrollWidth,
+			left: box.left, right: box.right, scroll: a.scrollWidth, client: a.clientWidth, outside, scrollers, checked,
+			longWordLines: word.getBoundingClientRect().height / parseFloat(getComputedStyle(word).lineHeight) };
+	})()`)
+	require.Equal(t, 390.0, m.Viewport, "the phone's width")
+	require.LessOrEqual(t, m.DocWidth, m.Viewport, "the page never scrolls sideways")
+	require.GreaterOrEqual(t, m.Left, 0.0)
+	require.LessOrEqual(t, m.Right, m.Viewport, "the element fits the page")
+	require.LessOrEqual(t, m.Scroll, m.Client, "the element itself never scrolls sideways")
+	require.Empty(t, m.Outside, "every part of the answer fits inside the element")
+	require.Greater(t, m.Checked, 40)
+	require.Contains(t, m.Scrollers, "PRE", "the long code line scrolls inside its block")
+	require.Contains(t, m.Scrollers, "TABLE", "the wide table scrolls inside its block")
+	require.Greater(t, math.Round(m.LongWordLn), 1.0, "the long word wraps")
 }
