@@ -344,7 +344,8 @@ func TestEveryDialectOfTheSimulatedModelRendersTheSameAnswer(t *testing.T) {
 				require.Empty(t, r.Tools, "the plain dialect carries text only")
 				return
 			}
-			require.Contains(t, r.Tools, "Calling <code>get_weather</code>")
+			require.Contains(t, r.Tools, "<p>Called <code>get_weather</code></p>", "a finished call says it was called")
+			require.NotContains(t, r.Tools, "Calling", "a finished call never reads as one in progress")
 			require.Contains(t, r.Tools, "Lyon, France", "the complete arguments are shown")
 		})
 	}
