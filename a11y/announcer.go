@@ -2,6 +2,7 @@ package a11y
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -36,17 +37,37 @@ const (
 	StatusFailed     = "Answer failed."
 )
 
+// Mode is what an Announcer says of the answer's content.
+type Mode string
+
 // Modes of an Announcer.
 const (
 	// ModeSentences announces each confirmed sentence, paced (the default).
-	ModeSentences = "sentences"
+	ModeSentences Mode = "sentences"
 	// ModeComplete announces the whole plain-text answer once, at the end.
-	ModeComplete = "complete"
+	ModeComplete Mode = "complete"
 	// ModeOff announces no content; the status announcements (responding,
 	// complete, stopped, failed) still go out, since they are how a
 	// listener knows the answer is there to be read.
-	ModeOff = "off"
+	ModeOff Mode = "off"
 )
+
+// Modes lists the modes.
+func Modes() []Mode { return []Mode{ModeSentences, ModeComplete, ModeOff} }
+
+// ParseMode reads a mode's name; "" is ModeSentences. Any other name is an
+// error that lists the modes.
+func ParseMode(name string) (Mode, error) {
+	if name == "" {
+		return ModeSentences, nil
+	}
+	for _, m := range Modes() {
+		if Mode(name) == m {
+			return m, nil
+		}
+	}
+	return ModeSentences, fmt.Errorf("a11y: %q is not an announcement mode (sentences, complete or off)", name)
+}
 
 // Announcement is one thing for a screen reader to say.
 type Announcement struct {
@@ -75,9 +96,9 @@ type Unit struct {
 // Option configures an Announcer.
 type Option func(*Announcer)
 
-// WithMode selects ModeSentences, ModeComplete or ModeOff. Any other value
-// keeps the default, ModeSentences.
-func WithMode(mode string) Option {
+// WithMode selects ModeSentences, ModeComplete or ModeOff (ParseMode reads
+// one from its name). Any other value keeps the default, ModeSentences.
+func WithMode(mode Mode) Option {
 	return func(a *Announcer) {
 		switch mode {
 		case ModeSentences, ModeComplete, ModeOff:
@@ -100,7 +121,7 @@ func WithClock(now func() time.Time) Option {
 // It is not safe for concurrent use; the widget drives it from its frame
 // loop.
 type Announcer struct {
-	mode string
+	mode Mode
 	now  func() time.Time
 
 	started, ended bool
@@ -139,7 +160,7 @@ func New(opts ...Option) *Announcer {
 }
 
 // Mode returns the announcer's mode.
-func (a *Announcer) Mode() string { return a.mode }
+func (a *Announcer) Mode() Mode { return a.mode }
 
 // Start begins an answer and queues "Assistant is responding.". Calling it
 // again while the answer is still running (a reconnect) does nothing; after

@@ -333,9 +333,9 @@ func TestCompleteModeSaysTheWholeAnswerOnceAtTheEnd(t *testing.T) {
 // shares an instant with the answer's last words, and nothing is said after
 // it.
 func TestTheEndStatusFollowsTheLastWordsByMinGapInEveryMode(t *testing.T) {
-	for _, mode := range []string{ModeSentences, ModeComplete, ModeOff} {
+	for _, mode := range Modes() {
 		for _, status := range []stream.Status{stream.Complete, stream.Stopped, stream.Incomplete, stream.Failed} {
-			t.Run(mode+"/"+status.String(), func(t *testing.T) {
+			t.Run(string(mode)+"/"+status.String(), func(t *testing.T) {
 				h := newHarness(t, WithMode(mode))
 				h.a.Start()
 				h.tail("One. Two. Three")
@@ -447,4 +447,17 @@ func TestAParagraphThatBecomesASetextHeadingLosesNothingAndRepeatsNothing(t *tes
 	h.drain()
 	require.Equal(t, []string{"Hello there.", "World.", "Next."}, contentOf(h.heard))
 	require.Zero(t, Measure(h.a.Transcript()).Duplicates)
+}
+
+func TestParseModeNamesTheModes(t *testing.T) {
+	for _, m := range Modes() {
+		got, err := ParseMode(string(m))
+		require.NoError(t, err)
+		require.Equal(t, m, got)
+	}
+	got, err := ParseMode("")
+	require.NoError(t, err)
+	require.Equal(t, ModeSentences, got, "no name is the default")
+	_, err = ParseMode("loud")
+	require.EqualError(t, err, `a11y: "loud" is not an announcement mode (sentences, complete or off)`)
 }

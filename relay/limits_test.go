@@ -69,7 +69,7 @@ func TestAStreamOverTheEventLimitFailsWithAStatusEvent(t *testing.T) {
 }
 
 func TestAnEventOverTheSizeLimitFailsTheStream(t *testing.T) {
-	_, base := start(t, relay.WithMaxEventBytes(120))
+	_, base := start(t, relay.WithMaxEventSize(120))
 	resp := post(t, base+"/v1/chat/completions?answer=short&dialect=openai", hello)
 	evs, err := events(resp.Body)
 	require.NoError(t, err)

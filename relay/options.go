@@ -27,10 +27,10 @@ type config struct {
 	writeTimeout time.Duration
 	cutWait      time.Duration
 
-	maxStreams    int
-	maxBodyBytes  int64
-	maxEventBytes int
-	maxEvents     int
+	maxStreams   int
+	maxBodyBytes int64
+	maxEventSize int
+	maxEvents    int
 
 	origins       []string
 	originRefusal func(*OriginError) string
@@ -119,10 +119,10 @@ func (e *OptionError) Is(target error) bool { return target == ErrBadOption }
 type Defaults struct {
 	Heartbeat, RetryHint, Grace, Retention, WriteTimeout, CutWait, Lease time.Duration
 
-	MaxStreams    int
-	MaxBodyBytes  int64
-	MaxEventBytes int
-	MaxEvents     int
+	MaxStreams   int
+	MaxBodyBytes int64
+	MaxEventSize int
+	MaxEvents    int
 
 	Sim SimDefaults
 	// Upstream holds the timeouts an Upstream left at zero gets, and the
@@ -140,19 +140,19 @@ type UpstreamDefaults struct {
 // DefaultSettings returns the relay's defaults.
 func DefaultSettings() Defaults {
 	return Defaults{
-		Heartbeat:     15 * time.Second,
-		RetryHint:     2 * time.Second,
-		Grace:         10 * time.Second,
-		Retention:     5 * time.Minute,
-		WriteTimeout:  10 * time.Second,
-		CutWait:       time.Minute,
-		Lease:         3 * time.Second,
-		MaxStreams:    20000,
-		MaxBodyBytes:  1 << 20,
-		MaxEventBytes: 256 << 10,
-		MaxEvents:     200000,
-		Sim:           SimDefaults{TTFT: 400 * time.Millisecond, Gap: 30 * time.Millisecond, Jitter: 15 * time.Millisecond, TokenChars: 4},
-		Upstream:      UpstreamDefaults{FirstTokenTimeout: 60 * time.Second, IdleTimeout: 60 * time.Second, TotalTimeout: 10 * time.Minute, Retries: 2},
+		Heartbeat:    15 * time.Second,
+		RetryHint:    2 * time.Second,
+		Grace:        10 * time.Second,
+		Retention:    5 * time.Minute,
+		WriteTimeout: 10 * time.Second,
+		CutWait:      time.Minute,
+		Lease:        3 * time.Second,
+		MaxStreams:   20000,
+		MaxBodyBytes: 1 << 20,
+		MaxEventSize: 256 << 10,
+		MaxEvents:    200000,
+		Sim:          SimDefaults{TTFT: 400 * time.Millisecond, Gap: 30 * time.Millisecond, Jitter: 15 * time.Millisecond, TokenChars: 4},
+		Upstream:     UpstreamDefaults{FirstTokenTimeout: 60 * time.Second, IdleTimeout: 60 * time.Second, TotalTimeout: 10 * time.Minute, Retries: 2},
 	}
 }
 
@@ -170,7 +170,7 @@ func defaults() config {
 		lease:         d.Lease,
 		maxStreams:    d.MaxStreams,
 		maxBodyBytes:  d.MaxBodyBytes,
-		maxEventBytes: d.MaxEventBytes,
+		maxEventSize:  d.MaxEventSize,
 		maxEvents:     d.MaxEvents,
 		sim:           d.Sim,
 	}
@@ -230,9 +230,9 @@ func WithMaxStreams(n int) Option { return func(c *config) { c.maxStreams = n } 
 // beyond it 413.
 func WithMaxBodyBytes(n int64) Option { return func(c *config) { c.maxBodyBytes = n } }
 
-// WithMaxEventBytes caps one event's data (default:
-// Defaults.MaxEventBytes); an upstream event over it fails the stream.
-func WithMaxEventBytes(n int) Option { return func(c *config) { c.maxEventBytes = n } }
+// WithMaxEventSize caps one event's data (default:
+// Defaults.MaxEventSize); an upstream event over it fails the stream.
+func WithMaxEventSize(n int) Option { return func(c *config) { c.maxEventSize = n } }
 
 // WithMaxEvents caps the events of one stream (default:
 // Defaults.MaxEvents).
@@ -311,7 +311,7 @@ func (c *config) check() error {
 	}{
 		{"WithMaxStreams", int64(c.maxStreams)},
 		{"WithMaxBodyBytes", c.maxBodyBytes},
-		{"WithMaxEventBytes", int64(c.maxEventBytes)},
+		{"WithMaxEventSize", int64(c.maxEventSize)},
 		{"WithMaxEvents", int64(c.maxEvents)},
 	}
 	for _, l := range limits {

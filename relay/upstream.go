@@ -61,7 +61,7 @@ func (s *Server) runUpstream(ctx context.Context, cancel context.CancelFunc, l *
 	// Every upstream event counts as a token: the relay does not
 	// interpret the dialect on this path.
 	emit := func(event, data string) bool { return l.Emit(event, data, true) }
-	relayed, err := u.Run(ctx, l.ID(), payload, s.cfg.maxEventBytes, emit, func(attempt int, err error) {
+	relayed, err := u.Run(ctx, l.ID(), payload, s.cfg.maxEventSize, emit, func(attempt int, err error) {
 		s.metrics.UpstreamErrors.Add(1)
 		s.log.Warn("upstream attempt failed before the first byte; retrying", "stream", l.ID(), "attempt", attempt, "err", err)
 	})

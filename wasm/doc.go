@@ -21,11 +21,14 @@
 // and trickle-worker.js gathers a connection's chunks in an inbox that Go
 // takes once per frame (one crossing per frame, not per chunk).
 //
-// Every decision that can be made without a browser — what a frame
-// patches, what a metric is, when to resume, what request to send, how a
-// failure reads, what a message says — lives in package internal/widget,
-// plain Go tested natively. This package is only the syscall/js edge:
-// the host loop (host_js.go), an element's answers (element_js.go), its
-// connections (connect_js.go, transport_js.go), its frames (frame_js.go),
-// the collector's pacing (gc_js.go). Its API is Boot.
+// Every decision that can be made without a browser lives in plain Go
+// tested natively: an element's state machine — end or resume, which
+// connection a callback belongs to, what each update says — is
+// internal/widget.Element, driven by events and acting through a
+// widget.Env; what a frame patches, what a metric is, what request to
+// send and how a failure reads are internal/widget too; the messages and
+// their layout are internal/protocol. This package is only the syscall/js
+// edge: the host loop (host_js.go), each element's Env over fetch,
+// WebSocket and timers (element_js.go), the connections
+// (transport_js.go), the collector's pacing (gc_js.go). Its API is Boot.
 package wasm

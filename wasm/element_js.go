@@ -7,201 +7,174 @@ import (
 
 	"syscall/js"
 
+	"github.com/trickle-dev/trickle/internal/protocol"
 	"github.com/trickle-dev/trickle/internal/widget"
-	"github.com/trickle-dev/trickle/stream"
 )
 
-// element is the Go side of one <trickle-answer>: its answers, their
-// connections and what the page has been sent. The host's loop owns it;
-// it holds no goroutine and no js.Func of its own (its connections do,
-// until they end), so detach releases everything it has.
+// element is one <trickle-answer>'s browser edge: it gives its
+// widget.Element, which makes every decision, the browser's fetch,
+// WebSocket, timers and clock (widget.Env), and turns the callbacks of
+// its connections into the Element's events. It holds no goroutine and no
+// js.Func of its own (its connections do, until they end), so detach
+// releases everything it has.
 type element struct {
-	id int
-	h  *host
+	*widget.Element
+	h *host
 
-	cmd  widget.Command  // the call that started the answer (attributes, N)
-	req  *widget.Request // the answer in progress or the last one (retry)
-	init js.Value        // stream()'s RequestInit, as the page gave it
-	// early is the request the page sent for the ask before Go was ready
-	// (adoptFetch), until the answer's first connection adopts it.
+	conn *conn    // the open connection, nil when none
+	init js.Value // stream()'s RequestInit, as the page gave it
+	// early is the request the page sent for the ask before Go was ready,
+	// until the answer's first connection adopts it.
 	early js.Value
-	n     int // the call whose promise the answer settles (0: none)
-	sess  *widget.Session
-
-	conn     *conn // the open connection, nil when none
-	connGen  int
-	streamID string
-	resumer  widget.Resumer
-	// gcHeld: this element has an answer streaming for the GC pacer.
-	gcHeld bool
-	gone   bool // detached: released once its last updates are sent
-
-	buf        []byte              // the last inbox batch, reused
-	chunks     []widget.InboxChunk // its chunks, reused
-	announceAt time.Time
-	arrived    float64 // epoch ms of the oldest bytes not yet in an update
-
-	// out are the updates for the page since the last message; what the
-	// page was last told, to send only changes.
-	out                []widget.Update
-	textSent           int
-	stateSent, sidSent string
+	buf   []byte // the last inbox batch, reused
 }
 
-// handle runs a connection's or a timer's message.
+func newElement(h *host, id int) *element {
+	e := &element{h: h, init: js.Undefined(), early: js.Undefined()}
+	e.Element = widget.NewElement(id, e, gc, h.thread)
+	return e
+}
+
+// keep holds what an ask or stream command v brings beside its JSON:
+// stream()'s RequestInit and the page's early request, whose response it
+// returns for the Element.
+func (e *element) keep(c widget.Command, v js.Value) *widget.Early {
+	if c.Kind != protocol.Ask && c.Kind != protocol.Stream {
+		return nil
+	}
+	e.init, e.early = v.Get("init"), v.Get("early")
+	if e.early.Type() != js.TypeObject {
+		return nil
+	}
+	return &widget.Early{OK: e.early.Get("ok").Bool(), Status: e.early.Get("status").Int(), StreamID: e.early.Get("stream").String()}
+}
+
+// handle turns a connection's or a timer's message into the Element's
+// event; a stale connection's callback releases it.
 func (e *element) handle(m msg) {
 	switch m.kind {
-	case mResponse, mFetchErr, mDone, mReadErr, mWSOpen:
-		if e.conn == nil || m.conn != e.conn.gen {
-			releaseStale(m)
+	case mResponse:
+		resp := m.val
+		r := widget.Response{OK: resp.Get("ok").Bool(), Status: resp.Get("status").Int()}
+		if id := resp.Get("headers").Call("get", "X-Trickle-Stream"); !id.IsNull() {
+			r.StreamID = id.String()
+		}
+		if e.Response(m.conn, r) {
+			m.c.read(resp)
 			return
 		}
-		e.onConn(m)
-	case mRetryTimer:
-		if m.conn == e.connGen && e.conn == nil && e.sess != nil && !e.sess.Ended() {
-			e.resume()
-		}
-	case mAnnounceTimer:
-		e.announceAt = time.Time{}
-		if e.h.inFlight && e.sess != nil {
-			// A frame is on its way to the page: what is due to be said
-			// goes now, not one page frame late (the announcer's pacing
-			// is the screen reader's).
-			e.sayNow()
+	case mWSOpen:
+		if e.Opened(m.conn) {
 			return
 		}
-		e.h.want = true
-	}
-}
-
-// begin starts an answer, stopping the one in progress (its call settles
-// as stopped).
-func (e *element) begin(c widget.Command, r widget.Request, init, early js.Value) {
-	if e.req != nil && !e.sess.Ended() {
-		e.stop()
-	}
-	e.cmd, e.req, e.init, e.early, e.n = c, &r, init, early, c.N
-	e.sess = widget.NewSession(c.Config())
-	if c.At > 0 {
-		e.sess.StartAt(now().at(c.At))
-	}
-	e.streamID = ""
-	e.resumer.Reset()
-	if !e.gcHeld {
-		// Held until this element's answers end (an answer replaced
-		// before its final frame keeps the hold for the next one).
-		gc.Begin()
-		e.gcHeld = true
-	}
-	u := e.fresh()
-	u.Reset = true
-	u.Events = append(u.Events, widget.StartEvent())
-	e.textSent, e.arrived = 0, 0
-	e.sync(u)
-	e.open(false)
-	e.h.want = true // the a11y "started" status, if any
-	e.h.warm()
-}
-
-// retry asks again with the last request (the retry button, retry()).
-func (e *element) retry(c widget.Command) {
-	if e.req == nil {
-		u := e.fresh()
-		u.N, u.Resolve = c.N, e.statusWord()
+	case mDone, mReadErr, mFetchErr:
+		end := widget.End{Kind: widget.EndDone}
+		switch {
+		case m.kind == mReadErr:
+			end = widget.End{Kind: widget.EndReadError, Err: jsErrText(m.val)}
+		case m.kind == mFetchErr:
+			end = widget.End{Kind: widget.EndFetchError, Err: jsErrText(m.val)}
+		case m.c.ws.Truthy():
+			end.Close = &widget.WSClosed{URL: m.c.ws.Get("url").String(), Code: m.val.Get("code").Int(), Reason: m.val.Get("reason").String()}
+		}
+		if e.Ended(m.conn, end) {
+			return
+		}
+	case mTimer:
+		e.Timer(m.timer, e.h.inFlight)
 		return
 	}
-	cmd := e.cmd
-	cmd.N, cmd.At = c.N, c.At
-	e.begin(cmd, *e.req, e.init, js.Undefined())
+	releaseStale(m)
 }
 
-// stop aborts the request, asks the relay to cancel and ends the answer.
-func (e *element) stop() {
-	if e.req == nil || e.sess.Ended() {
-		return
+func jsErrText(v js.Value) string {
+	switch {
+	case v.Type() == js.TypeObject && v.Get("message").Type() == js.TypeString:
+		return v.Get("message").String()
+	case v.Type() == js.TypeUndefined:
+		return "connection closed"
 	}
-	e.drain() // what arrived before Stop is part of the answer
-	if c := e.conn; c != nil {
-		c.stop(true)
+	return v.Call("toString").String()
+}
+
+// The widget.Env of the element.
+
+func (e *element) Now() time.Time { return time.Now() }
+
+func (e *element) EpochMS(t time.Time) float64 { return now().MS(t) }
+
+func (e *element) Open(o widget.Conn) {
+	switch {
+	case o.WebSocket:
+		e.conn = dialWS(e, o.Gen, o.URL)
+	case o.Adopt:
+		e.conn = adoptFetch(e, o.Gen, e.early)
+		e.early = js.Undefined() // once: a retry sends the request again
+	default:
+		init := e.init
+		if !o.PageInit {
+			init = fetchInit(o.Method, o.Headers, o.Body)
+		}
+		e.conn = startFetch(e, o.Gen, o.URL, init)
+	}
+}
+
+// fetchInit is a RequestInit.
+func fetchInit(method string, headers [][2]string, body string) js.Value {
+	hs := make([]any, len(headers))
+	for i, kv := range headers {
+		hs[i] = []any{kv[0], kv[1]}
+	}
+	init := js.ValueOf(map[string]any{"method": method, "headers": hs})
+	if body != "" {
+		init.Set("body", body)
+	}
+	return init
+}
+
+func (e *element) Close(gen int, stop bool) {
+	if c := e.conn; c != nil && c.gen == gen {
+		c.stop(stop)
 		e.conn = nil
 	}
-	if e.streamID != "" && !e.req.WebSocket {
-		if u, err := widget.StreamURLs(e.req.Endpoint, e.streamID); err == nil {
-			opts := map[string]any{"method": "DELETE", "keepalive": true}
-			js.Global().Call("fetch", u.Cancel, opts).Call("catch", noop)
-		}
+}
+
+func (e *element) Send(gen int, text string) {
+	if c := e.conn; c != nil && c.gen == gen && c.ws.Truthy() {
+		c.ws.Call("send", text)
 	}
-	e.connGen++ // a pending retry timer must not resume a stopped answer
-	e.sess.End(widget.ErrStoppedByUser)
-	e.frame()
+}
+
+func (e *element) Take(gen int) []byte {
+	c := e.conn
+	if c == nil || c.gen != gen || c.inbox.IsUndefined() {
+		return nil
+	}
+	batch := c.inbox.Call("take")
+	if batch.IsNull() {
+		return nil
+	}
+	n := batch.Length()
+	if cap(e.buf) < n {
+		e.buf = make([]byte, n+n/2)
+	}
+	b := e.buf[:n]
+	js.CopyBytesToGo(b, batch)
+	return b
+}
+
+func (e *element) Cancel(url string) {
+	opts := map[string]any{"method": "DELETE", "keepalive": true}
+	js.Global().Call("fetch", url, opts).Call("catch", noop)
 }
 
 // noop swallows a rejected promise nobody waits for.
 var noop = newFunc(func(js.Value, []js.Value) any { return nil })
 
-// detach releases the element: the page removed it. An answer in progress
-// is stopped (its call settles as stopped: a terminal update is never
-// dropped), the connection closed, the collector's hold let go.
-func (e *element) detach() {
-	e.stop()
-	e.closeConn()
-	if e.gcHeld {
-		e.gcHeld = false
-		gc.End()
-	}
-	e.fresh().Gone = true
-	e.gone = true
-	e.sess, e.init, e.early = nil, js.Undefined(), js.Undefined()
-	e.buf, e.chunks = nil, nil
-	e.h.want = true
+func (e *element) After(d time.Duration, t widget.Timer) {
+	time.AfterFunc(d, func() { e.h.push(msg{kind: mTimer, el: e, timer: t}) })
 }
 
-// reject settles call n as failed without starting an answer (ask() of
-// something that is not a request), as trickle-error says.
-func (e *element) reject(n int, err error) {
-	u := e.fresh()
-	u.Events = append(u.Events, widget.ErrorEvent(err.Error()))
-	u.N, u.Resolve = n, "failed"
-	e.h.want = true
-}
+func (e *element) Want() { e.h.want = true }
 
-// fail ends the answer in progress with err; it reports false when there
-// is none.
-func (e *element) fail(err error) bool {
-	if e.req == nil || e.sess == nil || e.sess.Ended() {
-		return false
-	}
-	e.closeConn()
-	e.sess.End(err)
-	func() {
-		defer func() { _ = recover() }() // the final frame itself may be what panics
-		e.frame()
-	}()
-	return true
-}
-
-func (e *element) statusWord() string {
-	if e.req == nil {
-		return "idle"
-	}
-	if st := e.sess.Status(); st != stream.Waiting {
-		return st.String()
-	}
-	return "streaming"
-}
-
-// fresh starts a new update for the page.
-func (e *element) fresh() *widget.Update {
-	e.out = append(e.out, widget.Update{ID: e.id})
-	return &e.out[len(e.out)-1]
-}
-
-// last is the update being filled: the last one, unless it already holds
-// a frame's patch (a second patch is relative to the first's result, so it
-// goes in an update of its own, applied after it).
-func (e *element) last() *widget.Update {
-	if n := len(e.out); n > 0 && !e.out[n-1].HasPatch && e.out[n-1].End == nil {
-		return &e.out[n-1]
-	}
-	return e.fresh()
-}
+func (e *element) Say(b []byte) { e.h.post(string(b)) }

@@ -5,15 +5,13 @@ package wasm
 import (
 	"fmt"
 	"runtime"
-	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"syscall/js"
 
-	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/a11y"
+	"github.com/trickle-dev/trickle/internal/protocol"
 	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/render"
 )
@@ -24,24 +22,23 @@ import (
 // serves commands until the page goes. Called by wasm/cmd/widget's main.
 func Boot() {
 	collectBetweenAnswers()
-	h := &host{els: map[int]*element{}, signal: make(chan struct{}, 1), pace: widget.Pacer{Margin: widget.DefaultPostMargin}}
-	onMessage := newFunc(func(_ js.Value, args []js.Value) any {
-		h.push(msg{kind: mPort, val: arg0(args)})
-		return nil
-	})
-	wake := newFunc(func(js.Value, []js.Value) any {
-		h.push(msg{kind: mWake})
-		return nil
-	})
-	idle := newFunc(func(js.Value, []js.Value) any {
-		h.push(msg{kind: mIdle})
-		return nil
-	})
-	browser = js.Global().Call("__trickleBoot", onMessage, wake)
+	h := &host{box: widget.NewMailbox[msg](), pace: widget.Pacer{Margin: widget.DefaultPostMargin}}
+	// Each callback lives as long as the page.
+	on := func(kind msgKind) js.Func {
+		return newFunc(func(_ js.Value, args []js.Value) any {
+			h.push(msg{kind: kind, val: arg0(args)})
+			return nil
+		})
+	}
+	browser = js.Global().Call("__trickleBoot", on(mPort), on(mWake))
 	h.thread = browser.Get("thread").String()
-	browser.Call("idle", idle, 2000)
-	h.post(`{"t":"ready","thread":` + string(jsonx.AppendString(nil, h.thread)) + `}`)
-	h.loop()
+	browser.Call("idle", on(mIdle), 2000)
+	h.post(protocol.Ready(h.thread, a11y.MinGap))
+	h.box.Run(nil, h.handle, func() {
+		if h.want && !h.inFlight {
+			h.due()
+		}
+	})
 }
 
 // browser is trickle-worker.js's helpers, on the thread Go runs on: post
@@ -55,40 +52,34 @@ var browser js.Value
 type msgKind int
 
 const (
-	mPort          msgKind = iota + 1 // a message from the page: a command or an ack
-	mWake                             // bytes arrived for some connection
-	mIdle                             // the first idle moment after boot: warm up
-	mResponse                         // fetch resolved: val is the Response
-	mFetchErr                         // fetch rejected before a response
-	mDone                             // the body ended / the WebSocket closed
-	mReadErr                          // reading the body failed mid-way
-	mWSOpen                           // the WebSocket opened
-	mRetryTimer                       // time to resume a dropped connection
-	mAnnounceTimer                    // the announcer has something due
-	mPost                             // the pacer's time to post a frame came
+	mPort     msgKind = iota + 1 // a message from the page: a command or an ack
+	mWake                        // bytes arrived for some connection
+	mIdle                        // the first idle moment after boot: warm up
+	mResponse                    // fetch resolved: val is the Response
+	mFetchErr                    // fetch rejected before a response
+	mDone                        // the body ended / the WebSocket closed
+	mReadErr                     // reading the body failed mid-way
+	mWSOpen                      // the WebSocket opened
+	mTimer                       // a timer the element asked for (timer)
+	mPost                        // the pacer's time to post a frame came
 )
 
 type msg struct {
-	kind msgKind
-	val  js.Value
-	el   *element
-	conn int   // connection generation the callback belongs to
-	c    *conn // the connection the callback belongs to
+	kind  msgKind
+	val   js.Value
+	el    *element
+	conn  int   // connection generation the callback belongs to
+	c     *conn // the connection the callback belongs to
+	timer widget.Timer
 }
 
-// host owns every element's state: one loop, fed by one queue that never
-// drops and never blocks (callbacks from JavaScript and timers only append
-// to it), so nothing is shared between goroutines and no element needs a
-// goroutine of its own.
+// host owns every element's state: one loop, fed by one mailbox
+// (callbacks from JavaScript and timers only post to it), so nothing is
+// shared between goroutines and no element needs a goroutine of its own.
 type host struct {
-	mu     sync.Mutex
-	queue  []msg
-	signal chan struct{}
-
+	box    *widget.Mailbox[msg]
 	thread string
-	els    map[int]*element
-	// order is els by id: updates go out in a stable order.
-	order []*element
+	els    widget.Registry[*element]
 
 	// want: something changed that a frame should show. inFlight: a frame
 	// message was posted and the page has not applied it yet (it
@@ -105,43 +96,19 @@ type host struct {
 
 	out  []byte
 	upds []widget.Update
-	say  []byte
 }
 
-func (h *host) push(m msg) {
-	h.mu.Lock()
-	h.queue = append(h.queue, m)
-	h.mu.Unlock()
-	select {
-	case h.signal <- struct{}{}:
-	default:
-	}
-}
-
-func (h *host) loop() {
-	var batch []msg
-	for range h.signal {
-		h.mu.Lock()
-		batch, h.queue = h.queue, batch[:0]
-		h.mu.Unlock()
-		for i := range batch {
-			h.handle(batch[i])
-			batch[i] = msg{}
-		}
-		if h.want && !h.inFlight {
-			h.due()
-		}
-	}
-}
+func (h *host) push(m msg) { h.box.Post(m) }
 
 // handle runs one message. A panic would end the Go program — every
 // element on the page — so it fails that element's answer instead.
-func (h *host) handle(m msg) {
+func (h *host) handle(mp *msg) {
+	m := *mp
 	defer func() {
 		if r := recover(); r != nil {
 			js.Global().Get("console").Call("error", fmt.Sprintf("trickle: internal error: %v", r))
 			if e := m.el; e != nil {
-				e.fail(fmt.Errorf("trickle: internal error: %v", r))
+				e.Fail(fmt.Errorf("trickle: internal error: %v", r))
 			}
 		}
 	}()
@@ -156,7 +123,7 @@ func (h *host) handle(m msg) {
 		h.postAt, h.postNow = false, true
 	default:
 		e := m.el
-		if e == nil || e.gone {
+		if e == nil || e.Gone() {
 			releaseStale(m)
 			return
 		}
@@ -169,13 +136,12 @@ func (h *host) port(v js.Value) {
 	if v.Type() == js.TypeString {
 		// The page applied the last frame in its animation frame of the
 		// given time ("ack+wake:": and bytes arrived since).
-		ack := v.String()
-		kind, ms, _ := strings.Cut(ack, ":")
-		if f, err := strconv.ParseFloat(ms, 64); err == nil {
-			h.pace.Applied(now().at(f))
+		ack, ok := protocol.ParseAck(v.String())
+		if ok {
+			h.pace.Applied(now().At(ack.At))
 		}
 		h.inFlight = false
-		h.want = h.want || kind == "ack+wake"
+		h.want = h.want || ack.Wake
 		return
 	}
 	c, err := widget.ParseCommand(v.Get("j").String())
@@ -184,51 +150,38 @@ func (h *host) port(v js.Value) {
 		return
 	}
 	switch c.Kind {
-	case "stats":
+	case protocol.Stats:
 		h.post(h.stats())
 		return
-	case "attach":
+	case protocol.Attach:
 		h.attach(c.ID)
 		return
 	}
-	e := h.els[c.ID]
-	if e == nil {
-		e = h.attach(c.ID)
-	}
+	e := h.attach(c.ID)
 	// A JavaScript exception (new WebSocket of a bad URL) fails the
 	// answer it happened in, or the call when none began.
 	defer func() {
 		if r := recover(); r != nil {
-			if !e.fail(fmt.Errorf("trickle: %v", r)) {
-				e.reject(c.N, fmt.Errorf("trickle: %v", r))
+			if !e.Fail(fmt.Errorf("trickle: %v", r)) {
+				e.Reject(c.N, fmt.Errorf("trickle: %v", r))
 			}
 		}
 	}()
+	e.Do(c, now().At(c.At), e.keep(c, v))
 	switch c.Kind {
-	case "ask", "stream":
-		r, err := c.Request()
-		if err != nil {
-			e.reject(c.N, err)
-			return
-		}
-		e.begin(c, r, v.Get("init"), v.Get("early"))
-	case "retry":
-		e.retry(c)
-	case "stop":
-		e.stop()
-	case "detach":
-		e.detach()
+	case protocol.Ask, protocol.Stream:
+		h.warm()
+	case protocol.Detach:
+		e.init, e.early, e.buf = js.Undefined(), js.Undefined(), nil
 	}
 }
 
 func (h *host) attach(id int) *element {
-	if e := h.els[id]; e != nil {
-		return e
+	e, ok := h.els.Get(id)
+	if !ok {
+		e = newElement(h, id)
+		h.els.Add(e)
 	}
-	e := &element{id: id, h: h}
-	h.els[id] = e
-	i, _ := slices.BinarySearchFunc(h.order, id, func(e *element, id int) int { return e.id - id })
-	h.order = slices.Insert(h.order, i, e)
 	return e
 }
 
@@ -236,50 +189,32 @@ func (h *host) attach(id int) *element {
 // are known from its acknowledgements — sets a timer for when the pacer
 // says: everything that arrives until then goes in that one message.
 func (h *host) due() {
-	if h.thread != "worker" || h.postNow {
-		h.postNow = false
-		h.flush()
-		return
+	if h.thread == "worker" && !h.postNow {
+		if h.postAt {
+			return
+		}
+		t := time.Now()
+		if at := h.pace.PostAt(t); at.After(t) {
+			h.postAt = true
+			time.AfterFunc(at.Sub(t), func() { h.push(msg{kind: mPost}) })
+			return
+		}
 	}
-	if h.postAt {
-		return
-	}
-	t := time.Now()
-	at := h.pace.PostAt(t)
-	if !at.After(t) {
-		h.flush()
-		return
-	}
-	h.postAt = true
-	time.AfterFunc(at.Sub(t), func() { h.push(msg{kind: mPost}) })
+	h.postNow = false
+	h.flush()
 }
 
 // flush builds every element's frame and sends them as one message.
 func (h *host) flush() {
 	h.want = false
 	h.upds = h.upds[:0]
-	gone := false
-	for _, e := range h.order {
-		if !e.gone && e.req != nil {
-			e.frame()
+	for _, e := range h.els.All() {
+		if e.Active() {
+			e.Frame()
 		}
-		for i := range e.out {
-			if !e.out[i].Empty() {
-				h.upds = append(h.upds, e.out[i])
-			}
-		}
-		clear(e.out)
-		e.out = e.out[:0]
-		gone = gone || e.gone
+		h.upds = e.TakeUpdates(h.upds)
 	}
-	if gone {
-		h.order = slices.DeleteFunc(h.order, func(e *element) bool {
-			if e.gone {
-				delete(h.els, e.id)
-			}
-			return e.gone
-		})
-	}
+	h.els.Sweep()
 	if len(h.upds) == 0 {
 		return
 	}
@@ -292,15 +227,7 @@ func (h *host) post(s string) { browser.Call("post", s, false) }
 
 // stats is what the lifecycle tests compare with their baseline.
 func (h *host) stats() string {
-	b := []byte(`{"t":"stats","elements":`)
-	b = strconv.AppendInt(b, int64(len(h.els)), 10)
-	b = append(b, `,"funcs":`...)
-	b = strconv.AppendInt(b, liveFuncs.Load(), 10)
-	b = append(b, `,"goroutines":`...)
-	b = strconv.AppendInt(b, int64(runtime.NumGoroutine()), 10)
-	b = append(b, `,"thread":`...)
-	b = jsonx.AppendString(b, h.thread)
-	return string(append(b, '}'))
+	return protocol.StatsMessage(protocol.Counts{Elements: h.els.Len(), Funcs: int(liveFuncs.Load()), Goroutines: runtime.NumGoroutine(), Thread: h.thread})
 }
 
 var warmOnce sync.Once
@@ -313,31 +240,9 @@ var warmOnce sync.Once
 // docs/PERFORMANCE.md "Widget in the browser").
 func (h *host) warm() {
 	warmOnce.Do(func() {
-		html := widget.WarmUp(render.Policy{})
-		b := jsonx.AppendString([]byte(`{"t":"warm","html":`), html)
-		h.post(string(append(b, '}')))
+		h.post(protocol.Warm(widget.WarmUp(render.Policy{})))
 	})
 }
 
-// clock converts between Go's time and the milliseconds since the epoch
-// the page and the worker share (performance.timeOrigin +
-// performance.now(): the same instant reads the same on both threads).
-type clock struct {
-	goNow time.Time
-	jsNow float64
-}
-
-func now() clock { return clock{time.Now(), browser.Call("now").Float()} }
-
-// at is the Go time of epoch milliseconds ms (zero for 0).
-func (c clock) at(ms float64) time.Time {
-	if ms <= 0 {
-		return time.Time{}
-	}
-	return c.goNow.Add(-time.Duration((c.jsNow - ms) * float64(time.Millisecond)))
-}
-
-// ms is the epoch milliseconds of Go time t.
-func (c clock) ms(t time.Time) float64 {
-	return c.jsNow - float64(c.goNow.Sub(t))/float64(time.Millisecond)
-}
+// now reads Go's clock and the page's together.
+func now() protocol.Clock { return protocol.Clock{Go: time.Now(), JS: browser.Call("now").Float()} }

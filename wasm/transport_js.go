@@ -2,9 +2,7 @@
 
 package wasm
 
-import (
-	"syscall/js"
-)
+import "syscall/js"
 
 // conn is one connection: a fetch whose body trickle.js reads into an
 // Inbox, or a WebSocket whose messages go into one. The element takes the
@@ -24,19 +22,11 @@ type conn struct {
 	controller js.Value
 	pending    bool // the fetch or the body's end is outstanding
 
-	// WebSocket
-	ws     js.Value
-	first  string // the first message: the request, or a resume
-	opened bool   // the WebSocket opened
+	ws js.Value // WebSocket
 
 	funcs    []js.Func
 	stopped  bool
 	released bool
-
-	httpStatus int // non-2xx response: its body is collected as the error
-	errBody    []byte
-	events     bool // this connection brought at least one new event id
-	resumed    bool
 }
 
 // send queues a callback's message for the host's loop (never dropped:
@@ -55,6 +45,12 @@ func (c *conn) fn(f func(args []js.Value)) js.Func {
 	return jf
 }
 
+// on is a callback that reports kind with its first argument, ending what
+// was pending.
+func (c *conn) on(kind msgKind) js.Func {
+	return c.fn(func(a []js.Value) { c.pending = false; c.send(msg{kind: kind, val: arg0(a)}) })
+}
+
 // startFetch sends the request with an AbortController and reports the
 // response; read then pulls the body with one reused then/catch pair.
 func startFetch(e *element, gen int, url string, init js.Value) *conn {
@@ -65,10 +61,8 @@ func startFetch(e *element, gen int, url string, init js.Value) *conn {
 		js.Global().Get("Object").Call("assign", opts, init)
 	}
 	opts.Set("signal", c.controller.Get("signal"))
-	onResp := c.fn(func(a []js.Value) { c.pending = false; c.send(msg{kind: mResponse, val: arg0(a)}) })
-	onErr := c.fn(func(a []js.Value) { c.pending = false; c.send(msg{kind: mFetchErr, val: arg0(a)}) })
 	c.pending = true
-	js.Global().Call("fetch", url, opts).Call("then", onResp, onErr)
+	js.Global().Call("fetch", url, opts).Call("then", c.on(mResponse), c.on(mFetchErr))
 	return c
 }
 
@@ -95,20 +89,15 @@ func (c *conn) endFunc() js.Func {
 // adoptFetch takes over the request the page sent for an ask before Go
 // was ready (wasm/web/early/early.js; the same request open would send,
 // see internal/widget/early_request_test.go): the connection startFetch
-// would have once its response came, its inbox holding every byte from
-// the first (trickle-worker.js's adopt). Stopping it cancels the body,
-// which aborts the request.
+// would have once its response came (the Element knows the response from
+// widget.Early), its inbox holding every byte from the first
+// (trickle-worker.js's adopt). Stopping it cancels the body, which aborts
+// the request.
 func adoptFetch(e *element, gen int, early js.Value) *conn {
 	c := &conn{gen: gen, el: e}
 	if early.Get("failed").Bool() {
 		c.send(msg{kind: mFetchErr, val: js.Global().Get("Error").New(early.Get("end"))})
 		return c
-	}
-	if id := early.Get("stream").String(); id != "" {
-		e.streamID = id
-	}
-	if !early.Get("ok").Bool() {
-		c.httpStatus = early.Get("status").Int()
 	}
 	c.pending = true
 	c.inbox = browser.Call("adopt", early, c.endFunc())
@@ -181,18 +170,18 @@ func releaseStale(m msg) {
 
 // dialWS opens a WebSocket through the browser's own WebSocket (the
 // coder/websocket client would add its size to the .wasm:
-// docs/notes/widget-size.md), sends first when it
-// opens, and has trickle.js put every message — the relay sends one SSE
+// docs/notes/widget-size.md); the Element sends its first message when
+// it opens. trickle.js puts every message — the relay sends one SSE
 // event's text per message — as bytes into the connection's inbox, which
 // feeds the same pipeline as the fetch transport.
-func dialWS(e *element, gen int, url, first string) *conn {
-	c := &conn{gen: gen, el: e, first: first}
+func dialWS(e *element, gen int, url string) *conn {
+	c := &conn{gen: gen, el: e}
 	ws := js.Global().Get("WebSocket").New(url)
 	ws.Set("binaryType", "arraybuffer")
 	c.ws = ws
 	c.inbox = browser.Call("wsInbox", ws)
-	ws.Set("onopen", c.fn(func([]js.Value) { c.send(msg{kind: mWSOpen}) }))
-	ws.Set("onclose", c.fn(func(a []js.Value) { c.send(msg{kind: mDone, val: arg0(a)}) }))
+	ws.Set("onopen", c.on(mWSOpen))
+	ws.Set("onclose", c.on(mDone))
 	ws.Set("onerror", c.fn(func([]js.Value) {})) // a close event always follows
 	return c
 }

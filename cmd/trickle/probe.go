@@ -23,8 +23,9 @@ const probeUsage = `Usage: trickle probe URL [-d BODY] [-H 'Name: value']... [--
 Streams from URL (POST when -d is given, GET otherwise) through the same
 pipeline as the widget and reports, as JSON: time to the response headers,
 time to first byte (TTFB), time to first token (TTFT), the gaps between
-tokens (p50, p95, max), tokens, bytes, whether the end marker came, and a
-verdict: "streaming", "batched", "buffered" (first and last byte arrived
+tokens (p50, p95, max), tokens, bytes, whether the end marker came,
+"buffering" (the widget's metric: "streamed", "buffered" or "unknown") and a
+verdict in words: "streaming", "batched", "buffered" (first and last byte arrived
 together — at least 51 tokens within 50 ms: something between the two ends
 is holding the stream) or "inconclusive" (fewer than 2 tokens, or fewer
 than 51 arriving within 50 ms, which a fast model can do on its own).
@@ -44,25 +45,26 @@ func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
 
 // probeReport is the JSON probe prints.
 type probeReport struct {
-	URL          string        `json:"url"`
-	StatusCode   int           `json:"status_code"`
-	ContentType  string        `json:"content_type"`
-	Dialect      string        `json:"dialect"`
-	HeadersMS    float64       `json:"headers_ms"`
-	TTFBMS       *float64      `json:"ttfb_ms"`
-	TTFTMS       *float64      `json:"ttft_ms"`
-	LastByteMS   *float64      `json:"last_byte_ms"`
-	SpreadMS     float64       `json:"first_to_last_byte_ms"`
-	Gaps         gapStats      `json:"inter_token_ms"`
-	Tokens       int           `json:"tokens"`
-	Bytes        int64         `json:"bytes"`
-	Reads        int           `json:"reads"`
-	EndMarker    bool          `json:"end_marker"`
-	AnswerStatus string        `json:"answer_status"`
-	Error        *replayError  `json:"error"`
-	Verdict      string        `json:"verdict"`
-	Explanation  string        `json:"explanation"`
-	Usage        *stream.Usage `json:"usage"`
+	URL          string            `json:"url"`
+	StatusCode   int               `json:"status_code"`
+	ContentType  string            `json:"content_type"`
+	Dialect      string            `json:"dialect"`
+	HeadersMS    float64           `json:"headers_ms"`
+	TTFBMS       *float64          `json:"ttfb_ms"`
+	TTFTMS       *float64          `json:"ttft_ms"`
+	LastByteMS   *float64          `json:"last_byte_ms"`
+	SpreadMS     float64           `json:"first_to_last_byte_ms"`
+	Gaps         gapStats          `json:"inter_token_ms"`
+	Tokens       int               `json:"tokens"`
+	Bytes        int64             `json:"bytes"`
+	Reads        int               `json:"reads"`
+	EndMarker    bool              `json:"end_marker"`
+	AnswerStatus string            `json:"answer_status"`
+	Error        *replayError      `json:"error"`
+	Buffering    buffering.Verdict `json:"buffering"` // the widget's metric's verdict
+	Verdict      string            `json:"verdict"`
+	Explanation  string            `json:"explanation"`
+	Usage        *stream.Usage     `json:"usage"`
 }
 
 // gapStats summarises the time between consecutive tokens.
@@ -224,6 +226,7 @@ func runProbe(ctx context.Context, client *http.Client, url string, post bool, b
 		rep.TTFTMS = msp(tokenTimes[0].Sub(start))
 	}
 	rep.Gaps = gaps(tokenTimes)
+	rep.Buffering = buffering.Judge(rep.Tokens, last.Sub(first))
 	rep.Verdict, rep.Explanation = verdict(rep, last.Sub(first))
 
 	switch {

@@ -136,7 +136,7 @@ func replay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	dialect := fs.String("dialect", "auto", "the stream's dialect")
 	frames := fs.Bool("frames", false, "print every frame")
 	pace := fs.Float64("pace", defaultPace, "tokens per second on the simulated clock")
-	announce := fs.String("announce", a11y.ModeSentences, "announcement mode: sentences, complete or off")
+	announce := fs.String("announce", string(a11y.ModeSentences), "announcement mode: sentences, complete or off")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -162,9 +162,8 @@ func replay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trickle replay: --pace must be a positive number of tokens per second, not %v\n", *pace)
 		return 2
 	}
-	switch *announce {
-	case a11y.ModeSentences, a11y.ModeComplete, a11y.ModeOff:
-	default:
+	mode, err := a11y.ParseMode(*announce)
+	if err != nil {
 		fmt.Fprintf(stderr, "trickle replay: --announce must be sentences, complete or off, not %q\n", *announce)
 		return 2
 	}
@@ -186,7 +185,7 @@ func replay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = replaySSE(in, *chunk, out)
 	} else {
 		var o replayOutput
-		o, err = replayAnswer(in, replayOptions{chunk: *chunk, dialect: *dialect, frames: *frames, pace: *pace, announce: *announce})
+		o, err = replayAnswer(in, replayOptions{chunk: *chunk, dialect: *dialect, frames: *frames, pace: *pace, announce: mode})
 		if err == nil {
 			err = writeIndented(out, o)
 		}
@@ -247,7 +246,7 @@ type replayOptions struct {
 	dialect  string
 	frames   bool
 	pace     float64
-	announce string
+	announce a11y.Mode
 }
 
 // replayAnswer runs the input through the widget's Session on a simulated

@@ -84,7 +84,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		cutWait       = fs.Duration("cut-wait", d.CutWait, "after cutting a slow client, wait this long at most for it to read what was sent and hang up before its --grace starts")
 		maxStreams    = fs.Int("max-streams", d.MaxStreams, "maximum generations running at once (then 429 with Retry-After)")
 		maxBody       = fs.Int64("max-body", d.MaxBodyBytes, "maximum request body in bytes (then 413)")
-		maxEvent      = fs.Int("max-event", d.MaxEventBytes, "maximum bytes of one event's data (an upstream event over it fails the stream)")
+		maxEvent      = fs.Int("max-event", d.MaxEventSize, "maximum bytes of one event's data (an upstream event over it fails the stream)")
 		maxEvents     = fs.Int("max-events", d.MaxEvents, "maximum events in one stream (in Redis: the length cap of its log)")
 		tokenEnv      = fs.String("token-env", "", "require clients to send this bearer token, read from the environment variable `NAME`")
 		upstreamURL   = fs.String("upstream", "", "forward to this model API `URL` (full endpoint) instead of the simulated model")
@@ -161,7 +161,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		relay.WithCutWait(*cutWait),
 		relay.WithMaxStreams(*maxStreams),
 		relay.WithMaxBodyBytes(*maxBody),
-		relay.WithMaxEventBytes(*maxEvent),
+		relay.WithMaxEventSize(*maxEvent),
 		relay.WithMaxEvents(*maxEvents),
 		relay.WithAllowedOrigins(origins...),
 		relay.WithOriginRefusal(func(e *relay.OriginError) string {
@@ -278,7 +278,7 @@ var optionFlags = map[string]string{
 	"WithCutWait":                    "cut-wait",
 	"WithMaxStreams":                 "max-streams",
 	"WithMaxBodyBytes":               "max-body",
-	"WithMaxEventBytes":              "max-event",
+	"WithMaxEventSize":               "max-event",
 	"WithMaxEvents":                  "max-events",
 	"WithLease":                      "lease",
 	"WithSimDefaults.TTFT":           "sim-ttft",

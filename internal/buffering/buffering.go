@@ -10,7 +10,10 @@
 // time from the first byte of the response body to the last.
 package buffering
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Verdict is what the arrival times say about the stream.
 type Verdict uint8
@@ -27,7 +30,22 @@ const (
 	Buffered
 )
 
-// String is the verdict as the widget's metrics name it.
+// MarshalText is the verdict's word: encoding/json writes it as a string.
+func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
+
+// UnmarshalText reads a verdict's word.
+func (v *Verdict) UnmarshalText(b []byte) error {
+	for _, w := range []Verdict{Unknown, Streamed, Buffered} {
+		if string(b) == w.String() {
+			*v = w
+			return nil
+		}
+	}
+	return fmt.Errorf("buffering: %q is not a verdict (streamed, buffered, unknown)", b)
+}
+
+// String is the verdict's word, in the widget's metrics and in
+// `trickle probe`'s report alike: streamed, buffered or unknown.
 func (v Verdict) String() string {
 	switch v {
 	case Streamed:

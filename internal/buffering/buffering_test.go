@@ -1,6 +1,7 @@
 package buffering_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -83,4 +84,17 @@ func ExampleJudge() {
 	// buffered
 	// streamed
 	// unknown
+}
+
+func TestAVerdictIsItsWordInJSON(t *testing.T) {
+	for _, v := range []buffering.Verdict{buffering.Unknown, buffering.Streamed, buffering.Buffered} {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		require.Equal(t, `"`+v.String()+`"`, string(b))
+		var back buffering.Verdict
+		require.NoError(t, json.Unmarshal(b, &back))
+		require.Equal(t, v, back)
+	}
+	var v buffering.Verdict
+	require.ErrorContains(t, json.Unmarshal([]byte(`"inconclusive"`), &v), `"inconclusive" is not a verdict`)
 }

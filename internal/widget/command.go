@@ -2,10 +2,12 @@ package widget
 
 import (
 	"fmt"
+	"github.com/trickle-dev/trickle/a11y"
 	"strconv"
 	"strings"
 
 	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/internal/protocol"
 )
 
 // Command is one message from the page (trickle.js) to the Go side, which
@@ -18,8 +20,7 @@ import (
 // URLs against document.baseURI, the element's attributes and headers
 // property, the page's origin. The Go side then never asks the page.
 type Command struct {
-	// Kind is attach, ask, stream, retry, stop, detach, ack or stats.
-	Kind string
+	Kind protocol.Kind
 	// ID names the element (the page numbers them).
 	ID int
 	// N numbers an ask(), stream() or retry() call: the final update of
@@ -62,7 +63,9 @@ func ParseCommand(s string) (Command, error) {
 		r.Object(func(key string) {
 			switch key {
 			case "t":
-				r.Str(&c.Kind)
+				var kind string
+				r.Str(&kind)
+				c.Kind = protocol.Kind(kind)
 			case "id":
 				r.Int(&c.ID)
 			case "n":
@@ -215,13 +218,13 @@ func FootnotePrefix(id int) string { return "trickle-" + strconv.Itoa(id) + "-" 
 
 // Config is the Session configuration the command's attributes ask for.
 func (c Command) Config() Config {
-	cfg := Config{Dialect: c.Dialect, Announce: c.Announce}
+	cfg := Config{Dialect: c.Dialect}
 	if cfg.Dialect == "" {
 		cfg.Dialect = "auto"
 	}
-	if cfg.Announce == "" {
-		cfg.Announce = "sentences"
-	}
+	// An announce attribute of no known mode is the default, as HTML's
+	// enumerated attributes do with an invalid value.
+	cfg.Announce, _ = a11y.ParseMode(strings.ToLower(strings.TrimSpace(c.Announce)))
 	cfg.Policy.SameOrigin = c.Origin
 	cfg.Highlight = c.Highlight
 	cfg.FootnotePrefix = FootnotePrefix(c.ID)

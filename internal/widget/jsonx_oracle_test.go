@@ -3,6 +3,7 @@ package widget
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/trickle-dev/trickle/internal/buffering"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -130,7 +131,7 @@ func TestMetricsJSONIsWhatEncodingJSONWrote(t *testing.T) {
 	}
 	check(Metrics{})
 	check(Metrics{TTFB: math.NaN()})
-	check(Metrics{Buffering: VerdictStreamed, FrameMax: 1e21, GapP50: 1e-7, Tokens: -3})
+	check(Metrics{Buffering: buffering.Streamed, FrameMax: 1e21, GapP50: 1e-7, Tokens: -3})
 	f := func() float64 {
 		switch rng.IntN(3) {
 		case 0:
@@ -143,7 +144,7 @@ func TestMetricsJSONIsWhatEncodingJSONWrote(t *testing.T) {
 	for range 500 {
 		check(Metrics{
 			TTFB: f(), TTFT: f(), GapP50: f(), GapP95: f(), GapMax: f(), Tokens: rng.Int(), TokensPerS: f(),
-			Bytes: rng.IntN(1 << 30), Duration: f(), Buffering: []string{VerdictStreamed, VerdictBuffered, VerdictUnknown, "<&>"}[rng.IntN(4)],
+			Bytes: rng.IntN(1 << 30), Duration: f(), Buffering: buffering.Verdict(rng.IntN(4)),
 			Reconnects: rng.IntN(9), Frames: rng.IntN(1000), FrameMax: f(), FrameTotal: f(),
 		})
 	}

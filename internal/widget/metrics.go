@@ -15,33 +15,25 @@ import (
 // in milliseconds from the ask() call (on the page's clock, whichever thread
 // Go runs on); zero means "did not happen".
 type Metrics struct {
-	TTFB       float64 `json:"ttfb_ms"`        // first byte of the response body
-	TTFT       float64 `json:"ttft_ms"`        // first visible delta: thinking or answer text
-	TTFAT      float64 `json:"ttfat_ms"`       // first delta of the answer itself, after any thinking
-	GapP50     float64 `json:"gap_p50_ms"`     // median gap between text deltas
-	GapP95     float64 `json:"gap_p95_ms"`     // 95th percentile gap
-	GapMax     float64 `json:"gap_max_ms"`     // longest gap (a stall, a reconnect)
-	Tokens     int     `json:"tokens"`         // text deltas received
-	TokensPerS float64 `json:"tokens_per_s"`   // deltas per second, first to last
-	Bytes      int     `json:"bytes"`          // response bytes, all connections
-	Duration   float64 `json:"duration_ms"`    // start to end
-	Buffering  string  `json:"buffering"`      // "streamed", "buffered" or "unknown"
-	Reconnects int     `json:"reconnects"`     // resumed connections
-	Frames     int     `json:"frames"`         // DOM frames applied
-	FrameMax   float64 `json:"frame_max_ms"`   // longest frame (Go + DOM calls)
-	FrameTotal float64 `json:"frame_total_ms"` // all frames
+	TTFB       float64           `json:"ttfb_ms"`        // first byte of the response body
+	TTFT       float64           `json:"ttft_ms"`        // first visible delta: thinking or answer text
+	TTFAT      float64           `json:"ttfat_ms"`       // first delta of the answer itself, after any thinking
+	GapP50     float64           `json:"gap_p50_ms"`     // median gap between text deltas
+	GapP95     float64           `json:"gap_p95_ms"`     // 95th percentile gap
+	GapMax     float64           `json:"gap_max_ms"`     // longest gap (a stall, a reconnect)
+	Tokens     int               `json:"tokens"`         // text deltas received
+	TokensPerS float64           `json:"tokens_per_s"`   // deltas per second, first to last
+	Bytes      int               `json:"bytes"`          // response bytes, all connections
+	Duration   float64           `json:"duration_ms"`    // start to end
+	Buffering  buffering.Verdict `json:"buffering"`      // package buffering's verdict, its word in JSON
+	Reconnects int               `json:"reconnects"`     // resumed connections
+	Frames     int               `json:"frames"`         // DOM frames applied
+	FrameMax   float64           `json:"frame_max_ms"`   // longest frame (Go + DOM calls)
+	FrameTotal float64           `json:"frame_total_ms"` // all frames
 	// Thread is where the widget's Go side ran: "worker" (a Web Worker)
 	// or "main" (the page's main thread, the fallback).
 	Thread string `json:"thread"`
 }
-
-// Buffering verdicts, as package buffering names them (its Judge is the one
-// definition, shared with `trickle probe`).
-const (
-	VerdictStreamed = "streamed" // bytes arrived spread out over time
-	VerdictBuffered = "buffered" // first and last byte arrived together: something between held the stream
-	VerdictUnknown  = "unknown"  // too little data to tell
-)
 
 // Recorder collects the timings of one answer. Not safe for concurrent use.
 type Recorder struct {
@@ -164,7 +156,7 @@ func (r *Recorder) Snapshot() Metrics {
 	if span := r.lastTok.Sub(r.firstTok); r.tokens > 1 && span > 0 {
 		m.TokensPerS = round2(float64(r.tokens-1) / span.Seconds())
 	}
-	m.Buffering = buffering.Judge(r.tokens, r.lastByte.Sub(r.firstByte)).String()
+	m.Buffering = buffering.Judge(r.tokens, r.lastByte.Sub(r.firstByte))
 	return m
 }
 
@@ -227,7 +219,7 @@ func (m Metrics) JSON() string {
 	integer(`,"bytes":`, m.Bytes)
 	float(`,"duration_ms":`, m.Duration)
 	b = append(b, `,"buffering":`...)
-	b = jsonx.AppendString(b, m.Buffering)
+	b = jsonx.AppendString(b, m.Buffering.String())
 	integer(`,"reconnects":`, m.Reconnects)
 	integer(`,"frames":`, m.Frames)
 	float(`,"frame_max_ms":`, m.FrameMax)

@@ -3,6 +3,7 @@ package widget
 import (
 	"encoding/json"
 	"errors"
+	"github.com/trickle-dev/trickle/a11y"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/internal/protocol"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/stream"
 )
@@ -114,7 +116,7 @@ func TestTheResumerFollowsTheRelaysStreamWithBackoff(t *testing.T) {
 func TestParseCommandReadsWhatTheLoaderSends(t *testing.T) {
 	c, err := ParseCommand(`{"t":"ask","id":3,"n":7,"at":1733100000123.5,"url":"https://r.test/v1/chat/completions?answer=short","ws":"","transport":"websocket","dialect":"","announce":"off","model":"m","images":" https://a.test  https://b.test ","origin":"https://page.test","metrics":true,"headers":[["Authorization","Bearer t"],["X-A","1"]],"body":{"messages":[],"temperature":0.5},"extra":[1,2]}`)
 	require.NoError(t, err)
-	require.Equal(t, "ask", c.Kind)
+	require.Equal(t, protocol.Ask, c.Kind)
 	require.Equal(t, 3, c.ID)
 	require.Equal(t, 7, c.N)
 	require.Equal(t, 1733100000123.5, c.At)
@@ -125,7 +127,11 @@ func TestParseCommandReadsWhatTheLoaderSends(t *testing.T) {
 
 	cfg := c.Config()
 	require.Equal(t, "auto", cfg.Dialect)
-	require.Equal(t, "off", cfg.Announce)
+	require.Equal(t, a11y.ModeOff, cfg.Announce)
+	for attr, want := range map[string]a11y.Mode{"": a11y.ModeSentences, " Complete ": a11y.ModeComplete, "loud": a11y.ModeSentences} {
+		c.Announce = attr
+		require.Equal(t, want, c.Config().Announce, "announce=%q", attr)
+	}
 	require.Equal(t, render.Policy{SameOrigin: "https://page.test", AllowedImageOrigins: []string{"https://a.test", "https://b.test"}}, cfg.Policy)
 	require.Equal(t, "trickle-3-", cfg.FootnotePrefix, "the element's own footnote ids")
 
@@ -177,7 +183,7 @@ func TestEveryUpdateIsJSONWhateverTheModelSent(t *testing.T) {
 	u.Patch = Patch{Append: "<p>" + nasty + "</p>", TailChanged: true, TailPatch: render.TailPatch{Path: []int{2, 0}, Keep: 1, Text: nasty, HTML: "<b>x</b>"},
 		Thinking: nasty, Tools: nasty, ToolsChanged: true, Announce: []string{nasty, "two"}, Status: nasty, StatusChanged: true, Final: true, Unwrap: true}
 	u.Events = append(u.Events, StartEvent(), FirstTokenEvent(Metrics{TTFT: 12.5, TTFAT: 40}))
-	u.Finish(stream.Failed, errors.New(nasty), Metrics{TTFT: 1.5, Thread: "worker"}, true)
+	u.Finish(stream.Failed, errors.New(nasty), Metrics{TTFT: 1.5, Thread: "worker"}, true, string(AppendMessage(nil, nastyAnswer(t, nasty))))
 	u.N, u.Gone = 9, true
 
 	var got struct {
@@ -265,14 +271,14 @@ func TestAnUnchangedTailIsKeptAndAStoppedAnswerOffersNoRetry(t *testing.T) {
 	require.Equal(t, -1, got.P.Keep, "keep -1: the tail did not change")
 
 	var s Update
-	s.Finish(stream.Stopped, stream.ErrStopped, Metrics{}, false)
+	s.Finish(stream.Stopped, stream.ErrStopped, Metrics{}, false, string(AppendMessage(nil, stream.NewAnswer())))
 	require.Equal(t, "Stopped.", s.End.Notice)
 	require.False(t, s.End.Retry)
 	require.Nil(t, s.End.Rows, "no metrics rows without show-metrics")
 	require.Equal(t, "stopped", s.Resolve)
 
 	var c Update
-	c.Finish(stream.Complete, nil, Metrics{}, false)
+	c.Finish(stream.Complete, nil, Metrics{}, false, string(AppendMessage(nil, stream.NewAnswer())))
 	require.Empty(t, c.End.Notice)
 	require.False(t, c.End.Retry)
 	require.True(t, (&Update{ID: 4}).Empty())

@@ -128,7 +128,7 @@ func TestRecorderMeasuresAStreamedAnswer(t *testing.T) {
 	require.Equal(t, 27.5, m.TokensPerS) // 11 gaps over 400 ms
 	require.Equal(t, 200, m.Bytes)
 	require.Equal(t, 500.0, m.Duration)
-	require.Equal(t, VerdictStreamed, m.Buffering)
+	require.Equal(t, buffering.Streamed, m.Buffering)
 	require.Equal(t, 2, m.Frames)
 	require.Equal(t, 3.0, m.FrameMax)
 	require.Equal(t, 4.0, m.FrameTotal)
@@ -209,7 +209,7 @@ func TestRecorderCallsAnAnswerArrivingAtOnceBuffered(t *testing.T) {
 		r.Bytes(30, now)
 		r.Token(now)
 	}
-	require.Equal(t, VerdictBuffered, r.Snapshot().Buffering)
+	require.Equal(t, buffering.Buffered, r.Snapshot().Buffering)
 
 	// 20 tokens 1 ms apart: a fast model could send them so; too few to tell.
 	r.Start(t0)
@@ -218,7 +218,7 @@ func TestRecorderCallsAnAnswerArrivingAtOnceBuffered(t *testing.T) {
 		r.Bytes(30, now)
 		r.Token(now)
 	}
-	require.Equal(t, VerdictUnknown, r.Snapshot().Buffering)
+	require.Equal(t, buffering.Unknown, r.Snapshot().Buffering)
 
 	// The window counts from the first byte, not the first token: a role
 	// chunk 60 ms before the tokens makes the same answer streamed.
@@ -229,12 +229,12 @@ func TestRecorderCallsAnAnswerArrivingAtOnceBuffered(t *testing.T) {
 		r.Bytes(30, now)
 		r.Token(now)
 	}
-	require.Equal(t, VerdictStreamed, r.Snapshot().Buffering)
+	require.Equal(t, buffering.Streamed, r.Snapshot().Buffering)
 
 	r.Start(t0)
 	r.Bytes(10, t0)
 	r.Token(t0)
-	require.Equal(t, VerdictUnknown, r.Snapshot().Buffering, "one token tells nothing")
+	require.Equal(t, buffering.Unknown, r.Snapshot().Buffering, "one token tells nothing")
 }
 
 func TestTheSessionWaitsWhatTheServersRetryFieldSays(t *testing.T) {

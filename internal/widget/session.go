@@ -15,8 +15,8 @@ type Config struct {
 	Dialect string
 	// ContentType is the response's Content-Type, when known.
 	ContentType string
-	// Announce is the a11y mode: "sentences" (default), "complete" or "off".
-	Announce string
+	// Announce is the a11y mode ("": ModeSentences).
+	Announce a11y.Mode
 	// Policy is the link and image safety policy for rendering.
 	Policy render.Policy
 	// Render are extra render options, after RenderOptions' own.
@@ -182,7 +182,7 @@ func (s *Session) Begin() {
 	s.doc.Reset()
 	mode := s.cfg.Announce
 	if mode == "" {
-		mode = "sentences"
+		mode = a11y.ModeSentences
 	}
 	s.ann = a11y.New(a11y.WithMode(mode), a11y.WithClock(s.now))
 	s.rec.Start(s.now())

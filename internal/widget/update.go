@@ -96,18 +96,22 @@ func ErrorEvent(message string) Event {
 	return Event{"trickle-error", string(append(b, '}'))}
 }
 
-// EndEvent is trickle-end's: the final status and the metrics.
-func EndEvent(status, metrics string) Event {
+// EndEvent is trickle-end's: the final status, the metrics and the
+// answer as a message (AppendMessage).
+func EndEvent(status, metrics, message string) Event {
 	b := jsonx.AppendString([]byte(`{"status":`), status)
 	b = append(b, `,"metrics":`...)
 	b = append(b, metrics...)
+	b = append(b, `,"message":`...)
+	b = append(b, message...)
 	return Event{"trickle-end", string(append(b, '}'))}
 }
 
 // Finish fills the update with an answer's end: the notice and retry
 // button, the metrics rows when shown, the events (trickle-error for a
-// failure, then trickle-end), and the promise's status.
-func (u *Update) Finish(st stream.Status, err error, m Metrics, showMetrics bool) {
+// failure, then trickle-end with message, the answer as AppendMessage
+// writes it), and the promise's status.
+func (u *Update) Finish(st stream.Status, err error, m Metrics, showMetrics bool, message string) {
 	status := st.String()
 	e := &Ending{Status: status, Notice: Notice(st, err)}
 	e.Retry = e.Notice != "" && st != stream.Stopped
@@ -124,7 +128,7 @@ func (u *Update) Finish(st stream.Status, err error, m Metrics, showMetrics bool
 		}
 		u.Events = append(u.Events, ErrorEvent(msg))
 	}
-	u.Events = append(u.Events, EndEvent(status, metrics))
+	u.Events = append(u.Events, EndEvent(status, metrics, message))
 	u.Resolve = status
 }
 
@@ -137,7 +141,7 @@ func MetricRows(m Metrics) [][2]string {
 		{"Gap p50 / p95", fmt.Sprintf("%.0f / %.0f ms", m.GapP50, m.GapP95)},
 		{"Tokens per second", fmt.Sprintf("%.1f", m.TokensPerS)},
 		{"Bytes", fmt.Sprintf("%d", m.Bytes)},
-		{"Buffering", m.Buffering},
+		{"Buffering", m.Buffering.String()},
 		{"Longest frame", fmt.Sprintf("%.1f ms", m.FrameMax)},
 	}
 }

@@ -50,7 +50,7 @@ window.alert = window.confirm = window.prompt = function () { window.__pwned++; 
 </head><body>
 <trickle-answer id="a"__WORKER__></trickle-answer>
 <script>
-for (const name of ["trickle-start", "trickle-first-token", "trickle-end", "trickle-error"]) {
+for (const name of ["trickle-start", "trickle-first-token", "trickle-tool-call", "trickle-end", "trickle-error"]) {
   document.addEventListener(name, (ev) => window.__events.push({ type: ev.type, detail: ev.detail }));
 }
 </script>
@@ -195,6 +195,7 @@ type result struct {
 	ShownText   string            `json:"shownText"`  // the visible status line
 	StreamID    string            `json:"streamId"`
 	Metrics     map[string]any    `json:"metrics"`
+	Message     *message          `json:"message"`
 	Events      []json.RawMessage `json:"events"`
 	EventTypes  []string          `json:"eventTypes"`
 }
@@ -219,6 +220,7 @@ const collect = `(() => {
 		shownText: part("status").textContent,
 		streamId: a.streamId,
 		metrics: a.metrics,
+		message: a.message,
 		events: window.__events,
 		eventTypes: window.__events.map((e) => e.type),
 	};
@@ -320,6 +322,23 @@ func TestAnAnswerStreamsCompletesAndEqualsTheOneShotRender(t *testing.T) {
 	require.Less(t, m.Frames, m.Tokens, "frames are batched, never one per token")
 }
 
+// message mirrors el.message.
+type message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	Status     string     `json:"status"`
+	Incomplete bool       `json:"incomplete"`
+	ToolCalls  []toolCall `json:"tool_calls"`
+}
+
+type toolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Raw       string          `json:"raw"`
+	Complete  bool            `json:"complete"`
+}
+
 // Metrics mirrors the widget's metrics JSON.
 type Metrics struct {
 	TTFB       float64 `json:"ttfb_ms"`
@@ -340,13 +359,44 @@ func TestEveryDialectOfTheSimulatedModelRendersTheSameAnswer(t *testing.T) {
 			require.Equal(t, "complete", r.Status)
 			require.Equal(t, want.Text, r.Text)
 			sameDOM(t, ctx, r.Text, r.HTML)
+			// The events of this ask: from its trickle-start (the tab's
+			// events gather over the subtests).
+			last := 0
+			for i, typ := range r.EventTypes {
+				if typ == "trickle-start" {
+					last = i
+				}
+			}
+			r.EventTypes, r.Events = r.EventTypes[last:], r.Events[last:]
+			require.NotNil(t, r.Message)
+			require.Equal(t, want.Text, r.Message.Content, "el.message is the answer")
+			require.Equal(t, "complete", r.Message.Status)
+			require.False(t, r.Message.Incomplete)
 			if d == "plain" {
 				require.Empty(t, r.Tools, "the plain dialect carries text only")
+				require.Empty(t, r.Message.ToolCalls)
+				require.NotContains(t, r.EventTypes, "trickle-tool-call")
 				return
 			}
 			require.Contains(t, r.Tools, "<p>Called <code>get_weather</code></p>", "a finished call says it was called")
 			require.NotContains(t, r.Tools, "Calling", "a finished call never reads as one in progress")
 			require.Contains(t, r.Tools, "Lyon, France", "the complete arguments are shown")
+			require.Len(t, r.Message.ToolCalls, 1)
+			call := r.Message.ToolCalls[0]
+			require.Equal(t, "get_weather", call.Name)
+			require.True(t, call.Complete)
+			require.Contains(t, string(call.Arguments), "Lyon, France", "the arguments parsed")
+			var told []message
+			for i, typ := range r.EventTypes {
+				if typ == "trickle-tool-call" {
+					var ev struct{ Detail toolCall }
+					require.NoError(t, json.Unmarshal(r.Events[i], &ev))
+					require.Equal(t, call.Name, ev.Detail.Name)
+					require.JSONEq(t, string(call.Arguments), string(ev.Detail.Arguments))
+					told = append(told, message{})
+				}
+			}
+			require.Len(t, told, 1, "trickle-tool-call fires once, when the arguments complete")
 		})
 	}
 }

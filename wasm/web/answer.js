@@ -26,20 +26,17 @@ export function ensureParts(el) {
 
 // Answer is an element's state on the page: its parts, what Go last said
 // (text, status, stream id, metrics) and its calls waiting to settle.
-// MIN_GAP_MS is the least time between a sentence and the status after
-// it in the live regions (a11y.MinGap).
-const MIN_GAP_MS = 300;
-
 export class Answer {
   highlighter = null; // the page's (code, lang) => html, or null
   text = "";
   state = "idle";
   streamId = "";
   metrics = null;
+  message = null; // the answer as an assistant message, from trickle-end
   calls = new Map(); // call number → resolve
   tail = null;
   saidAt = -Infinity; // when the last sentence was written (performance.now())
-  pendingStatus = undefined; // a status waiting for MIN_GAP_MS after it
+  pendingStatus = undefined; // a status waiting for the host's minGap after it
   statusTimer = 0;
 
   retired = false; // the element moved to another Host (see retire)
@@ -133,7 +130,8 @@ export class Answer {
   // early writes a frame's announcements and status into the live regions
   // at once, not at the next animation frame.
   //
-  // A status is heard at least MIN_GAP_MS after the sentence before it, by
+  // A status is heard at least the host's minGap (a11y.MinGap, from Go's
+  // ready message) after the sentence before it, by
   // this page's clock: Go spaces them so, but the sentence may reach the
   // page later than Go decided it (frames are posted paced to the page's
   // frames, a worker under load), and a status written too soon after it
@@ -158,11 +156,11 @@ export class Answer {
     }
   }
 
-  // sayStatus writes the pending status once MIN_GAP_MS have passed since
+  // sayStatus writes the pending status once minGap ms have passed since
   // the last sentence, or waits for it.
   sayStatus() {
     clearTimeout(this.statusTimer);
-    const wait = this.saidAt + MIN_GAP_MS - performance.now();
+    const wait = this.saidAt + this.host.minGap - performance.now();
     if (wait > 0) {
       this.statusTimer = setTimeout(() => this.sayStatus(), wait);
       return;
@@ -217,6 +215,7 @@ export class Answer {
       return;
     }
     if (u.reset) {
+      this.message = null;
       this.content.innerHTML = '<div data-trickle="tail"></div>';
       this.tail = this.content.firstElementChild;
       // The early view stays until Go's frames show text (below).
@@ -304,7 +303,12 @@ export class Answer {
     } else if (grew && !this.follower.observes) {
       this.follower.grew();
     }
-    if (u.ev) for (const [name, detail] of u.ev) this.dispatch(name, detail);
+    if (u.ev) {
+      for (const [name, detail] of u.ev) {
+        if (name === "trickle-end") this.message = detail.message ?? null;
+        this.dispatch(name, detail);
+      }
+    }
     if (u.resolve) {
       const resolve = this.calls.get(u.n);
       this.calls.delete(u.n);

@@ -137,6 +137,13 @@ export class TrickleAnswer extends Base {
     return m ? { ...m } : null;
   }
 
+  // message is the ended answer as an assistant message (a copy: the page
+  // may keep it in its history and change it).
+  get message() {
+    const m = this.#answer?.message;
+    return m ? structuredClone(m) : null;
+  }
+
   /** The page's own syntax highlighter, (code, lang) => HTML, called once
    *  per settled code block that the widget did not highlight itself; its
    *  output keeps only <span class>. */

@@ -16,11 +16,19 @@ const WORKER_START_MS = 4000;
 
 export const epochNow = () => performance.timeOrigin + performance.now();
 
+// PROTOCOL_VERSION is the page↔Go protocol this loader speaks
+// (internal/protocol.Version, sent in Go's ready message): a .wasm from
+// another build is refused with a message, not misread.
+export const PROTOCOL_VERSION = 1;
+
 // Host is the page's end of the line to Go: it boots one build of the
 // widget (in a worker, or here), queues commands until Go is ready, and
 // applies Go's frames. A page has one Host per build it uses (see hostFor).
 class Host {
   thread = null;
+  // minGap is the least time, in ms, between a sentence and the status
+  // after it in the live regions (a11y.MinGap), from Go's ready message.
+  minGap = 0;
   failure = ""; // why Go could not start, once it is known
   onMain = false; // Go runs (or is starting) on this thread
   #port = null;
@@ -251,7 +259,12 @@ class Host {
         for (const u of m.u) this.els.get(u.id)?.early(u);
         break;
       case "ready":
+        if (m.v !== PROTOCOL_VERSION) {
+          this.#failed(`the loader speaks protocol ${PROTOCOL_VERSION} and the .wasm protocol ${m.v ?? "unknown"}: they come from different builds (serve trickle.js and its .wasm from one build)`);
+          break;
+        }
         this.thread = m.thread;
+        this.minGap = m.min_gap_ms;
         this.#ready = true;
         for (const item of this.#queue) this.#post(item);
         this.#queue = [];

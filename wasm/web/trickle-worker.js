@@ -23,7 +23,7 @@
   // hands everything over as one Uint8Array, little-endian: the
   // performance.now() of the take (float64), the number of chunks
   // (uint32), then per chunk its length (uint32) and arrival time
-  // (float64), then the bytes (internal/widget/inbox.go reads it).
+  // (float64), then the bytes (internal/protocol/inbox.go reads it).
   class Inbox {
     #wake;
     #bytes = new Uint8Array(4096);

@@ -66,7 +66,7 @@ func (host) DropFollowed(*streamlog.Log)  {}
 // After Stop nothing more can be generated: the generator is off the
 // simulated clock (nothing left to wake it) and the log refuses events.
 func TestAfterStopTheGeneratorIsOffTheClockAndTheLogRefusesEvents(t *testing.T) {
-	cfg := &streamlog.Config{MaxEventBytes: 1 << 20, MaxEvents: 1 << 20, Grace: time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	cfg := &streamlog.Config{MaxEventSize: 1 << 20, MaxEvents: 1 << 20, Grace: time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	l := streamlog.New(cfg, host{}, "s", "openai")
 	gen, err := sim.New(sim.Params{Dialect: "openai", Answer: "sample-100k", Gap: 5 * time.Millisecond})
 	require.NoError(t, err)

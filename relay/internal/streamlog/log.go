@@ -28,10 +28,10 @@ const (
 
 // Config is what every log of a server shares.
 type Config struct {
-	MaxEventBytes int           // an event's data over it fails the stream
-	MaxEvents     int           // a stream's events beyond it fail the stream
-	Grace         time.Duration // a stream without readers runs this long
-	Logger        *slog.Logger
+	MaxEventSize int           // an event's data over it fails the stream
+	MaxEvents    int           // a stream's events beyond it fail the stream
+	Grace        time.Duration // a stream without readers runs this long
+	Logger       *slog.Logger
 }
 
 // Host is what a log tells the server keeping it. Its methods are called
@@ -211,9 +211,9 @@ func (l *Log) EmitAt(now time.Time, event, data string, token, inline bool) bool
 	}
 	cfg := l.cfg
 	switch {
-	case len(data) > cfg.MaxEventBytes:
+	case len(data) > cfg.MaxEventSize:
 		l.finishLocked(StateFailed, "relay: event "+strconv.Itoa(len(l.ends)+1)+" of stream "+l.id+" is "+
-			strconv.Itoa(len(data))+" bytes, over the limit of "+strconv.Itoa(cfg.MaxEventBytes), true)
+			strconv.Itoa(len(data))+" bytes, over the limit of "+strconv.Itoa(cfg.MaxEventSize), true)
 		l.mu.Unlock()
 		return false
 	case len(l.ends) >= cfg.MaxEvents:

@@ -2,6 +2,7 @@
 // regions at once (early) and how the status waits for the sentence before
 // it, and what one update does to the element (apply).
 
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { document, installGlobals, window } from "./dom.js";
@@ -9,14 +10,16 @@ import { document, installGlobals, window } from "./dom.js";
 installGlobals();
 const { Answer, ensureParts } = await import("../answer.js");
 
-const MIN_GAP_MS = 300; // a11y.MinGap
+// The status spacing Go sends in its ready message (a11y.MinGap).
+const READY = JSON.parse(readFileSync(new URL("../../../internal/protocol/testdata/ready.json", import.meta.url), "utf8"));
+const MIN_GAP_MS = READY.min_gap_ms;
 
 function answer() {
   const el = document.createElement("div");
   ensureParts(el);
   document.body.append(el);
   const sent = [];
-  const a = new Answer({ els: new Map(), send: (cmd) => sent.push(cmd) }, el);
+  const a = new Answer({ els: new Map(), send: (cmd) => sent.push(cmd), minGap: MIN_GAP_MS }, el);
   return { a, el, sent, part: (name) => el.querySelector(`[data-trickle="${name}"]`) };
 }
 

@@ -78,10 +78,48 @@ export interface TrickleFirstTokenDetail {
   ttfat_ms: number;
 }
 
-/** trickle-end's detail: how the answer ended, and what was measured. */
+/** A tool call the model made: its arguments parsed once complete (null
+ *  before, or when they are not JSON), and their raw text. */
+export interface TrickleToolCall {
+  id: string;
+  name: string;
+  arguments: unknown;
+  raw: string;
+  complete: boolean;
+}
+
+/** The answer as an assistant message, ready for the next turn's history. */
+export interface TrickleMessage {
+  role: "assistant";
+  /** The answer's markdown. */
+  content: string;
+  status: TrickleFinalStatus;
+  /** Stopped, cut off or failed with text shown: not a finished answer. */
+  incomplete: boolean;
+  /** The provider's finish reason, verbatim (null when none came). */
+  finish_reason: string | null;
+  usage: {
+    input_tokens: number;
+    output_tokens: number;
+    reasoning_tokens: number;
+    total_tokens: number;
+  } | null;
+  tool_calls: TrickleToolCall[];
+  /** The model's reasoning, when it sent it. */
+  thinking: string;
+}
+
+/** trickle-end's detail: how the answer ended, what was measured, and the
+ *  answer as a message. */
 export interface TrickleEndDetail {
   status: TrickleFinalStatus;
   metrics: TrickleAnswerMetrics;
+  message: TrickleMessage;
+}
+
+/** trickle-tool-call's detail: a tool call whose arguments are complete. */
+export interface TrickleToolCallDetail extends TrickleToolCall {
+  complete: true;
 }
 
 /** trickle-error's detail: the answer failed, and why. */
@@ -95,6 +133,7 @@ export interface TrickleAnswerEventMap {
   "trickle-start": CustomEvent<TrickleStartDetail>;
   "trickle-first-token": CustomEvent<TrickleFirstTokenDetail>;
   "trickle-end": CustomEvent<TrickleEndDetail>;
+  "trickle-tool-call": CustomEvent<TrickleToolCallDetail>;
   "trickle-error": CustomEvent<TrickleErrorDetail>;
 }
 
@@ -125,6 +164,9 @@ export declare class TrickleAnswer extends HTMLElement {
   readonly streamId: string;
   /** What the widget measured (null before the first ask). */
   readonly metrics: TrickleAnswerMetrics | null;
+  /** The ended answer as an assistant message (null until an answer
+   *  ends): the history's next entry. */
+  readonly message: TrickleMessage | null;
   /** The page's own highlighter, called once per settled code block. */
   highlighter: TrickleHighlighter | null;
   /** Extra request headers sent with every ask (e.g. Authorization). */

@@ -1,19 +1,16 @@
-//go:build js && wasm
+package widget
 
-package wasm
+import "time"
 
-import (
-	"time"
-
-	"github.com/trickle-dev/trickle/internal/widget"
-)
-
-// frame takes the bytes that arrived and turns what changed into an update
+// Frame takes the bytes that arrived and turns what changed into an update
 // for the page: the answer's patch (settled HTML + render.TailPatch), the
 // side panels, announcements, and with them the text, status and metrics,
 // so el.text and the DOM change together.
-func (e *element) frame() {
-	t0 := time.Now()
+func (e *Element) Frame() {
+	if e.sess == nil {
+		return
+	}
+	t0 := e.env.Now()
 	e.drain()
 	p := e.sess.Frame()
 	if p.Empty() {
@@ -21,7 +18,7 @@ func (e *element) frame() {
 		e.scheduleAnnouncer()
 		return
 	}
-	e.sess.RecordFrame(time.Since(t0))
+	e.sess.RecordFrame(e.env.Now().Sub(t0))
 	e.emit(p)
 }
 
@@ -31,24 +28,30 @@ func (e *element) frame() {
 // Session (a frame, or the announcer's timer while a frame was in flight:
 // the Session hands out its final patch once, so a path that dropped the
 // ending would leave ask() unsettled).
-func (e *element) emit(p widget.Patch) {
+func (e *Element) emit(p Patch) {
 	u := e.last()
 	u.Patch, u.HasPatch = p, true
-	u.Arrived, e.arrived = e.arrived, 0
+	if !e.arrived.IsZero() {
+		u.Arrived = e.env.EpochMS(e.arrived)
+	}
+	e.arrived = time.Time{}
+	if p.ToolsChanged || p.Final {
+		e.toolCallEvents(u)
+	}
 	if p.Final {
 		m := e.sess.Metrics()
-		m.Thread = e.h.thread
-		u.Finish(e.sess.Status(), e.sess.Err(), m, e.cmd.ShowMetrics)
+		m.Thread = e.thread
+		u.Finish(e.sess.Status(), e.sess.Err(), m, e.cmd.ShowMetrics, string(AppendMessage(nil, e.sess.Answer())))
 		u.N, e.n = e.n, 0
 		if e.gcHeld {
 			e.gcHeld = false
-			gc.End()
+			e.gc.End()
 		}
 	}
 	e.sync(u)
 	e.scheduleAnnouncer()
 	if !p.Final && e.sess.Dirty() {
-		e.h.want = true
+		e.env.Want()
 	}
 }
 
@@ -56,25 +59,25 @@ func (e *element) emit(p widget.Patch) {
 // that the page writes into the live regions without waiting for its
 // animation frame. A patch that changes more than the live regions waits
 // for the next frame, as usual.
-func (e *element) sayNow() {
+func (e *Element) sayNow() {
 	p := e.sess.Frame()
 	switch {
 	case p.Empty():
 	case p.Append != "" || p.TailChanged || p.Thinking != "" || p.ToolsChanged || p.ShownChanged || p.StalledChanged || p.Final:
 		e.emit(p)
-		e.h.want = true
+		e.env.Want()
 		return
 	default:
-		u := widget.Update{ID: e.id, Patch: p, HasPatch: true}
-		e.h.say = widget.AppendSay(e.h.say[:0], &u)
-		e.h.post(string(e.h.say))
+		u := Update{ID: e.id, Patch: p, HasPatch: true}
+		e.say = AppendSay(e.say[:0], &u)
+		e.env.Say(e.say)
 	}
 	e.scheduleAnnouncer()
 }
 
 // sync adds to u what the page does not know yet: the new text, the status
 // word, the stream id, the metrics.
-func (e *element) sync(u *widget.Update) {
+func (e *Element) sync(u *Update) {
 	if e.sess == nil {
 		return
 	}
@@ -90,16 +93,32 @@ func (e *element) sync(u *widget.Update) {
 	}
 	if u.Metrics == "" && (u.HasPatch || u.Reset) {
 		m := e.sess.Metrics()
-		m.Thread = e.h.thread
+		m.Thread = e.thread
 		u.Metrics = m.JSON()
 	}
 }
 
-func (e *element) scheduleAnnouncer() {
+// scheduleAnnouncer arms a timer for the announcer's next due time, unless
+// one as early is armed.
+func (e *Element) scheduleAnnouncer() {
 	due, ok := e.sess.NextAnnouncement()
 	if !ok || (!e.announceAt.IsZero() && !due.Before(e.announceAt)) {
 		return
 	}
 	e.announceAt = due
-	time.AfterFunc(max(time.Until(due), time.Millisecond), func() { e.h.push(msg{kind: mAnnounceTimer, el: e}) })
+	e.env.After(max(due.Sub(e.env.Now()), time.Millisecond), Timer{Kind: TimerAnnounce})
+}
+
+// toolCallEvents adds a trickle-tool-call event to u for each tool call
+// whose arguments completed since the last frame, once per call.
+func (e *Element) toolCallEvents(u *Update) {
+	for i, c := range e.sess.Answer().ToolCalls() {
+		if i == len(e.callsDone) {
+			e.callsDone = append(e.callsDone, false)
+		}
+		if c.Complete && !e.callsDone[i] {
+			e.callsDone[i] = true
+			u.Events = append(u.Events, ToolCallEvent(c))
+		}
+	}
 }

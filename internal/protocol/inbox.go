@@ -1,4 +1,4 @@
-package widget
+package protocol
 
 import (
 	"encoding/binary"
@@ -57,4 +57,21 @@ func ParseInbox(b []byte, now time.Time, into []InboxChunk) ([]InboxChunk, error
 		return into, ErrInboxBatch
 	}
 	return into, nil
+}
+
+// AppendInbox appends the batch trickle-worker.js's Inbox.take writes for
+// chunks taken at took (performance.now()), chunk i having arrived at
+// arrived[i].
+func AppendInbox(b []byte, took float64, chunks [][]byte, arrived []float64) []byte {
+	le := binary.LittleEndian
+	b = le.AppendUint64(b, math.Float64bits(took))
+	b = le.AppendUint32(b, uint32(len(chunks)))
+	for i, c := range chunks {
+		b = le.AppendUint32(b, uint32(len(c)))
+		b = le.AppendUint64(b, math.Float64bits(arrived[i]))
+	}
+	for _, c := range chunks {
+		b = append(b, c...)
+	}
+	return b
 }

@@ -1,27 +1,19 @@
-package widget
+package protocol
 
 import (
 	"encoding/binary"
-	"math"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 )
 
-// batch builds an inbox batch the way trickle.js's Inbox.take does.
 func batch(took float64, chunks []string, arrived []float64) []byte {
-	le := binary.LittleEndian
-	b := le.AppendUint64(nil, math.Float64bits(took))
-	b = le.AppendUint32(b, uint32(len(chunks)))
+	bs := make([][]byte, len(chunks))
 	for i, c := range chunks {
-		b = le.AppendUint32(b, uint32(len(c)))
-		b = le.AppendUint64(b, math.Float64bits(arrived[i]))
+		bs[i] = []byte(c)
 	}
-	for _, c := range chunks {
-		b = append(b, c...)
-	}
-	return b
+	return AppendInbox(nil, took, bs, arrived)
 }
 
 func TestInboxBatchesSplitIntoChunksOnGosClock(t *testing.T) {

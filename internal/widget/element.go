@@ -1,0 +1,447 @@
+package widget
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/trickle-dev/trickle/internal/protocol"
+	"github.com/trickle-dev/trickle/stream"
+)
+
+// Element is the Go side of one <trickle-answer>: its answers, their
+// connections and what the page has been told. It makes every decision —
+// end or resume, which connection a callback belongs to, what the next
+// update says — and acts only through its Env, so it runs the same in the
+// browser (package wasm's adapters over fetch, WebSocket and timers) and
+// under a fake in a native test.
+//
+// It is driven by events: the page's calls (Begin, Retry, Stop, Detach),
+// a connection's news (Opened, Response, Ended), timers (Timer) and
+// frames (Frame). The updates it produces wait in it until the host
+// collects them (TakeUpdates). Not safe for concurrent use: one loop owns
+// every element.
+type Element struct {
+	id     int
+	env    Env
+	gc     *GCPacer
+	thread string
+
+	cmd   Command  // the call that started the answer (attributes, N)
+	req   *Request // the answer in progress or the last one (retry)
+	early *Early   // the page's early request, until the first connection adopts it
+	n     int      // the call whose promise the answer settles (0: none)
+	sess  *Session
+
+	conn     *connState // the open connection, nil when none
+	connGen  int
+	streamID string
+	resumer  Resumer
+	// gcHeld: this element has an answer streaming for the GC pacer.
+	gcHeld bool
+	gone   bool // detached: released once its last updates are sent
+
+	callsDone  []bool                // the tool calls trickle-tool-call told of, by position
+	chunks     []protocol.InboxChunk // the last inbox batch's chunks, reused
+	announceAt time.Time
+	arrived    time.Time // the oldest bytes not yet in an update
+
+	// out are the updates for the page since the last TakeUpdates; what
+	// the page was last told, to send only changes.
+	out                []Update
+	textSent           int
+	stateSent, sidSent string
+	say                []byte
+}
+
+// connState is what the element knows of its open connection.
+type connState struct {
+	gen        int
+	webSocket  bool
+	first      string
+	opened     bool   // the WebSocket opened
+	httpStatus int    // non-2xx response: its body is collected as the error
+	errBody    []byte // that body, up to MaxErrorBody
+	events     bool   // it brought at least one new event id
+	resumed    bool
+}
+
+// NewElement returns element id, acting through env. gc, when not nil, is
+// held while an answer streams. thread names where Go runs ("worker" or
+// "main"), for the metrics.
+func NewElement(id int, env Env, gc *GCPacer, thread string) *Element {
+	return &Element{id: id, env: env, gc: gc, thread: thread}
+}
+
+// ID is the element's id.
+func (e *Element) ID() int { return e.id }
+
+// Gone reports whether the element was detached.
+func (e *Element) Gone() bool { return e.gone }
+
+// Active reports whether the element has an answer to frame.
+func (e *Element) Active() bool { return !e.gone && e.req != nil }
+
+// Do runs a command of the page on the element: ask and stream begin an
+// answer (a request that cannot be built fails the call), retry, stop and
+// detach do as Retry, Stop and Detach. at is when the page made the call
+// (zero when unknown); early is the page's early request for an ask, or
+// nil.
+func (e *Element) Do(c Command, at time.Time, early *Early) {
+	switch c.Kind {
+	case protocol.Ask, protocol.Stream:
+		r, err := c.Request()
+		if err != nil {
+			e.Reject(c.N, err)
+			return
+		}
+		e.Begin(c, r, at, early)
+	case protocol.Retry:
+		e.Retry(c, at)
+	case protocol.Stop:
+		e.Stop()
+	case protocol.Detach:
+		e.Detach()
+	}
+}
+
+// Begin starts an answer (ask, stream), stopping the one in progress (its
+// call settles as stopped). at is when the page made the call (zero when
+// unknown); early is the page's early request for it, or nil.
+func (e *Element) Begin(c Command, r Request, at time.Time, early *Early) {
+	if e.req != nil && !e.sess.Ended() {
+		e.Stop()
+	}
+	e.cmd, e.req, e.early, e.n = c, &r, early, c.N
+	cfg := c.Config()
+	cfg.Now = e.env.Now
+	e.sess = NewSession(cfg)
+	if !at.IsZero() {
+		e.sess.StartAt(at)
+	}
+	e.streamID = ""
+	e.callsDone = e.callsDone[:0]
+	e.resumer.Reset()
+	if !e.gcHeld && e.gc != nil {
+		// Held until this element's answers end (an answer replaced
+		// before its final frame keeps the hold for the next one).
+		e.gc.Begin()
+		e.gcHeld = true
+	}
+	u := e.fresh()
+	u.Reset = true
+	u.Events = append(u.Events, StartEvent())
+	e.textSent, e.arrived = 0, time.Time{}
+	e.sync(u)
+	e.open(false)
+	e.env.Want() // the a11y "started" status, if any
+}
+
+// Retry asks again with the last request (the retry button, retry()); with
+// none, call c.N settles with the element's status.
+func (e *Element) Retry(c Command, at time.Time) {
+	if e.req == nil {
+		u := e.fresh()
+		u.N, u.Resolve = c.N, e.statusWord()
+		e.env.Want()
+		return
+	}
+	cmd := e.cmd
+	cmd.N, cmd.At = c.N, c.At
+	e.Begin(cmd, *e.req, at, nil)
+}
+
+// Stop aborts the request, asks the relay to cancel and ends the answer
+// as stopped. What arrived before Stop is part of the answer.
+func (e *Element) Stop() {
+	if e.req == nil || e.sess.Ended() {
+		return
+	}
+	e.drain()
+	if c := e.conn; c != nil {
+		e.env.Close(c.gen, true)
+		e.conn = nil
+	}
+	if e.streamID != "" && !e.req.WebSocket {
+		if u, err := StreamURLs(e.req.Endpoint, e.streamID); err == nil {
+			e.env.Cancel(u.Cancel)
+		}
+	}
+	e.connGen++ // a pending retry timer must not resume a stopped answer
+	e.sess.End(ErrStoppedByUser)
+	e.Frame()
+}
+
+// Detach releases the element: the page removed it. An answer in progress
+// is stopped (its call settles as stopped: a terminal update is never
+// dropped), the connection closed, the collector's hold let go.
+func (e *Element) Detach() {
+	e.Stop()
+	e.closeConn()
+	if e.gcHeld {
+		e.gcHeld = false
+		e.gc.End()
+	}
+	e.fresh().Gone = true
+	e.gone = true
+	e.sess, e.early, e.chunks = nil, nil, nil
+	e.env.Want()
+}
+
+// Reject settles call n as failed without starting an answer (ask() of
+// something that is not a request), as trickle-error says.
+func (e *Element) Reject(n int, err error) {
+	u := e.fresh()
+	u.Events = append(u.Events, ErrorEvent(err.Error()))
+	u.N, u.Resolve = n, "failed"
+	e.env.Want()
+}
+
+// Fail ends the answer in progress with err (an internal error); it
+// reports false when there is none.
+func (e *Element) Fail(err error) bool {
+	if e.req == nil || e.sess == nil || e.sess.Ended() {
+		return false
+	}
+	e.closeConn()
+	e.sess.End(err)
+	func() {
+		defer func() { _ = recover() }() // the final frame itself may be what panics
+		e.Frame()
+	}()
+	return true
+}
+
+// current reports whether gen is the open connection.
+func (e *Element) current(gen int) bool {
+	return !e.gone && e.conn != nil && e.conn.gen == gen
+}
+
+// Opened handles WebSocket gen's open; it reports false for a stale one.
+func (e *Element) Opened(gen int) bool {
+	if !e.current(gen) {
+		return false
+	}
+	e.conn.opened = true
+	e.env.Send(gen, e.conn.first)
+	return true
+}
+
+// Response handles fetch gen's response; it reports false for a stale one,
+// whose body must not be read. The caller reads a current one's body into
+// the connection's inbox, error or not (an error body is the message).
+func (e *Element) Response(gen int, r Response) bool {
+	if !e.current(gen) {
+		return false
+	}
+	e.response(r)
+	return true
+}
+
+func (e *Element) response(r Response) {
+	if r.StreamID != "" {
+		e.streamID = r.StreamID
+	}
+	if !r.OK {
+		e.conn.httpStatus = r.Status
+	}
+}
+
+// Ended handles connection gen's end; it reports false for a stale one.
+// The stream broke off without its end: it resumes if the relay can, else
+// the answer ends.
+func (e *Element) Ended(gen int, end End) bool {
+	if !e.current(gen) {
+		return false
+	}
+	c := e.conn
+	e.drain() // the bytes that came before the end are still in the inbox
+	e.closeConn()
+	e.env.Want()
+	if c.httpStatus != 0 {
+		e.sess.End(HTTPError(c.httpStatus, c.errBody))
+		return true
+	}
+	if e.sess.Terminal() {
+		e.sess.End(nil)
+		return true
+	}
+	ce := ConnEnd{Opened: c.opened || !c.webSocket, Clean: end.Kind == EndDone, Resumed: c.resumed, Events: c.events}
+	var connErr error
+	switch {
+	case end.Kind != EndDone:
+		connErr = fmt.Errorf("trickle: the connection to %s failed: %s", e.req.URL, end.Err)
+	case c.webSocket && end.Close != nil:
+		ce.Clean, connErr = WSClose(end.Close.URL, c.opened, end.Close.Code, end.Close.Reason)
+	}
+	if d, ok := e.resumer.Next(e.streamID, ce, e.sess.Retry()); ok {
+		e.env.After(d, Timer{Kind: TimerRetry, Gen: e.connGen})
+		return true
+	}
+	e.sess.End(connErr)
+	return true
+}
+
+// Timer handles a timer the element asked for. inFlight says a frame is
+// on its way to the page: what the announcer has due goes at once then,
+// not one page frame late (the announcer's pacing is the screen reader's).
+func (e *Element) Timer(t Timer, inFlight bool) {
+	if e.gone {
+		return
+	}
+	switch t.Kind {
+	case TimerRetry:
+		if t.Gen == e.connGen && e.conn == nil && e.sess != nil && !e.sess.Ended() {
+			e.sess.Reconnect()
+			e.open(true)
+			e.conn.resumed = true
+		}
+	case TimerAnnounce:
+		e.announceAt = time.Time{}
+		if inFlight && e.sess != nil {
+			e.sayNow()
+			return
+		}
+		e.env.Want()
+	}
+}
+
+// open starts a connection: the first one, or a resume after a drop.
+func (e *Element) open(resume bool) {
+	e.connGen++
+	r := e.req
+	c := &connState{gen: e.connGen, webSocket: r.WebSocket}
+	e.conn = c
+	if r.WebSocket {
+		c.first = r.Body
+		url := r.WSURL
+		if resume {
+			url, c.first = r.WSResume, ResumeMessage(e.streamID, e.sess.LastEventID())
+		}
+		e.env.Open(Conn{Gen: c.gen, WebSocket: true, URL: url})
+		return
+	}
+	if early := e.early; early != nil && !resume {
+		e.early = nil // once: a retry sends the request again
+		e.response(Response(*early))
+		e.env.Open(Conn{Gen: c.gen, Adopt: true, URL: r.URL})
+		return
+	}
+	o := Conn{Gen: c.gen, URL: r.URL}
+	switch {
+	case resume:
+		u, _ := StreamURLs(r.Endpoint, e.streamID)
+		o.URL, o.Method, o.Headers = u.Resume, "GET", r.ResumeHeaders(e.sess.LastEventID())
+	case r.Stream:
+		o.PageInit = true
+	default:
+		o.Method, o.Headers, o.Body = "POST", r.Headers, r.Body
+	}
+	e.env.Open(o)
+}
+
+func (e *Element) closeConn() {
+	if e.conn != nil {
+		e.env.Close(e.conn.gen, false)
+		e.conn = nil
+	}
+}
+
+// drain takes the bytes the open connection's inbox gathered since the
+// last frame and feeds them, chunk by chunk with their arrival times, to
+// the session.
+func (e *Element) drain() {
+	c := e.conn
+	if c == nil {
+		return
+	}
+	b := e.env.Take(c.gen)
+	if b == nil {
+		return
+	}
+	chunks, err := protocol.ParseInbox(b, e.env.Now(), e.chunks[:0])
+	e.chunks = chunks
+	if err != nil {
+		e.closeConn()
+		e.sess.End(err)
+		return
+	}
+	if len(chunks) > 0 && e.arrived.IsZero() {
+		e.arrived = chunks[0].At
+	}
+	for _, ch := range chunks {
+		if !e.onBytes(c, ch) {
+			return
+		}
+	}
+}
+
+// onBytes handles one chunk of the open connection; it reports false once
+// the connection is closed (the answer can no longer change).
+func (e *Element) onBytes(c *connState, ch protocol.InboxChunk) bool {
+	if c.httpStatus != 0 {
+		if len(c.errBody) < MaxErrorBody {
+			c.errBody = append(c.errBody, ch.Data...)
+		}
+		return true
+	}
+	before := e.sess.LastEventID()
+	err := e.sess.WriteAt(ch.Data, ch.At)
+	if id := e.sess.LastEventID(); id != before {
+		c.events = true
+		if e.streamID == "" {
+			e.streamID = StreamID(id)
+		}
+	}
+	if e.sess.TookFirstToken() {
+		u := e.last()
+		u.Events = append(u.Events, FirstTokenEvent(e.sess.Metrics()))
+	}
+	if err != nil || e.sess.Terminal() {
+		// An event too large, an error event, the relay's status, or the
+		// end marker: nothing more will change the answer.
+		e.closeConn()
+		e.sess.End(nil)
+		e.env.Want()
+		return false
+	}
+	return true
+}
+
+func (e *Element) statusWord() string {
+	if e.req == nil {
+		return "idle"
+	}
+	if st := e.sess.Status(); st != stream.Waiting {
+		return st.String()
+	}
+	return "streaming"
+}
+
+// fresh starts a new update for the page.
+func (e *Element) fresh() *Update {
+	e.out = append(e.out, Update{ID: e.id})
+	return &e.out[len(e.out)-1]
+}
+
+// last is the update being filled: the last one, unless it already holds
+// a frame's patch (a second patch is relative to the first's result, so it
+// goes in an update of its own, applied after it).
+func (e *Element) last() *Update {
+	if n := len(e.out); n > 0 && !e.out[n-1].HasPatch && e.out[n-1].End == nil {
+		return &e.out[n-1]
+	}
+	return e.fresh()
+}
+
+// TakeUpdates appends the element's updates that change something to into
+// and forgets them.
+func (e *Element) TakeUpdates(into []Update) []Update {
+	for i := range e.out {
+		if !e.out[i].Empty() {
+			into = append(into, e.out[i])
+		}
+	}
+	clear(e.out)
+	e.out = e.out[:0]
+	return into
+}

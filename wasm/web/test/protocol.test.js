@@ -1,0 +1,81 @@
+// The page↔Go protocol from the page's side, against the golden files Go's
+// tests write and check (internal/protocol/testdata): the ready message's
+// version and status spacing, and a real element's frames for one answer,
+// applied by the page's own code, showing what Go rendered.
+
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { document, installGlobals } from "./dom.js";
+
+installGlobals();
+const { PROTOCOL_VERSION } = await import("../host.js");
+const { mergeUpdates } = await import("../merge.js");
+const { Answer, ensureParts } = await import("../answer.js");
+
+const fixture = (name) => JSON.parse(readFileSync(new URL(`../../../internal/protocol/testdata/${name}`, import.meta.url), "utf8"));
+
+test("the loader speaks the protocol version Go sends in ready", () => {
+  const ready = fixture("ready.json");
+  assert.equal(ready.t, "ready");
+  assert.equal(ready.v, PROTOCOL_VERSION, "internal/protocol.Version and host.js's PROTOCOL_VERSION differ");
+  assert.ok(Number.isFinite(ready.min_gap_ms) && ready.min_gap_ms > 0, "ready carries the status spacing");
+});
+
+// apply feeds the fixture's messages to a real Answer as the Host does:
+// announcements at once, the frame's updates merged and applied.
+function apply(messages, merged) {
+  const el = document.createElement("div");
+  ensureParts(el);
+  document.body.append(el);
+  const host = { els: new Map(), send() {}, minGap: fixture("ready.json").min_gap_ms };
+  const a = new Answer(host, el);
+  const ends = [];
+  el.addEventListener("trickle-end", (e) => ends.push(e.detail));
+  let settled = null;
+  a.calls.set(1, (status) => (settled = status));
+  const frames = messages.map((m) => {
+    assert.equal(m.t, "frame");
+    for (const u of m.u) assert.equal(u.id, 1, "the fixture's element is number 1");
+    return m.u.map((u) => ({ ...u, id: a.id }));
+  });
+  const batches = merged ? [frames] : frames.map((f) => [f]);
+  for (const batch of batches) {
+    for (const f of batch) for (const u of f) a.early(u);
+    for (const u of mergeUpdates(batch)) a.apply(u);
+  }
+  return { a, el, ends, settled };
+}
+
+// normal is html as this DOM serializes it.
+function normal(html) {
+  const t = document.createElement("template");
+  t.innerHTML = html;
+  return t.innerHTML;
+}
+
+function content(el) {
+  const c = el.querySelector('[data-trickle="content"]').cloneNode(true);
+  for (const b of c.querySelectorAll('[data-trickle="code-toolbar"], [data-trickle="table-toolbar"]')) b.remove();
+  return c.innerHTML;
+}
+
+for (const merged of [false, true]) {
+  test(`a real element's frames${merged ? ", merged into one," : ""} show what Go rendered`, () => {
+    const fx = fixture("frames.json");
+    assert.ok(fx.messages.length >= 3, "the fixture streams over several frames");
+    const { a, el, ends, settled } = apply(fx.messages, merged);
+    assert.equal(a.text, fx.text);
+    assert.equal(a.state, fx.status);
+    assert.equal(a.streamId, "s");
+    assert.equal(content(el), normal(fx.html));
+    assert.equal(el.getAttribute("data-status"), fx.status);
+    assert.equal(settled, fx.status, "ask()'s promise settles with the answer");
+    assert.equal(ends.length, 1);
+    assert.equal(ends[0].status, fx.status);
+    assert.equal(a.message.content, fx.text, "the message is the answer's markdown");
+    assert.equal(a.message.status, fx.status);
+    assert.equal(a.message.incomplete, false);
+    assert.ok(el.querySelector('[data-trickle="code-toolbar"]'), "the code block got its toolbar");
+  });
+}
