@@ -20,7 +20,7 @@ STATICCHECK := v0.8.2
 PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/... ./internal/buffering/... ./internal/protocol/... ./internal/widget/...
 export PATH := $(PATH):$(WASM_EXEC)
 
-.PHONY: all build widget dist run fleet test test-native test-wasm test-js lint bench screenshots clean
+.PHONY: all build widget dist run fleet test test-native test-wasm test-js e2e-resets lint bench screenshots clean
 
 all: build
 
@@ -86,7 +86,7 @@ lint:
 # widget's Go side runs in a Web Worker; the Chromium suites run a second
 # time with it forced onto the page's main thread (worker="off"), the
 # fallback for pages that cannot make a worker.
-test-native:
+test-native: e2e-resets
 	$(GO) test -count=1 -timeout 20m ./...
 	TRICKLE_TEST_STORE=redis $(GO) test -count=1 -timeout 20m ./relay/
 	TRICKLE_WIDGET_THREAD=main $(GO) test -count=1 -timeout 20m ./wasm/e2e ./examples
@@ -108,6 +108,17 @@ test-js: wasm/web/node_modules/.package-lock.json
 
 wasm/web/node_modules/.package-lock.json: wasm/web/package.json wasm/web/package-lock.json
 	cd wasm/web && npm ci --no-audit --no-fund
+	@touch $@
+
+# The CSS resets pages load (Tailwind's v3 and v4 preflight, Bootstrap's
+# Reboot, modern-normalize), for the Chromium test of the answer's
+# typography under each (wasm/e2e/resets_test.go): pinned in
+# wasm/e2e/testdata/resets/package-lock.json, installed by npm ci when the
+# lock file is newer than what is installed.
+e2e-resets: wasm/e2e/testdata/resets/node_modules/.package-lock.json
+
+wasm/e2e/testdata/resets/node_modules/.package-lock.json: wasm/e2e/testdata/resets/package.json wasm/e2e/testdata/resets/package-lock.json
+	cd wasm/e2e/testdata/resets && npm ci --no-audit --no-fund
 	@touch $@
 
 test: lint build dist test-js test-native test-wasm

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -247,15 +248,57 @@ func TestTheSessionWaitsWhatTheServersRetryFieldSays(t *testing.T) {
 	require.Equal(t, 1500*time.Millisecond, s.Retry())
 }
 
-func TestToolsShowNameWhileStreamingAndArgumentsOnceComplete(t *testing.T) {
+func TestToolsShowCallingWhileStreamingAndCalledWithArgumentsOnceComplete(t *testing.T) {
 	require.Empty(t, ToolsHTML(nil))
 	streaming := ToolsHTML([]stream.ToolCall{{Name: "get_weather", Partial: `{"city":"Par`}})
 	require.Equal(t, `<div data-trickle="tool"><p>Calling <code>get_weather</code>…</p></div>`, streaming)
 	require.NotContains(t, streaming, "Par", "half an argument object is never shown")
 
 	done := ToolsHTML([]stream.ToolCall{{Name: "<b>x</b>", Arguments: `{"q":"<img src=x onerror=alert(1)>"}`, Complete: true}})
-	require.Equal(t, `<div data-trickle="tool"><p>Calling <code>&lt;b&gt;x&lt;/b&gt;</code></p>`+
+	require.Equal(t, `<div data-trickle="tool"><p>Called <code>&lt;b&gt;x&lt;/b&gt;</code></p>`+
 		`<pre><code>{&#34;q&#34;:&#34;&lt;img src=x onerror=alert(1)&gt;&#34;}</code></pre></div>`, done)
+
+	both := ToolsHTML([]stream.ToolCall{{Name: "get_weather", Arguments: `{}`, Complete: true}, {Name: "get_time"}})
+	require.Equal(t, `<div data-trickle="tool"><p>Called <code>get_weather</code></p><pre><code>{}</code></pre></div>`+
+		`<div data-trickle="tool"><p>Calling <code>get_time</code>…</p></div>`, both, "each call says where it is")
+}
+
+func TestAFinishedToolCallReadsCalledThroughAWholeSession(t *testing.T) {
+	// Every cut of an OpenAI stream with a tool call: while its arguments
+	// stream the panel says "Calling", and from the frame its call
+	// completes it says "Called" with the arguments, never "Calling" again.
+	body := `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}` + "\n\n" +
+		`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}}]}` + "\n\n" +
+		`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"Lyon\"}"}}]}}]}` + "\n\n" +
+		`data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\n" +
+		"data: [DONE]\n\n"
+	sawCalling := 0
+	for cut := 1; cut < len(body); cut++ {
+		s := NewSession(Config{Now: func() time.Time { return time.Time{} }})
+		s.Begin()
+		var shown []string
+		for _, part := range []string{body[:cut], body[cut:]} {
+			require.NoError(t, s.Write([]byte(part)))
+			if p := s.Frame(); p.ToolsChanged {
+				shown = append(shown, p.Tools)
+			}
+		}
+		require.NotEmpty(t, shown, "cut %d", cut)
+		last := shown[len(shown)-1]
+		require.Equal(t, `<div data-trickle="tool"><p>Called <code>get_weather</code></p><pre><code>{&#34;city&#34;:&#34;Lyon&#34;}</code></pre></div>`, last, "cut %d", cut)
+		if strings.Contains(shown[0], "Calling <code>get_weather</code>…") {
+			sawCalling++
+		}
+		for i, h := range shown {
+			if strings.Contains(h, "Called") {
+				for _, later := range shown[i:] {
+					require.NotContains(t, later, "Calling", "cut %d: a finished call never goes back to Calling", cut)
+				}
+				break
+			}
+		}
+	}
+	require.Greater(t, sawCalling, 100, "the cuts inside the arguments show the call in progress first")
 }
 
 func TestNoticesSayHowTheAnswerEnded(t *testing.T) {

@@ -13,9 +13,10 @@ import (
 	"github.com/trickle-dev/trickle/stream"
 )
 
-// ToolsHTML shows tool calls: "Calling name…" while the call streams, its
-// arguments once complete (never half an argument object). Everything from
-// the model is escaped.
+// ToolsHTML shows tool calls: "Calling name…" while the call streams,
+// "Called name" and its arguments once complete (never half an argument
+// object), so a finished call never reads as one still in progress.
+// Everything from the model is escaped.
 func ToolsHTML(calls []stream.ToolCall) string {
 	if len(calls) == 0 {
 		return ""
@@ -26,15 +27,17 @@ func ToolsHTML(calls []stream.ToolCall) string {
 		if name == "" {
 			name = "a tool"
 		}
-		b.WriteString(`<div data-trickle="tool"><p>Calling <code>`)
-		b.WriteString(html.EscapeString(name))
-		if c.Complete {
-			b.WriteString(`</code></p><pre><code>`)
-			b.WriteString(html.EscapeString(c.Arguments))
-			b.WriteString(`</code></pre></div>`)
-		} else {
+		if !c.Complete {
+			b.WriteString(`<div data-trickle="tool"><p>Calling <code>`)
+			b.WriteString(html.EscapeString(name))
 			b.WriteString(`</code>…</p></div>`)
+			continue
 		}
+		b.WriteString(`<div data-trickle="tool"><p>Called <code>`)
+		b.WriteString(html.EscapeString(name))
+		b.WriteString(`</code></p><pre><code>`)
+		b.WriteString(html.EscapeString(c.Arguments))
+		b.WriteString(`</code></pre></div>`)
 	}
 	return b.String()
 }

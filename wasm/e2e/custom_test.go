@@ -55,6 +55,10 @@ func custom(w http.ResponseWriter, r *http.Request) {
 		customText(w, r)
 		return
 	}
+	if strings.HasPrefix(r.URL.Path, "/custom/resets/") {
+		serveResets(w, r)
+		return
+	}
 	if r.URL.Path == "/custom/reading/highlight" {
 		serveHighlightPage(w, r)
 		return

@@ -356,7 +356,8 @@ func TestEveryDialectOfTheSimulatedModelRendersTheSameAnswer(t *testing.T) {
 				require.NotContains(t, r.EventTypes, "trickle-tool-call")
 				return
 			}
-			require.Contains(t, r.Tools, "Calling <code>get_weather</code>")
+			require.Contains(t, r.Tools, "<p>Called <code>get_weather</code></p>", "a finished call says it was called")
+			require.NotContains(t, r.Tools, "Calling", "a finished call never reads as one in progress")
 			require.Contains(t, r.Tools, "Lyon, France", "the complete arguments are shown")
 			require.Len(t, r.Message.ToolCalls, 1)
 			call := r.Message.ToolCalls[0]

@@ -193,7 +193,7 @@ func TestAStallShowsTheNoticeOnceAndTheNextTokenClearsIt(t *testing.T) {
 		const status = a.querySelector('[data-trickle="sr-status"]');
 		window.__stall = [];
 		const seen = () => {
-			const s = status.textContent + "|" + a.hasAttribute("data-trickle-stalled") + "|" + (a.getAttribute("aria-busy") || "");
+			const s = status.textContent + "|" + a.hasAttribute("data-trickle-stalled") + "|" + (a.querySelector('[data-trickle="content"]').getAttribute("aria-busy") || "");
 			if (window.__stall[window.__stall.length - 1] !== s) window.__stall.push(s);
 		};
 		new MutationObserver(seen).observe(a, { attributes: true, subtree: true, childList: true, characterData: true });
@@ -205,7 +205,8 @@ func TestAStallShowsTheNoticeOnceAndTheNextTokenClearsIt(t *testing.T) {
 	r := waitAnnouncer(t, ctx)
 	require.Equal(t, "complete", r.Status)
 	seq := browsertest.Eval[[]string](t, ctx, `window.__stall`)
-	// Entries are "status text|data-trickle-stalled|aria-busy". The status
+	// Entries are "status text|data-trickle-stalled|the content's
+	// aria-busy". The status
 	// region is written as the frame arrives, the attribute in the next
 	// animation frame: a moment may show one without the other.
 	var notices, cleared int
@@ -231,6 +232,47 @@ func TestAStallShowsTheNoticeOnceAndTheNextTokenClearsIt(t *testing.T) {
 	require.True(t, strings.HasPrefix(seq[len(seq)-1], " Answer complete.|false|") || strings.Contains(seq[len(seq)-1], "|false|"), "and is gone at the end: %v", seq)
 	require.Equal(t, 1, notices, "said once: %v", seq)
 	require.Equal(t, 1, cleared, "and cleared: %v", seq)
+}
+
+// TestNoLiveRegionIsEverInsideABusyRegion watches every change while an
+// answer streams: NVDA holds back what changes inside an aria-busy region
+// and does not speak it when busy clears (nvaccess/nvda#20871), so the
+// element's live regions must never sit in one. The content, which holds
+// none, is busy while it streams.
+func TestNoLiveRegionIsEverInsideABusyRegion(t *testing.T) {
+	ctx := tab(t)
+	browsertest.Eval[bool](t, ctx, `(() => {
+		const a = document.getElementById("a");
+		const content = a.querySelector('[data-trickle="content"]');
+		window.__busy = { checks: 0, inside: [], contentBusy: 0, announced: 0 };
+		const check = () => {
+			const b = window.__busy;
+			b.checks++;
+			for (const r of document.querySelectorAll('[role="status"], [role="log"], [role="alert"], [aria-live]')) {
+				if (r.closest('[aria-busy="true"]')) b.inside.push(r.dataset.trickle || r.tagName);
+			}
+			if (content.getAttribute("aria-busy") === "true") b.contentBusy++;
+			b.announced = a.querySelector('[data-trickle="announcer"]').children.length;
+		};
+		new MutationObserver(check).observe(document.documentElement, { attributes: true, subtree: true, childList: true, characterData: true });
+		a.setAttribute("endpoint", "/v1/chat/completions?answer=short&gap_ms=5");
+		window.__done = a.ask("busy");
+		return true;
+	})()`)
+	require.Equal(t, "complete", browsertest.Eval[string](t, ctx, `window.__done`))
+	r := waitAnnouncer(t, ctx)
+	require.Equal(t, "complete", r.Status)
+	b := browsertest.Eval[struct {
+		Checks      int      `json:"checks"`
+		Inside      []string `json:"inside"`
+		ContentBusy int      `json:"contentBusy"`
+		Announced   int      `json:"announced"`
+	}](t, ctx, `window.__busy`)
+	require.Greater(t, b.Checks, 10)
+	require.Positive(t, b.ContentBusy, "the content is busy while it streams")
+	require.Positive(t, b.Announced, "sentences were announced meanwhile")
+	require.Empty(t, b.Inside, "no live region is ever inside a busy region")
+	require.Equal(t, 0, browsertest.Eval[int](t, ctx, `document.querySelectorAll('[aria-busy="true"]').length`), "nothing is busy once the answer ended")
 }
 
 const footnoteAnswer = "A claim[^1] and a second[^2].\n\nMore text, the first note again[^1].\n\n[^1]: The first note.\n[^2]: The second note.\n"

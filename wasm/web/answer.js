@@ -233,7 +233,12 @@ export class Answer {
       this.metricsDL.hidden = true;
       // Where the reader is holds: the early view already began following.
       if (!this.earlyOf) this.follower.start();
-      this.el.setAttribute("aria-busy", "true");
+      // Busy is said on the content only, never on the element: the
+      // element holds the live regions (sr-status, announcer), and NVDA
+      // holds back every change inside a busy region and does not speak
+      // them when busy clears (nvaccess/nvda#20871), so the sentences
+      // would never be heard. The content holds no live region.
+      this.content.setAttribute("aria-busy", "true");
       this.el.setAttribute("data-status", "streaming");
       this.text = "";
     }
@@ -278,7 +283,7 @@ export class Answer {
     if (u.end) {
       const e = u.end;
       if (e.msg) this.message = e.msg;
-      this.el.removeAttribute("aria-busy");
+      this.content.removeAttribute("aria-busy");
       this.el.removeAttribute("data-trickle-stalled");
       this.el.setAttribute("data-status", e.status);
       if (e.notice) {

@@ -91,7 +91,11 @@ test("an update starts, streams and ends the answer on the element", () => {
   let resolved = null;
   a.calls.set(1, (s) => (resolved = s));
   a.apply({ id: a.id, reset: true, state: "streaming", p: { a: "", path: [], keep: 0, text: "", html: "<p>Hi</p>" }, text: "Hi" });
-  assert.equal(el.getAttribute("aria-busy"), "true");
+  assert.equal(part("content").getAttribute("aria-busy"), "true", "the content is busy while it streams");
+  assert.equal(el.hasAttribute("aria-busy"), false, "the element, which holds the live regions, never is");
+  for (const region of el.querySelectorAll('[role="status"], [role="log"], [aria-live]')) {
+    assert.equal(region.closest('[aria-busy="true"]'), null, "no live region inside a busy one");
+  }
   assert.equal(el.getAttribute("data-status"), "streaming");
   assert.equal(part("content").innerHTML, '<div data-trickle="tail"><p>Hi</p></div>');
   a.apply({ id: a.id, p: { a: "<p>Hi there.</p>", path: [], keep: -1, text: "", html: "", final: true }, text: " there.", state: "done", end: { status: "done", rows: [["Tokens", "2"]] }, ev: [["trickle-end", { status: "done" }]], resolve: "done", n: 1 });
@@ -99,6 +103,7 @@ test("an update starts, streams and ends the answer on the element", () => {
   assert.equal(a.text, "Hi there.");
   assert.equal(a.state, "done");
   assert.equal(el.hasAttribute("aria-busy"), false);
+  assert.equal(part("content").hasAttribute("aria-busy"), false, "not busy once the answer ended");
   assert.equal(el.getAttribute("data-status"), "done");
   assert.equal(part("metrics").innerHTML, "<dt>Tokens</dt><dd>2</dd>");
   assert.equal(part("metrics").hidden, false);
