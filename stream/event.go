@@ -162,7 +162,8 @@ var (
 	// ErrAfterEnd: an event arrived after the answer had ended (skipped
 	// and counted).
 	ErrAfterEnd = errors.New("stream: event after the end of the answer")
-	// ErrUnknownDialect: WithDialect named a dialect that does not exist.
+	// ErrUnknownDialect: ParseDialect, NewDecoder or WithDialect was given
+	// a dialect that does not exist.
 	ErrUnknownDialect = errors.New("stream: unknown dialect")
 	// ErrEventTooLarge: one SSE event or NDJSON line exceeded the maximum
 	// event size. The event is skipped and counted (Answer.Skipped,
@@ -176,7 +177,7 @@ var (
 // response.failed, …). It matches ErrProvider.
 type ProviderError struct {
 	// Dialect is the dialect that carried it.
-	Dialect string `json:"-"`
+	Dialect Dialect `json:"-"`
 	// Type is the provider's error type or code ("overloaded_error",
 	// "server_error", "INTERNAL"); "error" when it gave none.
 	Type string `json:"type"`
@@ -234,8 +235,8 @@ func (e *RelayError) Is(target error) bool {
 // one of ErrBadJSON, ErrUnknownEvent, ErrUnknownToolCall, ErrUndetected,
 // ErrAfterEnd.
 type DecodeError struct {
-	// Dialect is the dialect in use ("auto" before detection).
-	Dialect string
+	// Dialect is the dialect in use (DialectAuto before detection).
+	Dialect Dialect
 	// Event is the 1-based number of the event in the stream.
 	Event int
 	// Type is the SSE event type ("message" for NDJSON lines).

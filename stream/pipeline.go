@@ -41,12 +41,12 @@ const DefaultMaxEventSize = sse.DefaultMaxEventSize
 // Option configures a Pipeline.
 type Option func(*Pipeline)
 
-// WithDialect fixes the dialect ("openai", "responses", "anthropic",
-// "gemini", "ollama", "plain") instead of detecting it; "auto" or "" (the
-// default) detects it from the content type and the first event. An
-// unknown name makes every Write fail with ErrUnknownDialect.
-func WithDialect(name string) Option {
-	return func(p *Pipeline) { p.want = strings.ToLower(strings.TrimSpace(name)) }
+// WithDialect fixes the dialect (one of Dialects) instead of detecting it;
+// DialectAuto or "" (the default) detects it from the content type and the
+// first event. A value that is not a Dialect constant (read it with
+// ParseDialect) makes every Write fail with ErrUnknownDialect.
+func WithDialect(d Dialect) Option {
+	return func(p *Pipeline) { p.want = d }
 }
 
 // WithContentType gives the response's Content-Type header:
@@ -79,7 +79,7 @@ func WithMaxEventSize(n int) Option {
 // bytes arrive, in any cut; the result does not depend on the cut. It is
 // not safe for concurrent use.
 type Pipeline struct {
-	want        string
+	want        Dialect
 	contentType string
 	handler     func(Event)
 	maxEvent    int
@@ -105,7 +105,7 @@ func NewPipeline(opts ...Option) *Pipeline {
 	for _, o := range opts {
 		o(p)
 	}
-	if p.want != "" && p.want != "auto" {
+	if p.want != "" && p.want != DialectAuto {
 		dec, err := NewDecoder(p.want)
 		if err != nil {
 			p.fatal = err
@@ -142,10 +142,11 @@ func framingOf(ct string) Framing {
 // Answer is the answer being accumulated (the same value throughout).
 func (p *Pipeline) Answer() *Answer { return p.answer }
 
-// Dialect names the dialect in use, or "auto" while it is not known yet.
-func (p *Pipeline) Dialect() string {
+// Dialect names the dialect in use, or DialectAuto while it is not known
+// yet.
+func (p *Pipeline) Dialect() Dialect {
 	if p.dec == nil {
-		return "auto"
+		return DialectAuto
 	}
 	return p.dec.Dialect()
 }
@@ -294,7 +295,7 @@ func (p *Pipeline) event(ev sse.Event) {
 	if p.dec == nil {
 		name := Detect(ev)
 		if name == "" && p.framing == FramingNDJSON {
-			name = "ollama"
+			name = DialectOllama
 		}
 		if name == "" {
 			p.skipped(ev, p.seq, ErrUndetected)

@@ -12,12 +12,13 @@ import (
 
 // snapshot is everything observable about one run of the pipeline.
 type snapshot struct {
-	Dialect, Status, Text, Thinking, Finish, Err, LastID string
-	Tools                                                []ToolCall
-	Usage                                                *Usage
-	Skipped                                              int
-	Problems                                             []string
-	Events                                               []Event
+	Dialect                                     Dialect
+	Status, Text, Thinking, Finish, Err, LastID string
+	Tools                                       []ToolCall
+	Usage                                       *Usage
+	Skipped                                     int
+	Problems                                    []string
+	Events                                      []Event
 }
 
 // run feeds data to a fresh pipeline cut at the given offsets (ascending),
@@ -63,7 +64,7 @@ func readRecording(t testing.TB, name string) []byte {
 
 type recording struct {
 	file     string
-	dialect  string
+	dialect  Dialect
 	status   Status
 	text     string
 	thinking string

@@ -17,7 +17,7 @@ import (
 	"github.com/trickle-dev/trickle/stream"
 )
 
-const replayUsage = `Usage: trickle replay [--chunk N] [--sse] [--dialect NAME] [--frames] [--pace TOKENS_PER_SECOND] [--announce MODE] FILE|-
+var replayUsage = `Usage: trickle replay [--chunk N] [--sse] [--dialect NAME] [--frames] [--pace TOKENS_PER_SECOND] [--announce MODE] FILE|-
 
 Runs a recorded stream (SSE or NDJSON, any dialect) through the widget's
 own Session (stream, render, a11y: the loop the widget runs in the browser),
@@ -28,7 +28,7 @@ html and the screen-reader announcements.
 
   --chunk N       feed the input in N-byte pieces (the result must not change)
   --sse           print the raw SSE events instead, one JSON object per line
-  --dialect NAME  auto (default), openai, responses, anthropic, gemini, ollama, plain
+  --dialect NAME  ` + dialectHelp + `
   --frames        also print every frame: the settled HTML appended, the live tail
   --pace N        tokens per second on the simulated clock (default 2400: 40
                   tokens per 60 Hz frame); times are simulated, nothing sleeps
@@ -37,7 +37,7 @@ html and the screen-reader announcements.
 
 // replayOutput is the JSON replay prints without --sse.
 type replayOutput struct {
-	Dialect      string           `json:"dialect"`
+	Dialect      stream.Dialect   `json:"dialect"`
 	Status       string           `json:"status"`
 	Text         string           `json:"text"`
 	Thinking     string           `json:"thinking"`
@@ -133,7 +133,8 @@ func replay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.Usage = func() { fmt.Fprint(stderr, replayUsage) }
 	chunk := fs.Int("chunk", 0, "feed the input in N-byte pieces")
 	rawSSE := fs.Bool("sse", false, "print the raw SSE events")
-	dialect := fs.String("dialect", "auto", "the stream's dialect")
+	var dialect dialectFlag
+	fs.Var(&dialect, "dialect", "the stream's dialect")
 	frames := fs.Bool("frames", false, "print every frame")
 	pace := fs.Float64("pace", defaultPace, "tokens per second on the simulated clock")
 	announce := fs.String("announce", a11y.ModeSentences, "announcement mode: sentences, complete or off")
@@ -151,12 +152,6 @@ func replay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *chunk < 0 {
 		fmt.Fprintf(stderr, "trickle replay: --chunk must be positive, not %d\n", *chunk)
 		return 2
-	}
-	if d := strings.ToLower(*dialect); d != "auto" && d != "" {
-		if _, err := stream.NewDecoder(d); err != nil {
-			fmt.Fprintf(stderr, "trickle replay: %v\n", err)
-			return 2
-		}
 	}
 	if !(*pace > 0) || math.IsInf(*pace, 0) {
 		fmt.Fprintf(stderr, "trickle replay: --pace must be a positive number of tokens per second, not %v\n", *pace)
@@ -186,7 +181,7 @@ func replay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = replaySSE(in, *chunk, out)
 	} else {
 		var o replayOutput
-		o, err = replayAnswer(in, replayOptions{chunk: *chunk, dialect: *dialect, frames: *frames, pace: *pace, announce: *announce})
+		o, err = replayAnswer(in, replayOptions{chunk: *chunk, dialect: stream.Dialect(dialect), frames: *frames, pace: *pace, announce: *announce})
 		if err == nil {
 			err = writeIndented(out, o)
 		}
@@ -244,7 +239,7 @@ func pieces(r io.Reader, n int, write func([]byte) error) error {
 // replayOptions are replay's flags.
 type replayOptions struct {
 	chunk    int
-	dialect  string
+	dialect  stream.Dialect
 	frames   bool
 	pace     float64
 	announce string

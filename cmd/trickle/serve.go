@@ -19,6 +19,7 @@ import (
 	"github.com/trickle-dev/trickle/assets"
 	"github.com/trickle-dev/trickle/examples"
 	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 const serveUsage = `trickle serve — the relay: widget, example pages, and answers streamed over SSE
@@ -88,7 +89,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		maxEvents     = fs.Int("max-events", d.MaxEvents, "maximum events in one stream (in Redis: the length cap of its log)")
 		tokenEnv      = fs.String("token-env", "", "require clients to send this bearer token, read from the environment variable `NAME`")
 		upstreamURL   = fs.String("upstream", "", "forward to this model API `URL` (full endpoint) instead of the simulated model")
-		upDialect     = fs.String("upstream-dialect", "openai", "the upstream's format: openai, anthropic or ollama")
+		upDialect     = fs.String("upstream-dialect", "openai", "the upstream's format: "+stream.DialectNames(relay.UpstreamDialects()))
 		upKeyEnv      = fs.String("upstream-key-env", "", "read the upstream API key from the environment variable `NAME` (it never leaves the server)")
 		upModel       = fs.String("upstream-model", "", "model name to send upstream (default: the client's)")
 		firstToken    = fs.Duration("first-token-timeout", d.Upstream.FirstTokenTimeout, "fail an upstream answer whose first byte takes longer")
@@ -195,7 +196,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		opts = append(opts, relay.WithToken(tok))
 	}
 	if *upstreamURL != "" {
-		u := relay.Upstream{URL: *upstreamURL, Dialect: *upDialect, Model: *upModel,
+		u := relay.Upstream{URL: *upstreamURL, Dialect: stream.Dialect(*upDialect), Model: *upModel,
 			FirstTokenTimeout: *firstToken, IdleTimeout: *idle, TotalTimeout: *total, Retries: *retries}
 		if *upKeyEnv != "" {
 			if u.Key = os.Getenv(*upKeyEnv); u.Key == "" {

@@ -56,7 +56,7 @@ type simulation struct {
 	anns   []replayAnnouncement
 }
 
-func newSimulation(dialect, announce string, pace float64) *simulation {
+func newSimulation(dialect stream.Dialect, announce string, pace float64) *simulation {
 	s := &simulation{t0: time.Unix(0, 0).UTC()}
 	s.now, s.nextTick = s.t0, s.t0.Add(frameInterval)
 	s.perToken = time.Duration(float64(time.Second) / pace)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // Command is one message from the page (trickle.js) to the Go side, which
@@ -214,11 +215,14 @@ func ResumeMessage(stream, lastEventID string) string {
 func FootnotePrefix(id int) string { return "trickle-" + strconv.Itoa(id) + "-" }
 
 // Config is the Session configuration the command's attributes ask for.
+// A dialect attribute that names no dialect is kept as it is: the answer
+// then fails with stream.ParseDialect's error, which lists the valid ones.
 func (c Command) Config() Config {
-	cfg := Config{Dialect: c.Dialect, Announce: c.Announce}
-	if cfg.Dialect == "" {
-		cfg.Dialect = "auto"
+	d, err := stream.ParseDialect(c.Dialect)
+	if err != nil {
+		d = stream.Dialect(c.Dialect)
 	}
+	cfg := Config{Dialect: d, Announce: c.Announce}
 	if cfg.Announce == "" {
 		cfg.Announce = "sentences"
 	}

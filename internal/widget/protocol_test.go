@@ -124,7 +124,7 @@ func TestParseCommandReadsWhatTheLoaderSends(t *testing.T) {
 	require.False(t, c.HasPrompt)
 
 	cfg := c.Config()
-	require.Equal(t, "auto", cfg.Dialect)
+	require.Equal(t, stream.DialectAuto, cfg.Dialect)
 	require.Equal(t, "off", cfg.Announce)
 	require.Equal(t, render.Policy{SameOrigin: "https://page.test", AllowedImageOrigins: []string{"https://a.test", "https://b.test"}}, cfg.Policy)
 	require.Equal(t, "trickle-3-", cfg.FootnotePrefix, "the element's own footnote ids")

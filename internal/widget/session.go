@@ -11,8 +11,8 @@ import (
 
 // Config is what a Session needs to know about the element.
 type Config struct {
-	// Dialect is the stream dialect ("auto" when empty).
-	Dialect string
+	// Dialect is the stream dialect (stream.DialectAuto when empty).
+	Dialect stream.Dialect
 	// ContentType is the response's Content-Type, when known.
 	ContentType string
 	// Announce is the a11y mode: "sentences" (default), "complete" or "off".
@@ -280,8 +280,9 @@ func (s *Session) Status() stream.Status { return s.pipe.Answer().Status() }
 // reason, problems); the session alone feeds it.
 func (s *Session) Answer() *stream.Answer { return s.pipe.Answer() }
 
-// Dialect names the stream's dialect, or "auto" while it is not known.
-func (s *Session) Dialect() string { return s.pipe.Dialect() }
+// Dialect names the stream's dialect, or stream.DialectAuto while it is
+// not known.
+func (s *Session) Dialect() stream.Dialect { return s.pipe.Dialect() }
 
 // Err explains a stopped, incomplete or failed answer.
 func (s *Session) Err() error { return s.pipe.Answer().Err() }

@@ -208,9 +208,9 @@ func TestASessionShowsAndAnnouncesEveryDialectInAnyCut(t *testing.T) {
 			require.Positive(t, unwrapped, "final frames keep the tail's nodes when it already shows the rest")
 		}
 	})
-	for _, dialect := range sim.Dialects {
+	for _, dialect := range sim.Dialects() {
 		for _, answer := range []string{"short", "thinking", "tool-call"} {
-			t.Run(dialect+"/"+answer, func(t *testing.T) {
+			t.Run(dialect.String()+"/"+answer, func(t *testing.T) {
 				data, ends, want := events(t, sim.Params{Dialect: dialect, Answer: answer, TokenChars: 3})
 				for round := 0; round < rounds; round++ {
 					rng := rand.New(rand.NewPCG(uint64(round), 7))
@@ -287,6 +287,6 @@ func TestOnEventSeesEveryDecodedEventAndTheSessionsAnswer(t *testing.T) {
 	require.Equal(t, "Hello, world.", text.String())
 	require.Equal(t, s.Text(), text.String())
 	require.Equal(t, 1, kinds[stream.KindEnd])
-	require.Equal(t, "plain", s.Dialect())
+	require.Equal(t, stream.DialectPlain, s.Dialect())
 	require.Equal(t, stream.Complete, s.Answer().Status())
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // dialect turns the steps of a generation into one provider's events. The
@@ -20,13 +22,13 @@ type dialect interface {
 	failure(g *Generator, msg string) []Message
 }
 
-var dialects = map[string]dialect{
-	"openai":    openai{},
-	"anthropic": anthropic{},
-	"responses": responses{},
-	"gemini":    gemini{},
-	"ollama":    ollama{},
-	"plain":     plain{},
+var dialects = map[stream.Dialect]dialect{
+	stream.DialectOpenAI:    openai{},
+	stream.DialectAnthropic: anthropic{},
+	stream.DialectResponses: responses{},
+	stream.DialectGemini:    gemini{},
+	stream.DialectOllama:    ollama{},
+	stream.DialectPlain:     plain{},
 }
 
 // q quotes s as a JSON string without HTML escaping (providers send < and >

@@ -20,6 +20,7 @@ import (
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // seen records what the custom backend received, per path.
@@ -66,7 +67,7 @@ func custom(w http.ResponseWriter, r *http.Request) {
 	seenMu.Unlock()
 
 	ndjson := r.URL.Path == "/custom/ndjson"
-	dialect := "openai"
+	dialect := stream.DialectOpenAI
 	if ndjson {
 		dialect = "ollama"
 	}
