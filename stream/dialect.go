@@ -40,7 +40,7 @@ const (
 
 // dialectList is the one list of dialects (besides DialectAuto), in the
 // order Dialects gives them; decoders holds how each is read.
-var dialectList = []Dialect{DialectOpenAI, DialectResponses, DialectAnthropic, DialectGemini, DialectOllama, DialectPlain}
+var dialectList = []Dialect{DialectOpenAI, DialectResponses, DialectAnthropic, DialectGemini, DialectOllama, DialectPlain, DialectText}
 
 var decoders = map[Dialect]func() Decoder{
 	DialectOpenAI:    func() Decoder { return &openaiDecoder{} },
@@ -49,6 +49,7 @@ var decoders = map[Dialect]func() Decoder{
 	DialectGemini:    func() Decoder { return &geminiDecoder{} },
 	DialectOllama:    func() Decoder { return &ollamaDecoder{} },
 	DialectPlain:     func() Decoder { return &plainDecoder{} },
+	DialectText:      func() Decoder { return &textDecoder{} },
 }
 
 // Dialects lists the dialects NewDecoder and WithDialect accept besides

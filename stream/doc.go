@@ -4,12 +4,14 @@
 // accumulates them with its status.
 //
 // A Pipeline takes the raw response body as it arrives, in any cut: SSE
-// (decoded by package sse) or NDJSON lines, chosen by the Content-Type or
-// by the first byte. The dialect — OpenAI Chat Completions ("openai"),
-// OpenAI Responses ("responses"), Anthropic Messages ("anthropic"), Gemini
-// streamGenerateContent?alt=sse ("gemini"), Ollama /api/chat ("ollama") or
-// {"delta":…} + [DONE] ("plain") — is detected from the first event unless
-// WithDialect fixes it. Each dialect's Decoder turns its events into the
+// (decoded by package sse), NDJSON lines or a text body, chosen by the
+// Content-Type or by the first byte. The dialect — OpenAI Chat Completions
+// ("openai"), OpenAI Responses ("responses"), Anthropic Messages
+// ("anthropic"), Gemini streamGenerateContent?alt=sse ("gemini"), Ollama
+// /api/chat ("ollama"), {"delta":…} + [DONE] ("plain") or a text/plain body
+// that is the answer itself ("text") — is detected from the content type
+// and the first event unless WithDialect fixes it; Dialects is the one list
+// of them. Each dialect's Decoder turns its events into the
 // unified Events, which the Answer folds in.
 //
 // The contracts, each tested as a property over recorded streams:
@@ -18,8 +20,9 @@
 //     included, give the same events, answer and problems.
 //   - End marker: an answer is Complete only after its dialect's end marker
 //     ([DONE], message_stop, response.completed or response.incomplete,
-//     done:true, or a clean close after Gemini's finish reason); a stream
-//     that ends without one is Incomplete. A provider error is terminal
+//     done:true, a clean close after Gemini's finish reason, or the clean
+//     end of a text body that reached its Content-Length); a stream that
+//     ends without one is Incomplete. A provider error is terminal
 //     (Failed) and keeps the text received before it.
 //   - Tool-call arguments are exposed only once their block has ended.
 //   - Bad input never panics and never loses the text around it: an event

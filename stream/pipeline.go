@@ -22,6 +22,8 @@ const (
 	FramingSSE
 	// FramingNDJSON: one JSON object per line (Ollama).
 	FramingNDJSON
+	// FramingText: the body is the answer's text (DialectText).
+	FramingText
 )
 
 func (f Framing) String() string {
@@ -30,6 +32,8 @@ func (f Framing) String() string {
 		return "sse"
 	case FramingNDJSON:
 		return "ndjson"
+	case FramingText:
+		return "text"
 	}
 	return "unknown"
 }
@@ -51,8 +55,10 @@ func WithDialect(d Dialect) Option {
 
 // WithContentType gives the response's Content-Type header:
 // text/event-stream selects SSE framing; application/x-ndjson,
-// application/json and their kin select NDJSON lines (Ollama). Without it
-// the first non-blank byte decides: '{' means NDJSON, anything else SSE.
+// application/json and their kin select NDJSON lines (Ollama); text/plain
+// and text/markdown make the body the answer's text (DialectText). Without
+// it the first non-blank byte decides: '{' means NDJSON, anything else SSE.
+// WithResponse gives it with the response's other headers.
 func WithContentType(ct string) Option {
 	return func(p *Pipeline) { p.contentType = ct }
 }
@@ -81,12 +87,15 @@ func WithMaxEventSize(n int) Option {
 type Pipeline struct {
 	want        Dialect
 	contentType string
+	length      int64 // the body's Content-Length, -1 when unknown
+	received    int64 // bytes of this connection's body so far
 	handler     func(Event)
 	maxEvent    int
 	retry       time.Duration // the server's last retry: field
 
 	framing Framing
 	sniff   []byte // leading blank bytes held until the framing is known
+	text    textState
 	parser  *sse.Parser
 	line    []byte // the unfinished NDJSON line
 	tooLong bool   // the NDJSON line being read exceeded maxEvent
@@ -101,7 +110,7 @@ type Pipeline struct {
 
 // NewPipeline returns a pipeline waiting for its first bytes.
 func NewPipeline(opts ...Option) *Pipeline {
-	p := &Pipeline{maxEvent: DefaultMaxEventSize, answer: NewAnswer()}
+	p := &Pipeline{maxEvent: DefaultMaxEventSize, answer: NewAnswer(), length: -1}
 	for _, o := range opts {
 		o(p)
 	}
@@ -113,9 +122,25 @@ func NewPipeline(opts ...Option) *Pipeline {
 		}
 		p.dec = dec
 	}
-	p.framing = framingOf(p.contentType)
 	p.parser = sse.NewParser(sseSink{p}, sse.WithMaxEventSize(p.maxEvent))
+	p.frame()
 	return p
+}
+
+// frame decides the framing from the dialect and the content type, as far
+// as they tell before the first byte.
+func (p *Pipeline) frame() {
+	p.framing = framingOf(p.contentType)
+	switch {
+	case p.want == DialectText:
+		p.framing = FramingText
+	case p.framing == FramingText && p.dec != nil:
+		// A dialect was asked for: its events, whatever the content type
+		// says, are found by the first byte.
+		p.framing = FramingUnknown
+	case p.framing == FramingText:
+		p.dec = &textDecoder{}
+	}
 }
 
 // framingOf reads a Content-Type header: its media type is what comes
@@ -135,6 +160,8 @@ func framingOf(ct string) Framing {
 	case "application/x-ndjson", "application/ndjson", "application/jsonl",
 		"application/x-jsonlines", "application/jsonlines", "application/json":
 		return FramingNDJSON
+	case "text/plain", "text/markdown":
+		return FramingText
 	}
 	return FramingUnknown
 }
@@ -169,6 +196,7 @@ func (p *Pipeline) Write(chunk []byte) (int, error) {
 		return 0, p.fatal
 	}
 	n := len(chunk)
+	p.received += int64(n)
 	if p.framing == FramingUnknown {
 		// Sniff: the first byte that is not a BOM or blank decides.
 		i := 0
@@ -202,8 +230,12 @@ func (p *Pipeline) feed(b []byte) {
 	if len(b) == 0 {
 		return
 	}
-	if p.framing == FramingSSE {
+	switch p.framing {
+	case FramingSSE:
 		p.feedSSE(b)
+		return
+	case FramingText:
+		p.feedText(b)
 		return
 	}
 	for len(b) > 0 {
@@ -379,6 +411,8 @@ func (p *Pipeline) Close() error {
 			p.ndjsonLine(p.line)
 		}
 		p.line = p.line[:0]
+	case FramingText:
+		clean = p.closeText()
 	}
 	p.truncated = !clean
 	if clean && p.dec != nil && !p.answer.status.Terminal() {
@@ -401,6 +435,9 @@ func (p *Pipeline) incompleteError() error {
 	if p.dec == nil {
 		return fmt.Errorf("%w: the stream closed %s after %d events before its dialect was known", ErrIncomplete, where, p.seq)
 	}
+	if p.framing == FramingText {
+		return fmt.Errorf("%w: the text body closed after %d of the %d bytes its Content-Length announced", ErrIncomplete, p.received, p.length)
+	}
 	return fmt.Errorf("%w: %s stream closed %s after %d events without %s", ErrIncomplete, p.dec.Dialect(), where, p.seq, p.dec.EndMarker())
 }
 
@@ -411,6 +448,7 @@ func (p *Pipeline) incompleteError() error {
 // stay.
 func (p *Pipeline) Reconnect() {
 	p.parser.Reset()
+	p.received, p.length = 0, -1
 	p.line = p.line[:0]
 	p.tooLong = false
 	p.truncated = false

@@ -60,7 +60,11 @@ func TestContentTypeChoosesTheFraming(t *testing.T) {
 		{"application/x-ndjson", FramingNDJSON},
 		{"application/json; charset=utf-8", FramingNDJSON},
 		{"", FramingUnknown},
-		{"text/plain", FramingUnknown},
+		{"text/plain", FramingText},
+		{"text/plain; charset=utf-8", FramingText},
+		{"text/markdown", FramingText},
+		{"text/html", FramingUnknown},
+		{"application/octet-stream", FramingUnknown},
 	}
 	for _, c := range cases {
 		t.Run(c.ct, func(t *testing.T) {
@@ -73,7 +77,7 @@ func TestContentTypeChoosesTheFraming(t *testing.T) {
 // mime accepts (the widget does not link mime).
 func TestFramingAgreesWithMimeOnTheMediaType(t *testing.T) {
 	types := []string{"text/event-stream", "TEXT/Event-Stream", "application/x-ndjson", "application/ndjson",
-		"application/jsonl", "application/x-jsonlines", "application/jsonlines", "application/json", "text/plain", "text/html"}
+		"application/jsonl", "application/x-jsonlines", "application/jsonlines", "application/json", "text/plain", "text/markdown", "text/html"}
 	params := []string{"", ";", "; charset=utf-8", ";charset=UTF-8", ` ; q="a;b"`, "; a=1; b=2", "\t;\tx=y"}
 	checked := 0
 	for _, mt := range types {
@@ -88,6 +92,8 @@ func TestFramingAgreesWithMimeOnTheMediaType(t *testing.T) {
 					case "application/x-ndjson", "application/ndjson", "application/jsonl",
 						"application/x-jsonlines", "application/jsonlines", "application/json":
 						want = FramingNDJSON
+					case "text/plain", "text/markdown":
+						want = FramingText
 					}
 				} else {
 					continue // mime rejects it; the framing's own reading is tested above
@@ -433,7 +439,7 @@ func TestEventsReachTheHandlerInStreamOrder(t *testing.T) {
 }
 
 func TestNewDecoderNamesTheDialectsItKnows(t *testing.T) {
-	require.Equal(t, []Dialect{"openai", "responses", "anthropic", "gemini", "ollama", "plain"}, Dialects())
+	require.Equal(t, []Dialect{"openai", "responses", "anthropic", "gemini", "ollama", "plain", "text"}, Dialects())
 	for _, n := range Dialects() {
 		d, err := NewDecoder(n)
 		require.NoError(t, err)

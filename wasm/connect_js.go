@@ -69,6 +69,14 @@ func (e *element) onConn(m msg) {
 		}
 		if !resp.Get("ok").Bool() {
 			c.httpStatus = resp.Get("status").Int()
+		} else {
+			headers := resp.Get("headers")
+			e.sess.Respond(widget.ResponseHead(resp.Get("type").String(), func(name string) string {
+				if v := headers.Call("get", name); v.Type() == js.TypeString {
+					return v.String()
+				}
+				return ""
+			}))
 		}
 		c.read(resp)
 	case mDone, mReadErr, mFetchErr:

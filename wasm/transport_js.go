@@ -3,7 +3,10 @@
 package wasm
 
 import (
+	"strings"
 	"syscall/js"
+
+	"github.com/trickle-dev/trickle/internal/widget"
 )
 
 // conn is one connection: a fetch whose body trickle.js reads into an
@@ -109,6 +112,14 @@ func adoptFetch(e *element, gen int, early js.Value) *conn {
 	}
 	if !early.Get("ok").Bool() {
 		c.httpStatus = early.Get("status").Int()
+	} else {
+		headers := early.Get("headers")
+		e.sess.Respond(widget.ResponseHead(early.Get("type").String(), func(name string) string {
+			if v := headers.Get(strings.ToLower(name)); v.Type() == js.TypeString {
+				return v.String()
+			}
+			return ""
+		}))
 	}
 	c.pending = true
 	c.inbox = browser.Call("adopt", early, c.endFunc())

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -19,7 +20,8 @@ import (
 
 var replayUsage = `Usage: trickle replay [--chunk N] [--sse] [--dialect NAME] [--frames] [--pace TOKENS_PER_SECOND] [--announce MODE] FILE|-
 
-Runs a recorded stream (SSE or NDJSON, any dialect) through the widget's
+Runs a recorded stream (SSE or NDJSON, any dialect; a FILE ending in .txt
+is a text/plain body, the text dialect) through the widget's
 own Session (stream, render, a11y: the loop the widget runs in the browser),
 one frame per 60 Hz animation frame as the widget does, and prints, as
 JSON, what a person would see and hear: the answer's dialect, status,
@@ -181,7 +183,7 @@ func replay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = replaySSE(in, *chunk, out)
 	} else {
 		var o replayOutput
-		o, err = replayAnswer(in, replayOptions{chunk: *chunk, dialect: stream.Dialect(dialect), frames: *frames, pace: *pace, announce: *announce})
+		o, err = replayAnswer(in, replayOptions{chunk: *chunk, dialect: stream.Dialect(dialect), contentType: contentTypeOf(pos[0]), frames: *frames, pace: *pace, announce: *announce})
 		if err == nil {
 			err = writeIndented(out, o)
 		}
@@ -192,6 +194,15 @@ func replay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// contentTypeOf is the content type a recording's file name tells: a .txt
+// file is a text body as a server sends it with text/plain.
+func contentTypeOf(file string) string {
+	if strings.HasSuffix(file, ".txt") {
+		return "text/plain; charset=utf-8"
+	}
+	return ""
 }
 
 // writeIndented prints v as indented JSON without HTML escaping: the
@@ -238,11 +249,12 @@ func pieces(r io.Reader, n int, write func([]byte) error) error {
 
 // replayOptions are replay's flags.
 type replayOptions struct {
-	chunk    int
-	dialect  stream.Dialect
-	frames   bool
-	pace     float64
-	announce string
+	chunk       int
+	dialect     stream.Dialect
+	contentType string // the recording's, when its name tells
+	frames      bool
+	pace        float64
+	announce    string
 }
 
 // replayAnswer runs the input through the widget's Session on a simulated
@@ -255,13 +267,34 @@ func replayAnswer(in io.Reader, o replayOptions) (replayOutput, error) {
 	if o.announce == "" {
 		o.announce = a11y.ModeSentences
 	}
-	s := newSimulation(o.dialect, o.announce, o.pace)
+	s := newSimulation(widget.Config{Dialect: o.dialect, ContentType: o.contentType, Announce: o.announce}, o.pace)
+	write := func(b []byte) { splitLines(b, s.feed) }
+	var line []byte
+	if o.contentType != "" || o.dialect == stream.DialectText {
+		// A text body has no events: each piece it is fed in is a token.
+		// Fed a whole line at a time, its tokens do not depend on --chunk.
+		write = func(b []byte) {
+			for len(b) > 0 {
+				i := bytes.IndexByte(b, '\n')
+				if i < 0 {
+					line = append(line, b...)
+					return
+				}
+				line = append(line, b[:i+1]...)
+				s.feed(line)
+				line, b = line[:0], b[i+1:]
+			}
+		}
+	}
 	err := pieces(in, o.chunk, func(b []byte) error {
-		splitLines(b, s.feed)
+		write(b)
 		return nil
 	})
 	if err != nil {
 		return replayOutput{}, err
+	}
+	if len(line) > 0 {
+		s.feed(line)
 	}
 	s.finish()
 	out := answerOutput(s.sess)

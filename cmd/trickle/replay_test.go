@@ -64,6 +64,7 @@ func TestReplayReportsTheAnswerAsJSON(t *testing.T) {
 		{"responses-tool.sse", "responses", "complete", "", "completed", "", 1, true},
 		{"relay-stopped.sse", "openai", "stopped", "Stopped midway", "", "relay_stopped", 0, false},
 		{"plain.sse", "plain", "complete", "Plain text, no frills.", "", "", 0, false},
+		{"text-markdown.txt", "text", "complete", "## Green tea\n\nBrew it at **80 °C**", "", "", 0, false},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {

@@ -228,6 +228,25 @@ func (s *Session) WriteAt(chunk []byte, at time.Time) error {
 	return err
 }
 
+// Respond gives the session the headers of the response whose body comes
+// next (see ResponseHead): they choose the framing of a first body (a
+// text/plain one is the answer's text) and bound a text body's length.
+func (s *Session) Respond(r stream.Response) { s.pipe.Respond(r) }
+
+// ResponseHead reads what the pipeline takes from a fetch response's
+// headers (header is Headers.get, "" for a header that is absent). The
+// Content-Length counts only for a same-origin response (type "basic"):
+// across origins the page cannot read Content-Encoding unless the server
+// exposes it, and a compressed body's length is not the one the body
+// reads as.
+func ResponseHead(responseType string, header func(name string) string) stream.Response {
+	r := stream.ResponseOf(header)
+	if responseType != "basic" {
+		r.ContentLength = -1
+	}
+	return r
+}
+
 // Reconnect prepares for a resumed connection: the byte-level decoder starts
 // over, the answer and the last event id stay.
 func (s *Session) Reconnect() {

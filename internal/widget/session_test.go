@@ -290,3 +290,31 @@ func TestOnEventSeesEveryDecodedEventAndTheSessionsAnswer(t *testing.T) {
 	require.Equal(t, stream.DialectPlain, s.Dialect())
 	require.Equal(t, stream.Complete, s.Answer().Status())
 }
+
+func TestATextResponseIsTheAnswerAndItsLengthCountsOnlyOnTheSameOrigin(t *testing.T) {
+	headers := map[string]string{"Content-Type": "text/plain; charset=utf-8", "Content-Length": "40"}
+	get := func(name string) string { return headers[name] }
+	require.Equal(t, int64(40), ResponseHead("basic", get).ContentLength)
+	for _, typ := range []string{"cors", "opaque", ""} {
+		require.Equal(t, int64(-1), ResponseHead(typ, get).ContentLength, "%q: its Content-Encoding may be hidden", typ)
+	}
+
+	body := "## Tea\n\nGreen, at **80 °C**."
+	s := NewSession(Config{})
+	s.Respond(ResponseHead("cors", get))
+	require.NoError(t, s.Write([]byte(body)))
+	s.End(nil)
+	p := s.Frame()
+	require.True(t, p.Final)
+	require.Equal(t, stream.DialectText, s.Dialect())
+	require.Equal(t, stream.Complete, s.Status())
+	require.Equal(t, render.Convert(body, RenderOptions(render.Policy{})...), p.Append+p.Tail)
+
+	// Same origin, the body shorter than its Content-Length: cut.
+	s = NewSession(Config{})
+	s.Respond(ResponseHead("basic", get))
+	require.NoError(t, s.Write([]byte(body)))
+	s.End(nil)
+	require.Equal(t, stream.Incomplete, s.Status())
+	require.Equal(t, body, s.Text())
+}

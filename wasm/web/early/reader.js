@@ -17,15 +17,23 @@ const MAX_EVENT = 256 * 1024;
 
 const ANTHROPIC = /^(message_(start|delta|stop)|content_block_(start|delta|stop)|ping)$/;
 
-// earlyReader returns a reader for one response: write(bytes) feeds the
-// next chunk and returns the text it adds ("" when none); text is all of it
-// so far; stopped says the reader has stopped for good (the answer ended,
-// or it met something it does not know). dialect is the element's dialect
-// attribute ("" or "auto" detects it as Go does).
+// The framing a Content-Type chooses, as stream.framingOf reads it: its
+// media type, lower-cased, before any parameter.
+const NDJSON_TYPES = /^application\/(x-ndjson|ndjson|jsonl|x-jsonlines|jsonlines|json)$/;
+const TEXT_TYPES = /^text\/(plain|markdown)$/;
+const mediaType = (ct) => (ct ?? "").split(";")[0].trim().toLowerCase();
+
+// earlyReader returns a reader for one response: head(get) gives it the
+// response's headers (get is Headers.get) before the first byte;
+// write(bytes) feeds the next chunk and returns the text it adds ("" when
+// none); text is all of it so far; stopped says the reader has stopped for
+// good (the answer ended, or it met something it does not know). dialect
+// is the element's dialect attribute ("" or "auto" detects it as Go does).
 export function earlyReader(dialect = "") {
   const utf8 = new TextDecoder();
   let want = dialect === "auto" ? "" : dialect;
-  let ndjson = null; // the framing, once the first non-blank byte says
+  let ndjson = null; // the framing, once the content type or the first non-blank byte says
+  let plainText = want === "text"; // the body is the text (stream.FramingText)
   const parts = []; // the unfinished line, in pieces
   let held = 0; // their length
   let skipLF = false; // a CR ended the last chunk: a LF after it is that line's end
@@ -34,11 +42,29 @@ export function earlyReader(dialect = "") {
   let out = "";
   const r = {
     text: "",
-    stopped: !["", "openai", "responses", "anthropic", "gemini", "ollama", "plain"].includes(want),
+    stopped: !["", "openai", "responses", "anthropic", "gemini", "ollama", "plain", "text"].includes(want),
+    head(get) {
+      const mt = mediaType(get("content-type"));
+      if (TEXT_TYPES.test(mt)) {
+        if (!want) plainText = true;
+      } else if (mt === "text/event-stream") ndjson = false;
+      else if (NDJSON_TYPES.test(mt)) ndjson = true;
+    },
     write(bytes) {
       if (r.stopped) return "";
       out = "";
       let s = utf8.decode(bytes, { stream: true });
+      if (plainText) {
+        // Go reads each byte that is not UTF-8 as U+FFFD, TextDecoder a
+        // whole broken sequence as one: past the first, the texts may
+        // differ, so the early view stops.
+        const bad = s.indexOf("\ufffd");
+        if (bad >= 0) {
+          out = s.slice(0, bad);
+          r.stopped = true;
+        } else out = s;
+        return take();
+      }
       if (ndjson === null) {
         const i = s.search(/[^ \t\r\n\ufeff]/);
         if (i < 0) return "";

@@ -26,6 +26,7 @@ function goText(rec, n) {
 // after every chunk; it returns the reader.
 function feed(rec, data, cuts) {
   const r = earlyReader();
+  r.head((h) => (h === "content-type" ? (rec.content_type ?? null) : null));
   let prev = 0;
   let text = "";
   for (const c of [...cuts, data.length]) {
@@ -182,4 +183,29 @@ test("an event too large for Go stops the reader", () => {
   assert.equal(r.stopped, true);
   assert.equal(r.write(utf8('"}\n\n')), "");
   assert.equal(r.text, "a");
+});
+
+test("text/plain: the body is the text, a character split between chunks read whole", () => {
+  const data = utf8("\ufeff## Tea 🍵\n\ndata: {\"delta\":\"not an event\"}\n\n");
+  for (let c = 0; c <= data.length; c++) {
+    const r = earlyReader();
+    r.head((h) => (h === "content-type" ? "text/plain; charset=utf-8" : null));
+    r.write(data.subarray(0, c));
+    r.write(data.subarray(c));
+    assert.equal(r.text, '## Tea 🍵\n\ndata: {"delta":"not an event"}\n\n', `cut at ${c}`);
+  }
+});
+
+test("text: bytes that are not UTF-8 stop the reader before them (Go counts them one by one)", () => {
+  const r = earlyReader("text");
+  r.write(new Uint8Array([0x61, 0xe2, 0x82, 0x62]));
+  assert.equal(r.text, "a");
+  assert.equal(r.stopped, true);
+});
+
+test("text/plain with another dialect asked for is read as that dialect's events", () => {
+  const r = earlyReader("plain");
+  r.head((h) => (h === "content-type" ? "text/plain" : null));
+  r.write(utf8('data: {"delta":"x"}\n\n'));
+  assert.equal(r.text, "x");
 });
