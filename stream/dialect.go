@@ -40,7 +40,7 @@ const (
 
 // dialectList is the one list of dialects (besides DialectAuto), in the
 // order Dialects gives them; decoders holds how each is read.
-var dialectList = []Dialect{DialectOpenAI, DialectResponses, DialectAnthropic, DialectGemini, DialectOllama, DialectPlain, DialectText}
+var dialectList = []Dialect{DialectOpenAI, DialectResponses, DialectAnthropic, DialectGemini, DialectOllama, DialectPlain, DialectText, DialectAISDK}
 
 var decoders = map[Dialect]func() Decoder{
 	DialectOpenAI:    func() Decoder { return &openaiDecoder{} },
@@ -50,6 +50,14 @@ var decoders = map[Dialect]func() Decoder{
 	DialectOllama:    func() Decoder { return &ollamaDecoder{} },
 	DialectPlain:     func() Decoder { return &plainDecoder{} },
 	DialectText:      func() Decoder { return &textDecoder{} },
+	DialectAISDK:     func() Decoder { return &aisdkDecoder{} },
+}
+
+// trailer is a Decoder whose dialect sends closing events after its end
+// marker that are neither news nor a problem: they are not counted as
+// events after the end.
+type trailer interface {
+	trailer(ev sse.Event) bool
 }
 
 // Dialects lists the dialects NewDecoder and WithDialect accept besides
@@ -260,10 +268,11 @@ type detectProbe struct {
 	Delta          rawJSON `json:"delta"`
 	Error          rawJSON `json:"error"`
 	Code           rawJSON `json:"code"`
+	ErrorText      rawJSON `json:"errorText"`
 }
 
 var detectProbeFields = []string{"type", "object", "choices", "candidates", "usageMetadata", "promptFeedback",
-	"message", "done", "created_at", "delta", "error", "code"}
+	"message", "done", "created_at", "delta", "error", "code", "errorText"}
 
 func (p *detectProbe) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
@@ -292,6 +301,8 @@ func (p *detectProbe) read(r *jsonx.Reader) {
 			p.Error = rawJSON(r.Raw())
 		case "code":
 			p.Code = rawJSON(r.Raw())
+		case "errorText":
+			p.ErrorText = rawJSON(r.Raw())
 		}
 	})
 }
@@ -321,6 +332,8 @@ func Detect(ev sse.Event) Dialect {
 		return DialectAnthropic
 	case strings.HasPrefix(p.Type, "response."):
 		return DialectResponses
+	case isAISDKPart(p.Type) || (p.Type == "error" && len(p.ErrorText) > 0):
+		return DialectAISDK // {"type":"start"}, {"type":"text-delta","delta":…}, {"type":"error","errorText":…}
 	case p.Type == "error" && len(p.Error) > 0 && p.Error[0] == '{':
 		return DialectAnthropic // {"type":"error","error":{"type":"overloaded_error",…}}
 	case p.Type == "error":

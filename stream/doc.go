@@ -8,8 +8,9 @@
 // Content-Type or by the first byte. The dialect — OpenAI Chat Completions
 // ("openai"), OpenAI Responses ("responses"), Anthropic Messages
 // ("anthropic"), Gemini streamGenerateContent?alt=sse ("gemini"), Ollama
-// /api/chat ("ollama"), {"delta":…} + [DONE] ("plain") or a text/plain body
-// that is the answer itself ("text") — is detected from the content type
+// /api/chat ("ollama"), {"delta":…} + [DONE] ("plain"), a text/plain body
+// that is the answer itself ("text") or the AI SDK's UI message stream
+// ("ai-sdk") — is detected from the content type
 // and the first event unless WithDialect fixes it; Dialects is the one list
 // of them. Each dialect's Decoder turns its events into the
 // unified Events, which the Answer folds in.
@@ -20,10 +21,11 @@
 //     included, give the same events, answer and problems.
 //   - End marker: an answer is Complete only after its dialect's end marker
 //     ([DONE], message_stop, response.completed or response.incomplete,
-//     done:true, a clean close after Gemini's finish reason, or the clean
-//     end of a text body that reached its Content-Length); a stream that
-//     ends without one is Incomplete. A provider error is terminal
-//     (Failed) and keeps the text received before it.
+//     done:true, a clean close after Gemini's finish reason, the AI SDK's
+//     finish part, or the clean end of a text body that reached its
+//     Content-Length); a stream that ends without one is Incomplete. A
+//     provider error is terminal (Failed) and keeps the text received
+//     before it.
 //   - Tool-call arguments are exposed only once their block has ended.
 //   - Bad input never panics and never loses the text around it: an event
 //     that is not JSON, of an unknown type, for an unknown tool-call index,

@@ -52,3 +52,5 @@ func FuzzAnthropic(f *testing.F) { fuzzDialect(f, "anthropic") }
 func FuzzGemini(f *testing.F)    { fuzzDialect(f, "gemini") }
 func FuzzOllama(f *testing.F)    { fuzzDialect(f, "ollama") }
 func FuzzPlain(f *testing.F)     { fuzzDialect(f, "plain") }
+func FuzzText(f *testing.F)      { fuzzDialect(f, DialectText) }
+func FuzzAISDK(f *testing.F)     { fuzzDialect(f, DialectAISDK) }

@@ -34,6 +34,7 @@ var payloadShapes = []struct {
 	{"statusData", func() (any, func(*jsonx.Reader)) { v := &statusData{}; return v, v.read }},
 	{"detectProbe", func() (any, func(*jsonx.Reader)) { v := &detectProbe{}; return v, v.read }},
 	{"apiError", func() (any, func(*jsonx.Reader)) { v := &apiError{}; return v, v.read }},
+	{"aisdkPart", func() (any, func(*jsonx.Reader)) { v := &aisdkPart{}; return v, v.read }},
 }
 
 // checkPayload decodes data into every shape with encoding/json and with

@@ -88,6 +88,7 @@ type Pipeline struct {
 	want        Dialect
 	contentType string
 	length      int64 // the body's Content-Length, -1 when unknown
+	uiStream    bool  // the response says it is a UI message stream
 	received    int64 // bytes of this connection's body so far
 	handler     func(Event)
 	maxEvent    int
@@ -140,6 +141,9 @@ func (p *Pipeline) frame() {
 		p.framing = FramingUnknown
 	case p.framing == FramingText:
 		p.dec = &textDecoder{}
+	case p.uiStream && p.dec == nil:
+		p.dec = &aisdkDecoder{}
+		p.framing = FramingSSE
 	}
 }
 
@@ -321,6 +325,9 @@ func (p *Pipeline) event(ev sse.Event) {
 		return
 	}
 	if p.answer.status.Terminal() {
+		if t, ok := p.dec.(trailer); ok && t.trailer(ev) {
+			return
+		}
 		p.skipped(ev, p.seq, ErrAfterEnd)
 		return
 	}

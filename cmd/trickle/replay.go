@@ -59,6 +59,10 @@ type replayTool struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
 	Complete  bool   `json:"complete"`
+	// Output and OutputError: what the tool gave, when the backend ran it
+	// and sent it (the ai-sdk dialect).
+	Output      string `json:"output,omitempty"`
+	OutputError string `json:"output_error,omitempty"`
 }
 
 type replayError struct {
@@ -319,7 +323,7 @@ func answerOutput(s *widget.Session) replayOutput {
 		Events: a.Events(), Skipped: a.Skipped(), Problems: []string{},
 	}
 	for _, c := range a.ToolCalls() {
-		o.ToolCalls = append(o.ToolCalls, replayTool{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Complete: c.Complete})
+		o.ToolCalls = append(o.ToolCalls, replayTool{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Complete: c.Complete, Output: c.Output, OutputError: c.OutputError})
 	}
 	for _, e := range a.Problems() {
 		o.Problems = append(o.Problems, e.Error())

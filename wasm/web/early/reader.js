@@ -23,6 +23,11 @@ const NDJSON_TYPES = /^application\/(x-ndjson|ndjson|jsonl|x-jsonlines|jsonlines
 const TEXT_TYPES = /^text\/(plain|markdown)$/;
 const mediaType = (ct) => (ct ?? "").split(";")[0].trim().toLowerCase();
 
+// The AI SDK's UI message stream parts (stream.isAISDKPart): those that
+// carry nothing shown, then those with text or an end.
+const AISDK_QUIET = /^(start|start-step|finish-step|text-start|text-end|reasoning-start|reasoning-end|reasoning-delta|source-url|source-document|file|message-metadata|tool-input-(start|delta|available|error)|tool-output-(available|error)|data-.*)$/;
+const AISDK = /^(text-delta|abort|finish)$/;
+
 // earlyReader returns a reader for one response: head(get) gives it the
 // response's headers (get is Headers.get) before the first byte;
 // write(bytes) feeds the next chunk and returns the text it adds ("" when
@@ -42,13 +47,19 @@ export function earlyReader(dialect = "") {
   let out = "";
   const r = {
     text: "",
-    stopped: !["", "openai", "responses", "anthropic", "gemini", "ollama", "plain", "text"].includes(want),
+    stopped: !["", "openai", "responses", "anthropic", "gemini", "ollama", "plain", "text", "ai-sdk"].includes(want),
     head(get) {
       const mt = mediaType(get("content-type"));
       if (TEXT_TYPES.test(mt)) {
         if (!want) plainText = true;
-      } else if (mt === "text/event-stream") ndjson = false;
+        return;
+      }
+      if (mt === "text/event-stream") ndjson = false;
       else if (NDJSON_TYPES.test(mt)) ndjson = true;
+      if (!want && get("x-vercel-ai-ui-message-stream")) {
+        want = "ai-sdk";
+        ndjson = false;
+      }
     },
     write(bytes) {
       if (r.stopped) return "";
@@ -155,6 +166,7 @@ export function earlyReader(dialect = "") {
     if (ANTHROPIC.test(t) || ANTHROPIC.test(ty)) return "anthropic";
     if (t.startsWith("response.") || ty.startsWith("response.")) return "responses";
     if (done) return "openai";
+    if (AISDK_QUIET.test(ty) || AISDK.test(ty) || (ty === "error" && "errorText" in o)) return "ai-sdk";
     if (ty === "error" || "error" in o) return "error";
     if ("choices" in o || o.object === "chat.completion.chunk") return "openai";
     if ("candidates" in o || "usageMetadata" in o || "promptFeedback" in o) return "gemini";
@@ -238,5 +250,13 @@ const DIALECTS = {
   plain(o) {
     if (o.error !== undefined && o.error !== null && o.error !== "null") return null;
     return typeof o.delta === "string" ? o.delta : "";
+  },
+  // The UI message stream: text-delta's delta is the answer; reasoning is
+  // Go's thinking, tools Go's panel; an end, an error or a part not known
+  // here stops.
+  "ai-sdk"(o) {
+    const ty = typeof o.type === "string" ? o.type : "";
+    if (ty === "text-delta") return str(o.delta);
+    return AISDK_QUIET.test(ty) ? "" : null;
   },
 };

@@ -209,3 +209,36 @@ test("text/plain with another dialect asked for is read as that dialect's events
   r.write(utf8('data: {"delta":"x"}\n\n'));
   assert.equal(r.text, "x");
 });
+
+const ui = (...parts) => parts.map((p) => `data: ${JSON.stringify(p)}\n\n`).join("");
+
+test("ai-sdk: the text deltas are the answer, the reasoning is not; finish stops the reader", () => {
+  const body = ui(
+    { type: "start" },
+    { type: "reasoning-start", id: "r" },
+    { type: "reasoning-delta", id: "r", delta: "thinking, not answer" },
+    { type: "reasoning-end", id: "r" },
+    { type: "text-start", id: "t" },
+    { type: "text-delta", id: "t", delta: "Hello" },
+    { type: "tool-input-start", toolCallId: "c", toolName: "f" },
+    { type: "text-delta", id: "t", delta: " there" },
+    { type: "finish" },
+    { type: "text-delta", id: "t", delta: " late" },
+  );
+  const r = read(body);
+  assert.equal(r.text, "Hello there");
+  assert.equal(r.stopped, true);
+  // An error and an unknown part stop it before any text of theirs.
+  assert.equal(read(ui({ type: "start" }, { type: "error", errorText: "boom" }, { type: "text-delta", delta: "x" })).text, "");
+  assert.equal(read(ui({ type: "text-delta", delta: "a" }, { type: "some-new-part" }, { type: "text-delta", delta: "b" })).text, "a");
+});
+
+test("ai-sdk: its header names the dialect before the first part", () => {
+  const r = earlyReader();
+  r.head((h) => ({ "content-type": "text/event-stream", "x-vercel-ai-ui-message-stream": "v1" })[h] ?? null);
+  // {"delta":…} alone would read as plain; under the header it is a part
+  // the reader does not know, and it stops.
+  r.write(utf8(ui({ delta: "not plain" }, { type: "text-delta", delta: "x" })));
+  assert.equal(r.text, "");
+  assert.equal(r.stopped, true);
+});
