@@ -30,7 +30,9 @@
 //   - Bad input never panics and never loses the text around it: an event
 //     that is not JSON, of an unknown type, for an unknown tool-call index,
 //     or larger than the bound is skipped, counted (Answer.Skipped) and
-//     explained (Answer.Problems, each a *DecodeError).
+//     explained (Answer.Problems, each a *DecodeError). A body nothing at
+//     all could be read from is not a cut answer: it fails with
+//     ErrUnreadable, saying its content type and how it begins.
 //
 // The relay's control event "trickle.status" ({"status":"stopped" |
 // "failed" | "gone","message":…}) is understood in every dialect.

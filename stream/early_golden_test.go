@@ -52,7 +52,7 @@ func buildEarlyGolden(t *testing.T) []byte {
 		data, err := os.ReadFile(f)
 		require.NoError(t, err)
 		// Byte by byte: the pipeline's result does not depend on the cut
-		// (TestRecordingsGiveTheSameAnswerWhateverTheCut), so this is its
+		// (TestRecordingsAreCutInvariant), so this is its
 		// text after every prefix.
 		rec := earlyRecord{File: filepath.Base(f), Steps: [][2]int{}}
 		var opts []Option

@@ -103,10 +103,12 @@ type Pipeline struct {
 
 	dec       Decoder
 	answer    *Answer
-	seq       int   // SSE events / NDJSON lines seen
-	fatal     error // configuration error: every Write fails
-	reopen    bool  // the terminal status may be undone by Reconnect
-	truncated bool  // the last Close ended mid-event
+	seq       int    // SSE events / NDJSON lines seen
+	accepted  int    // events the decoder read without an error
+	head      []byte // the body's first bytes after its leading blanks (unreadable)
+	fatal     error  // configuration error: every Write fails
+	reopen    bool   // the terminal status may be undone by Reconnect
+	truncated bool   // the last Close ended mid-event
 }
 
 // NewPipeline returns a pipeline waiting for its first bytes.
@@ -201,6 +203,9 @@ func (p *Pipeline) Write(chunk []byte) (int, error) {
 	}
 	n := len(chunk)
 	p.received += int64(n)
+	if len(p.head) <= headBytes {
+		p.keepHead(chunk)
+	}
 	if p.framing == FramingUnknown {
 		// Sniff: the first byte that is not a BOM or blank decides.
 		i := 0
@@ -344,7 +349,9 @@ func (p *Pipeline) event(ev sse.Event) {
 	}
 	if err := p.dec.Decode(ev, p.emit); err != nil {
 		p.skipped(ev, p.seq, err)
+		return
 	}
+	p.accepted++
 }
 
 func (p *Pipeline) emit(ev Event) {
@@ -399,6 +406,7 @@ func (p *Pipeline) Close() error {
 		return p.fatal
 	}
 	clean := true
+	seen := p.seq // whole events or lines that came, before a cut last one
 	switch p.framing {
 	case FramingSSE:
 		if err := p.parser.Close(); err != nil {
@@ -416,6 +424,9 @@ func (p *Pipeline) Close() error {
 				clean = false
 			}
 			p.ndjsonLine(p.line)
+			if clean {
+				seen = p.seq
+			}
 		}
 		p.line = p.line[:0]
 	case FramingText:
@@ -426,6 +437,13 @@ func (p *Pipeline) Close() error {
 		p.dec.Close(p.emit)
 	}
 	if p.answer.status.Terminal() {
+		return nil
+	}
+	if p.unreadable(seen) {
+		// Not a cut answer: nothing in it could be read. The answer fails
+		// with what arrived, for the developer who sees it.
+		p.answer.end(Failed, p.unreadableError())
+		p.reopen = true
 		return nil
 	}
 	err := p.incompleteError()

@@ -318,3 +318,18 @@ func TestATextResponseIsTheAnswerAndItsLengthCountsOnlyOnTheSameOrigin(t *testin
 	require.Equal(t, stream.Incomplete, s.Status())
 	require.Equal(t, body, s.Text())
 }
+
+func TestABodyTheWidgetCannotReadFailsSayingWhatArrivedNeverIncomplete(t *testing.T) {
+	s := NewSession(Config{})
+	s.Respond(ResponseHead("basic", func(name string) string {
+		return map[string]string{"Content-Type": "text/html"}[name]
+	}))
+	require.NoError(t, s.Write([]byte("<html><body><h1>Welcome</h1></body></html>")))
+	s.End(nil)
+	s.Frame()
+	require.Equal(t, stream.Failed, s.Status())
+	notice := Notice(s.Status(), s.Err())
+	require.NotContains(t, notice, "Incomplete")
+	require.Contains(t, notice, `"text/html"`)
+	require.Contains(t, notice, `"<html><body><h1>Welcome</h1></body></html>"`)
+}
