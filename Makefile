@@ -110,6 +110,17 @@ wasm/web/node_modules/.package-lock.json: wasm/web/package.json wasm/web/package
 	cd wasm/web && npm ci --no-audit --no-fund
 	@touch $@
 
+# The AI SDK's own package, pinned in stream/testdata/aisdk/package-lock.json:
+# its record.mjs writes the ai-sdk and text recordings the stream tests
+# replay, and TestTheAISDKRecordingsAreWhatTheAIPackageSends runs it again
+# to check them (installing it itself when this has not).
+AISDK := stream/testdata/aisdk
+$(AISDK)/node_modules/.package-lock.json: $(AISDK)/package.json $(AISDK)/package-lock.json
+	cd $(AISDK) && npm ci --no-audit --no-fund
+	@touch $@
+
+test-native: $(AISDK)/node_modules/.package-lock.json
+
 test: lint build dist test-js test-native test-wasm
 
 bench:

@@ -231,6 +231,26 @@ var recordings = []recording{
 		file: "plain.sse", dialect: "plain", status: Complete, text: "Plain text, no frills.",
 	},
 	{
+		file: "ai-sdk-markdown.sse", dialect: "ai-sdk", status: Complete, finish: "stop", text: aisdkMarkdown,
+	},
+	{
+		file: "text-ai-sdk.txt", dialect: "text", status: Complete, text: aisdkMarkdown,
+	},
+	{
+		file: "ai-sdk-reasoning-tool.sse", dialect: "ai-sdk", status: Complete, finish: "tool-calls",
+		thinking: "The user asks about Paris. The weather tool can tell.",
+		text:     "Let me check the weather in *Paris*.",
+		tools: []ToolCall{{Index: 0, ID: "call_paris_1", Name: "get_weather", Arguments: `{"city":"Paris"}`, Partial: `{"city":"Paris"}`,
+			Complete: true, Output: `{"city":"Paris","temperature":21,"sky":"clear"}`}},
+	},
+	{
+		file: "ai-sdk-error.sse", dialect: "ai-sdk", status: Failed, text: "The first half of the answer, then",
+		errIs: ErrProvider, errType: "error",
+	},
+	{
+		file: "ai-sdk-abort.sse", dialect: "ai-sdk", status: Stopped, text: "Stopped mid", errIs: ErrAborted,
+	},
+	{
 		file: "text-markdown.txt", dialect: "text", status: Complete,
 		text: "## Green tea\n\nBrew it at **80 °C** — never boiling 🍵.\n\n- 2 g a cup\n- 2 minutes, 日本茶 too\n",
 	},
@@ -242,6 +262,12 @@ var recordings = []recording{
 		file: "relay-gone.sse", dialect: "auto", status: Failed, errIs: ErrGone, lastID: "s2:7",
 	},
 }
+
+// aisdkMarkdown is the answer the AI SDK recordings (testdata/aisdk)
+// stream, as a UI message stream and as text.
+const aisdkMarkdown = "## Brewing green tea\n\nUse water at **80 °C** — never boiling 🍵.\n\n" +
+	"1. Warm the pot.\n2. Add 2 g of leaves a cup (日本茶 too).\n3. Steep for *two* minutes.\n\n" +
+	"| step | time |\n| --- | --- |\n| steep | 2 min |\n"
 
 func TestRecordingsGiveTheExpectedAnswer(t *testing.T) {
 	for _, rec := range recordings {
