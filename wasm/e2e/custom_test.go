@@ -51,6 +51,10 @@ func custom(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, errorBody)
 		return
 	}
+	if strings.HasPrefix(r.URL.Path, "/custom/recorded/") {
+		customRecorded(w, r)
+		return
+	}
 	if r.URL.Path == "/custom/text" {
 		customText(w, r)
 		return
