@@ -1,7 +1,8 @@
 // Package sim is Trickle's simulated language model: offline and
 // deterministic, it streams canned markdown answers token by token in the
 // wire format of any supported provider dialect (OpenAI Chat Completions,
-// OpenAI Responses, Anthropic Messages, Gemini alt=sse, Ollama, plain), with
+// OpenAI Responses, Anthropic Messages, Gemini alt=sse, Ollama, plain, the
+// AI SDK's UI message stream: every one of stream.Dialects but text), with
 // configurable timing and injected faults.
 //
 // The same Params always give the same events with the same delays, so
@@ -91,6 +92,7 @@ type Generator struct {
 
 	// per-dialect bookkeeping
 	block  int    // index of the current content block (anthropic, responses)
+	finish string // the finish reason, for a dialect that sends it with its end marker (ai-sdk)
 	acc    []byte // text of the current item (responses *.done events)
 	seqNum int    // responses sequence_number
 }
