@@ -121,6 +121,17 @@ wasm/e2e/testdata/resets/node_modules/.package-lock.json: wasm/e2e/testdata/rese
 	cd wasm/e2e/testdata/resets && npm ci --no-audit --no-fund
 	@touch $@
 
+# The AI SDK's own package, pinned in stream/testdata/aisdk/package-lock.json:
+# its record.mjs writes the ai-sdk and text recordings the stream tests
+# replay, and TestTheAISDKRecordingsAreWhatTheAIPackageSends runs it again
+# to check them (installing it itself when this has not).
+AISDK := stream/testdata/aisdk
+$(AISDK)/node_modules/.package-lock.json: $(AISDK)/package.json $(AISDK)/package-lock.json
+	cd $(AISDK) && npm ci --no-audit --no-fund
+	@touch $@
+
+test-native: $(AISDK)/node_modules/.package-lock.json
+
 test: lint build dist test-js test-native test-wasm
 
 bench:

@@ -168,7 +168,7 @@ func (s *Server) startRefusal(rid string, err error) refusal {
 
 // startSim registers a stream and starts the simulated generation on it.
 func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int) (*streamlog.Log, error) {
-	l, err := s.register(p.Dialect, drop)
+	l, err := s.register(p.Dialect.String(), drop)
 	if err != nil {
 		return nil, err
 	}

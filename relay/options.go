@@ -9,6 +9,7 @@ import (
 
 	"github.com/trickle-dev/trickle/relay/internal/sink"
 	"github.com/trickle-dev/trickle/relay/internal/upstream"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // Option configures a Server.
@@ -90,6 +91,9 @@ type SimDefaults struct {
 // Upstream is a real model API the relay forwards requests to instead of
 // using the simulated model (its fields: see the type).
 type Upstream = upstream.Upstream
+
+// UpstreamDialects lists the dialects an Upstream can call.
+func UpstreamDialects() []stream.Dialect { return upstream.Dialects() }
 
 // ErrBadOption reports an option value that cannot work; every
 // *OptionError matches it.

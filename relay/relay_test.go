@@ -163,7 +163,7 @@ func eventually(t testing.TB, what string, cond func() bool) {
 
 // answerOf decodes relayed SSE bytes with the stream package (the widget's
 // pipeline).
-func answerOf(t testing.TB, dialect string, body []byte) *stream.Answer {
+func answerOf(t testing.TB, dialect stream.Dialect, body []byte) *stream.Answer {
 	t.Helper()
 	p := stream.NewPipeline(stream.WithDialect(dialect), stream.WithContentType("text/event-stream"))
 	_, err := p.Write(body)
@@ -254,9 +254,9 @@ func TestHeartbeatsKeepASilentStreamAlive(t *testing.T) {
 
 func TestEveryDialectIsRelayedToACompleteAnswer(t *testing.T) {
 	_, base := start(t)
-	for _, d := range []string{"openai", "anthropic", "responses", "gemini", "ollama", "plain"} {
+	for _, d := range sim.Dialects() {
 		for _, answer := range []string{"short", "thinking", "tool-call"} {
-			resp := post(t, base+"/v1/chat/completions?dialect="+d+"&answer="+answer, hello)
+			resp := post(t, base+"/v1/chat/completions?dialect="+d.String()+"&answer="+answer, hello)
 			require.Equal(t, http.StatusOK, resp.StatusCode)
 			body, err := io.ReadAll(resp.Body)
 			require.NoError(t, err)

@@ -113,8 +113,8 @@ func TestDropAfterEveryEventThenResumeOverWebSocketLosesNothing(t *testing.T) {
 // stream, put end to end, are the bytes the SSE endpoint sends for it.
 func TestWebSocketMessagesAreExactlyTheSSEEventText(t *testing.T) {
 	_, base := start(t)
-	for _, d := range []string{"openai", "anthropic", "ollama"} {
-		c := wsDial(t, base, "?answer=thinking&dialect="+d, hello)
+	for _, d := range []stream.Dialect{stream.DialectOpenAI, stream.DialectAnthropic, stream.DialectOllama} {
+		c := wsDial(t, base, "?answer=thinking&dialect="+d.String(), hello)
 		msgs, err := wsMessages(t, c)
 		require.Equal(t, websocket.StatusNormalClosure, websocket.CloseStatus(err), "%v", err)
 		evs := wsEvents(t, msgs)
@@ -194,8 +194,8 @@ func TestErrorAfterEndsWithAnErrorEventThenTheEndMarker(t *testing.T) {
 
 func TestNoEndEndsCleanlyWithoutTheEndMarker(t *testing.T) {
 	_, base := start(t)
-	for _, d := range []string{"openai", "anthropic", "ollama"} {
-		resp := post(t, base+"/v1/chat/completions?answer=short&no_end=1&dialect="+d, hello)
+	for _, d := range []stream.Dialect{stream.DialectOpenAI, stream.DialectAnthropic, stream.DialectOllama} {
+		resp := post(t, base+"/v1/chat/completions?answer=short&no_end=1&dialect="+d.String(), hello)
 		body, err := io.ReadAll(resp.Body)
 		require.NoError(t, err)
 		require.NotContains(t, string(body), "[DONE]")

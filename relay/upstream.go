@@ -41,7 +41,7 @@ func (s *Server) startUpstream(req *ChatRequest, body []byte, drop int, rid stri
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.register(u.Dialect, drop)
+	l, err := s.register(u.Dialect.String(), drop)
 	if err != nil {
 		return nil, err
 	}

@@ -60,7 +60,7 @@ func newFake(t *testing.T, script upstreamScript) *fakeUpstream {
 
 // simEvents renders a canned answer in a dialect as the upstream would send
 // it: SSE for openai and anthropic, NDJSON for ollama.
-func simEvents(dialect, answer string) []string {
+func simEvents(dialect stream.Dialect, answer string) []string {
 	g, err := sim.New(sim.Params{Dialect: dialect, Answer: answer, TokenChars: 16})
 	if err != nil {
 		panic(err) // the names are constants of these tests
@@ -104,7 +104,7 @@ func forever(w http.ResponseWriter, r *http.Request, _ int) bool {
 	return play(w, r, "text/event-stream", evs, 5*time.Millisecond)
 }
 
-func upstreamRelay(t *testing.T, f *fakeUpstream, dialect string, opts ...relay.Option) string {
+func upstreamRelay(t *testing.T, f *fakeUpstream, dialect stream.Dialect, opts ...relay.Option) string {
 	t.Helper()
 	u := relay.Upstream{URL: f.url, Dialect: dialect, Key: "upstream-secret-key", Model: "real-model",
 		FirstTokenTimeout: 2 * time.Second, IdleTimeout: 2 * time.Second, TotalTimeout: 10 * time.Second, Retries: 2}
@@ -140,11 +140,14 @@ func TestOpenAIUpstreamIsRelayedWithIDsAndTheKeyStaysOnTheServer(t *testing.T) {
 }
 
 func TestAnthropicAndOllamaUpstreamsAreRelayed(t *testing.T) {
-	for _, c := range []struct{ dialect, ctype string }{
+	for _, c := range []struct {
+		dialect stream.Dialect
+		ctype   string
+	}{
 		{"anthropic", "text/event-stream"},
 		{"ollama", "application/x-ndjson"},
 	} {
-		t.Run(c.dialect, func(t *testing.T) {
+		t.Run(c.dialect.String(), func(t *testing.T) {
 			f := newFake(t, func(w http.ResponseWriter, r *http.Request, _ int) bool {
 				return play(w, r, c.ctype, simEvents(c.dialect, "tool-call"), time.Millisecond)
 			})

@@ -185,6 +185,15 @@ func (a *Answer) Apply(ev Event) bool {
 			err = &ProviderError{Type: "error", Message: "unknown error"}
 		}
 		a.end(Failed, err)
+	case KindToolResult:
+		c := a.call(ev.Index)
+		if ev.Reason == ToolResultError {
+			c.OutputError = ev.Text
+		} else {
+			c.Output = ev.Text
+		}
+	case KindAbort:
+		a.end(Stopped, ErrAborted)
 	case KindEnd:
 		a.end(Complete, nil)
 	case KindStatus:

@@ -145,7 +145,7 @@ func (u *anthropicUsage) read(r *jsonx.Reader) {
 	})
 }
 
-func (d *anthropicDecoder) Dialect() string   { return "anthropic" }
+func (d *anthropicDecoder) Dialect() Dialect  { return DialectAnthropic }
 func (d *anthropicDecoder) EndMarker() string { return "message_stop" }
 func (d *anthropicDecoder) Close(func(Event)) {}
 
@@ -248,9 +248,9 @@ func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	case "message_stop":
 		emit(Event{Kind: KindEnd})
 	case "error":
-		perr := &ProviderError{Dialect: "anthropic", Type: "error", Message: "the provider reported an error"}
+		perr := &ProviderError{Dialect: DialectAnthropic, Type: "error", Message: "the provider reported an error"}
 		if e.Error != nil {
-			perr = e.Error.provider("anthropic")
+			perr = e.Error.provider(DialectAnthropic)
 		}
 		emit(Event{Kind: KindError, Err: perr})
 	default:

@@ -8,7 +8,7 @@ import (
 )
 
 // decodeAll runs raw events through one dialect's decoder into an Answer.
-func decodeAll(t *testing.T, dialect string, events ...sse.Event) (*Answer, []error) {
+func decodeAll(t *testing.T, dialect Dialect, events ...sse.Event) (*Answer, []error) {
 	t.Helper()
 	dec, err := NewDecoder(dialect)
 	require.NoError(t, err)
@@ -29,7 +29,7 @@ func decodeAll(t *testing.T, dialect string, events ...sse.Event) (*Answer, []er
 func TestDecoderEdgeCases(t *testing.T) {
 	cases := []struct {
 		name     string
-		dialect  string
+		dialect  Dialect
 		events   []sse.Event
 		text     string
 		thinking string

@@ -3,19 +3,109 @@ package stream
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 )
 
+// Dialect names a wire format of a model's streamed answer. Its values are
+// the Dialect constants; ParseDialect reads one from text (a flag, an
+// attribute, a query parameter).
+type Dialect string
+
+// The dialects. DialectAuto is not a format: it asks for detection.
+const (
+	// DialectAuto detects the dialect from the content type and the first
+	// event.
+	DialectAuto Dialect = "auto"
+	// DialectOpenAI is OpenAI Chat Completions: chat.completion.chunk
+	// events ending with data: [DONE].
+	DialectOpenAI Dialect = "openai"
+	// DialectResponses is the OpenAI Responses API: response.* events
+	// ending with response.completed.
+	DialectResponses Dialect = "responses"
+	// DialectAnthropic is Anthropic Messages: message_* and
+	// content_block_* events ending with message_stop.
+	DialectAnthropic Dialect = "anthropic"
+	// DialectGemini is Gemini streamGenerateContent?alt=sse: candidates
+	// ending with a finish reason and a clean close.
+	DialectGemini Dialect = "gemini"
+	// DialectOllama is Ollama /api/chat: NDJSON lines ending with
+	// done:true.
+	DialectOllama Dialect = "ollama"
+	// DialectPlain is {"delta":…} events ending with data: [DONE].
+	DialectPlain Dialect = "plain"
+)
+
+// dialectList is the one list of dialects (besides DialectAuto), in the
+// order Dialects gives them; decoders holds how each is read.
+var dialectList = []Dialect{DialectOpenAI, DialectResponses, DialectAnthropic, DialectGemini, DialectOllama, DialectPlain, DialectText, DialectAISDK}
+
+var decoders = map[Dialect]func() Decoder{
+	DialectOpenAI:    func() Decoder { return &openaiDecoder{} },
+	DialectResponses: func() Decoder { return &responsesDecoder{} },
+	DialectAnthropic: func() Decoder { return &anthropicDecoder{} },
+	DialectGemini:    func() Decoder { return &geminiDecoder{} },
+	DialectOllama:    func() Decoder { return &ollamaDecoder{} },
+	DialectPlain:     func() Decoder { return &plainDecoder{} },
+	DialectText:      func() Decoder { return &textDecoder{} },
+	DialectAISDK:     func() Decoder { return &aisdkDecoder{} },
+}
+
+// trailer is a Decoder whose dialect sends closing events after its end
+// marker that are neither news nor a problem: they are not counted as
+// events after the end.
+type trailer interface {
+	trailer(ev sse.Event) bool
+}
+
+// Dialects lists the dialects NewDecoder and WithDialect accept besides
+// DialectAuto: the one list every other part of Trickle (the relay, its
+// simulated model, the widget's dialect attribute, the trickle command's
+// flags) takes its names from.
+func Dialects() []Dialect { return append([]Dialect(nil), dialectList...) }
+
+// String is the dialect's name.
+func (d Dialect) String() string { return string(d) }
+
+// Known reports whether d is DialectAuto or one of Dialects.
+func (d Dialect) Known() bool { return d == DialectAuto || decoders[d] != nil }
+
+// ParseDialect reads a dialect's name, in any case and with spaces around
+// it; "" is DialectAuto. An unknown name is an error wrapping
+// ErrUnknownDialect that names it and the valid ones.
+func ParseDialect(s string) (Dialect, error) {
+	d := Dialect(strings.ToLower(strings.TrimSpace(s)))
+	if d == "" {
+		return DialectAuto, nil
+	}
+	if !d.Known() {
+		return "", unknownDialect(s)
+	}
+	return d, nil
+}
+
+// DialectNames joins names with ", " ("openai, responses, …"), for messages
+// that list the valid values.
+func DialectNames(ds []Dialect) string {
+	names := make([]string, len(ds))
+	for i, d := range ds {
+		names[i] = string(d)
+	}
+	return strings.Join(names, ", ")
+}
+
+func unknownDialect(s string) error {
+	return fmt.Errorf("%w %q (want auto or one of %s)", ErrUnknownDialect, s, DialectNames(dialectList))
+}
+
 // A Decoder interprets one dialect: it turns the dialect's events into
 // unified Events. A Decoder keeps per-answer state (open tool calls and
 // content blocks); use a new one for each answer.
 type Decoder interface {
-	// Dialect is the decoder's name ("openai", "anthropic", …).
-	Dialect() string
+	// Dialect is the decoder's dialect.
+	Dialect() Dialect
 	// Decode interprets one event — an SSE event, or one NDJSON line given
 	// as an event of type "message" — and calls emit for each unified
 	// event it carries. A non-nil error (wrapping ErrBadJSON,
@@ -29,34 +119,12 @@ type Decoder interface {
 	EndMarker() string
 }
 
-var dialects = map[string]func() Decoder{
-	"openai":    func() Decoder { return &openaiDecoder{} },
-	"responses": func() Decoder { return &responsesDecoder{} },
-	"anthropic": func() Decoder { return &anthropicDecoder{} },
-	"gemini":    func() Decoder { return &geminiDecoder{} },
-	"ollama":    func() Decoder { return &ollamaDecoder{} },
-	"plain":     func() Decoder { return &plainDecoder{} },
-}
-
-// Dialects lists the dialect names NewDecoder and WithDialect accept
-// (besides "auto"), sorted.
-func Dialects() []string {
-	names := make([]string, 0, len(dialects))
-	for n := range dialects {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// NewDecoder returns a fresh decoder for the named dialect: "openai"
-// (Chat Completions), "responses" (OpenAI Responses), "anthropic"
-// (Messages), "gemini" (streamGenerateContent?alt=sse), "ollama"
-// (/api/chat NDJSON) or "plain" ({"delta":…} + [DONE]).
-func NewDecoder(dialect string) (Decoder, error) {
-	mk, ok := dialects[strings.ToLower(dialect)]
+// NewDecoder returns a fresh decoder for a dialect of Dialects.
+// DialectAuto and unknown values are an error wrapping ErrUnknownDialect.
+func NewDecoder(d Dialect) (Decoder, error) {
+	mk, ok := decoders[d]
 	if !ok {
-		return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownDialect, dialect, strings.Join(Dialects(), ", "))
+		return nil, unknownDialect(string(d))
 	}
 	return mk(), nil
 }
@@ -139,7 +207,7 @@ func (e *apiError) read(r *jsonx.Reader) {
 	})
 }
 
-func (e *apiError) provider(dialect string) *ProviderError {
+func (e *apiError) provider(dialect Dialect) *ProviderError {
 	typ := e.Type
 	if typ == "" {
 		typ = e.Status
@@ -200,10 +268,11 @@ type detectProbe struct {
 	Delta          rawJSON `json:"delta"`
 	Error          rawJSON `json:"error"`
 	Code           rawJSON `json:"code"`
+	ErrorText      rawJSON `json:"errorText"`
 }
 
 var detectProbeFields = []string{"type", "object", "choices", "candidates", "usageMetadata", "promptFeedback",
-	"message", "done", "created_at", "delta", "error", "code"}
+	"message", "done", "created_at", "delta", "error", "code", "errorText"}
 
 func (p *detectProbe) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
@@ -232,6 +301,8 @@ func (p *detectProbe) read(r *jsonx.Reader) {
 			p.Error = rawJSON(r.Raw())
 		case "code":
 			p.Code = rawJSON(r.Raw())
+		case "errorText":
+			p.ErrorText = rawJSON(r.Raw())
 		}
 	})
 }
@@ -239,18 +310,18 @@ func (p *detectProbe) read(r *jsonx.Reader) {
 // Detect names the dialect an event belongs to, from its SSE type and the
 // shape of its data, or returns "" when this event does not tell (the
 // relay's "trickle.status", an unrecognised object).
-func Detect(ev sse.Event) string {
+func Detect(ev sse.Event) Dialect {
 	switch {
 	case anthropicTypes[ev.Type]:
-		return "anthropic"
+		return DialectAnthropic
 	case strings.HasPrefix(ev.Type, "response."):
-		return "responses"
+		return DialectResponses
 	case ev.Type == StatusEventType:
 		return ""
 	}
 	data := strings.TrimSpace(ev.Data)
 	if data == "[DONE]" {
-		return "openai"
+		return DialectOpenAI
 	}
 	var p detectProbe
 	if jsonx.Decode(data, p.read) != nil {
@@ -258,27 +329,29 @@ func Detect(ev sse.Event) string {
 	}
 	switch {
 	case anthropicTypes[p.Type]:
-		return "anthropic"
+		return DialectAnthropic
 	case strings.HasPrefix(p.Type, "response."):
-		return "responses"
+		return DialectResponses
+	case isAISDKPart(p.Type) || (p.Type == "error" && len(p.ErrorText) > 0):
+		return DialectAISDK // {"type":"start"}, {"type":"text-delta","delta":…}, {"type":"error","errorText":…}
 	case p.Type == "error" && len(p.Error) > 0 && p.Error[0] == '{':
-		return "anthropic" // {"type":"error","error":{"type":"overloaded_error",…}}
+		return DialectAnthropic // {"type":"error","error":{"type":"overloaded_error",…}}
 	case p.Type == "error":
-		return "responses" // {"type":"error","code":…,"message":…}
+		return DialectResponses // {"type":"error","code":…,"message":…}
 	case len(p.Choices) > 0 || p.Object == "chat.completion.chunk":
-		return "openai"
+		return DialectOpenAI
 	case len(p.Candidates) > 0 || len(p.UsageMetadata) > 0 || len(p.PromptFeedback) > 0:
-		return "gemini"
+		return DialectGemini
 	case p.Done != nil || (len(p.Message) > 0 && len(p.CreatedAt) > 0):
-		return "ollama"
+		return DialectOllama
 	case len(p.Delta) > 0 && p.Delta[0] == '"':
-		return "plain"
+		return DialectPlain
 	case len(p.Error) > 0 && p.Error[0] == '"':
-		return "ollama" // {"error":"model not found"}
+		return DialectOllama // {"error":"model not found"}
 	case len(p.Error) > 0 && strings.Contains(string(p.Error), `"status"`):
-		return "gemini" // {"error":{"code":503,"message":…,"status":"UNAVAILABLE"}}
+		return DialectGemini // {"error":{"code":503,"message":…,"status":"UNAVAILABLE"}}
 	case len(p.Error) > 0:
-		return "openai"
+		return DialectOpenAI
 	}
 	return ""
 }

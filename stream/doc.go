@@ -4,12 +4,15 @@
 // accumulates them with its status.
 //
 // A Pipeline takes the raw response body as it arrives, in any cut: SSE
-// (decoded by package sse) or NDJSON lines, chosen by the Content-Type or
-// by the first byte. The dialect — OpenAI Chat Completions ("openai"),
-// OpenAI Responses ("responses"), Anthropic Messages ("anthropic"), Gemini
-// streamGenerateContent?alt=sse ("gemini"), Ollama /api/chat ("ollama") or
-// {"delta":…} + [DONE] ("plain") — is detected from the first event unless
-// WithDialect fixes it. Each dialect's Decoder turns its events into the
+// (decoded by package sse), NDJSON lines or a text body, chosen by the
+// Content-Type or by the first byte. The dialect — OpenAI Chat Completions
+// ("openai"), OpenAI Responses ("responses"), Anthropic Messages
+// ("anthropic"), Gemini streamGenerateContent?alt=sse ("gemini"), Ollama
+// /api/chat ("ollama"), {"delta":…} + [DONE] ("plain"), a text/plain body
+// that is the answer itself ("text") or the AI SDK's UI message stream
+// ("ai-sdk") — is detected from the content type
+// and the first event unless WithDialect fixes it; Dialects is the one list
+// of them. Each dialect's Decoder turns its events into the
 // unified Events, which the Answer folds in.
 //
 // The contracts, each tested as a property over recorded streams:
@@ -18,14 +21,18 @@
 //     included, give the same events, answer and problems.
 //   - End marker: an answer is Complete only after its dialect's end marker
 //     ([DONE], message_stop, response.completed or response.incomplete,
-//     done:true, or a clean close after Gemini's finish reason); a stream
-//     that ends without one is Incomplete. A provider error is terminal
-//     (Failed) and keeps the text received before it.
+//     done:true, a clean close after Gemini's finish reason, the AI SDK's
+//     finish part, or the clean end of a text body that reached its
+//     Content-Length); a stream that ends without one is Incomplete. A
+//     provider error is terminal (Failed) and keeps the text received
+//     before it.
 //   - Tool-call arguments are exposed only once their block has ended.
 //   - Bad input never panics and never loses the text around it: an event
 //     that is not JSON, of an unknown type, for an unknown tool-call index,
 //     or larger than the bound is skipped, counted (Answer.Skipped) and
-//     explained (Answer.Problems, each a *DecodeError).
+//     explained (Answer.Problems, each a *DecodeError). A body nothing at
+//     all could be read from is not a cut answer: it fails with
+//     ErrUnreadable, saying its content type and how it begins.
 //
 // The relay's control event "trickle.status" ({"status":"stopped" |
 // "failed" | "gone","message":…}) is understood in every dialect.

@@ -26,6 +26,9 @@ type earlyGolden struct {
 
 type earlyRecord struct {
 	File string `json:"file"`
+	// ContentType is the one the recording is read with, when it is not
+	// told by its bytes (a .txt one is text/plain).
+	ContentType string `json:"content_type,omitempty"`
 	// Text is the answer's text once the whole recording was written,
 	// before Close (the early reader never sees a close).
 	Text string `json:"text"`
@@ -43,16 +46,21 @@ func buildEarlyGolden(t *testing.T) []byte {
 	require.NoError(t, err)
 	g := earlyGolden{Comment: "written by go test ./stream -run TestTheEarlyReadersGoldenTextIsTheGoPipelines -update; read by wasm/web/early/reader.test.js"}
 	for _, f := range files {
-		if !strings.HasSuffix(f, ".sse") && !strings.HasSuffix(f, ".ndjson") {
+		if !strings.HasSuffix(f, ".sse") && !strings.HasSuffix(f, ".ndjson") && !strings.HasSuffix(f, ".txt") {
 			continue
 		}
 		data, err := os.ReadFile(f)
 		require.NoError(t, err)
 		// Byte by byte: the pipeline's result does not depend on the cut
-		// (TestRecordingsGiveTheSameAnswerWhateverTheCut), so this is its
+		// (TestRecordingsAreCutInvariant), so this is its
 		// text after every prefix.
-		p := NewPipeline()
 		rec := earlyRecord{File: filepath.Base(f), Steps: [][2]int{}}
+		var opts []Option
+		if strings.HasSuffix(f, ".txt") {
+			rec.ContentType = "text/plain; charset=utf-8"
+			opts = append(opts, WithContentType(rec.ContentType))
+		}
+		p := NewPipeline(opts...)
 		n := 0
 		for i := range data {
 			_, err := p.Write(data[i : i+1])

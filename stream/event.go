@@ -41,7 +41,19 @@ const (
 	// Event.Reason is "stopped", "failed" or "gone", Event.Text the
 	// relay's message. It is terminal.
 	KindStatus
+	// KindToolResult is the output of the tool call Event.Index, when the
+	// backend ran the tool and sent what it gave (the AI SDK's
+	// tool-output-available): Event.Text is the output as JSON, or, with
+	// Event.Reason ToolResultError, the tool's error message.
+	KindToolResult
+	// KindAbort says the backend stopped the answer (the AI SDK's abort).
+	// It is terminal: the answer is Stopped, with ErrAborted.
+	KindAbort
 )
+
+// ToolResultError is the Reason of a KindToolResult whose Text is the
+// tool's error message rather than its output.
+const ToolResultError = "error"
 
 var kindNames = [...]string{
 	KindText:          "text",
@@ -54,6 +66,8 @@ var kindNames = [...]string{
 	KindEnd:           "end",
 	KindKeepAlive:     "keep_alive",
 	KindStatus:        "status",
+	KindToolResult:    "tool_result",
+	KindAbort:         "abort",
 }
 
 // String gives the kind's snake_case name, e.g. "tool_call_delta".
@@ -129,6 +143,11 @@ type ToolCall struct {
 	Partial string `json:"-"`
 	// Complete is true once the dialect closed the call's block.
 	Complete bool `json:"-"`
+	// Output is what the tool gave, as JSON, when the backend ran it and
+	// sent its output (DialectAISDK); "" otherwise.
+	Output string `json:"output,omitempty"`
+	// OutputError is the tool's error message when it failed.
+	OutputError string `json:"output_error,omitempty"`
 }
 
 // Sentinel errors. Compare with errors.Is.
@@ -138,6 +157,8 @@ var (
 	ErrIncomplete = errors.New("stream: ended without the end marker")
 	// ErrStopped: the user stopped the answer.
 	ErrStopped = errors.New("stream: stopped by the user")
+	// ErrAborted: the backend stopped the answer (the AI SDK's abort).
+	ErrAborted = errors.New("stream: the server stopped the answer")
 	// ErrProvider: the provider reported an error inside the stream
 	// (matched by every *ProviderError).
 	ErrProvider = errors.New("stream: the provider reported an error")
@@ -162,7 +183,8 @@ var (
 	// ErrAfterEnd: an event arrived after the answer had ended (skipped
 	// and counted).
 	ErrAfterEnd = errors.New("stream: event after the end of the answer")
-	// ErrUnknownDialect: WithDialect named a dialect that does not exist.
+	// ErrUnknownDialect: ParseDialect, NewDecoder or WithDialect was given
+	// a dialect that does not exist.
 	ErrUnknownDialect = errors.New("stream: unknown dialect")
 	// ErrEventTooLarge: one SSE event or NDJSON line exceeded the maximum
 	// event size. The event is skipped and counted (Answer.Skipped,
@@ -176,7 +198,7 @@ var (
 // response.failed, …). It matches ErrProvider.
 type ProviderError struct {
 	// Dialect is the dialect that carried it.
-	Dialect string `json:"-"`
+	Dialect Dialect `json:"-"`
 	// Type is the provider's error type or code ("overloaded_error",
 	// "server_error", "INTERNAL"); "error" when it gave none.
 	Type string `json:"type"`
@@ -234,8 +256,8 @@ func (e *RelayError) Is(target error) bool {
 // one of ErrBadJSON, ErrUnknownEvent, ErrUnknownToolCall, ErrUndetected,
 // ErrAfterEnd.
 type DecodeError struct {
-	// Dialect is the dialect in use ("auto" before detection).
-	Dialect string
+	// Dialect is the dialect in use (DialectAuto before detection).
+	Dialect Dialect
 	// Event is the 1-based number of the event in the stream.
 	Event int
 	// Type is the SSE event type ("message" for NDJSON lines).

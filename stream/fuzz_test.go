@@ -10,13 +10,13 @@ import (
 // fuzzDialect checks, for arbitrary bytes read as the given dialect, with
 // auto-detection, and with a small event bound (so drops happen): no panic, and the same outcome however the bytes
 // are cut (whole, split at one fuzzed offset, one byte at a time).
-func fuzzDialect(f *testing.F, dialect string) {
+func fuzzDialect(f *testing.F, dialect Dialect) {
 	entries, err := os.ReadDir("testdata")
 	if err != nil {
 		f.Fatal(err)
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), dialect+"-") || (dialect == "plain" && strings.HasPrefix(e.Name(), "relay-")) {
+		if strings.HasPrefix(e.Name(), string(dialect)+"-") || (dialect == "plain" && strings.HasPrefix(e.Name(), "relay-")) {
 			b, err := os.ReadFile(filepath.Join("testdata", e.Name()))
 			if err != nil {
 				f.Fatal(err)
@@ -52,3 +52,5 @@ func FuzzAnthropic(f *testing.F) { fuzzDialect(f, "anthropic") }
 func FuzzGemini(f *testing.F)    { fuzzDialect(f, "gemini") }
 func FuzzOllama(f *testing.F)    { fuzzDialect(f, "ollama") }
 func FuzzPlain(f *testing.F)     { fuzzDialect(f, "plain") }
+func FuzzText(f *testing.F)      { fuzzDialect(f, DialectText) }
+func FuzzAISDK(f *testing.F)     { fuzzDialect(f, DialectAISDK) }

@@ -156,7 +156,7 @@ func (pf *geminiPromptFeedback) read(r *jsonx.Reader) {
 	})
 }
 
-func (d *geminiDecoder) Dialect() string   { return "gemini" }
+func (d *geminiDecoder) Dialect() Dialect  { return DialectGemini }
 func (d *geminiDecoder) EndMarker() string { return "a finishReason followed by a clean close" }
 
 func (d *geminiDecoder) Close(emit func(Event)) {
@@ -176,7 +176,7 @@ func (d *geminiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return err
 	}
 	if c.Error != nil {
-		emit(Event{Kind: KindError, Err: c.Error.provider("gemini")})
+		emit(Event{Kind: KindError, Err: c.Error.provider(DialectGemini)})
 		return nil
 	}
 	if c.Candidates == nil && c.UsageMetadata == nil && c.PromptFeedback == nil {
@@ -221,7 +221,7 @@ func (d *geminiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		if msg == "" {
 			msg = "the prompt was blocked (" + pf.BlockReason + ")"
 		}
-		emit(Event{Kind: KindError, Err: &ProviderError{Dialect: "gemini", Type: pf.BlockReason, Message: msg}})
+		emit(Event{Kind: KindError, Err: &ProviderError{Dialect: DialectGemini, Type: pf.BlockReason, Message: msg}})
 	}
 	return nil
 }

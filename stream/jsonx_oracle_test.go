@@ -34,6 +34,7 @@ var payloadShapes = []struct {
 	{"statusData", func() (any, func(*jsonx.Reader)) { v := &statusData{}; return v, v.read }},
 	{"detectProbe", func() (any, func(*jsonx.Reader)) { v := &detectProbe{}; return v, v.read }},
 	{"apiError", func() (any, func(*jsonx.Reader)) { v := &apiError{}; return v, v.read }},
+	{"aisdkPart", func() (any, func(*jsonx.Reader)) { v := &aisdkPart{}; return v, v.read }},
 }
 
 // checkPayload decodes data into every shape with encoding/json and with
@@ -65,6 +66,9 @@ func recordedPayloads(t testing.TB) []string {
 	require.NoError(t, err)
 	var out []string
 	for _, name := range files {
+		if st, err := os.Stat(name); err != nil || st.IsDir() {
+			continue // aisdk/, the project that records the AI SDK's streams
+		}
 		f, err := os.Open(name)
 		require.NoError(t, err)
 		sc := bufio.NewScanner(f)

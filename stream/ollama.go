@@ -112,7 +112,7 @@ func (f *ollamaFunction) read(r *jsonx.Reader) {
 	})
 }
 
-func (d *ollamaDecoder) Dialect() string   { return "ollama" }
+func (d *ollamaDecoder) Dialect() Dialect  { return DialectOllama }
 func (d *ollamaDecoder) EndMarker() string { return `"done":true` }
 func (d *ollamaDecoder) Close(func(Event)) {}
 
@@ -127,7 +127,7 @@ func (d *ollamaDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return err
 	}
 	if c.Error != "" && c.Error != "null" {
-		emit(Event{Kind: KindError, Err: bareError("ollama", c.Error)})
+		emit(Event{Kind: KindError, Err: bareError(DialectOllama, c.Error)})
 		return nil
 	}
 	if c.Message == nil && c.Response == nil && c.Done == nil {

@@ -175,7 +175,7 @@ func (t *openaiTokensDetails) read(r *jsonx.Reader) {
 	})
 }
 
-func (d *openaiDecoder) Dialect() string   { return "openai" }
+func (d *openaiDecoder) Dialect() Dialect  { return DialectOpenAI }
 func (d *openaiDecoder) EndMarker() string { return "data: [DONE]" }
 func (d *openaiDecoder) Close(func(Event)) {}
 
@@ -195,7 +195,7 @@ func (d *openaiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return err
 	}
 	if c.Error != nil {
-		emit(Event{Kind: KindError, Err: c.Error.provider("openai")})
+		emit(Event{Kind: KindError, Err: c.Error.provider(DialectOpenAI)})
 		return nil
 	}
 	if c.Choices == nil && c.Usage == nil && c.Object == "" {
@@ -304,7 +304,7 @@ func (c *plainChunk) read(r *jsonx.Reader) {
 	})
 }
 
-func (plainDecoder) Dialect() string   { return "plain" }
+func (plainDecoder) Dialect() Dialect  { return DialectPlain }
 func (plainDecoder) EndMarker() string { return "data: [DONE]" }
 func (plainDecoder) Close(func(Event)) {}
 
@@ -319,7 +319,7 @@ func (plainDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	}
 	switch {
 	case c.Error != "" && c.Error != "null":
-		emit(Event{Kind: KindError, Err: bareError("plain", c.Error)})
+		emit(Event{Kind: KindError, Err: bareError(DialectPlain, c.Error)})
 	case c.Delta != nil:
 		if *c.Delta != "" {
 			emit(Event{Kind: KindText, Text: *c.Delta})
@@ -332,7 +332,7 @@ func (plainDecoder) Decode(ev sse.Event, emit func(Event)) error {
 
 // bareError reads an "error" value that is either a message string or an
 // error object.
-func bareError(dialect string, raw rawJSON) *ProviderError {
+func bareError(dialect Dialect, raw rawJSON) *ProviderError {
 	var obj apiError
 	if jsonx.Decode(string(raw), obj.read) == nil {
 		return obj.provider(dialect)

@@ -22,6 +22,8 @@ const (
 	FramingSSE
 	// FramingNDJSON: one JSON object per line (Ollama).
 	FramingNDJSON
+	// FramingText: the body is the answer's text (DialectText).
+	FramingText
 )
 
 func (f Framing) String() string {
@@ -30,6 +32,8 @@ func (f Framing) String() string {
 		return "sse"
 	case FramingNDJSON:
 		return "ndjson"
+	case FramingText:
+		return "text"
 	}
 	return "unknown"
 }
@@ -41,18 +45,20 @@ const DefaultMaxEventSize = sse.DefaultMaxEventSize
 // Option configures a Pipeline.
 type Option func(*Pipeline)
 
-// WithDialect fixes the dialect ("openai", "responses", "anthropic",
-// "gemini", "ollama", "plain") instead of detecting it; "auto" or "" (the
-// default) detects it from the content type and the first event. An
-// unknown name makes every Write fail with ErrUnknownDialect.
-func WithDialect(name string) Option {
-	return func(p *Pipeline) { p.want = strings.ToLower(strings.TrimSpace(name)) }
+// WithDialect fixes the dialect (one of Dialects) instead of detecting it;
+// DialectAuto or "" (the default) detects it from the content type and the
+// first event. A value that is not a Dialect constant (read it with
+// ParseDialect) makes every Write fail with ErrUnknownDialect.
+func WithDialect(d Dialect) Option {
+	return func(p *Pipeline) { p.want = d }
 }
 
 // WithContentType gives the response's Content-Type header:
 // text/event-stream selects SSE framing; application/x-ndjson,
-// application/json and their kin select NDJSON lines (Ollama). Without it
-// the first non-blank byte decides: '{' means NDJSON, anything else SSE.
+// application/json and their kin select NDJSON lines (Ollama); text/plain
+// and text/markdown make the body the answer's text (DialectText). Without
+// it the first non-blank byte decides: '{' means NDJSON, anything else SSE.
+// WithResponse gives it with the response's other headers.
 func WithContentType(ct string) Option {
 	return func(p *Pipeline) { p.contentType = ct }
 }
@@ -79,33 +85,39 @@ func WithMaxEventSize(n int) Option {
 // bytes arrive, in any cut; the result does not depend on the cut. It is
 // not safe for concurrent use.
 type Pipeline struct {
-	want        string
+	want        Dialect
 	contentType string
+	length      int64 // the body's Content-Length, -1 when unknown
+	uiStream    bool  // the response says it is a UI message stream
+	received    int64 // bytes of this connection's body so far
 	handler     func(Event)
 	maxEvent    int
 	retry       time.Duration // the server's last retry: field
 
 	framing Framing
 	sniff   []byte // leading blank bytes held until the framing is known
+	text    textState
 	parser  *sse.Parser
 	line    []byte // the unfinished NDJSON line
 	tooLong bool   // the NDJSON line being read exceeded maxEvent
 
 	dec       Decoder
 	answer    *Answer
-	seq       int   // SSE events / NDJSON lines seen
-	fatal     error // configuration error: every Write fails
-	reopen    bool  // the terminal status may be undone by Reconnect
-	truncated bool  // the last Close ended mid-event
+	seq       int    // SSE events / NDJSON lines seen
+	accepted  int    // events the decoder read without an error
+	head      []byte // the body's first bytes after its leading blanks (unreadable)
+	fatal     error  // configuration error: every Write fails
+	reopen    bool   // the terminal status may be undone by Reconnect
+	truncated bool   // the last Close ended mid-event
 }
 
 // NewPipeline returns a pipeline waiting for its first bytes.
 func NewPipeline(opts ...Option) *Pipeline {
-	p := &Pipeline{maxEvent: DefaultMaxEventSize, answer: NewAnswer()}
+	p := &Pipeline{maxEvent: DefaultMaxEventSize, answer: NewAnswer(), length: -1}
 	for _, o := range opts {
 		o(p)
 	}
-	if p.want != "" && p.want != "auto" {
+	if p.want != "" && p.want != DialectAuto {
 		dec, err := NewDecoder(p.want)
 		if err != nil {
 			p.fatal = err
@@ -113,9 +125,28 @@ func NewPipeline(opts ...Option) *Pipeline {
 		}
 		p.dec = dec
 	}
-	p.framing = framingOf(p.contentType)
 	p.parser = sse.NewParser(sseSink{p}, sse.WithMaxEventSize(p.maxEvent))
+	p.frame()
 	return p
+}
+
+// frame decides the framing from the dialect and the content type, as far
+// as they tell before the first byte.
+func (p *Pipeline) frame() {
+	p.framing = framingOf(p.contentType)
+	switch {
+	case p.want == DialectText:
+		p.framing = FramingText
+	case p.framing == FramingText && p.dec != nil:
+		// A dialect was asked for: its events, whatever the content type
+		// says, are found by the first byte.
+		p.framing = FramingUnknown
+	case p.framing == FramingText:
+		p.dec = &textDecoder{}
+	case p.uiStream && p.dec == nil:
+		p.dec = &aisdkDecoder{}
+		p.framing = FramingSSE
+	}
 }
 
 // framingOf reads a Content-Type header: its media type is what comes
@@ -135,6 +166,8 @@ func framingOf(ct string) Framing {
 	case "application/x-ndjson", "application/ndjson", "application/jsonl",
 		"application/x-jsonlines", "application/jsonlines", "application/json":
 		return FramingNDJSON
+	case "text/plain", "text/markdown":
+		return FramingText
 	}
 	return FramingUnknown
 }
@@ -142,10 +175,11 @@ func framingOf(ct string) Framing {
 // Answer is the answer being accumulated (the same value throughout).
 func (p *Pipeline) Answer() *Answer { return p.answer }
 
-// Dialect names the dialect in use, or "auto" while it is not known yet.
-func (p *Pipeline) Dialect() string {
+// Dialect names the dialect in use, or DialectAuto while it is not known
+// yet.
+func (p *Pipeline) Dialect() Dialect {
 	if p.dec == nil {
-		return "auto"
+		return DialectAuto
 	}
 	return p.dec.Dialect()
 }
@@ -168,6 +202,10 @@ func (p *Pipeline) Write(chunk []byte) (int, error) {
 		return 0, p.fatal
 	}
 	n := len(chunk)
+	p.received += int64(n)
+	if len(p.head) <= headBytes {
+		p.keepHead(chunk)
+	}
 	if p.framing == FramingUnknown {
 		// Sniff: the first byte that is not a BOM or blank decides.
 		i := 0
@@ -201,8 +239,12 @@ func (p *Pipeline) feed(b []byte) {
 	if len(b) == 0 {
 		return
 	}
-	if p.framing == FramingSSE {
+	switch p.framing {
+	case FramingSSE:
 		p.feedSSE(b)
+		return
+	case FramingText:
+		p.feedText(b)
 		return
 	}
 	for len(b) > 0 {
@@ -288,13 +330,16 @@ func (p *Pipeline) event(ev sse.Event) {
 		return
 	}
 	if p.answer.status.Terminal() {
+		if t, ok := p.dec.(trailer); ok && t.trailer(ev) {
+			return
+		}
 		p.skipped(ev, p.seq, ErrAfterEnd)
 		return
 	}
 	if p.dec == nil {
 		name := Detect(ev)
 		if name == "" && p.framing == FramingNDJSON {
-			name = "ollama"
+			name = DialectOllama
 		}
 		if name == "" {
 			p.skipped(ev, p.seq, ErrUndetected)
@@ -304,7 +349,9 @@ func (p *Pipeline) event(ev sse.Event) {
 	}
 	if err := p.dec.Decode(ev, p.emit); err != nil {
 		p.skipped(ev, p.seq, err)
+		return
 	}
+	p.accepted++
 }
 
 func (p *Pipeline) emit(ev Event) {
@@ -359,6 +406,7 @@ func (p *Pipeline) Close() error {
 		return p.fatal
 	}
 	clean := true
+	seen := p.seq // whole events or lines that came, before a cut last one
 	switch p.framing {
 	case FramingSSE:
 		if err := p.parser.Close(); err != nil {
@@ -376,14 +424,26 @@ func (p *Pipeline) Close() error {
 				clean = false
 			}
 			p.ndjsonLine(p.line)
+			if clean {
+				seen = p.seq
+			}
 		}
 		p.line = p.line[:0]
+	case FramingText:
+		clean = p.closeText()
 	}
 	p.truncated = !clean
 	if clean && p.dec != nil && !p.answer.status.Terminal() {
 		p.dec.Close(p.emit)
 	}
 	if p.answer.status.Terminal() {
+		return nil
+	}
+	if p.unreadable(seen) {
+		// Not a cut answer: nothing in it could be read. The answer fails
+		// with what arrived, for the developer who sees it.
+		p.answer.end(Failed, p.unreadableError())
+		p.reopen = true
 		return nil
 	}
 	err := p.incompleteError()
@@ -400,6 +460,9 @@ func (p *Pipeline) incompleteError() error {
 	if p.dec == nil {
 		return fmt.Errorf("%w: the stream closed %s after %d events before its dialect was known", ErrIncomplete, where, p.seq)
 	}
+	if p.framing == FramingText {
+		return fmt.Errorf("%w: the text body closed after %d of the %d bytes its Content-Length announced", ErrIncomplete, p.received, p.length)
+	}
 	return fmt.Errorf("%w: %s stream closed %s after %d events without %s", ErrIncomplete, p.dec.Dialect(), where, p.seq, p.dec.EndMarker())
 }
 
@@ -410,6 +473,7 @@ func (p *Pipeline) incompleteError() error {
 // stay.
 func (p *Pipeline) Reconnect() {
 	p.parser.Reset()
+	p.received, p.length = 0, -1
 	p.line = p.line[:0]
 	p.tooLong = false
 	p.truncated = false

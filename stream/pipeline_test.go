@@ -23,7 +23,7 @@ func TestDetectNamesTheDialectFromTheFirstEvent(t *testing.T) {
 	cases := []struct {
 		name string
 		ev   sse.Event
-		want string
+		want Dialect
 	}{
 		{"an Anthropic event type", sse.Event{Type: "message_start", Data: `{}`}, "anthropic"},
 		{"a Responses event type", sse.Event{Type: "response.created", Data: `{}`}, "responses"},
@@ -60,7 +60,11 @@ func TestContentTypeChoosesTheFraming(t *testing.T) {
 		{"application/x-ndjson", FramingNDJSON},
 		{"application/json; charset=utf-8", FramingNDJSON},
 		{"", FramingUnknown},
-		{"text/plain", FramingUnknown},
+		{"text/plain", FramingText},
+		{"text/plain; charset=utf-8", FramingText},
+		{"text/markdown", FramingText},
+		{"text/html", FramingUnknown},
+		{"application/octet-stream", FramingUnknown},
 	}
 	for _, c := range cases {
 		t.Run(c.ct, func(t *testing.T) {
@@ -73,7 +77,7 @@ func TestContentTypeChoosesTheFraming(t *testing.T) {
 // mime accepts (the widget does not link mime).
 func TestFramingAgreesWithMimeOnTheMediaType(t *testing.T) {
 	types := []string{"text/event-stream", "TEXT/Event-Stream", "application/x-ndjson", "application/ndjson",
-		"application/jsonl", "application/x-jsonlines", "application/jsonlines", "application/json", "text/plain", "text/html"}
+		"application/jsonl", "application/x-jsonlines", "application/jsonlines", "application/json", "text/plain", "text/markdown", "text/html"}
 	params := []string{"", ";", "; charset=utf-8", ";charset=UTF-8", ` ; q="a;b"`, "; a=1; b=2", "\t;\tx=y"}
 	checked := 0
 	for _, mt := range types {
@@ -88,6 +92,8 @@ func TestFramingAgreesWithMimeOnTheMediaType(t *testing.T) {
 					case "application/x-ndjson", "application/ndjson", "application/jsonl",
 						"application/x-jsonlines", "application/jsonlines", "application/json":
 						want = FramingNDJSON
+					case "text/plain", "text/markdown":
+						want = FramingText
 					}
 				} else {
 					continue // mime rejects it; the framing's own reading is tested above
@@ -104,7 +110,7 @@ func TestNDJSONContentTypeMeansOllamaEvenForAnUnrecognisedFirstLine(t *testing.T
 	p := NewPipeline(WithContentType("application/x-ndjson"))
 	feed(t, p, `{"model":"m"}`+"\n", `{"message":{"content":"hi"},"done":true}`+"\n")
 	require.NoError(t, p.Close())
-	require.Equal(t, "ollama", p.Dialect())
+	require.Equal(t, DialectOllama, p.Dialect())
 	require.Equal(t, "hi", p.Answer().Text())
 	require.Equal(t, 1, p.Answer().Skipped(), "the unrecognised first line is counted")
 }
@@ -115,7 +121,7 @@ func TestAnExplicitDialectOverridesDetection(t *testing.T) {
 	p := NewPipeline(WithDialect("openai"))
 	feed(t, p, "data: {\"delta\":\"x\"}\n\n", "data: [DONE]\n\n")
 	require.NoError(t, p.Close())
-	require.Equal(t, "openai", p.Dialect())
+	require.Equal(t, DialectOpenAI, p.Dialect())
 	require.Equal(t, "", p.Answer().Text())
 	require.Equal(t, 1, p.Answer().Skipped())
 	require.ErrorIs(t, p.Answer().Problems()[0], ErrUnknownEvent)
@@ -433,7 +439,7 @@ func TestEventsReachTheHandlerInStreamOrder(t *testing.T) {
 }
 
 func TestNewDecoderNamesTheDialectsItKnows(t *testing.T) {
-	require.Equal(t, []string{"anthropic", "gemini", "ollama", "openai", "plain", "responses"}, Dialects())
+	require.Equal(t, []Dialect{"openai", "responses", "anthropic", "gemini", "ollama", "plain", "text", "ai-sdk"}, Dialects())
 	for _, n := range Dialects() {
 		d, err := NewDecoder(n)
 		require.NoError(t, err)
@@ -442,6 +448,27 @@ func TestNewDecoderNamesTheDialectsItKnows(t *testing.T) {
 	}
 	_, err := NewDecoder("nope")
 	require.ErrorIs(t, err, ErrUnknownDialect)
+	_, err = NewDecoder(DialectAuto)
+	require.ErrorIs(t, err, ErrUnknownDialect, "auto is a request for detection, not a decoder")
+}
+
+func TestParseDialectReadsEveryNameAndNamesTheValidOnesOnError(t *testing.T) {
+	for _, d := range Dialects() {
+		got, err := ParseDialect(" " + strings.ToUpper(string(d)) + " ")
+		require.NoError(t, err)
+		require.Equal(t, d, got)
+		require.True(t, got.Known())
+	}
+	for _, s := range []string{"", "auto", "AUTO"} {
+		got, err := ParseDialect(s)
+		require.NoError(t, err)
+		require.Equal(t, DialectAuto, got)
+	}
+	_, err := ParseDialect("klingon")
+	require.ErrorIs(t, err, ErrUnknownDialect)
+	require.Contains(t, err.Error(), `"klingon"`)
+	require.Contains(t, err.Error(), "auto or one of "+DialectNames(Dialects()))
+	require.False(t, Dialect("klingon").Known())
 }
 
 func TestOversizedEventsAreCountedTheSameWhateverTheCut(t *testing.T) {

@@ -170,7 +170,7 @@ var responsesIgnored = map[string]bool{
 	"response.reasoning_summary_text.done": true, "response.reasoning_text.done": true,
 }
 
-func (d *responsesDecoder) Dialect() string   { return "responses" }
+func (d *responsesDecoder) Dialect() Dialect  { return DialectResponses }
 func (d *responsesDecoder) EndMarker() string { return "response.completed" }
 func (d *responsesDecoder) Close(func(Event)) {}
 
@@ -234,9 +234,9 @@ func (d *responsesDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	case "response.completed", "response.incomplete", "response.failed":
 		return d.terminal(typ, &e, emit)
 	case "error":
-		perr := &ProviderError{Dialect: "responses", Type: rawString(e.Code), Message: e.Message}
+		perr := &ProviderError{Dialect: DialectResponses, Type: rawString(e.Code), Message: e.Message}
 		if e.Error != nil {
-			perr = e.Error.provider("responses")
+			perr = e.Error.provider(DialectResponses)
 		}
 		if perr.Type == "" {
 			perr.Type = "error"
@@ -263,9 +263,9 @@ func (d *responsesDecoder) terminal(typ string, e *responsesEvent, emit func(Eve
 		}})
 	}
 	if typ == "response.failed" {
-		perr := &ProviderError{Dialect: "responses", Type: "failed", Message: "the response failed"}
+		perr := &ProviderError{Dialect: DialectResponses, Type: "failed", Message: "the response failed"}
 		if r.Error != nil {
-			perr = r.Error.provider("responses")
+			perr = r.Error.provider(DialectResponses)
 		}
 		emit(Event{Kind: KindError, Err: perr})
 		return nil

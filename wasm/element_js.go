@@ -3,6 +3,7 @@
 package wasm
 
 import (
+	"strings"
 	"time"
 
 	"syscall/js"
@@ -46,7 +47,14 @@ func (e *element) keep(c widget.Command, v js.Value) *widget.Early {
 	if e.early.Type() != js.TypeObject {
 		return nil
 	}
-	return &widget.Early{OK: e.early.Get("ok").Bool(), Status: e.early.Get("status").Int(), StreamID: e.early.Get("stream").String()}
+	headers := e.early.Get("headers") // a plain object, lower-case names
+	return &widget.Early{OK: e.early.Get("ok").Bool(), Status: e.early.Get("status").Int(), StreamID: e.early.Get("stream").String(),
+		Head: widget.ResponseHead(e.early.Get("type").String(), func(name string) string {
+			if v := headers.Get(strings.ToLower(name)); v.Type() == js.TypeString {
+				return v.String()
+			}
+			return ""
+		})}
 }
 
 // handle turns a connection's or a timer's message into the Element's
@@ -55,10 +63,15 @@ func (e *element) handle(m msg) {
 	switch m.kind {
 	case mResponse:
 		resp := m.val
-		r := widget.Response{OK: resp.Get("ok").Bool(), Status: resp.Get("status").Int()}
-		if id := resp.Get("headers").Call("get", "X-Trickle-Stream"); !id.IsNull() {
-			r.StreamID = id.String()
+		headers := resp.Get("headers")
+		get := func(name string) string {
+			if v := headers.Call("get", name); v.Type() == js.TypeString {
+				return v.String()
+			}
+			return ""
 		}
+		r := widget.Response{OK: resp.Get("ok").Bool(), Status: resp.Get("status").Int(), StreamID: get("X-Trickle-Stream"),
+			Head: widget.ResponseHead(resp.Get("type").String(), get)}
 		if e.Response(m.conn, r) {
 			m.c.read(resp)
 			return

@@ -18,7 +18,7 @@ import (
 	"github.com/trickle-dev/trickle/stream"
 )
 
-const probeUsage = `Usage: trickle probe URL [-d BODY] [-H 'Name: value']... [--dialect NAME] [--timeout D]
+var probeUsage = `Usage: trickle probe URL [-d BODY] [-H 'Name: value']... [--dialect NAME] [--timeout D]
 
 Streams from URL (POST when -d is given, GET otherwise) through the same
 pipeline as the widget and reports, as JSON: time to the response headers,
@@ -33,7 +33,7 @@ than 51 arriving within 50 ms, which a fast model can do on its own).
   -d BODY         request body; @FILE reads it from a file (implies POST and,
                   unless -H sets it, Content-Type: application/json)
   -H 'N: v'       request header, repeatable
-  --dialect NAME  auto (default), openai, responses, anthropic, gemini, ollama, plain
+  --dialect NAME  ` + dialectHelp + `
   --timeout D     give up after D (default 2m)
 `
 
@@ -48,7 +48,7 @@ type probeReport struct {
 	URL          string            `json:"url"`
 	StatusCode   int               `json:"status_code"`
 	ContentType  string            `json:"content_type"`
-	Dialect      string            `json:"dialect"`
+	Dialect      stream.Dialect    `json:"dialect"`
 	HeadersMS    float64           `json:"headers_ms"`
 	TTFBMS       *float64          `json:"ttfb_ms"`
 	TTFTMS       *float64          `json:"ttft_ms"`
@@ -85,7 +85,8 @@ func probe(args []string, stdout, stderr io.Writer) int {
 	body := fs.String("d", "", "request body (@FILE reads a file)")
 	var headers headerFlags
 	fs.Var(&headers, "H", "request header 'Name: value' (repeatable)")
-	dialect := fs.String("dialect", "auto", "the stream's dialect")
+	var dialect dialectFlag
+	fs.Var(&dialect, "dialect", "the stream's dialect")
 	timeout := fs.Duration("timeout", 2*time.Minute, "give up after this long")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -97,12 +98,6 @@ func probe(args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 1 {
 		fmt.Fprint(stderr, "trickle probe: want exactly one URL\n\n"+probeUsage)
 		return 2
-	}
-	if d := strings.ToLower(*dialect); d != "auto" && d != "" {
-		if _, err := stream.NewDecoder(d); err != nil {
-			fmt.Fprintf(stderr, "trickle probe: %v\n", err)
-			return 2
-		}
 	}
 	payload := *body
 	if strings.HasPrefix(payload, "@") {
@@ -127,7 +122,7 @@ func probe(args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
-	rep, err := runProbe(ctx, http.DefaultClient, pos[0], *body != "", payload, hdr, *dialect)
+	rep, err := runProbe(ctx, http.DefaultClient, pos[0], *body != "", payload, hdr, stream.Dialect(dialect))
 	if rep != nil {
 		if werr := writeIndented(stdout, rep); werr != nil && err == nil {
 			err = werr
@@ -142,7 +137,7 @@ func probe(args []string, stdout, stderr io.Writer) int {
 
 // runProbe makes the request and times the body as it arrives. It returns
 // a report whenever a response arrived, even with an error.
-func runProbe(ctx context.Context, client *http.Client, url string, post bool, body string, hdr http.Header, dialect string) (*probeReport, error) {
+func runProbe(ctx context.Context, client *http.Client, url string, post bool, body string, hdr http.Header, dialect stream.Dialect) (*probeReport, error) {
 	method := http.MethodGet
 	var rd io.Reader
 	if post {

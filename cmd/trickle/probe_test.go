@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/internal/buffering"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 func openaiChunk(tok string) string {
@@ -77,7 +78,7 @@ func TestProbeSaysAStreamThatTricklesIsStreaming(t *testing.T) {
 	require.Equal(t, buffering.Streamed, rep.Buffering)
 	require.Equal(t, len(probeTokens), rep.Tokens)
 	require.True(t, rep.EndMarker)
-	require.Equal(t, "openai", rep.Dialect)
+	require.Equal(t, stream.DialectOpenAI, rep.Dialect)
 	require.Equal(t, "complete", rep.AnswerStatus)
 	require.Equal(t, 200, rep.StatusCode)
 	require.NotNil(t, rep.TTFBMS)
@@ -144,7 +145,7 @@ func TestProbeReadsOllamaNDJSONAndSendsBodyAndHeaders(t *testing.T) {
 	require.Equal(t, `{"model":"m","stream":true}`, gotBody)
 	require.Equal(t, "secret", gotHeader)
 	require.Equal(t, "application/json", gotCT)
-	require.Equal(t, "ollama", rep.Dialect)
+	require.Equal(t, stream.DialectOllama, rep.Dialect)
 	require.Equal(t, 3, rep.Tokens)
 	require.True(t, rep.EndMarker)
 	require.Equal(t, "streaming", rep.Verdict)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -17,9 +18,10 @@ import (
 	"github.com/trickle-dev/trickle/stream"
 )
 
-const replayUsage = `Usage: trickle replay [--chunk N] [--sse] [--dialect NAME] [--frames] [--pace TOKENS_PER_SECOND] [--announce MODE] FILE|-
+var replayUsage = `Usage: trickle replay [--chunk N] [--sse] [--dialect NAME] [--frames] [--pace TOKENS_PER_SECOND] [--announce MODE] FILE|-
 
-Runs a recorded stream (SSE or NDJSON, any dialect) through the widget's
+Runs a recorded stream (SSE or NDJSON, any dialect; a FILE ending in .txt
+is a text/plain body, the text dialect) through the widget's
 own Session (stream, render, a11y: the loop the widget runs in the browser),
 one frame per 60 Hz animation frame as the widget does, and prints, as
 JSON, what a person would see and hear: the answer's dialect, status,
@@ -28,7 +30,7 @@ html and the screen-reader announcements.
 
   --chunk N       feed the input in N-byte pieces (the result must not change)
   --sse           print the raw SSE events instead, one JSON object per line
-  --dialect NAME  auto (default), openai, responses, anthropic, gemini, ollama, plain
+  --dialect NAME  ` + dialectHelp + `
   --frames        also print every frame: the settled HTML appended, the live tail
   --pace N        tokens per second on the simulated clock (default 2400: 40
                   tokens per 60 Hz frame); times are simulated, nothing sleeps
@@ -37,7 +39,7 @@ html and the screen-reader announcements.
 
 // replayOutput is the JSON replay prints without --sse.
 type replayOutput struct {
-	Dialect      string           `json:"dialect"`
+	Dialect      stream.Dialect   `json:"dialect"`
 	Status       string           `json:"status"`
 	Text         string           `json:"text"`
 	Thinking     string           `json:"thinking"`
@@ -57,6 +59,10 @@ type replayTool struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
 	Complete  bool   `json:"complete"`
+	// Output and OutputError: what the tool gave, when the backend ran it
+	// and sent it (the ai-sdk dialect).
+	Output      string `json:"output,omitempty"`
+	OutputError string `json:"output_error,omitempty"`
 }
 
 type replayError struct {
@@ -133,7 +139,8 @@ func replay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.Usage = func() { fmt.Fprint(stderr, replayUsage) }
 	chunk := fs.Int("chunk", 0, "feed the input in N-byte pieces")
 	rawSSE := fs.Bool("sse", false, "print the raw SSE events")
-	dialect := fs.String("dialect", "auto", "the stream's dialect")
+	var dialect dialectFlag
+	fs.Var(&dialect, "dialect", "the stream's dialect")
 	frames := fs.Bool("frames", false, "print every frame")
 	pace := fs.Float64("pace", defaultPace, "tokens per second on the simulated clock")
 	announce := fs.String("announce", string(a11y.ModeSentences), "announcement mode: sentences, complete or off")
@@ -151,12 +158,6 @@ func replay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *chunk < 0 {
 		fmt.Fprintf(stderr, "trickle replay: --chunk must be positive, not %d\n", *chunk)
 		return 2
-	}
-	if d := strings.ToLower(*dialect); d != "auto" && d != "" {
-		if _, err := stream.NewDecoder(d); err != nil {
-			fmt.Fprintf(stderr, "trickle replay: %v\n", err)
-			return 2
-		}
 	}
 	if !(*pace > 0) || math.IsInf(*pace, 0) {
 		fmt.Fprintf(stderr, "trickle replay: --pace must be a positive number of tokens per second, not %v\n", *pace)
@@ -185,7 +186,7 @@ func replay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = replaySSE(in, *chunk, out)
 	} else {
 		var o replayOutput
-		o, err = replayAnswer(in, replayOptions{chunk: *chunk, dialect: *dialect, frames: *frames, pace: *pace, announce: mode})
+		o, err = replayAnswer(in, replayOptions{chunk: *chunk, dialect: stream.Dialect(dialect), contentType: contentTypeOf(pos[0]), frames: *frames, pace: *pace, announce: mode})
 		if err == nil {
 			err = writeIndented(out, o)
 		}
@@ -196,6 +197,15 @@ func replay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// contentTypeOf is the content type a recording's file name tells: a .txt
+// file is a text body as a server sends it with text/plain.
+func contentTypeOf(file string) string {
+	if strings.HasSuffix(file, ".txt") {
+		return "text/plain; charset=utf-8"
+	}
+	return ""
 }
 
 // writeIndented prints v as indented JSON without HTML escaping: the
@@ -242,11 +252,12 @@ func pieces(r io.Reader, n int, write func([]byte) error) error {
 
 // replayOptions are replay's flags.
 type replayOptions struct {
-	chunk    int
-	dialect  string
-	frames   bool
-	pace     float64
-	announce a11y.Mode
+	chunk       int
+	dialect     stream.Dialect
+	contentType string // the recording's, when its name tells
+	frames      bool
+	pace        float64
+	announce    a11y.Mode
 }
 
 // replayAnswer runs the input through the widget's Session on a simulated
@@ -259,13 +270,34 @@ func replayAnswer(in io.Reader, o replayOptions) (replayOutput, error) {
 	if o.announce == "" {
 		o.announce = a11y.ModeSentences
 	}
-	s := newSimulation(o.dialect, o.announce, o.pace)
+	s := newSimulation(widget.Config{Dialect: o.dialect, ContentType: o.contentType, Announce: o.announce}, o.pace)
+	write := func(b []byte) { splitLines(b, s.feed) }
+	var line []byte
+	if o.contentType != "" || o.dialect == stream.DialectText {
+		// A text body has no events: each piece it is fed in is a token.
+		// Fed a whole line at a time, its tokens do not depend on --chunk.
+		write = func(b []byte) {
+			for len(b) > 0 {
+				i := bytes.IndexByte(b, '\n')
+				if i < 0 {
+					line = append(line, b...)
+					return
+				}
+				line = append(line, b[:i+1]...)
+				s.feed(line)
+				line, b = line[:0], b[i+1:]
+			}
+		}
+	}
 	err := pieces(in, o.chunk, func(b []byte) error {
-		splitLines(b, s.feed)
+		write(b)
 		return nil
 	})
 	if err != nil {
 		return replayOutput{}, err
+	}
+	if len(line) > 0 {
+		s.feed(line)
 	}
 	s.finish()
 	out := answerOutput(s.sess)
@@ -290,7 +322,7 @@ func answerOutput(s *widget.Session) replayOutput {
 		Events: a.Events(), Skipped: a.Skipped(), Problems: []string{},
 	}
 	for _, c := range a.ToolCalls() {
-		o.ToolCalls = append(o.ToolCalls, replayTool{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Complete: c.Complete})
+		o.ToolCalls = append(o.ToolCalls, replayTool{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Complete: c.Complete, Output: c.Output, OutputError: c.OutputError})
 	}
 	for _, e := range a.Problems() {
 		o.Problems = append(o.Problems, e.Error())

@@ -30,7 +30,7 @@ type screen struct {
 // frames run every 1/60 s until the announcer has nothing left. Arrival
 // times come from a separate stream.Pipeline counting the tokens before
 // each line, at pace tokens per second.
-func elementRun(t *testing.T, input []byte, pace float64) ([]screen, []replayAnnouncement) {
+func elementRun(t *testing.T, input []byte, contentType string, pace float64) ([]screen, []replayAnnouncement) {
 	t.Helper()
 	type piece struct {
 		b  []byte
@@ -38,7 +38,7 @@ func elementRun(t *testing.T, input []byte, pace float64) ([]screen, []replayAnn
 	}
 	var pieces []piece
 	tokens := 0
-	counter := stream.NewPipeline(stream.WithEventHandler(func(e stream.Event) {
+	counter := stream.NewPipeline(stream.WithContentType(contentType), stream.WithEventHandler(func(e stream.Event) {
 		if (e.Kind == stream.KindText || e.Kind == stream.KindThinking) && e.Text != "" {
 			tokens++
 		}
@@ -51,7 +51,7 @@ func elementRun(t *testing.T, input []byte, pace float64) ([]screen, []replayAnn
 
 	t0 := time.Unix(0, 0).UTC()
 	now := t0
-	sess := widget.NewSession(widget.Config{Dialect: "auto", Announce: "sentences", Now: func() time.Time { return now }})
+	sess := widget.NewSession(widget.Config{Dialect: "auto", ContentType: contentType, Announce: "sentences", Now: func() time.Time { return now }})
 	ms := func() float64 { return float64(now.Sub(t0).Round(10*time.Microsecond)) / 1e6 }
 
 	var screens []screen
@@ -116,7 +116,7 @@ func TestReplayShowsWhatTheWidgetsSessionShows(t *testing.T) {
 					settled.WriteString(fr.Append)
 					got = append(got, screen{AtMS: fr.AtMS, Settled: settled.String(), Tail: fr.Tail})
 				}
-				wantScreens, wantAnns := elementRun(t, input, pace)
+				wantScreens, wantAnns := elementRun(t, input, contentTypeOf(f), pace)
 				require.Equal(t, wantScreens, got)
 				require.Equal(t, wantAnns, r.Announcements)
 				require.NotEmpty(t, r.Announcements, "at least the final status")

@@ -19,6 +19,7 @@ import (
 	"github.com/trickle-dev/trickle/assets"
 	"github.com/trickle-dev/trickle/examples"
 	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 const serveUsage = `trickle serve — the relay: widget, example pages, and answers streamed over SSE
@@ -89,7 +90,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		authSecretEnv = fs.String("auth-secret-env", "", "accept only API requests carrying a short-lived JWT (HS256) signed with the secret in the environment variable `NAME`; its sub is the identity the limits count (trickle token mints one)")
 		tokenEnv      = fs.String("token-env", "", "require clients to send this bearer token, read from the environment variable `NAME`")
 		upstreamURL   = fs.String("upstream", "", "forward to this model API `URL` (full endpoint) instead of the simulated model")
-		upDialect     = fs.String("upstream-dialect", "openai", "the upstream's format: openai, anthropic or ollama")
+		upDialect     = fs.String("upstream-dialect", "openai", "the upstream's format: "+stream.DialectNames(relay.UpstreamDialects()))
 		upKeyEnv      = fs.String("upstream-key-env", "", "read the upstream API key from the environment variable `NAME` (it never leaves the server)")
 		maxTokens     = fs.Int("max-tokens", 0, "refuse (400) a request asking for more output tokens than `N`, and send N as max_tokens when it names none (default: no cap)")
 		maxInput      = fs.Int("max-input-chars", 0, "refuse (400) a request whose conversation has more than `N` characters (default: no bound)")
@@ -221,7 +222,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		opts = append(opts, relay.WithAuthSecret([]byte(secret)))
 	}
 	if *upstreamURL != "" {
-		u := relay.Upstream{URL: *upstreamURL, Dialect: *upDialect, Model: *upModel,
+		u := relay.Upstream{URL: *upstreamURL, Dialect: stream.Dialect(*upDialect), Model: *upModel,
 			FirstTokenTimeout: *firstToken, IdleTimeout: *idle, TotalTimeout: *total, Retries: *retries}
 		if *upKeyEnv != "" {
 			if u.Key = os.Getenv(*upKeyEnv); u.Key == "" {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/trickle-dev/trickle/a11y"
 	"math"
 	"strings"
 	"time"
@@ -57,20 +56,17 @@ type simulation struct {
 	anns   []replayAnnouncement
 }
 
-func newSimulation(dialect string, announce a11y.Mode, pace float64) *simulation {
+func newSimulation(cfg widget.Config, pace float64) *simulation {
 	s := &simulation{t0: time.Unix(0, 0).UTC()}
 	s.now, s.nextTick = s.t0, s.t0.Add(frameInterval)
 	s.perToken = time.Duration(float64(time.Second) / pace)
-	s.sess = widget.NewSession(widget.Config{
-		Dialect:  dialect,
-		Announce: announce,
-		Now:      func() time.Time { return s.now },
-		OnEvent: func(e stream.Event) {
-			if (e.Kind == stream.KindText || e.Kind == stream.KindThinking) && e.Text != "" {
-				s.tokens++
-			}
-		},
-	})
+	cfg.Now = func() time.Time { return s.now }
+	cfg.OnEvent = func(e stream.Event) {
+		if (e.Kind == stream.KindText || e.Kind == stream.KindThinking) && e.Text != "" {
+			s.tokens++
+		}
+	}
+	s.sess = widget.NewSession(cfg)
 	return s
 }
 

@@ -153,3 +153,56 @@ func TestTheCustomElementsManifestNamesEveryAttributeAndEvent(t *testing.T) {
 	require.Equal(t, codeAttributes(t), attrs)
 	require.Equal(t, codeEvents(t), events)
 }
+
+// TestTheTypesReadmeAndManifestNameEveryDialect holds the dialect
+// attribute's values, wherever a page's author reads them, to the one
+// list: stream.Dialects and auto.
+func TestTheTypesReadmeAndManifestNameEveryDialect(t *testing.T) {
+	want := []string{string(stream.DialectAuto)}
+	for _, d := range stream.Dialects() {
+		want = append(want, string(d))
+	}
+	sort.Strings(want)
+	quoted := `"([a-z-]+)"`
+
+	b, err := os.ReadFile(filepath.Join("..", "..", "wasm", "web", "types", "trickle-answer.d.ts"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`\bdialect\?: ([^;]+);`).FindStringSubmatch(string(b))
+	require.NotNil(t, m, "the .d.ts types the dialect attribute")
+	require.Equal(t, want, members(m[1], quoted), "trickle-answer.d.ts")
+
+	b, err = os.ReadFile(filepath.Join("..", "..", "wasm", "web", "types", "custom-elements.json"))
+	require.NoError(t, err)
+	var manifest struct {
+		Modules []struct {
+			Declarations []struct {
+				Attributes []struct{ Name, Description string }
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal(b, &manifest))
+	var desc string
+	for _, mod := range manifest.Modules {
+		for _, d := range mod.Declarations {
+			for _, a := range d.Attributes {
+				if a.Name == "dialect" {
+					desc = a.Description
+				}
+			}
+		}
+	}
+	// The description is the list: "auto (default), openai, … or plain."
+	var listed []string
+	for _, w := range members(desc, `([a-z][a-z-]*)`) {
+		if w != "default" && w != "or" {
+			listed = append(listed, w)
+		}
+	}
+	require.Equal(t, want, listed, "custom-elements.json: %q", desc)
+
+	b, err = os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	m = regexp.MustCompile("(?m)^\\| `dialect` \\| (.+) \\|$").FindStringSubmatch(string(b))
+	require.NotNil(t, m, "the README's attribute table has the dialect row")
+	require.Equal(t, want, members(m[1], "`([a-z-]+)`"), "README.md")
+}

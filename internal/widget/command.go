@@ -8,6 +8,7 @@ import (
 
 	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/internal/protocol"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // Command is one message from the page (trickle.js) to the Go side, which
@@ -217,11 +218,14 @@ func ResumeMessage(stream, lastEventID string) string {
 func FootnotePrefix(id int) string { return "trickle-" + strconv.Itoa(id) + "-" }
 
 // Config is the Session configuration the command's attributes ask for.
+// A dialect attribute that names no dialect is kept as it is: the answer
+// then fails with stream.ParseDialect's error, which lists the valid ones.
 func (c Command) Config() Config {
-	cfg := Config{Dialect: c.Dialect}
-	if cfg.Dialect == "" {
-		cfg.Dialect = "auto"
+	d, err := stream.ParseDialect(c.Dialect)
+	if err != nil {
+		d = stream.Dialect(c.Dialect)
 	}
+	cfg := Config{Dialect: d}
 	// An announce attribute of no known mode is the default, as HTML's
 	// enumerated attributes do with an invalid value.
 	cfg.Announce, _ = a11y.ParseMode(strings.ToLower(strings.TrimSpace(c.Announce)))

@@ -279,7 +279,9 @@ func (e *Element) response(r Response) {
 	}
 	if !r.OK {
 		e.conn.httpStatus = r.Status
+		return
 	}
+	e.sess.Respond(r.Head)
 }
 
 // Ended handles connection gen's end; it reports false for a stale one.

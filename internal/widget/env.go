@@ -1,6 +1,10 @@
 package widget
 
-import "time"
+import (
+	"time"
+
+	"github.com/trickle-dev/trickle/stream"
+)
 
 // Env is what an Element acts through. Every method returns at once; what
 // it starts reports back as an event on the element (Opened, Response,
@@ -59,6 +63,7 @@ type Early struct {
 	OK       bool
 	Status   int
 	StreamID string
+	Head     stream.Response
 }
 
 // Response is what a fetch's response says.
@@ -66,6 +71,9 @@ type Response struct {
 	OK       bool
 	Status   int
 	StreamID string // X-Trickle-Stream, "" when absent
+	// Head is what the pipeline reads of the headers (ResponseHead): the
+	// framing of the body and, for a text body, its length.
+	Head stream.Response
 }
 
 // EndKind says how a connection ended.

@@ -126,7 +126,7 @@ func TestParseCommandReadsWhatTheLoaderSends(t *testing.T) {
 	require.False(t, c.HasPrompt)
 
 	cfg := c.Config()
-	require.Equal(t, "auto", cfg.Dialect)
+	require.Equal(t, stream.DialectAuto, cfg.Dialect)
 	require.Equal(t, a11y.ModeOff, cfg.Announce)
 	for attr, want := range map[string]a11y.Mode{"": a11y.ModeSentences, " Complete ": a11y.ModeComplete, "loud": a11y.ModeSentences} {
 		c.Announce = attr

@@ -250,6 +250,14 @@ func TestTheSessionWaitsWhatTheServersRetryFieldSays(t *testing.T) {
 
 func TestToolsShowCallingWhileStreamingAndCalledWithArgumentsOnceComplete(t *testing.T) {
 	require.Empty(t, ToolsHTML(nil))
+	ran := ToolsHTML([]stream.ToolCall{
+		{Name: "get_weather", Arguments: `{"city":"Paris"}`, Complete: true, Output: `{"temp":"<21>"}`},
+		{Name: "search", Arguments: `{}`, Complete: true, OutputError: "<rate> limited"},
+	})
+	require.Equal(t, `<div data-trickle="tool"><p>Called <code>get_weather</code></p><pre><code>{&#34;city&#34;:&#34;Paris&#34;}</code></pre>`+
+		`<pre data-trickle="tool-output"><code>{&#34;temp&#34;:&#34;&lt;21&gt;&#34;}</code></pre></div>`+
+		`<div data-trickle="tool"><p>Called <code>search</code></p><pre><code>{}</code></pre>`+
+		`<p data-trickle="tool-output">Failed: &lt;rate&gt; limited</p></div>`, ran, "a tool's output, escaped, under its call")
 	streaming := ToolsHTML([]stream.ToolCall{{Name: "get_weather", Partial: `{"city":"Par`}})
 	require.Equal(t, `<div data-trickle="tool"><p>Calling <code>get_weather</code>…</p></div>`, streaming)
 	require.NotContains(t, streaming, "Par", "half an argument object is never shown")

@@ -11,8 +11,8 @@ import (
 
 // Config is what a Session needs to know about the element.
 type Config struct {
-	// Dialect is the stream dialect ("auto" when empty).
-	Dialect string
+	// Dialect is the stream dialect (stream.DialectAuto when empty).
+	Dialect stream.Dialect
 	// ContentType is the response's Content-Type, when known.
 	ContentType string
 	// Announce is the a11y mode ("": ModeSentences).
@@ -228,6 +228,25 @@ func (s *Session) WriteAt(chunk []byte, at time.Time) error {
 	return err
 }
 
+// Respond gives the session the headers of the response whose body comes
+// next (see ResponseHead): they choose the framing of a first body (a
+// text/plain one is the answer's text) and bound a text body's length.
+func (s *Session) Respond(r stream.Response) { s.pipe.Respond(r) }
+
+// ResponseHead reads what the pipeline takes from a fetch response's
+// headers (header is Headers.get, "" for a header that is absent). The
+// Content-Length counts only for a same-origin response (type "basic"):
+// across origins the page cannot read Content-Encoding unless the server
+// exposes it, and a compressed body's length is not the one the body
+// reads as.
+func ResponseHead(responseType string, header func(name string) string) stream.Response {
+	r := stream.ResponseOf(header)
+	if responseType != "basic" {
+		r.ContentLength = -1
+	}
+	return r
+}
+
 // Reconnect prepares for a resumed connection: the byte-level decoder starts
 // over, the answer and the last event id stay.
 func (s *Session) Reconnect() {
@@ -292,8 +311,9 @@ func (s *Session) Status() stream.Status { return s.pipe.Answer().Status() }
 // reason, problems); the session alone feeds it.
 func (s *Session) Answer() *stream.Answer { return s.pipe.Answer() }
 
-// Dialect names the stream's dialect, or "auto" while it is not known.
-func (s *Session) Dialect() string { return s.pipe.Dialect() }
+// Dialect names the stream's dialect, or stream.DialectAuto while it is
+// not known.
+func (s *Session) Dialect() stream.Dialect { return s.pipe.Dialect() }
 
 // Err explains a stopped, incomplete or failed answer.
 func (s *Session) Err() error { return s.pipe.Answer().Err() }

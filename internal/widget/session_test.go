@@ -208,9 +208,9 @@ func TestASessionShowsAndAnnouncesEveryDialectInAnyCut(t *testing.T) {
 			require.Positive(t, unwrapped, "final frames keep the tail's nodes when it already shows the rest")
 		}
 	})
-	for _, dialect := range sim.Dialects {
+	for _, dialect := range sim.Dialects() {
 		for _, answer := range []string{"short", "thinking", "tool-call"} {
-			t.Run(dialect+"/"+answer, func(t *testing.T) {
+			t.Run(dialect.String()+"/"+answer, func(t *testing.T) {
 				data, ends, want := events(t, sim.Params{Dialect: dialect, Answer: answer, TokenChars: 3})
 				for round := 0; round < rounds; round++ {
 					rng := rand.New(rand.NewPCG(uint64(round), 7))
@@ -287,6 +287,49 @@ func TestOnEventSeesEveryDecodedEventAndTheSessionsAnswer(t *testing.T) {
 	require.Equal(t, "Hello, world.", text.String())
 	require.Equal(t, s.Text(), text.String())
 	require.Equal(t, 1, kinds[stream.KindEnd])
-	require.Equal(t, "plain", s.Dialect())
+	require.Equal(t, stream.DialectPlain, s.Dialect())
 	require.Equal(t, stream.Complete, s.Answer().Status())
+}
+
+func TestATextResponseIsTheAnswerAndItsLengthCountsOnlyOnTheSameOrigin(t *testing.T) {
+	headers := map[string]string{"Content-Type": "text/plain; charset=utf-8", "Content-Length": "40"}
+	get := func(name string) string { return headers[name] }
+	require.Equal(t, int64(40), ResponseHead("basic", get).ContentLength)
+	for _, typ := range []string{"cors", "opaque", ""} {
+		require.Equal(t, int64(-1), ResponseHead(typ, get).ContentLength, "%q: its Content-Encoding may be hidden", typ)
+	}
+
+	body := "## Tea\n\nGreen, at **80 °C**."
+	s := NewSession(Config{})
+	s.Respond(ResponseHead("cors", get))
+	require.NoError(t, s.Write([]byte(body)))
+	s.End(nil)
+	p := s.Frame()
+	require.True(t, p.Final)
+	require.Equal(t, stream.DialectText, s.Dialect())
+	require.Equal(t, stream.Complete, s.Status())
+	require.Equal(t, render.Convert(body, RenderOptions(render.Policy{})...), p.Append+p.Tail)
+
+	// Same origin, the body shorter than its Content-Length: cut.
+	s = NewSession(Config{})
+	s.Respond(ResponseHead("basic", get))
+	require.NoError(t, s.Write([]byte(body)))
+	s.End(nil)
+	require.Equal(t, stream.Incomplete, s.Status())
+	require.Equal(t, body, s.Text())
+}
+
+func TestABodyTheWidgetCannotReadFailsSayingWhatArrivedNeverIncomplete(t *testing.T) {
+	s := NewSession(Config{})
+	s.Respond(ResponseHead("basic", func(name string) string {
+		return map[string]string{"Content-Type": "text/html"}[name]
+	}))
+	require.NoError(t, s.Write([]byte("<html><body><h1>Welcome</h1></body></html>")))
+	s.End(nil)
+	s.Frame()
+	require.Equal(t, stream.Failed, s.Status())
+	notice := Notice(s.Status(), s.Err())
+	require.NotContains(t, notice, "Incomplete")
+	require.Contains(t, notice, `"text/html"`)
+	require.Contains(t, notice, `"<html><body><h1>Welcome</h1></body></html>"`)
 }

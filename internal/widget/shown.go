@@ -37,7 +37,20 @@ func ToolsHTML(calls []stream.ToolCall) string {
 		b.WriteString(html.EscapeString(name))
 		b.WriteString(`</code></p><pre><code>`)
 		b.WriteString(html.EscapeString(c.Arguments))
-		b.WriteString(`</code></pre></div>`)
+		b.WriteString(`</code></pre>`)
+		// The backend ran the tool and sent what it gave (the AI SDK's
+		// tool-output-*): shown under the call, as text.
+		switch {
+		case c.OutputError != "":
+			b.WriteString(`<p data-trickle="tool-output">Failed: `)
+			b.WriteString(html.EscapeString(c.OutputError))
+			b.WriteString(`</p>`)
+		case c.Output != "":
+			b.WriteString(`<pre data-trickle="tool-output"><code>`)
+			b.WriteString(html.EscapeString(c.Output))
+			b.WriteString(`</code></pre>`)
+		}
+		b.WriteString(`</div>`)
 	}
 	return b.String()
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // dialect turns the steps of a generation into one provider's events. The
@@ -20,13 +22,14 @@ type dialect interface {
 	failure(g *Generator, msg string) []Message
 }
 
-var dialects = map[string]dialect{
-	"openai":    openai{},
-	"anthropic": anthropic{},
-	"responses": responses{},
-	"gemini":    gemini{},
-	"ollama":    ollama{},
-	"plain":     plain{},
+var dialects = map[stream.Dialect]dialect{
+	stream.DialectOpenAI:    openai{},
+	stream.DialectAnthropic: anthropic{},
+	stream.DialectResponses: responses{},
+	stream.DialectGemini:    gemini{},
+	stream.DialectOllama:    ollama{},
+	stream.DialectPlain:     plain{},
+	stream.DialectAISDK:     aisdk{},
 }
 
 // q quotes s as a JSON string without HTML escaping (providers send < and >
@@ -447,4 +450,73 @@ func (plain) endMarker(*Generator) []Message { return []Message{{Data: "[DONE]"}
 
 func (plain) failure(_ *Generator, msg string) []Message {
 	return []Message{{Data: `{"error":` + q(msg) + `}`}, {Data: "[DONE]"}}
+}
+
+// --- AI SDK UI message stream ------------------------------------------------
+
+// aisdk speaks the AI SDK's UI message stream as streamText's
+// toUIMessageStreamResponse writes it (stream/testdata/ai-sdk-*.sse are
+// the package's own): one step, its blocks opened and closed, the tool's
+// input streamed then available, finish and [DONE] at the end.
+type aisdk struct{}
+
+func (aisdk) part(data string) Message { return Message{Data: data} }
+
+func (a aisdk) start(*Generator) []Message {
+	return []Message{a.part(`{"type":"start"}`), a.part(`{"type":"start-step"}`)}
+}
+
+func (a aisdk) begin(g *Generator, kind int) []Message {
+	switch kind {
+	case phaseThinking:
+		return []Message{a.part(`{"type":"reasoning-start","id":` + q("r"+itoa(g.block)) + `}`)}
+	case phaseTool:
+		t := g.answer.Tool
+		return []Message{a.part(`{"type":"tool-input-start","toolCallId":` + q("call_"+t.ID) + `,"toolName":` + q(t.Name) + `}`)}
+	}
+	return []Message{a.part(`{"type":"text-start","id":` + q("t"+itoa(g.block)) + `}`)}
+}
+
+func (a aisdk) delta(g *Generator, kind int, tok string, _ bool) []Message {
+	switch kind {
+	case phaseThinking:
+		return []Message{a.part(`{"type":"reasoning-delta","id":` + q("r"+itoa(g.block)) + `,"delta":` + q(tok) + `}`)}
+	case phaseTool:
+		return []Message{a.part(`{"type":"tool-input-delta","toolCallId":` + q("call_"+g.answer.Tool.ID) + `,"inputTextDelta":` + q(tok) + `}`)}
+	}
+	return []Message{a.part(`{"type":"text-delta","id":` + q("t"+itoa(g.block)) + `,"delta":` + q(tok) + `}`)}
+}
+
+func (a aisdk) end(g *Generator, kind int) []Message {
+	var m Message
+	switch kind {
+	case phaseThinking:
+		m = a.part(`{"type":"reasoning-end","id":` + q("r"+itoa(g.block)) + `}`)
+	case phaseTool:
+		t := g.answer.Tool
+		m = a.part(`{"type":"tool-input-available","toolCallId":` + q("call_"+t.ID) + `,"toolName":` + q(t.Name) + `,"input":` + t.Arguments + `}`)
+	default:
+		m = a.part(`{"type":"text-end","id":` + q("t"+itoa(g.block)) + `}`)
+	}
+	g.block++
+	return []Message{m}
+}
+
+// finish closes the step; the finish part is the end marker, so it waits
+// for endMarker (NoEnd leaves it out).
+func (a aisdk) finish(g *Generator, reason string) []Message {
+	switch reason {
+	case "tool_calls":
+		reason = "tool-calls"
+	}
+	g.finish = reason
+	return []Message{a.part(`{"type":"finish-step"}`)}
+}
+
+func (a aisdk) endMarker(g *Generator) []Message {
+	return []Message{a.part(`{"type":"finish","finishReason":` + q(g.finish) + `}`), a.part("[DONE]")}
+}
+
+func (a aisdk) failure(_ *Generator, msg string) []Message {
+	return []Message{a.part(`{"type":"error","errorText":` + q(msg) + `}`), a.part("[DONE]")}
 }

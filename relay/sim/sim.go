@@ -1,7 +1,8 @@
 // Package sim is Trickle's simulated language model: offline and
 // deterministic, it streams canned markdown answers token by token in the
 // wire format of any supported provider dialect (OpenAI Chat Completions,
-// OpenAI Responses, Anthropic Messages, Gemini alt=sse, Ollama, plain), with
+// OpenAI Responses, Anthropic Messages, Gemini alt=sse, Ollama, plain, the
+// AI SDK's UI message stream: every one of stream.Dialects but text), with
 // configurable timing and injected faults.
 //
 // The same Params always give the same events with the same delays, so
@@ -16,10 +17,21 @@ import (
 	"math/rand/v2"
 	"time"
 	"unicode/utf8"
+
+	"github.com/trickle-dev/trickle/stream"
 )
 
-// Dialects lists the wire formats the simulated model speaks.
-var Dialects = []string{"openai", "anthropic", "responses", "gemini", "ollama", "plain"}
+// Dialects lists the wire formats the simulated model speaks: those of
+// stream.Dialects, in its order, that it has events for.
+func Dialects() []stream.Dialect {
+	var out []stream.Dialect
+	for _, d := range stream.Dialects() {
+		if dialects[d] != nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
 
 // ErrUnknownDialect and ErrUnknownAnswer report bad Params.
 var (
@@ -29,18 +41,18 @@ var (
 
 // Params configures one simulated generation.
 type Params struct {
-	Dialect      string        // one of Dialects; "" means openai
-	Answer       string        // canned answer name; "" lets Seed pick
-	Seed         uint64        // picks the answer (when Answer is empty) and the jitter
-	Model        string        // echoed in the events; "" means "trickle-sim"
-	ID           string        // response id echoed in the events
-	Created      int64         // unix seconds echoed in the events
-	PromptTokens int           // reported in usage
-	MaxTokens    int           // cap on streamed tokens (finish reason "length"); 0 = none
-	TTFT         time.Duration // delay before the first token
-	Gap          time.Duration // delay between tokens
-	Jitter       time.Duration // each delay varies by up to ± this, seeded
-	TokenChars   int           // characters (runes) per token; 0 means 4
+	Dialect      stream.Dialect // one of Dialects; "" means openai
+	Answer       string         // canned answer name; "" lets Seed pick
+	Seed         uint64         // picks the answer (when Answer is empty) and the jitter
+	Model        string         // echoed in the events; "" means "trickle-sim"
+	ID           string         // response id echoed in the events
+	Created      int64          // unix seconds echoed in the events
+	PromptTokens int            // reported in usage
+	MaxTokens    int            // cap on streamed tokens (finish reason "length"); 0 = none
+	TTFT         time.Duration  // delay before the first token
+	Gap          time.Duration  // delay between tokens
+	Jitter       time.Duration  // each delay varies by up to ± this, seeded
+	TokenChars   int            // characters (runes) per token; 0 means 4
 
 	ErrorAfter int           // after this many events, fail with an error event; 0 = never
 	StallAfter int           // after this many events, wait Stall more; 0 = never
@@ -80,6 +92,7 @@ type Generator struct {
 
 	// per-dialect bookkeeping
 	block  int    // index of the current content block (anthropic, responses)
+	finish string // the finish reason, for a dialect that sends it with its end marker (ai-sdk)
 	acc    []byte // text of the current item (responses *.done events)
 	seqNum int    // responses sequence_number
 }
@@ -96,11 +109,11 @@ const (
 // New prepares a generation; it fails on an unknown dialect or answer.
 func New(p Params) (*Generator, error) {
 	if p.Dialect == "" {
-		p.Dialect = "openai"
+		p.Dialect = stream.DialectOpenAI
 	}
 	d, ok := dialects[p.Dialect]
 	if !ok {
-		return nil, fmt.Errorf("%w %q (want one of %v)", ErrUnknownDialect, p.Dialect, Dialects)
+		return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownDialect, p.Dialect, stream.DialectNames(Dialects()))
 	}
 	var a Answer
 	if p.Answer == "" {
@@ -265,10 +278,10 @@ func (g *Generator) fill() {
 // its error shape, followed by its end marker when the dialect has one that
 // is compatible with an error. The relay uses it when a real upstream
 // fails.
-func Failure(dialectName, message string) []Message {
+func Failure(dialectName stream.Dialect, message string) []Message {
 	d, ok := dialects[dialectName]
 	if !ok {
-		d = dialects["openai"]
+		d = dialects[stream.DialectOpenAI]
 	}
 	g := &Generator{p: Params{Dialect: dialectName, Model: "trickle-relay", ID: "relay"}}
 	return d.failure(g, message)

@@ -39,7 +39,7 @@ func wire(msgs []sim.Message) []byte {
 
 // decode runs the bytes through the stream package's pipeline: the same
 // decoder the widget runs, an oracle written by someone else.
-func decode(t *testing.T, dialect string, b []byte) *stream.Answer {
+func decode(t *testing.T, dialect stream.Dialect, b []byte) *stream.Answer {
 	t.Helper()
 	p := stream.NewPipeline(stream.WithDialect(dialect), stream.WithContentType("text/event-stream"))
 	_, err := p.Write(b)
@@ -49,9 +49,9 @@ func decode(t *testing.T, dialect string, b []byte) *stream.Answer {
 }
 
 func TestEveryDialectDecodesToTheCannedAnswer(t *testing.T) {
-	for _, d := range sim.Dialects {
+	for _, d := range sim.Dialects() {
 		for _, name := range []string{"short", "thinking", "tool-call", "xss", "sample-20k"} {
-			t.Run(d+"/"+name, func(t *testing.T) {
+			t.Run(d.String()+"/"+name, func(t *testing.T) {
 				want, ok := sim.Lookup(name)
 				require.True(t, ok)
 				sizes := []int{1, 4, 13}
@@ -60,7 +60,7 @@ func TestEveryDialectDecodesToTheCannedAnswer(t *testing.T) {
 				}
 				for _, chars := range sizes {
 					msgs := all(t, sim.Params{Dialect: d, Answer: name, TokenChars: chars, Seed: 7})
-					for _, dialect := range []string{d, "auto"} {
+					for _, dialect := range []stream.Dialect{d, stream.DialectAuto} {
 						a := decode(t, dialect, wire(msgs))
 						require.Equal(t, stream.Complete, a.Status(), "dialect %s read as %s: %v", d, dialect, a.Err())
 						require.Equal(t, want.Text, a.Text())
@@ -81,7 +81,7 @@ func TestEveryDialectDecodesToTheCannedAnswer(t *testing.T) {
 }
 
 func TestEveryEventIsOneLineOfValidJSONOrTheDoneMarker(t *testing.T) {
-	for _, d := range sim.Dialects {
+	for _, d := range sim.Dialects() {
 		for _, name := range sim.Names() {
 			for _, m := range all(t, sim.Params{Dialect: d, Answer: name, TokenChars: 7}) {
 				require.NotContains(t, m.Data, "\n", "%s/%s", d, name)
@@ -138,8 +138,8 @@ func TestTokensHaveTheConfiguredSizeAndNeverSplitACharacter(t *testing.T) {
 }
 
 func TestErrorAfterEndsWithTheDialectsErrorShape(t *testing.T) {
-	for _, d := range sim.Dialects {
-		t.Run(d, func(t *testing.T) {
+	for _, d := range sim.Dialects() {
+		t.Run(d.String(), func(t *testing.T) {
 			msgs := all(t, sim.Params{Dialect: d, Answer: "short", ErrorAfter: 5})
 			require.Greater(t, len(msgs), 5)
 			tail := msgs[5:]
@@ -153,7 +153,7 @@ func TestErrorAfterEndsWithTheDialectsErrorShape(t *testing.T) {
 }
 
 func TestNoEndLeavesTheAnswerIncomplete(t *testing.T) {
-	for _, d := range sim.Dialects {
+	for _, d := range sim.Dialects() {
 		msgs := all(t, sim.Params{Dialect: d, Answer: "short", NoEnd: true})
 		a := decode(t, d, wire(msgs))
 		require.Equal(t, stream.Incomplete, a.Status(), "%s", d)
@@ -189,7 +189,7 @@ func TestUnknownDialectAndAnswerAreRefused(t *testing.T) {
 }
 
 func TestFailureHasAnErrorEventInEveryDialect(t *testing.T) {
-	for _, d := range sim.Dialects {
+	for _, d := range sim.Dialects() {
 		msgs := sim.Failure(d, "upstream said no")
 		require.NotEmpty(t, msgs)
 		require.Contains(t, msgs[0].Data, "upstream said no")

@@ -21,6 +21,7 @@ import (
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // seen records what the custom backend received, per path.
@@ -51,6 +52,10 @@ func custom(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, errorBody)
 		return
 	}
+	if strings.HasPrefix(r.URL.Path, "/custom/recorded/") {
+		customRecorded(w, r)
+		return
+	}
 	if r.URL.Path == "/custom/text" {
 		customText(w, r)
 		return
@@ -71,7 +76,7 @@ func custom(w http.ResponseWriter, r *http.Request) {
 	seenMu.Unlock()
 
 	ndjson := r.URL.Path == "/custom/ndjson"
-	dialect := "openai"
+	dialect := stream.DialectOpenAI
 	if ndjson {
 		dialect = "ollama"
 	}

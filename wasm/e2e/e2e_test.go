@@ -331,9 +331,9 @@ type Metrics struct {
 func TestEveryDialectOfTheSimulatedModelRendersTheSameAnswer(t *testing.T) {
 	ctx := tab(t)
 	want := canned(t, "tool-call")
-	for _, d := range sim.Dialects {
-		t.Run(d, func(t *testing.T) {
-			r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=tool-call&gap_ms=0.5&dialect=" + d}, "weather")
+	for _, d := range sim.Dialects() {
+		t.Run(d.String(), func(t *testing.T) {
+			r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=tool-call&gap_ms=0.5&dialect=" + d.String()}, "weather")
 			require.Equal(t, "complete", r.Status)
 			require.Equal(t, want.Text, r.Text)
 			sameDOM(t, ctx, r.Text, r.HTML)

@@ -44,6 +44,7 @@ import (
 
 	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/sse"
+	tstream "github.com/trickle-dev/trickle/stream"
 )
 
 func main() {
@@ -214,7 +215,7 @@ func (f *floor) script(query, model string, maxTokens int) (*script, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := sim.Params{Dialect: q["dialect"], Answer: q["answer"], Model: model, Created: 1767225600, MaxTokens: maxTokens}
+	p := sim.Params{Dialect: tstream.Dialect(q["dialect"]), Answer: q["answer"], Model: model, Created: 1767225600, MaxTokens: maxTokens}
 	ms := func(name string) (time.Duration, error) {
 		v, err := strconv.ParseFloat(q[name], 64)
 		return time.Duration(v * float64(time.Millisecond)), err

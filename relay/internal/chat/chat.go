@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/trickle-dev/trickle/relay/sim"
+	"github.com/trickle-dev/trickle/stream"
 )
 
 // Request is the part of an OpenAI Chat Completions request the relay
@@ -98,7 +99,6 @@ func Decode(body []byte, req *Request) error {
 // query string and the defaults d (its timings and TokenChars).
 func SimParams(req *Request, q url.Values, d sim.Params) (sim.Params, error) {
 	p := sim.Params{
-		Dialect:    q.Get("dialect"),
 		Answer:     q.Get("answer"),
 		Model:      req.Model,
 		Created:    1767225600, // fixed, so that a request always streams the same bytes
@@ -107,6 +107,13 @@ func SimParams(req *Request, q url.Values, d sim.Params) (sim.Params, error) {
 		Jitter:     d.Jitter,
 		TokenChars: d.TokenChars,
 		NoEnd:      q.Get("no_end") == "1" || q.Get("no_end") == "true",
+	}
+	// ?dialect= names one of the simulated model's dialects; auto (or none)
+	// is its default, openai.
+	if d, err := stream.ParseDialect(q.Get("dialect")); err != nil {
+		return p, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	} else if d != stream.DialectAuto {
+		p.Dialect = d
 	}
 	if err := req.Check(); err != nil {
 		return p, err

@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -88,8 +89,8 @@ type Upstream struct {
 	// URL is the full endpoint, e.g. https://host/v1/chat/completions,
 	// https://host/v1/messages or http://127.0.0.1:11434/api/chat.
 	URL string
-	// Dialect is "openai", "anthropic" or "ollama".
-	Dialect string
+	// Dialect is the upstream's API: one of Dialects.
+	Dialect stream.Dialect
 	// Key is sent to the upstream only (never to clients).
 	Key string
 	// Model replaces the request's model when not empty.
@@ -108,6 +109,13 @@ type Upstream struct {
 	// Client makes the requests; nil means a client with sane timeouts.
 	Client *http.Client
 }
+
+// dialects are the APIs an Upstream can call: those it can write a
+// request for.
+var dialects = []stream.Dialect{stream.DialectOpenAI, stream.DialectAnthropic, stream.DialectOllama}
+
+// Dialects lists the dialects an Upstream can call (of stream.Dialects).
+func Dialects() []stream.Dialect { return slices.Clone(dialects) }
 
 // FieldError names the field of an Upstream that cannot work.
 type FieldError struct {
@@ -130,10 +138,8 @@ func (u *Upstream) Check(d Defaults) error {
 	if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
 		return &FieldError{Field: "URL", Value: fmt.Sprintf("%q", u.URL), Reason: "not an absolute http(s) URL"}
 	}
-	switch u.Dialect {
-	case "openai", "anthropic", "ollama":
-	default:
-		return &FieldError{Field: "Dialect", Value: fmt.Sprintf("%q", u.Dialect), Reason: "want openai, anthropic or ollama"}
+	if !slices.Contains(dialects, u.Dialect) {
+		return &FieldError{Field: "Dialect", Value: fmt.Sprintf("%q", u.Dialect), Reason: "want one of " + stream.DialectNames(dialects)}
 	}
 	for _, t := range []struct {
 		name string
@@ -181,7 +187,7 @@ func (u *Upstream) Body(req *chat.Request, body []byte, streaming bool) ([]byte,
 		return nil, fmt.Errorf("%w: %w: start the relay with --upstream-model NAME (Upstream.Model), or send \"model\" in the request (the element's model attribute)", chat.ErrBadRequest, ErrNoModel)
 	}
 	switch u.Dialect {
-	case "openai":
+	case stream.DialectOpenAI:
 		var m map[string]any
 		if err := json.Unmarshal(body, &m); err != nil {
 			return nil, fmt.Errorf("%w: %w", chat.ErrBadRequest, err)
@@ -194,7 +200,7 @@ func (u *Upstream) Body(req *chat.Request, body []byte, streaming bool) ([]byte,
 			delete(m, "stream_options")
 		}
 		return json.Marshal(m)
-	case "anthropic":
+	case stream.DialectAnthropic:
 		type msg struct {
 			Role    string `json:"role"`
 			Content string `json:"content"`
@@ -248,13 +254,13 @@ func (u *Upstream) newRequest(ctx context.Context, payload []byte) (*http.Reques
 	hr.Header.Set("Accept", "text/event-stream, application/x-ndjson, application/json")
 	if u.Key != "" {
 		switch u.Dialect {
-		case "anthropic":
+		case stream.DialectAnthropic:
 			hr.Header.Set("x-api-key", u.Key)
 		default:
 			hr.Header.Set("Authorization", "Bearer "+u.Key)
 		}
 	}
-	if u.Dialect == "anthropic" {
+	if u.Dialect == stream.DialectAnthropic {
 		hr.Header.Set("anthropic-version", "2023-06-01")
 	}
 	return hr, nil
@@ -364,7 +370,7 @@ func (u *Upstream) attempt(parent context.Context, id string, payload []byte, ma
 		return emit(event, data)
 	}
 	var readErr error
-	if u.Dialect == "ollama" && !strings.Contains(resp.Header.Get("Content-Type"), "event-stream") {
+	if u.Dialect == stream.DialectOllama && !strings.Contains(resp.Header.Get("Content-Type"), "event-stream") {
 		readErr = relayNDJSON(body, maxEvent, count)
 	} else {
 		readErr = relaySSE(body, maxEvent, count)

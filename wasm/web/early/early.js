@@ -12,6 +12,10 @@ import { earlyRequest } from "./request.js";
 
 const epochNow = () => performance.timeOrigin + performance.now();
 
+// The response headers Go reads (stream.ResponseOf), handed over with the
+// body.
+const HEAD = ["content-type", "content-length", "content-encoding", "x-vercel-ai-ui-message-stream"];
+
 // The handover needs a body that can be released while a read waits and
 // then be transferred to Go's thread: without both (Safari), Go sends the
 // request itself, as it always did.
@@ -64,6 +68,7 @@ class EarlyAnswer {
         responded();
       }
       if (!this.#res.body || this.#handing) return;
+      text.head((h) => this.#res.headers.get(h));
       this.#reader = this.#res.body.getReader();
       for (;;) {
         let r;
@@ -124,6 +129,9 @@ class EarlyAnswer {
       ok: res ? res.ok : false,
       status: res ? res.status : 0,
       stream: res?.headers.get("X-Trickle-Stream") ?? "",
+      // What Go's widget.ResponseHead reads (lower-case names).
+      type: res?.type ?? "",
+      headers: Object.fromEntries(HEAD.map((h) => [h, res?.headers.get(h) ?? null])),
       chunks: this.#chunks,
       end: this.#end,
       failed: this.#failed,

@@ -17,15 +17,28 @@ const MAX_EVENT = 256 * 1024;
 
 const ANTHROPIC = /^(message_(start|delta|stop)|content_block_(start|delta|stop)|ping)$/;
 
-// earlyReader returns a reader for one response: write(bytes) feeds the
-// next chunk and returns the text it adds ("" when none); text is all of it
-// so far; stopped says the reader has stopped for good (the answer ended,
-// or it met something it does not know). dialect is the element's dialect
-// attribute ("" or "auto" detects it as Go does).
+// The framing a Content-Type chooses, as stream.framingOf reads it: its
+// media type, lower-cased, before any parameter.
+const NDJSON_TYPES = /^application\/(x-ndjson|ndjson|jsonl|x-jsonlines|jsonlines|json)$/;
+const TEXT_TYPES = /^text\/(plain|markdown)$/;
+const mediaType = (ct) => (ct ?? "").split(";")[0].trim().toLowerCase();
+
+// The AI SDK's UI message stream parts (stream.isAISDKPart): those that
+// carry nothing shown, then those with text or an end.
+const AISDK_QUIET = /^(start|start-step|finish-step|text-start|text-end|reasoning-start|reasoning-end|reasoning-delta|source-url|source-document|file|message-metadata|tool-input-(start|delta|available|error)|tool-output-(available|error)|data-.*)$/;
+const AISDK = /^(text-delta|abort|finish)$/;
+
+// earlyReader returns a reader for one response: head(get) gives it the
+// response's headers (get is Headers.get) before the first byte;
+// write(bytes) feeds the next chunk and returns the text it adds ("" when
+// none); text is all of it so far; stopped says the reader has stopped for
+// good (the answer ended, or it met something it does not know). dialect
+// is the element's dialect attribute ("" or "auto" detects it as Go does).
 export function earlyReader(dialect = "") {
   const utf8 = new TextDecoder();
   let want = dialect === "auto" ? "" : dialect;
-  let ndjson = null; // the framing, once the first non-blank byte says
+  let ndjson = null; // the framing, once the content type or the first non-blank byte says
+  let plainText = want === "text"; // the body is the text (stream.FramingText)
   const parts = []; // the unfinished line, in pieces
   let held = 0; // their length
   let skipLF = false; // a CR ended the last chunk: a LF after it is that line's end
@@ -34,11 +47,35 @@ export function earlyReader(dialect = "") {
   let out = "";
   const r = {
     text: "",
-    stopped: !["", "openai", "responses", "anthropic", "gemini", "ollama", "plain"].includes(want),
+    stopped: !["", "openai", "responses", "anthropic", "gemini", "ollama", "plain", "text", "ai-sdk"].includes(want),
+    head(get) {
+      const mt = mediaType(get("content-type"));
+      if (TEXT_TYPES.test(mt)) {
+        if (!want) plainText = true;
+        return;
+      }
+      if (mt === "text/event-stream") ndjson = false;
+      else if (NDJSON_TYPES.test(mt)) ndjson = true;
+      if (!want && get("x-vercel-ai-ui-message-stream")) {
+        want = "ai-sdk";
+        ndjson = false;
+      }
+    },
     write(bytes) {
       if (r.stopped) return "";
       out = "";
       let s = utf8.decode(bytes, { stream: true });
+      if (plainText) {
+        // Go reads each byte that is not UTF-8 as U+FFFD, TextDecoder a
+        // whole broken sequence as one: past the first, the texts may
+        // differ, so the early view stops.
+        const bad = s.indexOf("\ufffd");
+        if (bad >= 0) {
+          out = s.slice(0, bad);
+          r.stopped = true;
+        } else out = s;
+        return take();
+      }
       if (ndjson === null) {
         const i = s.search(/[^ \t\r\n\ufeff]/);
         if (i < 0) return "";
@@ -129,6 +166,7 @@ export function earlyReader(dialect = "") {
     if (ANTHROPIC.test(t) || ANTHROPIC.test(ty)) return "anthropic";
     if (t.startsWith("response.") || ty.startsWith("response.")) return "responses";
     if (done) return "openai";
+    if (AISDK_QUIET.test(ty) || AISDK.test(ty) || (ty === "error" && "errorText" in o)) return "ai-sdk";
     if (ty === "error" || "error" in o) return "error";
     if ("choices" in o || o.object === "chat.completion.chunk") return "openai";
     if ("candidates" in o || "usageMetadata" in o || "promptFeedback" in o) return "gemini";
@@ -212,5 +250,13 @@ const DIALECTS = {
   plain(o) {
     if (o.error !== undefined && o.error !== null && o.error !== "null") return null;
     return typeof o.delta === "string" ? o.delta : "";
+  },
+  // The UI message stream: text-delta's delta is the answer; reasoning is
+  // Go's thinking, tools Go's panel; an end, an error or a part not known
+  // here stops.
+  "ai-sdk"(o) {
+    const ty = typeof o.type === "string" ? o.type : "";
+    if (ty === "text-delta") return str(o.delta);
+    return AISDK_QUIET.test(ty) ? "" : null;
   },
 };

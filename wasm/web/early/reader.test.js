@@ -26,6 +26,7 @@ function goText(rec, n) {
 // after every chunk; it returns the reader.
 function feed(rec, data, cuts) {
   const r = earlyReader();
+  r.head((h) => (h === "content-type" ? (rec.content_type ?? null) : null));
   let prev = 0;
   let text = "";
   for (const c of [...cuts, data.length]) {
@@ -182,4 +183,62 @@ test("an event too large for Go stops the reader", () => {
   assert.equal(r.stopped, true);
   assert.equal(r.write(utf8('"}\n\n')), "");
   assert.equal(r.text, "a");
+});
+
+test("text/plain: the body is the text, a character split between chunks read whole", () => {
+  const data = utf8("\ufeff## Tea 🍵\n\ndata: {\"delta\":\"not an event\"}\n\n");
+  for (let c = 0; c <= data.length; c++) {
+    const r = earlyReader();
+    r.head((h) => (h === "content-type" ? "text/plain; charset=utf-8" : null));
+    r.write(data.subarray(0, c));
+    r.write(data.subarray(c));
+    assert.equal(r.text, '## Tea 🍵\n\ndata: {"delta":"not an event"}\n\n', `cut at ${c}`);
+  }
+});
+
+test("text: bytes that are not UTF-8 stop the reader before them (Go counts them one by one)", () => {
+  const r = earlyReader("text");
+  r.write(new Uint8Array([0x61, 0xe2, 0x82, 0x62]));
+  assert.equal(r.text, "a");
+  assert.equal(r.stopped, true);
+});
+
+test("text/plain with another dialect asked for is read as that dialect's events", () => {
+  const r = earlyReader("plain");
+  r.head((h) => (h === "content-type" ? "text/plain" : null));
+  r.write(utf8('data: {"delta":"x"}\n\n'));
+  assert.equal(r.text, "x");
+});
+
+const ui = (...parts) => parts.map((p) => `data: ${JSON.stringify(p)}\n\n`).join("");
+
+test("ai-sdk: the text deltas are the answer, the reasoning is not; finish stops the reader", () => {
+  const body = ui(
+    { type: "start" },
+    { type: "reasoning-start", id: "r" },
+    { type: "reasoning-delta", id: "r", delta: "thinking, not answer" },
+    { type: "reasoning-end", id: "r" },
+    { type: "text-start", id: "t" },
+    { type: "text-delta", id: "t", delta: "Hello" },
+    { type: "tool-input-start", toolCallId: "c", toolName: "f" },
+    { type: "text-delta", id: "t", delta: " there" },
+    { type: "finish" },
+    { type: "text-delta", id: "t", delta: " late" },
+  );
+  const r = read(body);
+  assert.equal(r.text, "Hello there");
+  assert.equal(r.stopped, true);
+  // An error and an unknown part stop it before any text of theirs.
+  assert.equal(read(ui({ type: "start" }, { type: "error", errorText: "boom" }, { type: "text-delta", delta: "x" })).text, "");
+  assert.equal(read(ui({ type: "text-delta", delta: "a" }, { type: "some-new-part" }, { type: "text-delta", delta: "b" })).text, "a");
+});
+
+test("ai-sdk: its header names the dialect before the first part", () => {
+  const r = earlyReader();
+  r.head((h) => ({ "content-type": "text/event-stream", "x-vercel-ai-ui-message-stream": "v1" })[h] ?? null);
+  // {"delta":…} alone would read as plain; under the header it is a part
+  // the reader does not know, and it stops.
+  r.write(utf8(ui({ delta: "not plain" }, { type: "text-delta", delta: "x" })));
+  assert.equal(r.text, "");
+  assert.equal(r.stopped, true);
 });

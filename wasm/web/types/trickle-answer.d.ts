@@ -51,7 +51,7 @@ export interface TrickleAnswerAttributes {
   transport?: "sse" | "websocket";
   /** Another WebSocket URL. */
   "ws-endpoint"?: string;
-  dialect?: "auto" | "openai" | "responses" | "anthropic" | "gemini" | "ollama" | "plain";
+  dialect?: "auto" | "openai" | "responses" | "anthropic" | "gemini" | "ollama" | "plain" | "text" | "ai-sdk";
   /** What a screen reader hears. */
   announce?: "sentences" | "complete" | "off";
   /** The model sent with ask(prompt); without it the request names none. */

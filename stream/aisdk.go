@@ -1,0 +1,172 @@
+package stream
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/sse"
+)
+
+// DialectAISDK is the AI SDK's UI message stream, what its useChat backends
+// send (streamText(…).toUIMessageStreamResponse(): SSE with the header
+// x-vercel-ai-ui-message-stream: v1): one JSON part per event — text-*,
+// reasoning-* (the thinking), tool-input-* and tool-output-* (tool calls
+// and their results), error, abort, finish — and data: [DONE].
+const DialectAISDK Dialect = "ai-sdk"
+
+// UIMessageStreamHeader is the response header the AI SDK sets on a UI
+// message stream ("v1").
+const UIMessageStreamHeader = "x-vercel-ai-ui-message-stream"
+
+// aisdkDecoder reads DialectAISDK. Tool calls are keyed by toolCallId; each
+// gets the next index in the order they open.
+type aisdkDecoder struct {
+	tools map[string]int
+}
+
+type aisdkPart struct {
+	Type           string  `json:"type"`
+	Delta          string  `json:"delta"`
+	ToolCallID     string  `json:"toolCallId"`
+	ToolName       string  `json:"toolName"`
+	InputTextDelta string  `json:"inputTextDelta"`
+	Input          rawJSON `json:"input"`
+	Output         rawJSON `json:"output"`
+	ErrorText      string  `json:"errorText"`
+	FinishReason   string  `json:"finishReason"`
+}
+
+var aisdkPartFields = []string{"type", "delta", "toolCallId", "toolName", "inputTextDelta", "input", "output", "errorText", "finishReason"}
+
+func (c *aisdkPart) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, aisdkPartFields) {
+		case "type":
+			r.Str(&c.Type)
+		case "delta":
+			r.Str(&c.Delta)
+		case "toolCallId":
+			r.Str(&c.ToolCallID)
+		case "toolName":
+			r.Str(&c.ToolName)
+		case "inputTextDelta":
+			r.Str(&c.InputTextDelta)
+		case "input":
+			c.Input = rawJSON(r.Raw())
+		case "output":
+			c.Output = rawJSON(r.Raw())
+		case "errorText":
+			r.Str(&c.ErrorText)
+		case "finishReason":
+			r.Str(&c.FinishReason)
+		}
+	})
+}
+
+// aisdkQuiet are the parts that carry nothing the answer shows: a message's
+// and a step's bounds, the bounds of a text or reasoning block (their
+// deltas carry the text), sources, files and metadata.
+var aisdkQuiet = map[string]bool{
+	"start": true, "start-step": true, "finish-step": true,
+	"text-start": true, "text-end": true, "reasoning-start": true, "reasoning-end": true,
+	"source-url": true, "source-document": true, "file": true, "message-metadata": true,
+}
+
+// isAISDKPart reports whether a part type is one of the UI message stream's
+// (for Detect): the ones the decoder reads, and the custom data-* parts.
+func isAISDKPart(typ string) bool {
+	switch typ {
+	case "text-delta", "reasoning-delta", "tool-input-start", "tool-input-delta", "tool-input-available",
+		"tool-input-error", "tool-output-available", "tool-output-error", "abort", "finish":
+		return true
+	}
+	return aisdkQuiet[typ] || strings.HasPrefix(typ, "data-")
+}
+
+func (d *aisdkDecoder) Dialect() Dialect  { return DialectAISDK }
+func (d *aisdkDecoder) EndMarker() string { return "finish" }
+func (d *aisdkDecoder) Close(func(Event)) {}
+
+// trailer: after the end the SDK still sends [DONE], and after an error
+// or an abort its finish-step and finish; none of them is news.
+func (d *aisdkDecoder) trailer(ev sse.Event) bool {
+	data := strings.TrimSpace(ev.Data)
+	if data == "[DONE]" {
+		return true
+	}
+	var c aisdkPart
+	return unmarshal(data, c.read) == nil && (c.Type == "finish" || c.Type == "finish-step")
+}
+
+func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
+	if strings.TrimSpace(ev.Data) == "[DONE]" {
+		emit(Event{Kind: KindEnd}) // a stream without its finish part still ends here
+		return nil
+	}
+	var c aisdkPart
+	if err := unmarshal(ev.Data, c.read); err != nil {
+		return err
+	}
+	switch {
+	case aisdkQuiet[c.Type] || strings.HasPrefix(c.Type, "data-"):
+	case c.Type == "text-delta":
+		emit(Event{Kind: KindText, Text: c.Delta})
+	case c.Type == "reasoning-delta":
+		emit(Event{Kind: KindThinking, Text: c.Delta})
+	case c.Type == "tool-input-start":
+		emit(Event{Kind: KindToolCallDelta, Index: d.open(c.ToolCallID), ID: c.ToolCallID, Name: c.ToolName})
+	case c.Type == "tool-input-delta":
+		i, ok := d.tools[c.ToolCallID]
+		if !ok {
+			return fmt.Errorf("%w: tool-input-delta for %q, which no tool-input-start opened", ErrUnknownToolCall, c.ToolCallID)
+		}
+		emit(Event{Kind: KindToolCallDelta, Index: i, Text: c.InputTextDelta})
+	case c.Type == "tool-input-available" || c.Type == "tool-input-error":
+		// A call whose input was not streamed opens here, whole.
+		i := d.open(c.ToolCallID)
+		emit(Event{Kind: KindToolCallDone, Index: i, ID: c.ToolCallID, Name: c.ToolName, Text: rawArgs(c.Input)})
+		if c.Type == "tool-input-error" {
+			emit(Event{Kind: KindToolResult, Index: i, Reason: ToolResultError, Text: c.ErrorText})
+		}
+	case c.Type == "tool-output-available" || c.Type == "tool-output-error":
+		i, ok := d.tools[c.ToolCallID]
+		if !ok {
+			return fmt.Errorf("%w: %s for %q, a call that never started", ErrUnknownToolCall, c.Type, c.ToolCallID)
+		}
+		if c.Type == "tool-output-error" {
+			emit(Event{Kind: KindToolResult, Index: i, Reason: ToolResultError, Text: c.ErrorText})
+		} else {
+			emit(Event{Kind: KindToolResult, Index: i, Text: string(c.Output)})
+		}
+	case c.Type == "error":
+		msg := c.ErrorText
+		if msg == "" {
+			msg = "the server reported an error without a message"
+		}
+		emit(Event{Kind: KindError, Err: &ProviderError{Dialect: DialectAISDK, Type: "error", Message: msg}})
+	case c.Type == "abort":
+		emit(Event{Kind: KindAbort})
+	case c.Type == "finish":
+		if c.FinishReason != "" {
+			emit(Event{Kind: KindFinish, Reason: c.FinishReason})
+		}
+		emit(Event{Kind: KindEnd})
+	default:
+		return fmt.Errorf("%w: a UI message stream part of type %q", ErrUnknownEvent, c.Type)
+	}
+	return nil
+}
+
+// open returns the index of the tool call id, giving a new one the next.
+func (d *aisdkDecoder) open(id string) int {
+	if i, ok := d.tools[id]; ok {
+		return i
+	}
+	if d.tools == nil {
+		d.tools = make(map[string]int)
+	}
+	i := len(d.tools)
+	d.tools[id] = i
+	return i
+}

@@ -1,0 +1,82 @@
+//go:build !js
+
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The ai-sdk and text recordings are what the AI SDK itself sends: the
+// pinned ai package (testdata/aisdk/package-lock.json) writes them with
+// record.mjs, streamText over its own mock model answered by
+// toUIMessageStreamResponse and toTextStreamResponse. This test runs the
+// script again and holds the committed files to what the package writes
+// now: under CI=true always (it needs node and npm); elsewhere it skips
+// only when node is missing.
+func TestTheAISDKRecordingsAreWhatTheAIPackageSends(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skip("node is not installed (CI=true runs this)")
+		}
+		t.Fatal("node is needed to run testdata/aisdk/record.mjs")
+	}
+	dir := filepath.Join("testdata", "aisdk")
+	installed := filepath.Join(dir, "node_modules", ".package-lock.json")
+	lock, err := os.Stat(filepath.Join(dir, "package-lock.json"))
+	require.NoError(t, err)
+	if st, err := os.Stat(installed); err != nil || st.ModTime().Before(lock.ModTime()) {
+		npm, err := exec.LookPath("npm")
+		require.NoError(t, err, "npm is needed to install testdata/aisdk's pinned packages")
+		runIn(t, dir, 5*time.Minute, npm, "ci", "--no-audit", "--no-fund")
+	}
+
+	out := t.TempDir()
+	runIn(t, dir, 2*time.Minute, node, "record.mjs", out)
+
+	var headers map[string]map[string]string
+	b, err := os.ReadFile(filepath.Join(out, "aisdk", "headers.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &headers))
+	require.Len(t, headers, 5, "the script records five bodies")
+	committed, err := os.ReadFile(filepath.Join(dir, "headers.json"))
+	require.NoError(t, err)
+	require.Equal(t, string(committed), string(b), "testdata/aisdk/headers.json: run npm run record in testdata/aisdk")
+	for file, h := range headers {
+		want, err := os.ReadFile(filepath.Join(out, file))
+		require.NoError(t, err)
+		got, err := os.ReadFile(filepath.Join("testdata", file))
+		require.NoError(t, err, "the recording %s is not committed", file)
+		require.Equal(t, string(want), string(got), "testdata/%s is not what the ai package sends: run npm run record in testdata/aisdk", file)
+
+		// Read with the headers the package sent, the recording is the
+		// same answer as without them (its dialect told by its bytes
+		// alone, as TestRecordingsGiveTheExpectedAnswer reads it).
+		withHeaders := run(t, got, nil, WithResponse(ResponseOf(func(name string) string { return h[strings.ToLower(name)] })))
+		alone := run(t, got, nil, recordingOptions(file, got)...)
+		require.Equal(t, alone.Text, withHeaders.Text, file)
+		require.Equal(t, alone.Status, withHeaders.Status, file)
+		require.Equal(t, alone.Dialect, withHeaders.Dialect, file)
+	}
+}
+
+// runIn runs a command in dir, failing the test with its output.
+func runIn(t *testing.T, dir string, timeout time.Duration, name string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "npm_config_fund=false", "npm_config_audit=false", "npm_config_update_notifier=false")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s %v in %s:\n%s", name, args, dir, out)
+}

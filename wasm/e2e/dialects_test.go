@@ -1,0 +1,173 @@
+//go:build !(js && wasm)
+
+package e2e_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/internal/browsertest"
+)
+
+// recordings is stream/testdata: the AI SDK's own bodies among them
+// (stream/testdata/aisdk/record.mjs wrote them, with the headers it sent
+// in aisdk/headers.json).
+var recordings = filepath.Join("..", "..", "stream", "testdata")
+
+// customRecorded is a plain backend that answers a recording as the AI SDK
+// did: /custom/recorded/FILE sends stream/testdata/FILE with the headers
+// the SDK sent for it, in small flushed pieces. ?headers=none leaves them
+// out but the content type (a page on another origin cannot read the
+// SDK's header unless it is exposed), ?repeat=N sends the body N times,
+// ?short=N announces N bytes more in Content-Length than it sends, then
+// closes.
+func customRecorded(w http.ResponseWriter, r *http.Request) {
+	file := strings.TrimPrefix(r.URL.Path, "/custom/recorded/")
+	if file == "sign-in.html" {
+		// A page where an answer should be: a login wall, a proxy's page.
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte(signInPage))
+		return
+	}
+	body, err := os.ReadFile(filepath.Join(recordings, filepath.Base(file)))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	}
+	var headers map[string]map[string]string
+	b, err := os.ReadFile(filepath.Join(recordings, "aisdk", "headers.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &headers)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	h, ok := headers[file]
+	if !ok {
+		http.Error(w, "no headers recorded for "+file, http.StatusNotFound)
+		return
+	}
+	for k, v := range h {
+		if r.URL.Query().Get("headers") == "none" && k != "content-type" {
+			continue
+		}
+		if k == "connection" {
+			continue // hop-by-hop: net/http's to say
+		}
+		w.Header().Set(k, v)
+	}
+	if n, err := strconv.Atoi(r.URL.Query().Get("repeat")); err == nil {
+		body = []byte(strings.Repeat(string(body), n))
+	}
+	if n, err := strconv.Atoi(r.URL.Query().Get("short")); err == nil {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)+n))
+	}
+	f := w.(http.Flusher)
+	for len(body) > 0 {
+		n := min(len(body), 37)
+		w.Write(body[:n])
+		f.Flush()
+		body = body[n:]
+	}
+	if r.URL.Query().Get("hold") != "" {
+		// The test says when the page has read it all: then the body
+		// ends (short of its Content-Length, with ?short).
+		select {
+		case <-cutRecorded:
+		case <-r.Context().Done():
+		case <-time.After(30 * time.Second):
+		}
+	}
+}
+
+// cutRecorded ends a ?hold body.
+var cutRecorded = make(chan struct{}, 1)
+
+const signInPage = `<!doctype html><html><head><title>Sign in</title></head><body><form><input name="user"><button>Sign in</button></form></body></html>`
+
+// aisdkMarkdown is the answer of ai-sdk-markdown.sse and text-ai-sdk.txt.
+const aisdkMarkdown = "## Brewing green tea\n\nUse water at **80 °C** — never boiling 🍵.\n\n" +
+	"1. Warm the pot.\n2. Add 2 g of leaves a cup (日本茶 too).\n3. Steep for *two* minutes.\n\n" +
+	"| step | time |\n| --- | --- |\n| steep | 2 min |\n"
+
+func TestTheAISDKsUIMessageStreamShowsItsTextThinkingAndToolWithItsOutput(t *testing.T) {
+	ctx := tab(t)
+	for _, q := range []string{"", "?headers=none"} {
+		r := ask(t, ctx, map[string]string{"endpoint": "/custom/recorded/ai-sdk-reasoning-tool.sse" + q}, "weather")
+		require.Equal(t, "complete", r.Status, "%s: %s", q, r.Notice)
+		require.Equal(t, "Let me check the weather in *Paris*.", r.Text, q)
+		sameDOM(t, ctx, r.Text, r.HTML)
+		require.True(t, r.ThinkShown, q)
+		require.Equal(t, "The user asks about Paris. The weather tool can tell.", strings.TrimSpace(r.Thinking))
+		require.NotContains(t, r.Text, "Paris. The weather", "the reasoning is not the answer")
+		require.Contains(t, r.Tools, "<code>get_weather</code>")
+		require.Contains(t, r.Tools, `<pre><code>{"city":"Paris"}</code></pre>`, "the input, once available")
+		require.Contains(t, r.Tools, `<pre data-trickle="tool-output"><code>{"city":"Paris","temperature":21,"sky":"clear"}</code></pre>`, "and the tool's output")
+		require.False(t, r.NoticeShown)
+	}
+
+	r := ask(t, ctx, map[string]string{"endpoint": "/custom/recorded/ai-sdk-markdown.sse"}, "tea")
+	require.Equal(t, "complete", r.Status, r.Notice)
+	require.Equal(t, aisdkMarkdown, r.Text)
+	sameDOM(t, ctx, r.Text, r.HTML)
+	require.Empty(t, r.Tools)
+	require.Equal(t, "Answer complete.", r.StatusText)
+}
+
+func TestTheAISDKsErrorFailsTheAnswerWithItsMessageAndItsAbortStopsIt(t *testing.T) {
+	ctx := tab(t)
+	r := ask(t, ctx, map[string]string{"endpoint": "/custom/recorded/ai-sdk-error.sse"}, "story")
+	require.Equal(t, "failed", r.Status)
+	require.Equal(t, "The first half of the answer, then", r.Text, "the text before the error stays")
+	require.True(t, r.NoticeShown)
+	require.Contains(t, r.Notice, "The model is overloaded, try again")
+	require.NotContains(t, r.Notice, "Incomplete")
+
+	r = ask(t, ctx, map[string]string{"endpoint": "/custom/recorded/ai-sdk-abort.sse"}, "go on")
+	require.Equal(t, "stopped", r.Status, r.Notice)
+	require.Equal(t, "Stopped mid", r.Text)
+}
+
+func TestATextBodyIsTheAnswerAndABodyCutShortIsNotComplete(t *testing.T) {
+	ctx := tab(t)
+	r := ask(t, ctx, map[string]string{"endpoint": "/custom/recorded/text-ai-sdk.txt"}, "tea")
+	require.Equal(t, "complete", r.Status, r.Notice)
+	require.Equal(t, aisdkMarkdown, r.Text)
+	sameDOM(t, ctx, r.Text, r.HTML)
+	require.Equal(t, "Answer complete.", r.StatusText)
+
+	// The server announced more than it sent, then closed once the page
+	// had read what came: the browser's read fails, the answer keeps its
+	// text and is not complete. (A fresh tab: the element must not still
+	// show the last answer, the same text, when start looks.)
+	ctx = tab(t)
+	start(t, ctx, map[string]string{"endpoint": "/custom/recorded/text-ai-sdk.txt?short=100&hold=1"}, len([]rune(aisdkMarkdown)))
+	require.Equal(t, "streaming", browsertest.Eval[string](t, ctx, `document.getElementById("a").status`), "the body's Content-Length is not reached yet")
+	cutRecorded <- struct{}{}
+	require.Equal(t, "failed", browsertest.Eval[string](t, ctx, `window.__p`))
+	r = waitAnnouncer(t, ctx)
+	require.Equal(t, "failed", r.Status, r.Notice)
+	require.Equal(t, aisdkMarkdown, r.Text)
+	sameDOM(t, ctx, r.Text, r.HTML)
+	require.True(t, r.RetryShown, "it can be asked again")
+}
+
+func TestABodyTheWidgetCannotReadFailsSayingWhatCame(t *testing.T) {
+	ctx := tab(t)
+	r := ask(t, ctx, map[string]string{"endpoint": "/custom/recorded/sign-in.html"}, "hi")
+	require.Equal(t, "failed", r.Status)
+	require.NotContains(t, r.Notice, "Incomplete")
+	require.Contains(t, r.Notice, `"text/html; charset=utf-8"`)
+	require.Contains(t, r.Notice, `"<!doctype html><html><head><title>Sign in</title>`)
+	require.Empty(t, r.Text)
+	require.Empty(t, browsertest.Eval[string](t, ctx, `document.getElementById("a").querySelector('[data-trickle="content"]').textContent`), "no HTML of the body reaches the answer")
+}
