@@ -97,7 +97,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 			writeError(w, http.StatusForbidden, "origin_not_allowed", msg)
 			return
 		}
-		h.Set("Access-Control-Expose-Headers", "X-Trickle-Stream, X-Trickle-Stream-URL, Retry-After")
+		h.Set("Access-Control-Expose-Headers", "X-Trickle-Stream, X-Trickle-Stream-URL, X-Request-Id, Retry-After")
 		next.ServeHTTP(w, r)
 	})
 }

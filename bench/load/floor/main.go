@@ -171,8 +171,9 @@ func (f *floor) chat(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "floor: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	var rb [10]byte
+	var rb, qb [10]byte
 	rand.Read(rb[:])
+	rand.Read(qb[:])
 	s := &stream{id: idEncoding.EncodeToString(rb[:]), created: time.Now(), sc: sc}
 	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
@@ -183,7 +184,8 @@ func (f *floor) chat(w http.ResponseWriter, r *http.Request) {
 	pre := fmt.Sprintf(": trickle stream %s\nretry: 2000\n\n", s.id)
 	head := "HTTP/1.1 200 OK\r\nCache-Control: no-cache, no-transform\r\nConnection: close\r\n" +
 		"Content-Type: text/event-stream; charset=utf-8\r\nDate: " + time.Now().UTC().Format(http.TimeFormat) +
-		"\r\nTransfer-Encoding: chunked\r\nX-Accel-Buffering: no\r\nX-Trickle-Stream: " + s.id + "\r\n\r\n" +
+		"\r\nTransfer-Encoding: chunked\r\nX-Accel-Buffering: no\r\nX-Request-Id: req_" + idEncoding.EncodeToString(rb[:]) +
+		"\r\nX-Trickle-Stream: " + s.id + "\r\nX-Trickle-Stream-Url: ../streams/" + s.id + "\r\n\r\n" +
 		strconv.FormatInt(int64(len(pre)), 16) + "\r\n" + pre + "\r\n"
 	if _, err := io.WriteString(conn, head); err != nil {
 		conn.Close()
