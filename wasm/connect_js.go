@@ -3,7 +3,6 @@
 package wasm
 
 import (
-	"fmt"
 	"time"
 
 	"syscall/js"
@@ -87,7 +86,7 @@ func (e *element) onConn(m msg) {
 		end := widget.ConnEnd{Opened: c.opened || !c.ws.Truthy(), Clean: m.kind == mDone, Resumed: c.resumed, Events: c.events}
 		var connErr error
 		if m.kind != mDone {
-			connErr = fmt.Errorf("trickle: the connection to %s failed: %s", e.req.URL, jsErrText(m.val))
+			connErr = widget.ConnError(e.req.URL, jsErrText(m.val))
 		} else if c.ws.Truthy() {
 			end.Clean, connErr = widget.WSClose(c.ws.Get("url").String(), c.opened, m.val.Get("code").Int(), m.val.Get("reason").String())
 		}

@@ -160,7 +160,7 @@ func (e *element) detach() {
 // something that is not a request), as trickle-error says.
 func (e *element) reject(n int, err error) {
 	u := e.fresh()
-	u.Events = append(u.Events, widget.ErrorEvent(err.Error()))
+	u.Events = append(u.Events, widget.RejectEvent(err))
 	u.N, u.Resolve = n, "failed"
 	e.h.want = true
 }

@@ -38,7 +38,7 @@ func (e *element) emit(p widget.Patch) {
 	if p.Final {
 		m := e.sess.Metrics()
 		m.Thread = e.h.thread
-		u.Finish(e.sess.Status(), e.sess.Err(), m, e.cmd.ShowMetrics)
+		u.Finish(e.sess.Outcome(), m, e.cmd.ShowMetrics)
 		u.N, e.n = e.n, 0
 		if e.gcHeld {
 			e.gcHeld = false

@@ -14,47 +14,41 @@ import (
 )
 
 // ToolsHTML shows tool calls: "Calling name…" while the call streams, its
-// arguments once complete (never half an argument object). Everything from
-// the model is escaped.
-func ToolsHTML(calls []stream.ToolCall) string {
+// arguments once complete (never half an argument object), in the words
+// of w (English when nil). Everything from the model, and the page's
+// words, is escaped.
+func ToolsHTML(calls []stream.ToolCall, w *Strings) string {
 	if len(calls) == 0 {
 		return ""
+	}
+	if w == nil {
+		w = &English
+	}
+	before, after, ok := strings.Cut(w.Calling, "{name}")
+	if !ok {
+		before, after = w.Calling+" ", ""
 	}
 	var b strings.Builder
 	for _, c := range calls {
 		name := c.Name
 		if name == "" {
-			name = "a tool"
+			name = w.ATool
 		}
-		b.WriteString(`<div data-trickle="tool"><p>Calling <code>`)
+		b.WriteString(`<div data-trickle="tool"><p>`)
+		b.WriteString(html.EscapeString(before))
+		b.WriteString(`<code>`)
 		b.WriteString(html.EscapeString(name))
+		b.WriteString(`</code>`)
+		b.WriteString(html.EscapeString(after))
 		if c.Complete {
-			b.WriteString(`</code></p><pre><code>`)
+			b.WriteString(`</p><pre><code>`)
 			b.WriteString(html.EscapeString(c.Arguments))
 			b.WriteString(`</code></pre></div>`)
 		} else {
-			b.WriteString(`</code>…</p></div>`)
+			b.WriteString(`…</p></div>`)
 		}
 	}
 	return b.String()
-}
-
-// Notice is the visible text for how an answer ended (empty for complete,
-// and for an answer that has not ended).
-func Notice(status stream.Status, err error) string {
-	switch status {
-	case stream.Incomplete:
-		return "Incomplete: the answer ended before the model finished. You can retry."
-	case stream.Failed:
-		msg := "the connection failed"
-		if err != nil {
-			msg = err.Error()
-		}
-		return "Error: " + msg
-	case stream.Stopped:
-		return "Stopped."
-	}
-	return ""
 }
 
 // WarmUp runs a small answer through a whole Session once — SSE parsing,

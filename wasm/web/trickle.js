@@ -34,6 +34,7 @@
 //	patch.js            tail patching (patchTail, patchAnswer)
 //	follow.js           keeping a streaming answer's newest text in view
 //	reading.js          reading aids: code and table toolbars, highlighter
+//	strings.js          the words shown and spoken: English, the page's
 //	sanitize.js         sanitizeSpans: a highlighter's output to <span class>
 //	style.js            stylesheet injection
 //	builds.js           which builds the page can run
