@@ -33,7 +33,7 @@ const (
 	StatusResponding = "Assistant is responding."
 	StatusComplete   = "Answer complete."
 	StatusStopped    = "Answer stopped."
-	StatusIncomplete = "Answer incomplete: the connection was lost."
+	StatusIncomplete = "Answer incomplete."
 	StatusFailed     = "Answer failed."
 )
 
@@ -117,12 +117,23 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
+// WithStartStatus replaces StatusResponding as what Start says (a page's
+// own words for it); an empty text keeps it.
+func WithStartStatus(text string) Option {
+	return func(a *Announcer) {
+		if text != "" {
+			a.startText = text
+		}
+	}
+}
+
 // Announcer turns the frames of a streaming render into announcements.
 // It is not safe for concurrent use; the widget drives it from its frame
 // loop.
 type Announcer struct {
-	mode Mode
-	now  func() time.Time
+	mode      Mode
+	now       func() time.Time
+	startText string // what Start says
 
 	started, ended bool
 	// frontier is the answer offset up to which everything has been
@@ -152,7 +163,7 @@ type Announcer struct {
 // New returns an Announcer in ModeSentences on the real clock unless told
 // otherwise.
 func New(opts ...Option) *Announcer {
-	a := &Announcer{mode: ModeSentences, now: time.Now}
+	a := &Announcer{mode: ModeSentences, now: time.Now, startText: StatusResponding}
 	for _, o := range opts {
 		o(a)
 	}
@@ -162,7 +173,8 @@ func New(opts ...Option) *Announcer {
 // Mode returns the announcer's mode.
 func (a *Announcer) Mode() Mode { return a.mode }
 
-// Start begins an answer and queues "Assistant is responding.". Calling it
+// Start begins an answer and queues "Assistant is responding." (or
+// WithStartStatus's words). Calling it
 // again while the answer is still running (a reconnect) does nothing; after
 // End it starts a fresh answer.
 func (a *Announcer) Start() {
@@ -170,11 +182,11 @@ func (a *Announcer) Start() {
 		return
 	}
 	if a.ended {
-		*a = Announcer{mode: a.mode, now: a.now}
+		*a = Announcer{mode: a.mode, now: a.now, startText: a.startText}
 	}
 	a.started = true
 	a.lastChange = a.now()
-	a.status(StatusResponding)
+	a.status(a.startText)
 }
 
 func (a *Announcer) status(text string) {
@@ -251,6 +263,13 @@ func (a *Announcer) enqueue(units []Unit, now time.Time) {
 // Whatever the tail still holds is spoken first (the end of the stream is a
 // hard boundary), then exactly one final status. Later calls do nothing.
 func (a *Announcer) End(status stream.Status, err error) {
+	a.EndWith(StatusText(status, err))
+}
+
+// EndWith is End with the final status's words given: a caller that says
+// how the answer ended in its own words (the widget: the page's strings,
+// a reason in a sentence a listener understands, never an error chain).
+func (a *Announcer) EndWith(text string) {
 	if a.ended {
 		return
 	}
@@ -269,7 +288,7 @@ func (a *Announcer) End(status stream.Status, err error) {
 		a.transcript.Units = append(a.transcript.Units, Unit{Pos: 0, End: a.frontier, Text: text, Ready: now, Said: now})
 		a.said(now)
 	}
-	a.endText = StatusText(status, err)
+	a.endText = text
 }
 
 // said records a content announcement released at now, for the pacing.

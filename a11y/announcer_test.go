@@ -364,6 +364,26 @@ func TestOffModeSaysOnlyStatuses(t *testing.T) {
 	require.Equal(t, []string{StatusResponding, StatusIncomplete}, statusesOf(h.heard))
 }
 
+func TestTheCallersWordsAreTheStatusesSaidOnceEach(t *testing.T) {
+	h := newHarness(t, WithStartStatus("Réponse en cours."))
+	h.a.Start()
+	h.tail("Un. Deux.")
+	h.wait(time.Second)
+	h.finish("Un. Deux.")
+	h.a.EndWith("Réponse terminée.")
+	h.a.End(stream.Complete, nil) // a second end says nothing
+	h.drain()
+	require.Equal(t, []string{"Réponse en cours.", "Réponse terminée."}, statusesOf(h.heard))
+	require.Equal(t, "Un. Deux.", strings.Join(contentOf(h.heard), " "), "the content is all spoken")
+	require.False(t, h.heard[len(h.heard)-1].At.Before(h.heard[len(h.heard)-2].At.Add(MinGap)), "the end status follows the last sentence by MinGap, as with End")
+
+	h = newHarness(t, WithStartStatus(""))
+	h.a.Start()
+	h.a.EndWith("Fini.")
+	h.drain()
+	require.Equal(t, []string{StatusResponding, "Fini."}, statusesOf(h.heard), "no words: the built-in start status")
+}
+
 func TestAnUnknownModeIsSentences(t *testing.T) {
 	require.Equal(t, ModeSentences, New(WithMode("loud")).Mode())
 	require.Equal(t, ModeSentences, New().Mode())

@@ -50,8 +50,9 @@
 // than two seconds; an unfinished trailing sentence waits for the end of
 // the stream. Statuses go to a separate region: "Assistant is responding."
 // at Start, and exactly one of "Answer complete.", "Answer stopped.",
-// "Answer incomplete: the connection was lost." or "Answer failed: <the
-// error in words>." at End, after the last content. ModeComplete says the
+// "Answer incomplete." or "Answer failed: <the error in words>." at End,
+// after the last content (EndWith says the caller's words instead: the
+// widget's say why in a sentence, in the page's language). ModeComplete says the
 // whole answer once at the end; ModeOff says only the statuses.
 //
 // # Limits

@@ -206,3 +206,55 @@ func TestTheTypesReadmeAndManifestNameEveryDialect(t *testing.T) {
 	require.NotNil(t, m, "the README's attribute table has the dialect row")
 	require.Equal(t, want, members(m[1], "`([a-z-]+)`"), "README.md")
 }
+
+// englishStrings reads wasm/web/strings.js's ENGLISH: every key of the
+// page's strings and its English, in order.
+func englishStrings(t *testing.T) (keys []string, english map[string]string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "wasm", "web", "strings.js"))
+	require.NoError(t, err)
+	_, block, ok := strings.Cut(string(b), "export const ENGLISH = Object.freeze({")
+	require.True(t, ok, "strings.js lost its ENGLISH")
+	block, _, _ = strings.Cut(block, "\n});")
+	english = map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^  (\w+): ("(?:[^"\\]|\\.)*"),$`).FindAllStringSubmatch(block, -1) {
+		var v string
+		require.NoError(t, json.Unmarshal([]byte(m[2]), &v), m[0])
+		keys = append(keys, m[1])
+		english[m[1]] = v
+	}
+	require.Equal(t, strings.Count(block, "\n  ")-strings.Count(block, "\n  //"), len(keys), "every line of ENGLISH is a key and a plain string")
+	return keys, english
+}
+
+func TestTheStringsAreOneSetInGoJavaScriptTheTypesAndTheDocs(t *testing.T) {
+	keys, english := englishStrings(t)
+	sorted := slices.Sorted(slices.Values(keys))
+	for _, k := range widget.StringKeys() {
+		require.Contains(t, english, k, "Go's %s is not in strings.js", k)
+		goText, _ := widget.English.Get(k)
+		require.Equal(t, goText, english[k], "%s: Go's English and strings.js's", k)
+	}
+	require.Equal(t, sorted, members(dts(t, "interface", "TrickleStrings"), `^  ([a-zA-Z]+): string;`), "the .d.ts's TrickleStrings and strings.js's keys")
+
+	table := reference(t, "docs/package.md", "strings")
+	require.Equal(t, sorted, firstColumn(table), "docs/package.md's strings table and strings.js's keys")
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(line, " | ")
+		if len(cells) < 3 || !strings.HasPrefix(cells[0], "| `") {
+			continue
+		}
+		k := strings.Trim(cells[0], "| `")
+		require.Equal(t, english[k], strings.ReplaceAll(cells[1], `\|`, "|"), "docs/package.md's English of %s", k)
+	}
+
+	b, err := os.ReadFile(filepath.Join("..", "..", "wasm", "web", "types", "trickle-answer.d.ts"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`export type TrickleErrorReason =([^;]+);`).FindStringSubmatch(string(b))
+	require.NotNil(t, m)
+	for _, r := range members(m[1], `"(\w+)"`) {
+		if r != "call" {
+			require.Contains(t, widget.StringKeys(), r, "trickle-error's reason %q is no reason's key", r)
+		}
+	}
+}

@@ -48,6 +48,9 @@ type Command struct {
 	Highlight bool
 	// Headers are the element's headers property, in its order.
 	Headers [][2]string
+	// Strings are the page's replacements of the widget's words
+	// (TrickleAnswer.strings, then the element's), by key; nil for none.
+	Strings map[string]string
 
 	// The argument of ask(): a prompt, or a body object's JSON text, or
 	// neither (then ArgType is JavaScript's typeof of what was given).
@@ -104,6 +107,19 @@ func ParseCommand(s string) (Command, error) {
 						}
 					})
 					c.Headers = append(c.Headers, kv)
+				})
+			case "strings":
+				r.Object(func(key string) {
+					if r.Kind() != jsonx.String {
+						r.Skip()
+						return
+					}
+					if c.Strings == nil {
+						c.Strings = make(map[string]string)
+					}
+					var v string
+					r.Str(&v)
+					c.Strings[key] = v
 				})
 			case "prompt":
 				c.HasPrompt = r.Kind() == jsonx.String
@@ -232,6 +248,10 @@ func (c Command) Config() Config {
 	cfg.Policy.SameOrigin = c.Origin
 	cfg.Highlight = c.Highlight
 	cfg.FootnotePrefix = FootnotePrefix(c.ID)
+	if len(c.Strings) > 0 {
+		w := English.With(c.Strings)
+		cfg.Words = &w
+	}
 	if o := strings.TrimSpace(c.ImageOrigins); o != "" {
 		cfg.Policy.AllowedImageOrigins = strings.Fields(o)
 	}

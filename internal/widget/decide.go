@@ -24,7 +24,8 @@ const maxErrorRunes = 300
 // A JSON body in one of the shapes the relay and the model APIs use for
 // errors ({"error":{"message":…}} from the relay, OpenAI, Anthropic and
 // Gemini, {"error":"…"} from Ollama, {"message":"…"}, or an array holding
-// one of those) is explained by its message alone, not by its JSON.
+// one of those) is explained by its message alone, not by its JSON. The
+// error is a *StatusError; the page shows its Reason, never the body.
 func HTTPError(status int, body []byte) error {
 	msg := strings.TrimSpace(strings.ToValidUTF8(string(body), "\uFFFD"))
 	if m := errorMessage(msg); m != "" {
@@ -40,10 +41,7 @@ func HTTPError(status int, body []byte) error {
 			n++
 		}
 	}
-	if msg == "" {
-		return fmt.Errorf("trickle: the server answered HTTP %d", status)
-	}
-	return fmt.Errorf("trickle: the server answered HTTP %d: %s", status, msg)
+	return &StatusError{Status: status, Message: msg}
 }
 
 // errorMessage is the message of a JSON error body, or "" when body is
@@ -88,13 +86,13 @@ func errorMessage(body string) string {
 // refused (401, 403, no such endpoint: browsers give no status, only the
 // close code 1006); one that closed with another code than 1000 (normal)
 // was cut. Both are failures, err says which; clean is true only for a
-// normal close of an opened socket.
+// normal close of an opened socket. Both errors wrap ErrConnection.
 func WSClose(url string, opened bool, code int, reason string) (clean bool, err error) {
 	switch {
 	case !opened:
-		return false, fmt.Errorf("trickle: could not open the WebSocket %s (closed with code %d)", url, code)
+		return false, fmt.Errorf("%w: could not open the WebSocket %s (closed with code %d)", ErrConnection, url, code)
 	case code != 1000:
-		return false, fmt.Errorf("trickle: the WebSocket closed with code %d %s", code, reason)
+		return false, fmt.Errorf("%w: the WebSocket closed with code %d %s", ErrConnection, code, reason)
 	}
 	return true, nil
 }

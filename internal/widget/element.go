@@ -1,7 +1,6 @@
 package widget
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/trickle-dev/trickle/a11y"
@@ -227,7 +226,7 @@ func (e *Element) Detach() {
 // something that is not a request), as trickle-error says.
 func (e *Element) Reject(n int, err error) {
 	u := e.fresh()
-	u.Events = append(u.Events, ErrorEvent(err.Error()))
+	u.Events = append(u.Events, RejectEvent(err))
 	u.N, u.Resolve = n, "failed"
 	e.env.Want()
 }
@@ -307,7 +306,7 @@ func (e *Element) Ended(gen int, end End) bool {
 	var connErr error
 	switch {
 	case end.Kind != EndDone:
-		connErr = fmt.Errorf("trickle: the connection to %s failed: %s", e.req.URL, end.Err)
+		connErr = ConnError(e.req.URL, end.Err)
 	case c.webSocket && end.Close != nil:
 		ce.Clean, connErr = WSClose(end.Close.URL, c.opened, end.Close.Code, end.Close.Reason)
 	}

@@ -426,8 +426,8 @@ func TestRetryAsksAgainAndDetachReleases(t *testing.T) {
 	p.frame(e)
 	require.Equal(t, "failed", p.state)
 	require.Contains(t, p.events, "trickle-error")
-	require.True(t, p.end.Retry)
-	require.Contains(t, p.end.Notice, "401")
+	require.False(t, p.end.Retry, "a refused request does not offer to retry: asking again the same way cannot help")
+	require.Equal(t, "The server refused the request (401).", p.end.Notice)
 
 	e.Do(command(t, `{"t":"retry","id":1,"n":5}`), time.Time{}, nil)
 	again := env.conn()
@@ -493,7 +493,8 @@ func TestAWebSocketResumesWithTheResumeMessage(t *testing.T) {
 	p2.frame(e2)
 	require.Equal(t, "failed", p2.state, "refused at the handshake")
 	require.Empty(t, env2.retryTimers())
-	require.True(t, strings.Contains(p2.end.Notice, "WebSocket"), p2.end.Notice)
+	require.Equal(t, "Could not reach the server.", p2.end.Notice)
+	require.Contains(t, p2.end.Detail, "WebSocket", "the developer's detail says which connection")
 }
 
 // An ask of something that is not a request fails its call without

@@ -46,7 +46,7 @@ func (e *Element) emit(p Patch) {
 	if p.Final {
 		m := e.sess.Metrics()
 		m.Thread = e.thread
-		u.Finish(e.sess.Status(), e.sess.Err(), m, e.cmd.ShowMetrics, string(AppendMessage(nil, e.sess.Answer())))
+		u.Finish(e.sess.Outcome(), m, e.cmd.ShowMetrics, string(AppendMessage(nil, e.sess.Answer())))
 		u.N, e.n = e.n, 0
 		if e.showing {
 			u.Events, u.Resolve, u.End.Retry = nil, "", false

@@ -190,7 +190,7 @@ func TestAMessageRoundTripsIntoAnElementWithTheSameHTML(t *testing.T) {
 
 func TestShowTakesEachStoredStatus(t *testing.T) {
 	for _, tc := range []struct{ status, notice string }{
-		{"complete", ""}, {"stopped", "Stopped."}, {"incomplete", "Incomplete"}, {"failed", "failed"},
+		{"complete", ""}, {"stopped", "Stopped."}, {"incomplete", "The answer ended before the model finished."}, {"failed", "Something went wrong."},
 	} {
 		p, _ := shown(t, `{"role":"assistant","content":"Some *text*","status":"`+tc.status+`"}`)
 		require.Equal(t, tc.status, p.state)

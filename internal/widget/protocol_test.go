@@ -39,9 +39,9 @@ func TestHTTPErrorCutsTheBodyAtACharacterAndStaysValidUTF8(t *testing.T) {
 			require.True(t, strings.HasPrefix(want, strings.TrimSuffix(shown, "…")), "%q is not the start of the body", shown)
 
 			// And it makes JSON that parses (the trickle-error detail).
-			var detail struct{ Status, Message string }
-			require.NoError(t, json.Unmarshal([]byte(ErrorEvent(msg).Detail), &detail))
-			require.Equal(t, msg, detail.Message)
+			var detail struct{ Status, Message, Reason, Detail string }
+			require.NoError(t, json.Unmarshal([]byte(ErrorEvent("The server failed to answer (502).", "serverError", msg, 502).Detail), &detail))
+			require.Equal(t, msg, detail.Detail)
 		})
 	}
 	require.EqualError(t, HTTPError(404, []byte("  \n")), "trickle: the server answered HTTP 404")
@@ -183,7 +183,7 @@ func TestEveryUpdateIsJSONWhateverTheModelSent(t *testing.T) {
 	u.Patch = Patch{Append: "<p>" + nasty + "</p>", TailChanged: true, TailPatch: render.TailPatch{Path: []int{2, 0}, Keep: 1, Text: nasty, HTML: "<b>x</b>"},
 		Thinking: nasty, Tools: nasty, ToolsChanged: true, Announce: []string{nasty, "two"}, Status: nasty, StatusChanged: true, Final: true, Unwrap: true}
 	u.Events = append(u.Events, StartEvent(), FirstTokenEvent(Metrics{TTFT: 12.5, TTFAT: 40}))
-	u.Finish(stream.Failed, errors.New(nasty), Metrics{TTFT: 1.5, Thread: "worker"}, true, string(AppendMessage(nil, nastyAnswer(t, nasty))))
+	u.Finish(Outcome{Status: stream.Failed, Err: errors.New(nasty), Reason: ReasonUpstream}, Metrics{TTFT: 1.5, Thread: "worker"}, true, string(AppendMessage(nil, nastyAnswer(t, nasty))))
 	u.N, u.Gone = 9, true
 
 	var got struct {
@@ -240,7 +240,8 @@ func TestEveryUpdateIsJSONWhateverTheModelSent(t *testing.T) {
 	require.Equal(t, clean, *got.SID)
 	require.Equal(t, "worker", got.M["thread"])
 	require.Equal(t, "failed", got.End["status"])
-	require.Equal(t, "Error: "+clean, got.End["notice"])
+	require.Equal(t, English.Reasons[ReasonUpstream], got.End["notice"], "the notice is the reason's sentence, never the error")
+	require.Equal(t, clean, got.End["detail"], "the error goes to the console")
 	require.Equal(t, true, got.End["retry"])
 	require.NotEmpty(t, got.End["rows"])
 	require.Len(t, got.Ev, 4, "start, first token, error, end")
@@ -249,10 +250,16 @@ func TestEveryUpdateIsJSONWhateverTheModelSent(t *testing.T) {
 	var errEv []json.RawMessage
 	require.NoError(t, json.Unmarshal(got.Ev[2], &errEv))
 	require.JSONEq(t, `"trickle-error"`, string(errEv[0]))
-	var detail struct{ Status, Message string }
+	var detail struct {
+		Status, Message, Reason, Detail string
+		HTTPStatus                      *int
+	}
 	require.NoError(t, json.Unmarshal(errEv[1], &detail))
 	require.Equal(t, "failed", detail.Status)
-	require.Equal(t, clean, detail.Message)
+	require.Equal(t, English.Reasons[ReasonUpstream], detail.Message)
+	require.Equal(t, "upstream", detail.Reason)
+	require.Equal(t, clean, detail.Detail)
+	require.Nil(t, detail.HTTPStatus, "no HTTP status explains it")
 	require.Equal(t, 9, got.N)
 	require.Equal(t, "failed", got.Resolve)
 	require.True(t, got.Gone)
@@ -271,14 +278,14 @@ func TestAnUnchangedTailIsKeptAndAStoppedAnswerOffersNoRetry(t *testing.T) {
 	require.Equal(t, -1, got.P.Keep, "keep -1: the tail did not change")
 
 	var s Update
-	s.Finish(stream.Stopped, stream.ErrStopped, Metrics{}, false, string(AppendMessage(nil, stream.NewAnswer())))
+	s.Finish(Outcome{Status: stream.Stopped, Err: stream.ErrStopped}, Metrics{}, false, string(AppendMessage(nil, stream.NewAnswer())))
 	require.Equal(t, "Stopped.", s.End.Notice)
 	require.False(t, s.End.Retry)
 	require.Nil(t, s.End.Rows, "no metrics rows without show-metrics")
 	require.Equal(t, "stopped", s.Resolve)
 
 	var c Update
-	c.Finish(stream.Complete, nil, Metrics{}, false, string(AppendMessage(nil, stream.NewAnswer())))
+	c.Finish(Outcome{Status: stream.Complete}, Metrics{}, false, string(AppendMessage(nil, stream.NewAnswer())))
 	require.Empty(t, c.End.Notice)
 	require.False(t, c.End.Retry)
 	require.True(t, (&Update{ID: 4}).Empty())

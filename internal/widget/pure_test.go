@@ -2,7 +2,6 @@ package widget
 
 import (
 	"encoding/json"
-	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -249,24 +248,24 @@ func TestTheSessionWaitsWhatTheServersRetryFieldSays(t *testing.T) {
 }
 
 func TestToolsShowCallingWhileStreamingAndCalledWithArgumentsOnceComplete(t *testing.T) {
-	require.Empty(t, ToolsHTML(nil))
+	require.Empty(t, ToolsHTML(nil, nil))
 	ran := ToolsHTML([]stream.ToolCall{
 		{Name: "get_weather", Arguments: `{"city":"Paris"}`, Complete: true, Output: `{"temp":"<21>"}`},
 		{Name: "search", Arguments: `{}`, Complete: true, OutputError: "<rate> limited"},
-	})
+	}, nil)
 	require.Equal(t, `<div data-trickle="tool"><p>Called <code>get_weather</code></p><pre><code>{&#34;city&#34;:&#34;Paris&#34;}</code></pre>`+
 		`<pre data-trickle="tool-output"><code>{&#34;temp&#34;:&#34;&lt;21&gt;&#34;}</code></pre></div>`+
 		`<div data-trickle="tool"><p>Called <code>search</code></p><pre><code>{}</code></pre>`+
 		`<p data-trickle="tool-output">Failed: &lt;rate&gt; limited</p></div>`, ran, "a tool's output, escaped, under its call")
-	streaming := ToolsHTML([]stream.ToolCall{{Name: "get_weather", Partial: `{"city":"Par`}})
+	streaming := ToolsHTML([]stream.ToolCall{{Name: "get_weather", Partial: `{"city":"Par`}}, nil)
 	require.Equal(t, `<div data-trickle="tool"><p>Calling <code>get_weather</code>…</p></div>`, streaming)
 	require.NotContains(t, streaming, "Par", "half an argument object is never shown")
 
-	done := ToolsHTML([]stream.ToolCall{{Name: "<b>x</b>", Arguments: `{"q":"<img src=x onerror=alert(1)>"}`, Complete: true}})
+	done := ToolsHTML([]stream.ToolCall{{Name: "<b>x</b>", Arguments: `{"q":"<img src=x onerror=alert(1)>"}`, Complete: true}}, nil)
 	require.Equal(t, `<div data-trickle="tool"><p>Called <code>&lt;b&gt;x&lt;/b&gt;</code></p>`+
 		`<pre><code>{&#34;q&#34;:&#34;&lt;img src=x onerror=alert(1)&gt;&#34;}</code></pre></div>`, done)
 
-	both := ToolsHTML([]stream.ToolCall{{Name: "get_weather", Arguments: `{}`, Complete: true}, {Name: "get_time"}})
+	both := ToolsHTML([]stream.ToolCall{{Name: "get_weather", Arguments: `{}`, Complete: true}, {Name: "get_time"}}, nil)
 	require.Equal(t, `<div data-trickle="tool"><p>Called <code>get_weather</code></p><pre><code>{}</code></pre></div>`+
 		`<div data-trickle="tool"><p>Calling <code>get_time</code>…</p></div>`, both, "each call says where it is")
 }
@@ -310,12 +309,13 @@ func TestAFinishedToolCallReadsCalledThroughAWholeSession(t *testing.T) {
 }
 
 func TestNoticesSayHowTheAnswerEnded(t *testing.T) {
-	require.Empty(t, Notice(stream.Complete, nil))
-	require.Contains(t, Notice(stream.Incomplete, nil), "Incomplete")
-	require.Equal(t, "Error: overloaded", Notice(stream.Failed, errors.New("overloaded")))
-	require.Equal(t, "Stopped.", Notice(stream.Stopped, nil))
-	require.Empty(t, Notice(stream.Waiting, nil), "an answer that has not ended has no notice")
-	require.Empty(t, Notice(stream.Streaming, errors.New("x")))
+	notice := func(st stream.Status, r Reason) string { return Outcome{Status: st, Reason: r}.Notice() }
+	require.Empty(t, notice(stream.Complete, ReasonNone))
+	require.Equal(t, "The answer ended before the model finished.", notice(stream.Incomplete, ReasonCutOff))
+	require.Equal(t, "The model's service reported an error.", notice(stream.Failed, ReasonUpstream))
+	require.Equal(t, "Stopped.", notice(stream.Stopped, ReasonNone))
+	require.Empty(t, notice(stream.Waiting, ReasonNone), "an answer that has not ended has no notice")
+	require.Empty(t, notice(stream.Streaming, ReasonNone))
 }
 
 func TestWarmUpRunsAWholeAnswer(t *testing.T) {

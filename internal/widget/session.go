@@ -27,6 +27,9 @@ type Config struct {
 	// Highlight asks for syntax highlighting (the element's highlight
 	// attribute): the Highlighter options, when this build has them.
 	Highlight bool
+	// Words are what the session shows and speaks (English when nil): the
+	// page's strings.
+	Words *Strings
 	// Now is the clock (time.Now when nil); tests pass a fake one.
 	Now func() time.Time
 	// OnEvent, when set, sees every event the pipeline decodes, after the
@@ -121,8 +124,8 @@ type Session struct {
 	stallGaps int           // answer deltas when stallWait was computed
 }
 
-// StallNotice is what the stall notice says, on screen and once in the
-// status region.
+// StallNotice is what the stall notice says in English (Strings.Stalled),
+// on screen and once in the status region.
 const StallNotice = "Waiting for the model…"
 
 // MinStall is the shortest silence that counts as a stall: below it, a
@@ -139,6 +142,9 @@ func NewSession(cfg Config) *Session {
 	now := cfg.Now
 	if now == nil {
 		now = time.Now
+	}
+	if cfg.Words == nil {
+		cfg.Words = &English
 	}
 	s := &Session{cfg: cfg, now: now}
 	extra := cfg.Render
@@ -184,7 +190,7 @@ func (s *Session) Begin() {
 	if mode == "" {
 		mode = a11y.ModeSentences
 	}
-	s.ann = a11y.New(a11y.WithMode(mode), a11y.WithClock(s.now))
+	s.ann = a11y.New(a11y.WithMode(mode), a11y.WithClock(s.now), a11y.WithStartStatus(s.cfg.Words.Responding))
 	s.rec.Start(s.now())
 	s.rendered, s.tail, s.tools, s.status, s.shown = "", "", "", "", ""
 	s.differ.Reset()
@@ -383,10 +389,11 @@ func (s *Session) updateStall(p *Patch) {
 		return
 	}
 	s.stalled, p.Stalled, p.StalledChanged = due, due, true
+	stall := s.cfg.Words.Stalled
 	switch {
 	case due:
-		s.status, p.Status, p.StatusChanged = StallNotice, StallNotice, true
-	case s.status == StallNotice && !p.StatusChanged:
+		s.status, p.Status, p.StatusChanged = stall, stall, true
+	case s.status == stall && !p.StatusChanged:
 		s.status, p.Status, p.StatusChanged = "", "", true
 	}
 }
@@ -423,7 +430,7 @@ func (s *Session) Frame() Patch {
 			s.apply(&p, f)
 		}
 		p.Final = true
-		s.ann.End(s.Status(), s.Err())
+		s.ann.EndWith(s.Outcome().Spoken())
 	}
 	s.show(&p)
 	s.updateStall(&p)
@@ -441,16 +448,23 @@ func (s *Session) apply(p *Patch, f render.Frame) {
 }
 
 // shownStatus is the visible status line for where the answer is: "Assistant
-// is responding." until the final frame, then how it ended, in the same
-// words the screen reader will hear.
+// is responding." until the final frame, then how it ended in a few
+// words (the notice says why; the screen reader hears both).
 func (s *Session) shownStatus() string {
 	if !s.asked {
 		return "" // an element that was never asked shows no status
 	}
 	if s.finished {
-		return a11y.StatusText(s.Status(), s.Err())
+		return s.Outcome().Shown()
 	}
-	return a11y.StatusResponding
+	return s.cfg.Words.Responding
+}
+
+// Outcome is how the answer ended, and why, in the session's words.
+func (s *Session) Outcome() Outcome {
+	st, err := s.Status(), s.Err()
+	r, code := Explain(st, err, s.Answer(), s.rec.bytes)
+	return Outcome{Status: st, Err: err, Reason: r, HTTPStatus: code, Words: s.cfg.Words}
 }
 
 // show puts the visible status in the patch when it changed.
@@ -472,4 +486,4 @@ func (s *Session) poll(p *Patch) {
 	}
 }
 
-func (s *Session) toolsHTML() string { return ToolsHTML(s.pipe.Answer().ToolCalls()) }
+func (s *Session) toolsHTML() string { return ToolsHTML(s.pipe.Answer().ToolCalls(), s.cfg.Words) }

@@ -1,6 +1,7 @@
 package widget
 
 import (
+	"errors"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -43,6 +44,7 @@ type screen struct {
 	announced                              []string
 	final                                  bool
 	unwrapped                              int
+	words                                  *Strings // the session's, when not English
 }
 
 func (s *screen) apply(t *testing.T, p Patch) {
@@ -71,16 +73,20 @@ func (s *screen) apply(t *testing.T, p Patch) {
 	if p.ShownChanged {
 		s.shown = p.Shown
 	}
+	responding := a11y.StatusResponding
+	if s.words != nil {
+		responding = s.words.Responding
+	}
 	if !s.final && !p.Final {
 		// Responding from the answer's start (empty only for a session
 		// given no Begin, no byte yet) until the final frame.
-		require.Contains(t, []string{"", a11y.StatusResponding}, s.shown, "the visible status says responding until the final frame")
+		require.Contains(t, []string{"", responding}, s.shown, "the visible status says responding until the final frame")
 	}
 	if p.Final {
 		s.final = true
 		require.Empty(t, s.tail, "everything settles at the end")
 		require.True(t, p.ShownChanged, "the final frame shows how the answer ended at once")
-		require.NotEqual(t, a11y.StatusResponding, s.shown)
+		require.NotEqual(t, responding, s.shown)
 	}
 }
 
@@ -139,7 +145,8 @@ func drive(t *testing.T, rng *rand.Rand, data []byte, ends []int, dropAt int, en
 		sc.apply(t, s.Frame())
 	}
 	require.Equal(t, shownAtEnd, sc.shown, "the visible status does not change after the final frame")
-	require.Equal(t, sc.shown, sc.status, "the spoken status catches up with the visible one")
+	require.Equal(t, s.Outcome().Spoken(), sc.status, "the spoken status catches up with the visible one")
+	require.True(t, strings.HasPrefix(sc.status, sc.shown), "and says it first, then why (the notice is not heard): %q", sc.status)
 	return s, sc
 }
 
@@ -246,7 +253,8 @@ func TestASessionWithoutTheEndMarkerIsIncomplete(t *testing.T) {
 	s, sc := drive(t, rand.New(rand.NewPCG(1, 2)), data, ends, 0, nil)
 	require.Equal(t, stream.Incomplete, s.Status())
 	require.Equal(t, want.Text, s.Text())
-	require.Contains(t, Notice(s.Status(), s.Err()), "Incomplete")
+	require.Equal(t, ReasonCutOff, s.Outcome().Reason)
+	require.Equal(t, "The answer ended before the model finished.", s.Outcome().Notice())
 	require.NotEqual(t, a11y.StatusComplete, sc.status)
 	require.NotEmpty(t, sc.status)
 }
@@ -265,7 +273,9 @@ func TestAFailedTransportFailsTheSessionWithItsReason(t *testing.T) {
 	s, _ := drive(t, rand.New(rand.NewPCG(5, 6)), data[:ends[10]], ends[:10], 0, errTest("network down"))
 	require.Equal(t, stream.Failed, s.Status())
 	require.ErrorContains(t, s.Err(), "network down")
-	require.Equal(t, "Error: "+s.Err().Error(), Notice(s.Status(), s.Err()))
+	require.Equal(t, ReasonUnknown, s.Outcome().Reason, "an error of no known kind")
+	require.Equal(t, "Something went wrong.", s.Outcome().Notice())
+	require.ErrorContains(t, errors.New(s.Outcome().Detail()), "network down", "the detail keeps the chain")
 }
 
 type errTest string
@@ -328,8 +338,9 @@ func TestABodyTheWidgetCannotReadFailsSayingWhatArrivedNeverIncomplete(t *testin
 	s.End(nil)
 	s.Frame()
 	require.Equal(t, stream.Failed, s.Status())
-	notice := Notice(s.Status(), s.Err())
-	require.NotContains(t, notice, "Incomplete")
-	require.Contains(t, notice, `"text/html"`)
-	require.Contains(t, notice, `"<html><body><h1>Welcome</h1></body></html>"`)
+	o := s.Outcome()
+	require.Equal(t, ReasonUnreadable, o.Reason)
+	require.Equal(t, "The server's answer is in a form this page cannot read.", o.Notice(), "the reader's words, never Incomplete")
+	require.Contains(t, o.Detail(), `"text/html"`, "the developer's detail says what arrived")
+	require.Contains(t, o.Detail(), `"<html><body><h1>Welcome</h1></body></html>"`)
 }

@@ -13,37 +13,52 @@ import (
 	"github.com/trickle-dev/trickle/stream"
 )
 
-// ToolsHTML shows tool calls: "Calling name…" while the call streams,
-// "Called name" and its arguments once complete (never half an argument
-// object), so a finished call never reads as one still in progress.
-// Everything from the model is escaped.
-func ToolsHTML(calls []stream.ToolCall) string {
+// ToolsHTML shows tool calls in the words of w (English when nil):
+// "Calling name…" while the call streams, "Called name" and its arguments
+// once complete (never half an argument object), so a finished call never
+// reads as one still in progress, and under it what the tool gave when
+// the backend ran it. Everything from the model, and the page's words, is
+// escaped.
+func ToolsHTML(calls []stream.ToolCall, w *Strings) string {
 	if len(calls) == 0 {
 		return ""
+	}
+	if w == nil {
+		w = &English
 	}
 	var b strings.Builder
 	for _, c := range calls {
 		name := c.Name
 		if name == "" {
-			name = "a tool"
+			name = w.ATool
 		}
+		words := w.Called
 		if !c.Complete {
-			b.WriteString(`<div data-trickle="tool"><p>Calling <code>`)
-			b.WriteString(html.EscapeString(name))
-			b.WriteString(`</code>…</p></div>`)
+			words = w.Calling
+		}
+		before, after, ok := strings.Cut(words, "{name}")
+		if !ok {
+			before, after = words+" ", ""
+		}
+		b.WriteString(`<div data-trickle="tool"><p>`)
+		b.WriteString(html.EscapeString(before))
+		b.WriteString(`<code>`)
+		b.WriteString(html.EscapeString(name))
+		b.WriteString(`</code>`)
+		b.WriteString(html.EscapeString(after))
+		if !c.Complete {
+			b.WriteString(`…</p></div>`)
 			continue
 		}
-		b.WriteString(`<div data-trickle="tool"><p>Called <code>`)
-		b.WriteString(html.EscapeString(name))
-		b.WriteString(`</code></p><pre><code>`)
+		b.WriteString(`</p><pre><code>`)
 		b.WriteString(html.EscapeString(c.Arguments))
 		b.WriteString(`</code></pre>`)
 		// The backend ran the tool and sent what it gave (the AI SDK's
 		// tool-output-*): shown under the call, as text.
 		switch {
 		case c.OutputError != "":
-			b.WriteString(`<p data-trickle="tool-output">Failed: `)
-			b.WriteString(html.EscapeString(c.OutputError))
+			b.WriteString(`<p data-trickle="tool-output">`)
+			b.WriteString(html.EscapeString(strings.ReplaceAll(w.ToolFailed, "{error}", c.OutputError)))
 			b.WriteString(`</p>`)
 		case c.Output != "":
 			b.WriteString(`<pre data-trickle="tool-output"><code>`)
@@ -53,24 +68,6 @@ func ToolsHTML(calls []stream.ToolCall) string {
 		b.WriteString(`</div>`)
 	}
 	return b.String()
-}
-
-// Notice is the visible text for how an answer ended (empty for complete,
-// and for an answer that has not ended).
-func Notice(status stream.Status, err error) string {
-	switch status {
-	case stream.Incomplete:
-		return "Incomplete: the answer ended before the model finished. You can retry."
-	case stream.Failed:
-		msg := "the connection failed"
-		if err != nil {
-			msg = err.Error()
-		}
-		return "Error: " + msg
-	case stream.Stopped:
-		return "Stopped."
-	}
-	return ""
 }
 
 // WarmUp runs a small answer through a whole Session once — SSE parsing,

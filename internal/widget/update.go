@@ -59,6 +59,9 @@ type Ending struct {
 	// button beside it.
 	Notice string
 	Retry  bool
+	// Detail is the technical chain of an answer that failed or ended
+	// early ("" for none): the page writes it to the console, once.
+	Detail string
 	// Rows are the metrics shown under show-metrics (label, value), nil
 	// without it.
 	Rows [][2]string
@@ -93,11 +96,26 @@ func FirstTokenEvent(m Metrics) Event {
 	return Event{"trickle-first-token", string(append(b, '}'))}
 }
 
-// ErrorEvent is trickle-error's: the answer failed, and why.
-func ErrorEvent(message string) Event {
+// ErrorEvent is trickle-error's: the answer failed. message is what the
+// reader was told, reason its key (Reason's String), detail the technical
+// chain for the developer, httpStatus the response's status (0: none).
+func ErrorEvent(message, reason, detail string, httpStatus int) Event {
 	b := jsonx.AppendString([]byte(`{"status":"failed","message":`), message)
+	b = append(b, `,"reason":`...)
+	b = jsonx.AppendString(b, reason)
+	b = append(b, `,"detail":`...)
+	b = jsonx.AppendString(b, detail)
+	if httpStatus != 0 {
+		b = append(b, `,"httpStatus":`...)
+		b = strconv.AppendInt(b, int64(httpStatus), 10)
+	}
 	return Event{"trickle-error", string(append(b, '}'))}
 }
+
+// RejectEvent is trickle-error's for a call that could not start an
+// answer (ask() of something that is not a request): the page's own
+// mistake, which no reader is shown; reason "call".
+func RejectEvent(err error) Event { return ErrorEvent(err.Error(), "call", err.Error(), 0) }
 
 // EndEvent is trickle-end's: the final status, the metrics and the
 // answer as a message (AppendMessage).
@@ -111,41 +129,47 @@ func EndEvent(status, metrics, message string) Event {
 }
 
 // Finish fills the update with an answer's end: the notice and retry
-// button, the metrics rows when shown, the events (trickle-error for a
-// failure, then trickle-end with message, the answer as AppendMessage
-// writes it), and the promise's status.
-func (u *Update) Finish(st stream.Status, err error, m Metrics, showMetrics bool, message string) {
-	status := st.String()
-	e := &Ending{Status: status, Notice: Notice(st, err), Message: message}
-	e.Retry = e.Notice != "" && st != stream.Stopped
+// button, the technical detail for the console, the metrics rows when
+// shown, the events (trickle-error for a failure, then trickle-end with
+// message, the answer as AppendMessage writes it), and the promise's
+// status.
+func (u *Update) Finish(o Outcome, m Metrics, showMetrics bool, message string) {
+	status := o.Status.String()
+	e := &Ending{Status: status, Notice: o.Notice(), Detail: o.Detail(), Message: message}
+	e.Retry = e.Notice != "" && o.Retry()
 	if showMetrics {
-		e.Rows = MetricRows(m)
+		e.Rows = MetricRows(m, o.words())
 	}
 	u.End = e
 	metrics := m.JSON()
 	u.Metrics = metrics
-	if st == stream.Failed {
-		msg := "failed"
-		if err != nil {
-			msg = err.Error()
+	if o.Status == stream.Failed {
+		detail := e.Detail
+		if detail == "" {
+			detail = "failed"
 		}
-		u.Events = append(u.Events, ErrorEvent(msg))
+		u.Events = append(u.Events, ErrorEvent(o.Sentence(), o.Reason.String(), detail, o.HTTPStatus))
 	}
 	u.Events = append(u.Events, EndEvent(status, metrics, message))
 	u.Resolve = status
 }
 
-// MetricRows are the metrics show-metrics lists, formatted.
-func MetricRows(m Metrics) [][2]string {
+// MetricRows are the metrics show-metrics lists, formatted, named in w's
+// words (English when nil).
+func MetricRows(m Metrics, w *Strings) [][2]string {
+	if w == nil {
+		w = &English
+	}
+	n := &w.Metrics
 	return [][2]string{
-		{"Time to first byte", fmt.Sprintf("%.0f ms", m.TTFB)},
-		{"Time to first token", fmt.Sprintf("%.0f ms", m.TTFT)},
-		{"Time to first answer token", fmt.Sprintf("%.0f ms", m.TTFAT)},
-		{"Gap p50 / p95", fmt.Sprintf("%.0f / %.0f ms", m.GapP50, m.GapP95)},
-		{"Tokens per second", fmt.Sprintf("%.1f", m.TokensPerS)},
-		{"Bytes", fmt.Sprintf("%d", m.Bytes)},
-		{"Buffering", m.Buffering.String()},
-		{"Longest frame", fmt.Sprintf("%.1f ms", m.FrameMax)},
+		{n[0], fmt.Sprintf("%.0f ms", m.TTFB)},
+		{n[1], fmt.Sprintf("%.0f ms", m.TTFT)},
+		{n[2], fmt.Sprintf("%.0f ms", m.TTFAT)},
+		{n[3], fmt.Sprintf("%.0f / %.0f ms", m.GapP50, m.GapP95)},
+		{n[4], fmt.Sprintf("%.1f", m.TokensPerS)},
+		{n[5], fmt.Sprintf("%d", m.Bytes)},
+		{n[6], m.Buffering.String()},
+		{n[7], fmt.Sprintf("%.1f ms", m.FrameMax)},
 	}
 }
 
@@ -254,6 +278,10 @@ func (u *Update) AppendJSON(b []byte) []byte {
 		b = jsonx.AppendString(b, e.Notice)
 		b = append(b, `,"retry":`...)
 		b = strconv.AppendBool(b, e.Retry)
+		if e.Detail != "" {
+			b = append(b, `,"detail":`...)
+			b = jsonx.AppendString(b, e.Detail)
+		}
 		if e.Message != "" {
 			b = append(b, `,"msg":`...)
 			b = append(b, e.Message...)

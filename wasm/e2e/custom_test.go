@@ -56,6 +56,10 @@ func custom(w http.ResponseWriter, r *http.Request) {
 		customRecorded(w, r)
 		return
 	}
+	if r.URL.Path == "/custom/401" {
+		unauthorized(w, r)
+		return
+	}
 	if r.URL.Path == "/custom/text" {
 		customText(w, r)
 		return
@@ -179,12 +183,39 @@ func TestStreamReadsAnArbitraryFetchResponse(t *testing.T) {
 	require.Equal(t, "1", got.Header.Get("X-Mine"))
 }
 
-func TestAnHTTPErrorFailsWithTheServersMessage(t *testing.T) {
+func TestAnHTTPErrorShowsASentenceAndGivesTheDeveloperTheServersMessage(t *testing.T) {
 	ctx := tab(t)
 	r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?token_chars=" + strconv.Itoa(-1)}, "bad")
 	require.Equal(t, "failed", r.Status)
-	require.Contains(t, r.Notice, "HTTP 400")
-	require.Contains(t, r.Notice, "token_chars", "the relay's own explanation is shown")
+	require.Equal(t, "The server did not accept the request (400).", r.Notice)
+	d := errorDetail(t, r)
+	require.Contains(t, d.Detail, "HTTP 400")
+	require.Contains(t, d.Detail, "token_chars", "the relay's own explanation is the developer's")
+	require.Equal(t, 400, d.HTTPStatus)
+}
+
+// errorDetail is the detail of the trickle-error the answer dispatched.
+func errorDetail(t *testing.T, r result) errorEventDetail {
+	t.Helper()
+	var ev struct {
+		Detail errorEventDetail `json:"detail"`
+	}
+	n := 0
+	for i, typ := range r.EventTypes {
+		if typ == "trickle-error" {
+			n++
+			require.NoError(t, json.Unmarshal(r.Events[i], &ev))
+		}
+	}
+	require.Equal(t, 1, n, "one trickle-error: %v", r.EventTypes)
+	require.Equal(t, "failed", ev.Detail.Status)
+	require.Equal(t, r.Notice, ev.Detail.Message, "the event's message is the sentence the reader was shown")
+	return ev.Detail
+}
+
+type errorEventDetail struct {
+	Status, Message, Reason, Detail string
+	HTTPStatus                      int
 }
 
 // errorBody is what /custom/error answers: 400 bytes, none of them ASCII.
@@ -195,19 +226,11 @@ func TestAnErrorBodyOfNonASCIITextFailsTheAnswerWithAReadableMessage(t *testing.
 	ctx := tab(t)
 	r := ask(t, ctx, map[string]string{"endpoint": "/custom/error"}, "fail")
 	require.Equal(t, "failed", r.Status, "ask() resolves (it hung when the message was cut inside a character)")
-	require.True(t, utf8.ValidString(r.Notice))
-	require.Contains(t, r.Notice, "HTTP 502: "+errorBody, "the whole body (400 bytes, 134 characters), no character cut in two")
-	require.True(t, strings.HasPrefix(r.Notice, "Error: "), r.Notice)
-	var ev struct {
-		Detail struct{ Status, Message string } `json:"detail"`
-	}
-	for i, typ := range r.EventTypes {
-		if typ == "trickle-error" {
-			require.NoError(t, json.Unmarshal(r.Events[i], &ev))
-		}
-	}
-	require.Equal(t, "failed", ev.Detail.Status)
-	require.Equal(t, strings.TrimPrefix(r.Notice, "Error: "), ev.Detail.Message)
+	require.Equal(t, "The server failed to answer (502).", r.Notice)
+	d := errorDetail(t, r)
+	require.True(t, utf8.ValidString(d.Detail))
+	require.Contains(t, d.Detail, "HTTP 502: "+errorBody, "the whole body (400 bytes, 134 characters), no character cut in two")
+	require.Equal(t, "serverError", d.Reason)
 }
 
 func TestAskingAgainStopsTheAnswerInProgress(t *testing.T) {

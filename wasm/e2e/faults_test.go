@@ -122,7 +122,9 @@ func TestAnAnswerWithoutItsEndMarkerShowsIncomplete(t *testing.T) {
 			require.Equal(t, "incomplete", r.Status)
 			require.Equal(t, canned(t, "short").Text, r.Text, "the text that came is kept")
 			require.True(t, r.NoticeShown)
-			require.Contains(t, r.Notice, "Incomplete")
+			require.Equal(t, "The answer ended before the model finished.", r.Notice)
+			require.Equal(t, "Answer incomplete.", r.ShownText, "the status line does not repeat the notice")
+			require.Equal(t, "Answer incomplete. "+r.Notice, r.StatusText, "the listener hears the status, then why")
 			require.True(t, r.RetryShown, "a retry button is offered")
 			require.NotEmpty(t, r.StatusText, "the screen reader hears how it ended")
 			sameDOM(t, ctx, r.Text, r.HTML)
@@ -140,20 +142,11 @@ func TestAnErrorEventShowsTheError(t *testing.T) {
 			}, "fail")
 			require.Equal(t, "failed", r.Status)
 			require.True(t, r.NoticeShown)
-			require.True(t, strings.HasPrefix(r.Notice, "Error: "), r.Notice)
-			require.Greater(t, len(r.Notice), len("Error: "))
+			require.Equal(t, "The model's service reported an error.", r.Notice)
 			require.True(t, r.RetryShown)
-			require.Contains(t, r.EventTypes, "trickle-error")
-			var ev struct {
-				Detail struct{ Status, Message string } `json:"detail"`
-			}
-			for i, typ := range r.EventTypes {
-				if typ == "trickle-error" {
-					require.NoError(t, json.Unmarshal(r.Events[i], &ev))
-				}
-			}
-			require.Equal(t, "failed", ev.Detail.Status)
-			require.Equal(t, strings.TrimPrefix(r.Notice, "Error: "), ev.Detail.Message)
+			d := errorDetail(t, r)
+			require.Equal(t, "upstream", d.Reason)
+			require.NotEmpty(t, d.Detail, "the model's own error is the developer's")
 			require.NotEmpty(t, r.Text, "the text before the error is kept")
 			sameDOM(t, ctx, r.Text, r.HTML)
 		})

@@ -7,6 +7,7 @@ import { follow } from "./follow.js";
 import { epochNow } from "./host.js";
 import { patchAnswer } from "./patch.js";
 import { decorate } from "./reading.js";
+import { replaced } from "./strings.js";
 
 // Every element of the page has its own number, whichever Host serves it:
 // Go derives the element's footnote ids from it (trickle-N-fn:1), so two
@@ -99,9 +100,11 @@ export class Answer {
     return p;
   }
 
-  // reject fails call n before it started an answer.
+  // reject fails call n before it started an answer: the page's mistake
+  // or a widget that could not load, which no reader is shown.
   reject(n, message) {
-    this.dispatch("trickle-error", { status: "failed", message });
+    console.error(message);
+    this.dispatch("trickle-error", { status: "failed", message, reason: "call", detail: message });
     const resolve = this.calls.get(n);
     this.calls.delete(n);
     resolve?.("failed");
@@ -127,6 +130,7 @@ export class Answer {
       metrics: this.el.hasAttribute("show-metrics"),
       highlight: this.el.hasAttribute("highlight"),
       headers: Object.entries(headers).map(([k, v]) => [k, String(v)]),
+      strings: replaced(this.el),
     };
   }
 
@@ -286,6 +290,9 @@ export class Answer {
       this.content.removeAttribute("aria-busy");
       this.el.removeAttribute("data-trickle-stalled");
       this.el.setAttribute("data-status", e.status);
+      // The reader sees a sentence (the notice); the developer gets the
+      // technical chain, once.
+      if (e.detail) console.error(`trickle: the answer ended ${e.status}: ${e.detail}`);
       if (e.notice) {
         this.noticeText.textContent = e.notice;
         this.notice.setAttribute("data-kind", e.status);

@@ -6,6 +6,7 @@
 import { Answer, ensureParts } from "./answer.js";
 import { builds } from "./builds.js";
 import { hostFor } from "./host.js";
+import { elementStrings, label, pageStrings, setElementStrings, setPageStrings } from "./strings.js";
 import { addHighlightStylesheet } from "./style.js";
 
 const Base = typeof HTMLElement === "function" ? HTMLElement : class {};
@@ -21,6 +22,7 @@ export class TrickleAnswer extends Base {
     const scheme = getComputedStyle(this.parentElement ?? document.documentElement).colorScheme;
     if (scheme && scheme !== "normal") this.dataset.trickleScheme = "inherit";
     ensureParts(this);
+    label(this);
     this.#attach();
   }
 
@@ -207,6 +209,26 @@ export class TrickleAnswer extends Base {
 
   set diagramLanguages(langs) {
     this.#attach().diagramLanguages = [...(langs ?? [])].map(String);
+  }
+
+  /** The page's words for every element, by key (English is built in;
+   *  docs/package.md lists the keys). Shown words change at once, spoken
+   *  and status words with the next ask. */
+  static get strings() {
+    return pageStrings();
+  }
+
+  static set strings(value) {
+    setPageStrings(value);
+  }
+
+  /** This element's words, by key, over TrickleAnswer.strings. */
+  get strings() {
+    return elementStrings(this);
+  }
+
+  set strings(value) {
+    setElementStrings(this, value);
   }
 
   /** Extra request headers (e.g. Authorization) sent with every ask. */

@@ -7,6 +7,7 @@
 import { sanitizeSpans } from "./sanitize.js";
 import { sanitizeMath } from "./mathml.js";
 import { sanitizeSVG } from "./svg.js";
+import { wordOf } from "./strings.js";
 
 // decorate walks the newly settled nodes between after (exclusive; null:
 // the content's first child) and before (exclusive; null: to the end):
@@ -38,8 +39,8 @@ function codeBlock(answer, pre) {
   const btn = document.createElement("button");
   btn.type = "button";
   btn.dataset.trickle = "copy";
-  btn.setAttribute("aria-label", "Copy code");
-  btn.textContent = "Copy";
+  btn.setAttribute("aria-label", wordOf(answer.el, "copyCode"));
+  btn.textContent = wordOf(answer.el, "copy");
   btn.addEventListener("click", () => {
     copied(answer, navigator.clipboard.writeText(code.textContent));
   });
@@ -53,7 +54,7 @@ function tableBlock(answer, table) {
   const btn = document.createElement("button");
   btn.type = "button";
   btn.dataset.trickle = "copy-table";
-  btn.textContent = "Copy table";
+  btn.textContent = wordOf(answer.el, "copyTable");
   btn.addEventListener("click", () => {
     const cell = (c) => c.textContent.replace(/[\t\r\n]+/g, " ").trim();
     const tsv = [...table.rows].map((r) => [...r.cells].map(cell).join("\t")).join("\n") + "\n";
@@ -71,10 +72,10 @@ function tableBlock(answer, table) {
 // it, or why not.
 function copied(answer, promise) {
   promise.then(
-    () => say(answer, "Copied"),
+    () => say(answer, wordOf(answer.el, "copied")),
     (err) => {
       console.error("trickle: copying failed:", err);
-      say(answer, "Copy failed: the browser refused the clipboard.");
+      say(answer, wordOf(answer.el, "copyFailed"));
     },
   );
 }

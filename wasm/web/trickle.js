@@ -34,6 +34,7 @@
 //	patch.js            tail patching (patchTail, patchAnswer)
 //	follow.js           keeping a streaming answer's newest text in view
 //	reading.js          reading aids: code and table toolbars, highlighter, math
+//	strings.js          the words shown and spoken: English, or the page's
 //	sanitize.js         sanitizeSpans: a highlighter's output to <span class>
 //	mathml.js           sanitizeMath: a TeX converter's output to MathML Core
 //	svg.js              sanitizeSVG: a diagram renderer's output to SVG drawing

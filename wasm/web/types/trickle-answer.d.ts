@@ -126,10 +126,123 @@ export interface TrickleToolCallDetail extends TrickleToolCall {
   complete: true;
 }
 
+/** Why an answer failed (trickle-error's detail.reason): the key of the
+ *  sentence the reader was shown; "call" for an ask(), stream() or retry()
+ *  that could not start an answer (the page's mistake, or a widget that
+ *  could not load), which no reader is shown. */
+export type TrickleErrorReason =
+  | "refused"
+  | "notFound"
+  | "rateLimited"
+  | "serverError"
+  | "rejected"
+  | "network"
+  | "dropped"
+  | "unreadable"
+  | "upstream"
+  | "expired"
+  | "unknown"
+  | "call";
+
 /** trickle-error's detail: the answer failed, and why. */
 export interface TrickleErrorDetail {
   status: "failed";
+  /** What the reader was told: one sentence, in the page's strings. */
   message: string;
+  reason: TrickleErrorReason;
+  /** The technical chain, for the developer (also on the console). */
+  detail: string;
+  /** The response's HTTP status, when one explains the failure. */
+  httpStatus?: number;
+}
+
+/** Every word the widget shows or speaks, by key (English built in: see
+ *  docs/package.md). {status} is an HTTP status code, {name} a tool's
+ *  name. Set some for the page (TrickleAnswer.strings) or one element
+ *  (el.strings). */
+export interface TrickleStrings {
+  /** Copy */
+  copy: string;
+  /** Copy code */
+  copyCode: string;
+  /** Copy table */
+  copyTable: string;
+  /** Copied */
+  copied: string;
+  /** Copy failed: the browser refused the clipboard. */
+  copyFailed: string;
+  /** Thinking */
+  thinking: string;
+  /** Jump to latest */
+  jumpToLatest: string;
+  /** Retry */
+  retry: string;
+  /** Assistant is responding. */
+  responding: string;
+  /** Answer complete. */
+  complete: string;
+  /** Answer stopped. */
+  stopped: string;
+  /** Answer incomplete. */
+  incomplete: string;
+  /** Answer failed. */
+  failed: string;
+  /** Waiting for the model… */
+  stalled: string;
+  /** Stopped. */
+  stoppedNotice: string;
+  /** Calling {name} */
+  calling: string;
+  /** Called {name} */
+  called: string;
+  /** a tool */
+  aTool: string;
+  /** Failed: {error} */
+  toolFailed: string;
+  /** The server refused the request ({status}). */
+  refused: string;
+  /** The server has no answer at this address ({status}). */
+  notFound: string;
+  /** Too many requests ({status}): wait a moment, then retry. */
+  rateLimited: string;
+  /** The server failed to answer ({status}). */
+  serverError: string;
+  /** The server did not accept the request ({status}). */
+  rejected: string;
+  /** Could not reach the server. */
+  network: string;
+  /** The connection dropped and could not be resumed. */
+  dropped: string;
+  /** The answer ended before the model finished. */
+  cutOff: string;
+  /** The server sent an empty answer. */
+  empty: string;
+  /** The server's answer is in a form this page cannot read. */
+  unreadable: string;
+  /** The model reported an error. */
+  upstream: string;
+  /** Part of the answer was too large to read. */
+  tooLarge: string;
+  /** The answer expired on the server and cannot be resumed. */
+  expired: string;
+  /** Something went wrong. */
+  unknown: string;
+  /** Time to first byte */
+  metricTTFB: string;
+  /** Time to first token */
+  metricTTFT: string;
+  /** Time to first answer token */
+  metricTTFAT: string;
+  /** Gap p50 / p95 */
+  metricGaps: string;
+  /** Tokens per second */
+  metricTokensPerSecond: string;
+  /** Bytes */
+  metricBytes: string;
+  /** Buffering */
+  metricBuffering: string;
+  /** Longest frame */
+  metricLongestFrame: string;
 }
 
 /** The element's events (bubbling, composed), by name. */
@@ -195,6 +308,12 @@ export declare class TrickleAnswer extends HTMLElement {
   diagramLanguages: string[];
   /** Extra request headers sent with every ask (e.g. Authorization). */
   headers: Record<string, string>;
+  /** This element's words, over TrickleAnswer.strings; a key that is not
+   *  one, or a value that is no string, throws a TypeError. */
+  strings: Partial<TrickleStrings>;
+  /** The page's words for every element (shown words change at once,
+   *  spoken and status words with the next ask). */
+  static strings: Partial<TrickleStrings>;
 
   addEventListener<K extends keyof TrickleAnswerEventMap>(
     type: K,

@@ -7,6 +7,22 @@ import "trickle-answer";
 import type {} from "trickle-answer/react";
 import type { TrickleAnswer, TrickleEndDetail } from "trickle-answer";
 
+declare global {
+  interface Window {
+    camelCaseCalls?: number;
+  }
+}
+
+// What React 19 does with the camel-case spelling: it listens for the event
+// named after "on" exactly as written, "TrickleEnd", which the element never
+// dispatches. The typings refuse it, so it is spread in untyped here, for
+// frameworks_test.go to show which event it listens for.
+const camelCase = {
+  onTrickleEnd: () => {
+    window.camelCaseCalls = (window.camelCaseCalls ?? 0) + 1;
+  },
+} as object;
+
 function App() {
   const answer = useRef<TrickleAnswer>(null);
   const [status, setStatus] = useState("");
@@ -19,6 +35,7 @@ function App() {
         ref={answer}
         endpoint="/api/chat"
         ontrickle-end={(e: CustomEvent<TrickleEndDetail>) => setStatus(e.detail.status)}
+        {...camelCase}
       />
       <p id="status">{status}</p>
     </main>

@@ -18,7 +18,19 @@ export async function use(): Promise<TrickleFinalStatus> {
     const thread: "worker" | "main" = e.detail.metrics.thread;
     void ttft, thread;
   });
-  el.addEventListener("trickle-error", (e) => console.log(e.detail.message));
+  el.addEventListener("trickle-error", (e) => {
+    const reason: "refused" | "network" | string = e.detail.reason;
+    const code: number | undefined = e.detail.httpStatus;
+    console.log(e.detail.message, reason, code, e.detail.detail);
+  });
+  TrickleAnswer.strings = { copy: "Copier", refused: "Le serveur a refusé la requête ({status})." };
+  el.strings = { thinking: "Réflexion" };
+  const words: string | undefined = el.strings.complete;
+  void words;
+  // @ts-expect-error a key the widget does not have
+  TrickleAnswer.strings = { cpoy: "Copier" };
+  // @ts-expect-error every word is a string
+  el.strings = { retry: 1 };
   document.addEventListener("trickle-first-token", (e) => console.log(e.detail.ttfat_ms));
   const made = document.createElement("trickle-answer");
   made.setAttribute("endpoint", "/api/chat");

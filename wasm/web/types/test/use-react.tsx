@@ -28,3 +28,6 @@ export const badTransport = <trickle-answer transport="carrier-pigeon" />;
 
 // @ts-expect-error trickle-end's detail is no string
 export const badHandler = <trickle-answer ontrickle-end={(e: CustomEvent<string>) => e.detail} />;
+
+// @ts-expect-error camel case: React 19 would listen for an event named "TrickleEnd", which never comes
+export const camelCase = <trickle-answer onTrickleEnd={() => {}} />;
