@@ -48,7 +48,7 @@ func (e *element) keep(c widget.Command, v js.Value) *widget.Early {
 		return nil
 	}
 	headers := e.early.Get("headers") // a plain object, lower-case names
-	return &widget.Early{OK: e.early.Get("ok").Bool(), Status: e.early.Get("status").Int(), StreamID: e.early.Get("stream").String(),
+	return &widget.Early{OK: e.early.Get("ok").Bool(), Status: e.early.Get("status").Int(), StreamID: e.early.Get("stream").String(), StreamURL: e.early.Get("streamURL").String(),
 		Head: widget.ResponseHead(e.early.Get("type").String(), func(name string) string {
 			if v := headers.Get(strings.ToLower(name)); v.Type() == js.TypeString {
 				return v.String()
@@ -70,7 +70,7 @@ func (e *element) handle(m msg) {
 			}
 			return ""
 		}
-		r := widget.Response{OK: resp.Get("ok").Bool(), Status: resp.Get("status").Int(), StreamID: get("X-Trickle-Stream"),
+		r := widget.Response{OK: resp.Get("ok").Bool(), Status: resp.Get("status").Int(), StreamID: get("X-Trickle-Stream"), StreamURL: get("X-Trickle-Stream-URL"),
 			Head: widget.ResponseHead(resp.Get("type").String(), get)}
 		if e.Response(m.conn, r) {
 			m.c.read(resp)

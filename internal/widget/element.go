@@ -35,7 +35,10 @@ type Element struct {
 	conn     *connState // the open connection, nil when none
 	connGen  int
 	streamID string
-	resumer  Resumer
+	// streamRef is the relay's X-Trickle-Stream-URL for streamID ("" when
+	// it sent none: StreamURLs derives it).
+	streamRef string
+	resumer   Resumer
 	// showing: the answer is a stored one (Show): no request, no
 	// announcements, no events.
 	showing bool
@@ -127,7 +130,7 @@ func (e *Element) Show(c Command, m Stored) {
 	cfg := c.Config()
 	cfg.Now, cfg.Announce = e.env.Now, a11y.ModeOff
 	e.sess = NewSession(cfg)
-	e.streamID = ""
+	e.streamID, e.streamRef = "", ""
 	e.callsDone = e.callsDone[:0]
 	u := e.fresh()
 	u.Reset = true
@@ -153,7 +156,7 @@ func (e *Element) Begin(c Command, r Request, at time.Time, early *Early) {
 	if !at.IsZero() {
 		e.sess.StartAt(at)
 	}
-	e.streamID = ""
+	e.streamID, e.streamRef = "", ""
 	e.callsDone = e.callsDone[:0]
 	e.resumer.Reset()
 	if !e.gcHeld && e.gc != nil {
@@ -197,7 +200,7 @@ func (e *Element) Stop() {
 		e.conn = nil
 	}
 	if e.streamID != "" && !e.req.WebSocket {
-		if u, err := StreamURLs(e.req.Endpoint, e.streamID); err == nil {
+		if u, err := StreamURLs(e.req.Endpoint, e.streamID, e.streamRef); err == nil {
 			e.env.Cancel(u.Cancel)
 		}
 	}
@@ -274,7 +277,7 @@ func (e *Element) Response(gen int, r Response) bool {
 
 func (e *Element) response(r Response) {
 	if r.StreamID != "" {
-		e.streamID = r.StreamID
+		e.streamID, e.streamRef = r.StreamID, r.StreamURL
 	}
 	if !r.OK {
 		e.conn.httpStatus = r.Status
@@ -366,7 +369,7 @@ func (e *Element) open(resume bool) {
 	o := Conn{Gen: c.gen, URL: r.URL}
 	switch {
 	case resume:
-		u, _ := StreamURLs(r.Endpoint, e.streamID)
+		u, _ := StreamURLs(r.Endpoint, e.streamID, e.streamRef)
 		o.URL, o.Method, o.Headers = u.Resume, "GET", r.ResumeHeaders(e.sess.LastEventID())
 	case r.Stream:
 		o.PageInit = true

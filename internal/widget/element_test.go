@@ -531,3 +531,37 @@ func TestTheCollectorIsHeldWhileAnAnswerStreams(t *testing.T) {
 	gc.OnIdle()
 	require.Equal(t, 1, collected, "with no answer streaming, the collector runs at idle time")
 }
+
+// A relay mounted under a prefix: the resume and the Stop go where its
+// X-Trickle-Stream-URL says, resolved against the endpoint, and the page's
+// early request carries the header to Go as well.
+func TestAResumeAndAStopFollowTheRelaysStreamURLUnderAPrefix(t *testing.T) {
+	data, ends, text := relayAnswer(t)
+	endpoint := origin + "/ai/v1/chat/completions?answer=short"
+	ask := command(t, `{"t":"ask","id":1,"n":1,"url":"`+endpoint+`","origin":"`+origin+`","prompt":"hello"}`)
+	env, p := newFakeEnv(t), newPage(t)
+	e := NewElement(1, env, nil, "worker")
+	e.Do(ask, time.Time{}, nil)
+	gen := env.conn().Gen
+	require.Equal(t, endpoint, env.conn().URL)
+	require.True(t, e.Response(gen, Response{OK: true, StreamID: "s", StreamURL: "../streams/s"}))
+	env.arrive(gen, data[:ends[1]])
+	require.True(t, e.Ended(gen, End{Kind: EndReadError, Err: "reset"}))
+	e.Timer(env.retryTimers()[0], false)
+	resume := env.conn()
+	require.Equal(t, origin+"/ai/v1/streams/s", resume.URL, "the resume is the relay's, under its prefix, without the query")
+	require.Equal(t, "GET", resume.Method)
+	e.Response(resume.Gen, Response{OK: true, StreamID: "s"})
+	env.arrive(resume.Gen, data[ends[1]:])
+	require.True(t, e.Ended(resume.Gen, End{Kind: EndDone}))
+	p.frame(e)
+	require.Equal(t, text, p.text)
+	require.Equal(t, "complete", p.state)
+
+	env2, p2 := newFakeEnv(t), newPage(t)
+	e2 := NewElement(1, env2, nil, "worker")
+	e2.Do(ask, time.Time{}, &Early{OK: true, StreamID: "s", StreamURL: "../streams/s"})
+	e2.Stop()
+	p2.take(e2)
+	require.Equal(t, []string{origin + "/ai/v1/streams/s"}, env2.cancels, "Stop reaches the relay under /ai/")
+}

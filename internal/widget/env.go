@@ -60,10 +60,11 @@ type Conn struct {
 // Go was ready (wasm/web/early), which the answer's first connection
 // adopts. A failed early request is reported as that connection's Ended.
 type Early struct {
-	OK       bool
-	Status   int
-	StreamID string
-	Head     stream.Response
+	OK        bool
+	Status    int
+	StreamID  string
+	StreamURL string
+	Head      stream.Response
 }
 
 // Response is what a fetch's response says.
@@ -71,6 +72,9 @@ type Response struct {
 	OK       bool
 	Status   int
 	StreamID string // X-Trickle-Stream, "" when absent
+	// StreamURL is X-Trickle-Stream-URL: where the stream lives, relative
+	// to the request ("" when absent; see StreamURLs).
+	StreamURL string
 	// Head is what the pipeline reads of the headers (ResponseHead): the
 	// framing of the body and, for a text body, its length.
 	Head stream.Response

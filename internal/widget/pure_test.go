@@ -49,11 +49,26 @@ func TestBackoffDoublesFromTheServersRetryUpToTheCap(t *testing.T) {
 	require.Equal(t, 3*time.Second, d, "a server asking for more than the cap gets it")
 }
 
-func TestStreamURLsLiveOnTheEndpointsOriginWithoutItsQuery(t *testing.T) {
-	u, err := StreamURLs("http://127.0.0.1:8080/v1/chat/completions?drop_after=3", "s1")
-	require.NoError(t, err)
-	require.Equal(t, "http://127.0.0.1:8080/v1/streams/s1", u.Resume)
-	require.Equal(t, u.Resume, u.Cancel)
+func TestStreamURLsFollowTheRelaysHeaderElseTheEndpointsPrefixWithoutItsQuery(t *testing.T) {
+	for _, tc := range []struct{ endpoint, ref, want string }{
+		{"http://127.0.0.1:8080/v1/chat/completions?drop_after=3", "", "http://127.0.0.1:8080/v1/streams/s1"},
+		{"http://127.0.0.1:8080/v1/chat/completions?drop_after=3", "../streams/s1", "http://127.0.0.1:8080/v1/streams/s1"},
+		// Mounted under a prefix (http.StripPrefix, a proxy's location /ai/).
+		{"https://site.test/ai/v1/chat/completions", "../streams/s1", "https://site.test/ai/v1/streams/s1"},
+		{"https://site.test/ai/v1/chat/completions", "", "https://site.test/ai/v1/streams/s1"},
+		{"https://site.test/a/b/v1/chat/completions#x", "", "https://site.test/a/b/v1/streams/s1"},
+		// A relay mounted where its paths are not /v1/…: only its header tells.
+		{"https://site.test/chat", "streams/s1", "https://site.test/streams/s1"},
+		{"https://site.test/chat", "", "https://site.test/v1/streams/s1"},
+		// A header naming another host is not followed.
+		{"https://site.test/ai/v1/chat/completions", "https://evil.test/x", "https://site.test/ai/v1/streams/s1"},
+		{"https://site.test/ai/v1/chat/completions", "//evil.test/x", "https://site.test/ai/v1/streams/s1"},
+	} {
+		u, err := StreamURLs(tc.endpoint, "s1", tc.ref)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, u.Resume, "%s with %q", tc.endpoint, tc.ref)
+		require.Equal(t, u.Resume, u.Cancel)
+	}
 }
 
 func TestWebSocketURLs(t *testing.T) {
@@ -64,6 +79,7 @@ func TestWebSocketURLs(t *testing.T) {
 		{"https://h/v1/chat/completions", "wss://other/ws", "", "wss://other/ws", "wss://other/ws"},
 		{"http://h/v1/chat/completions?answer=short", "", "Bearer s3cr&t", "ws://h/v1/ws?access_token=s3cr%26t&answer=short", "ws://h/v1/ws?access_token=s3cr%26t"},
 		{"http://h/v1/chat/completions", "", "Basic xyz", "ws://h/v1/ws", "ws://h/v1/ws"},
+		{"https://h/ai/v1/chat/completions?answer=short", "", "", "wss://h/ai/v1/ws?answer=short", "wss://h/ai/v1/ws"},
 	} {
 		first, resume, err := WebSocketURLs(tc.endpoint, tc.ws, tc.auth)
 		require.NoError(t, err)

@@ -49,27 +49,54 @@ func (b Backoff) Delay(n int, retry time.Duration) (d time.Duration, ok bool) {
 	return min(d, max(b.Max, retry)), true
 }
 
-// RelayURLs are the relay endpoints that control one stream, on the origin
-// of the endpoint that started it.
+// RelayURLs are the relay endpoints that control one stream.
 type RelayURLs struct {
 	Resume string // GET with Last-Event-ID
 	Cancel string // DELETE
 }
 
-// StreamURLs derives the control endpoints for stream id from the endpoint
-// URL (absolute) that started it. The fault-injection query of the endpoint
-// is not carried over: a resume must not inject the fault again.
-func StreamURLs(endpoint, id string) (RelayURLs, error) {
+// StreamURLs finds the control endpoints for stream id of the endpoint URL
+// (absolute) that started it. ref is the relay's X-Trickle-Stream-URL, the
+// stream's address relative to the request ("../streams/ID"), resolved
+// against the endpoint: it holds wherever the relay's API is mounted (under
+// http.StripPrefix, behind a proxy's location /ai/). Without it (an older
+// relay, a header a page on another origin cannot read) the address is
+// derived from the endpoint's path: the API's prefix is what comes before
+// its /v1/ (see apiPrefix). The endpoint's query, where the fault
+// injection is, is not carried over: a resume must not inject the fault
+// again.
+func StreamURLs(endpoint, id, ref string) (RelayURLs, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		return RelayURLs{}, err
 	}
-	base := u.Scheme + "://" + u.Host + "/v1/streams/" + url.PathEscape(id)
+	u.RawQuery, u.Fragment = "", ""
+	if ref != "" {
+		r, err := url.Parse(ref)
+		if err == nil && r.Scheme == "" && r.Host == "" && r.Path != "" {
+			s := u.ResolveReference(r)
+			s.RawQuery, s.Fragment = "", ""
+			return RelayURLs{Resume: s.String(), Cancel: s.String()}, nil
+		}
+	}
+	base := u.Scheme + "://" + u.Host + apiPrefix(u.Path) + "/v1/streams/" + url.PathEscape(id)
 	return RelayURLs{Resume: base, Cancel: base}, nil
 }
 
-// WebSocketURLs are the relay's /v1/ws on the origin of endpoint
-// (absolute), or wsEndpoint resolved against endpoint when set. first
+// apiPrefix is the path the relay's API is mounted under, read from an
+// endpoint path: what comes before its last "/v1/" ("/ai" for
+// /ai/v1/chat/completions), "" for a path with none (the site's root, as
+// a backend of the page's own that is not the relay).
+func apiPrefix(path string) string {
+	if i := strings.LastIndex(path, "/v1/"); i >= 0 {
+		return path[:i]
+	}
+	return ""
+}
+
+// WebSocketURLs are the relay's /v1/ws beside endpoint (absolute: on its
+// origin, under its API prefix, see apiPrefix), or wsEndpoint resolved
+// against endpoint when set. first
 // carries endpoint's query (dialect and simulation parameters, faults
 // included); resume carries none of it, so a resume does not inject the
 // fault again. Browsers cannot set headers on a WebSocket handshake, so a
@@ -87,7 +114,7 @@ func WebSocketURLs(endpoint, wsEndpoint, authorization string) (first, resume st
 		}
 		u = ws
 	} else {
-		u = &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/v1/ws", RawQuery: u.RawQuery}
+		u = &url.URL{Scheme: u.Scheme, Host: u.Host, Path: apiPrefix(u.Path) + "/v1/ws", RawQuery: u.RawQuery}
 	}
 	switch u.Scheme {
 	case "http":

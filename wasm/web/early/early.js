@@ -12,6 +12,19 @@ import { earlyRequest } from "./request.js";
 
 const epochNow = () => performance.timeOrigin + performance.now();
 
+// streamURL is where stream id of response res lives, as Go's
+// widget.StreamURLs finds it: the relay's X-Trickle-Stream-URL resolved
+// against the request's URL, else /v1/streams/ID under the endpoint's API
+// prefix (what comes before its last /v1/).
+export function streamURL(res, id) {
+  const ref = res.headers.get("X-Trickle-Stream-URL");
+  const at = new URL(res.url);
+  at.search = at.hash = "";
+  if (ref && !/^[a-z][a-z0-9+.-]*:|^\/\//i.test(ref)) return new URL(ref, at).href;
+  const i = at.pathname.lastIndexOf("/v1/");
+  return new URL(`${i >= 0 ? at.pathname.slice(0, i) : ""}/v1/streams/${id}`, at).href;
+}
+
 // The response headers Go reads (stream.ResponseOf), handed over with the
 // body.
 const HEAD = ["content-type", "content-length", "content-encoding", "x-vercel-ai-ui-message-stream"];
@@ -106,7 +119,7 @@ class EarlyAnswer {
     // The relay's ids are plain; another would be escaped differently from
     // Go's url.PathEscape, and Go's own stop sends its DELETE anyway.
     if (/^[\w.:-]+$/.test(id)) {
-      fetch(new URL(`/v1/streams/${id}`, this.#res.url), { method: "DELETE", keepalive: true }).catch(() => {});
+      fetch(streamURL(this.#res, id), { method: "DELETE", keepalive: true }).catch(() => {});
     }
   }
 
@@ -129,6 +142,7 @@ class EarlyAnswer {
       ok: res ? res.ok : false,
       status: res ? res.status : 0,
       stream: res?.headers.get("X-Trickle-Stream") ?? "",
+      streamURL: res?.headers.get("X-Trickle-Stream-URL") ?? "",
       // What Go's widget.ResponseHead reads (lower-case names).
       type: res?.type ?? "",
       headers: Object.fromEntries(HEAD.map((h) => [h, res?.headers.get(h) ?? null])),

@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
-import { startEarly } from "./early.js";
+import { startEarly, streamURL } from "./early.js";
 import { earlyRequest } from "./request.js";
 
 const ev = (s) => `data: ${JSON.stringify({ object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: s } }] })}\n\n`;
@@ -134,4 +134,17 @@ test("a failed request is handed over as failed, with why", async () => {
 test("an ask Go builds differently, or over a WebSocket, is not started early", () => {
   assert.equal(startEarly({ ...cmd("http://127.0.0.1:1"), transport: "websocket" }, () => {}), null);
   assert.equal(startEarly({ t: "ask", url: "http://127.0.0.1:1/", model: "", headers: [], body: [1] }, () => {}), null);
+});
+
+test("the stream's URL is the relay's header resolved against the request, else under the endpoint's prefix", () => {
+  const res = (url, ref) => ({ url, headers: { get: (h) => (h === "X-Trickle-Stream-URL" ? ref : null) } });
+  const cases = [
+    ["https://site.test/v1/chat/completions?answer=short", null, "https://site.test/v1/streams/s1"],
+    ["https://site.test/ai/v1/chat/completions?answer=short", "../streams/s1", "https://site.test/ai/v1/streams/s1"],
+    ["https://site.test/ai/v1/chat/completions", null, "https://site.test/ai/v1/streams/s1"],
+    ["https://site.test/chat", "streams/s1", "https://site.test/streams/s1"],
+    ["https://site.test/ai/v1/chat/completions", "https://evil.test/x", "https://site.test/ai/v1/streams/s1"],
+    ["https://site.test/ai/v1/chat/completions", "//evil.test/x", "https://site.test/ai/v1/streams/s1"],
+  ];
+  for (const [url, ref, want] of cases) assert.equal(streamURL(res(url, ref), "s1"), want, `${url} with ${ref}`);
 });
