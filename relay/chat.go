@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/trickle-dev/trickle/relay/internal/chat"
 	"github.com/trickle-dev/trickle/relay/internal/reqlog"
@@ -48,6 +49,45 @@ func decodeRequest(body []byte, req *ChatRequest) error { return chat.Decode(bod
 func (s *Server) simParams(req *ChatRequest, q url.Values) (sim.Params, error) {
 	d := s.cfg.sim
 	return chat.SimParams(req, q, sim.Params{TTFT: d.TTFT, Gap: d.Gap, Jitter: d.Jitter, TokenChars: d.TokenChars})
+}
+
+// ErrFaultRefused: a request asked a relay with a real upstream for a
+// fault meant for tests (drop_after, or the simulated model's error_after,
+// stall_after, stall_ms, no_end), which it does not allow (WithAllowFaults).
+var ErrFaultRefused = errors.New("relay: test faults are not allowed on this relay, which forwards to a real model")
+
+// simFaults are the faults only the simulated model can play.
+var simFaults = []string{"error_after", "stall_after", "stall_ms", "no_end"}
+
+// upstreamFaults refuses the faults q asks of a real upstream: the
+// simulated model's always, drop_after unless faults are allowed.
+func (s *Server) upstreamFaults(q url.Values, drop int) error {
+	for _, f := range simFaults {
+		if q.Has(f) {
+			return fmt.Errorf("%w: %w: %s is the simulated model's", ErrBadRequest, ErrFaultRefused, f)
+		}
+	}
+	if drop > 0 && !s.cfg.allowFaults {
+		return fmt.Errorf("%w: %w: drop_after=%d", ErrBadRequest, ErrFaultRefused, drop)
+	}
+	return nil
+}
+
+// ResumeHeader is the request header with which a client that will never
+// resume (an SDK's stream, a script) says so: "off" makes its disconnect
+// cancel the generation at once instead of after the grace period.
+const ResumeHeader = "X-Trickle-Resume"
+
+// noResume reads ResumeHeader: "off" or "on" (the default), any case.
+func noResume(h http.Header) (bool, error) {
+	switch v := strings.ToLower(strings.TrimSpace(h.Get(ResumeHeader))); v {
+	case "", "on":
+		return false, nil
+	case "off":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%w: %s must be on or off, not %q", ErrBadRequest, ResumeHeader, v)
+	}
 }
 
 func dropAfter(q url.Values) (int, error) {
@@ -101,10 +141,18 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		chat.WriteCompletion(w, gen, p)
 		return
 	}
+	off, err := noResume(r.Header)
+	if err != nil {
+		s.refuse(w, err)
+		return
+	}
 	l, err := s.startStream(&req, body, r.URL.Query(), reqlog.ID(r.Context()))
 	if err != nil {
 		s.refuse(w, err)
 		return
+	}
+	if off {
+		l.NoResume()
 	}
 	s.serveSSE(w, r, l, 0)
 }
@@ -118,6 +166,9 @@ func (s *Server) startStream(req *ChatRequest, body []byte, q url.Values, rid st
 		return nil, err
 	}
 	if s.cfg.upstream != nil {
+		if err := s.upstreamFaults(q, drop); err != nil {
+			return nil, err
+		}
 		return s.startUpstream(req, body, drop, rid)
 	}
 	p, err := s.simParams(req, q)

@@ -32,6 +32,7 @@ type config struct {
 	maxBodyBytes int64
 	maxEventSize int
 	maxEvents    int
+	allowFaults  bool
 
 	origins       []string
 	originRefusal func(*OriginError) string
@@ -245,6 +246,13 @@ func WithMaxEventSize(n int) Option { return func(c *config) { c.maxEventSize = 
 // WithMaxEvents caps the events of one stream (default:
 // Defaults.MaxEvents).
 func WithMaxEvents(n int) Option { return func(c *config) { c.maxEvents = n } }
+
+// WithAllowFaults lets the fault a test asks for in the query
+// (drop_after) cut a real upstream's stream too. Without it the faults act
+// on the simulated model only, and a request that asks a relay with an
+// upstream for one is refused (400, ErrFaultRefused): on a relay that
+// spends a real key, no client can make it drop what it paid for.
+func WithAllowFaults(allow bool) Option { return func(c *config) { c.allowFaults = allow } }
 
 // WithAllowedOrigins lists the browser origins (e.g. "https://app.example")
 // allowed to call the API cross-origin and to open the WebSocket; "*" allows

@@ -361,3 +361,57 @@ func TestARequestWithoutAModelToARelayWithoutOneIsRefusedBeforeTheUpstream(t *te
 	require.NoError(t, err)
 	require.Equal(t, "theirs", f.bodies[0]["model"])
 }
+
+// A client that says it will not resume (X-Trickle-Resume: off, an SDK's
+// stream) costs nothing after it goes: its disconnect cancels the upstream
+// at once, with a grace period far longer than the test waits.
+func TestADisconnectWithResumeOffCancelsTheUpstreamAtOnce(t *testing.T) {
+	f := newFake(t, forever)
+	base := upstreamRelay(t, f, "openai", relay.WithGrace(time.Hour))
+	resp := post(t, base+"/v1/chat/completions", hello, relay.ResumeHeader, "off")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	id := resp.Header.Get("X-Trickle-Stream")
+	_, err := sse.NewDecoder(resp.Body).Next()
+	require.NoError(t, err)
+	resp.Body.Close()
+	select {
+	case <-f.cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream was not cancelled at the disconnect")
+	}
+	in := info(t, base, id)
+	require.Equal(t, relay.StateCancelled, in.State)
+	require.True(t, in.UpstreamCancelled)
+	require.Contains(t, in.Message, "will not resume")
+
+	bad := post(t, base+"/v1/chat/completions", hello, relay.ResumeHeader, "later")
+	body, _ := io.ReadAll(bad.Body)
+	require.Equal(t, http.StatusBadRequest, bad.StatusCode)
+	require.Contains(t, string(body), `X-Trickle-Resume must be on or off, not \"later\"`)
+	require.EqualValues(t, 1, f.requests.Load(), "a bad header reaches no upstream")
+}
+
+// The faults a test asks for act on the simulated model; a relay with a
+// real upstream refuses them, naming the fault, and its upstream sees no
+// request, unless the operator allows them (WithAllowFaults), where
+// drop_after cuts the client's connection as it does the simulated one's.
+func TestFaultsSentToARealUpstreamAreRefusedUnlessAllowed(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, _ int) bool {
+		return play(w, r, "text/event-stream", simEvents("openai", "short"), time.Millisecond)
+	})
+	base := upstreamRelay(t, f, "openai")
+	for _, q := range []string{"drop_after=3", "error_after=2", "stall_after=1&stall_ms=100", "no_end=1"} {
+		resp := post(t, base+"/v1/chat/completions?"+q, hello)
+		body, _ := io.ReadAll(resp.Body)
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, q)
+		require.Contains(t, string(body), "test faults are not allowed on this relay", q)
+		require.Contains(t, string(body), strings.SplitN(q, "=", 2)[0], "the refusal names the fault: %s", q)
+	}
+	require.Zero(t, f.requests.Load(), "no refused request reached the upstream")
+
+	allowed := upstreamRelay(t, f, "openai", relay.WithAllowFaults(true))
+	resp := post(t, allowed+"/v1/chat/completions?drop_after=2", hello)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	evs, _ := events(resp.Body)
+	require.Len(t, evs, 2, "the connection was cut after two events")
+}

@@ -93,6 +93,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		upDialect     = fs.String("upstream-dialect", "openai", "the upstream's format: "+stream.DialectNames(relay.UpstreamDialects()))
 		upKeyEnv      = fs.String("upstream-key-env", "", "read the upstream API key from the environment variable `NAME` (it never leaves the server)")
 		maxTokens     = fs.Int("max-tokens", 0, "refuse (400) a request asking for more output tokens than `N`, and send N as max_tokens when it names none (default: no cap)")
+		allowFaults   = fs.Bool("allow-faults", false, "let the drop_after test fault cut a real upstream's stream too (without it, a request asking an --upstream relay for a fault gets 400)")
 		maxInput      = fs.Int("max-input-chars", 0, "refuse (400) a request whose conversation has more than `N` characters (default: no bound)")
 		upModel       = fs.String("upstream-model", "", "model name to send upstream (default: the request's; a request naming none is refused)")
 		firstToken    = fs.Duration("first-token-timeout", d.Upstream.FirstTokenTimeout, "fail an upstream answer whose first byte takes longer")
@@ -208,6 +209,9 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	if isSet(fs, "max-input-chars") {
 		opts = append(opts, relay.WithMaxInputChars(*maxInput))
+	}
+	if *allowFaults {
+		opts = append(opts, relay.WithAllowFaults(true))
 	}
 	if *authSecretEnv != "" {
 		if *tokenEnv != "" {

@@ -129,8 +129,8 @@ func TestTheAISDKsErrorFailsTheAnswerWithItsMessageAndItsAbortStopsIt(t *testing
 	require.Equal(t, "failed", r.Status)
 	require.Equal(t, "The first half of the answer, then", r.Text, "the text before the error stays")
 	require.True(t, r.NoticeShown)
-	require.Contains(t, r.Notice, "The model is overloaded, try again")
-	require.NotContains(t, r.Notice, "Incomplete")
+	require.Equal(t, "The model's service reported an error.", r.Notice, "the reader's sentence")
+	require.Contains(t, errorDetail(t, r).Detail, "The model is overloaded, try again", "the SDK's message goes to the developer's detail")
 
 	r = ask(t, ctx, map[string]string{"endpoint": "/custom/recorded/ai-sdk-abort.sse"}, "go on")
 	require.Equal(t, "stopped", r.Status, r.Notice)
@@ -165,9 +165,11 @@ func TestABodyTheWidgetCannotReadFailsSayingWhatCame(t *testing.T) {
 	ctx := tab(t)
 	r := ask(t, ctx, map[string]string{"endpoint": "/custom/recorded/sign-in.html"}, "hi")
 	require.Equal(t, "failed", r.Status)
-	require.NotContains(t, r.Notice, "Incomplete")
-	require.Contains(t, r.Notice, `"text/html; charset=utf-8"`)
-	require.Contains(t, r.Notice, `"<!doctype html><html><head><title>Sign in</title>`)
+	require.Equal(t, "The server's answer is in a form this page cannot read.", r.Notice, "the reader's sentence, never Incomplete")
+	detail := errorDetail(t, r).Detail
+	require.Contains(t, detail, `"text/html; charset=utf-8"`, "the developer's detail says what came")
+	require.Contains(t, detail, `"<!doctype html><html><head><title>Sign in</title>`)
 	require.Empty(t, r.Text)
 	require.Empty(t, browsertest.Eval[string](t, ctx, `document.getElementById("a").querySelector('[data-trickle="content"]').textContent`), "no HTML of the body reaches the answer")
 }
+

@@ -90,8 +90,11 @@ type Log struct {
 
 	readers int
 	grace   *time.Timer
-	lastTok time.Time
-	tokens  int
+	// noResume: the client will not resume (X-Trickle-Resume: off), so
+	// its last reader leaving cancels the generation at once.
+	noResume bool
+	lastTok  time.Time
+	tokens   int
 
 	// With a durable store (Redis): readers get only the events the store
 	// holds, so that whatever a client has, any instance can resume after.
@@ -396,13 +399,30 @@ func (l *Log) Attach() {
 	}
 }
 
-// Detach unregisters a reader. When the last one leaves a running stream,
-// the grace period starts: disconnect is not Stop, but nobody coming back
-// within it cancels the generation.
-func (l *Log) Detach() {
+// NoResume says the stream's client will not resume: when its last
+// reader leaves, the generation is cancelled at once, with no grace
+// period.
+func (l *Log) NoResume() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.noResume = true
+}
+
+// Detach unregisters a reader. When the last one leaves a running stream,
+// the grace period starts: disconnect is not Stop, but nobody coming back
+// within it cancels the generation. A stream whose client will not
+// resume (NoResume) is cancelled at once.
+func (l *Log) Detach() {
+	l.mu.Lock()
 	l.readers--
+	if l.readers == 0 && l.follow == nil && l.state == StateRunning && l.noResume {
+		l.mu.Unlock()
+		if l.Stop(StateCancelled, "relay: the client disconnected and will not resume; generation cancelled") {
+			l.cfg.Logger.Info("stream cancelled", "stream", l.id, "reason", "disconnect without resume", "events", l.Count())
+		}
+		return
+	}
+	defer l.mu.Unlock()
 	if l.readers > 0 {
 		return
 	}
