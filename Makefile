@@ -132,6 +132,15 @@ $(AISDK)/node_modules/.package-lock.json: $(AISDK)/package.json $(AISDK)/package
 
 test-native: $(AISDK)/node_modules/.package-lock.json
 
+# The official openai package, pinned in relay/testdata/sdk/package-lock.json:
+# relay/sdk_test.go reads the relay's streams with it, as SDK code does.
+SDK := relay/testdata/sdk
+$(SDK)/node_modules/.package-lock.json: $(SDK)/package.json $(SDK)/package-lock.json
+	cd $(SDK) && npm ci --no-audit --no-fund
+	@touch $@
+
+test-native: $(SDK)/node_modules/.package-lock.json
+
 test: lint build dist test-js test-native test-wasm
 
 bench:

@@ -209,7 +209,7 @@ func stopAcross(t *testing.T, a, c node) time.Duration {
 	// event A ever logged: what it says it has is what it sent.
 	last := lastEvent(t, dec)
 	require.Equal(t, relay.StatusEvent, last.Type)
-	require.JSONEq(t, `{"status":"stopped","message":"stopped by the client"}`, last.Data)
+	require.JSONEq(t, `{"status":"stopped","message":"stopped by the client","error":{"message":"stopped by the client","type":"trickle_status","code":"stopped"}}`, last.Data)
 	require.Equal(t, id+":"+itoa(onA.Events), last.LastEventID)
 	return took
 }

@@ -240,7 +240,7 @@ func TestStopCancelsTheGenerationAtOnceAndSaysSo(t *testing.T) {
 	t.Logf("Stop to terminal event: %v", took)
 	require.Less(t, took, time.Second) // the goal is 100 ms; a loaded CI box gets slack
 	require.Equal(t, relay.StatusEvent, last.Type)
-	require.JSONEq(t, `{"status":"stopped","message":"stopped by the client"}`, last.Data)
+	require.JSONEq(t, `{"status":"stopped","message":"stopped by the client","error":{"message":"stopped by the client","type":"trickle_status","code":"stopped"}}`, last.Data)
 	in := info(t, base, id)
 	require.Equal(t, relay.StateStopped, in.State)
 	require.True(t, in.UpstreamCancelled)

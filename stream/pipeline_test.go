@@ -236,9 +236,22 @@ func TestRelayStatusEvents(t *testing.T) {
 		{"stopped stops", `{"status":"stopped","message":"user pressed stop"}`, Stopped, ErrStopped, "user pressed stop"},
 		{"failed fails with the message", `{"status":"failed","message":"upstream returned 500"}`, Failed, ErrRelay, "upstream returned 500"},
 		{"gone fails saying the stream expired", `{"status":"gone","message":"s9"}`, Failed, ErrGone, "expired"},
+		// As the relay writes them: with an OpenAI-style error object for
+		// the SDKs, which the status word still outranks.
+		{"stopped, as the relay writes it", `{"status":"stopped","message":"stopped by the client","error":{"message":"stopped by the client","type":"trickle_status","code":"stopped"}}`, Stopped, ErrStopped, "stopped by the client"},
+		{"failed, as the relay writes it", `{"status":"failed","message":"relay: upstream failed","error":{"message":"relay: upstream failed","type":"trickle_status","code":"failed"}}`, Failed, ErrRelay, "upstream failed"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			for _, d := range []Dialect{DialectAuto, DialectOpenAI} {
+				p := NewPipeline(WithDialect(d))
+				feed(t, p, "data: {\"choices\":[{\"delta\":{\"content\":\"kept\"}}]}\n\n", "event: trickle.status\ndata: "+c.data+"\n\n")
+				require.NoError(t, p.Close())
+				a := p.Answer()
+				require.Equal(t, c.status, a.Status(), d)
+				require.ErrorIs(t, a.Err(), c.is, d)
+				require.Equal(t, "kept", a.Text(), d)
+			}
 			p := NewPipeline()
 			feed(t, p, "data: {\"delta\":\"kept\"}\n\n", "event: trickle.status\ndata: "+c.data+"\n\n")
 			require.NoError(t, p.Close())

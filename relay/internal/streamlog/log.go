@@ -472,12 +472,22 @@ func (l *Log) Info() Info {
 		Readers: l.readers, Message: l.message, Created: l.created}
 }
 
-// StatusData is the JSON data of a trickle.status event.
+// StatusData is the JSON data of a trickle.status event: the status word
+// and the message the widget reads, and the same as an OpenAI-style
+// "error" object, which the official SDKs raise on (they take any data
+// event with an error for the provider's): a stream that was stopped,
+// failed or is gone never ends like a complete one in SDK code.
 func StatusData(status stream.RelayStatus, message string) string {
+	type apiError struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Code    string `json:"code"`
+	}
 	b, _ := json.Marshal(struct {
 		Status  stream.RelayStatus `json:"status"`
 		Message string             `json:"message"`
-	}{status, message})
+		Error   apiError           `json:"error"`
+	}{status, message, apiError{Message: message, Type: "trickle_status", Code: string(status)}})
 	return string(b)
 }
 

@@ -1,0 +1,114 @@
+package relay_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/relay/sim"
+)
+
+// sdkEnding is how testdata/sdk/sdk.mjs saw a stream end, through the
+// official openai package.
+type sdkEnding struct {
+	Chunks int
+	Text   string
+	Threw  bool
+	Error  *struct {
+		Name, Code, Message string
+		Status              int
+	}
+}
+
+// openAISDK returns a function that reads one stream from base with the
+// openai package (pinned in testdata/sdk; make test installs it, and so
+// does this when it has not), with query and, when stopAfter > 0, a
+// DELETE of the stream after that many chunks.
+func openAISDK(t *testing.T) func(base, query string, stopAfter int) sdkEnding {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skip("node is not installed (CI=true runs this)")
+		}
+		t.Fatal("node is needed to run the openai package")
+	}
+	dir := filepath.Join("testdata", "sdk")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json")); err != nil {
+		npm, err := exec.LookPath("npm")
+		require.NoError(t, err, "npm is needed to install testdata/sdk's pinned openai package")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund").CombinedOutput()
+		require.NoError(t, err, "npm ci in %s: %s", dir, out)
+	}
+	return func(base, query string, stopAfter int) sdkEnding {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		args := []string{"sdk.mjs", base, query}
+		if stopAfter > 0 {
+			args = append(args, itoa(stopAfter))
+		}
+		cmd := exec.CommandContext(ctx, node, args...)
+		cmd.Dir = dir
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		require.NoError(t, err, "sdk.mjs: %s", stderr.String())
+		var e sdkEnding
+		require.NoError(t, json.Unmarshal(out, &e), "%s", out)
+		return e
+	}
+}
+
+// The official openai package reads a complete stream to its end, and
+// raises on every other ending: stopped by DELETE, failed by the
+// simulated model, failed upstream mid-answer, refused at the stream
+// limit. Each error names what happened; none names the upstream.
+func TestTheOpenAISDKRaisesOnEveryEndingButComplete(t *testing.T) {
+	read := openAISDK(t)
+	_, base := start(t)
+
+	done := read(base, "answer=short", 0)
+	require.False(t, done.Threw, "%+v", done.Error)
+	short, ok := sim.Lookup("short")
+	require.True(t, ok)
+	require.Equal(t, short.Text, done.Text, "every chunk a completion chunk, the whole answer")
+
+	stopped := read(base, "answer=sample-20k&gap_ms=5&ttft_ms=0&jitter_ms=0", 3)
+	require.True(t, stopped.Threw, "a stopped stream does not end like a complete one")
+	require.Equal(t, "stopped", stopped.Error.Code)
+	require.Contains(t, stopped.Error.Message, "stopped by the client")
+	require.GreaterOrEqual(t, stopped.Chunks, 3)
+
+	failed := read(base, "answer=short&error_after=3", 0)
+	require.True(t, failed.Threw)
+	require.Equal(t, 3, failed.Chunks, "the chunks before the failure came")
+
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, _ int) bool {
+		return play(w, r, "text/event-stream", simEvents("openai", "short")[:4], time.Millisecond) // then closes: no [DONE]
+	})
+	up := upstreamRelay(t, f, "openai")
+	died := read(up, "", 0)
+	require.True(t, died.Threw, "an upstream that dies mid-answer fails the SDK's stream")
+	require.NotContains(t, died.Error.Message, f.url, "no upstream URL reaches the client")
+
+	held := newFake(t, forever)
+	one := upstreamRelay(t, held, "openai", relay.WithMaxStreams(1))
+	resp := post(t, one+"/v1/chat/completions", hello)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	refused := read(one, "", 0)
+	require.True(t, refused.Threw)
+	require.Equal(t, http.StatusTooManyRequests, refused.Error.Status)
+	require.Equal(t, "RateLimitError", refused.Error.Name, "the SDK's own error for a 429")
+}
