@@ -172,4 +172,3 @@ func TestABodyTheWidgetCannotReadFailsSayingWhatCame(t *testing.T) {
 	require.Empty(t, r.Text)
 	require.Empty(t, browsertest.Eval[string](t, ctx, `document.getElementById("a").querySelector('[data-trickle="content"]').textContent`), "no HTML of the body reaches the answer")
 }
-
