@@ -209,7 +209,18 @@ func stopAcross(t *testing.T, a, c node) time.Duration {
 	// event A ever logged: what it says it has is what it sent.
 	last := lastEvent(t, dec)
 	require.Equal(t, relay.StatusEvent, last.Type)
-	require.JSONEq(t, `{"status":"stopped","message":"stopped by the client","error":{"message":"stopped by the client","type":"trickle_status","code":"stopped"}}`, last.Data)
+	var st struct {
+		Status, Message string
+		Error           struct{ Message, Type, Code string }
+		Usage           relay.Usage
+	}
+	require.NoError(t, json.Unmarshal([]byte(last.Data), &st), last.Data)
+	require.Equal(t, "stopped", st.Status)
+	require.Equal(t, "stopped by the client", st.Message)
+	require.Equal(t, "stopped", st.Error.Code, "an OpenAI-style error, for the SDKs")
+	require.Positive(t, st.Usage.CompletionTokens, "what the Stop cost")
+	require.Equal(t, onA.Usage, st.Usage, "the status and A's info say the same")
+	require.Equal(t, onA.Usage, in.Usage, "and so does C's, which followed the stream from the store")
 	require.Equal(t, id+":"+itoa(onA.Events), last.LastEventID)
 	return took
 }

@@ -101,7 +101,9 @@ type followed streamlog.Log
 
 func (f *followed) log() *streamlog.Log                { return (*streamlog.Log)(f) }
 func (f *followed) Append(seq int, event []byte) error { return f.log().AppendFollowed(seq, event) }
-func (f *followed) End(state, message string, uc bool) { f.log().EndFollowed(state, message, uc) }
+func (f *followed) End(state, message string, uc bool, u store.Usage) {
+	f.log().EndFollowed(state, message, uc, u)
+}
 func (f *followed) Lost(message string)                { f.log().StoreFailed(message) }
 func (f *followed) Events() int                        { return f.log().Count() }
 func (f *followed) Readers() int                       { return f.log().Readers() }

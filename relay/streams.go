@@ -38,6 +38,10 @@ const StatusEvent = stream.StatusEventType
 // Info is the JSON answer of GET /v1/streams/{id}/info.
 type Info = streamlog.Info
 
+// Usage is what a stream generated (Info.Usage, and a stopped stream's
+// trickle.status).
+type Usage = store.Usage
+
 // parseLastEventID turns "<stream>:<seq>" into the number of events the
 // client has.
 func parseLastEventID(l *streamlog.Log, last string) (int, error) {
@@ -78,7 +82,7 @@ func (s *Server) lostMessage(id string, err error) string {
 
 // statusData is the JSON data of a trickle.status event.
 func statusData(status stream.RelayStatus, message string) string {
-	return streamlog.StatusData(status, message)
+	return streamlog.StatusData(status, message, nil)
 }
 
 // refusal is why a request naming a stream cannot be served: the HTTP

@@ -197,6 +197,14 @@ func (a *Answer) Apply(ev Event) bool {
 	case KindEnd:
 		a.end(Complete, nil)
 	case KindStatus:
+		// What a Stop cost, as the relay counted it: the provider's own
+		// count, when one came, is the better one.
+		if ev.Usage.OutputTokens > 0 && (a.usage == nil || a.usage.OutputTokens == 0) {
+			if a.usage == nil {
+				a.usage = &Usage{}
+			}
+			a.usage.OutputTokens, a.usage.Estimated = ev.Usage.OutputTokens, ev.Usage.Estimated
+		}
 		rerr := &RelayError{Status: ev.Reason, Message: ev.Text}
 		if RelayStatus(ev.Reason) == RelayStopped {
 			a.end(Stopped, rerr)

@@ -106,6 +106,9 @@ type Usage struct {
 	OutputTokens    int `json:"output_tokens"`
 	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
 	TotalTokens     int `json:"total_tokens"`
+	// Estimated: the counts are the relay's, from what it received up to
+	// a Stop (its trickle.status), not the provider's.
+	Estimated bool `json:"estimated,omitempty"`
 }
 
 // merge overlays the counts u reports onto the ones already known: later

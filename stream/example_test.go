@@ -35,7 +35,7 @@ func ExampleNewPipeline() {
 	// Output:
 	// anthropic complete
 	// "Hello, world." end_turn
-	// {InputTokens:12 OutputTokens:4 ReasoningTokens:0 TotalTokens:16}
+	// {InputTokens:12 OutputTokens:4 ReasoningTokens:0 TotalTokens:16 Estimated:false}
 }
 
 // A stream that closes without its end marker is incomplete, and says why.

@@ -368,9 +368,17 @@ func (p *Pipeline) skipped(ev sse.Event, seq int, err error) {
 type statusData struct {
 	Status  string `json:"status"`
 	Message string `json:"message"`
+	// Usage is what was generated up to a Stop, as the relay counted it.
+	Usage struct {
+		CompletionTokens int  `json:"completion_tokens"`
+		Estimated        bool `json:"estimated"`
+	} `json:"usage"`
 }
 
-var statusDataFields = []string{"status", "message"}
+var (
+	statusDataFields  = []string{"status", "message", "usage"}
+	statusUsageFields = []string{"completion_tokens", "estimated"}
+)
 
 func (s *statusData) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
@@ -379,6 +387,17 @@ func (s *statusData) read(r *jsonx.Reader) {
 			r.Str(&s.Status)
 		case "message":
 			r.Str(&s.Message)
+		case "usage":
+			r.Object(func(key string) {
+				switch jsonx.Match(key, statusUsageFields) {
+				case "completion_tokens":
+					r.Int(&s.Usage.CompletionTokens)
+				case "estimated":
+					r.Bool(&s.Usage.Estimated)
+				default:
+					r.Skip()
+				}
+			})
 		}
 	})
 }
@@ -392,7 +411,9 @@ func (p *Pipeline) status(ev sse.Event) {
 	switch {
 	case RelayStatus(s.Status).Known():
 		p.reopen = false
-		p.emit(Event{Kind: KindStatus, Reason: s.Status, Text: s.Message})
+		ev := Event{Kind: KindStatus, Reason: s.Status, Text: s.Message}
+		ev.Usage.OutputTokens, ev.Usage.Estimated = s.Usage.CompletionTokens, s.Usage.Estimated
+		p.emit(ev)
 	default:
 		p.skipped(ev, p.seq, fmt.Errorf("%w: trickle.status %q", ErrUnknownEvent, s.Status))
 	}

@@ -537,3 +537,20 @@ func TestAToolCallStreamedInManyTinyDeltasIsReadInLinearTime(t *testing.T) {
 	require.True(t, calls[0].Complete)
 	require.Len(t, calls[0].Arguments, n)
 }
+
+// What a Stop cost: the relay's count in its stopped status becomes the
+// answer's output tokens, marked estimated when the relay says so; a
+// count the provider sent is kept.
+func TestAStoppedStatusCarriesWhatWasGenerated(t *testing.T) {
+	stopped := "event: trickle.status\ndata: {\"status\":\"stopped\",\"message\":\"m\",\"usage\":{\"completion_tokens\":7,\"estimated\":true}}\n\n"
+	p := NewPipeline()
+	feed(t, p, "data: {\"choices\":[{\"delta\":{\"content\":\"kept\"}}]}\n\n", stopped)
+	require.NoError(t, p.Close())
+	require.Equal(t, Stopped, p.Answer().Status())
+	require.Equal(t, &Usage{OutputTokens: 7, TotalTokens: 7, Estimated: true}, p.Answer().Usage())
+
+	p = NewPipeline()
+	feed(t, p, "data: {\"choices\":[{\"delta\":{\"content\":\"kept\"}}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2,\"total_tokens\":5}}\n\n", stopped)
+	require.NoError(t, p.Close())
+	require.Equal(t, &Usage{InputTokens: 3, OutputTokens: 2, TotalTokens: 5}, p.Answer().Usage(), "the provider's count outranks the relay's")
+}

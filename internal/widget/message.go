@@ -36,6 +36,9 @@ func AppendMessage(b []byte, a *stream.Answer) []byte {
 		b = strconv.AppendInt(b, int64(u.ReasoningTokens), 10)
 		b = append(b, `,"total_tokens":`...)
 		b = strconv.AppendInt(b, int64(u.TotalTokens), 10)
+		if u.Estimated {
+			b = append(b, `,"estimated":true`...)
+		}
 		b = append(b, '}')
 	} else {
 		b = append(b, "null"...)
@@ -141,6 +144,8 @@ func ParseStored(s string) (Stored, error) {
 							r.Int(&m.Usage.ReasoningTokens)
 						case "total_tokens":
 							r.Int(&m.Usage.TotalTokens)
+						case "estimated":
+							r.Bool(&m.Usage.Estimated)
 						default:
 							r.Skip()
 						}

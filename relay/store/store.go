@@ -78,6 +78,14 @@ type Stream interface {
 	Running() bool
 }
 
+// Usage is what a stream generated: its output tokens, Estimated when
+// they are counted from the events the relay received (a real upstream's,
+// one token an event) rather than known (the simulated model's).
+type Usage struct {
+	CompletionTokens int  `json:"completion_tokens"`
+	Estimated        bool `json:"estimated"`
+}
+
 // Unstored is what a store takes from a stream in one round trip.
 type Unstored struct {
 	First  int      // the number of the first event in Events (from 1)
@@ -87,6 +95,7 @@ type Unstored struct {
 	Ended             bool
 	State, Message    string
 	UpstreamCancelled bool
+	Usage             Usage // what was generated, written with the end
 	Running           bool // the stream still runs
 }
 
@@ -96,7 +105,7 @@ type Follower interface {
 	// Append adds event number seq; it fails when seq is not the next.
 	Append(seq int, event []byte) error
 	// End ends the stream as its terminal entry says.
-	End(state, message string, upstreamCancelled bool)
+	End(state, message string, upstreamCancelled bool, u Usage)
 	// Lost ends the stream with message: the store cannot follow it.
 	Lost(message string)
 	// Events is the number of events so far.

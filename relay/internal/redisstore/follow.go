@@ -92,7 +92,10 @@ func applyEntry(l store.Follower, id string, m redis.XMessage) (ended bool, err 
 	}
 	msg, _ := m.Values["msg"].(string)
 	uc, _ := m.Values["uc"].(string)
-	l.End(state, msg, uc == "1")
+	tok, _ := m.Values["tok"].(string)
+	est, _ := m.Values["est"].(string)
+	n, _ := strconv.Atoi(tok) // absent (an older relay's end): 0
+	l.End(state, msg, uc == "1", store.Usage{CompletionTokens: n, Estimated: est == "1"})
 	return true, nil
 }
 
@@ -161,7 +164,7 @@ func (st *Store) checkLease(ctx context.Context, l store.Follower, id string) er
 	}
 	seq := l.Events() + 1
 	msg := "relay: " + lapsedMessage + " (no news from it for over " + st.lease.String() + "); send the request again"
-	ev := sse.AppendMessage(nil, sse.Message{ID: id + ":" + strconv.Itoa(seq), Event: stream.StatusEventType, Data: streamlog.StatusData(stream.RelayFailed, msg)})
+	ev := sse.AppendMessage(nil, sse.Message{ID: id + ":" + strconv.Itoa(seq), Event: stream.StatusEventType, Data: streamlog.StatusData(stream.RelayFailed, msg, nil)})
 	err = st.rdb.XAdd(ctx, &redis.XAddArgs{Stream: logKey(id), ID: strconv.Itoa(seq) + "-0",
 		Values: []any{"e", ev, "end", streamlog.StateFailed, "msg", msg, "uc", "0"}}).Err()
 	if err != nil && !isConnError(err) {

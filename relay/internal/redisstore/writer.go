@@ -142,5 +142,9 @@ func endFields(u store.Unstored) []any {
 	if u.UpstreamCancelled {
 		uc = "1"
 	}
-	return []any{"end", u.State, "msg", u.Message, "uc", uc}
+	est := "0"
+	if u.Usage.Estimated {
+		est = "1"
+	}
+	return []any{"end", u.State, "msg", u.Message, "uc", uc, "tok", strconv.Itoa(u.Usage.CompletionTokens), "est", est}
 }

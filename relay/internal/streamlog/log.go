@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/relay/store"
 	"github.com/trickle-dev/trickle/stream"
 )
 
@@ -93,7 +94,9 @@ type Log struct {
 	// noResume: the client will not resume (X-Trickle-Resume: off), so
 	// its last reader leaving cancels the generation at once.
 	noResume bool
-	lastTok  time.Time
+	// estimated: tokens counts events, not known tokens (EstimateTokens).
+	estimated bool
+	lastTok   time.Time
 	tokens   int
 
 	// With a durable store (Redis): readers get only the events the store
@@ -284,7 +287,14 @@ func (l *Log) finishLocked(state, message string, status bool) {
 		// The state is the status word: stopped and failed are
 		// stream.RelayStopped and stream.RelayFailed; cancelled (grace
 		// expiry) is written as it is, for a resume's log.
-		l.appendLocked(stream.StatusEventType, StatusData(stream.RelayStatus(state), message))
+		var u *store.Usage
+		if state == StateStopped || state == StateCancelled {
+			// What a Stop cost: what was generated up to it, which no
+			// SDK reports after an abort.
+			uu := l.usageLocked()
+			u = &uu
+		}
+		l.appendLocked(stream.StatusEventType, StatusData(stream.RelayStatus(state), message, u))
 	}
 	l.state, l.message, l.finished = state, message, time.Now()
 	if l.grace != nil && l.follow == nil {
@@ -462,6 +472,11 @@ type Info struct {
 	// timings count from it (the load generator measures added latency
 	// against it).
 	Created time.Time `json:"created"`
+	// Usage is what was generated so far: exact for the simulated model,
+	// estimated (one token an event) for a real upstream's. On an instance
+	// following the stream from the store it is known once the stream
+	// ended.
+	Usage store.Usage `json:"usage"`
 }
 
 // Info is the stream's state now.
@@ -469,15 +484,16 @@ func (l *Log) Info() Info {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return Info{ID: l.id, State: l.state, Events: len(l.ends), UpstreamCancelled: l.upstreamCancelled,
-		Readers: l.readers, Message: l.message, Created: l.created}
+		Readers: l.readers, Message: l.message, Created: l.created, Usage: l.usageLocked()}
 }
 
 // StatusData is the JSON data of a trickle.status event: the status word
 // and the message the widget reads, and the same as an OpenAI-style
 // "error" object, which the official SDKs raise on (they take any data
 // event with an error for the provider's): a stream that was stopped,
-// failed or is gone never ends like a complete one in SDK code.
-func StatusData(status stream.RelayStatus, message string) string {
+// failed or is gone never ends like a complete one in SDK code. u, when
+// not nil, is what was generated up to the end.
+func StatusData(status stream.RelayStatus, message string, u *store.Usage) string {
 	type apiError struct {
 		Message string `json:"message"`
 		Type    string `json:"type"`
@@ -487,8 +503,21 @@ func StatusData(status stream.RelayStatus, message string) string {
 		Status  stream.RelayStatus `json:"status"`
 		Message string             `json:"message"`
 		Error   apiError           `json:"error"`
-	}{status, message, apiError{Message: message, Type: "trickle_status", Code: string(status)}})
+		Usage   *store.Usage       `json:"usage,omitempty"`
+	}{status, message, apiError{Message: message, Type: "trickle_status", Code: string(status)}, u})
 	return string(b)
+}
+
+// EstimateTokens says the stream's tokens are counted from the events it
+// received (a real upstream's), not known.
+func (l *Log) EstimateTokens() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.estimated = true
+}
+
+func (l *Log) usageLocked() store.Usage {
+	return store.Usage{CompletionTokens: l.tokens, Estimated: l.estimated}
 }
 
 // Readers is the number of readers reading l now.

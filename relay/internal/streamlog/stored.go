@@ -76,13 +76,14 @@ func (l *Log) AppendFollowed(seq int, data []byte) error {
 }
 
 // EndFollowed ends a followed log as the store's terminal entry says.
-func (l *Log) EndFollowed(state, message string, upstreamCancelled bool) {
+func (l *Log) EndFollowed(state, message string, upstreamCancelled bool, u store.Usage) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.state != StateRunning {
 		return
 	}
 	l.upstreamCancelled = upstreamCancelled
+	l.tokens, l.estimated = u.CompletionTokens, u.Estimated
 	l.finishLocked(state, message, false)
 }
 
@@ -133,6 +134,7 @@ func (l *Log) TakeUnstored() (u store.Unstored, ok bool) {
 	u.Running = l.state == StateRunning
 	if !u.Running && !l.endStored {
 		u.Ended, u.State, u.Message, u.UpstreamCancelled = true, l.state, l.message, l.upstreamCancelled
+		u.Usage = l.usageLocked()
 		l.endStored = true
 	}
 	l.stored = upto

@@ -380,7 +380,7 @@ func (f *follower) Append(seq int, event []byte) error {
 	return nil
 }
 
-func (f *follower) End(state, message string, uc bool) {
+func (f *follower) End(state, message string, uc bool, _ store.Usage) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.ended, f.state, f.msg, f.uc = true, state, message, uc
