@@ -104,6 +104,6 @@ func (f *followed) Append(seq int, event []byte) error { return f.log().AppendFo
 func (f *followed) End(state, message string, uc bool, u store.Usage) {
 	f.log().EndFollowed(state, message, uc, u)
 }
-func (f *followed) Lost(message string)                { f.log().StoreFailed(message) }
-func (f *followed) Events() int                        { return f.log().Count() }
-func (f *followed) Readers() int                       { return f.log().Readers() }
+func (f *followed) Lost(message string) { f.log().StoreFailed(message) }
+func (f *followed) Events() int         { return f.log().Count() }
+func (f *followed) Readers() int        { return f.log().Readers() }

@@ -96,7 +96,7 @@ type Unstored struct {
 	State, Message    string
 	UpstreamCancelled bool
 	Usage             Usage // what was generated, written with the end
-	Running           bool // the stream still runs
+	Running           bool  // the stream still runs
 }
 
 // Follower is the log of a stream another relay generates, fed from the

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/relay/store"
+	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
 )
 
@@ -97,7 +97,7 @@ type Log struct {
 	// estimated: tokens counts events, not known tokens (EstimateTokens).
 	estimated bool
 	lastTok   time.Time
-	tokens   int
+	tokens    int
 
 	// With a durable store (Redis): readers get only the events the store
 	// holds, so that whatever a client has, any instance can resume after.
