@@ -46,17 +46,23 @@ func findNginx(t *testing.T) string {
 // Everything nginx writes lives in t.TempDir(). It returns the base URL.
 func startNginx(t *testing.T, upstream string) string {
 	t.Helper()
-	bin := findNginx(t)
 	example, err := os.ReadFile("trickle.conf")
 	require.NoError(t, err)
+	return startNginxSite(t, upstream, string(example))
+}
 
+// startNginxSite is startNginx with site, a server configuration in the
+// form of trickle.conf (its upstream server 127.0.0.1:8080 and its listen
+// 80 are replaced), in place of trickle.conf itself.
+func startNginxSite(t *testing.T, upstream, site string) string {
+	t.Helper()
+	bin := findNginx(t)
 	port := freePort(t)
-	site := string(example)
 	for old, new := range map[string]string{
 		"server 127.0.0.1:8080;": "server " + upstream + ";",
 		"listen 80;":             "listen 127.0.0.1:" + strconv.Itoa(port) + ";",
 	} {
-		require.Equalf(t, 1, strings.Count(site, old), "trickle.conf should contain %q exactly once", old)
+		require.Equalf(t, 1, strings.Count(site, old), "the site should contain %q exactly once", old)
 		site = strings.Replace(site, old, new, 1)
 	}
 
