@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/trickle-dev/trickle/relay/internal/admit"
+	"github.com/trickle-dev/trickle/relay/internal/apierr"
 )
 
 // RequestFields are the request fields the relay passes to the model (the
@@ -92,6 +93,6 @@ func refuseAdmit(w http.ResponseWriter, err error) bool {
 	if !errors.As(err, &r) {
 		return false
 	}
-	writeCodedParam(w, http.StatusBadRequest, "invalid_request_error", r.Code, r.Param, r.Error())
+	apierr.WriteCoded(w, http.StatusBadRequest, "invalid_request_error", r.Code, r.Param, r.Error())
 	return true
 }

@@ -6,13 +6,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
-	"strings"
 
+	"github.com/trickle-dev/trickle/relay/internal/apierr"
 	"github.com/trickle-dev/trickle/relay/internal/chat"
 	"github.com/trickle-dev/trickle/relay/internal/reqlog"
 	"github.com/trickle-dev/trickle/relay/sim"
-	"github.com/trickle-dev/trickle/stream"
 
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 )
@@ -54,59 +52,18 @@ func (s *Server) simParams(req *ChatRequest, q url.Values) (sim.Params, error) {
 // ErrFaultRefused: a request asked a relay with a real upstream for a
 // fault meant for tests (drop_after, or the simulated model's error_after,
 // stall_after, stall_ms, no_end), which it does not allow (WithAllowFaults).
-var ErrFaultRefused = errors.New("relay: test faults are not allowed on this relay, which forwards to a real model")
-
-// simFaults are the faults only the simulated model can play.
-var simFaults = []string{"error_after", "stall_after", "stall_ms", "no_end"}
-
-// upstreamFaults refuses the faults q asks of a real upstream: the
-// simulated model's always, drop_after unless faults are allowed.
-func (s *Server) upstreamFaults(q url.Values, drop int) error {
-	for _, f := range simFaults {
-		if q.Has(f) {
-			return fmt.Errorf("%w: %w: %s is the simulated model's", ErrBadRequest, ErrFaultRefused, f)
-		}
-	}
-	if drop > 0 && !s.cfg.allowFaults {
-		return fmt.Errorf("%w: %w: drop_after=%d", ErrBadRequest, ErrFaultRefused, drop)
-	}
-	return nil
-}
+var ErrFaultRefused = chat.ErrFaultRefused
 
 // ResumeHeader is the request header with which a client that will never
 // resume (an SDK's stream, a script) says so: "off" makes its disconnect
 // cancel the generation at once instead of after the grace period.
-const ResumeHeader = "X-Trickle-Resume"
-
-// noResume reads ResumeHeader: "off" or "on" (the default), any case.
-func noResume(h http.Header) (bool, error) {
-	switch v := strings.ToLower(strings.TrimSpace(h.Get(ResumeHeader))); v {
-	case "", "on":
-		return false, nil
-	case "off":
-		return true, nil
-	default:
-		return false, fmt.Errorf("%w: %s must be on or off, not %q", ErrBadRequest, ResumeHeader, v)
-	}
-}
-
-func dropAfter(q url.Values) (int, error) {
-	v := q.Get("drop_after")
-	if v == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%w: drop_after=%q is not a non-negative integer", ErrBadRequest, v)
-	}
-	return n, nil
-}
+const ResumeHeader = chat.ResumeHeader
 
 // chat is POST /v1/chat/completions.
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
-	if s.draining.Load() {
+	if s.reg.Draining() {
 		w.Header().Set("Retry-After", "5")
-		writeError(w, http.StatusServiceUnavailable, "shutting_down", ErrShuttingDown.Error())
+		apierr.Write(w, http.StatusServiceUnavailable, "shutting_down", ErrShuttingDown.Error())
 		return
 	}
 	req, body, code, err := s.readRequest(w, r)
@@ -114,12 +71,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		if code == 0 {
 			code = http.StatusBadRequest
 		}
-		writeError(w, code, "invalid_request_error", err.Error())
+		apierr.Write(w, code, "invalid_request_error", err.Error())
 		return
 	}
 	if body, err = s.admitBody(&req, body); err != nil {
 		if !refuseAdmit(w, err) {
-			writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+			apierr.Write(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		}
 		return
 	}
@@ -130,18 +87,18 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		p, err := s.simParams(&req, r.URL.Query())
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+			apierr.Write(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 			return
 		}
 		gen, err := sim.New(p)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+			apierr.Write(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 			return
 		}
 		chat.WriteCompletion(w, gen, p)
 		return
 	}
-	off, err := noResume(r.Header)
+	off, err := chat.NoResume(r.Header)
 	if err != nil {
 		s.refuse(w, err)
 		return
@@ -161,12 +118,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 // configured, else the simulated model with the query's parameters. rid
 // is the id of the request asking (reqlog.ID).
 func (s *Server) startStream(req *ChatRequest, body []byte, q url.Values, rid string) (*streamlog.Log, error) {
-	drop, err := dropAfter(q)
+	drop, err := chat.DropAfter(q)
 	if err != nil {
 		return nil, err
 	}
 	if s.cfg.upstream != nil {
-		if err := s.upstreamFaults(q, drop); err != nil {
+		if err := chat.UpstreamFaults(q, drop, s.cfg.allowFaults); err != nil {
 			return nil, err
 		}
 		return s.startUpstream(req, body, drop, rid)
@@ -188,33 +145,13 @@ func (s *Server) startStream(req *ChatRequest, body []byte, q url.Values, rid st
 
 // refuse answers a request the relay cannot admit now.
 func (s *Server) refuse(w http.ResponseWriter, err error) {
-	f := s.startRefusal(w.Header().Get(reqlog.Header), err)
-	if f.retry != "" {
-		w.Header().Set("Retry-After", f.retry)
-	}
-	writeError(w, f.code, f.typ, f.message)
+	s.startRefusal(w.Header().Get(reqlog.Header), err).Write(w)
 }
 
-// startRefusal is what a client is told when its stream cannot start:
-// the words of a refusal it can act on, and for anything else (the
-// store's or the relay's own failure) a plain message naming the request
-// rid, whose log line has the error.
-func (s *Server) startRefusal(rid string, err error) refusal {
-	switch {
-	case errors.Is(err, errTooMany):
-		return refusal{code: http.StatusTooManyRequests, typ: "rate_limit_exceeded", status: stream.RelayFailed, message: err.Error(), retry: "1"}
-	case errors.Is(err, ErrBadRequest):
-		return refusal{code: http.StatusBadRequest, typ: "invalid_request_error", status: stream.RelayFailed, message: err.Error()}
-	case errors.Is(err, ErrShuttingDown):
-		return refusal{code: http.StatusServiceUnavailable, typ: "shutting_down", status: stream.RelayFailed, message: err.Error(), retry: "5"}
-	case errors.Is(err, ErrStoreUnavailable):
-		s.log.Warn("stream refused: the store is unavailable", "request_id", rid, "err", err)
-		return refusal{code: http.StatusServiceUnavailable, typ: "store_unavailable", status: stream.RelayFailed,
-			message: ErrStoreUnavailable.Error() + "; try again shortly (request " + rid + ")", retry: "2"}
-	}
-	s.log.Error("stream refused", "request_id", rid, "err", err)
-	return refusal{code: http.StatusInternalServerError, typ: "server_error", status: stream.RelayFailed,
-		message: "relay: internal error (request " + rid + "); the relay's log has the details"}
+// startRefusal is what the client of request rid is told when its stream
+// cannot start (apierr.OfStart).
+func (s *Server) startRefusal(rid string, err error) apierr.Refusal {
+	return apierr.OfStart(s.log, rid, err)
 }
 
 // startSim registers a stream and starts the simulated generation on it.

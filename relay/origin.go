@@ -8,6 +8,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/trickle-dev/trickle/relay/internal/apierr"
 	"github.com/trickle-dev/trickle/relay/internal/sink"
 	"github.com/trickle-dev/trickle/stream"
 )
@@ -94,7 +95,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 				s.wsRefuse(w, r, msg)
 				return
 			}
-			writeError(w, http.StatusForbidden, "origin_not_allowed", msg)
+			apierr.Write(w, http.StatusForbidden, "origin_not_allowed", msg)
 			return
 		}
 		h.Set("Access-Control-Expose-Headers", "X-Trickle-Stream, X-Trickle-Stream-URL, X-Request-Id, Retry-After")

@@ -48,7 +48,9 @@ func openAISDK(t *testing.T) func(base, query string, stopAfter int) sdkEnding {
 		require.NoError(t, err, "npm is needed to install testdata/sdk's pinned openai package")
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		out, err := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund").CombinedOutput()
+		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "npm ci in %s: %s", dir, out)
 	}
 	return func(base, query string, stopAfter int) sdkEnding {

@@ -3,22 +3,21 @@ package relay
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
 
+	"github.com/trickle-dev/trickle/relay/internal/apierr"
 	"github.com/trickle-dev/trickle/relay/internal/auth"
 	"github.com/trickle-dev/trickle/relay/internal/metrics"
+	"github.com/trickle-dev/trickle/relay/internal/registry"
 	"github.com/trickle-dev/trickle/relay/internal/reqlog"
 	"github.com/trickle-dev/trickle/relay/internal/simclock"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
@@ -26,7 +25,7 @@ import (
 
 // Errors the relay reports.
 var (
-	ErrShuttingDown = errors.New("relay: shutting down")
+	ErrShuttingDown = registry.ErrShuttingDown
 	ErrShutdownLate = errors.New("relay: shutdown deadline passed")
 )
 
@@ -38,17 +37,12 @@ type Server struct {
 	handler http.Handler
 	router  *mux.Router // the routes, for Routes
 
-	mu       sync.Mutex
-	streams  map[string]*streamlog.Log
-	finished []string // ids of finished streams still kept, oldest first
+	reg *registry.Registry // the streams this instance knows
 
-	running  atomic.Int64 // generations running
-	draining atomic.Bool
 	// kickCtx is cancelled at the shutdown deadline: readers leave.
 	kickCtx context.Context
 	kick    context.CancelFunc
 	clocks  *simclock.Clocks // the simulated generations' events, spread over the CPUs
-	idle    chan struct{}    // signalled when a generation ends
 	pumps   sync.WaitGroup   // readers on hijacked connections
 	refused reqlog.Once      // origins refused so far, each logged once
 
@@ -101,13 +95,12 @@ func New(opts ...Option) (*Server, error) {
 		cfg.logger = slog.Default()
 	}
 	s := &Server{
-		cfg:     cfg,
-		log:     cfg.logger,
-		streams: map[string]*streamlog.Log{},
-		idle:    make(chan struct{}, 1),
-		store:   cfg.store,
+		cfg:   cfg,
+		log:   cfg.logger,
+		reg:   registry.New(cfg.maxStreams, cfg.retention),
+		store: cfg.store,
 	}
-	s.metrics = metrics.New(&s.running)
+	s.metrics = metrics.New(s.reg.Running())
 	if s.store == nil {
 		s.store = MemoryStore()
 	}
@@ -142,7 +135,7 @@ func (s *Server) routes() http.Handler {
 	r.HandleFunc("/metrics", s.serveMetrics).Methods(http.MethodGet)
 
 	api := r.PathPrefix("/v1").Subrouter()
-	api.Use(s.authorize)
+	api.Use((&auth.Guard{Verifier: s.verifier, Token: s.cfg.token, Log: s.log}).Handler)
 	api.HandleFunc("/chat/completions", s.chat).Methods(http.MethodPost)
 	api.HandleFunc("/streams/{id}", s.resume).Methods(http.MethodGet)
 	api.HandleFunc("/streams/{id}", s.stopStream).Methods(http.MethodDelete)
@@ -165,10 +158,10 @@ func (s *Server) routes() http.Handler {
 		r.Path("/").Handler(http.RedirectHandler("/examples/", http.StatusFound))
 	}
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "not_found", "relay: no route for "+r.Method+" "+r.URL.Path)
+		apierr.Write(w, http.StatusNotFound, "not_found", "relay: no route for "+r.Method+" "+r.URL.Path)
 	})
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "relay: "+r.Method+" is not allowed on "+r.URL.Path)
+		apierr.Write(w, http.StatusMethodNotAllowed, "method_not_allowed", "relay: "+r.Method+" is not allowed on "+r.URL.Path)
 	})
 	return reqlog.Handler(s.log, s.cors(r))
 }
@@ -182,7 +175,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	status, detail := "ok", ""
-	if s.draining.Load() {
+	if s.reg.Draining() {
 		status = "draining"
 	} else if err := s.store.Ready(); err != nil {
 		status, detail = "store unavailable", err.Error()
@@ -195,27 +188,8 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		Streams int64  `json:"streams"`
 		Store   string `json:"store"`
 		Error   string `json:"error,omitempty"`
-	}{status, s.running.Load(), s.store.String(), detail})
+	}{status, s.reg.Running().Load(), s.store.String(), detail})
 	w.Write(append(b, '\n'))
-}
-
-// apiError is the OpenAI-style error body, with the request's id (also
-// in the X-Request-Id header, where the OpenAI SDKs read it).
-type apiError struct {
-	Error struct {
-		Message   string `json:"message"`
-		Type      string `json:"type"`
-		RequestID string `json:"request_id,omitempty"`
-	} `json:"error"`
-}
-
-func writeError(w http.ResponseWriter, code int, typ, msg string) {
-	var e apiError
-	e.Error.Message, e.Error.Type, e.Error.RequestID = msg, typ, w.Header().Get(reqlog.Header)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(e)
 }
 
 // --- registry ---------------------------------------------------------
@@ -228,19 +202,14 @@ func newStreamID() string {
 	return idEncoding.EncodeToString(b[:])
 }
 
-// errTooMany is returned by register when the stream limit is reached.
-var errTooMany = errors.New("relay: too many streams")
-
 // register admits a new generation (dropAfter is its fault injection, set
 // before any reader can see it), or refuses it (limit, shutdown).
 func (s *Server) register(dialect string, dropAfter int) (*streamlog.Log, error) {
-	if s.draining.Load() {
-		return nil, ErrShuttingDown
-	}
-	if n := s.running.Add(1); n > int64(s.cfg.maxStreams) {
-		s.running.Add(-1)
-		s.metrics.Rejected.Add(1)
-		return nil, fmt.Errorf("%w: %d running, limit %d", errTooMany, n-1, s.cfg.maxStreams)
+	if err := s.reg.Reserve(); err != nil {
+		if errors.Is(err, registry.ErrTooMany) {
+			s.metrics.Rejected.Add(1)
+		}
+		return nil, err
 	}
 	l := s.newLog(dialect)
 	l.SetDropAfter(dropAfter)
@@ -249,14 +218,12 @@ func (s *Server) register(dialect string, dropAfter int) (*streamlog.Log, error)
 		err := s.store.Begin(ctx, (*generated)(l))
 		cancel()
 		if err != nil {
-			s.running.Add(-1)
+			s.reg.Unreserve()
 			return nil, err
 		}
 		l.Gate()
 	}
-	s.mu.Lock()
-	s.streams[l.ID()] = l
-	s.mu.Unlock()
+	s.reg.Add(l)
 	s.metrics.Started.Add(1)
 	return l, nil
 }
@@ -264,11 +231,6 @@ func (s *Server) register(dialect string, dropAfter int) (*streamlog.Log, error)
 // streamEnded is called (with l's lock held) once per stream generated
 // here when it ends; the stream stays resumable for the retention window.
 func (s *Server) streamEnded(l *streamlog.Log, state string) {
-	s.running.Add(-1)
-	select {
-	case s.idle <- struct{}{}:
-	default:
-	}
 	switch state {
 	case streamlog.StateStopped:
 		s.metrics.Stops.Add(1)
@@ -277,32 +239,7 @@ func (s *Server) streamEnded(l *streamlog.Log, state string) {
 	case streamlog.StateCancelled:
 		s.metrics.Cancels.Add(1)
 	}
-	// Finished streams are kept for the retention window, and at most
-	// twice the stream limit of them, so that many short answers cannot
-	// pile up in memory.
-	s.mu.Lock()
-	s.finished = append(s.finished, l.ID())
-	if over := len(s.finished) - 2*s.cfg.maxStreams; over > 0 {
-		for _, id := range s.finished[:over] {
-			delete(s.streams, id)
-		}
-		s.finished = append(s.finished[:0:0], s.finished[over:]...)
-	}
-	s.mu.Unlock()
-	time.AfterFunc(s.cfg.retention, func() {
-		s.mu.Lock()
-		delete(s.streams, l.ID())
-		if len(s.finished) > 0 && s.finished[0] == l.ID() {
-			s.finished = s.finished[1:]
-		}
-		s.mu.Unlock()
-	})
-}
-
-func (s *Server) lookup(id string) *streamlog.Log {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.streams[id]
+	s.reg.Ended(l)
 }
 
 // storeTimeout bounds a request's own calls to the store.
@@ -312,7 +249,7 @@ const storeTimeout = 2 * time.Second
 // (with a shared store) the stream followed from the store. The error is
 // store.ErrUnknown, ErrExpired, ErrTrimmed or ErrStoreUnavailable.
 func (s *Server) find(id string) (*streamlog.Log, error) {
-	if l := s.lookup(id); l != nil {
+	if l := s.reg.Lookup(id); l != nil {
 		return l, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
@@ -325,16 +262,12 @@ func (s *Server) find(id string) (*streamlog.Log, error) {
 	if !ok {
 		return nil, fmt.Errorf("relay: store %s followed stream %s into a log of its own, not the Follower the relay made", s.store, id)
 	}
-	l := (*streamlog.Log)(fl)
-	s.mu.Lock()
-	if have := s.streams[id]; have != nil {
+	l, adopted := s.reg.Adopt((*streamlog.Log)(fl))
+	if !adopted {
 		// Another request opened it meanwhile: keep one follower.
-		s.mu.Unlock()
-		l.Unfollow()
-		return have, nil
+		(*streamlog.Log)(fl).Unfollow()
+		return l, nil
 	}
-	s.streams[id] = l
-	s.mu.Unlock()
 	l.DropIfUnread()
 	return l, nil
 }
@@ -342,13 +275,7 @@ func (s *Server) find(id string) (*streamlog.Log, error) {
 // dropFollowed forgets a followed stream nobody read for the grace
 // period; a later resume follows it from the store again.
 func (s *Server) dropFollowed(l *streamlog.Log) {
-	s.mu.Lock()
-	idle := l.Readers() == 0
-	if idle && s.streams[l.ID()] == l {
-		delete(s.streams, l.ID())
-	}
-	s.mu.Unlock()
-	if idle {
+	if s.reg.DropIdle(l) {
 		l.Unfollow()
 	}
 }
@@ -358,28 +285,23 @@ func (s *Server) dropFollowed(l *streamlog.Log) {
 // and cancels what still runs. It returns ErrShutdownLate when it had to cut
 // streams. Shut the http.Server down after it.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.draining.Store(true)
+	s.reg.Drain()
 	defer func() {
 		// The ends just written reach the store before it closes.
 		cctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		defer cancel()
 		s.store.Close(cctx)
 	}()
-	s.log.Info("relay draining", "streams", s.running.Load())
-	for s.running.Load() > 0 {
+	running := s.reg.Running()
+	s.log.Info("relay draining", "streams", running.Load())
+	for running.Load() > 0 {
 		select {
-		case <-s.idle:
+		case <-s.reg.Idle():
 		case <-time.After(50 * time.Millisecond):
 		case <-ctx.Done():
-			n := s.running.Load()
+			n := running.Load()
 			s.kick()
-			s.mu.Lock()
-			var live []*streamlog.Log
-			for _, l := range s.streams {
-				live = append(live, l)
-			}
-			s.mu.Unlock()
-			for _, l := range live {
+			for _, l := range s.reg.All() {
 				l.StopWith(streamlog.StateCancelled, "relay: shut down before the stream ended", false)
 			}
 			// Give the readers a moment to send their clean end.
@@ -404,32 +326,4 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.log.Info("relay drained")
 	return nil
-}
-
-// --- middleware ---------------------------------------------------------
-
-// authorize checks the JWT (WithAuthSecret) or the bearer token when one
-// is configured.
-func (s *Server) authorize(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.verifier != nil {
-			s.authenticate(w, r, next)
-			return
-		}
-		if s.cfg.token == "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok && r.URL.Path == "/v1/ws" {
-			// Browsers cannot set headers on a WebSocket handshake.
-			got, ok = r.URL.Query().Get("access_token"), true
-		}
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.token)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="trickle"`)
-			writeError(w, http.StatusUnauthorized, "unauthorized", "relay: missing or wrong bearer token")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }

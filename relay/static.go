@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"net/http"
 
+	"github.com/trickle-dev/trickle/relay/internal/apierr"
 	"github.com/trickle-dev/trickle/relay/internal/static"
 )
 
@@ -17,14 +18,14 @@ func (s *Server) widgetHandler() http.Handler {
 	if _, err := fs.Stat(s.cfg.widget, "trickle.js"); err != nil {
 		return missing(http.StatusServiceUnavailable, "relay: no widget to serve: "+cmp.Or(s.cfg.widgetHint, "its folder has no trickle.js"))
 	}
-	return static.Files(s.cfg.widget, false, writeError)
+	return static.Files(s.cfg.widget, false, apierr.Write)
 }
 
 // pagesHandler serves the example pages at /examples/ (WithPages).
-func (s *Server) pagesHandler() http.Handler { return static.Files(s.cfg.pages, true, writeError) }
+func (s *Server) pagesHandler() http.Handler { return static.Files(s.cfg.pages, true, apierr.Write) }
 
 func missing(code int, msg string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, code, "unavailable", msg)
+		apierr.Write(w, code, "unavailable", msg)
 	})
 }

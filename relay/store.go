@@ -53,20 +53,13 @@ func (h *storeHost) Settings() store.Settings {
 // Generated lists the running streams this instance generates and keeps
 // in the store.
 func (h *storeHost) Generated() []store.Stream {
-	h.mu.Lock()
-	var all []*streamlog.Log
-	for _, l := range h.streams {
-		if !l.Followed() { // set before the log is listed, never changed
-			all = append(all, l)
-		}
-	}
-	h.mu.Unlock()
 	// A log's state is read under its own lock, and never with the
-	// server's held: a stream that ends takes the server's lock with its
-	// own held (streamEnded).
+	// registry's held: a stream that ends takes the registry's lock with
+	// its own held (streamEnded). Followed is set before a log is listed
+	// and never changed.
 	var out []store.Stream
-	for _, l := range all {
-		if l.StoredRunning() {
+	for _, l := range h.reg.All() {
+		if !l.Followed() && l.StoredRunning() {
 			out = append(out, (*generated)(l))
 		}
 	}
@@ -75,7 +68,7 @@ func (h *storeHost) Generated() []store.Stream {
 
 func (h *storeHost) StopLocal(id, by string) {
 	s := (*Server)(h)
-	if l := s.lookup(id); l != nil && !l.Followed() {
+	if l := s.reg.Lookup(id); l != nil && !l.Followed() {
 		s.stop(l, by)
 	}
 }

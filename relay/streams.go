@@ -5,18 +5,17 @@ package relay
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
+	"github.com/trickle-dev/trickle/relay/internal/apierr"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
 
+	"github.com/trickle-dev/trickle/relay/internal/chat"
 	"github.com/trickle-dev/trickle/relay/internal/reqlog"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 	"github.com/trickle-dev/trickle/relay/store"
@@ -42,87 +41,15 @@ type Info = streamlog.Info
 // trickle.status).
 type Usage = store.Usage
 
-// parseLastEventID turns "<stream>:<seq>" into the number of events the
-// client has.
-func parseLastEventID(l *streamlog.Log, last string) (int, error) {
-	if last == "" {
-		return 0, nil
-	}
-	sid, seqText, ok := strings.Cut(last, ":")
-	seq, err := strconv.Atoi(seqText)
-	if !ok || err != nil || seq < 0 || sid != l.ID() {
-		return 0, fmt.Errorf("%w: last event id %q is not an id of stream %s (want %s:<seq>)", ErrBadRequest, last, l.ID(), l.ID())
-	}
-	if n := l.Count(); seq > n {
-		return 0, fmt.Errorf("%w: last event id %q is ahead of stream %s, which has %d events", ErrBadRequest, last, l.ID(), n)
-	}
-	return seq, nil
-}
-
-func lastEventID(r *http.Request) string {
-	if v := r.Header.Get("Last-Event-ID"); v != "" {
-		return v
-	}
-	return r.URL.Query().Get("last_event_id")
-}
-
-// goneMessage is the terminal status a client gets for a stream the relay
-// no longer has.
-func goneMessage(id string) string {
-	return "stream " + id + " is gone: it expired or never existed here; send the request again"
-}
-
-// lostMessage says why a stream the store once held cannot be resumed.
-func (s *Server) lostMessage(id string, err error) string {
-	if errors.Is(err, store.ErrTrimmed) {
-		return "stream " + id + " cannot be resumed: its first events were trimmed from the stream store (over --max-events, or removed by an operator); send the request again"
-	}
-	return "stream " + id + " cannot be resumed: its events expired from the stream store (kept " + s.cfg.retention.String() + " after the end, --retention); send the request again"
-}
-
 // statusData is the JSON data of a trickle.status event.
 func statusData(status stream.RelayStatus, message string) string {
 	return streamlog.StatusData(status, message, nil)
 }
 
-// refusal is why a request naming a stream cannot be served: the HTTP
-// status, the error type and the message, and the trickle.status a
-// streaming client gets instead.
-type refusal struct {
-	code    int
-	typ     string
-	status  stream.RelayStatus
-	message string
-	retry   string // the Retry-After header, if any
-}
-
 // refusalOf turns an error of find or resumeAt into what the client of
-// request rid gets: what the store or the relay failed with goes to the
-// log with rid, the client gets a plain message naming rid.
-func (s *Server) refusalOf(rid, id string, err error) refusal {
-	switch {
-	case errors.Is(err, store.ErrUnknown):
-		return refusal{code: http.StatusNotFound, typ: "stream_gone", status: stream.RelayGone, message: "relay: " + goneMessage(id)}
-	case errors.Is(err, store.ErrExpired), errors.Is(err, store.ErrTrimmed):
-		return refusal{code: http.StatusGone, typ: "stream_expired", status: stream.RelayGone, message: "relay: " + s.lostMessage(id, err)}
-	case errors.Is(err, ErrBadRequest):
-		return refusal{code: http.StatusBadRequest, typ: "invalid_request_error", status: stream.RelayFailed, message: err.Error()}
-	case errors.Is(err, ErrStoreUnavailable):
-		s.log.Warn("stream request refused: the store is unavailable", "request_id", rid, "stream", id, "err", err)
-		return refusal{code: http.StatusServiceUnavailable, typ: "store_unavailable", status: stream.RelayFailed,
-			message: ErrStoreUnavailable.Error() + "; try again shortly (request " + rid + ")", retry: "2"}
-	default:
-		s.log.Error("stream request failed", "request_id", rid, "stream", id, "err", err)
-		return refusal{code: http.StatusInternalServerError, typ: "server_error", status: stream.RelayFailed,
-			message: "relay: internal error (request " + rid + "); the relay's log has the details"}
-	}
-}
-
-func (f refusal) write(w http.ResponseWriter) {
-	if f.retry != "" {
-		w.Header().Set("Retry-After", f.retry)
-	}
-	writeError(w, f.code, f.typ, f.message)
+// request rid gets (apierr.OfStream).
+func (s *Server) refusalOf(rid, id string, err error) apierr.Refusal {
+	return apierr.OfStream(s.log, rid, id, s.cfg.retention, err)
 }
 
 // streamOr404 finds the stream the request's {id} names, or answers the
@@ -131,7 +58,7 @@ func (s *Server) streamOr404(w http.ResponseWriter, r *http.Request) *streamlog.
 	id := mux.Vars(r)["id"]
 	l, err := s.find(id)
 	if err != nil {
-		s.refusalOf(reqlog.ID(r.Context()), id, err).write(w)
+		s.refusalOf(reqlog.ID(r.Context()), id, err).Write(w)
 		return nil
 	}
 	return l
@@ -144,7 +71,7 @@ func (s *Server) resumeAt(id, last, transport string) (*streamlog.Log, int, erro
 	if err != nil {
 		return nil, 0, err
 	}
-	pos, err := parseLastEventID(l, last)
+	pos, err := chat.Position(l.ID(), l.Count(), last)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -156,12 +83,12 @@ func (s *Server) resumeAt(id, last, transport string) (*streamlog.Log, int, erro
 // resume is GET /v1/streams/{id}: the events after Last-Event-ID, then live.
 func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
-	l, pos, err := s.resumeAt(id, lastEventID(r), "sse")
+	l, pos, err := s.resumeAt(id, chat.LastEventID(r), "sse")
 	switch {
 	case errors.Is(err, store.ErrUnknown):
 		s.gone(w, r, id)
 	case err != nil:
-		s.refusalOf(reqlog.ID(r.Context()), id, err).write(w)
+		s.refusalOf(reqlog.ID(r.Context()), id, err).Write(w)
 	default:
 		s.serveSSE(w, r, l, pos)
 	}
@@ -173,12 +100,12 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 func (s *Server) gone(w http.ResponseWriter, r *http.Request, id string) {
 	accept := r.Header.Get("Accept")
 	if strings.Contains(accept, "application/json") && !strings.Contains(accept, "text/event-stream") {
-		writeError(w, http.StatusNotFound, "stream_gone", "relay: "+goneMessage(id))
+		apierr.Write(w, http.StatusNotFound, "stream_gone", "relay: "+apierr.Gone(id))
 		return
 	}
 	sseHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
-	w.Write(sse.AppendMessage(nil, sse.Message{Event: StatusEvent, Data: statusData(stream.RelayGone, goneMessage(id))}))
+	w.Write(sse.AppendMessage(nil, sse.Message{Event: StatusEvent, Data: statusData(stream.RelayGone, apierr.Gone(id))}))
 }
 
 // stopStream is DELETE /v1/streams/{id}: Stop, on whichever instance
@@ -189,10 +116,10 @@ func (s *Server) stopStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.stop(l, "DELETE"); err != nil {
-		s.refusalOf(reqlog.ID(r.Context()), l.ID(), err).write(w)
+		s.refusalOf(reqlog.ID(r.Context()), l.ID(), err).Write(w)
 		return
 	}
-	writeJSON(w, l.Info())
+	apierr.JSON(w, l.Info())
 }
 
 // stopWait is how long a Stop of a stream generated on another instance
@@ -231,12 +158,6 @@ func (s *Server) stop(l *streamlog.Log, by string) error {
 // streamInfo is GET /v1/streams/{id}/info.
 func (s *Server) streamInfo(w http.ResponseWriter, r *http.Request) {
 	if l := s.streamOr404(w, r); l != nil {
-		writeJSON(w, l.Info())
+		apierr.JSON(w, l.Info())
 	}
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	json.NewEncoder(w).Encode(v)
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/trickle-dev/trickle/relay/internal/apierr"
 	"github.com/trickle-dev/trickle/relay/internal/reqlog"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 	"github.com/trickle-dev/trickle/relay/internal/upstream"
@@ -91,7 +92,7 @@ func (s *Server) forwardOnce(w http.ResponseWriter, r *http.Request, req *ChatRe
 	u := s.cfg.upstream
 	payload, err := u.Body(req, body, false)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		apierr.Write(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return
 	}
 	if err := u.Forward(r.Context(), w, payload); err != nil {
@@ -108,6 +109,6 @@ func (s *Server) forwardOnce(w http.ResponseWriter, r *http.Request, req *ChatRe
 				code, typ = se.Code, "rate_limit_exceeded"
 			}
 		}
-		writeError(w, code, typ, "relay: "+upstream.Public(err))
+		apierr.Write(w, code, typ, "relay: "+upstream.Public(err))
 	}
 }

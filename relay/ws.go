@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/trickle-dev/trickle/relay/internal/apierr"
 	"github.com/trickle-dev/trickle/relay/internal/reqlog"
 	"github.com/trickle-dev/trickle/relay/internal/sink"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
@@ -28,9 +29,9 @@ type wsControl struct {
 // websocket is GET /v1/ws. The origin was checked by the CORS middleware
 // (same origin or listed), so the library's own check is not repeated.
 func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
-	if s.draining.Load() {
+	if s.reg.Draining() {
 		w.Header().Set("Retry-After", "5")
-		writeError(w, http.StatusServiceUnavailable, "shutting_down", ErrShuttingDown.Error())
+		apierr.Write(w, http.StatusServiceUnavailable, "shutting_down", ErrShuttingDown.Error())
 		return
 	}
 	// The origin was checked by s.cors: same origin or allowlisted.
@@ -65,17 +66,17 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 		if l, pos, err = s.resumeAt(ctl.Stream, ctl.LastEventID, "websocket"); err != nil {
 			f := s.refusalOf(rid, ctl.Stream, err)
 			code := websocket.StatusPolicyViolation
-			switch f.code {
+			switch f.Code {
 			case http.StatusNotFound, http.StatusGone:
 				code = websocket.StatusNormalClosure
 			case http.StatusServiceUnavailable:
 				code = websocket.StatusTryAgainLater
 			}
-			msg := f.message
-			if f.code == http.StatusNotFound {
-				msg = goneMessage(ctl.Stream) // as before: without the "relay: " prefix
+			msg := f.Message
+			if f.Code == http.StatusNotFound {
+				msg = apierr.Gone(ctl.Stream) // as before: without the "relay: " prefix
 			}
-			s.wsFail(ws, f.status, msg, code)
+			s.wsFail(ws, f.Status, msg, code)
 			return
 		}
 	} else {
@@ -92,13 +93,13 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 		if l, err = s.startStream(&req, first, r.URL.Query(), rid); err != nil {
 			code := websocket.StatusPolicyViolation
 			f := s.startRefusal(rid, err)
-			switch f.code {
+			switch f.Code {
 			case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 				code = websocket.StatusTryAgainLater
 			case http.StatusInternalServerError:
 				code = websocket.StatusInternalError
 			}
-			s.wsFail(ws, f.status, f.message, code)
+			s.wsFail(ws, f.Status, f.Message, code)
 			return
 		}
 	}

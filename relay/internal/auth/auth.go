@@ -2,8 +2,9 @@
 // JWT signed with HS256 by the page's own backend, whose subject is the
 // identity the relay's limits count. It says precisely why a token is
 // refused (expired, signed with another secret, another algorithm,
-// alg none…), and mints tokens for tests and scripts. It never reads a
-// request: the relay hands it the token.
+// alg none…), and mints tokens for tests and scripts. Guard is the API's
+// middleware: it reads the request's token, or the shared bearer token of
+// WithToken, and puts the identity in the request's context.
 package auth
 
 import (

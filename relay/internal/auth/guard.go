@@ -1,0 +1,82 @@
+package auth
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/trickle-dev/trickle/relay/internal/apierr"
+)
+
+// Guard is the API's door: with a Verifier only requests carrying a token
+// it accepts pass, with a shared Token only those carrying it, with
+// neither every request.
+type Guard struct {
+	Verifier *Verifier
+	Token    string
+	Log      *slog.Logger
+}
+
+// Handler passes the requests the guard lets in to next, with their
+// identity (Identity) in the request's context, and answers the others
+// 401 saying what is wrong.
+func (g *Guard) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, sent := bearer(r)
+		switch {
+		case g.Verifier != nil:
+			sub, err := g.Verifier.Verify(tok)
+			if err != nil {
+				code := Malformed
+				if ae := (*Error)(nil); errors.As(err, &ae) {
+					code = ae.Code
+				}
+				g.Log.Info("token refused", "code", code, "path", r.URL.Path, "remote", r.RemoteAddr)
+				w.Header().Set("WWW-Authenticate", `Bearer realm="trickle", error="invalid_token"`)
+				apierr.WriteCoded(w, http.StatusUnauthorized, "authentication_error", code, "", err.Error())
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), identityKey{}, "sub:"+sub))
+		case g.Token != "":
+			if !sent || subtle.ConstantTimeCompare([]byte(tok), []byte(g.Token)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="trickle"`)
+				apierr.Write(w, http.StatusUnauthorized, "unauthorized", "relay: missing or wrong bearer token")
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bearer is the request's token: the Authorization header's, or on the
+// WebSocket (whose handshake a browser cannot give headers) the
+// access_token query parameter.
+func bearer(r *http.Request) (string, bool) {
+	if got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return strings.TrimSpace(got), true
+	}
+	if r.URL.Path == "/v1/ws" && r.URL.Query().Has("access_token") {
+		return r.URL.Query().Get("access_token"), true
+	}
+	return "", false
+}
+
+// identityKey is the request context's key of the caller's identity.
+type identityKey struct{}
+
+// Identity is who a request counts as: "sub:" and the token's subject
+// when a Verifier let it in, else "addr:" and the client's IP address.
+func Identity(r *http.Request) string {
+	if id, ok := r.Context().Value(identityKey{}).(string); ok {
+		return id
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "addr:" + host
+}

@@ -1,0 +1,90 @@
+package chat
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// ErrFaultRefused: a request asked a relay with a real upstream for a
+// fault meant for tests (drop_after, or the simulated model's error_after,
+// stall_after, stall_ms, no_end), which it does not allow.
+var ErrFaultRefused = errors.New("relay: test faults are not allowed on this relay, which forwards to a real model")
+
+// simFaults are the faults only the simulated model can play.
+var simFaults = []string{"error_after", "stall_after", "stall_ms", "no_end"}
+
+// DropAfter reads the drop_after fault: cut the client's connection after
+// that many events (0: never).
+func DropAfter(q url.Values) (int, error) {
+	v := q.Get("drop_after")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%w: drop_after=%q is not a non-negative integer", ErrBadRequest, v)
+	}
+	return n, nil
+}
+
+// UpstreamFaults refuses the faults q asks of a real upstream: the
+// simulated model's always, drop_after (drop) unless allowed.
+func UpstreamFaults(q url.Values, drop int, allowed bool) error {
+	for _, f := range simFaults {
+		if q.Has(f) {
+			return fmt.Errorf("%w: %w: %s is the simulated model's", ErrBadRequest, ErrFaultRefused, f)
+		}
+	}
+	if drop > 0 && !allowed {
+		return fmt.Errorf("%w: %w: drop_after=%d", ErrBadRequest, ErrFaultRefused, drop)
+	}
+	return nil
+}
+
+// ResumeHeader is the request header with which a client that will never
+// resume says so: "off" makes its disconnect cancel the generation at
+// once instead of after the grace period.
+const ResumeHeader = "X-Trickle-Resume"
+
+// NoResume reads ResumeHeader: "off" or "on" (the default), any case.
+func NoResume(h http.Header) (bool, error) {
+	switch v := strings.ToLower(strings.TrimSpace(h.Get(ResumeHeader))); v {
+	case "", "on":
+		return false, nil
+	case "off":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%w: %s must be on or off, not %q", ErrBadRequest, ResumeHeader, v)
+	}
+}
+
+// LastEventID is the id of the last event a resuming client has: the
+// Last-Event-ID header, or the last_event_id query parameter of a client
+// that cannot set headers.
+func LastEventID(r *http.Request) string {
+	if v := r.Header.Get("Last-Event-ID"); v != "" {
+		return v
+	}
+	return r.URL.Query().Get("last_event_id")
+}
+
+// Position turns a last event id "<stream>:<seq>" of stream id, which has
+// count events so far, into the number of events the client has.
+func Position(id string, count int, last string) (int, error) {
+	if last == "" {
+		return 0, nil
+	}
+	sid, seqText, ok := strings.Cut(last, ":")
+	seq, err := strconv.Atoi(seqText)
+	if !ok || err != nil || seq < 0 || sid != id {
+		return 0, fmt.Errorf("%w: last event id %q is not an id of stream %s (want %s:<seq>)", ErrBadRequest, last, id, id)
+	}
+	if seq > count {
+		return 0, fmt.Errorf("%w: last event id %q is ahead of stream %s, which has %d events", ErrBadRequest, last, id, count)
+	}
+	return seq, nil
+}
