@@ -364,61 +364,6 @@ func (p *Pipeline) skipped(ev sse.Event, seq int, err error) {
 	p.answer.skip(&DecodeError{Dialect: p.Dialect(), Event: seq, Type: ev.Type, Err: err})
 }
 
-// statusData is the relay's control event payload.
-type statusData struct {
-	Status  string `json:"status"`
-	Message string `json:"message"`
-	// Usage is what was generated up to a Stop, as the relay counted it.
-	Usage struct {
-		CompletionTokens int  `json:"completion_tokens"`
-		Estimated        bool `json:"estimated"`
-	} `json:"usage"`
-}
-
-var (
-	statusDataFields  = []string{"status", "message", "usage"}
-	statusUsageFields = []string{"completion_tokens", "estimated"}
-)
-
-func (s *statusData) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, statusDataFields) {
-		case "status":
-			r.Str(&s.Status)
-		case "message":
-			r.Str(&s.Message)
-		case "usage":
-			r.Object(func(key string) {
-				switch jsonx.Match(key, statusUsageFields) {
-				case "completion_tokens":
-					r.Int(&s.Usage.CompletionTokens)
-				case "estimated":
-					r.Bool(&s.Usage.Estimated)
-				default:
-					r.Skip()
-				}
-			})
-		}
-	})
-}
-
-func (p *Pipeline) status(ev sse.Event) {
-	var s statusData
-	if err := unmarshal(ev.Data, s.read); err != nil {
-		p.skipped(ev, p.seq, err)
-		return
-	}
-	switch {
-	case RelayStatus(s.Status).Known():
-		p.reopen = false
-		ev := Event{Kind: KindStatus, Reason: s.Status, Text: s.Message}
-		ev.Usage.OutputTokens, ev.Usage.Estimated = s.Usage.CompletionTokens, s.Usage.Estimated
-		p.emit(ev)
-	default:
-		p.skipped(ev, p.seq, fmt.Errorf("%w: trickle.status %q", ErrUnknownEvent, s.Status))
-	}
-}
-
 // Close ends the byte stream cleanly (the connection closed). The answer
 // is complete if the dialect's end marker came; otherwise it becomes
 // Incomplete and Close returns the reason, wrapping ErrIncomplete.

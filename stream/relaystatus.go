@@ -1,5 +1,12 @@
 package stream
 
+import (
+	"fmt"
+
+	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/sse"
+)
+
 // StatusEventType is the SSE event type of the relay's own terminal event,
 // whose data is {"status": <RelayStatus>, "message": <why>}.
 const StatusEventType = "trickle.status"
@@ -23,4 +30,59 @@ func (s RelayStatus) Known() bool {
 		return true
 	}
 	return false
+}
+
+// statusData is the relay's control event payload.
+type statusData struct {
+	Status  string `json:"status"`
+	Message string `json:"message"`
+	// Usage is what was generated up to a Stop, as the relay counted it.
+	Usage struct {
+		CompletionTokens int  `json:"completion_tokens"`
+		Estimated        bool `json:"estimated"`
+	} `json:"usage"`
+}
+
+var (
+	statusDataFields  = []string{"status", "message", "usage"}
+	statusUsageFields = []string{"completion_tokens", "estimated"}
+)
+
+func (s *statusData) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, statusDataFields) {
+		case "status":
+			r.Str(&s.Status)
+		case "message":
+			r.Str(&s.Message)
+		case "usage":
+			r.Object(func(key string) {
+				switch jsonx.Match(key, statusUsageFields) {
+				case "completion_tokens":
+					r.Int(&s.Usage.CompletionTokens)
+				case "estimated":
+					r.Bool(&s.Usage.Estimated)
+				default:
+					r.Skip()
+				}
+			})
+		}
+	})
+}
+
+func (p *Pipeline) status(ev sse.Event) {
+	var s statusData
+	if err := unmarshal(ev.Data, s.read); err != nil {
+		p.skipped(ev, p.seq, err)
+		return
+	}
+	switch {
+	case RelayStatus(s.Status).Known():
+		p.reopen = false
+		ev := Event{Kind: KindStatus, Reason: s.Status, Text: s.Message}
+		ev.Usage.OutputTokens, ev.Usage.Estimated = s.Usage.CompletionTokens, s.Usage.Estimated
+		p.emit(ev)
+	default:
+		p.skipped(ev, p.seq, fmt.Errorf("%w: trickle.status %q", ErrUnknownEvent, s.Status))
+	}
 }
