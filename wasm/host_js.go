@@ -88,11 +88,8 @@ type host struct {
 	// go to the page at once, in its animation frame, and nothing is ever
 	// in flight.
 	want, inFlight bool
-	// pace says when a worker's frame goes (widget.Pacer); postAt is set
-	// while its timer runs, postNow when it fired.
-	pace    widget.Pacer
-	postAt  bool
-	postNow bool
+	// pace says when a worker's frame goes (widget.Pacer.Due).
+	pace widget.Pacer
 
 	out  []byte
 	upds []widget.Update
@@ -120,7 +117,7 @@ func (h *host) handle(mp *msg) {
 	case mIdle:
 		h.warm()
 	case mPost:
-		h.postAt, h.postNow = false, true
+		h.pace.Fired()
 	default:
 		e := m.el
 		if e == nil || e.Gone() {
@@ -189,19 +186,13 @@ func (h *host) attach(id int) *element {
 // are known from its acknowledgements — sets a timer for when the pacer
 // says: everything that arrives until then goes in that one message.
 func (h *host) due() {
-	if h.thread == "worker" && !h.postNow {
-		if h.postAt {
-			return
-		}
-		t := time.Now()
-		if at := h.pace.PostAt(t); at.After(t) {
-			h.postAt = true
-			time.AfterFunc(at.Sub(t), func() { h.push(msg{kind: mPost}) })
-			return
-		}
+	post, wait := h.pace.Due(time.Now(), h.thread == "worker")
+	if wait > 0 {
+		time.AfterFunc(wait, func() { h.push(msg{kind: mPost}) })
 	}
-	h.postNow = false
-	h.flush()
+	if post {
+		h.flush()
+	}
 }
 
 // flush builds every element's frame and sends them as one message.

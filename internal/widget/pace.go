@@ -30,6 +30,9 @@ type Pacer struct {
 
 	last   time.Time     // the last acknowledged animation frame
 	period time.Duration // the shortest interval between two seen
+
+	armed bool // a timer runs for the next post (Due)
+	fired bool // that timer fired (Fired): post at the next Due
 }
 
 // DefaultPostMargin is the Pacer's Margin in the widget.
@@ -82,3 +85,24 @@ func (p *Pacer) PostAt(now time.Time) time.Time {
 	}
 	return deadline
 }
+
+// Due says what to do when a frame has something new to show: post it
+// now, or arm a timer for wait and post when it fired (Fired, then Due
+// again); wait is zero while a timer already runs. Only a worker paces
+// (worker): on the page's main thread frames go in its animation frame.
+func (p *Pacer) Due(now time.Time, worker bool) (post bool, wait time.Duration) {
+	if worker && !p.fired {
+		if p.armed {
+			return false, 0
+		}
+		if at := p.PostAt(now); at.After(now) {
+			p.armed = true
+			return false, at.Sub(now)
+		}
+	}
+	p.fired = false
+	return true, 0
+}
+
+// Fired records that the timer Due armed fired.
+func (p *Pacer) Fired() { p.armed, p.fired = false, true }

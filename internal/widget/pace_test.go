@@ -105,3 +105,42 @@ func TestThePacerShowsEveryArrivalInTheFirstFrameItCanMakeWithOneMessagePerFrame
 		require.Equal(t, 1, n, "page frame %d got %d messages", i, n)
 	}
 }
+
+func TestAWorkerArmsOneTimerPerFrameAndPostsWhenItFires(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	period := time.Second / 60
+	p := Pacer{Margin: 3 * time.Millisecond}
+	p.Applied(t0)
+	p.Applied(t0.Add(period))
+	now := t0.Add(period + 2*time.Millisecond)
+
+	post, wait := p.Due(now, true)
+	require.False(t, post, "a worker waits for the margin before the page's next frame")
+	require.Equal(t, period-2*time.Millisecond-p.Margin, wait)
+
+	post, wait = p.Due(now.Add(time.Millisecond), true)
+	require.False(t, post, "more bytes before the timer fires wait for the same post")
+	require.Zero(t, wait, "no second timer is armed")
+
+	p.Fired()
+	post, wait = p.Due(now.Add(wait), true)
+	require.True(t, post, "the timer fired: the frame goes")
+	require.Zero(t, wait)
+
+	post, wait = p.Due(now.Add(2*time.Millisecond), true)
+	require.False(t, post, "the next frame is paced again")
+	require.Positive(t, wait)
+}
+
+func TestTheMainThreadAndAStalePagePostAtOnce(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	p := Pacer{Margin: 3 * time.Millisecond}
+	p.Applied(t0)
+	post, wait := p.Due(t0.Add(time.Millisecond), false)
+	require.True(t, post, "on the main thread a frame goes in the page's animation frame")
+	require.Zero(t, wait)
+
+	post, wait = p.Due(t0.Add(Stale+time.Millisecond), true)
+	require.True(t, post, "a worker whose page frames are stale posts at once")
+	require.Zero(t, wait)
+}
