@@ -1,6 +1,7 @@
 package relay_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -29,11 +30,9 @@ type sdkEnding struct {
 	}
 }
 
-// openAISDK returns a function that reads one stream from base with the
-// openai package (pinned in testdata/sdk; make test installs it, and so
-// does this when it has not), with query and, when stopAfter > 0, a
-// DELETE of the stream after that many chunks.
-func openAISDK(t *testing.T) func(base, query string, stopAfter int) sdkEnding {
+// sdkDir installs the openai package pinned in testdata/sdk when make
+// test has not, and returns node and the folder.
+func sdkDir(t *testing.T) (node, dir string) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -42,7 +41,7 @@ func openAISDK(t *testing.T) func(base, query string, stopAfter int) sdkEnding {
 		}
 		t.Fatal("node is needed to run the openai package")
 	}
-	dir := filepath.Join("testdata", "sdk")
+	dir = filepath.Join("testdata", "sdk")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json")); err != nil {
 		npm, err := exec.LookPath("npm")
 		require.NoError(t, err, "npm is needed to install testdata/sdk's pinned openai package")
@@ -53,6 +52,15 @@ func openAISDK(t *testing.T) func(base, query string, stopAfter int) sdkEnding {
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "npm ci in %s: %s", dir, out)
 	}
+	return node, dir
+}
+
+// openAISDK returns a function that reads one stream from base with the
+// openai package (sdk.mjs), with query and, when stopAfter > 0, a DELETE
+// of the stream after that many chunks.
+func openAISDK(t *testing.T) func(base, query string, stopAfter int) sdkEnding {
+	t.Helper()
+	node, dir := sdkDir(t)
 	return func(base, query string, stopAfter int) sdkEnding {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -113,4 +121,41 @@ func TestTheOpenAISDKRaisesOnEveryEndingButComplete(t *testing.T) {
 	require.True(t, refused.Threw)
 	require.Equal(t, http.StatusTooManyRequests, refused.Error.Status)
 	require.Equal(t, "RateLimitError", refused.Error.Name, "the SDK's own error for a 429")
+}
+
+// A stream whose generating relay dies, resumed on another relay of the
+// fleet and read with the openai package's own stream parser: once the
+// generator's lease lapses, the SDK raises with the relay's words.
+func TestTheOpenAISDKRaisesWhenTheRelayGeneratingItsStreamDies(t *testing.T) {
+	node, dir := sdkDir(t)
+	r := startRedis(t)
+	nodes := fleet(t, r, 2)
+	a, b := nodes[0], nodes[1]
+	resp, cancelA := openSSE(t, http.MethodPost, a.base+"/v1/chat/completions?dialect=openai&answer=sample-100k&gap_ms=5", hello, "")
+	defer cancelA()
+	id := resp.Header.Get("X-Trickle-Stream")
+	first := readSSE(t, resp, 3, func() {})
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "resume.mjs", b.base+"/v1/streams/"+id, first[2].LastEventID)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer cmd.Wait()
+	lines := bufio.NewScanner(stdout)
+	require.True(t, lines.Scan(), "resume.mjs: %s", stderr.String())
+	require.Equal(t, "reading", lines.Text(), "the SDK reads the stream on the other relay")
+
+	a.srv.Crash()
+	require.True(t, lines.Scan(), "resume.mjs: %s", stderr.String())
+	var e sdkEnding
+	require.NoError(t, json.Unmarshal(lines.Bytes(), &e), "%s", lines.Text())
+	require.True(t, e.Threw, "a lapsed lease does not end like a complete answer")
+	require.Equal(t, "failed", e.Error.Code)
+	require.Contains(t, e.Error.Message, "the relay generating this answer stopped")
+	require.Positive(t, e.Chunks)
 }

@@ -147,6 +147,14 @@ func (u *anthropicUsage) read(r *jsonx.Reader) {
 
 func (d *anthropicDecoder) Dialect() Dialect  { return DialectAnthropic }
 func (d *anthropicDecoder) EndMarker() string { return "message_stop" }
+
+// trailer: after the relay's terminal trickle.status of an Anthropic
+// stream comes Anthropic's own "error" event, for Anthropic's SDKs (which
+// ignore the status), and after an error the relay's failure closes with
+// message_stop; the end already said how the answer ended.
+func (d *anthropicDecoder) trailer(ev sse.Event) bool {
+	return ev.Type == "error" || ev.Type == "message_stop"
+}
 func (d *anthropicDecoder) Close(func(Event)) {}
 
 func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {

@@ -62,7 +62,7 @@ func (st *Store) Follow(ctx context.Context, id string) (store.Follower, error) 
 		}
 	}
 	st.wg.Add(1)
-	go st.followLoop(fctx, l, id, last)
+	go st.followLoop(fctx, l, id, m["dialect"], last)
 	return l, nil
 }
 
@@ -103,7 +103,7 @@ func applyEntry(l store.Follower, id string, m redis.XMessage) (ended bool, err 
 // live tail are the same XREAD BLOCK after the last entry, in a loop
 // bounded by the block time, so that it notices in time that the stream's
 // generator died (its lease lapsed) or that it is no longer needed.
-func (st *Store) followLoop(ctx context.Context, l store.Follower, id, last string) {
+func (st *Store) followLoop(ctx context.Context, l store.Follower, id, dialect, last string) {
 	defer st.wg.Done()
 	var watched time.Time
 	for ctx.Err() == nil {
@@ -120,7 +120,7 @@ func (st *Store) followLoop(ctx context.Context, l store.Follower, id, last stri
 			return
 		}
 		if errors.Is(err, redis.Nil) {
-			if err := st.checkLease(ctx, l, id); err != nil {
+			if err := st.checkLease(ctx, l, id, dialect); err != nil {
 				l.Lost(st.followLost(id, err))
 				return
 			}
@@ -157,7 +157,7 @@ const lapsedMessage = "the relay generating this answer stopped"
 // lapsed without a terminal entry: the one entry <next seq>-0 holds the
 // error event and the end, so it is written whole or not at all, and it
 // fails when the generator (or another follower) wrote that id first.
-func (st *Store) checkLease(ctx context.Context, l store.Follower, id string) error {
+func (st *Store) checkLease(ctx context.Context, l store.Follower, id, dialect string) error {
 	n, err := st.rdb.Exists(ctx, leaseKey(id)).Result()
 	if err != nil || n > 0 {
 		return err
@@ -165,6 +165,7 @@ func (st *Store) checkLease(ctx context.Context, l store.Follower, id string) er
 	seq := l.Events() + 1
 	msg := "relay: " + lapsedMessage + " (no news from it for over " + st.lease.String() + "); send the request again"
 	ev := sse.AppendMessage(nil, sse.Message{ID: id + ":" + strconv.Itoa(seq), Event: stream.StatusEventType, Data: streamlog.StatusData(stream.RelayFailed, msg, nil)})
+	ev = streamlog.AppendProviderEnd(ev, dialect, stream.RelayFailed, msg)
 	err = st.rdb.XAdd(ctx, &redis.XAddArgs{Stream: logKey(id), ID: strconv.Itoa(seq) + "-0",
 		Values: []any{"e", ev, "end", streamlog.StateFailed, "msg", msg, "uc", "0"}}).Err()
 	if err != nil && !isConnError(err) {

@@ -295,6 +295,8 @@ func (l *Log) finishLocked(state, message string, status bool) {
 			u = &uu
 		}
 		l.appendLocked(stream.StatusEventType, StatusData(stream.RelayStatus(state), message, u))
+		l.buf = AppendProviderEnd(l.buf, l.dialect, stream.RelayStatus(state), message)
+		l.ends[len(l.ends)-1] = len(l.buf)
 	}
 	l.state, l.message, l.finished = state, message, time.Now()
 	if l.grace != nil && l.follow == nil {
