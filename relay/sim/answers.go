@@ -79,3 +79,19 @@ func Lookup(name string) (Answer, bool) {
 func Pick(seed uint64) Answer {
 	return answers[rotation[seed%uint64(len(rotation))]]
 }
+
+// toolResultAnswer is the answer after a tool ran: what it returned,
+// quoted, so that a test sees the result reached the model.
+func toolResultAnswer(r ToolResult) Answer {
+	name := r.Name
+	if name == "" {
+		name = "the tool"
+	} else {
+		name = "`" + name + "`"
+	}
+	content := strings.TrimSpace(r.Content)
+	if content == "" {
+		content = "(nothing)"
+	}
+	return Answer{Name: "tool-result", Text: "Here is what " + name + " returned:\n\n```json\n" + content + "\n```\n\nThat is the result of the call.\n"}
+}

@@ -58,6 +58,16 @@ type Params struct {
 	StallAfter int           // after this many events, wait Stall more; 0 = never
 	Stall      time.Duration // the extra wait of StallAfter
 	NoEnd      bool          // omit the dialect's end marker
+
+	// ToolResult, when the conversation ends with a tool's result and no
+	// Answer is named, makes the answer a text that reports it.
+	ToolResult *ToolResult
+}
+
+// ToolResult is what a tool the simulated model called returned.
+type ToolResult struct {
+	Name    string // the tool's name; may be empty
+	Content string // what it returned, as sent back
 }
 
 // Message is one event to send: Delay after the previous one (or after the
@@ -116,7 +126,9 @@ func New(p Params) (*Generator, error) {
 		return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownDialect, p.Dialect, stream.DialectNames(Dialects()))
 	}
 	var a Answer
-	if p.Answer == "" {
+	if p.Answer == "" && p.ToolResult != nil {
+		a = toolResultAnswer(*p.ToolResult)
+	} else if p.Answer == "" {
 		a = Pick(p.Seed)
 	} else if a, ok = Lookup(p.Answer); !ok {
 		return nil, fmt.Errorf("%w %q (want one of %v)", ErrUnknownAnswer, p.Answer, Names())

@@ -18,6 +18,15 @@ export const ENGLISH = Object.freeze({
   thinking: "Thinking",
   jumpToLatest: "Jump to latest",
   retry: "Retry",
+  // <trickle-chat>'s own parts.
+  chatInput: "Message",
+  chatSend: "Send",
+  chatStop: "Stop",
+  chatYou: "You said:",
+  chatAssistant: "The assistant said:",
+  chatRegenerate: "Regenerate",
+  chatEdit: "Edit",
+  chatCutOff: "[This answer was cut off before it finished.]",
   // Go's: the statuses, shown and spoken.
   responding: "Assistant is responding.",
   complete: "Answer complete.",

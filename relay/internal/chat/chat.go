@@ -34,8 +34,16 @@ type Request struct {
 // Message is one message of a Request; Content is a string or an
 // array of parts.
 type Message struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Name       string          `json:"name,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	ToolCalls  []struct {
+		ID       string `json:"id"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	} `json:"tool_calls,omitempty"`
 }
 
 // Text is the message's text: the string, or its text parts joined.
@@ -68,6 +76,26 @@ func (c *Request) LastUser() string {
 		}
 	}
 	return ""
+}
+
+// ToolResult is the tool message the conversation ends with, if it does:
+// the tool's name (from the message, or from the assistant's call it
+// answers) and what the tool returned.
+func (c *Request) ToolResult() (name, content string, ok bool) {
+	n := len(c.Messages)
+	if n == 0 || c.Messages[n-1].Role != "tool" {
+		return "", "", false
+	}
+	m := c.Messages[n-1]
+	name = m.Name
+	for i := n - 2; i >= 0 && name == ""; i-- {
+		for _, call := range c.Messages[i].ToolCalls {
+			if call.ID == m.ToolCallID {
+				name = call.Function.Name
+			}
+		}
+	}
+	return name, m.Text(), true
 }
 
 // Check refuses what the OpenAI API refuses before any model runs: a
@@ -122,13 +150,18 @@ func SimParams(req *Request, q url.Values, d sim.Params) (sim.Params, error) {
 	if name, ok := strings.CutPrefix(strings.TrimSpace(last), "/answer "); ok && p.Answer == "" {
 		p.Answer = strings.TrimSpace(name)
 	}
+	if name, content, ok := req.ToolResult(); ok && p.Answer == "" {
+		// The conversation goes on after a tool ran: the model answers
+		// with what the tool returned, and calls no tool again.
+		p.ToolResult = &sim.ToolResult{Name: name, Content: content}
+	}
 	if req.Seed != nil {
 		// A seed picks the answer (when none is named) and the jitter.
 		p.Seed = uint64(*req.Seed)
 	} else {
 		// Without one the answer fits the question, and the prompt seeds
 		// the jitter: the same request streams the same events.
-		if p.Answer == "" {
+		if p.Answer == "" && p.ToolResult == nil {
 			p.Answer = sim.Choose(last)
 		}
 		h := fnv.New64a()

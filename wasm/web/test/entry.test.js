@@ -17,11 +17,12 @@ globalThis.customElements = {
 };
 const loader = await import("../trickle.js");
 
-test("the element is defined once, as the exported class", () => {
-  assert.equal(defined.length, 1);
-  assert.equal(defined[0].name, "trickle-answer");
+test("each element is defined once, as the exported class", () => {
+  assert.deepEqual(defined.map((d) => d.name), ["trickle-answer", "trickle-chat"]);
   assert.equal(defined[0].cls, loader.TrickleAnswer);
+  assert.equal(defined[1].cls, loader.TrickleChat);
   assert.ok(loader.TrickleAnswer.prototype instanceof window.HTMLElement);
+  assert.ok(loader.TrickleChat.prototype instanceof window.HTMLElement);
 });
 
 test("the highlighting build is registered before the element is defined", () => {

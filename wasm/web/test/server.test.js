@@ -26,7 +26,7 @@ test("the element's module exports the class and defines nothing", async () => {
 for (const entry of ["index.js", "highlight.js", "trickle.js"]) {
   test(`importing ${entry} on a server throws nothing and exports the page API`, async () => {
     const m = await import(`../${entry}`);
-    assert.deepEqual(Object.keys(m).sort(), ["TrickleAnswer", "ready", "stats"]);
+    assert.deepEqual(Object.keys(m).sort(), ["TrickleAnswer", "TrickleChat", "ready", "stats"]);
     assert.equal(typeof globalThis.document, "undefined", "nothing made a document");
   });
 }

@@ -177,6 +177,22 @@ export interface TrickleStrings {
   jumpToLatest: string;
   /** Retry */
   retry: string;
+  /** Message */
+  chatInput: string;
+  /** Send */
+  chatSend: string;
+  /** Stop */
+  chatStop: string;
+  /** You said: */
+  chatYou: string;
+  /** The assistant said: */
+  chatAssistant: string;
+  /** Regenerate */
+  chatRegenerate: string;
+  /** Edit */
+  chatEdit: string;
+  /** [This answer was cut off before it finished.] */
+  chatCutOff: string;
   /** Assistant is responding. */
   responding: string;
   /** Answer complete. */
@@ -339,6 +355,62 @@ export declare class TrickleAnswer extends HTMLElement {
   removeEventListener(type: string, listener: EventListenerOrEventListenerObject, options?: boolean | EventListenerOptions): void;
 }
 
+/** A message of a <trickle-chat>'s history, OpenAI-style: the reader's
+ *  (user), an answer (assistant: a TrickleMessage), a tool's result (tool),
+ *  or the page's own system or developer message. */
+export type TrickleChatMessage =
+  | { role: "user" | "system" | "developer"; content: string }
+  | TrickleMessage
+  | { role: "tool"; tool_call_id: string; name?: string; content: string };
+
+/** A client-side tool: called with the call's parsed arguments when the
+ *  model calls it; its result (a string, or any JSON value) goes back to
+ *  the model. A tool that throws is reported to the model and the reader. */
+export type TrickleChatTool = (args: Record<string, unknown>, call: { id: string; name: string }) => unknown | Promise<unknown>;
+
+/** trickle-chat-change's detail: the history after a turn. */
+export interface TrickleChatChangeDetail {
+  messages: TrickleChatMessage[];
+}
+
+export interface TrickleChatEventMap {
+  "trickle-chat-change": CustomEvent<TrickleChatChangeDetail>;
+}
+
+/** <trickle-chat>: a conversation; each turn is the reader's message and a
+ *  <trickle-answer>, under a composer. Its attributes are
+ *  <trickle-answer>'s, handed to each answer. */
+export declare class TrickleChat extends HTMLElement {
+  /** The history (a copy); setting it shows a stored thread at once. */
+  get messages(): TrickleChatMessage[];
+  set messages(list: TrickleChatMessage[]);
+  /** True while an answer streams or a tool runs. */
+  readonly busy: boolean;
+  /** Client-side tools by name. */
+  tools: Record<string, TrickleChatTool>;
+  /** Extra request headers for every answer (e.g. Authorization). */
+  headers: Record<string, string>;
+  /** The chat's words (and its answers'), over TrickleAnswer.strings. */
+  strings: Partial<TrickleStrings>;
+  /** Sends the reader's message; resolves when the turn (and its tools) ended. */
+  send(text: string): Promise<void>;
+  /** Answers the last question again, in place of the last answer. */
+  regenerate(): Promise<void>;
+  /** Replaces the last question and answers it. */
+  edit(text: string): Promise<void>;
+  /** Stops the answer streaming now; it stays in the history, cut off. */
+  stop(): void;
+  /** Writes the page's words into the chat's own parts. */
+  relabel(): void;
+
+  addEventListener<K extends keyof TrickleChatEventMap>(
+    type: K,
+    listener: (this: TrickleChat, ev: TrickleChatEventMap[K]) => unknown,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  addEventListener(type: string, listener: EventListenerOrEventListenerObject, options?: boolean | AddEventListenerOptions): void;
+}
+
 /** What stats() reports (for tests): the Go side's elements, live
  *  js.Funcs and goroutines, the page's elements, where Go runs and the
  *  builds running. */
@@ -360,6 +432,7 @@ export declare function stats(): Promise<TrickleStats>;
 declare global {
   interface HTMLElementTagNameMap {
     "trickle-answer": TrickleAnswer;
+    "trickle-chat": TrickleChat;
   }
   // The events bubble and are composed: a listener on any ancestor, the
   // document or the window hears them too.
