@@ -24,7 +24,7 @@ func docsBlock(t *testing.T, doc, heading, lang string) string {
 	text := string(b)
 	i := strings.Index(text, "\n"+heading+"\n")
 	require.NotEqual(t, -1, i, "docs/%s has the heading %q", doc, heading)
-	m := regexp.MustCompile("(?s)\n```"+lang+"\n(.*?)\n```\n").FindStringSubmatch(text[i:])
+	m := regexp.MustCompile("(?s)\n```" + lang + "\n(.*?)\n```\n").FindStringSubmatch(text[i:])
 	require.NotNil(t, m, "docs/%s has a %s block under %q", doc, lang, heading)
 	return m[1]
 }
