@@ -136,7 +136,7 @@ func (s *Server) startStream(req *ChatRequest, body []byte, q url.Values, rid st
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
-	l, err := s.startSim(gen, p, drop)
+	l, err := s.startSim(gen, p, drop, rid)
 	if err != nil {
 		return nil, err
 	}
@@ -155,8 +155,8 @@ func (s *Server) startRefusal(rid string, err error) apierr.Refusal {
 }
 
 // startSim registers a stream and starts the simulated generation on it.
-func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int) (*streamlog.Log, error) {
-	l, err := s.register(p.Dialect.String(), drop)
+func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int, rid string) (*streamlog.Log, error) {
+	l, err := s.register(p.Dialect.String(), drop, rid)
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,7 @@ type config struct {
 
 	sim      SimDefaults
 	upstream *Upstream
+	holdBack *HoldBack
 
 	store Store
 	lease time.Duration

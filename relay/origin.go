@@ -2,33 +2,16 @@ package relay
 
 import (
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/trickle-dev/trickle/relay/internal/apierr"
+	"github.com/trickle-dev/trickle/relay/internal/cors"
 	"github.com/trickle-dev/trickle/relay/internal/sink"
 	"github.com/trickle-dev/trickle/stream"
 )
-
-// originAllowed says whether a browser page at origin may use the API: the
-// same origin always may, others only when listed.
-func (s *Server) originAllowed(r *http.Request, origin string) bool {
-	if origin == "" {
-		return true // not a browser, or a same-origin GET
-	}
-	if u, err := url.Parse(origin); err == nil && strings.EqualFold(u.Host, r.Host) {
-		return true
-	}
-	for _, o := range s.cfg.origins {
-		if o == "*" || strings.EqualFold(strings.TrimRight(o, "/"), origin) {
-			return true
-		}
-	}
-	return false
-}
 
 // OriginError is why a browser page's request to the API was refused: its
 // origin is neither the relay's own nor one of WithAllowedOrigins.
@@ -46,7 +29,7 @@ func defaultOriginRefusal(e *OriginError) string {
 	return e.Error() + ": add it to the relay's allowed origins"
 }
 
-// cors handles browsers' cross-origin rules.
+// crossOrigin handles browsers' cross-origin rules.
 //
 // The widget's files (/trickle/) are public code: any page may load them,
 // as from a CDN (Access-Control-Allow-Origin: *, never with credentials).
@@ -60,7 +43,7 @@ func defaultOriginRefusal(e *OriginError) string {
 // reason (the request that follows is refused all the same), and a
 // WebSocket is accepted only to be handed the refusal and closed. Each
 // refused origin is logged once, at warn.
-func (s *Server) cors(next http.Handler) http.Handler {
+func (s *Server) crossOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
 		if strings.HasPrefix(r.URL.Path, "/trickle/") {
@@ -72,18 +55,10 @@ func (s *Server) cors(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		allowed := s.originAllowed(r, origin)
-		h := w.Header()
-		h.Set("Access-Control-Allow-Origin", origin)
-		h.Add("Vary", "Origin")
-		if allowed && (s.cfg.token != "" || s.verifier != nil) {
-			h.Set("Access-Control-Allow-Credentials", "true")
-		}
+		allowed := cors.Allowed(r.Host, origin, s.cfg.origins)
+		cors.Answer(w.Header(), origin, allowed && (s.cfg.token != "" || s.verifier != nil))
 		if r.Method == http.MethodOptions {
-			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Last-Event-ID, X-Trickle-Resume")
-			h.Set("Access-Control-Max-Age", "600")
-			w.WriteHeader(http.StatusNoContent)
+			cors.Preflight(w)
 			return
 		}
 		if !allowed {
@@ -98,7 +73,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 			apierr.Write(w, http.StatusForbidden, "origin_not_allowed", msg)
 			return
 		}
-		h.Set("Access-Control-Expose-Headers", "X-Trickle-Stream, X-Trickle-Stream-URL, X-Request-Id, Retry-After")
+		cors.Expose(w.Header())
 		next.ServeHTTP(w, r)
 	})
 }

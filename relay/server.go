@@ -16,6 +16,7 @@ import (
 
 	"github.com/trickle-dev/trickle/relay/internal/apierr"
 	"github.com/trickle-dev/trickle/relay/internal/auth"
+	"github.com/trickle-dev/trickle/relay/internal/holdback"
 	"github.com/trickle-dev/trickle/relay/internal/metrics"
 	"github.com/trickle-dev/trickle/relay/internal/registry"
 	"github.com/trickle-dev/trickle/relay/internal/reqlog"
@@ -34,6 +35,7 @@ type Server struct {
 	cfg     config
 	log     *slog.Logger
 	metrics *metrics.Metrics
+	gates   *holdback.Gates // hold-back, when WithHoldBack set it
 	handler http.Handler
 	router  *mux.Router // the routes, for Routes
 
@@ -101,6 +103,9 @@ func New(opts ...Option) (*Server, error) {
 		store: cfg.store,
 	}
 	s.metrics = metrics.New(s.reg.Running())
+	if err := s.holdBack(); err != nil {
+		return nil, err
+	}
 	if s.store == nil {
 		s.store = MemoryStore()
 	}
@@ -163,7 +168,7 @@ func (s *Server) routes() http.Handler {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, http.StatusMethodNotAllowed, "method_not_allowed", "relay: "+r.Method+" is not allowed on "+r.URL.Path)
 	})
-	return reqlog.Handler(s.log, s.cors(r))
+	return reqlog.Handler(s.log, s.crossOrigin(r))
 }
 
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
@@ -203,8 +208,9 @@ func newStreamID() string {
 }
 
 // register admits a new generation (dropAfter is its fault injection, set
-// before any reader can see it), or refuses it (limit, shutdown).
-func (s *Server) register(dialect string, dropAfter int) (*streamlog.Log, error) {
+// before any reader can see it) for the request rid, or refuses it
+// (limit, shutdown).
+func (s *Server) register(dialect string, dropAfter int, rid string) (*streamlog.Log, error) {
 	if err := s.reg.Reserve(); err != nil {
 		if errors.Is(err, registry.ErrTooMany) {
 			s.metrics.Rejected.Add(1)
@@ -213,6 +219,7 @@ func (s *Server) register(dialect string, dropAfter int) (*streamlog.Log, error)
 	}
 	l := s.newLog(dialect)
 	l.SetDropAfter(dropAfter)
+	s.gates.Hold(l, rid)
 	if s.store.Durable() {
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		err := s.store.Begin(ctx, (*generated)(l))

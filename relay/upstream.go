@@ -42,7 +42,7 @@ func (s *Server) startUpstream(req *ChatRequest, body []byte, drop int, rid stri
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.register(u.Dialect.String(), drop)
+	l, err := s.register(u.Dialect.String(), drop, rid)
 	if err != nil {
 		return nil, err
 	}

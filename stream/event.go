@@ -171,6 +171,9 @@ var (
 	// ErrGone: the relay no longer has the stream (resume after it
 	// expired).
 	ErrGone = errors.New("stream: the stream expired on the relay")
+	// ErrWithheld: the relay's hold-back checker blocked a sentence, and
+	// the answer ended before it.
+	ErrWithheld = errors.New("stream: the relay withheld the rest of the answer")
 	// ErrBadJSON: an event's data is not valid JSON (the event is skipped
 	// and counted).
 	ErrBadJSON = errors.New("stream: data is not valid JSON")
@@ -217,9 +220,10 @@ func (e *ProviderError) Error() string {
 func (e *ProviderError) Is(target error) bool { return target == ErrProvider }
 
 // RelayError is a terminal "trickle.status" from the relay. It matches
-// ErrRelay, and ErrGone or ErrStopped for those statuses.
+// ErrRelay, and ErrGone, ErrStopped or ErrWithheld for those statuses.
 type RelayError struct {
-	// Status is a RelayStatus word: "stopped", "failed" or "gone".
+	// Status is a RelayStatus word: "stopped", "failed", "gone" or
+	// "withheld".
 	Status string
 	// Message is the relay's message.
 	Message string
@@ -242,7 +246,8 @@ func (e *RelayError) Error() string {
 	return "stream: relay: " + e.Status + ": " + e.Message
 }
 
-// Is matches ErrRelay, and ErrGone / ErrStopped for those statuses.
+// Is matches ErrRelay, and ErrGone / ErrStopped / ErrWithheld for those
+// statuses.
 func (e *RelayError) Is(target error) bool {
 	switch target {
 	case ErrRelay:
@@ -251,6 +256,8 @@ func (e *RelayError) Is(target error) bool {
 		return RelayStatus(e.Status) == RelayGone
 	case ErrStopped:
 		return RelayStatus(e.Status) == RelayStopped
+	case ErrWithheld:
+		return RelayStatus(e.Status) == RelayWithheld
 	}
 	return false
 }

@@ -21,12 +21,18 @@ const (
 	RelayStopped RelayStatus = "stopped" // a client asked to stop
 	RelayFailed  RelayStatus = "failed"  // the upstream or the relay failed
 	RelayGone    RelayStatus = "gone"    // the stream expired or never existed
+	// RelayWithheld: the relay's hold-back checker blocked a sentence,
+	// and the answer ends before it.
+	RelayWithheld RelayStatus = "withheld"
 )
+
+// WithheldMessage is the message of a RelayWithheld status.
+const WithheldMessage = "This answer was withheld."
 
 // Known reports whether s is one of the words above.
 func (s RelayStatus) Known() bool {
 	switch s {
-	case RelayStopped, RelayFailed, RelayGone:
+	case RelayStopped, RelayFailed, RelayGone, RelayWithheld:
 		return true
 	}
 	return false

@@ -111,6 +111,10 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		lease         = fs.Duration("lease", d.Lease, "with --store redis: a stream whose relay has given no news for this long ends with an error for its readers elsewhere")
 		writePath     = fs.String("write-path", string(relay.FastWrites), "how events reach clients' sockets: fast (hijacked connections, non-blocking writes) or plain (net/http's writer and coder/websocket's Conn.Write), for comparison")
 		widgetDir     = fs.String("widget", "", "serve the widget from `DIR` (make dist's dist/trickle-answer, an unpacked trickle-answer package, or make build's assets/widget) instead of the one built into this binary")
+		holdURL       = fs.String("hold-back-url", "", "hold each sentence of an answer until the checker at this `URL` clears it (POST {sentence, context, stream_id, request_id}, answered {\"allow\": true|false}); a blocked one ends the answer as withheld")
+		holdTimeout   = fs.Duration("hold-back-timeout", 2*time.Second, "how long a sentence waits for the hold-back checker")
+		holdOnError   = fs.String("hold-back-on-error", "block", "what a hold-back checker that fails or times out means: allow or block")
+		holdSim       = fs.String("hold-back-sim", "", "the relay plays the hold-back checker itself: `block=WORD` blocks any sentence containing WORD (tests)")
 		origins       listOption
 		models        listOption
 	)
@@ -236,6 +240,9 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		}
 		opts = append(opts, relay.WithUpstream(u))
 	}
+	if *holdURL != "" || *holdSim != "" || isSet(fs, "hold-back-timeout") || isSet(fs, "hold-back-on-error") {
+		opts = append(opts, relay.WithHoldBack(relay.HoldBack{URL: *holdURL, Timeout: *holdTimeout, OnError: *holdOnError, Sim: *holdSim}))
+	}
 	srv, err := relay.New(opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "trickle serve: %s\n", flagError(err))
@@ -328,6 +335,10 @@ var optionFlags = map[string]string{
 	"WithMaxTokens":                  "max-tokens",
 	"WithMaxInputChars":              "max-input-chars",
 	"WithWritePath":                  "write-path",
+	"WithHoldBack.URL":               "hold-back-url",
+	"WithHoldBack.Timeout":           "hold-back-timeout",
+	"WithHoldBack.OnError":           "hold-back-on-error",
+	"WithHoldBack.Sim":               "hold-back-sim",
 }
 
 // flagError phrases a refused relay option as the flag that set it.

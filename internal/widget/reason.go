@@ -33,13 +33,14 @@ const (
 	ReasonUpstream           // the model or the relay reported a failure in the stream
 	ReasonTooLarge           // an event over the size bound was dropped, and the answer ended without its end
 	ReasonExpired            // the relay no longer has the stream to resume
+	ReasonWithheld           // the relay's hold-back checker blocked the rest of the answer
 	ReasonUnknown            // anything else (a fault in the widget itself)
 	reasonCount
 )
 
 var reasonKeys = [reasonCount]string{
 	"", "refused", "notFound", "rateLimited", "serverError", "rejected", "network", "dropped",
-	"cutOff", "empty", "unreadable", "upstream", "tooLarge", "expired", "unknown",
+	"cutOff", "empty", "unreadable", "upstream", "tooLarge", "expired", "withheld", "unknown",
 }
 
 func (r Reason) String() string {
@@ -55,7 +56,7 @@ func (r Reason) String() string {
 // a model's error.
 func (r Reason) Retry() bool {
 	switch r {
-	case ReasonNone, ReasonRefused, ReasonNotFound, ReasonRejected, ReasonUnreadable, ReasonTooLarge:
+	case ReasonNone, ReasonRefused, ReasonNotFound, ReasonRejected, ReasonUnreadable, ReasonTooLarge, ReasonWithheld:
 		return false
 	}
 	return true
@@ -134,6 +135,8 @@ func Explain(st stream.Status, err error, a *stream.Answer, bytes int) (Reason, 
 	switch {
 	case errors.Is(err, stream.ErrGone):
 		return ReasonExpired, 0
+	case errors.Is(err, stream.ErrWithheld):
+		return ReasonWithheld, 0
 	case errors.Is(err, stream.ErrProvider), errors.Is(err, stream.ErrRelay):
 		return ReasonUpstream, 0
 	case errors.Is(err, stream.ErrUnreadable):

@@ -92,6 +92,7 @@ func ends() []end {
 		{name: "the provider's error in the stream", body: text("Hi") + `data: {"error":{"message":"overloaded at http://10.0.0.9/","type":"server_error"}}` + "\n\n", reason: ReasonUpstream, st: stream.Failed, retry: true},
 		{name: "the relay ended the stream as failed", body: text("Hi") + "event: trickle.status\ndata: {\"status\":\"failed\",\"message\":\"relay: upstream returned 502\"}\n\n", reason: ReasonUpstream, st: stream.Failed, retry: true},
 		{name: "the relay no longer has the stream", body: "event: trickle.status\ndata: {\"status\":\"gone\"}\n\n", reason: ReasonExpired, st: stream.Failed, retry: true},
+		{name: "the relay withheld the rest of the answer", body: "data: {\"choices\":[{\"delta\":{\"content\":\"Hi.\"}}]}\n\nevent: trickle.status\ndata: {\"status\":\"withheld\",\"message\":\"This answer was withheld.\"}\n\n", reason: ReasonWithheld, st: stream.Failed, retry: false},
 		{name: "an event too large, then no end", body: text("Hi") + text(strings.Repeat("x", stream.DefaultMaxEventSize+1)), reason: ReasonTooLarge, st: stream.Incomplete},
 		{name: "a fault of the widget's own", body: text("Hi"), cut: errors.New("trickle: internal error: index out of range"), reason: ReasonUnknown, st: stream.Failed, retry: true},
 	}

@@ -63,6 +63,7 @@ var English = Strings{
 		ReasonUpstream:    "The model's service reported an error.",
 		ReasonTooLarge:    "Part of the answer was too large to read.",
 		ReasonExpired:     "The answer expired on the server and cannot be resumed.",
+		ReasonWithheld:    "This answer was withheld.",
 		ReasonUnknown:     "Something went wrong.",
 	},
 	Metrics: [len(metricKeys)]string{

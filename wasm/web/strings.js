@@ -53,6 +53,7 @@ export const ENGLISH = Object.freeze({
   upstream: "The model's service reported an error.",
   tooLarge: "Part of the answer was too large to read.",
   expired: "The answer expired on the server and cannot be resumed.",
+  withheld: "This answer was withheld.",
   unknown: "Something went wrong.",
   // Go's: the names of show-metrics' rows.
   metricTTFB: "Time to first byte",

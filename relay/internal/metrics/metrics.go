@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"runtime"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -19,6 +20,10 @@ type Metrics struct {
 	Resumes, UpstreamErrors, Events, Cuts       atomic.Int64
 	Connections                                 atomic.Int64 // readers connected (SSE + WebSocket)
 	TTFT, Gap                                   prometheus.Histogram
+	// HoldBackWait is the latency hold-back added per sentence;
+	// HoldBackVerdicts counts its checks by verdict.
+	HoldBackWait     prometheus.Histogram
+	HoldBackVerdicts *prometheus.CounterVec
 
 	// Handler serves the Prometheus text exposition.
 	Handler http.Handler
@@ -37,6 +42,18 @@ func New(running *atomic.Int64) *Metrics {
 			Help:    "Time between two consecutive model events.",
 			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5},
 		}),
+		HoldBackWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "trickle_hold_back_seconds",
+			Help:    "Latency hold-back added per sentence: the time its check took.",
+			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5},
+		}),
+		HoldBackVerdicts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trickle_hold_back_total",
+			Help: "Hold-back checks by verdict: allow, block, or error (the checker failed or timed out).",
+		}, []string{"verdict"}),
+	}
+	for _, v := range []string{"allow", "block", "error"} {
+		m.HoldBackVerdicts.WithLabelValues(v)
 	}
 	gauge := func(name, help string, v func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, v)
@@ -67,8 +84,15 @@ func New(running *atomic.Int64) *Metrics {
 		gauge("trickle_go_heap_inuse_bytes", "Go heap in use (includes garbage not yet collected).", mem(func(ms *runtime.MemStats) uint64 { return ms.HeapInuse })),
 		gauge("trickle_go_stack_inuse_bytes", "Go goroutine stacks in use.", mem(func(ms *runtime.MemStats) uint64 { return ms.StackInuse })),
 		gauge("trickle_go_goroutines", "Goroutines.", func() float64 { return float64(runtime.NumGoroutine()) }),
-		m.TTFT, m.Gap,
+		m.TTFT, m.Gap, m.HoldBackWait, m.HoldBackVerdicts,
 	)
 	m.Handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	return m
+}
+
+// HoldBack records one hold-back check: its verdict and how long the
+// sentence waited for it.
+func (m *Metrics) HoldBack(verdict string, wait time.Duration) {
+	m.HoldBackVerdicts.WithLabelValues(verdict).Inc()
+	m.HoldBackWait.Observe(wait.Seconds())
 }

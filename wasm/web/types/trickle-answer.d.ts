@@ -141,6 +141,7 @@ export type TrickleErrorReason =
   | "unreadable"
   | "upstream"
   | "expired"
+  | "withheld"
   | "unknown"
   | "call";
 
@@ -241,6 +242,8 @@ export interface TrickleStrings {
   tooLarge: string;
   /** The answer expired on the server and cannot be resumed. */
   expired: string;
+  /** This answer was withheld. */
+  withheld: string;
   /** Something went wrong. */
   unknown: string;
   /** Time to first byte */
