@@ -205,9 +205,9 @@ console.log(JSON.stringify(got));
 	require.NoError(t, err, "%s", out)
 	var got map[string]any
 	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
-	require.Equal(t, []any{"TrickleAnswer", "ready", "stats"}, got["index.js"])
+	require.Equal(t, []any{"TrickleAnswer", "TrickleChat", "ready", "stats"}, got["index.js"])
 	require.Equal(t, []any{"TrickleAnswer"}, got["element.js"])
-	require.Equal(t, []any{"TrickleAnswer", "ready", "stats"}, got["highlight.js"])
+	require.Equal(t, []any{"TrickleAnswer", "TrickleChat", "ready", "stats"}, got["highlight.js"])
 	require.Equal(t, "undefined", got["defined"])
 }
 
