@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"github.com/trickle-dev/trickle/internal/testlog"
 	"io"
 	"io/fs"
@@ -560,6 +561,22 @@ func TestAnswerPageStopButtonStopsTheAnswerAndTheModel(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	require.Less(t, len(browsertest.Eval[string](t, tab, `document.getElementById("answer").text`)), 100000, "the answer stopped early")
+
+	// What the Stop cost: the relay's count of the tokens generated up to
+	// the cancel reaches the element after the end, goes into its message
+	// and onto the page.
+	browsertest.WaitFor(t, tab, 10*time.Second, `!document.getElementById("cost").hidden`)
+	var relay struct {
+		Usage struct {
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(info()), &relay))
+	n := relay.Usage.CompletionTokens
+	require.Positive(t, n)
+	require.Equal(t, fmt.Sprintf("Stopped after %d tokens.", n), browsertest.Eval[string](t, tab, `document.getElementById("cost").textContent`))
+	require.Equal(t, n, browsertest.Eval[int](t, tab, `document.getElementById("answer").message.usage.output_tokens`))
+	require.True(t, browsertest.Eval[bool](t, tab, `document.getElementById("answer").message.incomplete`))
 }
 
 // The lab's switch reaches the widget: "complete" says the answer once, at
