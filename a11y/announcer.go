@@ -75,6 +75,9 @@ type Announcement struct {
 	At time.Time
 	// Text is plain text: never markdown syntax.
 	Text string
+	// Units are the texts of the units Text joins, in order (read-aloud
+	// speaks one at a time); nil for a status.
+	Units []string
 	// Status announcements go to the role="status" region; the others to
 	// the polite live region for content.
 	Status bool
@@ -410,7 +413,7 @@ func (a *Announcer) Poll() []Announcement {
 			a.queue[i].Said = now
 			texts[i] = a.queue[i].Text
 		}
-		ann := Announcement{At: now, Text: strings.Join(texts, " ")}
+		ann := Announcement{At: now, Text: strings.Join(texts, " "), Units: texts}
 		a.out = append(a.out, ann)
 		a.transcript.Announcements = append(a.transcript.Announcements, ann)
 		a.transcript.Units = append(a.transcript.Units, a.queue...)

@@ -276,6 +276,54 @@ func TestChatPageRunsTheToolAndShowsTheSavedThreadAgainAfterAReload(t *testing.T
 	require.Nil(t, browsertest.Eval[any](t, tab, `localStorage.getItem("trickle-example-chat")`))
 }
 
+// fakeSpeech stands in for the browser's speechSynthesis (headless
+// Chromium has no voices): it records each utterance's text.
+const fakeSpeech = `Object.defineProperty(window, "speechSynthesis", { configurable: true, value: {
+	queued: [], speak(u) { this.queued.push(u.text); }, cancel() {}, getVoices: () => [] } }); void 0`
+
+// The answer page's Read aloud button reads the answer aloud as it
+// streams; the screen-reader lab's read-aloud timeline lists each
+// utterance with its time.
+func TestAnswerPageReadsAloudAndTheLabShowsTheUtterances(t *testing.T) {
+	tab, base := startExamples(t)
+	// The recorder goes in before the pages' scripts run (the lab wraps
+	// speechSynthesis.speak as it loads), and out again after.
+	added, err := chromedp.Call(tab, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: fakeSpeech})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, err := chromedp.Call(tab, page.RemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams{Identifier: added.Identifier})
+		require.NoError(t, err)
+	})
+
+	run(t, tab, 30*time.Second,
+		chromedp.Navigate(base+"/examples/answer/"),
+		chromedp.WaitVisible(chromedp.CSS("#go")),
+		chromedp.SetValue(chromedp.CSS(`select[name="answer"]`), "short"),
+		chromedp.Click(chromedp.CSS("#read")),
+		chromedp.Click(chromedp.CSS("#go")),
+	)
+	browsertest.WaitFor(t, tab, 30*time.Second, `document.body.dataset.lastStatus`)
+	require.Equal(t, "true", browsertest.Eval[string](t, tab, `document.getElementById("read").getAttribute("aria-pressed")`))
+	said := `[...document.querySelectorAll('#answer [data-trickle="announcer"] p')].map((p) => p.textContent).join(" ")`
+	browsertest.WaitFor(t, tab, 10*time.Second, `speechSynthesis.queued.length > 0 && speechSynthesis.queued.join(" ") === `+said)
+	require.Greater(t, browsertest.Eval[int](t, tab, `speechSynthesis.queued.length`), 1)
+	require.Equal(t, "on", browsertest.Eval[string](t, tab, `document.getElementById("answer").metrics.speech`))
+	run(t, tab, 10*time.Second, chromedp.Click(chromedp.CSS("#read")))
+	require.Equal(t, "off", browsertest.Eval[string](t, tab, `document.getElementById("answer").metrics.speech`))
+
+	run(t, tab, 30*time.Second,
+		chromedp.Navigate(base+"/examples/a11y/"),
+		chromedp.WaitVisible(chromedp.CSS("#go")),
+		chromedp.Click(chromedp.CSS(`input[name="_speak"]`)),
+		chromedp.Click(chromedp.CSS("#go")),
+	)
+	browsertest.WaitFor(t, tab, 30*time.Second, `document.body.dataset.done === "1"`)
+	timeline := browsertest.Eval[[]string](t, tab, `[...document.querySelectorAll("#t-speech li span")].map((s) => s.textContent)`)
+	require.Equal(t, browsertest.Eval[[]string](t, tab, `speechSynthesis.queued`), timeline, "the timeline lists each utterance")
+	require.Greater(t, len(timeline), 1)
+	require.Regexp(t, `^\d+\.\d\d s$`, browsertest.Eval[string](t, tab, `document.querySelector("#t-speech li time").textContent`))
+}
+
 // msShown reads a time the answer page shows ("123 ms") as a number.
 func msShown(t *testing.T, tab context.Context, key string) float64 {
 	t.Helper()
@@ -582,47 +630,52 @@ func TestScreenReaderLabHearsTrickleWithoutRepeatsAndTheNaiveRegionWithThem(t *t
 // The answer page's Stop button stops the answer on screen and the
 // generation on the relay.
 func TestAnswerPageStopButtonStopsTheAnswerAndTheModel(t *testing.T) {
-	tab, base := startExamples(t)
-	run(t, tab, 30*time.Second,
-		chromedp.Navigate(base+"/examples/answer/"),
-		chromedp.WaitVisible(chromedp.CSS("#go")),
-		chromedp.SetValue(chromedp.CSS(`select[name="answer"]`), "sample-100k"),
-		chromedp.Click(chromedp.CSS("#go")),
-	)
-	browsertest.WaitFor(t, tab, 20*time.Second, `document.getElementById("answer").text.length > 200`)
-	run(t, tab, 10*time.Second, chromedp.Click(chromedp.CSS("#stop")))
-	browsertest.WaitFor(t, tab, 20*time.Second, `document.body.dataset.lastStatus`)
-	require.Equal(t, "stopped", browsertest.Eval[string](t, tab, `document.body.dataset.lastStatus`))
-	id := browsertest.Eval[string](t, tab, `document.getElementById("answer").streamId`)
-	require.NotEmpty(t, id)
+	for _, transport := range []string{"sse", "websocket"} {
+		t.Run(transport, func(t *testing.T) {
+			tab, base := startExamples(t)
+			run(t, tab, 30*time.Second,
+				chromedp.Navigate(base+"/examples/answer/"),
+				chromedp.WaitVisible(chromedp.CSS("#go")),
+				chromedp.SetValue(chromedp.CSS(`select[name="answer"]`), "sample-100k"),
+				chromedp.SetValue(chromedp.CSS(`select[name="_transport"]`), transport),
+				chromedp.Click(chromedp.CSS("#go")),
+			)
+			browsertest.WaitFor(t, tab, 20*time.Second, `document.getElementById("answer").text.length > 200`)
+			run(t, tab, 10*time.Second, chromedp.Click(chromedp.CSS("#stop")))
+			browsertest.WaitFor(t, tab, 20*time.Second, `document.body.dataset.lastStatus`)
+			require.Equal(t, "stopped", browsertest.Eval[string](t, tab, `document.body.dataset.lastStatus`))
+			id := browsertest.Eval[string](t, tab, `document.getElementById("answer").streamId`)
+			require.NotEmpty(t, id)
 
-	// The relay learns of the stop asynchronously (DELETE or the closed
-	// connection): poll its view of the stream.
-	info := func() string {
-		return browsertest.Eval[string](t, tab, `fetch("/v1/streams/`+id+`/info").then(r => r.text())`)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(info(), `"upstream_cancelled":true`) {
-		require.True(t, time.Now().Before(deadline), "the relay should cancel the generation: %s", info())
-		time.Sleep(100 * time.Millisecond)
-	}
-	require.Less(t, len(browsertest.Eval[string](t, tab, `document.getElementById("answer").text`)), 100000, "the answer stopped early")
+			// The relay learns of the stop asynchronously (DELETE or the closed
+			// connection): poll its view of the stream.
+			info := func() string {
+				return browsertest.Eval[string](t, tab, `fetch("/v1/streams/`+id+`/info").then(r => r.text())`)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(info(), `"upstream_cancelled":true`) {
+				require.True(t, time.Now().Before(deadline), "the relay should cancel the generation: %s", info())
+				time.Sleep(100 * time.Millisecond)
+			}
+			require.Less(t, len(browsertest.Eval[string](t, tab, `document.getElementById("answer").text`)), 100000, "the answer stopped early")
 
-	// What the Stop cost: the relay's count of the tokens generated up to
-	// the cancel reaches the element after the end, goes into its message
-	// and onto the page.
-	browsertest.WaitFor(t, tab, 10*time.Second, `!document.getElementById("cost").hidden`)
-	var relay struct {
-		Usage struct {
-			CompletionTokens int `json:"completion_tokens"`
-		} `json:"usage"`
+			// What the Stop cost: the relay's count of the tokens generated up to
+			// the cancel reaches the element after the end, goes into its message
+			// and onto the page.
+			browsertest.WaitFor(t, tab, 10*time.Second, `!document.getElementById("cost").hidden`)
+			var relay struct {
+				Usage struct {
+					CompletionTokens int `json:"completion_tokens"`
+				} `json:"usage"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(info()), &relay))
+			n := relay.Usage.CompletionTokens
+			require.Positive(t, n)
+			require.Equal(t, fmt.Sprintf("Stopped after %d tokens.", n), browsertest.Eval[string](t, tab, `document.getElementById("cost").textContent`))
+			require.Equal(t, n, browsertest.Eval[int](t, tab, `document.getElementById("answer").message.usage.output_tokens`))
+			require.True(t, browsertest.Eval[bool](t, tab, `document.getElementById("answer").message.incomplete`))
+		})
 	}
-	require.NoError(t, json.Unmarshal([]byte(info()), &relay))
-	n := relay.Usage.CompletionTokens
-	require.Positive(t, n)
-	require.Equal(t, fmt.Sprintf("Stopped after %d tokens.", n), browsertest.Eval[string](t, tab, `document.getElementById("cost").textContent`))
-	require.Equal(t, n, browsertest.Eval[int](t, tab, `document.getElementById("answer").message.usage.output_tokens`))
-	require.True(t, browsertest.Eval[bool](t, tab, `document.getElementById("answer").message.incomplete`))
 }
 
 // The lab's switch reaches the widget: "complete" says the answer once, at

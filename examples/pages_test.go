@@ -78,6 +78,7 @@ func ExamplePages() {
 	// Output:
 	// /examples/a11y/
 	// /examples/answer/
+	// /examples/chat/
 	// /examples/
 	// /examples/transports/
 }

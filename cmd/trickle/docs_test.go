@@ -165,10 +165,29 @@ func TestTheReadmeNamesEveryEventTheElementDispatches(t *testing.T) {
 		"the README's events and the event names in the widget's sources")
 }
 
+// metricsFields are the element's metrics: widget.Metrics' json tags and
+// what element.js adds to them on the page (speech: reading aloud is the
+// page's).
+func metricsFields(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "wasm", "web", "element.js"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`\{ \.\.\.m, ([^}]*)\}`).FindSubmatch(b)
+	require.NotNil(t, m, "element.js's metrics getter adds no field")
+	out := jsonTags(widget.Metrics{})
+	for _, f := range strings.Split(string(m[1]), ",") {
+		if name, _, ok := strings.Cut(strings.TrimSpace(f), ":"); ok {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 func TestTheReadmeNamesEveryMetricsField(t *testing.T) {
-	require.Equal(t, jsonTags(widget.Metrics{}),
+	require.Equal(t, metricsFields(t),
 		names(reference(t, "README.md", "metrics"), regexp.MustCompile(`^[a-z][a-z0-9_]*$`)),
-		"the README's metrics fields and widget.Metrics' json tags")
+		"the README's metrics fields and the element's (widget.Metrics' json tags and element.js's)")
 }
 
 func TestTheReadmeNamesEveryLightDOMPart(t *testing.T) {

@@ -81,7 +81,7 @@ func TestTheTypesNameEveryEventWithItsDetail(t *testing.T) {
 }
 
 func TestTheTypesNameEveryMetricsField(t *testing.T) {
-	require.Equal(t, jsonTags(widget.Metrics{}), members(dts(t, "interface", "TrickleAnswerMetrics"), `^  ([a-z][a-z0-9_]*):`))
+	require.Equal(t, metricsFields(t), members(dts(t, "interface", "TrickleAnswerMetrics"), `^  ([a-z][a-z0-9_]*):`))
 }
 
 func TestTheTypesNameEveryMethodAndPropertyOfTheElement(t *testing.T) {

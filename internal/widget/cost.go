@@ -1,6 +1,8 @@
 package widget
 
 import (
+	"strings"
+
 	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/stream"
 )
@@ -67,4 +69,13 @@ func UsageEvent(a *stream.Answer) Event {
 	b = append(b, `,"message":`...)
 	b = AppendMessage(b, a)
 	return Event{"trickle-usage", string(append(b, '}'))}
+}
+
+// httpOf is the HTTP address of a WebSocket URL on the same relay (ws: is
+// http:, wss: is https:), where its streams' DELETE and info live.
+func httpOf(wsURL string) string {
+	if rest, ok := strings.CutPrefix(wsURL, "ws"); ok {
+		return "http" + rest
+	}
+	return wsURL
 }

@@ -202,8 +202,14 @@ func (e *Element) Stop() {
 		e.env.Close(c.gen, true)
 		e.conn = nil
 	}
-	if e.streamID != "" && !e.req.WebSocket {
-		if u, err := StreamURLs(e.req.Endpoint, e.streamID, e.streamRef); err == nil {
+	if e.streamID != "" {
+		// Over a WebSocket the socket carried the stop; the DELETE beside
+		// it (to the same relay) is for what the answer cost (Cost).
+		endpoint := e.req.Endpoint
+		if e.req.WebSocket {
+			endpoint = httpOf(e.req.WSURL)
+		}
+		if u, err := StreamURLs(endpoint, e.streamID, e.streamRef); err == nil {
 			e.env.Cancel(u.Cancel)
 			e.stopped = e.sess
 		}

@@ -351,7 +351,7 @@ func TestStopRaces(t *testing.T) {
 		require.Equal(t, map[int]string{1: "stopped"}, p.resolved)
 	})
 
-	t.Run("over a WebSocket: the socket carries the stop, no DELETE", func(t *testing.T) {
+	t.Run("over a WebSocket: the socket carries the stop, a DELETE asks what it cost", func(t *testing.T) {
 		env, p := newFakeEnv(t), newPage(t)
 		e := NewElement(1, env, nil, "worker")
 		e.Do(askCmd(t, 1, `,"transport":"websocket"`), time.Time{}, nil)
@@ -365,7 +365,7 @@ func TestStopRaces(t *testing.T) {
 		e.Stop()
 		p.take(e)
 		require.Equal(t, []string{strconv.Itoa(c.Gen) + " stop"}, env.closed)
-		require.Empty(t, env.cancels)
+		require.Equal(t, []string{"https://app.test/v1/streams/s"}, env.cancels, "the relay's stream, beside its /v1/ws")
 		require.False(t, e.Ended(c.Gen, End{Kind: EndDone, Close: &WSClosed{URL: c.URL, Code: 1000}}))
 		require.Equal(t, map[int]string{1: "stopped"}, p.resolved)
 	})

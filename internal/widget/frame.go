@@ -32,7 +32,7 @@ func (e *Element) emit(p Patch) {
 	if e.showing {
 		// A stored answer is shown, not told: nothing for the live
 		// regions.
-		p.Announce, p.Status, p.StatusChanged = nil, "", false
+		p.Announce, p.Speak, p.Status, p.StatusChanged = nil, nil, "", false
 	}
 	u := e.last()
 	u.Patch, u.HasPatch = p, true

@@ -56,8 +56,10 @@ type Patch struct {
 	// Tools replaces the tool-call panel's HTML when ToolsChanged.
 	Tools        string
 	ToolsChanged bool
-	// Announce are texts for the announcer log, in order.
-	Announce []string
+	// Announce are texts for the announcer log, in order; Speak the units
+	// they join (sentences, block summaries), one an utterance for read
+	// aloud.
+	Announce, Speak []string
 	// Status replaces the screen-reader status region's text when
 	// StatusChanged. It follows the announcer: the end status comes only
 	// after the answer's last sentence is spoken (by a11y.MinGap).
@@ -483,6 +485,7 @@ func (s *Session) poll(p *Patch) {
 			continue
 		}
 		p.Announce = append(p.Announce, a.Text)
+		p.Speak = append(p.Speak, a.Units...)
 	}
 }
 

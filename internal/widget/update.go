@@ -242,6 +242,16 @@ func (u *Update) AppendJSON(b []byte) []byte {
 			b = append(b, `,"say":`...)
 			b = jsonx.AppendString(b, AnnouncementHTML(p.Announce))
 		}
+		if len(p.Speak) > 0 {
+			b = append(b, `,"speak":[`...)
+			for i, t := range p.Speak {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = jsonx.AppendString(b, t)
+			}
+			b = append(b, ']')
+		}
 		if p.StatusChanged {
 			b = append(b, `,"status":`...)
 			b = jsonx.AppendString(b, p.Status)

@@ -7,6 +7,7 @@ import { follow } from "./follow.js";
 import { epochNow } from "./host.js";
 import { patchAnswer } from "./patch.js";
 import { decorate } from "./reading.js";
+import { speakerOf } from "./speech.js";
 import { replaced } from "./strings.js";
 
 // Every element of the page has its own number, whichever Host serves it:
@@ -151,9 +152,12 @@ export class Answer {
       this.saidAt = -Infinity;
       this.srStatus.textContent = "";
       this.announcer.textContent = "";
+      speakerOf(this.el).reset(); // a new answer: what was queued goes
     }
     if (u.say) {
       this.announcer.insertAdjacentHTML("beforeend", u.say);
+      // Read aloud: the units the announcements join, one an utterance.
+      speakerOf(this.el).said(u.speak ?? []);
       this.saidAt = performance.now();
       if (this.pendingStatus !== undefined) this.sayStatus();
     }

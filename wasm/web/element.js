@@ -6,6 +6,7 @@
 import { Answer, ensureParts } from "./answer.js";
 import { builds } from "./builds.js";
 import { hostFor } from "./host.js";
+import { speakerOf } from "./speech.js";
 import { elementStrings, label, pageStrings, setElementStrings, setPageStrings } from "./strings.js";
 import { addHighlightStylesheet } from "./style.js";
 
@@ -33,6 +34,7 @@ export class TrickleAnswer extends Base {
       if (this.isConnected || !this.#answer) return;
       const a = this.#answer;
       this.#answer = null;
+      speakerOf(this).cancel();
       a.host.send({ t: "detach", id: a.id });
     });
   }
@@ -109,8 +111,10 @@ export class TrickleAnswer extends Base {
     return p;
   }
 
-  /** Stops the answer: aborts the request and asks the relay to cancel. */
+  /** Stops the answer: aborts the request and asks the relay to cancel;
+   *  what was queued to be read aloud is dropped. */
   stop() {
+    speakerOf(this).cancel();
     const a = this.#answer;
     if (a) a.host.send({ t: "stop", id: a.id });
   }
@@ -139,7 +143,30 @@ export class TrickleAnswer extends Base {
    *  side runs ("worker" or "main"). */
   get metrics() {
     const m = this.#answer?.metrics;
-    return m ? { ...m } : null;
+    return m ? { ...m, speech: speakerOf(this).state } : null;
+  }
+
+  /** Reads the answer aloud (sets the speak attribute): the sentences
+   *  said so far, then each one as it is confirmed. */
+  speak() {
+    this.setAttribute("speak", "");
+    speakerOf(this).sayAll();
+  }
+
+  /** Stops reading aloud (removes the speak attribute). */
+  stopSpeaking() {
+    this.removeAttribute("speak");
+    speakerOf(this).cancel();
+  }
+
+  /** How the answer is read aloud: { voice (a SpeechSynthesisVoice or its
+   *  name), rate, pitch, volume, lang (the element's lang by default) }. */
+  get speech() {
+    return { ...speakerOf(this).options };
+  }
+
+  set speech(o) {
+    speakerOf(this).options = { ...(o ?? {}) };
   }
 
   // message is the ended answer as an assistant message (a copy: the page

@@ -168,6 +168,22 @@ function tick() {
   if (run.active) requestAnimationFrame(tick);
 }
 
+// The read-aloud timeline: each utterance the element queues (its speak
+// attribute), with the time since the request, recorded on its way to the
+// browser's speechSynthesis.
+const speechLog = document.getElementById("t-speech");
+if (globalThis.speechSynthesis?.speak) {
+  const speak = speechSynthesis.speak.bind(speechSynthesis);
+  speechSynthesis.speak = (u) => {
+    const li = document.createElement("li");
+    li.innerHTML = "<time></time><span></span>";
+    li.firstChild.textContent = ((performance.now() - t0) / 1000).toFixed(2) + " s";
+    li.lastChild.textContent = u.text;
+    speechLog.append(li);
+    speak(u);
+  };
+}
+
 el.addEventListener("trickle-start", () => { pill.textContent = "streaming"; pill.dataset.status = "streaming"; });
 el.addEventListener("trickle-end", (e) => {
   const status = e.detail?.status ?? el.status;
@@ -182,6 +198,8 @@ form.addEventListener("submit", async (e) => {
   el.setAttribute("announce", f._mode.value);
   el.setAttribute("endpoint", "/v1/chat/completions?" + simQuery(form));
   naive.setAttribute("aria-live", f._reallive.checked ? "polite" : "off");
+  el.toggleAttribute("speak", f._speak.checked);
+  speechLog.replaceChildren();
   naive.textContent = "";
   for (const s of Object.values(sides)) s.log.replaceChildren();
   seen = new Map();

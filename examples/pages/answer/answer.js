@@ -57,3 +57,13 @@ async function answer(start) {
 stop.addEventListener("click", () => el.stop());
 // Retry asks again with the last request: same prompt, same endpoint.
 retry.addEventListener("click", () => answer(() => el.retry()));
+
+// Read aloud: the element speaks each sentence as it is confirmed (its
+// speak attribute); pressed again, it stops.
+const read = document.getElementById("read");
+read.addEventListener("click", () => {
+  const on = read.getAttribute("aria-pressed") !== "true";
+  read.setAttribute("aria-pressed", String(on));
+  if (on) el.speak();
+  else el.stopSpeaking();
+});

@@ -42,6 +42,9 @@ export interface TrickleAnswerMetrics {
   frame_total_ms: number;
   /** Where the widget's Go side ran. */
   thread: "worker" | "main";
+  /** Reading aloud: "on" (the speak attribute), "off", or "unavailable"
+   *  (no speechSynthesis: speak does nothing). */
+  speech: "on" | "off" | "unavailable";
 }
 
 /** The element's attributes, as a page sets them in HTML or JSX. */
@@ -54,6 +57,8 @@ export interface TrickleAnswerAttributes {
   dialect?: "auto" | "openai" | "responses" | "anthropic" | "gemini" | "ollama" | "plain" | "text" | "ai-sdk";
   /** What a screen reader hears. */
   announce?: "sentences" | "complete" | "off";
+  /** Read the answer aloud (speechSynthesis), sentence by sentence. */
+  speak?: boolean | "";
   /** The model sent with ask(prompt); without it the request names none. */
   model?: string;
   /** Space-separated origins images may load from. */
@@ -300,6 +305,17 @@ export type TrickleDiagramRenderer = (lang: string, source: string) => string | 
 
 export type TrickleMathConverter = (tex: string, options: { display: boolean }) => string | Node;
 
+/** How <trickle-answer speak> reads aloud: a voice (or its name), rate,
+ *  pitch and volume as SpeechSynthesisUtterance takes them, and the
+ *  language (the element's lang by default). */
+export interface TrickleSpeechOptions {
+  voice?: SpeechSynthesisVoice | string;
+  rate?: number;
+  pitch?: number;
+  volume?: number;
+  lang?: string;
+}
+
 /** <trickle-answer>: streams a model's answer, renders its markdown as it
  *  is written and announces it sentence by sentence. */
 export declare class TrickleAnswer extends HTMLElement {
@@ -312,6 +328,13 @@ export declare class TrickleAnswer extends HTMLElement {
   stop(): void;
   /** Asks again with the last request. */
   retry(): Promise<TrickleFinalStatus>;
+  /** Reads the answer aloud (sets speak): what was said so far, then
+   *  each sentence as it is confirmed. */
+  speak(): void;
+  /** Stops reading aloud (removes speak) and drops what was queued. */
+  stopSpeaking(): void;
+  /** How the answer is read aloud. */
+  speech: TrickleSpeechOptions;
   readonly status: TrickleStatus;
   /** The answer's markdown so far, in step with what is on screen. */
   readonly text: string;

@@ -49,6 +49,13 @@ export async function use(): Promise<TrickleFinalStatus> {
     const counted: boolean = e.detail.usage.estimated === true && e.detail.message.incomplete;
     void spent, counted;
   });
+  el.speech = { voice: "Daniel", rate: 1.2, lang: "en-GB" };
+  el.speak();
+  el.stopSpeaking();
+  // @ts-expect-error rate is a number
+  el.speech = { rate: "fast" };
+  const speaking: "on" | "off" | "unavailable" | undefined = el.metrics?.speech;
+  void speaking;
   const m = el.message;
   if (m) {
     const history: { role: string; content: string }[] = [{ role: m.role, content: m.content }];
