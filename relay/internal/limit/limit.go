@@ -151,7 +151,7 @@ func (l *Limiter) Admit(ctx context.Context, key string) (*Ticket, error) {
 		}
 		if retry > 0 {
 			return nil, l.refuse(&Refusal{Limit: RateLimit, Code: "rate_limited", RetryAfter: retry,
-				Message: fmt.Sprintf("relay: too many requests: this client may send %d requests %s; try again in %s", s.Rate.N, per(s.Rate.Per), seconds(retry))})
+				Message: fmt.Sprintf("relay: too many requests: this client may send %s %s; try again in %s", count(s.Rate.N, "request"), per(s.Rate.Per), seconds(retry))})
 		}
 	}
 	if s.TokensPerDay > 0 {
@@ -164,8 +164,8 @@ func (l *Limiter) Admit(ctx context.Context, key string) (*Ticket, error) {
 			midnight := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
 			retry := midnight.Sub(now)
 			return nil, l.refuse(&Refusal{Limit: TokenLimit, Code: "token_budget_exhausted", RetryAfter: retry,
-				Message: fmt.Sprintf("relay: daily token budget used up: this client may generate %d output tokens a day and has generated %d today; it renews at 00:00 UTC, in %s",
-					s.TokensPerDay, spent, retry.Round(time.Minute))})
+				Message: fmt.Sprintf("relay: daily token budget used up: this client may generate %s a day and has generated %d today; it renews at 00:00 UTC, in %s",
+					count(int(s.TokensPerDay), "output token"), spent, retry.Round(time.Minute))})
 		}
 	}
 	t := &Ticket{l: l, key: key}
@@ -206,12 +206,14 @@ func per(d time.Duration) string {
 }
 
 // seconds phrases a wait in whole seconds, as Retry-After gives it.
-func seconds(d time.Duration) string {
-	n := RetryAfter(d)
+func seconds(d time.Duration) string { return count(RetryAfter(d), "second") }
+
+// count phrases n things: "1 request", "20 requests".
+func count(n int, thing string) string {
 	if n == 1 {
-		return "1 second"
+		return "1 " + thing
 	}
-	return strconv.Itoa(n) + " seconds"
+	return strconv.Itoa(n) + " " + thing + "s"
 }
 
 // RetryAfter is a wait as the Retry-After header's whole seconds: rounded
