@@ -126,6 +126,7 @@ func TestTheStreamLimitCountsGenerationsRunningPerSubject(t *testing.T) {
 	running := post(t, chat, hello, "Authorization", "Bearer "+alice)
 	require.Equal(t, http.StatusOK, running.StatusCode)
 	id := running.Header.Get("X-Trickle-Stream")
+	eventually(t, "the running generation's upstream request", func() bool { return f.requests.Load() == 1 })
 	requireOverLimit(t, post(t, chat, hello, "Authorization", "Bearer "+alice), "too_many_streams", "1 generating at a time", 1)
 	wsRefused(t, base, "?access_token="+alice, "wait for one to end or stop one")
 	require.Equal(t, int32(1), f.requests.Load(), "the refused requests reached no upstream")

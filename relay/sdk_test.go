@@ -180,6 +180,7 @@ func TestTheOpenAISDKRaisesARateLimitErrorWithTheRelaysMessageAtALimit(t *testin
 	resp := post(t, one+"/v1/chat/completions", hello)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	defer resp.Body.Close()
+	eventually(t, "the running generation's upstream request", func() bool { return held.requests.Load() == 1 })
 	busy := read(one, "", 0)
 	require.True(t, busy.Threw)
 	require.Equal(t, "RateLimitError", busy.Error.Name)
