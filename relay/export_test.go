@@ -9,9 +9,7 @@ func (s *Server) Crash() {
 		panic("relay: Crash needs a Redis store")
 	}
 	st.Crash()
-	if s.limits != nil {
-		if c, ok := s.limits.Counter().(interface{ Crash() }); ok {
-			c.Crash()
-		}
+	if c, ok := s.limits.Counter().(interface{ Crash() }); ok {
+		c.Crash()
 	}
 }

@@ -48,15 +48,10 @@ func WithTokensPerDay(n int64) Option {
 	return func(c *config) { c.guard.limits.TokensPerDay, c.guard.tokensSet = n, true }
 }
 
+// checkLimits checks the rate; checkAdmit the other limits.
 func (g *guardConfig) checkLimits() error {
 	if r := g.limits.Rate; g.rateSet && (r.N <= 0 || r.Per <= 0) {
 		return &OptionError{Option: "WithRateLimit", Value: fmt.Sprintf("%d per %s", r.N, r.Per), Reason: "want a positive count per positive period (e.g. 20/min)"}
-	}
-	if g.streamsSet && g.limits.Streams <= 0 {
-		return &OptionError{Option: "WithMaxStreamsPerClient", Value: g.limits.Streams, Reason: "the limit must be positive"}
-	}
-	if g.tokensSet && g.limits.TokensPerDay <= 0 {
-		return &OptionError{Option: "WithTokensPerDay", Value: g.limits.TokensPerDay, Reason: "the limit must be positive"}
 	}
 	return nil
 }

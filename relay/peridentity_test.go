@@ -286,3 +286,22 @@ func TestLimitOptionsThatCannotWorkAreRefusedByName(t *testing.T) {
 	require.ErrorIs(t, err, relay.ErrBadOption)
 	require.ErrorContains(t, err, "ParseRate(")
 }
+
+// A stream:false answer's tokens are the usage the upstream reported in
+// its JSON.
+func TestTheTokenBudgetCountsAnAnswerThatWasNotStreamed(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, _ int) bool {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":700,"total_tokens":703}}`)
+		return true
+	})
+	base := limitedRelay(t, f, relay.WithTokensPerDay(500))
+	once := `{"messages":[{"role":"user","content":"hi"}]}`
+	resp := post(t, base+"/v1/chat/completions", once)
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", b)
+	require.Contains(t, string(b), `"completion_tokens":700`, "the answer is copied as it came")
+	requireOverLimit(t, post(t, base+"/v1/chat/completions", once), "token_budget_exhausted", "has generated 700 today", 24*60*60)
+	require.Equal(t, int32(1), f.requests.Load())
+}

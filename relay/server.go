@@ -301,9 +301,11 @@ func (s *Server) dropFollowed(l *streamlog.Log) {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.reg.Drain()
 	defer func() {
-		// The ends just written reach the store before it closes.
+		// The ends just written, and their limits' counts, reach the
+		// store before it closes.
 		cctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		defer cancel()
+		s.limits.Wait()
 		s.store.Close(cctx)
 	}()
 	running := s.reg.Running()

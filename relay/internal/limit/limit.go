@@ -131,8 +131,21 @@ func New(s Settings, c Counter, refused func(limit string)) *Limiter {
 // Settings are the limiter's limits.
 func (l *Limiter) Settings() Settings { return l.set }
 
-// Counter is where the limiter counts.
-func (l *Limiter) Counter() Counter { return l.c }
+// Counter is where the limiter counts (nil for a nil Limiter).
+func (l *Limiter) Counter() Counter {
+	if l == nil {
+		return nil
+	}
+	return l.c
+}
+
+// Wait waits for the counts still being written (Redis's releases and
+// spends), so that they are not lost when the relay closes its client.
+func (l *Limiter) Wait() {
+	if w, ok := l.Counter().(interface{ Wait() }); ok {
+		w.Wait()
+	}
+}
 
 // Admit counts one request of the identity key: its rate, then its
 // token budget, then a slot for its generation. It returns the ticket to
