@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"github.com/trickle-dev/trickle/internal/testlog"
 	"io"
 	"io/fs"
@@ -25,6 +26,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/assets"
@@ -167,9 +169,9 @@ func TestIndexPageLinksToEveryExample(t *testing.T) {
 	tab, base := startExamples(t)
 	run(t, tab, 20*time.Second, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(".cards")))
 	links := browsertest.Eval[[]string](t, tab, `[...document.querySelectorAll(".cards a")].map(a => a.href)`)
-	require.Len(t, links, 3)
+	require.Len(t, links, 4)
 	for _, l := range links {
-		run(t, tab, 20*time.Second, chromedp.Navigate(l), chromedp.WaitReady(chromedp.CSS("trickle-answer [data-trickle=content]")))
+		run(t, tab, 20*time.Second, chromedp.Navigate(l), chromedp.WaitReady(chromedp.CSS("trickle-answer [data-trickle=content], trickle-chat [data-trickle-chat=composer]")))
 	}
 	run(t, tab, 20*time.Second, chromedp.Navigate(base+"/examples/compare/"), chromedp.WaitVisible(chromedp.CSS("#chart")))
 	require.Equal(t, "/examples/transports/", browsertest.Eval[string](t, tab, `location.pathname`), "the comparison page's first address leads to it")
@@ -227,6 +229,51 @@ func TestAnswerPageStreamsAnAnswerToCompletionAndShowsItsMetrics(t *testing.T) {
 	require.Equal(t, "complete", browsertest.Eval[string](t, tab, `document.body.dataset.lastStatus`))
 	require.NotEqual(t, first, browsertest.Eval[string](t, tab, `document.getElementById("answer").streamId`), "Retry should start a new stream")
 	require.Equal(t, strings.TrimSpace(shortAnswer(t)), strings.TrimSpace(browsertest.Eval[string](t, tab, `document.getElementById("answer").text`)))
+}
+
+// The chat page: a question typed and sent with Enter is answered; one
+// about the weather has the model call the page's get_weather, whose
+// result reaches the model and its answer; the thread is saved, and a
+// reload shows it again without a request; New chat empties it.
+func TestChatPageRunsTheToolAndShowsTheSavedThreadAgainAfterAReload(t *testing.T) {
+	tab, base := startExamples(t)
+	run(t, tab, 30*time.Second,
+		chromedp.Navigate(base+"/examples/chat/"),
+		chromedp.WaitVisible(chromedp.CSS("#chat textarea")),
+		chromedp.Evaluate[chromedp.Void](`localStorage.clear(); void 0`),
+		chromedp.Reload(),
+		chromedp.WaitVisible(chromedp.CSS("#chat textarea")),
+	)
+	browsertest.WaitFor(t, tab, 20*time.Second, `document.body.dataset.ready === "true"`)
+	run(t, tab, 10*time.Second,
+		chromedp.Focus(`#chat textarea`),
+		chromedp.SendKeys(`#chat textarea`, "What is the weather in Lyon?"),
+		chromedp.KeyEvent(kb.Enter),
+	)
+	browsertest.WaitFor(t, tab, 30*time.Second, `(() => { const m = document.getElementById("chat").messages;
+		return !document.getElementById("chat").busy && m.length >= 4 && m[m.length - 1].role === "assistant"; })()`)
+	msgs := browsertest.Eval[[]map[string]any](t, tab, `document.getElementById("chat").messages`)
+	require.Equal(t, []any{"user", "assistant", "tool", "assistant"}, []any{msgs[0]["role"], msgs[1]["role"], msgs[2]["role"], msgs[3]["role"]})
+	require.Equal(t, "What is the weather in Lyon?", msgs[0]["content"])
+	require.Contains(t, msgs[2]["content"], `"conditions":"light rain, clearing by evening"`, "the page's tool ran")
+	require.Contains(t, msgs[3]["content"], "light rain, clearing by evening", "its result reached the model's answer")
+	require.Equal(t, "complete", browsertest.Eval[string](t, tab, `document.getElementById("status").textContent`))
+	html := browsertest.Eval[string](t, tab, `document.querySelector("#chat [data-trickle-chat=turns]").innerHTML`)
+	shoot(t, tab, "chat")
+
+	// Saved, and shown again after a reload without asking the model.
+	require.Equal(t, len(msgs), browsertest.Eval[int](t, tab, `JSON.parse(localStorage.getItem("trickle-example-chat")).length`))
+	run(t, tab, 30*time.Second, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#chat textarea")))
+	browsertest.WaitFor(t, tab, 20*time.Second, `document.body.dataset.ready === "true" && document.getElementById("chat").messages.length > 0`)
+	require.Equal(t, msgs, browsertest.Eval[[]map[string]any](t, tab, `document.getElementById("chat").messages`))
+	browsertest.WaitFor(t, tab, 10*time.Second, `document.querySelector("#chat [data-trickle-chat=turns]").textContent.includes("light rain, clearing by evening")`)
+	require.Equal(t, 0, browsertest.Eval[int](t, tab, `performance.getEntriesByType("resource").filter((e) => e.name.includes("/v1/")).length`),
+		"a stored thread is shown without a request")
+	require.Equal(t, strings.Count(html, "<trickle-answer"), strings.Count(browsertest.Eval[string](t, tab, `document.querySelector("#chat [data-trickle-chat=turns]").innerHTML`), "<trickle-answer"))
+
+	run(t, tab, 10*time.Second, chromedp.Click(chromedp.CSS("#clear")))
+	require.Equal(t, 0, browsertest.Eval[int](t, tab, `document.getElementById("chat").messages.length`))
+	require.Nil(t, browsertest.Eval[any](t, tab, `localStorage.getItem("trickle-example-chat")`))
 }
 
 // msShown reads a time the answer page shows ("123 ms") as a number.
@@ -560,6 +607,22 @@ func TestAnswerPageStopButtonStopsTheAnswerAndTheModel(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	require.Less(t, len(browsertest.Eval[string](t, tab, `document.getElementById("answer").text`)), 100000, "the answer stopped early")
+
+	// What the Stop cost: the relay's count of the tokens generated up to
+	// the cancel reaches the element after the end, goes into its message
+	// and onto the page.
+	browsertest.WaitFor(t, tab, 10*time.Second, `!document.getElementById("cost").hidden`)
+	var relay struct {
+		Usage struct {
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(info()), &relay))
+	n := relay.Usage.CompletionTokens
+	require.Positive(t, n)
+	require.Equal(t, fmt.Sprintf("Stopped after %d tokens.", n), browsertest.Eval[string](t, tab, `document.getElementById("cost").textContent`))
+	require.Equal(t, n, browsertest.Eval[int](t, tab, `document.getElementById("answer").message.usage.output_tokens`))
+	require.True(t, browsertest.Eval[bool](t, tab, `document.getElementById("answer").message.incomplete`))
 }
 
 // The lab's switch reaches the widget: "complete" says the answer once, at
@@ -597,17 +660,54 @@ func TestScreenReaderLabSwitchChangesWhatTrickleSays(t *testing.T) {
 
 // readmeSnippet is the HTML block that follows the any-page-snippet marker
 // in README.md: what the README tells people to paste into their page.
-func readmeSnippet(t *testing.T) string {
+func readmeSnippet(t *testing.T) string { return readmeBlock(t, "any-page-snippet") }
+
+// readmeBlock is the HTML block that follows the marker in README.md.
+func readmeBlock(t *testing.T, marker string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "README.md"))
 	require.NoError(t, err)
-	_, after, ok := strings.Cut(string(b), "<!-- any-page-snippet")
-	require.True(t, ok, "README.md lost its any-page-snippet marker")
+	_, after, ok := strings.Cut(string(b), "<!-- "+marker)
+	require.True(t, ok, "README.md lost its %s marker", marker)
 	_, after, ok = strings.Cut(after, "```html\n")
 	require.True(t, ok, "no html block after the marker")
 	snippet, _, ok := strings.Cut(after, "```")
 	require.True(t, ok)
 	return snippet
+}
+
+// The README's <trickle-chat> snippet on a page: a question about the
+// weather runs the snippet's tool and its result reaches the answer; the
+// thread it saved is shown again after a reload, without a request.
+func TestTheReadmeChatSnippetRunsItsToolAndShowsTheSavedThreadAgain(t *testing.T) {
+	tab, _ := startExamples(t)
+	snippet := readmeBlock(t, "chat-snippet")
+	// The snippet is for a page the relay serves; this one is on another
+	// origin, so the relay's paths get its address, and nothing else changes.
+	page := strings.NewReplacer(`src="/trickle/`, `src="__RELAY__/trickle/`, `endpoint="/v1/`, `endpoint="__RELAY__/v1/`).Replace(snippet)
+	require.NotEqual(t, snippet, page)
+	pageURL, _ := otherOrigin(t, "<!doctype html><meta charset=utf-8><title>my chat</title>\n"+page, nil)
+
+	run(t, tab, 30*time.Second, chromedp.Navigate(pageURL+"/"), chromedp.WaitVisible(chromedp.CSS(`trickle-chat textarea`)),
+		chromedp.Evaluate[chromedp.Void](`localStorage.clear(); void 0`))
+	run(t, tab, 10*time.Second,
+		chromedp.Focus(`trickle-chat textarea`),
+		chromedp.SendKeys(`trickle-chat textarea`, "What is the weather in Lyon?"),
+		chromedp.KeyEvent(kb.Enter),
+	)
+	browsertest.WaitFor(t, tab, 30*time.Second, `(() => { const c = document.querySelector("trickle-chat");
+		return !c.busy && c.messages.length === 4; })()`)
+	msgs := browsertest.Eval[[]map[string]any](t, tab, `document.querySelector("trickle-chat").messages`)
+	require.Equal(t, "tool", msgs[2]["role"])
+	require.Contains(t, msgs[3]["content"], `"temperature":18`, "the tool's result reached the model's answer")
+	require.Equal(t, "complete", msgs[3]["status"])
+
+	run(t, tab, 30*time.Second, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`trickle-chat textarea`)))
+	browsertest.WaitFor(t, tab, 20*time.Second, `document.querySelector("trickle-chat").messages.length === 4 &&
+		document.querySelector("trickle-chat [data-trickle-chat=turns]").textContent.includes('"temperature":18')`)
+	require.Equal(t, msgs, browsertest.Eval[[]map[string]any](t, tab, `document.querySelector("trickle-chat").messages`))
+	require.Equal(t, 0, browsertest.Eval[int](t, tab, `performance.getEntriesByType("resource").filter((e) => e.name.includes("/v1/")).length`),
+		"a stored thread is shown without a request")
 }
 
 // The README's snippet, pasted into a page of another origin, loads the

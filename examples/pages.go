@@ -8,7 +8,7 @@ import (
 //go:embed pages
 var pages embed.FS
 
-// Pages are the example pages (index, answer/, transports/, a11y/): static
+// Pages are the example pages (index, answer/, chat/, transports/, a11y/): static
 // HTML, CSS and a little JavaScript that wires controls to the widget. The
 // relay serves them at /examples/; they load the widget from /trickle/.
 func Pages() fs.FS {

@@ -96,6 +96,20 @@ func (a *Answer) Usage() *Usage {
 	return &u
 }
 
+// SetStopUsage gives a stopped answer that reported no usage what the
+// relay counted as generated up to the Stop: a client that stops closes
+// the stream, so the relay's stopped status, which carries the count, never
+// reaches it; the relay answers the Stop's DELETE with it instead. It
+// reports whether the answer took u (only a stopped answer without usage
+// does).
+func (a *Answer) SetStopUsage(u Usage) bool {
+	if a.status != Stopped || a.usage != nil {
+		return false
+	}
+	a.usage = &u
+	return true
+}
+
 // FinishReason is the provider's finish reason verbatim ("" if none came).
 func (a *Answer) FinishReason() string { return a.finish }
 

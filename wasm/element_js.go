@@ -96,6 +96,9 @@ func (e *element) handle(m msg) {
 	case mTimer:
 		e.Timer(m.timer, e.h.inFlight)
 		return
+	case mCost:
+		e.Cost([]byte(m.val.String()))
+		return
 	}
 	releaseStale(m)
 }
@@ -177,12 +180,14 @@ func (e *element) Take(gen int) []byte {
 }
 
 func (e *element) Cancel(url string) {
-	opts := map[string]any{"method": "DELETE", "keepalive": true}
-	js.Global().Call("fetch", url, opts).Call("catch", noop)
+	var done js.Func
+	done = newFunc(func(_ js.Value, args []js.Value) any {
+		releaseFunc(done)
+		e.h.push(msg{kind: mCost, el: e, val: arg0(args)})
+		return nil
+	})
+	browser.Call("cancel", url, done)
 }
-
-// noop swallows a rejected promise nobody waits for.
-var noop = newFunc(func(js.Value, []js.Value) any { return nil })
 
 func (e *element) After(d time.Duration, t widget.Timer) {
 	time.AfterFunc(d, func() { e.h.push(msg{kind: mTimer, el: e, timer: t}) })

@@ -16,10 +16,9 @@ import (
 	"github.com/trickle-dev/trickle/render"
 )
 
-// Boot runs the Go side of every <trickle-answer> on the page: it takes
-// the helpers of trickle-worker.js (the message port to the page, the
-// inbox readers), says ready, warms up at the first idle moment and
-// serves commands until the page goes. Called by wasm/cmd/widget's main.
+// Boot runs the Go side of every <trickle-answer> on the page with
+// trickle-worker.js's helpers: says ready, warms up when idle and serves
+// commands until the page goes. Called by wasm/cmd/widget's main.
 func Boot() {
 	collectBetweenAnswers()
 	h := &host{box: widget.NewMailbox[msg](), pace: widget.Pacer{Margin: widget.DefaultPostMargin}}
@@ -41,10 +40,8 @@ func Boot() {
 	})
 }
 
-// browser is trickle-worker.js's helpers, on the thread Go runs on: post
-// sends a message to the page; readBody and wsInbox gather a connection's
-// bytes until the next frame takes them (and wake Go, at most once per
-// frame); now is the shared clock.
+// browser is trickle-worker.js's helpers on Go's thread: post, readBody
+// and wsInbox (bytes wait for the next frame), now, cancel.
 var browser js.Value
 
 // msgKind says what happened; every JS callback turns into one msg for the
@@ -62,6 +59,7 @@ const (
 	mWSOpen                      // the WebSocket opened
 	mTimer                       // a timer the element asked for (timer)
 	mPost                        // the pacer's time to post a frame came
+	mCost                        // the relay answered a Stop's DELETE (val: its body)
 )
 
 type msg struct {
@@ -223,12 +221,9 @@ func (h *host) stats() string {
 
 var warmOnce sync.Once
 
-// warm renders a sample once per page — at the first idle moment, or when
-// an answer is asked for before that, right after its request went out,
-// while the network is the one working — and hands its HTML to the page,
-// which parses it once off-screen at its own idle time (Chrome's first
-// HTML fragment parse of a page is slow: bench/browser's cold first answer,
-// docs/PERFORMANCE.md "Widget in the browser").
+// warm renders a sample once per page (first idle moment, or right after
+// an early request went out) and hands its HTML to the page to parse once
+// off-screen: a page's first HTML fragment parse is slow (bench/browser).
 func (h *host) warm() {
 	warmOnce.Do(func() {
 		h.post(protocol.Warm(widget.WarmUp(render.Policy{})))

@@ -31,6 +31,9 @@ type Element struct {
 	early *Early   // the page's early request, until the first connection adopts it
 	n     int      // the call whose promise the answer settles (0: none)
 	sess  *Session
+	// stopped is the session Stop ended after asking the relay to cancel:
+	// the relay's answer tells what it cost (Cost).
+	stopped *Session
 
 	conn     *connState // the open connection, nil when none
 	connGen  int
@@ -202,6 +205,7 @@ func (e *Element) Stop() {
 	if e.streamID != "" && !e.req.WebSocket {
 		if u, err := StreamURLs(e.req.Endpoint, e.streamID, e.streamRef); err == nil {
 			e.env.Cancel(u.Cancel)
+			e.stopped = e.sess
 		}
 	}
 	e.connGen++ // a pending retry timer must not resume a stopped answer

@@ -27,22 +27,7 @@ func AppendMessage(b []byte, a *stream.Answer) []byte {
 	b = append(b, `,"finish_reason":`...)
 	b = appendStringOrNull(b, a.FinishReason())
 	b = append(b, `,"usage":`...)
-	if u := a.Usage(); u != nil {
-		b = append(b, `{"input_tokens":`...)
-		b = strconv.AppendInt(b, int64(u.InputTokens), 10)
-		b = append(b, `,"output_tokens":`...)
-		b = strconv.AppendInt(b, int64(u.OutputTokens), 10)
-		b = append(b, `,"reasoning_tokens":`...)
-		b = strconv.AppendInt(b, int64(u.ReasoningTokens), 10)
-		b = append(b, `,"total_tokens":`...)
-		b = strconv.AppendInt(b, int64(u.TotalTokens), 10)
-		if u.Estimated {
-			b = append(b, `,"estimated":true`...)
-		}
-		b = append(b, '}')
-	} else {
-		b = append(b, "null"...)
-	}
+	b = appendUsage(b, a.Usage())
 	b = append(b, `,"tool_calls":[`...)
 	for i, c := range a.ToolCalls() {
 		if i > 0 {
@@ -52,6 +37,25 @@ func AppendMessage(b []byte, a *stream.Answer) []byte {
 	}
 	b = append(b, `],"thinking":`...)
 	b = jsonx.AppendString(b, a.Thinking())
+	return append(b, '}')
+}
+
+// appendUsage appends the message's usage object, or null.
+func appendUsage(b []byte, u *stream.Usage) []byte {
+	if u == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, `{"input_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.InputTokens), 10)
+	b = append(b, `,"output_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.OutputTokens), 10)
+	b = append(b, `,"reasoning_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.ReasoningTokens), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.TotalTokens), 10)
+	if u.Estimated {
+		b = append(b, `,"estimated":true`...)
+	}
 	return append(b, '}')
 }
 

@@ -314,7 +314,14 @@ export class Answer {
     } else if (grew && !this.follower.observes) {
       this.follower.grew();
     }
-    if (u.ev) for (const [name, detail] of u.ev) this.dispatch(name, detail);
+    if (u.ev) {
+      for (const [name, detail] of u.ev) {
+        // A stopped answer's cost comes after its end (the relay's answer
+        // to the Stop): the message takes it before the page hears of it.
+        if (name === "trickle-usage") this.message = detail.message;
+        this.dispatch(name, detail);
+      }
+    }
     if (u.resolve) {
       const resolve = this.calls.get(u.n);
       this.calls.delete(u.n);

@@ -143,6 +143,15 @@
         return frame;
       },
       now: () => performance.timeOrigin + performance.now(),
+      // cancel sends a Stop's DELETE and hands done the relay's answer,
+      // the stream's info with what it cost ("" when there is none): done
+      // is called exactly once, so Go can release it.
+      cancel(url, done) {
+        fetch(url, { method: "DELETE", keepalive: true, headers: { Accept: "application/json" } })
+          .then((r) => (r.ok ? r.text() : ""))
+          .catch(() => "")
+          .then(done);
+      },
       idle(fn, timeout) {
         if (typeof g.requestIdleCallback === "function") g.requestIdleCallback(fn, { timeout });
         else setTimeout(fn, 50);

@@ -9,6 +9,7 @@ const go = document.getElementById("go");
 const retry = document.getElementById("retry");
 const pill = document.getElementById("status");
 const dl = document.getElementById("metrics");
+const cost = document.getElementById("cost");
 
 const update = () => renderMetrics(dl, el.metrics);
 const startWatch = watch(el, update);
@@ -20,6 +21,14 @@ el.addEventListener("trickle-end", (e) => {
   go.disabled = false;
   retry.disabled = false;
   stop.disabled = true;
+});
+
+// What a Stop cost: the relay's count of the tokens generated up to the
+// cancel, which reaches the element after the end (trickle-usage).
+el.addEventListener("trickle-usage", (e) => {
+  const { output_tokens: n, estimated } = e.detail.usage;
+  cost.textContent = `Stopped after ${n} ${n === 1 ? "token" : "tokens"}` + (estimated ? " (counted by the relay)." : ".");
+  cost.hidden = false;
 });
 
 form.addEventListener("submit", async (e) => {
@@ -39,6 +48,7 @@ async function answer(start) {
   retry.disabled = true;
   stop.disabled = false;
   delete document.body.dataset.lastStatus;
+  cost.hidden = true;
   startWatch();
   const status = await start();
   document.body.dataset.lastStatus = typeof status === "string" ? status : el.status;

@@ -103,6 +103,8 @@ export interface TrickleMessage {
     output_tokens: number;
     reasoning_tokens: number;
     total_tokens: number;
+    /** Counted by the relay, not the provider's (a stopped answer). */
+    estimated?: true;
   } | null;
   tool_calls: TrickleToolCall[];
   /** The model's reasoning, when it sent it. */
@@ -118,6 +120,13 @@ export type TrickleStoredMessage = Partial<TrickleMessage> & { content: string }
 export interface TrickleEndDetail {
   status: TrickleFinalStatus;
   metrics: TrickleAnswerMetrics;
+  message: TrickleMessage;
+}
+
+/** trickle-usage's detail: what a stopped answer cost, from the relay's
+ *  answer to the Stop (after trickle-end), and the message with it. */
+export interface TrickleUsageDetail {
+  usage: NonNullable<TrickleMessage["usage"]>;
   message: TrickleMessage;
 }
 
@@ -270,6 +279,7 @@ export interface TrickleAnswerEventMap {
   "trickle-first-token": CustomEvent<TrickleFirstTokenDetail>;
   "trickle-end": CustomEvent<TrickleEndDetail>;
   "trickle-tool-call": CustomEvent<TrickleToolCallDetail>;
+  "trickle-usage": CustomEvent<TrickleUsageDetail>;
   "trickle-error": CustomEvent<TrickleErrorDetail>;
 }
 

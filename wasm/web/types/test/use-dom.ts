@@ -44,6 +44,11 @@ export async function use(): Promise<TrickleFinalStatus> {
   // @ts-expect-error trickle-end's detail has no "text"
   el.addEventListener("trickle-end", (e) => e.detail.text);
   el.addEventListener("trickle-tool-call", (e) => console.log(e.detail.name, e.detail.arguments, e.detail.raw));
+  el.addEventListener("trickle-usage", (e) => {
+    const spent: number = e.detail.usage.output_tokens;
+    const counted: boolean = e.detail.usage.estimated === true && e.detail.message.incomplete;
+    void spent, counted;
+  });
   const m = el.message;
   if (m) {
     const history: { role: string; content: string }[] = [{ role: m.role, content: m.content }];
