@@ -56,8 +56,9 @@ func (g *guardConfig) checkAdmit() error {
 	for _, l := range []struct {
 		option string
 		set    bool
-		value  int
-	}{{"WithMaxTokens", g.maxTokensSet, g.maxTokens}, {"WithMaxInputChars", g.maxInputCharsSet, g.maxInputChars}} {
+		value  int64
+	}{{"WithMaxTokens", g.maxTokensSet, int64(g.maxTokens)}, {"WithMaxInputChars", g.maxInputCharsSet, int64(g.maxInputChars)},
+		{"WithMaxStreamsPerClient", g.streamsSet, int64(g.limits.Streams)}, {"WithTokensPerDay", g.tokensSet, g.limits.TokensPerDay}} {
 		if l.set && l.value <= 0 {
 			return &OptionError{Option: l.option, Value: l.value, Reason: "the limit must be positive"}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/trickle-dev/trickle/relay/internal/apierr"
 	"github.com/trickle-dev/trickle/relay/internal/chat"
+	"github.com/trickle-dev/trickle/relay/internal/limit"
 	"github.com/trickle-dev/trickle/relay/internal/reqlog"
 	"github.com/trickle-dev/trickle/relay/sim"
 
@@ -80,31 +81,26 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if !req.Stream {
-		if s.cfg.upstream != nil {
-			s.forwardOnce(w, r, &req, body)
-			return
-		}
-		p, err := s.simParams(&req, r.URL.Query())
-		if err != nil {
-			apierr.Write(w, http.StatusBadRequest, "invalid_request_error", err.Error())
-			return
-		}
-		gen, err := sim.New(p)
-		if err != nil {
-			apierr.Write(w, http.StatusBadRequest, "invalid_request_error", err.Error())
-			return
-		}
-		chat.WriteCompletion(w, gen, p)
-		return
-	}
-	off, err := chat.NoResume(r.Header)
+	// Counted before anything is generated: a refused request reaches
+	// no model.
+	ticket, err := s.limits.Admit(r.Context(), Identity(r))
 	if err != nil {
 		s.refuse(w, err)
 		return
 	}
-	l, err := s.startStream(&req, body, r.URL.Query(), reqlog.ID(r.Context()))
+	if !req.Stream {
+		ticket.End(s.answerOnce(w, r, &req, body))
+		return
+	}
+	off, err := chat.NoResume(r.Header)
 	if err != nil {
+		ticket.End(0)
+		s.refuse(w, err)
+		return
+	}
+	l, err := s.startStream(&req, body, r.URL.Query(), reqlog.ID(r.Context()), ticket)
+	if err != nil {
+		ticket.End(0)
 		s.refuse(w, err)
 		return
 	}
@@ -114,10 +110,29 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	s.serveSSE(w, r, l, 0)
 }
 
+// answerOnce answers a stream:false request and returns the output
+// tokens it cost.
+func (s *Server) answerOnce(w http.ResponseWriter, r *http.Request, req *ChatRequest, body []byte) int {
+	if s.cfg.upstream != nil {
+		return s.forwardOnce(w, r, req, body)
+	}
+	p, err := s.simParams(req, r.URL.Query())
+	if err != nil {
+		apierr.Write(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		return 0
+	}
+	gen, err := sim.New(p)
+	if err != nil {
+		apierr.Write(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		return 0
+	}
+	return chat.WriteCompletion(w, gen, p)
+}
+
 // startStream starts a generation for req: the upstream when one is
 // configured, else the simulated model with the query's parameters. rid
-// is the id of the request asking (reqlog.ID).
-func (s *Server) startStream(req *ChatRequest, body []byte, q url.Values, rid string) (*streamlog.Log, error) {
+// is the id of the request asking (reqlog.ID), t its limits' ticket.
+func (s *Server) startStream(req *ChatRequest, body []byte, q url.Values, rid string, t *limit.Ticket) (*streamlog.Log, error) {
 	drop, err := chat.DropAfter(q)
 	if err != nil {
 		return nil, err
@@ -126,7 +141,7 @@ func (s *Server) startStream(req *ChatRequest, body []byte, q url.Values, rid st
 		if err := chat.UpstreamFaults(q, drop, s.cfg.allowFaults); err != nil {
 			return nil, err
 		}
-		return s.startUpstream(req, body, drop, rid)
+		return s.startUpstream(req, body, drop, rid, t)
 	}
 	p, err := s.simParams(req, q)
 	if err != nil {
@@ -136,11 +151,7 @@ func (s *Server) startStream(req *ChatRequest, body []byte, q url.Values, rid st
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
-	l, err := s.startSim(gen, p, drop, rid)
-	if err != nil {
-		return nil, err
-	}
-	return l, nil
+	return s.startSim(gen, p, drop, rid, t)
 }
 
 // refuse answers a request the relay cannot admit now.
@@ -155,8 +166,8 @@ func (s *Server) startRefusal(rid string, err error) apierr.Refusal {
 }
 
 // startSim registers a stream and starts the simulated generation on it.
-func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int, rid string) (*streamlog.Log, error) {
-	l, err := s.register(p.Dialect.String(), drop, rid)
+func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int, rid string, t *limit.Ticket) (*streamlog.Log, error) {
+	l, err := s.register(p.Dialect.String(), drop, rid, t)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,9 @@ package relay_test
 // in ways the operator did not allow, against a relay in front of a
 // recording upstream (a real HTTP server on loopback that keeps every
 // request it receives). Each refusal is checked for its status and body,
-// and the recording for what must never have reached the model.
+// and the recording for what must never have reached the model. The
+// limits per identity (rate, generations at once, tokens per day, also
+// across a fleet) are in peridentity_test.go.
 
 import (
 	"context"

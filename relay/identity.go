@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trickle-dev/trickle/relay/internal/auth"
+	"github.com/trickle-dev/trickle/relay/internal/limit"
 )
 
 // guardConfig is what the options of identity.go, admit.go and limits.go
@@ -22,6 +23,9 @@ type guardConfig struct {
 	modelsSet                      bool
 	maxTokens, maxInputChars       int
 	maxTokensSet, maxInputCharsSet bool
+
+	limits                         limit.Settings
+	rateSet, streamsSet, tokensSet bool
 }
 
 // WithAuthSecret makes the relay accept only API requests carrying a
@@ -51,6 +55,9 @@ func (g *guardConfig) check(c *config) error {
 		case c.token != "":
 			return &OptionError{Option: "WithAuthSecret", Value: "and a shared token", Reason: "a shared bearer token (WithToken) and JWTs cannot both be required: keep one"}
 		}
+	}
+	if err := g.checkLimits(); err != nil {
+		return err
 	}
 	return g.checkAdmit()
 }

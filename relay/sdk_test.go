@@ -159,3 +159,32 @@ func TestTheOpenAISDKRaisesWhenTheRelayGeneratingItsStreamDies(t *testing.T) {
 	require.Contains(t, e.Error.Message, "the relay generating this answer stopped")
 	require.Positive(t, e.Chunks)
 }
+
+// A per-identity limit's refusal reaches SDK code as the SDK's own
+// RateLimitError (status 429), with the relay's words for the limit and
+// what to do.
+func TestTheOpenAISDKRaisesARateLimitErrorWithTheRelaysMessageAtALimit(t *testing.T) {
+	read := openAISDK(t)
+	_, base := startMemory(t, relay.WithRateLimit(relay.Rate{N: 1, Per: time.Hour}))
+	first := read(base, "answer=short", 0)
+	require.False(t, first.Threw, "%+v", first.Error)
+	over := read(base, "answer=short", 0)
+	require.True(t, over.Threw, "a refused request raises")
+	require.Equal(t, "RateLimitError", over.Error.Name)
+	require.Equal(t, http.StatusTooManyRequests, over.Error.Status)
+	require.Equal(t, "rate_limited", over.Error.Code)
+	require.Contains(t, over.Error.Message, "too many requests: this client may send 1 request an hour; try again in")
+
+	held := newFake(t, forever)
+	one := limitedRelay(t, held, relay.WithMaxStreamsPerClient(1))
+	resp := post(t, one+"/v1/chat/completions", hello)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	defer resp.Body.Close()
+	eventually(t, "the running generation's upstream request", func() bool { return held.requests.Load() == 1 })
+	busy := read(one, "", 0)
+	require.True(t, busy.Threw)
+	require.Equal(t, "RateLimitError", busy.Error.Name)
+	require.Equal(t, "too_many_streams", busy.Error.Code)
+	require.Contains(t, busy.Error.Message, "wait for one to end or stop one")
+	require.Equal(t, int32(1), held.requests.Load(), "the refused request reached no upstream")
+}

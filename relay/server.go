@@ -17,11 +17,13 @@ import (
 	"github.com/trickle-dev/trickle/relay/internal/apierr"
 	"github.com/trickle-dev/trickle/relay/internal/auth"
 	"github.com/trickle-dev/trickle/relay/internal/holdback"
+	"github.com/trickle-dev/trickle/relay/internal/limit"
 	"github.com/trickle-dev/trickle/relay/internal/metrics"
 	"github.com/trickle-dev/trickle/relay/internal/registry"
 	"github.com/trickle-dev/trickle/relay/internal/reqlog"
 	"github.com/trickle-dev/trickle/relay/internal/simclock"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
+	"github.com/trickle-dev/trickle/relay/store"
 )
 
 // Errors the relay reports.
@@ -52,6 +54,7 @@ type Server struct {
 	instance string // this process in the store (random)
 
 	verifier *auth.Verifier // with WithAuthSecret
+	limits   *limit.Limiter // with a per-identity limit (limits.go)
 
 	logCfg  streamlog.Config  // what every log shares
 	readers streamlog.Readers // what every reader shares
@@ -118,6 +121,7 @@ func New(opts ...Option) (*Server, error) {
 	if err := s.store.Bind((*storeHost)(s)); err != nil {
 		return nil, &OptionError{Option: "WithStore", Value: s.store, Reason: err.Error()}
 	}
+	s.newLimiter()
 	if cfg.guard.authSecretSet {
 		s.verifier = auth.NewVerifier(cfg.guard.authSecret, nil)
 	}
@@ -208,9 +212,9 @@ func newStreamID() string {
 }
 
 // register admits a new generation (dropAfter is its fault injection, set
-// before any reader can see it) for the request rid, or refuses it
-// (limit, shutdown).
-func (s *Server) register(dialect string, dropAfter int, rid string) (*streamlog.Log, error) {
+// before any reader can see it) for the request rid, whose ticket ends
+// with it, or refuses it (limit, shutdown).
+func (s *Server) register(dialect string, dropAfter int, rid string, t *limit.Ticket) (*streamlog.Log, error) {
 	if err := s.reg.Reserve(); err != nil {
 		if errors.Is(err, registry.ErrTooMany) {
 			s.metrics.Rejected.Add(1)
@@ -219,6 +223,9 @@ func (s *Server) register(dialect string, dropAfter int, rid string) (*streamlog
 	}
 	l := s.newLog(dialect)
 	l.SetDropAfter(dropAfter)
+	if t != nil {
+		l.OnEnd(func(u store.Usage) { t.End(u.CompletionTokens) })
+	}
 	s.gates.Hold(l, rid)
 	if s.store.Durable() {
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
@@ -294,9 +301,11 @@ func (s *Server) dropFollowed(l *streamlog.Log) {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.reg.Drain()
 	defer func() {
-		// The ends just written reach the store before it closes.
+		// The ends just written, and their limits' counts, reach the
+		// store before it closes.
 		cctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		defer cancel()
+		s.limits.Wait()
 		s.store.Close(cctx)
 	}()
 	running := s.reg.Running()

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/trickle-dev/trickle/relay/internal/apierr"
+	"github.com/trickle-dev/trickle/relay/internal/limit"
 	"github.com/trickle-dev/trickle/relay/internal/reqlog"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 	"github.com/trickle-dev/trickle/relay/internal/upstream"
@@ -36,13 +37,13 @@ func checkUpstream(u *Upstream) error {
 }
 
 // startUpstream registers a stream and relays the upstream's answer into it.
-func (s *Server) startUpstream(req *ChatRequest, body []byte, drop int, rid string) (*streamlog.Log, error) {
+func (s *Server) startUpstream(req *ChatRequest, body []byte, drop int, rid string, t *limit.Ticket) (*streamlog.Log, error) {
 	u := s.cfg.upstream
 	payload, err := u.Body(req, body, true)
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.register(u.Dialect.String(), drop, rid)
+	l, err := s.register(u.Dialect.String(), drop, rid, t)
 	if err != nil {
 		return nil, err
 	}
@@ -63,9 +64,15 @@ func (s *Server) startUpstream(req *ChatRequest, body []byte, drop int, rid stri
 func (s *Server) runUpstream(ctx context.Context, cancel context.CancelFunc, l *streamlog.Log, payload []byte, rid string) {
 	defer cancel()
 	u := s.cfg.upstream
-	// Every upstream event counts as a token: the relay does not
-	// interpret the dialect on this path.
-	emit := func(event, data string) bool { return l.Emit(event, data, true) }
+	// Every upstream event counts as a token, until the upstream reports
+	// its usage (the meter reads it).
+	meter := u.NewMeter()
+	emit := func(event, data string) bool {
+		if n := meter.See(event, data); n > 0 {
+			l.ReportTokens(n)
+		}
+		return l.Emit(event, data, true)
+	}
 	relayed, err := u.Run(ctx, l.ID(), payload, s.cfg.maxEventSize, emit, func(attempt int, err error) {
 		s.metrics.UpstreamErrors.Add(1)
 		s.log.Warn("upstream attempt failed before the first byte; retrying", "stream", l.ID(), "request_id", rid, "attempt", attempt, "err", err)
@@ -86,16 +93,17 @@ func (s *Server) runUpstream(ctx context.Context, cancel context.CancelFunc, l *
 	l.End(StateFailed, msg)
 }
 
-// forwardOnce relays a stream:false request to the upstream and copies its
-// answer back.
-func (s *Server) forwardOnce(w http.ResponseWriter, r *http.Request, req *ChatRequest, body []byte) {
+// forwardOnce relays a stream:false request to the upstream, copies its
+// answer back and returns the output tokens it reported.
+func (s *Server) forwardOnce(w http.ResponseWriter, r *http.Request, req *ChatRequest, body []byte) int {
 	u := s.cfg.upstream
 	payload, err := u.Body(req, body, false)
 	if err != nil {
 		apierr.Write(w, http.StatusBadRequest, "invalid_request_error", err.Error())
-		return
+		return 0
 	}
-	if err := u.Forward(r.Context(), w, payload); err != nil {
+	tokens, err := u.Forward(r.Context(), w, payload)
+	if err != nil {
 		s.metrics.UpstreamErrors.Add(1)
 		rid := reqlog.ID(r.Context())
 		s.log.Warn("upstream failed", "request_id", rid, "err", err)
@@ -111,4 +119,5 @@ func (s *Server) forwardOnce(w http.ResponseWriter, r *http.Request, req *ChatRe
 		}
 		apierr.Write(w, code, typ, "relay: "+upstream.Public(err))
 	}
+	return tokens
 }

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -52,7 +51,7 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 		err = fmt.Errorf("%w: the first message must be JSON text", ErrBadRequest)
 	}
 	if err != nil {
-		ws.Close(websocket.StatusPolicyViolation, "relay: no request: "+trim(err.Error()))
+		ws.Close(websocket.StatusPolicyViolation, "relay: no request: "+sink.CloseReason(err.Error()))
 		return
 	}
 	var ctl wsControl
@@ -65,18 +64,11 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 	if ctl.Type == "resume" {
 		if l, pos, err = s.resumeAt(ctl.Stream, ctl.LastEventID, "websocket"); err != nil {
 			f := s.refusalOf(rid, ctl.Stream, err)
-			code := websocket.StatusPolicyViolation
-			switch f.Code {
-			case http.StatusNotFound, http.StatusGone:
-				code = websocket.StatusNormalClosure
-			case http.StatusServiceUnavailable:
-				code = websocket.StatusTryAgainLater
-			}
 			msg := f.Message
 			if f.Code == http.StatusNotFound {
 				msg = apierr.Gone(ctl.Stream) // as before: without the "relay: " prefix
 			}
-			s.wsFail(ws, f.Status, msg, code)
+			s.wsFail(ws, f.Status, msg, sink.CloseCode(f.Code))
 			return
 		}
 	} else {
@@ -90,16 +82,15 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 			s.wsFail(ws, stream.RelayFailed, err.Error(), websocket.StatusPolicyViolation)
 			return
 		}
-		if l, err = s.startStream(&req, first, r.URL.Query(), rid); err != nil {
-			code := websocket.StatusPolicyViolation
-			f := s.startRefusal(rid, err)
-			switch f.Code {
-			case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-				code = websocket.StatusTryAgainLater
-			case http.StatusInternalServerError:
-				code = websocket.StatusInternalError
+		ticket, err := s.limits.Admit(r.Context(), Identity(r))
+		if err == nil {
+			if l, err = s.startStream(&req, first, r.URL.Query(), rid, ticket); err != nil {
+				ticket.End(0)
 			}
-			s.wsFail(ws, f.Status, f.Message, code)
+		}
+		if err != nil {
+			f := s.startRefusal(rid, err)
+			s.wsFail(ws, f.Status, f.Message, sink.CloseCode(f.Code))
 			return
 		}
 	}
@@ -176,22 +167,5 @@ func (s *Server) wsStream(ws sink.WS, l *streamlog.Log, pos int) {
 func (s *Server) wsFail(ws sink.WS, status stream.RelayStatus, message string, code websocket.StatusCode) {
 	ws.SetWriteDeadline(time.Now().Add(s.cfg.writeTimeout))
 	ws.Write(sse.AppendMessage(nil, sse.Message{Event: StatusEvent, Data: statusData(status, message)}))
-	ws.Close(code, trim(message))
-}
-
-// maxCloseReason is what a close frame leaves for the reason (RFC 6455
-// 5.5: 125 bytes of payload, 2 of them the status code).
-const maxCloseReason = 123
-
-// trim keeps a close reason within maxCloseReason bytes, cut between two
-// characters (a reason must be valid UTF-8: RFC 6455 5.5.1).
-func trim(s string) string {
-	if len(s) <= maxCloseReason {
-		return s
-	}
-	cut := maxCloseReason - len("...")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
+	ws.Close(code, sink.CloseReason(message))
 }

@@ -95,6 +95,9 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		maxTokens     = fs.Int("max-tokens", 0, "refuse (400) a request asking for more output tokens than `N`, and send N as max_tokens when it names none (default: no cap)")
 		allowFaults   = fs.Bool("allow-faults", false, "let the drop_after test fault cut a real upstream's stream too (without it, a request asking an --upstream relay for a fault gets 400)")
 		maxInput      = fs.Int("max-input-chars", 0, "refuse (400) a request whose conversation has more than `N` characters (default: no bound)")
+		rateLimit     = fs.String("rate-limit", "", "let each client (the token's sub with --auth-secret-env, else its address) start this many generations per period, written `N/s`, N/min or N/h (e.g. 20/min); beyond it 429 rate_limited with Retry-After (default: no limit)")
+		perClient     = fs.Int("max-streams-per-client", 0, "let each client have at most `N` generations running at once; beyond it 429 too_many_streams (default: no limit)")
+		tokensPerDay  = fs.Int64("tokens-per-day", 0, "let each client generate at most `N` output tokens per UTC day; then 429 token_budget_exhausted until midnight UTC (default: no limit)")
 		upModel       = fs.String("upstream-model", "", "model name to send upstream (default: the request's; a request naming none is refused)")
 		firstToken    = fs.Duration("first-token-timeout", d.Upstream.FirstTokenTimeout, "fail an upstream answer whose first byte takes longer")
 		idle          = fs.Duration("idle-timeout", d.Upstream.IdleTimeout, "fail an upstream answer silent for longer")
@@ -213,6 +216,20 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	if isSet(fs, "max-input-chars") {
 		opts = append(opts, relay.WithMaxInputChars(*maxInput))
+	}
+	if isSet(fs, "rate-limit") {
+		r, err := relay.ParseRate(*rateLimit)
+		if err != nil {
+			fmt.Fprintf(stderr, "trickle serve: %s\n", flagError(err))
+			return 2
+		}
+		opts = append(opts, relay.WithRateLimit(r))
+	}
+	if isSet(fs, "max-streams-per-client") {
+		opts = append(opts, relay.WithMaxStreamsPerClient(*perClient))
+	}
+	if isSet(fs, "tokens-per-day") {
+		opts = append(opts, relay.WithTokensPerDay(*tokensPerDay))
 	}
 	if *allowFaults {
 		opts = append(opts, relay.WithAllowFaults(true))
@@ -334,6 +351,10 @@ var optionFlags = map[string]string{
 	"WithModels":                     "models",
 	"WithMaxTokens":                  "max-tokens",
 	"WithMaxInputChars":              "max-input-chars",
+	"ParseRate":                      "rate-limit",
+	"WithRateLimit":                  "rate-limit",
+	"WithMaxStreamsPerClient":        "max-streams-per-client",
+	"WithTokensPerDay":               "tokens-per-day",
 	"WithWritePath":                  "write-path",
 	"WithHoldBack.URL":               "hold-back-url",
 	"WithHoldBack.Timeout":           "hold-back-timeout",

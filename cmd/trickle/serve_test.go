@@ -26,7 +26,7 @@ func TestServeHelpExplainsEveryFlag(t *testing.T) {
 	for _, f := range []string{"addr", "heartbeat", "retry", "grace", "retention", "write-timeout", "max-streams",
 		"max-body", "max-event", "max-events", "token-env", "upstream", "upstream-dialect", "upstream-key-env",
 		"upstream-model", "first-token-timeout", "idle-timeout", "total-timeout", "upstream-retries", "sim-ttft",
-		"sim-gap", "sim-jitter", "sim-token-chars", "shutdown-timeout", "log-format", "log-level", "allow-origin", "store", "lease", "write-path"} {
+		"sim-gap", "sim-jitter", "sim-token-chars", "shutdown-timeout", "log-format", "log-level", "allow-origin", "store", "lease", "write-path", "rate-limit", "max-streams-per-client", "tokens-per-day"} {
 		require.Contains(t, help, "  -"+f+" ", "flag %s is documented", f)
 	}
 	require.Contains(t, help, "127.0.0.1:8080")
@@ -54,6 +54,10 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--max-tokens", "0"}, "--max-tokens 0"},
 		{[]string{"--max-input-chars", "-5"}, "--max-input-chars -5"},
 		{[]string{"--models", ","}, "--models"},
+		{[]string{"--rate-limit", "20/day"}, "--rate-limit \"20/day\""},
+		{[]string{"--rate-limit", "0/min"}, "--rate-limit \"0/min\""},
+		{[]string{"--max-streams-per-client", "0"}, "--max-streams-per-client 0"},
+		{[]string{"--tokens-per-day", "-1"}, "--tokens-per-day -1"},
 		{[]string{"stray"}, "stray"},
 	}
 	for _, c := range cases {
@@ -175,4 +179,24 @@ func TestServeBuiltWithoutTheWidgetSaysSoOnceAndAnswers503(t *testing.T) {
 	require.Contains(t, body, noWidget)
 	code, _ = get(t, "http://"+addr+"/v1/chat/completions")
 	require.NotEqual(t, http.StatusServiceUnavailable, code, "the API still works")
+}
+
+func TestServeLimitsEachClientWithTheFlags(t *testing.T) {
+	addr, _ := serveUntil(t, "--sim-ttft", "1ms", "--sim-gap", "1ms", "--rate-limit", "1/h", "--max-streams-per-client", "2", "--tokens-per-day", "100000")
+	ask := func() (*http.Response, string) {
+		resp, err := http.Post("http://"+addr+"/v1/chat/completions?answer=short", "application/json",
+			strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp, string(b)
+	}
+	first, _ := ask()
+	require.Equal(t, http.StatusOK, first.StatusCode)
+	over, body := ask()
+	require.Equal(t, http.StatusTooManyRequests, over.StatusCode)
+	require.NotEmpty(t, over.Header.Get("Retry-After"))
+	require.Contains(t, body, `"code":"rate_limited"`)
+	require.Contains(t, body, "1 request an hour")
 }

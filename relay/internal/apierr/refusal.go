@@ -4,9 +4,11 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/trickle-dev/trickle/relay/internal/chat"
+	"github.com/trickle-dev/trickle/relay/internal/limit"
 	"github.com/trickle-dev/trickle/relay/internal/registry"
 	"github.com/trickle-dev/trickle/relay/store"
 	"github.com/trickle-dev/trickle/stream"
@@ -21,6 +23,7 @@ type Refusal struct {
 	Status  stream.RelayStatus
 	Message string
 	Retry   string // the Retry-After header, if any
+	ErrCode string // the error body's code, if any ("rate_limited")
 }
 
 // Write answers the request with the refusal.
@@ -28,7 +31,7 @@ func (f Refusal) Write(w http.ResponseWriter) {
 	if f.Retry != "" {
 		w.Header().Set("Retry-After", f.Retry)
 	}
-	Write(w, f.Code, f.Type, f.Message)
+	WriteCoded(w, f.Code, f.Type, f.ErrCode, "", f.Message)
 }
 
 // OfStart is what a client is told when its stream cannot start: the
@@ -36,7 +39,11 @@ func (f Refusal) Write(w http.ResponseWriter) {
 // or the relay's own failure) a plain message naming the request rid,
 // whose log line has the error.
 func OfStart(log *slog.Logger, rid string, err error) Refusal {
+	var over *limit.Refusal
 	switch {
+	case errors.As(err, &over):
+		return Refusal{Code: http.StatusTooManyRequests, Type: "rate_limit_exceeded", ErrCode: over.Code, Status: stream.RelayFailed,
+			Message: over.Message, Retry: strconv.Itoa(limit.RetryAfter(over.RetryAfter))}
 	case errors.Is(err, registry.ErrTooMany):
 		return Refusal{Code: http.StatusTooManyRequests, Type: "rate_limit_exceeded", Status: stream.RelayFailed, Message: err.Error(), Retry: "1"}
 	case errors.Is(err, chat.ErrBadRequest):

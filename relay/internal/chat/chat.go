@@ -207,7 +207,7 @@ func SimParams(req *Request, q url.Values, d sim.Params) (sim.Params, error) {
 }
 
 // WriteCompletion answers stream:false with one chat.completion object.
-func WriteCompletion(w http.ResponseWriter, gen *sim.Generator, p sim.Params) {
+func WriteCompletion(w http.ResponseWriter, gen *sim.Generator, p sim.Params) (completionTokens int) {
 	a := gen.Answer()
 	type toolCall struct {
 		ID       string `json:"id"`
@@ -246,4 +246,5 @@ func WriteCompletion(w http.ResponseWriter, gen *sim.Generator, p sim.Params) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(out)
+	return completion
 }

@@ -24,6 +24,9 @@ type Metrics struct {
 	// HoldBackVerdicts counts its checks by verdict.
 	HoldBackWait     prometheus.Histogram
 	HoldBackVerdicts *prometheus.CounterVec
+	// LimitRefusals counts the requests refused by a per-identity limit,
+	// by limit.
+	LimitRefusals *prometheus.CounterVec
 
 	// Handler serves the Prometheus text exposition.
 	Handler http.Handler
@@ -55,6 +58,13 @@ func New(running *atomic.Int64) *Metrics {
 	for _, v := range []string{"allow", "block", "error"} {
 		m.HoldBackVerdicts.WithLabelValues(v)
 	}
+	m.LimitRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "trickle_limit_refusals_total",
+		Help: "Requests refused (429) by a per-identity limit: rate (requests per period), streams (generations at once) or tokens (output tokens per day).",
+	}, []string{"limit"})
+	for _, l := range []string{"rate", "streams", "tokens"} {
+		m.LimitRefusals.WithLabelValues(l)
+	}
 	gauge := func(name, help string, v func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, v)
 	}
@@ -84,7 +94,7 @@ func New(running *atomic.Int64) *Metrics {
 		gauge("trickle_go_heap_inuse_bytes", "Go heap in use (includes garbage not yet collected).", mem(func(ms *runtime.MemStats) uint64 { return ms.HeapInuse })),
 		gauge("trickle_go_stack_inuse_bytes", "Go goroutine stacks in use.", mem(func(ms *runtime.MemStats) uint64 { return ms.StackInuse })),
 		gauge("trickle_go_goroutines", "Goroutines.", func() float64 { return float64(runtime.NumGoroutine()) }),
-		m.TTFT, m.Gap, m.HoldBackWait, m.HoldBackVerdicts,
+		m.TTFT, m.Gap, m.HoldBackWait, m.HoldBackVerdicts, m.LimitRefusals,
 	)
 	m.Handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	return m
@@ -96,3 +106,6 @@ func (m *Metrics) HoldBack(verdict string, wait time.Duration) {
 	m.HoldBackVerdicts.WithLabelValues(verdict).Inc()
 	m.HoldBackWait.Observe(wait.Seconds())
 }
+
+// LimitRefused records one refusal by the per-identity limit named.
+func (m *Metrics) LimitRefused(limit string) { m.LimitRefusals.WithLabelValues(limit).Inc() }

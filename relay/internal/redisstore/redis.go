@@ -100,6 +100,10 @@ type Store struct {
 
 func (st *Store) String() string { return "redis at " + st.addr }
 
+// Client is the store's client of its Redis, once bound: the relay's
+// limits count there too.
+func (st *Store) Client() *redis.Client { return st.rdb }
+
 // Bind connects the store to its relay and starts the writers, the lease
 // keeper and the Stop listener.
 func (st *Store) Bind(h store.Host) error {

@@ -10,8 +10,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"net/http"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -284,3 +286,36 @@ func (k *Library) Flush() error                              { return nil }
 
 // HalfClose would send a FIN behind the library's writer: not done.
 func (k *Library) HalfClose() bool { return false }
+
+// MaxCloseReason is what a close frame leaves for the reason (RFC 6455
+// 5.5: 125 bytes of payload, 2 of them the status code).
+const MaxCloseReason = 123
+
+// CloseReason keeps a close reason within MaxCloseReason bytes, cut between two
+// characters (a reason must be valid UTF-8: RFC 6455 5.5.1).
+func CloseReason(s string) string {
+	if len(s) <= MaxCloseReason {
+		return s
+	}
+	cut := MaxCloseReason - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+// CloseCode is the close code of a WebSocket refused for what HTTP
+// answers with status: a stream gone is a normal end, a limit or an
+// unavailable store says to try again later, the relay's own failure is
+// an internal error, anything else a policy violation.
+func CloseCode(status int) websocket.StatusCode {
+	switch status {
+	case http.StatusNotFound, http.StatusGone:
+		return websocket.StatusNormalClosure
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		return websocket.StatusTryAgainLater
+	case http.StatusInternalServerError:
+		return websocket.StatusInternalError
+	}
+	return websocket.StatusPolicyViolation
+}

@@ -98,6 +98,11 @@ type Log struct {
 	estimated bool
 	lastTok   time.Time
 	tokens    int
+	// reported: the output tokens the model reported (its usage), which
+	// replace the count of events (ReportTokens).
+	reported int
+	// onEnd, when set, learns what the generation cost when it ends.
+	onEnd func(store.Usage)
 
 	// With a durable store (Redis): readers get only the events the store
 	// holds, so that whatever a client has, any instance can resume after.
@@ -303,6 +308,9 @@ func (l *Log) finishLocked(state, message string, status bool) {
 		l.ends[len(l.ends)-1] = len(l.buf)
 	}
 	l.state, l.message, l.finished = state, message, time.Now()
+	if l.onEnd != nil {
+		l.onEnd(l.usageLocked())
+	}
 	if l.grace != nil && l.follow == nil {
 		l.grace.Stop()
 		l.grace = nil
@@ -475,8 +483,25 @@ func (l *Log) EstimateTokens() {
 }
 
 func (l *Log) usageLocked() store.Usage {
+	if l.reported > 0 {
+		return store.Usage{CompletionTokens: l.reported}
+	}
 	return store.Usage{CompletionTokens: l.tokens, Estimated: l.estimated}
 }
+
+// ReportTokens records the output tokens the model reported so far (a
+// real upstream's usage): the stream's usage is then that, not a count
+// of its events.
+func (l *Log) ReportTokens(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reported = max(l.reported, n)
+}
+
+// OnEnd sets what learns, once, what a generation made here cost when it
+// ends (with the log's lock held: it must not block). Set it before the
+// generation starts.
+func (l *Log) OnEnd(f func(store.Usage)) { l.onEnd = f }
 
 // Readers is the number of readers reading l now.
 func (l *Log) Readers() int {

@@ -298,30 +298,45 @@ func (u *Upstream) Run(ctx context.Context, id string, payload []byte, maxEvent 
 }
 
 // Forward sends a stream:false request and copies the upstream's
-// successful answer to w; the error is the request's failure, or a
-// *StatusError for an answer other than 2xx (nothing was written).
-func (u *Upstream) Forward(ctx context.Context, w http.ResponseWriter, payload []byte) error {
+// successful answer to w, returning the output tokens it reports; the
+// error is the request's failure, or a *StatusError for an answer other
+// than 2xx (nothing was written).
+func (u *Upstream) Forward(ctx context.Context, w http.ResponseWriter, payload []byte) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, u.TotalTimeout)
 	defer cancel()
 	hr, err := u.newRequest(ctx, payload)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	resp, err := u.Client.Do(hr)
 	if err != nil {
-		return fmt.Errorf("%w: %s %s: %w", ErrUpstream, hr.Method, u.URL, err)
+		return 0, fmt.Errorf("%w: %s %s: %w", ErrUpstream, hr.Method, u.URL, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		// The upstream's error body names its own internals (its host,
 		// the key's name): the client gets Public's words instead.
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return &StatusError{URL: u.URL, Code: resp.StatusCode, Status: resp.Status, Body: strings.TrimSpace(string(b))}
+		return 0, &StatusError{URL: u.URL, Code: resp.StatusCode, Status: resp.Status, Body: strings.TrimSpace(string(b))}
 	}
 	w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
 	w.WriteHeader(resp.StatusCode)
-	io.Copy(w, resp.Body)
-	return nil
+	var seen bytes.Buffer
+	io.Copy(io.MultiWriter(w, &capped{&seen, maxUsageBody}), resp.Body)
+	return outputTokens(seen.Bytes()), nil
+}
+
+// capped keeps the first n bytes written to it.
+type capped struct {
+	b *bytes.Buffer
+	n int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.n - c.b.Len(); room > 0 {
+		c.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }
 
 // attempt makes one upstream request. retry reports whether the failure

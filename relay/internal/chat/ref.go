@@ -1,17 +1,17 @@
-package relay
+package chat
 
 import (
 	"net/url"
 	"strings"
 )
 
-// streamRef is where stream id lives (GET to resume, DELETE to stop), as
+// StreamRef is where stream id lives (GET to resume, DELETE to stop), as
 // a reference relative to the request's path: "../streams/ID" from
 // /v1/chat/completions. Resolved by the client against the URL it asked,
 // it names the stream wherever the relay's API is mounted, under
 // http.StripPrefix or behind a proxy that serves it under a path, with no
 // setting that tells the relay its public prefix (docs/embedding.md).
-func streamRef(reqPath, id string) string {
+func StreamRef(reqPath, id string) string {
 	return relativePath(reqPath, "/v1/streams/"+url.PathEscape(id))
 }
 

@@ -1,0 +1,269 @@
+// Package limit counts what each identity of the relay may spend: its
+// requests per period (a GCRA rate), its generations running at once, and
+// its output tokens per UTC day. The counts live in this process (Memory)
+// or in Redis (Redis), where a fleet of relays shares them. It never
+// answers a client: the relay turns a *Refusal into its 429.
+package limit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/trickle-dev/trickle/relay/store"
+)
+
+// Rate is a request rate: N requests per Per. Up to N may come at once;
+// after that one more each Per/N.
+type Rate struct {
+	N   int
+	Per time.Duration
+}
+
+// IsZero reports an unset rate (no rate limit).
+func (r Rate) IsZero() bool { return r == Rate{} }
+
+// String writes the rate as ParseRate reads it ("20/min").
+func (r Rate) String() string {
+	switch r.Per {
+	case time.Second:
+		return strconv.Itoa(r.N) + "/s"
+	case time.Minute:
+		return strconv.Itoa(r.N) + "/min"
+	case time.Hour:
+		return strconv.Itoa(r.N) + "/h"
+	}
+	return strconv.Itoa(r.N) + "/" + r.Per.String()
+}
+
+// units are the periods ParseRate reads.
+var units = map[string]time.Duration{
+	"s": time.Second, "sec": time.Second, "second": time.Second,
+	"m": time.Minute, "min": time.Minute, "minute": time.Minute,
+	"h": time.Hour, "hour": time.Hour,
+}
+
+// ParseRate reads a rate written N/s, N/min or N/h ("20/min"; also
+// N/sec, N/second, N/m, N/minute, N/hour).
+func ParseRate(s string) (Rate, error) {
+	n, unit, ok := strings.Cut(strings.TrimSpace(s), "/")
+	if !ok {
+		return Rate{}, errors.New("want N/s, N/min or N/h (e.g. 20/min)")
+	}
+	count, err := strconv.Atoi(strings.TrimSpace(n))
+	if err != nil || count <= 0 {
+		return Rate{}, fmt.Errorf("the count %q is not a positive whole number (want e.g. 20/min)", n)
+	}
+	per, ok := units[strings.ToLower(strings.TrimSpace(unit))]
+	if !ok {
+		return Rate{}, fmt.Errorf("the period %q is not s, min or h (want e.g. 20/min)", unit)
+	}
+	return Rate{N: count, Per: per}, nil
+}
+
+// Settings are the limits of every identity; a zero field is no limit.
+type Settings struct {
+	Rate         Rate  // requests
+	Streams      int   // generations running at once
+	TokensPerDay int64 // output tokens per UTC day
+}
+
+// On reports whether any limit is set.
+func (s Settings) On() bool { return !s.Rate.IsZero() || s.Streams > 0 || s.TokensPerDay > 0 }
+
+// The limits, as /metrics labels them.
+const (
+	RateLimit   = "rate"
+	StreamLimit = "streams"
+	TokenLimit  = "tokens"
+)
+
+// Refusal is a request over one of its identity's limits.
+type Refusal struct {
+	Limit      string        // RateLimit, StreamLimit or TokenLimit
+	Code       string        // the error code clients get: rate_limited, too_many_streams, token_budget_exhausted
+	RetryAfter time.Duration // when trying again may succeed
+	Message    string        // what happened and what the client can do
+}
+
+func (r *Refusal) Error() string { return r.Message }
+
+// Counter is where the counts live. Its calls that take a context may
+// fail (Redis unreachable); Release and Spend never block.
+type Counter interface {
+	// Allow counts one request of key against r. It returns 0 when the
+	// request is allowed, else how long until one would be.
+	Allow(ctx context.Context, key string, r Rate) (time.Duration, error)
+	// Acquire takes one of key's max slots for lease; false when all
+	// are taken.
+	Acquire(ctx context.Context, key, lease string, max int) (bool, error)
+	// Release frees lease's slot of key.
+	Release(key, lease string)
+	// Spent is what key spent on day (2006-01-02, UTC).
+	Spent(ctx context.Context, key, day string) (int64, error)
+	// Spend adds n to what key spent on day.
+	Spend(key, day string, n int64)
+}
+
+// Limiter applies Settings to identities, counting in a Counter.
+type Limiter struct {
+	set     Settings
+	c       Counter
+	refused func(limit string)
+	now     func() time.Time
+}
+
+// New limits by s in c; refused, if not nil, is called with the limit of
+// each refusal (the metric).
+func New(s Settings, c Counter, refused func(limit string)) *Limiter {
+	if refused == nil {
+		refused = func(string) {}
+	}
+	return &Limiter{set: s, c: c, refused: refused, now: time.Now}
+}
+
+// Settings are the limiter's limits.
+func (l *Limiter) Settings() Settings { return l.set }
+
+// Counter is where the limiter counts (nil for a nil Limiter).
+func (l *Limiter) Counter() Counter {
+	if l == nil {
+		return nil
+	}
+	return l.c
+}
+
+// Wait waits for the counts still being written (Redis's releases and
+// spends), so that they are not lost when the relay closes its client.
+func (l *Limiter) Wait() {
+	if w, ok := l.Counter().(interface{ Wait() }); ok {
+		w.Wait()
+	}
+}
+
+// Admit counts one request of the identity key: its rate, then its
+// token budget, then a slot for its generation. It returns the ticket to
+// End when the generation ends, a *Refusal naming the limit, or the
+// counter's failure (wrapping store.ErrUnavailable). A nil Limiter
+// admits everything (a nil ticket, which End ignores).
+func (l *Limiter) Admit(ctx context.Context, key string) (*Ticket, error) {
+	if l == nil {
+		return nil, nil
+	}
+	s := l.set
+	if !s.Rate.IsZero() {
+		retry, err := l.c.Allow(ctx, key, s.Rate)
+		if err != nil {
+			return nil, unavailable(err)
+		}
+		if retry > 0 {
+			return nil, l.refuse(&Refusal{Limit: RateLimit, Code: "rate_limited", RetryAfter: retry,
+				Message: fmt.Sprintf("relay: too many requests: this client may send %s %s; try again in %s", count(s.Rate.N, "request"), per(s.Rate.Per), seconds(retry))})
+		}
+	}
+	if s.TokensPerDay > 0 {
+		now := l.now().UTC()
+		spent, err := l.c.Spent(ctx, key, day(now))
+		if err != nil {
+			return nil, unavailable(err)
+		}
+		if spent >= s.TokensPerDay {
+			midnight := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+			retry := midnight.Sub(now)
+			return nil, l.refuse(&Refusal{Limit: TokenLimit, Code: "token_budget_exhausted", RetryAfter: retry,
+				Message: fmt.Sprintf("relay: daily token budget used up: this client may generate %s a day and has generated %d today; it renews at 00:00 UTC, in %s",
+					count(int(s.TokensPerDay), "output token"), spent, retry.Round(time.Minute))})
+		}
+	}
+	t := &Ticket{l: l, key: key}
+	if s.Streams > 0 {
+		t.lease = newLease()
+		ok, err := l.c.Acquire(ctx, key, t.lease, s.Streams)
+		if err != nil {
+			return nil, unavailable(err)
+		}
+		if !ok {
+			return nil, l.refuse(&Refusal{Limit: StreamLimit, Code: "too_many_streams", RetryAfter: time.Second,
+				Message: fmt.Sprintf("relay: too many answers at once: this client may have %d generating at a time; wait for one to end or stop one (DELETE /v1/streams/{id}), then try again", s.Streams)})
+		}
+	}
+	return t, nil
+}
+
+func (l *Limiter) refuse(r *Refusal) *Refusal {
+	l.refused(r.Limit)
+	return r
+}
+
+func unavailable(err error) error {
+	return fmt.Errorf("%w: counting the limits: %w", store.ErrUnavailable, err)
+}
+
+// per phrases a period: "a minute".
+func per(d time.Duration) string {
+	switch d {
+	case time.Second:
+		return "a second"
+	case time.Minute:
+		return "a minute"
+	case time.Hour:
+		return "an hour"
+	}
+	return "every " + d.String()
+}
+
+// seconds phrases a wait in whole seconds, as Retry-After gives it.
+func seconds(d time.Duration) string { return count(RetryAfter(d), "second") }
+
+// count phrases n things: "1 request", "20 requests".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
+}
+
+// RetryAfter is a wait as the Retry-After header's whole seconds: rounded
+// up, at least 1.
+func RetryAfter(d time.Duration) int {
+	return max(1, int((d+time.Second-1)/time.Second))
+}
+
+func day(t time.Time) string { return t.UTC().Format(time.DateOnly) }
+
+func newLease() string {
+	var b [9]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Ticket is one admitted generation: End it when the generation ends.
+type Ticket struct {
+	l     *Limiter
+	key   string
+	lease string // its slot, when streams are limited
+	once  sync.Once
+}
+
+// End frees the generation's slot and adds the output tokens it
+// generated to its identity's day. It never blocks; the second End and
+// a nil ticket's do nothing.
+func (t *Ticket) End(tokens int) {
+	if t == nil {
+		return
+	}
+	t.once.Do(func() {
+		if t.lease != "" {
+			t.l.c.Release(t.key, t.lease)
+		}
+		if t.l.set.TokensPerDay > 0 && tokens > 0 {
+			t.l.c.Spend(t.key, day(t.l.now()), int64(tokens))
+		}
+	})
+}

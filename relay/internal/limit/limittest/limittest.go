@@ -1,0 +1,126 @@
+// Package limittest is the contract test of a limit.Counter: the one test
+// the relay's Memory and Redis counters both pass.
+//
+//	func TestContract(t *testing.T) {
+//		limittest.Run(t, func() limit.Counter { return counterOnTheSameBacking() })
+//	}
+//
+// open must return a counter on the same backing each time it is called
+// (relays sharing it); the subtests use keys of their own, so one backing
+// serves them all.
+package limittest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/relay/internal/limit"
+)
+
+// flush waits for the counter's background writes (Release, Spend).
+func flush(c limit.Counter) {
+	if w, ok := c.(interface{ Wait() }); ok {
+		w.Wait()
+	}
+}
+
+// Run checks the contract of the counters open makes.
+func Run(t *testing.T, open func() limit.Counter) {
+	ctx := context.Background()
+	key := func(t *testing.T, name string) string { return t.Name() + "/" + name }
+
+	t.Run("a rate lets N requests through at once, then one each Per/N", func(t *testing.T) {
+		a, b := open(), open()
+		r := limit.Rate{N: 5, Per: 500 * time.Millisecond}
+		alice := key(t, "alice")
+		for i := range r.N {
+			retry, err := a.Allow(ctx, alice, r)
+			require.NoError(t, err)
+			require.Zero(t, retry, "request %d is within the burst", i+1)
+		}
+		retry, err := b.Allow(ctx, alice, r)
+		require.NoError(t, err)
+		require.Positive(t, retry, "the next request, on another instance, is over the rate")
+		require.LessOrEqual(t, retry, r.Per/time.Duration(r.N)+10*time.Millisecond, "one interval at most")
+
+		other, err := a.Allow(ctx, key(t, "bob"), r)
+		require.NoError(t, err)
+		require.Zero(t, other, "another identity has a budget of its own")
+
+		time.Sleep(retry + 5*time.Millisecond) // the interval passes: one more is allowed
+		again, err := a.Allow(ctx, alice, r)
+		require.NoError(t, err)
+		require.Zero(t, again, "after the wait it said, the request is allowed")
+		refused, err := b.Allow(ctx, alice, r)
+		require.NoError(t, err)
+		require.Positive(t, refused, "and only one")
+	})
+
+	t.Run("a refused request does not count", func(t *testing.T) {
+		a := open()
+		r := limit.Rate{N: 1, Per: time.Hour}
+		k := key(t, "k")
+		retry, err := a.Allow(ctx, k, r)
+		require.NoError(t, err)
+		require.Zero(t, retry)
+		first, err := a.Allow(ctx, k, r)
+		require.NoError(t, err)
+		second, err := a.Allow(ctx, k, r)
+		require.NoError(t, err)
+		require.InDelta(t, float64(first), float64(second), float64(time.Second), "refusals do not push the wait on")
+	})
+
+	t.Run("slots are shared by the instances and freed on release", func(t *testing.T) {
+		a, b := open(), open()
+		k := key(t, "alice")
+		for _, lease := range []string{"l1", "l2"} {
+			ok, err := a.Acquire(ctx, k, lease, 2)
+			require.NoError(t, err)
+			require.True(t, ok, lease)
+		}
+		ok, err := b.Acquire(ctx, k, "l3", 2)
+		require.NoError(t, err)
+		require.False(t, ok, "both slots are taken, whichever instance asks")
+		ok, err = b.Acquire(ctx, key(t, "bob"), "l4", 2)
+		require.NoError(t, err)
+		require.True(t, ok, "another identity has slots of its own")
+
+		a.Release(k, "l1")
+		flush(a)
+		ok, err = b.Acquire(ctx, k, "l3", 2)
+		require.NoError(t, err)
+		require.True(t, ok, "a released slot is free")
+		ok, err = a.Acquire(ctx, k, "l5", 2)
+		require.NoError(t, err)
+		require.False(t, ok)
+		a.Release(k, "l2")
+		b.Release(k, "l3")
+		b.Release(key(t, "bob"), "l4")
+		flush(a)
+		flush(b)
+	})
+
+	t.Run("tokens add up per key and day, seen by every instance", func(t *testing.T) {
+		a, b := open(), open()
+		k := key(t, "alice")
+		a.Spend(k, "2026-12-04", 300)
+		b.Spend(k, "2026-12-04", 45)
+		a.Spend(k, "2026-12-03", 1000)
+		flush(a)
+		flush(b)
+		for _, c := range []limit.Counter{a, b} {
+			n, err := c.Spent(ctx, k, "2026-12-04")
+			require.NoError(t, err)
+			require.Equal(t, int64(345), n)
+		}
+		n, err := a.Spent(ctx, key(t, "bob"), "2026-12-04")
+		require.NoError(t, err)
+		require.Zero(t, n, "another identity spent nothing")
+		n, err = b.Spent(ctx, k, "2026-12-05")
+		require.NoError(t, err)
+		require.Zero(t, n, "a new day starts at zero")
+	})
+}

@@ -1,0 +1,60 @@
+package upstream
+
+import (
+	"encoding/json"
+
+	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/stream"
+)
+
+// Meter reads the output tokens an upstream reports in its stream (the
+// usage OpenAI sends when asked with include_usage, Anthropic's
+// message_delta, Ollama's eval_count), so that the limits count what the
+// model says it generated rather than the events relayed.
+type Meter struct {
+	dec stream.Decoder
+	out int
+}
+
+// NewMeter reads the usage of a stream from u.
+func (u *Upstream) NewMeter() *Meter {
+	dec, _ := stream.NewDecoder(u.Dialect) // a checked Upstream's dialect has a decoder
+	return &Meter{dec: dec}
+}
+
+// See reads one relayed event and returns the output tokens reported so
+// far (0: none yet).
+func (m *Meter) See(event, data string) int {
+	if m.dec == nil {
+		return 0
+	}
+	if event == "" {
+		event = "message"
+	}
+	m.dec.Decode(sse.Event{Type: event, Data: data}, func(e stream.Event) {
+		if e.Kind == stream.KindUsage && e.Usage.OutputTokens > m.out {
+			m.out = e.Usage.OutputTokens
+		}
+	})
+	return m.out
+}
+
+// maxUsageBody is the longest stream:false answer whose usage Forward
+// reads (longer ones are copied all the same, uncounted).
+const maxUsageBody = 8 << 20
+
+// outputTokens is the output tokens a stream:false answer reports, in
+// any of the upstream dialects (0: none).
+func outputTokens(body []byte) int {
+	var a struct {
+		Usage struct {
+			CompletionTokens int `json:"completion_tokens"` // OpenAI
+			OutputTokens     int `json:"output_tokens"`     // Anthropic
+		} `json:"usage"`
+		EvalCount int `json:"eval_count"` // Ollama
+	}
+	if json.Unmarshal(body, &a) != nil {
+		return 0
+	}
+	return max(a.Usage.CompletionTokens, a.Usage.OutputTokens, a.EvalCount)
+}
