@@ -330,14 +330,21 @@ const (
 type nodeBackend struct {
 	url string // the page's URL, prefix included
 
-	mu   sync.Mutex
-	reqs []request
+	mu      sync.Mutex
+	reqs    []request
+	cancels []string // the paths whose generation ended as their client went away
 }
 
 func (b *nodeBackend) requests() []request {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return slices.Clone(b.reqs)
+}
+
+func (b *nodeBackend) cancelled() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.cancels)
 }
 
 // startBackend starts backend.mjs under prefix and ends it (by its PID)
@@ -377,6 +384,13 @@ func startBackend(t *testing.T, prefix string) *nodeBackend {
 					b.reqs = append(b.reqs, q)
 					b.mu.Unlock()
 				}
+			} else if raw, ok := strings.CutPrefix(line, "cancelled "); ok {
+				var c struct{ Path string }
+				if json.Unmarshal([]byte(raw), &c) == nil {
+					b.mu.Lock()
+					b.cancels = append(b.cancels, c.Path)
+					b.mu.Unlock()
+				}
 			}
 		}
 	}()
@@ -400,8 +414,10 @@ func startBackend(t *testing.T, prefix string) *nodeBackend {
 // relative, Tailwind v4's preflight, three elements and no dialect named),
 // served under a path prefix, answered by the AI SDK's own server helpers
 // over its mock model: the UI message stream shows the text with its
-// reasoning in the thinking panel, the text stream the same text, both
-// complete and styled as an answer; the route behind a login wall (401,
+// reasoning in the thinking panel and the server's tool call with its
+// output, the text stream the same text, both complete and styled as an
+// answer; Stop ends the backend's generation (the request's abort reaches
+// streamText's abortSignal); the route behind a login wall (401,
 // an HTML body) shows one plain sentence, once, and trickle-error's detail
 // has the technical chain. Each body is what the page asked, plus stream:
 // true.
@@ -439,6 +455,14 @@ func TestAPageWithItsOwnNodeBackendReadsTheAISDKsStreamsUnderAPrefix(t *testing.
 		require.True(t, r.ThinkShown, "the reasoning has its panel")
 		require.Equal(t, anypageReasoning, strings.TrimSpace(r.Thinking))
 		require.NotContains(t, r.HTML, "Cooler water", "and stays out of the answer")
+		require.Contains(t, r.Tools, "<p>Called <code>get_weather</code></p>", "the server's tool call, finished")
+		require.NotContains(t, r.Tools, "Calling")
+		require.Contains(t, r.Tools, `<pre><code>{"city":"Kyoto"}</code></pre>`, "with its input")
+		require.Contains(t, r.Tools, `<pre data-trickle="tool-output"><code>{"city":"Kyoto","temperature":18,"sky":"light rain"}</code></pre>`, "and its output")
+		require.NotNil(t, r.Message)
+		require.Len(t, r.Message.ToolCalls, 1)
+		require.Equal(t, "get_weather", r.Message.ToolCalls[0].Name)
+		require.True(t, r.Message.ToolCalls[0].Complete)
 
 		st := readAnswerStyle(t, ctx, "#ui")
 		require.Equal(t, "16px", st["page-h1|font-size"], "the preflight is in force: the page's own h1 is body-sized")
@@ -447,6 +471,25 @@ func TestAPageWithItsOwnNodeBackendReadsTheAISDKsStreamsUnderAPrefix(t *testing.
 		require.Equal(t, "decimal", st["ol|list-style-type"], "the numbered list keeps its numbers")
 		require.Positive(t, px(t, st["ol|padding-inline-start"]), "and its indent")
 		require.Positive(t, px(t, st["p|margin-bottom"]), "paragraphs keep their spacing")
+	})
+
+	t.Run("stop", func(t *testing.T) {
+		require.True(t, browsertest.Eval[bool](t, ctx, `(() => {
+			window.__events = [];
+			window.__p = document.getElementById("long").ask("Tell me slowly");
+			return true;
+		})()`))
+		browsertest.WaitFor(t, ctx, 30*time.Second, `window.__events.some((e) => e.type === "trickle-first-token")`)
+		require.Equal(t, "stopped", browsertest.Eval[string](t, ctx, `(async () => {
+			document.getElementById("long").stop();
+			return await window.__p;
+		})()`), "Stop came before the answer's end")
+		r := heardEnd(t, ctx, "#long")
+		require.Equal(t, "stopped", r.Status)
+		require.Less(t, len(r.Text), len(anypageAnswer), "the answer stopped partway")
+		require.Eventually(t, func() bool { return len(b.cancelled()) > 0 }, 10*time.Second, 20*time.Millisecond,
+			"the backend's generation ended with the request (its abortSignal)")
+		require.Equal(t, []string{"/tools/assistant/api/ui"}, b.cancelled())
 	})
 
 	t.Run("text stream", func(t *testing.T) {
@@ -482,8 +525,9 @@ func TestAPageWithItsOwnNodeBackendReadsTheAISDKsStreamsUnderAPrefix(t *testing.
 		require.False(t, dup, "one request per ask: %v", b.requests())
 		got[q.Path] = q
 	}
-	require.Len(t, got, 3, "%v", b.requests())
+	require.Len(t, got, 4, "%v", b.requests())
 	promptOnly(t, got["/tools/assistant/api/ui"], "How do I brew green tea?")
+	promptOnly(t, got["/tools/assistant/api/ui?delay_ms=40"], "Tell me slowly")
 	promptOnly(t, got["/tools/assistant/api/private"], "What is in the vault?")
 	text := got["/tools/assistant/api/text"]
 	require.Equal(t, []string{"id", "messages", "stream"}, text.fields(t), "the page's body, with stream: true and nothing else")

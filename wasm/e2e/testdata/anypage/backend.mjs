@@ -6,7 +6,9 @@
 //   PREFIX                  index.html
 //   PREFIX/trickle/...      the widget's files (WIDGET_DIR)
 //   PREFIX/preflight.css    the page's CSS reset (CSS_FILE)
-//   POST PREFIX/api/ui      streamText(...).toUIMessageStreamResponse({ sendReasoning: true })
+//   POST PREFIX/api/ui      streamText(...).toUIMessageStreamResponse({ sendReasoning: true }):
+//                           reasoning, the answer and a call of a weather tool
+//                           the server runs (?delay_ms=N paces the parts)
 //   POST PREFIX/api/text    streamText(...).toTextStreamResponse()
 //   POST PREFIX/api/private 401 with an HTML body, as a proxy's login wall sends
 //
@@ -15,15 +17,17 @@
 // The mock model streams ANSWER_FILE's text (and REASONING_FILE's as its
 // reasoning) a few characters a part. The backend listens on a free
 // loopback port and prints "listening URL", then "request {json}" for each
-// POST (its method, path and body as it arrived) before it answers, for
-// wasm/e2e/anypage_test.go. It runs until it is killed.
+// POST (its method, path and body as it arrived) before it answers, and
+// "cancelled {json}" when a generation ended because its client went away,
+// for wasm/e2e/anypage_test.go. It runs until it is killed.
 import { createReadStream, readFileSync, statSync } from "node:fs";
 import { createServer } from "node:http";
 import { dirname, extname, join, normalize, sep } from "node:path";
 import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { simulateReadableStream, streamText } from "ai";
+import { streamText, tool } from "ai";
 import { MockLanguageModelV2 } from "ai/test";
+import { z } from "zod";
 
 const [prefix, widgetDir, cssFile, answerFile, reasoningFile] = process.argv.slice(2);
 if (!prefix?.startsWith("/") || !prefix.endsWith("/") || !widgetDir || !cssFile || !answerFile || !reasoningFile) {
@@ -42,9 +46,11 @@ function pieces(text, n) {
   return out;
 }
 
-// model is the mock language model: reasoning (when asked), then the
-// answer, then a finish, one part every few milliseconds.
-function model(withReasoning) {
+// model is the mock language model: reasoning and a call of the weather
+// tool (when asked), the answer, then a finish, one part every delayMs
+// milliseconds. A request whose client went away aborts the generation:
+// the model's stream says "cancelled PATH" and ends.
+function model(path, withReasoning, delayMs) {
   const parts = [{ type: "stream-start", warnings: [] }];
   if (withReasoning) {
     parts.push({ type: "reasoning-start", id: "r1" });
@@ -54,11 +60,49 @@ function model(withReasoning) {
   parts.push({ type: "text-start", id: "t1" });
   for (const delta of pieces(answer, 5)) parts.push({ type: "text-delta", id: "t1", delta });
   parts.push({ type: "text-end", id: "t1" });
-  parts.push({ type: "finish", finishReason: "stop", usage: { inputTokens: 12, outputTokens: 40, totalTokens: 52 } });
+  if (withReasoning) {
+    parts.push({ type: "tool-input-start", id: "call_1", toolName: "get_weather" });
+    parts.push({ type: "tool-input-delta", id: "call_1", delta: '{"city":' });
+    parts.push({ type: "tool-input-delta", id: "call_1", delta: '"Kyoto"}' });
+    parts.push({ type: "tool-input-end", id: "call_1" });
+    parts.push({ type: "tool-call", toolCallId: "call_1", toolName: "get_weather", input: '{"city":"Kyoto"}' });
+  }
+  parts.push({ type: "finish", finishReason: withReasoning ? "tool-calls" : "stop", usage: { inputTokens: 12, outputTokens: 40, totalTokens: 52 } });
   return new MockLanguageModelV2({
-    doStream: async () => ({ stream: simulateReadableStream({ chunks: parts, initialDelayInMs: 20, chunkDelayInMs: 3 }) }),
+    doStream: async ({ abortSignal }) => {
+      let timer;
+      return {
+        stream: new ReadableStream({
+          start(c) {
+            abortSignal?.addEventListener("abort", () => {
+              clearTimeout(timer);
+              console.log("cancelled " + JSON.stringify({ path }));
+              c.close();
+            });
+          },
+          pull(c) {
+            return new Promise((done) => {
+              timer = setTimeout(() => {
+                if (!abortSignal?.aborted) {
+                  const p = parts.shift();
+                  if (p) c.enqueue(p);
+                  else c.close();
+                }
+                done();
+              }, delayMs);
+            });
+          },
+        }),
+      };
+    },
   });
 }
+
+const weather = tool({
+  description: "The weather in a city",
+  inputSchema: z.object({ city: z.string() }),
+  execute: async ({ city }) => ({ city, temperature: 18, sky: "light rain" }),
+});
 
 // prompt is the text of the body's last user message (the OpenAI-style
 // messages the element sends).
@@ -127,8 +171,23 @@ async function api(req, res, route) {
   } catch {
     return res.writeHead(400, { "Content-Type": "text/plain" }).end("the body is not JSON\n");
   }
-  const result = streamText({ model: model(route === "ui"), prompt: prompt(body) });
-  if (route === "ui") return send(res, result.toUIMessageStreamResponse({ sendReasoning: true }));
+  // The generation ends when the client goes away, as a backend passes
+  // its request's signal on (the response's close before its end).
+  const gone = new AbortController();
+  res.on("close", () => {
+    if (!res.writableFinished) gone.abort();
+  });
+  const url = new URL(req.url, "http://localhost");
+  const delayMs = Number(url.searchParams.get("delay_ms") ?? 3);
+  const ui = route === "ui";
+  const result = streamText({
+    model: model(url.pathname, ui, delayMs),
+    prompt: prompt(body),
+    tools: ui ? { get_weather: weather } : undefined,
+    abortSignal: gone.signal,
+    onError: () => {},
+  });
+  if (ui) return send(res, result.toUIMessageStreamResponse({ sendReasoning: true }));
   return send(res, result.toTextStreamResponse());
 }
 
