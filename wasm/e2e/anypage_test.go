@@ -225,7 +225,8 @@ func readmeSnippet(t *testing.T) (snippet, prompt string) {
 // Tailwind's preflight: only the relay's address changes, from
 // 127.0.0.1:8080 to the site's /ai/. Ask streams the relay's answer with
 // its lists and code styled for an answer, Stop sends DELETE under /ai/
-// and the relay cancels the generation, nothing asks the site's root for
+// and the relay cancels the generation, transport="websocket" (as the
+// README says) streams over /ai/v1/ws, nothing asks the site's root for
 // /v1/, and every body is the prompt and stream: true.
 func TestTheReadmeSnippetWorksUnderAPrefixAndTailwindsPreflight(t *testing.T) {
 	needResets(t)
@@ -303,6 +304,17 @@ func TestTheReadmeSnippetWorksUnderAPrefixAndTailwindsPreflight(t *testing.T) {
 	require.Len(t, deletes, 1)
 	require.Equal(t, "/ai/v1/streams/"+r.StreamID, deletes[0].Path, "Stop went to the relay under /ai/")
 	require.Less(t, deletes[0].Status, 300, "and the relay took it")
+
+	// The README's one change for a WebSocket: transport="websocket". The
+	// socket opens under /ai/ too.
+	require.True(t, browsertest.Eval[bool](t, ctx, `(document.querySelector("trickle-answer").setAttribute("transport", "websocket"), true)`))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#ask button`))))
+	browsertest.WaitFor(t, ctx, 60*time.Second, ended(3))
+	r = heardEnd(t, ctx, el)
+	require.Equal(t, "complete", r.Status, "notice: %s", r.Notice)
+	require.Equal(t, canned(t, sim.Choose(prompt)).Text, r.Text)
+	require.True(t, slices.ContainsFunc(log.list(), func(q request) bool { return q.Method == http.MethodGet && q.Path == "/ai/v1/ws" }),
+		"the WebSocket opened under /ai/: %v", log.list())
 
 	var posts int
 	for _, q := range log.list() {
