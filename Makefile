@@ -141,6 +141,17 @@ $(SDK)/node_modules/.package-lock.json: $(SDK)/package.json $(SDK)/package-lock.
 
 test-native: $(SDK)/node_modules/.package-lock.json
 
+# The AI SDK again, pinned in wasm/e2e/testdata/anypage/package-lock.json,
+# for the page with a Node backend of its own that
+# wasm/e2e/anypage_test.go runs (backend.mjs answers with the package's
+# server helpers over its mock model).
+ANYPAGE := wasm/e2e/testdata/anypage
+$(ANYPAGE)/node_modules/.package-lock.json: $(ANYPAGE)/package.json $(ANYPAGE)/package-lock.json
+	cd $(ANYPAGE) && npm ci --no-audit --no-fund
+	@touch $@
+
+test-native: $(ANYPAGE)/node_modules/.package-lock.json
+
 test: lint build dist test-js test-native test-wasm
 
 bench:

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,7 @@ type mounted struct {
 	page  string // the page's URL
 	relay string // the relay's base URL, /ai included
 	stray *strays
+	seen  *strays // what reached the relay under /ai/ (its path after the prefix)
 }
 
 // strays counts the requests for /v1/... that reached a root handler
@@ -52,6 +54,29 @@ func (s *strays) handler(page string) http.HandlerFunc {
 		}
 		http.NotFound(w, r)
 	}
+}
+
+// record keeps every request for /v1/... that reaches h: its method, its
+// path, and "upgrade" when it asks for a WebSocket. It leaves the writer
+// as it is (the WebSocket hijacks it).
+func (s *strays) record(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			what := r.Method + " " + r.URL.Path
+			if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+				what += " upgrade"
+			}
+			s.mu.Lock()
+			s.paths = append(s.paths, what)
+			s.mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// has reports whether a recorded request is exactly what.
+func (s *strays) has(what string) bool {
+	return slices.Contains(s.list(), what)
 }
 
 func (s *strays) list() []string {
@@ -85,9 +110,9 @@ func mount(t *testing.T, crossOrigin bool) mounted {
 		relay.WithSimDefaults(relay.SimDefaults{TTFT: 20 * time.Millisecond, Gap: 2 * time.Millisecond, TokenChars: 4}),
 	}, opts...)...)
 	require.NoError(t, err)
-	st := &strays{}
+	st, seen := &strays{}, &strays{}
 	mux := http.NewServeMux()
-	mux.Handle("/ai/", http.StripPrefix("/ai", srv.Handler()))
+	mux.Handle("/ai/", http.StripPrefix("/ai", seen.record(srv.Handler())))
 	ts := httptest.NewUnstartedServer(mux)
 	ts.Start()
 	t.Cleanup(func() {
@@ -95,7 +120,7 @@ func mount(t *testing.T, crossOrigin bool) mounted {
 		ts.Close()
 	})
 	base := ts.URL + "/ai"
-	m := mounted{relay: base, stray: st}
+	m := mounted{relay: base, stray: st, seen: seen}
 	if crossOrigin {
 		mux.HandleFunc("/", st.handler(""))
 		pg.Config.Handler = st.handler(mountedPage(base, base+"/v1/chat/completions"))
@@ -165,6 +190,11 @@ func TestTheWidgetFollowsARelayMountedUnderAPrefix(t *testing.T) {
 						in := m.info(t, id)
 						return in.UpstreamCancelled && in.State == relay.StateStopped && in.Readers == 0
 					}, 5*time.Second, 50*time.Millisecond, "the relay under /ai/ stopped the generation: %+v", m.info(t, id))
+					if tr == "sse" {
+						require.True(t, m.seen.has("DELETE /v1/streams/"+id), "the DELETE came to /ai/v1/streams/{id}: %q", m.seen.list())
+					} else {
+						require.True(t, m.seen.has("GET /v1/ws upgrade"), "the WebSocket came to /ai/v1/ws: %q", m.seen.list())
+					}
 					require.Empty(t, m.stray.list(), "no request left the prefix")
 				})
 				t.Run(tr+"/resume", func(t *testing.T) {
@@ -180,6 +210,20 @@ func TestTheWidgetFollowsARelayMountedUnderAPrefix(t *testing.T) {
 					require.NoError(t, json.Unmarshal(raw, &mt))
 					require.GreaterOrEqual(t, mt.Reconnects, 1, "the connection was resumed")
 					require.Equal(t, r.StreamID, m.info(t, r.StreamID).ID, "the stream lives under /ai/")
+					// The resume's path, not its Last-Event-ID: the id is the
+					// last event the widget read, and a page's thread that is
+					// busy when the connection breaks may have read none.
+					// Chromium then drops the body's unread bytes with the
+					// error (erroring a ReadableStream empties its queue), so
+					// the resume rightly asks for the stream from its start
+					// (the relay logs after=0). It happens with worker="off"
+					// on a loaded machine, when Go on the page's thread holds
+					// it past the relay's dropLinger.
+					if tr == "sse" {
+						require.True(t, m.seen.has("GET /v1/streams/"+r.StreamID), "the resume came to /ai/v1/streams/{id}: %q", m.seen.list())
+					} else {
+						require.True(t, m.seen.has("GET /v1/ws upgrade"), "the WebSocket came to /ai/v1/ws: %q", m.seen.list())
+					}
 					require.Empty(t, m.stray.list(), "no request left the prefix")
 				})
 			}
