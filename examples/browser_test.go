@@ -291,7 +291,7 @@ func TestAnswerPageReadsAloudAndTheLabShowsTheUtterances(t *testing.T) {
 	added, err := chromedp.Call(tab, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: fakeSpeech})
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		_, err := chromedp.Call(tab, page.RemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams{Identifier: added.Identifier})
+		_, err := chromedp.Call(tab, page.RemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams(added))
 		require.NoError(t, err)
 	})
 
