@@ -125,7 +125,8 @@ func NewPipeline(opts ...Option) *Pipeline {
 		}
 		p.dec = dec
 	}
-	p.parser = sse.NewParser(sseSink{p}, sse.WithMaxEventSize(p.maxEvent))
+	// WithMaxEventSize keeps maxEvent positive: sse accepts it.
+	p.parser, _ = sse.NewParser(sseSink{p}, sse.WithMaxEventSize(p.maxEvent))
 	p.frame()
 	return p
 }

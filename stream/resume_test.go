@@ -17,7 +17,8 @@ import (
 // offset where the event after it begins (what a resume replays from).
 func withIDs(t *testing.T, data []byte) ([]byte, map[string]int) {
 	t.Helper()
-	dec := sse.NewDecoder(bytes.NewReader(data))
+	dec, err := sse.NewDecoder(bytes.NewReader(data))
+	require.NoError(t, err)
 	var out []byte
 	after := map[string]int{"": 0}
 	for seq := 1; ; seq++ {

@@ -386,8 +386,11 @@ func (s *sseLines) Retry(ms int) {
 // them.
 func replaySSE(in io.Reader, chunk int, w io.Writer) error {
 	out := &sseLines{w: w}
-	p := sse.NewParser(out)
-	err := pieces(in, chunk, func(b []byte) error {
+	p, err := sse.NewParser(out)
+	if err != nil {
+		return err
+	}
+	err = pieces(in, chunk, func(b []byte) error {
 		// Line by line, like the pipeline: the parser reports one dropped
 		// event per Write, so each drop is printed where it happened.
 		splitLines(b, func(line []byte) {

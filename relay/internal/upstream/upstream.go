@@ -420,7 +420,10 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 var errStopped = errors.New("relay: stream ended")
 
 func relaySSE(r io.Reader, maxEvent int, emit func(event, data string) bool) error {
-	dec := sse.NewDecoder(r, sse.WithMaxEventSize(maxEvent))
+	dec, err := sse.NewDecoder(r, sse.WithMaxEventSize(maxEvent))
+	if err != nil {
+		return err
+	}
 	for {
 		ev, err := dec.Next()
 		if err != nil {
