@@ -177,8 +177,9 @@ func eventually(t testing.TB, what string, cond func() bool) {
 // pipeline).
 func answerOf(t testing.TB, dialect stream.Dialect, body []byte) *stream.Answer {
 	t.Helper()
-	p := stream.NewPipeline(stream.WithDialect(dialect), stream.WithContentType("text/event-stream"))
-	_, err := p.Write(body)
+	p, err := stream.NewPipeline(stream.WithDialect(dialect), stream.WithContentType("text/event-stream"))
+	require.NoError(t, err)
+	_, err = p.Write(body)
 	require.NoError(t, err)
 	p.Close()
 	return p.Answer()

@@ -56,7 +56,7 @@ func TestADroppedConnectionResumedFromTheLastEventIDLosesNothing(t *testing.T) {
 			for drop := 0; drop < len(data); drop += step {
 				for _, howDropped := range []string{"close", "fail"} {
 					var evs []Event
-					p := NewPipeline(WithEventHandler(func(e Event) { evs = append(evs, e) }))
+					p := newPipeline(t, WithEventHandler(func(e Event) { evs = append(evs, e) }))
 					p.Write(data[:drop])
 					if howDropped == "close" {
 						// The body ended early; a caller that closes first sees

@@ -270,7 +270,11 @@ func replayAnswer(in io.Reader, o replayOptions) (replayOutput, error) {
 	if o.announce == "" {
 		o.announce = a11y.ModeSentences
 	}
-	s := newSimulation(widget.Config{Dialect: o.dialect, ContentType: o.contentType, Announce: o.announce}, o.pace)
+	s, err := newSimulation(widget.Config{Dialect: o.dialect, ContentType: o.contentType, Announce: o.announce}, o.pace)
+	if err != nil {
+		// The flags were checked as they were read (dialectFlag, --announce).
+		return replayOutput{}, err
+	}
 	write := func(b []byte) { splitLines(b, s.feed) }
 	var line []byte
 	if o.contentType != "" || o.dialect == stream.DialectText {
@@ -289,7 +293,7 @@ func replayAnswer(in io.Reader, o replayOptions) (replayOutput, error) {
 			}
 		}
 	}
-	err := pieces(in, o.chunk, func(b []byte) error {
+	err = pieces(in, o.chunk, func(b []byte) error {
 		write(b)
 		return nil
 	})

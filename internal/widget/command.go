@@ -234,8 +234,9 @@ func ResumeMessage(stream, lastEventID string) string {
 func FootnotePrefix(id int) string { return "trickle-" + strconv.Itoa(id) + "-" }
 
 // Config is the Session configuration the command's attributes ask for.
-// A dialect attribute that names no dialect is kept as it is: the answer
-// then fails with stream.ParseDialect's error, which lists the valid ones.
+// A dialect attribute that names no dialect is kept as it is: NewSession
+// then refuses it, and the element fails the call with an AttributeError
+// that names the attribute and lists the valid dialects.
 func (c Command) Config() Config {
 	d, err := stream.ParseDialect(c.Dialect)
 	if err != nil {

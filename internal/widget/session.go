@@ -106,6 +106,9 @@ type Session struct {
 	ann  *a11y.Announcer
 	rec  Recorder
 
+	pipeOpts []stream.Option // each answer's pipeline and announcer, as
+	annOpts  []a11y.Option   // NewSession checked them
+
 	at           time.Time         // when the bytes being written arrived
 	rendered     string            // text given to the document so far
 	tail         string            // live tail HTML on screen
@@ -137,8 +140,10 @@ const MinStall = 1500 * time.Millisecond
 // model that is slow all along is not called stalled for its usual pace.
 func StallAfter(p95 time.Duration) time.Duration { return max(MinStall, 3*p95) }
 
-// NewSession returns a session ready for Begin.
-func NewSession(cfg Config) *Session {
+// NewSession returns a session ready for Begin. A Config that sets an
+// option its package refuses is that package's *OptionError (the widget
+// names the element's attribute: see AttributeError).
+func NewSession(cfg Config) (*Session, error) {
 	now := cfg.Now
 	if now == nil {
 		now = time.Now
@@ -155,9 +160,23 @@ func NewSession(cfg Config) *Session {
 		extra = append(append([]render.Option(nil), extra...), render.WithFootnotePrefix(cfg.FootnotePrefix))
 	}
 	s.doc = render.NewDocument(RenderOptions(cfg.Policy, extra...)...)
-	s.Begin()
+	s.pipeOpts = []stream.Option{stream.WithEventHandler(s.event)}
+	if cfg.Dialect != "" {
+		s.pipeOpts = append(s.pipeOpts, stream.WithDialect(cfg.Dialect))
+	}
+	if cfg.ContentType != "" {
+		s.pipeOpts = append(s.pipeOpts, stream.WithContentType(cfg.ContentType))
+	}
+	mode := cfg.Announce
+	if mode == "" {
+		mode = a11y.ModeSentences
+	}
+	s.annOpts = []a11y.Option{a11y.WithMode(mode), a11y.WithClock(s.now), a11y.WithStartStatus(cfg.Words.Responding)}
+	if err := s.begin(); err != nil {
+		return nil, err
+	}
 	s.asked = false // ready, but no answer yet: nothing to show
-	return s
+	return s, nil
 }
 
 // Highlighter holds the render options that highlight code blocks. The
@@ -176,21 +195,21 @@ func RenderOptions(p render.Policy, extra ...render.Option) []render.Option {
 
 // Begin starts a new answer, forgetting the previous one.
 func (s *Session) Begin() {
+	if err := s.begin(); err != nil {
+		// NewSession's first answer was built from the same options.
+		panic("widget: options NewSession accepted were refused: " + err.Error())
+	}
+}
+
+func (s *Session) begin() error {
+	pipe, err := stream.NewPipeline(s.pipeOpts...)
+	if err != nil {
+		return err
+	}
 	s.asked = true
-	opts := []stream.Option{stream.WithEventHandler(s.event)}
-	if s.cfg.Dialect != "" {
-		opts = append(opts, stream.WithDialect(s.cfg.Dialect))
-	}
-	if s.cfg.ContentType != "" {
-		opts = append(opts, stream.WithContentType(s.cfg.ContentType))
-	}
-	s.pipe = stream.NewPipeline(opts...)
+	s.pipe = pipe
 	s.doc.Reset()
-	mode := s.cfg.Announce
-	if mode == "" {
-		mode = a11y.ModeSentences
-	}
-	s.ann = a11y.New(a11y.WithMode(mode), a11y.WithClock(s.now), a11y.WithStartStatus(s.cfg.Words.Responding))
+	s.ann = a11y.New(s.annOpts...)
 	s.rec.Start(s.now())
 	s.rendered, s.tail, s.tools, s.status, s.shown = "", "", "", "", ""
 	s.differ.Reset()
@@ -198,6 +217,7 @@ func (s *Session) Begin() {
 	s.firstToken, s.ended, s.finished = false, false, false
 	s.stalled, s.stallWait, s.stallGaps = false, MinStall, 0
 	s.ann.Start()
+	return nil
 }
 
 // StartAt places the answer's start — what the metrics count from — at

@@ -100,7 +100,7 @@ func (c *fakeClock) Now() time.Time { return c.now }
 // announcer.
 func drive(t *testing.T, rng *rand.Rand, data []byte, ends []int, dropAt int, end error) (*Session, *screen) {
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	s := NewSession(Config{Policy: render.Policy{SameOrigin: "https://app.test"}, Now: clock.Now})
+	s := newSession(t, Config{Policy: render.Policy{SameOrigin: "https://app.test"}, Now: clock.Now})
 	sc := &screen{}
 	frame := func() {
 		p := s.Frame()
@@ -156,7 +156,7 @@ func drive(t *testing.T, rng *rand.Rand, data []byte, ends []int, dropAt int, en
 func TestTheVisibleStatusIsNeverBehindTheSpokenOne(t *testing.T) {
 	data, _, _ := events(t, sim.Params{Answer: "short", TokenChars: 4})
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	s := NewSession(Config{Now: clock.Now})
+	s := newSession(t, Config{Now: clock.Now})
 	require.False(t, s.Dirty(), "an element never asked has nothing to show")
 	require.False(t, s.Frame().ShownChanged)
 	s.Begin()
@@ -286,7 +286,7 @@ func TestOnEventSeesEveryDecodedEventAndTheSessionsAnswer(t *testing.T) {
 	var text strings.Builder
 	kinds := map[stream.Kind]int{}
 	var s *Session
-	s = NewSession(Config{OnEvent: func(e stream.Event) {
+	s = newSession(t, Config{OnEvent: func(e stream.Event) {
 		kinds[e.Kind]++
 		if e.Kind == stream.KindText {
 			text.WriteString(e.Text)
@@ -310,7 +310,7 @@ func TestATextResponseIsTheAnswerAndItsLengthCountsOnlyOnTheSameOrigin(t *testin
 	}
 
 	body := "## Tea\n\nGreen, at **80 °C**."
-	s := NewSession(Config{})
+	s := newSession(t, Config{})
 	s.Respond(ResponseHead("cors", get))
 	require.NoError(t, s.Write([]byte(body)))
 	s.End(nil)
@@ -321,7 +321,7 @@ func TestATextResponseIsTheAnswerAndItsLengthCountsOnlyOnTheSameOrigin(t *testin
 	require.Equal(t, render.Convert(body, RenderOptions(render.Policy{})...), p.Append+p.Tail)
 
 	// Same origin, the body shorter than its Content-Length: cut.
-	s = NewSession(Config{})
+	s = newSession(t, Config{})
 	s.Respond(ResponseHead("basic", get))
 	require.NoError(t, s.Write([]byte(body)))
 	s.End(nil)
@@ -330,7 +330,7 @@ func TestATextResponseIsTheAnswerAndItsLengthCountsOnlyOnTheSameOrigin(t *testin
 }
 
 func TestABodyTheWidgetCannotReadFailsSayingWhatArrivedNeverIncomplete(t *testing.T) {
-	s := NewSession(Config{})
+	s := newSession(t, Config{})
 	s.Respond(ResponseHead("basic", func(name string) string {
 		return map[string]string{"Content-Type": "text/html"}[name]
 	}))

@@ -1,0 +1,37 @@
+package widget
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/trickle-dev/trickle/stream"
+)
+
+// AttributeError is an element attribute whose value the option it sets
+// refused: what trickle-error and the console tell the page's author, in
+// the page's words (the attribute, not the Go option).
+type AttributeError struct {
+	Attribute string // e.g. "dialect"
+	Value     any    // the value refused (one origin of image-origins)
+	Reason    string // the option's reason
+	Err       error  // the option's own error (a *stream.OptionError, …)
+}
+
+func (e *AttributeError) Error() string {
+	return fmt.Sprintf("the %s attribute %q: %s", e.Attribute, fmt.Sprint(e.Value), e.Reason)
+}
+
+// Unwrap gives the option's error.
+func (e *AttributeError) Unwrap() error { return e.Err }
+
+// attributeError phrases an error of NewSession for a Config that
+// Command.Config built as the attribute that set the refused option; any
+// other error is returned as it is.
+func attributeError(err error) error {
+	var so *stream.OptionError
+	if errors.As(err, &so) && so.Option == "WithDialect" {
+		oe := so
+		return &AttributeError{Attribute: "dialect", Value: oe.Value, Reason: oe.Reason, Err: err}
+	}
+	return err
+}
