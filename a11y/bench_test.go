@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/clipperhouse/uax29/v2/sentences"
-	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/stream"
 )
 
@@ -55,7 +54,7 @@ func BenchmarkStream(b *testing.B) {
 		for b.Loop() {
 			clock := newClock()
 			a := New(WithClock(clock.now))
-			d := render.NewDocument()
+			d := document()
 			a.Start()
 			for i := 8; i < len(text)+8; i += 8 {
 				f := d.Update(text[:min(i, len(text))])

@@ -14,7 +14,11 @@ import (
 func Example() {
 	clock := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	ann := a11y.New(a11y.WithClock(func() time.Time { return clock }))
-	doc := render.NewDocument()
+	doc, err := render.NewDocument()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	say := func() {
 		for _, a := range ann.Poll() {
@@ -94,7 +98,7 @@ func ExampleMeasure() {
 
 // blocks renders text in one go and returns all its blocks.
 func blocks(text string) []render.Block {
-	d := render.NewDocument()
+	d, _ := render.NewDocument() // no option, nothing to refuse
 	settled := d.Update(text).Settled
 	return append(settled, d.Finish().Settled...)
 }

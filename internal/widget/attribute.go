@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/stream"
 )
 
@@ -30,8 +31,11 @@ func (e *AttributeError) Unwrap() error { return e.Err }
 func attributeError(err error) error {
 	var so *stream.OptionError
 	if errors.As(err, &so) && so.Option == "WithDialect" {
-		oe := so
-		return &AttributeError{Attribute: "dialect", Value: oe.Value, Reason: oe.Reason, Err: err}
+		return &AttributeError{Attribute: "dialect", Value: so.Value, Reason: so.Reason, Err: err}
+	}
+	var ro *render.OptionError
+	if errors.As(err, &ro) && ro.Option == "WithPolicy" && ro.Field == "AllowedImageOrigins" {
+		return &AttributeError{Attribute: "image-origins", Value: ro.Value, Reason: ro.Reason, Err: err}
 	}
 	return err
 }

@@ -5,7 +5,18 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/render"
 )
+
+// convert is render.Convert, the widget's oracle, for options the test
+// knows are good.
+func convert(tb testing.TB, text string, opts ...render.Option) string {
+	tb.Helper()
+	html, err := render.Convert(text, opts...)
+	require.NoError(tb, err)
+	return html
+}
 
 // newSession is NewSession for a Config the test knows is good.
 func newSession(tb testing.TB, cfg Config) *Session {
@@ -22,6 +33,7 @@ func TestABadAttributeFailsTheCallNamingTheAttribute(t *testing.T) {
 		name, extra, attribute, value, reason string
 	}{
 		{"an unknown dialect", `,"dialect":"klingon"`, "dialect", "klingon", "unknown dialect (want auto or one of openai"},
+		{"an image origin that is no origin", `,"images":"https://ok.test cdn.test"`, "image-origins", "cdn.test", "not an origin (want scheme://host[:port])"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,4 +74,10 @@ func TestAGoodConfigMakesASession(t *testing.T) {
 		_, err := NewSession(cfg)
 		require.NoError(t, err)
 	}
+	// A file: page's origin is opaque: it serializes as "null", which is
+	// no origin to allow images from, and no reason to refuse the page.
+	cfg := command(t, `{"t":"ask","id":1,"n":1,"url":"http://127.0.0.1:1/x","origin":"null"}`).Config()
+	require.Empty(t, cfg.Policy.SameOrigin)
+	_, err := NewSession(cfg)
+	require.NoError(t, err)
 }

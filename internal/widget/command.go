@@ -246,7 +246,10 @@ func (c Command) Config() Config {
 	// An announce attribute of no known mode is the default, as HTML's
 	// enumerated attributes do with an invalid value.
 	cfg.Announce, _ = a11y.ParseMode(strings.ToLower(strings.TrimSpace(c.Announce)))
-	cfg.Policy.SameOrigin = c.Origin
+	if c.Origin != "null" {
+		// An opaque origin (a file: page) has no URLs of its own.
+		cfg.Policy.SameOrigin = c.Origin
+	}
 	cfg.Highlight = c.Highlight
 	cfg.FootnotePrefix = FootnotePrefix(c.ID)
 	if len(c.Strings) > 0 {

@@ -24,7 +24,7 @@ func TestTwoElementsAnswersWithTheSameFootnotesGetTheirOwnIDsAndStayEqualToConve
 		require.NoError(t, err)
 		s := newSession(t, c.Config())
 		want := func(upTo int) string {
-			return render.Convert(text[:upTo], RenderOptions(policy, render.WithFootnotePrefix(FootnotePrefix(id)))...)
+			return convert(t, text[:upTo], RenderOptions(policy, render.WithFootnotePrefix(FootnotePrefix(id)))...)
 		}
 		var sc screen
 		for i := 0; i < len(text); i += 5 {

@@ -341,7 +341,7 @@ func TestWarmUpRunsAWholeAnswer(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, stream.Complete, s.Status())
 	require.Equal(t, warmSample, s.Text())
-	want := render.Convert(warmSample, RenderOptions(render.Policy{})...)
+	want := convert(t, warmSample, RenderOptions(render.Policy{})...)
 	require.Contains(t, want, `<table dir="auto">`, "the sample covers tables (GFM)")
 	require.Equal(t, want, html, "the HTML handed to the browser's parser is the sample's")
 }

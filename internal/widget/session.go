@@ -159,7 +159,11 @@ func NewSession(cfg Config) (*Session, error) {
 	if cfg.FootnotePrefix != "" {
 		extra = append(append([]render.Option(nil), extra...), render.WithFootnotePrefix(cfg.FootnotePrefix))
 	}
-	s.doc = render.NewDocument(RenderOptions(cfg.Policy, extra...)...)
+	doc, err := render.NewDocument(RenderOptions(cfg.Policy, extra...)...)
+	if err != nil {
+		return nil, err
+	}
+	s.doc = doc
 	s.pipeOpts = []stream.Option{stream.WithEventHandler(s.event)}
 	if cfg.Dialect != "" {
 		s.pipeOpts = append(s.pipeOpts, stream.WithDialect(cfg.Dialect))
