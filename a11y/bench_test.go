@@ -53,7 +53,7 @@ func BenchmarkStream(b *testing.B) {
 		b.SetBytes(int64(len(text)))
 		for b.Loop() {
 			clock := newClock()
-			a := New(WithClock(clock.now))
+			a := newAnnouncer(b, WithClock(clock.now))
 			d := document()
 			a.Start()
 			for i := 8; i < len(text)+8; i += 8 {

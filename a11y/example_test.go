@@ -13,7 +13,11 @@ import (
 // announcer, and put what Poll returns into the live regions.
 func Example() {
 	clock := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	ann := a11y.New(a11y.WithClock(func() time.Time { return clock }))
+	ann, err := a11y.New(a11y.WithClock(func() time.Time { return clock }))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	doc, err := render.NewDocument()
 	if err != nil {
 		fmt.Println(err)
@@ -75,7 +79,11 @@ func ExampleUnits() {
 // Measure gives the screen-reader lab's counters for a transcript.
 func ExampleMeasure() {
 	clock := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	ann := a11y.New(a11y.WithClock(func() time.Time { return clock }))
+	ann, err := a11y.New(a11y.WithClock(func() time.Time { return clock }))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	ann.Start()
 	text := "First point. Second point. Third point."
 	for i := 1; i <= len(text); i++ {
@@ -107,7 +115,11 @@ func blocks(text string) []render.Block {
 // chat panel does.
 func ExampleWithMode() {
 	clock := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	ann := a11y.New(a11y.WithMode(a11y.ModeComplete), a11y.WithClock(func() time.Time { return clock }))
+	ann, err := a11y.New(a11y.WithMode(a11y.ModeComplete), a11y.WithClock(func() time.Time { return clock }))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	ann.Start()
 	ann.Frame(blocks("# Result\n\nIt worked. All **42** tests pass."), nil, true)
 	ann.End(stream.Complete, nil)

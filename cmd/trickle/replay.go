@@ -267,9 +267,6 @@ func replayAnswer(in io.Reader, o replayOptions) (replayOutput, error) {
 	if o.pace <= 0 {
 		o.pace = defaultPace
 	}
-	if o.announce == "" {
-		o.announce = a11y.ModeSentences
-	}
 	s, err := newSimulation(widget.Config{Dialect: o.dialect, ContentType: o.contentType, Announce: o.announce}, o.pace)
 	if err != nil {
 		// The flags were checked as they were read (dialectFlag, --announce).

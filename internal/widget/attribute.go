@@ -27,7 +27,9 @@ func (e *AttributeError) Unwrap() error { return e.Err }
 
 // attributeError phrases an error of NewSession for a Config that
 // Command.Config built as the attribute that set the refused option; any
-// other error is returned as it is.
+// other error is returned as it is. (An announce attribute of no known
+// mode never gets here: Command.Config reads it as the default, as HTML
+// does an enumerated attribute's invalid value.)
 func attributeError(err error) error {
 	var so *stream.OptionError
 	if errors.As(err, &so) && so.Option == "WithDialect" {

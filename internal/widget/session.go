@@ -15,7 +15,7 @@ type Config struct {
 	Dialect stream.Dialect
 	// ContentType is the response's Content-Type, when known.
 	ContentType string
-	// Announce is the a11y mode ("": ModeSentences).
+	// Announce is the a11y mode ("": a11y.DefaultMode).
 	Announce a11y.Mode
 	// Policy is the link and image safety policy for rendering.
 	Policy render.Policy
@@ -171,11 +171,7 @@ func NewSession(cfg Config) (*Session, error) {
 	if cfg.ContentType != "" {
 		s.pipeOpts = append(s.pipeOpts, stream.WithContentType(cfg.ContentType))
 	}
-	mode := cfg.Announce
-	if mode == "" {
-		mode = a11y.ModeSentences
-	}
-	s.annOpts = []a11y.Option{a11y.WithMode(mode), a11y.WithClock(s.now), a11y.WithStartStatus(cfg.Words.Responding)}
+	s.annOpts = []a11y.Option{a11y.WithMode(cfg.Announce), a11y.WithClock(s.now), a11y.WithStartStatus(cfg.Words.Responding)}
 	if err := s.begin(); err != nil {
 		return nil, err
 	}
@@ -210,10 +206,13 @@ func (s *Session) begin() error {
 	if err != nil {
 		return err
 	}
+	ann, err := a11y.New(s.annOpts...)
+	if err != nil {
+		return err
+	}
 	s.asked = true
-	s.pipe = pipe
+	s.pipe, s.ann = pipe, ann
 	s.doc.Reset()
-	s.ann = a11y.New(s.annOpts...)
 	s.rec.Start(s.now())
 	s.rendered, s.tail, s.tools, s.status, s.shown = "", "", "", "", ""
 	s.differ.Reset()
