@@ -152,45 +152,16 @@ func NewSession(cfg Config) (*Session, error) {
 		cfg.Words = &English
 	}
 	s := &Session{cfg: cfg, now: now}
-	extra := cfg.Render
-	if cfg.Highlight {
-		extra = append(append([]render.Option(nil), Highlighter...), extra...)
-	}
-	if cfg.FootnotePrefix != "" {
-		extra = append(append([]render.Option(nil), extra...), render.WithFootnotePrefix(cfg.FootnotePrefix))
-	}
-	doc, err := render.NewDocument(RenderOptions(cfg.Policy, extra...)...)
+	doc, err := render.NewDocument(s.options()...)
 	if err != nil {
 		return nil, err
 	}
 	s.doc = doc
-	s.pipeOpts = []stream.Option{stream.WithEventHandler(s.event)}
-	if cfg.Dialect != "" {
-		s.pipeOpts = append(s.pipeOpts, stream.WithDialect(cfg.Dialect))
-	}
-	if cfg.ContentType != "" {
-		s.pipeOpts = append(s.pipeOpts, stream.WithContentType(cfg.ContentType))
-	}
-	s.annOpts = []a11y.Option{a11y.WithMode(cfg.Announce), a11y.WithClock(s.now), a11y.WithStartStatus(cfg.Words.Responding)}
 	if err := s.begin(); err != nil {
 		return nil, err
 	}
 	s.asked = false // ready, but no answer yet: nothing to show
 	return s, nil
-}
-
-// Highlighter holds the render options that highlight code blocks. The
-// highlighting build of the widget sets it (wasm/cmd/widget, build tag
-// trickle_highlight, imports render/highlight); in the default build it is
-// empty, chroma is not linked, and Config.Highlight does nothing.
-var Highlighter []render.Option
-
-// RenderOptions is how the widget renders: the policy, dir="auto" on every
-// text block (a right-to-left answer reads right to left, a mixed one block
-// by block), then extra. render.Convert with the same options is the
-// oracle for what the widget shows.
-func RenderOptions(p render.Policy, extra ...render.Option) []render.Option {
-	return append([]render.Option{render.WithPolicy(p), render.WithDirAuto(true)}, extra...)
 }
 
 // Begin starts a new answer, forgetting the previous one.
