@@ -1,6 +1,7 @@
 package a11y_test
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -136,4 +137,15 @@ func ExampleWithMode() {
 	// 0s Assistant is responding.
 	// 0s Heading: Result. It worked. All 42 tests pass.
 	// 300ms Answer complete.
+}
+
+// A mode read from user input goes through ParseMode; New refuses a value
+// that is none of Modes by name.
+func ExampleNew_badOption() {
+	_, err := a11y.New(a11y.WithMode("loud"))
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, a11y.ErrBadOption))
+	// Output:
+	// a11y: bad option: WithMode("loud"): want sentences, complete or off
+	// true
 }
