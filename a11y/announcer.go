@@ -42,7 +42,8 @@ type Mode string
 
 // Modes of an Announcer.
 const (
-	// ModeSentences announces each confirmed sentence, paced (the default).
+	// ModeSentences announces each confirmed sentence, paced
+	// (DefaultMode).
 	ModeSentences Mode = "sentences"
 	// ModeComplete announces the whole plain-text answer once, at the end.
 	ModeComplete Mode = "complete"
@@ -52,21 +53,23 @@ const (
 	ModeOff Mode = "off"
 )
 
+// DefaultMode is the mode of an Announcer no WithMode sets, and what
+// ParseMode reads "" as.
+const DefaultMode = ModeSentences
+
 // Modes lists the modes.
 func Modes() []Mode { return []Mode{ModeSentences, ModeComplete, ModeOff} }
 
-// ParseMode reads a mode's name; "" is ModeSentences. Any other name is an
+// ParseMode reads a mode's name; "" is DefaultMode. Any other name is an
 // error that lists the modes.
 func ParseMode(name string) (Mode, error) {
 	if name == "" {
-		return ModeSentences, nil
+		return DefaultMode, nil
 	}
-	for _, m := range Modes() {
-		if Mode(name) == m {
-			return m, nil
-		}
+	if m := Mode(name); m.known() {
+		return m, nil
 	}
-	return ModeSentences, fmt.Errorf("a11y: %q is not an announcement mode (sentences, complete or off)", name)
+	return DefaultMode, fmt.Errorf("a11y: %q is not an announcement mode (sentences, complete or off)", name)
 }
 
 // Announcement is one thing for a screen reader to say.
@@ -100,18 +103,18 @@ type Unit struct {
 type Option func(*Announcer)
 
 // WithMode selects ModeSentences, ModeComplete or ModeOff (ParseMode reads
-// one from its name). Any other value keeps the default, ModeSentences.
+// one from its name); "" is DefaultMode. New refuses any other value.
 func WithMode(mode Mode) Option {
 	return func(a *Announcer) {
-		switch mode {
-		case ModeSentences, ModeComplete, ModeOff:
-			a.mode = mode
+		if mode == "" {
+			mode = DefaultMode
 		}
+		a.mode = mode
 	}
 }
 
 // WithClock injects the clock, so pacing is deterministic in tests and in
-// replays with recorded timing. The default is time.Now.
+// replays with recorded timing. The default (and nil) is time.Now.
 func WithClock(now func() time.Time) Option {
 	return func(a *Announcer) {
 		if now != nil {
@@ -163,14 +166,20 @@ type Announcer struct {
 	transcript Transcript
 }
 
-// New returns an Announcer in ModeSentences on the real clock unless told
-// otherwise.
-func New(opts ...Option) *Announcer {
-	a := &Announcer{mode: ModeSentences, now: time.Now, startText: StatusResponding}
+// New returns an Announcer in DefaultMode on the real clock unless told
+// otherwise. An option value that cannot work is an *OptionError
+// (matching ErrBadOption) naming it.
+func New(opts ...Option) (*Announcer, error) {
+	a := &Announcer{mode: DefaultMode, now: time.Now, startText: StatusResponding}
 	for _, o := range opts {
-		o(a)
+		if o != nil {
+			o(a)
+		}
 	}
-	return a
+	if !a.mode.known() {
+		return nil, &OptionError{Option: "WithMode", Value: string(a.mode), Reason: "want sentences, complete or off"}
+	}
+	return a, nil
 }
 
 // Mode returns the announcer's mode.

@@ -23,7 +23,7 @@ type harness struct {
 
 func newHarness(t *testing.T, opts ...Option) *harness {
 	c := newClock()
-	return &harness{t: t, clock: c, a: New(append([]Option{WithClock(c.now)}, opts...)...)}
+	return &harness{t: t, clock: c, a: newAnnouncer(t, append([]Option{WithClock(c.now)}, opts...)...)}
 }
 
 func (h *harness) poll() []Announcement {
@@ -384,11 +384,6 @@ func TestTheCallersWordsAreTheStatusesSaidOnceEach(t *testing.T) {
 	require.Equal(t, []string{StatusResponding, "Fini."}, statusesOf(h.heard), "no words: the built-in start status")
 }
 
-func TestAnUnknownModeIsSentences(t *testing.T) {
-	require.Equal(t, ModeSentences, New(WithMode("loud")).Mode())
-	require.Equal(t, ModeSentences, New().Mode())
-}
-
 func TestNextDueIsFalseWhenNothingWaits(t *testing.T) {
 	h := newHarness(t)
 	_, ok := h.a.NextDue()
@@ -455,7 +450,7 @@ func TestEndWithoutStartStillSaysTheStatus(t *testing.T) {
 }
 
 func TestWithClockNilKeepsTheRealClock(t *testing.T) {
-	a := New(WithClock(nil))
+	a := newAnnouncer(t, WithClock(nil))
 	before := time.Now()
 	a.Start()
 	got := a.Poll()

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/clipperhouse/uax29/v2/sentences"
-	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/stream"
 )
 
@@ -54,8 +53,8 @@ func BenchmarkStream(b *testing.B) {
 		b.SetBytes(int64(len(text)))
 		for b.Loop() {
 			clock := newClock()
-			a := New(WithClock(clock.now))
-			d := render.NewDocument()
+			a := newAnnouncer(b, WithClock(clock.now))
+			d := document()
 			a.Start()
 			for i := 8; i < len(text)+8; i += 8 {
 				f := d.Update(text[:min(i, len(text))])

@@ -1,6 +1,7 @@
 package a11y_test
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,8 +14,16 @@ import (
 // announcer, and put what Poll returns into the live regions.
 func Example() {
 	clock := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	ann := a11y.New(a11y.WithClock(func() time.Time { return clock }))
-	doc := render.NewDocument()
+	ann, err := a11y.New(a11y.WithClock(func() time.Time { return clock }))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	doc, err := render.NewDocument()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	say := func() {
 		for _, a := range ann.Poll() {
@@ -71,7 +80,11 @@ func ExampleUnits() {
 // Measure gives the screen-reader lab's counters for a transcript.
 func ExampleMeasure() {
 	clock := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	ann := a11y.New(a11y.WithClock(func() time.Time { return clock }))
+	ann, err := a11y.New(a11y.WithClock(func() time.Time { return clock }))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	ann.Start()
 	text := "First point. Second point. Third point."
 	for i := 1; i <= len(text); i++ {
@@ -94,7 +107,7 @@ func ExampleMeasure() {
 
 // blocks renders text in one go and returns all its blocks.
 func blocks(text string) []render.Block {
-	d := render.NewDocument()
+	d, _ := render.NewDocument() // no option, nothing to refuse
 	settled := d.Update(text).Settled
 	return append(settled, d.Finish().Settled...)
 }
@@ -103,7 +116,11 @@ func blocks(text string) []render.Block {
 // chat panel does.
 func ExampleWithMode() {
 	clock := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	ann := a11y.New(a11y.WithMode(a11y.ModeComplete), a11y.WithClock(func() time.Time { return clock }))
+	ann, err := a11y.New(a11y.WithMode(a11y.ModeComplete), a11y.WithClock(func() time.Time { return clock }))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	ann.Start()
 	ann.Frame(blocks("# Result\n\nIt worked. All **42** tests pass."), nil, true)
 	ann.End(stream.Complete, nil)
@@ -120,4 +137,15 @@ func ExampleWithMode() {
 	// 0s Assistant is responding.
 	// 0s Heading: Result. It worked. All 42 tests pass.
 	// 300ms Answer complete.
+}
+
+// A mode read from user input goes through ParseMode; New refuses a value
+// that is none of Modes by name.
+func ExampleNew_badOption() {
+	_, err := a11y.New(a11y.WithMode("loud"))
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, a11y.ErrBadOption))
+	// Output:
+	// a11y: bad option: WithMode("loud"): want sentences, complete or off
+	// true
 }

@@ -67,7 +67,7 @@ func FuzzAnnouncerNeverRepeats(f *testing.F) {
 			end = u.End
 		}
 		h := newHarness(t)
-		d := render.NewDocument(render.WithRepair(cut%2 == 0))
+		d := document(render.WithRepair(cut%2 == 0))
 		h.a.Start()
 		step := 1 + int(cut)%17
 		for i := step; i < len(s)+step; i += step {

@@ -13,10 +13,20 @@ import (
 // (formulas): measure's tests compare with it.
 var gfm = goldmark.New(goldmark.WithExtensions(extension.GFM))
 
+// document is render.NewDocument for options the test knows are good (a
+// refused one panics, which fails the test).
+func document(opts ...render.Option) *render.Document {
+	d, err := render.NewDocument(opts...)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
 // parse returns the top-level blocks of text, as render hands them over
 // at the end of a stream.
 func parse(src string) []render.Block {
-	d := render.NewDocument()
+	d := document()
 	blocks := d.Update(src).Settled
 	return append(blocks, d.Finish().Settled...)
 }

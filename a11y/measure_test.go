@@ -81,7 +81,7 @@ func markdownOutsideCode(s string, code []string) int {
 // widget's frame loop does.
 func streamAnswer(t *testing.T, text string, rng *rand.Rand, maxToken int, gap func() time.Duration, opts ...render.Option) (*harness, Transcript) {
 	h := newHarness(t)
-	d := render.NewDocument(opts...)
+	d := document(opts...)
 	h.a.Start()
 	for i := 0; i < len(text); {
 		i = min(len(text), i+1+rng.IntN(maxToken))
@@ -149,7 +149,7 @@ func TestStreamingOneByteAtATimeGivesTheOneShotUnits(t *testing.T) {
 		}
 		for _, repair := range []bool{false, true} {
 			h := newHarness(t)
-			d := render.NewDocument(render.WithRepair(repair))
+			d := document(render.WithRepair(repair))
 			h.a.Start()
 			for i := 1; i <= len(text); i++ {
 				f := d.Update(text[:i])

@@ -143,7 +143,7 @@ func TestATableSpanFromItsEndsEqualsTheSpanOfEveryCell(t *testing.T) {
 	}
 	tables := 0
 	for _, text := range texts {
-		d := render.NewDocument()
+		d := document()
 		for n := 0; n <= len(text); n++ {
 			f := d.Update(text[:n])
 			for _, bl := range append(append([]render.Block(nil), f.Settled...), f.TailBlocks...) {

@@ -48,7 +48,7 @@ func TestAnAnthropicStreamThatDoesNotCompleteEndsWithAnthropicsErrorEvent(t *tes
 			defer cancel()
 			id := resp.Header.Get("X-Trickle-Stream")
 			var raw []byte
-			dec := sse.NewDecoder(resp.Body)
+			dec := decoder(t, resp.Body)
 			var evs []sse.Event
 			for {
 				ev, err := dec.Next()
@@ -103,7 +103,7 @@ func TestAnOpenAIStreamThatIsStoppedEndsWithTheStatusAlone(t *testing.T) {
 	resp, cancel := openSSE(t, http.MethodPost, base+"/v1/chat/completions?dialect=openai&answer=sample-20k&gap_ms=5&ttft_ms=0&jitter_ms=0", hello, "")
 	defer cancel()
 	id := resp.Header.Get("X-Trickle-Stream")
-	dec := sse.NewDecoder(resp.Body)
+	dec := decoder(t, resp.Body)
 	var last sse.Event
 	for n := 1; ; n++ {
 		ev, err := dec.Next()
@@ -130,7 +130,7 @@ func TestAnAnthropicStreamWhoseGeneratorDiedEndsWithAnthropicsErrorEvent(t *test
 	first := readSSE(t, resp, 3, func() {})
 	onB, cancelB := openSSE(t, http.MethodGet, b.base+"/v1/streams/"+id, "", first[2].LastEventID)
 	defer cancelB()
-	dec := sse.NewDecoder(onB.Body)
+	dec := decoder(t, onB.Body)
 	_, err := dec.Next()
 	require.NoError(t, err)
 	a.srv.Crash()

@@ -32,7 +32,10 @@ func ExampleNew() {
 		panic(err)
 	}
 	defer resp.Body.Close()
-	dec := sse.NewDecoder(resp.Body)
+	dec, err := sse.NewDecoder(resp.Body)
+	if err != nil {
+		panic(err)
+	}
 	for range 3 {
 		ev, _ := dec.Next()
 		fmt.Println(strings.TrimPrefix(ev.LastEventID, resp.Header.Get("X-Trickle-Stream")), ev.Data)

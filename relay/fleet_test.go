@@ -47,7 +47,7 @@ func readSSE(t *testing.T, resp *http.Response, n int, cancel func()) []sse.Even
 	t.Helper()
 	defer cancel()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	dec := sse.NewDecoder(resp.Body)
+	dec := decoder(t, resp.Body)
 	var out []sse.Event
 	for n < 0 || len(out) < n {
 		ev, err := dec.Next()
@@ -188,7 +188,7 @@ func stopAcross(t *testing.T, a, c node) time.Duration {
 	resp, cancel := openSSE(t, http.MethodPost, a.base+"/v1/chat/completions?dialect=openai&answer=sample-100k&gap_ms=5", hello, "")
 	defer cancel()
 	id := resp.Header.Get("X-Trickle-Stream")
-	dec := sse.NewDecoder(resp.Body)
+	dec := decoder(t, resp.Body)
 	for range 3 {
 		_, err := dec.Next()
 		require.NoError(t, err)
@@ -266,7 +266,7 @@ func TestReadersElsewhereLearnThatTheGeneratingRelayDied(t *testing.T) {
 	id := resp.Header.Get("X-Trickle-Stream")
 	first := readSSE(t, resp, 3, func() {})
 	onB, cancelB := openSSE(t, http.MethodGet, b.base+"/v1/streams/"+id, "", first[2].LastEventID)
-	dec := sse.NewDecoder(onB.Body)
+	dec := decoder(t, onB.Body)
 	for range 3 {
 		_, err := dec.Next()
 		require.NoError(t, err)
@@ -345,7 +345,7 @@ func TestRedisStoppedAndStartedAgain(t *testing.T) {
 		name string
 		body io.Reader
 	}{{"on A", resp.Body}, {"on B", onB.Body}} {
-		dec := sse.NewDecoder(rd.body)
+		dec := decoder(t, rd.body)
 		last := lastEvent(t, dec, rd.name)
 		require.Equal(t, relay.StatusEvent, last.Type, rd.name)
 		require.Contains(t, last.Data, `"failed"`, rd.name)
@@ -402,7 +402,7 @@ func BenchmarkResumeToFirstEvent(b *testing.B) {
 			req.Header.Set("Last-Event-ID", id+":10")
 			resp, err := http.DefaultClient.Do(req)
 			require.NoError(b, err)
-			ev, err := sse.NewDecoder(resp.Body).Next()
+			ev, err := decoder(b, resp.Body).Next()
 			took = append(took, time.Since(start))
 			require.NoError(b, err)
 			require.Equal(b, id+":11", ev.LastEventID)

@@ -242,7 +242,7 @@ func TestShutdownPastItsDeadlineHandsClientsAResumableEnd(t *testing.T) {
 	srv, base := start(t)
 	resp := post(t, base+"/v1/chat/completions?answer=sample-100k&gap_ms=5", hello)
 	c := wsDial(t, base, "?answer=sample-100k&gap_ms=5", hello)
-	dec := sse.NewDecoder(resp.Body)
+	dec := decoder(t, resp.Body)
 	_, err := dec.Next()
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)

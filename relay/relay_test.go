@@ -122,10 +122,22 @@ func del(t testing.TB, url string) *http.Response {
 	return resp
 }
 
+// decoder is sse.NewDecoder, which takes no option here and so cannot
+// fail.
+func decoder(t testing.TB, r io.Reader) *sse.Decoder {
+	t.Helper()
+	dec, err := sse.NewDecoder(r)
+	require.NoError(t, err)
+	return dec
+}
+
 // events reads an SSE body to its end with the sse package's decoder. The
 // error is nil at a clean end.
 func events(r io.Reader) ([]sse.Event, error) {
-	dec := sse.NewDecoder(r)
+	dec, err := sse.NewDecoder(r)
+	if err != nil {
+		return nil, err
+	}
 	var out []sse.Event
 	for {
 		ev, err := dec.Next()
@@ -165,8 +177,9 @@ func eventually(t testing.TB, what string, cond func() bool) {
 // pipeline).
 func answerOf(t testing.TB, dialect stream.Dialect, body []byte) *stream.Answer {
 	t.Helper()
-	p := stream.NewPipeline(stream.WithDialect(dialect), stream.WithContentType("text/event-stream"))
-	_, err := p.Write(body)
+	p, err := stream.NewPipeline(stream.WithDialect(dialect), stream.WithContentType("text/event-stream"))
+	require.NoError(t, err)
+	_, err = p.Write(body)
 	require.NoError(t, err)
 	p.Close()
 	return p.Answer()
@@ -214,7 +227,7 @@ func TestCurlSeesTheRetryHintAndTheStreamNameBeforeAnyEvent(t *testing.T) {
 func TestEventsArriveSpreadInTimeNotInOneBurst(t *testing.T) {
 	_, base := start(t)
 	resp := post(t, base+"/v1/chat/completions?dialect=plain&answer=short&gap_ms=40&ttft_ms=0&token_chars=40", hello)
-	dec := sse.NewDecoder(resp.Body)
+	dec := decoder(t, resp.Body)
 	var at []time.Time
 	for {
 		_, err := dec.Next()

@@ -209,7 +209,7 @@ func TestStallDelaysTheNextEvent(t *testing.T) {
 	_, base := start(t)
 	sent := time.Now()
 	resp := post(t, base+"/v1/chat/completions?dialect=plain&answer=short&stall_after=2&stall_ms=200", hello)
-	dec := sse.NewDecoder(resp.Body)
+	dec := decoder(t, resp.Body)
 	var at []time.Time
 	for {
 		if _, err := dec.Next(); err != nil {
@@ -227,7 +227,7 @@ func TestStopCancelsTheGenerationAtOnceAndSaysSo(t *testing.T) {
 	_, base := start(t)
 	resp := post(t, base+"/v1/chat/completions?dialect=openai&answer=sample-100k&gap_ms=5", hello)
 	id := resp.Header.Get("X-Trickle-Stream")
-	dec := sse.NewDecoder(resp.Body)
+	dec := decoder(t, resp.Body)
 	for range 5 {
 		_, err := dec.Next()
 		require.NoError(t, err)
@@ -295,7 +295,7 @@ func TestDisconnectIsNotStopUntilTheGracePeriodPasses(t *testing.T) {
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	id := resp.Header.Get("X-Trickle-Stream")
-	dec := sse.NewDecoder(resp.Body)
+	dec := decoder(t, resp.Body)
 	var last sse.Event
 	for range 3 {
 		last, err = dec.Next()
@@ -309,7 +309,7 @@ func TestDisconnectIsNotStopUntilTheGracePeriodPasses(t *testing.T) {
 
 	// A resume within the grace period continues the same generation.
 	again := get(t, base+"/v1/streams/"+id, "Last-Event-ID", last.LastEventID)
-	dec = sse.NewDecoder(again.Body)
+	dec = decoder(t, again.Body)
 	ev, err := dec.Next()
 	require.NoError(t, err)
 	require.Equal(t, id+":4", ev.LastEventID)

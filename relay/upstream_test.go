@@ -176,7 +176,7 @@ func TestStopCancelsTheUpstreamRequest(t *testing.T) {
 	base := upstreamRelay(t, f, "openai")
 	resp := post(t, base+"/v1/chat/completions", hello)
 	id := resp.Header.Get("X-Trickle-Stream")
-	dec := sse.NewDecoder(resp.Body)
+	dec := decoder(t, resp.Body)
 	for range 3 {
 		_, err := dec.Next()
 		require.NoError(t, err)
@@ -201,7 +201,7 @@ func TestADisconnectCancelsTheUpstreamOnlyAfterTheGracePeriod(t *testing.T) {
 	base := upstreamRelay(t, f, "openai", relay.WithGrace(grace))
 	resp := post(t, base+"/v1/chat/completions", hello)
 	id := resp.Header.Get("X-Trickle-Stream")
-	_, err := sse.NewDecoder(resp.Body).Next()
+	_, err := decoder(t, resp.Body).Next()
 	require.NoError(t, err)
 	resp.Body.Close()
 	left := time.Now()
@@ -371,7 +371,7 @@ func TestADisconnectWithResumeOffCancelsTheUpstreamAtOnce(t *testing.T) {
 	resp := post(t, base+"/v1/chat/completions", hello, relay.ResumeHeader, "off")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	id := resp.Header.Get("X-Trickle-Stream")
-	_, err := sse.NewDecoder(resp.Body).Next()
+	_, err := decoder(t, resp.Body).Next()
 	require.NoError(t, err)
 	resp.Body.Close()
 	select {

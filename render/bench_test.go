@@ -29,11 +29,11 @@ func benchSample(b *testing.B) string {
 		// the process measures the compiler, not the renderer.
 		text := string(t[:20000])
 		for range 3 {
-			d := NewDocument()
+			d := newDocument(b)
 			for n := 160; n < len(text); n += 160 {
 				d.Update(text[:n])
 				if n%3200 == 0 {
-					Convert(text[:n])
+					convert(b, text[:n])
 				}
 			}
 			d.Finish()
@@ -75,7 +75,7 @@ func BenchmarkFrame(b *testing.B) {
 		prefix := settledPrefix(text, min(size, len(text)))
 		full := prefix + benchTail
 		before := prefix + benchTail[:len(benchTail)-160]
-		primed := NewDocument()
+		primed := newDocument(b)
 		primed.Update(before)
 		if primed.settled < len(prefix)-2 {
 			b.Fatalf("prefix of %d bytes did not settle (settled %d)", len(prefix), primed.settled)
@@ -110,7 +110,7 @@ func BenchmarkStream(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(text)))
 		loopCPU(b, func() {
-			d := NewDocument()
+			d := newDocument(b)
 			for n := frame; n < len(text); n += frame {
 				d.Update(text[:n])
 			}
@@ -126,7 +126,7 @@ func BenchmarkStream(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(cited)))
 		loopCPU(b, func() {
-			d := NewDocument()
+			d := newDocument(b)
 			for n := frame; n < len(cited); n += frame {
 				d.Update(cited[:n])
 			}

@@ -102,22 +102,27 @@ type unit struct {
 	defs       bool // holds link reference definitions
 }
 
-// NewDocument returns an empty Document. Options are those of Convert.
+// NewDocument returns an empty Document. Options are those of Convert; an
+// option value that cannot work is an *OptionError (matching
+// ErrBadOption) naming it.
 //
 // With an extension (WithExtension: syntax highlighting), closed blocks are
 // rendered with it and the live part without it: an open code block shows
 // plain text, and a block is highlighted in the frame that closes it, once.
 // The final frame then equals Convert with the extension; before it, the
 // tail differs from Convert's only in its live blocks.
-func NewDocument(opts ...Option) *Document {
-	c := newConfig(opts)
+func NewDocument(opts ...Option) (*Document, error) {
+	c, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
 	md := markdownFor(c)
 	plain := md
 	if c.ext != nil {
 		c.ext = nil
 		plain = markdownFor(c)
 	}
-	return &Document{md: md, plain: plain, repair: c.repair, fnPrefix: c.fnPrefix, labels: map[string]struct{}{}}
+	return &Document{md: md, plain: plain, repair: c.repair, fnPrefix: c.fnPrefix, labels: map[string]struct{}{}}, nil
 }
 
 // Reset forgets the text and starts a new, empty document with the same

@@ -25,7 +25,7 @@ func streamCheck(text string, cuts []int, opts ...Option) string {
 // streamCheckSome is streamCheck comparing with Convert only at the cuts
 // where check(i) is true (all when check is nil); every cut is still fed.
 func streamCheckSome(text string, cuts []int, check func(i int) bool, opts ...Option) string {
-	d := NewDocument(opts...)
+	d := must(NewDocument(opts...))
 	var settled strings.Builder
 	lastStart := -1
 	blocksCheck := func(f Frame) string {
@@ -62,7 +62,7 @@ func streamCheckSome(text string, cuts []int, check func(i int) bool, opts ...Op
 		if check != nil && !check(i) {
 			continue
 		}
-		if got, want := settled.String()+f.Tail, Convert(text[:n], opts...); got != want {
+		if got, want := settled.String()+f.Tail, must(Convert(text[:n], opts...)); got != want {
 			return "prefix " + quoteCut(text, n) + ":\n got: " + got + "\nwant: " + want
 		}
 	}
@@ -74,7 +74,7 @@ func streamCheckSome(text string, cuts []int, check func(i int) bool, opts ...Op
 	if !f.Final || f.Tail != "" {
 		return "Finish did not return a final frame with an empty tail"
 	}
-	final := Convert(text, opts...)
+	final := must(Convert(text, opts...))
 	if got := settled.String(); got != final {
 		return "after Finish:\n got: " + got + "\nwant: " + final
 	}

@@ -11,7 +11,11 @@ import (
 // append once (blocks that can no longer change) and HTML that replaces the
 // live tail.
 func ExampleDocument() {
-	doc := render.NewDocument()
+	doc, err := render.NewDocument()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	var page strings.Builder // what the DOM holds before the live tail
 
 	for _, text := range []string{
@@ -26,7 +30,8 @@ func ExampleDocument() {
 	f := doc.Finish()
 	page.WriteString(f.Append)
 	fmt.Printf("final  %q\n", f.Append)
-	fmt.Println(page.String() == render.Convert("# Plan\n\nFirst, measure.\n\n- profile\n- fix the hot path\n"))
+	whole, err := render.Convert("# Plan\n\nFirst, measure.\n\n- profile\n- fix the hot path\n")
+	fmt.Println(page.String() == whole, err)
 	// Output:
 	// append "<h1>Plan</h1>\n"
 	// tail   "<p>First, mea</p>\n"
@@ -35,16 +40,30 @@ func ExampleDocument() {
 	// append ""
 	// tail   "<ul>\n<li>profile</li>\n<li>fix the hot path</li>\n</ul>\n"
 	// final  "<ul>\n<li>profile</li>\n<li>fix the hot path</li>\n</ul>\n"
-	// true
+	// true <nil>
 }
 
 // Convert renders in one go, with the same configuration and safety policy:
 // raw HTML is omitted, unsafe links become text, third-party images become
 // links.
 func ExampleConvert() {
-	fmt.Print(render.Convert("[x](javascript:alert(1)) ![chart](https://evil.example/c.png?q=secret) <b>hi</b>"))
+	html, err := render.Convert("[x](javascript:alert(1)) ![chart](https://evil.example/c.png?q=secret) <b>hi</b>")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(html)
 	// Output:
 	// <p>x <a href="https://evil.example/c.png?q=secret" rel="noopener noreferrer nofollow ugc">chart</a> <!-- raw HTML omitted -->hi<!-- raw HTML omitted --></p>
+}
+
+// A policy entry that is not what its field holds is refused by name,
+// not skipped.
+func ExampleWithPolicy() {
+	_, err := render.NewDocument(render.WithPolicy(render.Policy{AllowedImageOrigins: []string{"cdn.example"}}))
+	fmt.Println(err)
+	// Output:
+	// render: bad option: WithPolicy (AllowedImageOrigins)("cdn.example"): not an origin (want scheme://host[:port])
 }
 
 // Each frame's tail becomes a patch against the one before: a paragraph

@@ -31,14 +31,14 @@ func TestFootnotesSettleAfterTheirMarkOnlyAtTheEnd(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			settled, tail := settledAfter(c.text)
 			require.Equal(t, c.settled, settled)
-			require.Equal(t, Convert(c.text), settled+tail, "equivalence")
+			require.Equal(t, convert(t, c.text), settled+tail, "equivalence")
 		})
 	}
 }
 
 func TestTheFootnoteListIsInTheTailUntilTheEnd(t *testing.T) {
 	text := loadSample(t, "answers/footnotes.md")
-	d := NewDocument()
+	d := newDocument(t)
 	var settled strings.Builder
 	sawList := false
 	for _, n := range rendertest.TokenCuts(text, 3) {
@@ -46,12 +46,12 @@ func TestTheFootnoteListIsInTheTailUntilTheEnd(t *testing.T) {
 		settled.WriteString(f.Append)
 		require.NotContains(t, f.Append, "footnote", "no footnote reference or list settles before Finish")
 		sawList = sawList || strings.Contains(f.Tail, `<div class="footnotes" role="doc-endnotes">`)
-		require.Equal(t, Convert(text[:n]), settled.String()+f.Tail)
+		require.Equal(t, convert(t, text[:n]), settled.String()+f.Tail)
 	}
 	require.True(t, sawList, "the list shows in the tail as soon as a referenced note is defined")
 	require.Contains(t, settled.String(), "<h1>Why the build got slower</h1>", "the blocks before the first reference settled")
 	settled.WriteString(d.Finish().Append)
-	final := Convert(text)
+	final := convert(t, text)
 	require.Equal(t, final, settled.String())
 	// goldmark numbers notes by first reference and drops unreferenced ones.
 	require.Contains(t, final, `<sup id="fnref:1"><a href="#fn:1" class="footnote-ref" role="doc-noteref">1</a></sup>`)
@@ -81,9 +81,9 @@ func TestFootnoteAnswersStreamLikeConvertAtEveryByte(t *testing.T) {
 // its own prefix, which goes before every id and into every link to it.
 func TestAFootnotePrefixGoesBeforeEveryIDAndLinkOfTheNotes(t *testing.T) {
 	text := "One[^1] and two[^b].\n\n[^1]: First.\n[^b]: Second.\n"
-	plain := Convert(text)
-	a := Convert(text, WithFootnotePrefix("trickle1-"))
-	b := Convert(text, WithFootnotePrefix("trickle2-"))
+	plain := convert(t, text)
+	a := convert(t, text, WithFootnotePrefix("trickle1-"))
+	b := convert(t, text, WithFootnotePrefix("trickle2-"))
 	require.Contains(t, plain, `<sup id="fnref:1"><a href="#fn:1" class="footnote-ref" role="doc-noteref">1</a></sup>`, "no prefix: goldmark's own ids")
 	require.Contains(t, a, `<sup id="trickle1-fnref:1"><a href="#trickle1-fn:1" class="footnote-ref" role="doc-noteref">1</a></sup>`)
 	require.Contains(t, a, `<li id="trickle1-fn:2">`)
@@ -98,13 +98,16 @@ func TestAFootnotePrefixGoesBeforeEveryIDAndLinkOfTheNotes(t *testing.T) {
 	for _, m := range idOrRef.FindAllStringSubmatch(b, -1) {
 		require.False(t, ids[m[1]], "the other answer's id %s", m[1])
 	}
-	require.Equal(t, plain, Convert(text, WithFootnotePrefix("")), "an empty prefix is none")
+	require.Equal(t, plain, convert(t, text, WithFootnotePrefix("")), "an empty prefix is none")
 }
 
-func TestAFootnotePrefixKeepsOnlyCharactersSafeInAnAttribute(t *testing.T) {
-	got := Convert("x[^1]\n\n[^1]: n\n", WithFootnotePrefix(`a"><script>-_9é `))
-	require.Contains(t, got, `<sup id="ascript-_9fnref:1"><a href="#ascript-_9fn:1"`)
-	require.NotContains(t, got, "<script>")
+func TestAFootnotePrefixOfCharactersUnsafeInAnAttributeIsRefused(t *testing.T) {
+	for _, prefix := range []string{`a"><script>`, "-_9é", "a b", "a:b"} {
+		_, err := Convert("x[^1]\n\n[^1]: n\n", WithFootnotePrefix(prefix))
+		require.ErrorIs(t, err, ErrBadOption, prefix)
+	}
+	got := convert(t, "x[^1]\n\n[^1]: n\n", WithFootnotePrefix("a-_9"))
+	require.Contains(t, got, `<sup id="a-_9fnref:1"><a href="#a-_9fn:1"`)
 }
 
 func TestPrefixedFootnoteAnswersStreamLikeConvertAtEveryByte(t *testing.T) {
@@ -119,7 +122,7 @@ func TestPrefixedFootnoteAnswersStreamLikeConvertAtEveryByte(t *testing.T) {
 				t.Errorf("%q: %s", text, msg)
 			}
 		}
-		require.Contains(t, Convert(text, WithFootnotePrefix("p7-")), `id="p7-fn`, "the oracle itself is prefixed")
+		require.Contains(t, convert(t, text, WithFootnotePrefix("p7-")), `id="p7-fn`, "the oracle itself is prefixed")
 	}
 	long := loadSample(t, "answers/footnotes.md")
 	for seed := uint32(1); seed <= 3; seed++ {
@@ -131,11 +134,11 @@ func TestPrefixedFootnoteAnswersStreamLikeConvertAtEveryByte(t *testing.T) {
 
 // A Document reused for another answer (Reset) keeps its prefix.
 func TestAResetDocumentKeepsItsFootnotePrefix(t *testing.T) {
-	d := NewDocument(WithFootnotePrefix("k-"))
+	d := newDocument(t, WithFootnotePrefix("k-"))
 	d.Update("a[^1]\n\n[^1]: b\n")
 	d.Reset()
 	d.Update("c[^1]\n\n[^1]: d\n")
 	f := d.Finish()
-	require.Equal(t, Convert("c[^1]\n\n[^1]: d\n", WithFootnotePrefix("k-")), f.Append)
+	require.Equal(t, convert(t, "c[^1]\n\n[^1]: d\n", WithFootnotePrefix("k-")), f.Append)
 	require.Contains(t, f.Append, `id="k-fn:1"`)
 }

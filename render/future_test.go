@@ -27,7 +27,7 @@ var continuations = []string{
 // continuation may change a settled block. (The streamed text itself is
 // only one future; this explores others.)
 func settledSurvives(text string, salt int) string {
-	d := NewDocument()
+	d := must(NewDocument())
 	var settled strings.Builder
 	for n := 0; n <= len(text); n++ {
 		settled.WriteString(d.Update(text[:n]).Append)
@@ -36,7 +36,7 @@ func settledSurvives(text string, salt int) string {
 		}
 		for k := 0; k < 3; k++ {
 			c := continuations[(n*3+k+salt)%len(continuations)]
-			if got := Convert(text[:n] + c); !strings.HasPrefix(got, settled.String()) {
+			if got := must(Convert(text[:n] + c)); !strings.HasPrefix(got, settled.String()) {
 				return "prefix " + quoteCut(text, n) + " + " + quoteCut(c, len(c)) +
 					":\nsettled: " + settled.String() + "\nbut the one-shot render is: " + got
 			}

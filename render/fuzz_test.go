@@ -48,7 +48,7 @@ func FuzzStreamEqualsConvert(f *testing.F) {
 		if msg := streamCheck(text, cuts, WithDirAuto(true)); msg != "" {
 			t.Fatal("with dir=auto: " + msg)
 		}
-		plain, repaired := NewDocument(), NewDocument(WithRepair(true))
+		plain, repaired := newDocument(t), newDocument(t, WithRepair(true))
 		var settled strings.Builder
 		for _, n := range cuts {
 			fp, fr := plain.Update(text[:n]), repaired.Update(text[:n])
@@ -61,7 +61,7 @@ func FuzzStreamEqualsConvert(f *testing.F) {
 			}
 		}
 		settled.WriteString(repaired.Finish().Append)
-		if got, want := settled.String(), Convert(text); got != want {
+		if got, want := settled.String(), convert(t, text); got != want {
 			t.Fatalf("with repair, the end differs from Convert:\n got: %s\nwant: %s", got, want)
 		}
 	})

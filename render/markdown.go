@@ -31,7 +31,9 @@ type config struct {
 
 // WithPolicy sets the link and image safety policy. Without it the zero
 // Policy applies: links to http, https, mailto and relative URLs only,
-// images from relative URLs only.
+// images from relative URLs only. An entry of AllowedImageOrigins or a
+// SameOrigin that is not an origin, or a LinkSchemes entry that is not a
+// scheme, is refused (an *OptionError naming the field and the entry).
 func WithPolicy(p Policy) Option {
 	return func(c *config) {
 		c.policy = p
@@ -62,18 +64,13 @@ func WithDirAuto(on bool) Option {
 // the links to it: goldmark's "fn:1" and "fnref:1" become prefix+"fn:1"
 // and prefix+"fnref:1". Two answers on one page, each with its own
 // prefix, then never share an id, and a note's links lead to the note of
-// their own answer. prefix keeps ASCII letters, digits, "-" and "_" only
-// (it is written into attributes as is); the rest is dropped. It is a
-// per-parse setting, not a separate goldmark configuration: any number of
-// prefixes share one cached instance. Convert and Document both honour it.
+// their own answer. prefix holds ASCII letters, digits, "-" and "_" only
+// (it is written into attributes as is); any other character is refused.
+// It is a per-parse setting, not a separate goldmark configuration: any
+// number of prefixes share one cached instance. Convert and Document both
+// honour it.
 func WithFootnotePrefix(prefix string) Option {
-	var b []byte
-	for i := 0; i < len(prefix); i++ {
-		if c := prefix[i]; 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' {
-			b = append(b, c)
-		}
-	}
-	return func(c *config) { c.fnPrefix = b }
+	return func(c *config) { c.fnPrefix = []byte(prefix) }
 }
 
 // footnotePrefixKey carries a parse's footnote id prefix in its
@@ -129,19 +126,22 @@ type Extension struct {
 // WithExtension adds e to the configuration. Only blocks that can no
 // longer change are rendered with it once and for all, so e must render a
 // block from that block alone (syntax highlighting of a code block does;
-// anything that numbers or collects across blocks does not).
+// anything that numbers or collects across blocks does not). Its Name and
+// Extender must be set; nil adds nothing.
 func WithExtension(e *Extension) Option {
 	return func(c *config) { c.ext = e }
 }
 
-func newConfig(opts []Option) config {
+// newConfig applies opts and names the first option whose value cannot
+// work.
+func newConfig(opts []Option) (config, error) {
 	var c config
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
 		}
 	}
-	return c
+	return c, c.check()
 }
 
 // newMarkdown builds the one goldmark configuration every render uses:
@@ -218,15 +218,20 @@ func markdownFor(c config) goldmark.Markdown {
 
 // Convert renders text in one go, with the same goldmark configuration and
 // policy as Document. It is the reference Document is tested against:
-// streaming changes when HTML is produced, never what it is.
-func Convert(text string, opts ...Option) string {
-	c := newConfig(opts)
+// streaming changes when HTML is produced, never what it is. An option
+// value that cannot work is an *OptionError (matching ErrBadOption)
+// naming it, as NewDocument's.
+func Convert(text string, opts ...Option) (string, error) {
+	c, err := newConfig(opts)
+	if err != nil {
+		return "", err
+	}
 	md := markdownFor(c)
 	var buf bytes.Buffer
 	buf.Grow(len(text) + len(text)/4)
 	// goldmark only fails when the writer fails; a bytes.Buffer never does.
 	_ = md.Convert([]byte(text), &buf, parser.WithContext(c.parseContext()))
-	return buf.String()
+	return buf.String(), nil
 }
 
 // lowerASCII lowercases ASCII letters only (URL schemes and hosts).

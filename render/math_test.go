@@ -51,7 +51,7 @@ func TestFormulasKeepTheirTeXExactAndPricesStayText(t *testing.T) {
 		{"code is never math", "`$x$`", "<p><code>$x$</code></p>\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, Convert(tc.md))
+			require.Equal(t, tc.want, convert(t, tc.md))
 		})
 	}
 }
@@ -119,7 +119,7 @@ func TestRandomDocumentsOfMathLinesRenderLikeConvertAtEveryByte(t *testing.T) {
 func TestAFormulaShowsAsItsSourceUntilItsCloserArrives(t *testing.T) {
 	text := "The bound is $$(n - 1)\\,b$$ here."
 	open, close := strings.Index(text, "$$"), strings.Index(text, "b$$")+3
-	d := NewDocument()
+	d := newDocument(t)
 	for n := 1; n <= len(text); n++ {
 		f := d.Update(text[:n])
 		if n < open+2 {

@@ -213,7 +213,7 @@ func TestLinkAndImagePolicy(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			require.Equal(t, c.want, Convert(c.md, c.opts...))
+			require.Equal(t, c.want, convert(t, c.md, c.opts...))
 		})
 	}
 }
@@ -239,7 +239,7 @@ func TestXSSCorpusIsInertInEveryFrame(t *testing.T) {
 				if len(pol.AllowedImageOrigins) > 0 {
 					origins = []string{allowed}
 				}
-				d := NewDocument(WithPolicy(pol), WithRepair(repair))
+				d := newDocument(t, WithPolicy(pol), WithRepair(repair))
 				check := func(where, h string) {
 					if bad := unsafeHTML(h, origins...); len(bad) > 0 {
 						t.Fatalf("%s %s (repair %v, policy %+v): %v\n%s", filepath.Base(f), where, repair, pol, bad, h)
@@ -251,7 +251,7 @@ func TestXSSCorpusIsInertInEveryFrame(t *testing.T) {
 					check(fmt.Sprintf("Tail at %d", n), fr.Tail)
 				}
 				check("Finish", d.Finish().Append)
-				check("Convert", Convert(text, WithPolicy(pol)))
+				check("Convert", convert(t, text, WithPolicy(pol)))
 			}
 		}
 	}

@@ -42,7 +42,7 @@ func TestRepairHoldsBackWhatTheNextCharactersWouldTakeBack(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := NewDocument(WithRepair(true)).Update(c.text)
+			f := newDocument(t, WithRepair(true)).Update(c.text)
 			require.Equal(t, c.tail, f.Append+f.Tail)
 		})
 	}
@@ -51,7 +51,7 @@ func TestRepairHoldsBackWhatTheNextCharactersWouldTakeBack(t *testing.T) {
 func TestRepairOnlyChangesTheTail(t *testing.T) {
 	for _, name := range []string{"sample-20k", "answers/migration-guide.md", "answers/citations.md"} {
 		text := loadSample(t, name)
-		plain, repaired := NewDocument(), NewDocument(WithRepair(true))
+		plain, repaired := newDocument(t), newDocument(t, WithRepair(true))
 		var settled strings.Builder
 		for _, n := range rendertest.TokenCuts(text, 5) {
 			a, b := plain.Update(text[:n]), repaired.Update(text[:n])
@@ -59,13 +59,13 @@ func TestRepairOnlyChangesTheTail(t *testing.T) {
 			settled.WriteString(b.Append)
 		}
 		settled.WriteString(repaired.Finish().Append)
-		require.Equal(t, Convert(text), settled.String(), "%s: Finish always equals Convert", name)
+		require.Equal(t, convert(t, text), settled.String(), "%s: Finish always equals Convert", name)
 	}
 }
 
 func TestWithRepairATableNeverShowsRawPipes(t *testing.T) {
 	text := "Compare:\n\n| engine | speed |\n| :--- | ---: |\n| ours | fast |\n| theirs | slow |\n\nDone.\n"
-	d := NewDocument(WithRepair(true))
+	d := newDocument(t, WithRepair(true))
 	var settled string
 	for n := 0; n <= len(text); n++ {
 		f := d.Update(text[:n])
@@ -78,7 +78,7 @@ func TestWithRepairATableNeverShowsRawPipes(t *testing.T) {
 
 func TestWithRepairALinkNeverShowsItsMarkup(t *testing.T) {
 	text := "Read [the guide](https://ok.example/guide) and ![a chart](/c.png) today.\n"
-	d := NewDocument(WithRepair(true))
+	d := newDocument(t, WithRepair(true))
 	for n := 0; n <= len(text); n++ {
 		f := d.Update(text[:n])
 		require.NotContains(t, f.Tail, "[", "prefix %q", text[:n])

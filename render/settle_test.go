@@ -9,7 +9,7 @@ import (
 
 // settledAfter feeds text in one Update and returns the settled HTML.
 func settledAfter(text string) (settled, tail string) {
-	d := NewDocument()
+	d := must(NewDocument())
 	f := d.Update(text)
 	return f.Append, f.Tail
 }
@@ -65,7 +65,7 @@ func TestSettlingRules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			settled, tail := settledAfter(c.text)
 			require.Equal(t, c.settled, settled)
-			require.Equal(t, Convert(c.text), settled+tail, "equivalence")
+			require.Equal(t, convert(t, c.text), settled+tail, "equivalence")
 		})
 	}
 }
@@ -73,7 +73,7 @@ func TestSettlingRules(t *testing.T) {
 func TestSettledPartIsNotParsedAgain(t *testing.T) {
 	// A long answer of closed paragraphs: the tail stays one block however
 	// long the answer gets.
-	d := NewDocument()
+	d := newDocument(t)
 	var text strings.Builder
 	maxTail := 0
 	for i := 0; i < 500; i++ {
@@ -91,7 +91,7 @@ func TestLongAnswersKeepTheUnsettledTailSmall(t *testing.T) {
 	// length: streaming the 100 KB sample, the unsettled text never grows
 	// beyond its largest block (a long list or code block).
 	text := loadSample(t, "sample-100k")
-	d := NewDocument()
+	d := newDocument(t)
 	lag := 0
 	for n := 0; n < len(text); n += 160 {
 		d.Update(text[:n])
@@ -103,7 +103,7 @@ func TestLongAnswersKeepTheUnsettledTailSmall(t *testing.T) {
 func TestCitationsWithoutDefinitionsWaitForTheEnd(t *testing.T) {
 	// "[1]" may still become a link when "[1]: url" arrives, so a block
 	// with it cannot settle; with the definitions present it can.
-	d := NewDocument()
+	d := newDocument(t)
 	f := d.Update("Sleep matters [1].\n\nMore.\n\nEven more.\n")
 	require.Empty(t, f.Append)
 	f = d.Update("Sleep matters [1].\n\nMore.\n\nEven more.\n\n[1]: https://ok.example/paper\n\nEnd")
@@ -115,7 +115,7 @@ func TestAnUnresolvedReferenceKeepsBlocksPendingButFramesSmall(t *testing.T) {
 	// the blocks after it are closed: they wait, rendered, at the start of
 	// the tail, and only the live part is parsed per frame.
 	text := "Sleep matters [1].\n\n" + loadSample(t, "sample-20k") + "\n\n[1]: https://ok.example/paper\n\nEnd.\n"
-	d := NewDocument()
+	d := newDocument(t)
 	var settled strings.Builder
 	live := 0
 	for n := 160; n < len(text); n += 160 {
@@ -125,7 +125,7 @@ func TestAnUnresolvedReferenceKeepsBlocksPendingButFramesSmall(t *testing.T) {
 		if n < len(text)-200 {
 			require.Zero(t, d.settled, "nothing settles before the definition")
 		}
-		require.Equal(t, Convert(text[:n]), settled.String()+f.Tail)
+		require.Equal(t, convert(t, text[:n]), settled.String()+f.Tail)
 	}
 	require.Less(t, live, 4096, "the live part stays one block long")
 	f := d.Update(text)
@@ -133,12 +133,12 @@ func TestAnUnresolvedReferenceKeepsBlocksPendingButFramesSmall(t *testing.T) {
 	require.Contains(t, settled.String(), `Sleep matters <a href="https://ok.example/paper" rel="noopener noreferrer nofollow ugc">1</a>.`,
 		"once the definition is final, everything before it settles")
 	settled.WriteString(d.Finish().Append)
-	require.Equal(t, Convert(text), settled.String())
+	require.Equal(t, convert(t, text), settled.String())
 }
 
 func TestLifecycle(t *testing.T) {
 	t.Run("the same text again gives the same tail and appends nothing", func(t *testing.T) {
-		d := NewDocument()
+		d := newDocument(t)
 		first := d.Update("# A\n\nsome text")
 		again := d.Update("# A\n\nsome text")
 		require.Equal(t, "<h1>A</h1>\n", first.Append)
@@ -146,7 +146,7 @@ func TestLifecycle(t *testing.T) {
 		require.Equal(t, first.Tail, again.Tail)
 	})
 	t.Run("Finish settles everything and later frames are empty and final", func(t *testing.T) {
-		d := NewDocument()
+		d := newDocument(t)
 		d.Update("- a\n- b")
 		f := d.Finish()
 		require.True(t, f.Final)
@@ -157,7 +157,7 @@ func TestLifecycle(t *testing.T) {
 		require.Equal(t, Frame{Final: true}, d.Finish())
 	})
 	t.Run("Reset starts a new answer with the same options", func(t *testing.T) {
-		d := NewDocument(WithPolicy(Policy{SameOrigin: "https://app.example"}))
+		d := newDocument(t, WithPolicy(Policy{SameOrigin: "https://app.example"}))
 		d.Update("[x]: /old\n\n# First\n\nbody")
 		d.Finish()
 		d.Reset()
@@ -166,17 +166,17 @@ func TestLifecycle(t *testing.T) {
 		for _, n := range []int{3, 9, 20, 31, len(text)} {
 			f := d.Update(text[:n])
 			settled.WriteString(f.Append)
-			require.Equal(t, Convert(text[:n], WithPolicy(Policy{SameOrigin: "https://app.example"})), settled.String()+f.Tail)
+			require.Equal(t, convert(t, text[:n], WithPolicy(Policy{SameOrigin: "https://app.example"})), settled.String()+f.Tail)
 		}
 		require.Contains(t, settled.String()+d.Finish().Append, `<img src="https://app.example/i.png"`, "the policy survives Reset")
 	})
 	t.Run("a text that shrinks below what was closed keeps the frame", func(t *testing.T) {
-		d := NewDocument()
+		d := newDocument(t)
 		f := d.Update("# A\n\nB\n\nC")
 		require.Equal(t, Frame{Tail: f.Tail, TailBlocks: f.TailBlocks}, d.Update("# A"))
 	})
 	t.Run("an empty document finishes empty", func(t *testing.T) {
-		f := NewDocument().Finish()
+		f := newDocument(t).Finish()
 		require.Equal(t, Frame{Final: true}, f)
 	})
 }

@@ -51,7 +51,7 @@ func BenchmarkTableFrames(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/rows=%d", mode, rows), func(b *testing.B) {
 				b.ReportAllocs()
 				loopCPU(b, func() {
-					d := NewDocument()
+					d := newDocument(b)
 					d.noRowCache = mode == "whole-table"
 					var td TailDiffer
 					for n := step; n < len(text)+step; n += step {

@@ -68,7 +68,7 @@ func TestTablesStreamedByteByByteRenderLikeConvert(t *testing.T) {
 					t.Fatalf("token cuts, seed %d: %s", seed, msg)
 				}
 			}
-			d := NewDocument()
+			d := newDocument(t)
 			for _, n := range rendertest.EveryByte(text) {
 				d.Update(text[:n])
 			}
@@ -124,7 +124,7 @@ func TestAStreamingTableHandsOutTheWholeTableAsItsBlock(t *testing.T) {
 	}
 	text += "\nAfter.\n"
 	md := markdownFor(config{})
-	d := NewDocument()
+	d := newDocument(t)
 	sawSettled := false
 	for _, n := range rendertest.TokenCuts(text, 3) {
 		f := d.Update(text[:n])
@@ -184,7 +184,7 @@ func TestRandomTableDocumentsRenderLikeConvertAtEveryByte(t *testing.T) {
 		if msg := streamCheck(text, rendertest.TokenCuts(text, uint32(i))); msg != "" {
 			t.Fatalf("document %d %q in token cuts: %s", i, text, msg)
 		}
-		kept, whole := NewDocument(), NewDocument()
+		kept, whole := newDocument(t), newDocument(t)
 		whole.noRowCache = true
 		for _, n := range rendertest.EveryByte(text) {
 			fk, fw := kept.Update(text[:n]), whole.Update(text[:n])

@@ -200,7 +200,7 @@ func TestTailPatches(t *testing.T) {
 // tailsOf streams text into a Document in cuts of the given sizes (in runes,
 // cycling) and returns the tail after every Update.
 func tailsOf(text string, steps []int) []string {
-	d := NewDocument()
+	d := must(NewDocument())
 	var tails []string
 	n, k := 0, 0
 	for n < len(text) {
@@ -264,13 +264,13 @@ func FuzzDiffTail(f *testing.F) {
 		if !utf8.ValidString(a) || !utf8.ValidString(b) {
 			return
 		}
-		if _, msg := checkPatch(t, Convert(a), Convert(a+b)); msg != "" {
+		if _, msg := checkPatch(t, convert(t, a), convert(t, a+b)); msg != "" {
 			t.Fatalf("markdown %q then %q: %s", a, b, msg)
 		}
 		if _, msg := checkPatch(t, a, b); msg != "" {
 			t.Fatalf("HTML %q to %q: %s", a, b, msg)
 		}
-		requireResumeParsesAsFresh(t, Convert(a), Convert(a+b))
+		requireResumeParsesAsFresh(t, convert(t, a), convert(t, a+b))
 		requireResumeParsesAsFresh(t, a, a+b)
 		requireResumeParsesAsFresh(t, a, b)
 	})

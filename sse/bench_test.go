@@ -26,7 +26,7 @@ func TestParsingAllocatesOnlyEachEventsData(t *testing.T) {
 	const events = 200
 	stream := openAIStream(events)
 	h := &countHandler{}
-	p := NewParser(h)
+	p := newParser(t, h)
 	_, _ = p.Write(stream) // grow the parser's buffers once
 	for _, chunk := range []int{7, 1024, len(stream)} {
 		allocs := testing.AllocsPerRun(5, func() {
@@ -59,7 +59,7 @@ func BenchmarkParseOpenAI(b *testing.B) {
 	for _, chunk := range []int{1 << 10, 16 << 10} {
 		b.Run(fmt.Sprintf("chunk=%dKiB", chunk>>10), func(b *testing.B) {
 			h := &countHandler{}
-			p := NewParser(h)
+			p := newParser(b, h)
 			b.SetBytes(int64(len(stream)))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -79,7 +79,7 @@ func BenchmarkParseRelayed(b *testing.B) {
 		stream = fmt.Appendf(stream, "id: 7f3a9c:%d\ndata: {\"choices\":[{\"delta\":{\"content\":\"tok\"}}]}\n\n", i)
 	}
 	h := &countHandler{}
-	p := NewParser(h)
+	p := newParser(b, h)
 	b.SetBytes(int64(len(stream)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -106,7 +106,7 @@ func BenchmarkLongLine(b *testing.B) {
 		for _, cut := range []string{"whole", "pieces=1-7"} {
 			b.Run(fmt.Sprintf("line=%dKiB/%s", size>>10, cut), func(b *testing.B) {
 				h := &countHandler{}
-				p := NewParser(h, WithMaxEventSize(4<<20))
+				p := newParser(b, h, WithMaxEventSize(4<<20))
 				b.SetBytes(int64(len(line)))
 				b.ReportAllocs()
 				for b.Loop() {

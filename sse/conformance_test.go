@@ -43,7 +43,7 @@ func errKind(err error) string {
 // parseCut feeds input to a fresh Parser cut at the given offsets.
 func parseCut(t testing.TB, input string, cuts []int, opts ...Option) outcome {
 	var o outcome
-	p := NewParser(recorder{&o.Log}, opts...)
+	p := newParser(t, recorder{&o.Log}, opts...)
 	// The white-box hook logs errors in stream order among the events; Write
 	// must return an error exactly when the hook saw one during it.
 	reported := 0
@@ -71,7 +71,7 @@ func parseCut(t testing.TB, input string, cuts []int, opts ...Option) outcome {
 // decodeAll runs the pull Decoder over r and renders the same outcome.
 func decodeAll(t testing.TB, r io.Reader, opts ...Option) outcome {
 	var o outcome
-	d := NewDecoder(r, opts...)
+	d := newDecoder(t, r, opts...)
 	rec := recorder{&o.Log}
 	for {
 		e, err := d.Next()
@@ -281,7 +281,7 @@ func TestConformanceTable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var events []Event
 			var retries []int
-			p := NewParser(eventsInto(&events, &retries))
+			p := newParser(t, eventsInto(&events, &retries))
 			_, err := p.Write([]byte(tc.input))
 			require.NoError(t, err)
 			cerr := p.Close()
@@ -374,7 +374,7 @@ func TestWPTReconnectionCases(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for i := 0; i <= len(tc.first); i++ {
 				var got []Event
-				p := NewParser(HandlerFunc(func(e Event) { got = append(got, e) }))
+				p := newParser(t, HandlerFunc(func(e Event) { got = append(got, e) }))
 				_, _ = p.Write([]byte(tc.first[:i]))
 				_, _ = p.Write([]byte(tc.first[i:]))
 				_ = p.Close()

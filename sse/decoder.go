@@ -39,11 +39,16 @@ func (s decoderSink) Retry(ms int)  { s.d.retry = ms }
 // Dropped queues the drop in its place among the events.
 func (s decoderSink) Dropped(err error) { s.d.queue = append(s.d.queue, item{err: err}) }
 
-// NewDecoder returns a Decoder reading from r.
-func NewDecoder(r io.Reader, opts ...Option) *Decoder {
+// NewDecoder returns a Decoder reading from r. An option value that cannot
+// work is an *OptionError (matching ErrBadOption) naming it.
+func NewDecoder(r io.Reader, opts ...Option) (*Decoder, error) {
 	d := &Decoder{r: r, retry: -1}
-	d.p = NewParser(decoderSink{d}, opts...)
-	return d
+	p, err := NewParser(decoderSink{d}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	d.p = p
+	return d, nil
 }
 
 // Next returns the next event. At a clean end of the stream it returns

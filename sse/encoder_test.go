@@ -156,7 +156,7 @@ func TestEncodeThenDecodeGivesTheSameEvents(t *testing.T) {
 		}
 		var got []Event
 		var gotRetries []int
-		p := NewParser(sliceHandler{&got, &gotRetries})
+		p := newParser(t, sliceHandler{&got, &gotRetries})
 		cuts := randomCuts(r, len(stream))
 		prev := 0
 		for _, c := range append(cuts, len(stream)) {
@@ -182,7 +182,7 @@ func FuzzEncoderRoundTrip(f *testing.F) {
 		m := Message{ID: id, Event: event, Data: data, Retry: time.Duration(retry) * time.Millisecond}
 		var got []Event
 		var retries []int
-		p := NewParser(sliceHandler{&got, &retries})
+		p := newParser(t, sliceHandler{&got, &retries})
 		_, err := p.Write(AppendMessage([]byte("id: prev\ndata: first\n\n"), m))
 		if err != nil {
 			t.Fatal(err)

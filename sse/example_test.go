@@ -12,9 +12,13 @@ import (
 
 // Feed the parser bytes as the network delivers them, cut anywhere.
 func ExampleParser() {
-	p := sse.NewParser(sse.HandlerFunc(func(e sse.Event) {
+	p, err := sse.NewParser(sse.HandlerFunc(func(e sse.Event) {
 		fmt.Printf("%s %q id=%q\n", e.Type, e.Data, e.LastEventID)
 	}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	for _, chunk := range []string{"id: 1\nda", "ta: hel", "lo\r", "\n\r\nevent: done\ndata: \xE2", "\x9C\x93\n\n"} {
 		if _, err := p.Write([]byte(chunk)); err != nil {
 			fmt.Println(err)
@@ -30,9 +34,13 @@ func ExampleParser() {
 
 // Close tells a clean end from a stream cut in the middle of an event.
 func ExampleParser_Close() {
-	p := sse.NewParser(sse.HandlerFunc(func(e sse.Event) { fmt.Println("event:", e.Data) }))
+	p, err := sse.NewParser(sse.HandlerFunc(func(e sse.Event) { fmt.Println("event:", e.Data) }))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	_, _ = p.Write([]byte("data: complete\n\ndata: cut off mid-ev"))
-	err := p.Close()
+	err = p.Close()
 	fmt.Println(errors.Is(err, sse.ErrIncomplete))
 	// Output:
 	// event: complete
@@ -42,7 +50,11 @@ func ExampleParser_Close() {
 // Pull events one by one from any io.Reader, such as an HTTP response body.
 func ExampleDecoder() {
 	body := strings.NewReader(": comment\nretry: 3000\ndata: {\"delta\":\"Hi\"}\n\ndata: [DONE]\n\n")
-	d := sse.NewDecoder(body, sse.WithMaxEventSize(64<<10))
+	d, err := sse.NewDecoder(body, sse.WithMaxEventSize(64<<10))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	for {
 		e, err := d.Next()
 		if err == io.EOF {
@@ -60,6 +72,16 @@ func ExampleDecoder() {
 	// {"delta":"Hi"}
 	// [DONE]
 	// retry: 3s
+}
+
+// An option value that cannot work is refused, by name.
+func ExampleNewDecoder_badOption() {
+	_, err := sse.NewDecoder(strings.NewReader(""), sse.WithMaxEventSize(0))
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, sse.ErrBadOption))
+	// Output:
+	// sse: bad option: WithMaxEventSize(0): the limit must be positive
+	// true
 }
 
 // The encoder writes one event per call and flushes it.
@@ -94,7 +116,11 @@ func ExampleIsEventStream() {
 // After a dropped connection, reconnect with Last-Event-ID and keep reading
 // with the same Decoder.
 func ExampleDecoder_Reset() {
-	d := sse.NewDecoder(strings.NewReader("id: 1\ndata: one\n\ndata: tw"))
+	d, err := sse.NewDecoder(strings.NewReader("id: 1\ndata: one\n\ndata: tw"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	for {
 		e, err := d.Next()
 		if err != nil {
@@ -122,8 +148,12 @@ func (printer) Dropped(err error) { fmt.Println("dropped:", errors.Is(err, sse.E
 
 // A DropHandler learns of every dropped event in its place among the others.
 func ExampleDropHandler() {
-	p := sse.NewParser(printer{}, sse.WithMaxEventSize(16))
-	_, err := p.Write([]byte("data: a\n\ndata: far too long for the bound\n\ndata: b\n\n"))
+	p, err := sse.NewParser(printer{}, sse.WithMaxEventSize(16))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = p.Write([]byte("data: a\n\ndata: far too long for the bound\n\ndata: b\n\n"))
 	fmt.Println("Write:", err != nil)
 	// Output:
 	// event "a"

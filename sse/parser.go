@@ -63,26 +63,26 @@ type config struct {
 }
 
 // WithMaxEventSize sets the largest event the decoder holds, in bytes: the
-// data buffer plus the event type buffer plus the line being read. Beyond it
-// the event is dropped with an error wrapping ErrEventTooLarge. n <= 0 means
-// DefaultMaxEventSize.
+// data buffer plus the event type buffer plus the line being read (default
+// DefaultMaxEventSize). Beyond it the event is dropped with an error
+// wrapping ErrEventTooLarge. n must be positive.
 func WithMaxEventSize(n int) Option {
-	return func(c *config) {
-		if n <= 0 {
-			n = DefaultMaxEventSize
-		}
-		c.maxEventSize = n
-	}
+	return func(c *config) { c.maxEventSize = n }
 }
 
-func newConfig(opts []Option) config {
+// newConfig applies opts to the defaults and names the first option whose
+// value cannot work.
+func newConfig(opts []Option) (config, error) {
 	c := config{maxEventSize: DefaultMaxEventSize}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
 		}
 	}
-	return c
+	if c.maxEventSize <= 0 {
+		return c, &OptionError{Option: "WithMaxEventSize", Value: c.maxEventSize, Reason: "the limit must be positive"}
+	}
+	return c, nil
 }
 
 // maxRetryMs keeps a parsed reconnection time convertible to time.Duration
@@ -138,17 +138,21 @@ type Parser struct {
 
 // NewParser returns a Parser that reports to h (nil: events are decoded and
 // dropped, which still tracks the last event ID). The Handler must not call
-// back into the Parser.
-func NewParser(h Handler, opts ...Option) *Parser {
+// back into the Parser. An option value that cannot work is an
+// *OptionError (matching ErrBadOption) naming it.
+func NewParser(h Handler, opts ...Option) (*Parser, error) {
 	if h == nil {
 		h = HandlerFunc(func(Event) {})
 	}
-	c := newConfig(opts)
+	c, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
 	p := &Parser{h: h, max: c.maxEventSize}
 	if dh, ok := h.(DropHandler); ok {
 		p.onErr = dh.Dropped
 	}
-	return p
+	return p, nil
 }
 
 // LastEventID returns the last event ID string: the id in force at the last

@@ -68,12 +68,10 @@ func TestTheDefaultBoundIsOneMebibyte(t *testing.T) {
 	require.Len(t, o.Log, 1)
 	o = parseCut(t, "data:"+data+"z\n\n", []int{1000})
 	require.Equal(t, []string{"too large"}, o.Log)
-	o = parseCut(t, "data:"+data+"z\n\n", []int{1000}, WithMaxEventSize(0))
-	require.Equal(t, []string{"too large"}, o.Log, "WithMaxEventSize(0) keeps the default")
 }
 
 func TestTheTooLargeErrorSaysWhatAndWhere(t *testing.T) {
-	p := NewParser(HandlerFunc(func(Event) {}), WithMaxEventSize(16))
+	p := newParser(t, HandlerFunc(func(Event) {}), WithMaxEventSize(16))
 	input := []byte("data: ok\n\ndata: 0123456789abcdef\n\ndata: b\n\n")
 	n, err := p.Write(input)
 	require.Equal(t, len(input), n, "the whole chunk is consumed")
@@ -104,7 +102,7 @@ func TestADropHandlerHearsEveryDropInItsPlaceWhateverTheCut(t *testing.T) {
 	for i := 0; i <= len(input); i++ {
 		for _, j := range []int{i, (i + len(input)) / 2, len(input)} {
 			d := &dropLog{}
-			p := NewParser(d, WithMaxEventSize(32))
+			p := newParser(t, d, WithMaxEventSize(32))
 			var errs []error
 			for _, piece := range []string{input[:i], input[i:j], input[j:]} {
 				if _, err := p.Write([]byte(piece)); err != nil {
@@ -129,7 +127,7 @@ func TestADropHandlerHearsEveryDropInItsPlaceWhateverTheCut(t *testing.T) {
 
 func TestWriteConsumesEverythingAndReportsNoErrorForGoodInput(t *testing.T) {
 	var got []Event
-	p := NewParser(HandlerFunc(func(e Event) { got = append(got, e) }))
+	p := newParser(t, HandlerFunc(func(e Event) { got = append(got, e) }))
 	for _, piece := range []string{"da", "ta: he", "llo\r", "\n\r", "\n"} {
 		n, err := p.Write([]byte(piece))
 		require.NoError(t, err)
@@ -141,7 +139,7 @@ func TestWriteConsumesEverythingAndReportsNoErrorForGoodInput(t *testing.T) {
 
 func TestEventsAreDispatchedAsSoonAsTheirBlankLineArrives(t *testing.T) {
 	var got []Event
-	p := NewParser(HandlerFunc(func(e Event) { got = append(got, e) }))
+	p := newParser(t, HandlerFunc(func(e Event) { got = append(got, e) }))
 	_, _ = p.Write([]byte("data: a\n"))
 	require.Empty(t, got)
 	_, _ = p.Write([]byte("\r"))
@@ -152,7 +150,7 @@ func TestEventsAreDispatchedAsSoonAsTheirBlankLineArrives(t *testing.T) {
 
 func TestCloseReportsTheDiscardedEvent(t *testing.T) {
 	var got []Event
-	p := NewParser(HandlerFunc(func(e Event) { got = append(got, e) }))
+	p := newParser(t, HandlerFunc(func(e Event) { got = append(got, e) }))
 	_, _ = p.Write([]byte("id: 1\ndata: a\n\nid: 2\ndata: partial"))
 	err := p.Close()
 	require.ErrorIs(t, err, ErrIncomplete)
@@ -163,7 +161,7 @@ func TestCloseReportsTheDiscardedEvent(t *testing.T) {
 
 func TestResetStartsANewConnectionKeepingTheLastEventID(t *testing.T) {
 	var got []Event
-	p := NewParser(HandlerFunc(func(e Event) { got = append(got, e) }))
+	p := newParser(t, HandlerFunc(func(e Event) { got = append(got, e) }))
 	_, _ = p.Write([]byte("id: 7\ndata: a\n\ndata: cut sho"))
 	p.Reset()
 	require.Equal(t, "7", p.LastEventID())
@@ -175,7 +173,7 @@ func TestResetStartsANewConnectionKeepingTheLastEventID(t *testing.T) {
 
 func TestAParserIsReusableAfterClose(t *testing.T) {
 	var got []Event
-	p := NewParser(HandlerFunc(func(e Event) { got = append(got, e) }))
+	p := newParser(t, HandlerFunc(func(e Event) { got = append(got, e) }))
 	_, _ = p.Write([]byte("data: a\n\ndata: b"))
 	require.ErrorIs(t, p.Close(), ErrIncomplete)
 	_, _ = p.Write([]byte("data: c\n\n"))
@@ -185,7 +183,7 @@ func TestAParserIsReusableAfterClose(t *testing.T) {
 
 func TestHandlerFuncIgnoresRetry(t *testing.T) {
 	var got []Event
-	p := NewParser(HandlerFunc(func(e Event) { got = append(got, e) }))
+	p := newParser(t, HandlerFunc(func(e Event) { got = append(got, e) }))
 	_, err := p.Write([]byte("retry: 10\ndata: x\n\n"))
 	require.NoError(t, err)
 	require.Equal(t, []Event{msg("x", "")}, got)
@@ -197,7 +195,7 @@ func (r failingReader) Read([]byte) (int, error) { return 0, r.err }
 
 func TestTheDecoderWrapsReadErrorsAndKeepsReturningThem(t *testing.T) {
 	boom := errors.New("connection reset")
-	d := NewDecoder(io.MultiReader(strings.NewReader("data: a\n\n"), failingReader{boom}))
+	d := newDecoder(t, io.MultiReader(strings.NewReader("data: a\n\n"), failingReader{boom}))
 	e, err := d.Next()
 	require.NoError(t, err)
 	require.Equal(t, msg("a", ""), e)
@@ -209,7 +207,7 @@ func TestTheDecoderWrapsReadErrorsAndKeepsReturningThem(t *testing.T) {
 }
 
 func TestTheDecoderEndsWithEOFOrIncomplete(t *testing.T) {
-	d := NewDecoder(strings.NewReader("data: a\n\n"))
+	d := newDecoder(t, strings.NewReader("data: a\n\n"))
 	_, err := d.Next()
 	require.NoError(t, err)
 	_, err = d.Next()
@@ -217,7 +215,7 @@ func TestTheDecoderEndsWithEOFOrIncomplete(t *testing.T) {
 	_, err = d.Next()
 	require.Equal(t, io.EOF, err)
 
-	d = NewDecoder(strings.NewReader("data: a\n\ndata: b\n"))
+	d = newDecoder(t, strings.NewReader("data: a\n\ndata: b\n"))
 	_, err = d.Next()
 	require.NoError(t, err)
 	_, err = d.Next()
@@ -225,7 +223,7 @@ func TestTheDecoderEndsWithEOFOrIncomplete(t *testing.T) {
 }
 
 func TestTheDecoderReportsTheRetryValue(t *testing.T) {
-	d := NewDecoder(strings.NewReader("retry: 1500\ndata: a\n\n"))
+	d := newDecoder(t, strings.NewReader("retry: 1500\ndata: a\n\n"))
 	_, ok := d.Retry()
 	require.False(t, ok)
 	_, err := d.Next()
@@ -246,14 +244,14 @@ func TestADispatchedEventNoLongerCountsAgainstTheBound(t *testing.T) {
 }
 
 func TestANilHandlerStillTracksTheLastEventID(t *testing.T) {
-	p := NewParser(nil)
+	p := newParser(t, nil)
 	_, err := p.Write([]byte("id: 3\nretry: 5\ndata: x\n\n"))
 	require.NoError(t, err)
 	require.Equal(t, "3", p.LastEventID())
 }
 
 func TestTheDecoderResumesOnANewConnectionWithTheLastEventID(t *testing.T) {
-	d := NewDecoder(strings.NewReader("retry: 500\nid: 41\ndata: a\n\ndata: cut"))
+	d := newDecoder(t, strings.NewReader("retry: 500\nid: 41\ndata: a\n\ndata: cut"))
 	e, err := d.Next()
 	require.NoError(t, err)
 	require.Equal(t, msg("a", "41"), e)

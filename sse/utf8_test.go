@@ -54,7 +54,7 @@ func TestUTF8InDataIsCutInvariant(t *testing.T) {
 			input := "data: " + string(b) + "\n\n"
 			for i := 0; i <= len(input); i++ {
 				var got []Event
-				p := NewParser(HandlerFunc(func(e Event) { got = append(got, e) }))
+				p := newParser(t, HandlerFunc(func(e Event) { got = append(got, e) }))
 				_, _ = p.Write([]byte(input[:i]))
 				_, _ = p.Write([]byte(input[i:]))
 				require.NoError(t, p.Close())

@@ -47,7 +47,7 @@ func TestTheUIMessageStreamGivesTextThinkingAndAToolCallWithItsOutput(t *testing
 func TestAUIMessageStreamErrorFailsTheAnswerWithItsMessage(t *testing.T) {
 	body := uiStream(`{"type":"start"}`, `{"type":"text-start","id":"t1"}`, `{"type":"text-delta","id":"t1","delta":"Half"}`,
 		`{"type":"error","errorText":"The model is overloaded"}`, `{"type":"finish-step"}`, `{"type":"finish","finishReason":"error"}`, `[DONE]`)
-	p := NewPipeline()
+	p := newPipeline(t)
 	feed(t, p, body)
 	require.NoError(t, p.Close())
 	a := p.Answer()
@@ -61,7 +61,7 @@ func TestAUIMessageStreamErrorFailsTheAnswerWithItsMessage(t *testing.T) {
 }
 
 func TestAUIMessageStreamAbortStopsTheAnswer(t *testing.T) {
-	p := NewPipeline()
+	p := newPipeline(t)
 	feed(t, p, uiStream(`{"type":"start"}`, `{"type":"text-delta","id":"t","delta":"So far"}`, `{"type":"abort"}`, `[DONE]`))
 	require.NoError(t, p.Close())
 	require.Equal(t, Stopped, p.Answer().Status())
@@ -102,7 +102,7 @@ func TestTheUIMessageStreamIsDetectedByItsHeaderOrItsFirstPart(t *testing.T) {
 
 	// The header says it before any part: a first part the decoder does
 	// not know is its problem, not another dialect's text.
-	p := NewPipeline()
+	p := newPipeline(t)
 	p.Respond(ResponseOf(func(name string) string {
 		return map[string]string{"Content-Type": "text/event-stream", UIMessageStreamHeader: "v1"}[name]
 	}))

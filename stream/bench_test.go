@@ -51,7 +51,7 @@ func BenchmarkPipeline(b *testing.B) {
 				b.SetBytes(int64(len(data)))
 				b.ReportAllocs()
 				for i := 0; i < b.N; i++ {
-					p := NewPipeline()
+					p := newPipeline(b)
 					for off := 0; off < len(data); off += chunk {
 						p.Write(data[off:min(off+chunk, len(data))])
 					}

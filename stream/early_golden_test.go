@@ -60,7 +60,7 @@ func buildEarlyGolden(t *testing.T) []byte {
 			rec.ContentType = "text/plain; charset=utf-8"
 			opts = append(opts, WithContentType(rec.ContentType))
 		}
-		p := NewPipeline(opts...)
+		p := newPipeline(t, opts...)
 		n := 0
 		for i := range data {
 			_, err := p.Write(data[i : i+1])

@@ -22,7 +22,11 @@ func ExampleNewPipeline() {
 		"event: message_stop\n" +
 		"data: {\"type\":\"message_stop\"}\n\n"
 
-	p := stream.NewPipeline(stream.WithContentType("text/event-stream"))
+	p, err := stream.NewPipeline(stream.WithContentType("text/event-stream"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	for i := 0; i < len(body); i += 10 { // ten bytes at a time
 		p.Write([]byte(body[i:min(i+10, len(body))]))
 	}
@@ -40,9 +44,13 @@ func ExampleNewPipeline() {
 
 // A stream that closes without its end marker is incomplete, and says why.
 func ExamplePipeline_Close() {
-	p := stream.NewPipeline()
+	p, err := stream.NewPipeline()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	p.Write([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Half an ans\"}}]}\n\n"))
-	err := p.Close()
+	err = p.Close()
 	fmt.Println(p.Answer().Status(), errors.Is(err, stream.ErrIncomplete))
 	fmt.Println(err)
 	// Output:
@@ -52,9 +60,13 @@ func ExamplePipeline_Close() {
 
 // Every event reaches the handler as a unified Event, whatever the dialect.
 func ExampleWithEventHandler() {
-	p := stream.NewPipeline(stream.WithEventHandler(func(e stream.Event) {
+	p, err := stream.NewPipeline(stream.WithEventHandler(func(e stream.Event) {
 		fmt.Printf("%s %q\n", e.Kind, e.Text)
 	}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	p.Write([]byte(`{"message":{"role":"assistant","thinking":"Hmm."},"done":false}` + "\n"))
 	p.Write([]byte(`{"message":{"role":"assistant","content":"Hi!"},"done":false}` + "\n"))
 	p.Write([]byte(`{"message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":5,"eval_count":2}` + "\n"))
@@ -65,6 +77,20 @@ func ExampleWithEventHandler() {
 	// finish ""
 	// usage ""
 	// end ""
+}
+
+// A dialect read from user input goes through ParseDialect; a value that
+// is not a Dialect constant is refused by name.
+func ExampleWithDialect() {
+	_, err := stream.NewPipeline(stream.WithDialect("klingon"))
+	fmt.Println(errors.Is(err, stream.ErrBadOption), errors.Is(err, stream.ErrUnknownDialect))
+	var oe *stream.OptionError
+	if errors.As(err, &oe) {
+		fmt.Println(oe.Option, oe.Value)
+	}
+	// Output:
+	// true true
+	// WithDialect klingon
 }
 
 // Detect names the dialect of one event.
@@ -78,7 +104,11 @@ func ExampleDetect() {
 
 // A tool call's arguments are exposed only once its block has ended.
 func ExampleAnswer_ToolCalls() {
-	p := stream.NewPipeline(stream.WithDialect("openai"))
+	p, err := stream.NewPipeline(stream.WithDialect("openai"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	p.Write([]byte(`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"get_weather","arguments":"{\"city\":"}}]}}]}` + "\n\n"))
 	c := p.Answer().ToolCalls()[0]
 	fmt.Printf("%s complete=%v arguments=%q partial=%q\n", c.Name, c.Complete, c.Arguments, c.Partial)

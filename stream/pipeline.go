@@ -38,8 +38,8 @@ func (f Framing) String() string {
 	return "unknown"
 }
 
-// DefaultMaxEventSize bounds one SSE event or NDJSON line (1 MiB), the
-// same bound package sse uses by default.
+// DefaultMaxEventSize bounds one SSE event or NDJSON line when no
+// WithMaxEventSize is given: the bound package sse uses by default.
 const DefaultMaxEventSize = sse.DefaultMaxEventSize
 
 // Option configures a Pipeline.
@@ -47,8 +47,9 @@ type Option func(*Pipeline)
 
 // WithDialect fixes the dialect (one of Dialects) instead of detecting it;
 // DialectAuto or "" (the default) detects it from the content type and the
-// first event. A value that is not a Dialect constant (read it with
-// ParseDialect) makes every Write fail with ErrUnknownDialect.
+// first event. NewPipeline refuses a value that is not a Dialect constant
+// (read one with ParseDialect) with an *OptionError that also matches
+// ErrUnknownDialect.
 func WithDialect(d Dialect) Option {
 	return func(p *Pipeline) { p.want = d }
 }
@@ -69,15 +70,12 @@ func WithEventHandler(h func(Event)) Option {
 	return func(p *Pipeline) { p.handler = h }
 }
 
-// WithMaxEventSize bounds one SSE event or NDJSON line, in bytes. A larger
-// event is dropped and counted as a skip (its error wraps
-// ErrEventTooLarge); the events after it are still read.
+// WithMaxEventSize bounds one SSE event or NDJSON line, in bytes (default
+// DefaultMaxEventSize; n must be positive). A larger event is dropped and
+// counted as a skip (its error wraps ErrEventTooLarge); the events after
+// it are still read.
 func WithMaxEventSize(n int) Option {
-	return func(p *Pipeline) {
-		if n > 0 {
-			p.maxEvent = n
-		}
-	}
+	return func(p *Pipeline) { p.maxEvent = n }
 }
 
 // Pipeline is the browser's pipeline without the browser: response bytes
@@ -106,28 +104,32 @@ type Pipeline struct {
 	seq       int    // SSE events / NDJSON lines seen
 	accepted  int    // events the decoder read without an error
 	head      []byte // the body's first bytes after its leading blanks (unreadable)
-	fatal     error  // configuration error: every Write fails
 	reopen    bool   // the terminal status may be undone by Reconnect
 	truncated bool   // the last Close ended mid-event
 }
 
-// NewPipeline returns a pipeline waiting for its first bytes.
-func NewPipeline(opts ...Option) *Pipeline {
+// NewPipeline returns a pipeline waiting for its first bytes. An option
+// value that cannot work is an *OptionError (matching ErrBadOption) naming
+// it.
+func NewPipeline(opts ...Option) (*Pipeline, error) {
 	p := &Pipeline{maxEvent: DefaultMaxEventSize, answer: NewAnswer(), length: -1}
 	for _, o := range opts {
-		o(p)
+		if o != nil {
+			o(p)
+		}
+	}
+	if err := p.check(); err != nil {
+		return nil, err
 	}
 	if p.want != "" && p.want != DialectAuto {
-		dec, err := NewDecoder(p.want)
-		if err != nil {
-			p.fatal = err
-			p.answer.end(Failed, err)
-		}
-		p.dec = dec
+		p.dec = decoders[p.want]()
 	}
-	p.parser = sse.NewParser(sseSink{p}, sse.WithMaxEventSize(p.maxEvent))
+	var err error
+	if p.parser, err = sse.NewParser(sseSink{p}, sse.WithMaxEventSize(p.maxEvent)); err != nil {
+		return nil, err
+	}
 	p.frame()
-	return p
+	return p, nil
 }
 
 // frame decides the framing from the dialect and the content type, as far
@@ -194,13 +196,10 @@ func (p *Pipeline) LastEventID() string { return p.parser.LastEventID() }
 // field (0 when none): what a caller that resumes the stream should wait.
 func (p *Pipeline) Retry() time.Duration { return p.retry }
 
-// Write feeds raw response bytes. It always consumes the whole chunk.
-// Undecodable events are skipped and counted in the Answer, not returned;
-// the only error is a configuration one (ErrUnknownDialect).
+// Write feeds raw response bytes. It always consumes the whole chunk and
+// never fails: undecodable events are skipped and counted in the Answer,
+// not returned (the error is io.Writer's, always nil).
 func (p *Pipeline) Write(chunk []byte) (int, error) {
-	if p.fatal != nil {
-		return 0, p.fatal
-	}
 	n := len(chunk)
 	p.received += int64(n)
 	if len(p.head) <= headBytes {
@@ -368,9 +367,6 @@ func (p *Pipeline) skipped(ev sse.Event, seq int, err error) {
 // is complete if the dialect's end marker came; otherwise it becomes
 // Incomplete and Close returns the reason, wrapping ErrIncomplete.
 func (p *Pipeline) Close() error {
-	if p.fatal != nil {
-		return p.fatal
-	}
 	clean := true
 	seen := p.seq // whole events or lines that came, before a cut last one
 	switch p.framing {

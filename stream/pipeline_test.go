@@ -68,7 +68,7 @@ func TestContentTypeChoosesTheFraming(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.ct, func(t *testing.T) {
-			require.Equal(t, c.want, NewPipeline(WithContentType(c.ct)).Framing())
+			require.Equal(t, c.want, newPipeline(t, WithContentType(c.ct)).Framing())
 		})
 	}
 }
@@ -107,7 +107,7 @@ func TestFramingAgreesWithMimeOnTheMediaType(t *testing.T) {
 }
 
 func TestNDJSONContentTypeMeansOllamaEvenForAnUnrecognisedFirstLine(t *testing.T) {
-	p := NewPipeline(WithContentType("application/x-ndjson"))
+	p := newPipeline(t, WithContentType("application/x-ndjson"))
 	feed(t, p, `{"model":"m"}`+"\n", `{"message":{"content":"hi"},"done":true}`+"\n")
 	require.NoError(t, p.Close())
 	require.Equal(t, DialectOllama, p.Dialect())
@@ -118,7 +118,7 @@ func TestNDJSONContentTypeMeansOllamaEvenForAnUnrecognisedFirstLine(t *testing.T
 func TestAnExplicitDialectOverridesDetection(t *testing.T) {
 	// {"delta":…} looks plain, but the caller said openai: it is an unknown
 	// openai event, counted, and never silently read as plain text.
-	p := NewPipeline(WithDialect("openai"))
+	p := newPipeline(t, WithDialect("openai"))
 	feed(t, p, "data: {\"delta\":\"x\"}\n\n", "data: [DONE]\n\n")
 	require.NoError(t, p.Close())
 	require.Equal(t, DialectOpenAI, p.Dialect())
@@ -127,18 +127,9 @@ func TestAnExplicitDialectOverridesDetection(t *testing.T) {
 	require.ErrorIs(t, p.Answer().Problems()[0], ErrUnknownEvent)
 }
 
-func TestAnUnknownDialectIsATypedErrorOnEveryWrite(t *testing.T) {
-	p := NewPipeline(WithDialect("klingon"))
-	_, err := p.Write([]byte("data: x\n\n"))
-	require.ErrorIs(t, err, ErrUnknownDialect)
-	require.Contains(t, err.Error(), `"klingon"`)
-	require.ErrorIs(t, p.Close(), ErrUnknownDialect)
-	require.Equal(t, Failed, p.Answer().Status())
-}
-
 func TestStatusGoesFromWaitingToStreamingToComplete(t *testing.T) {
 	var seen []Status
-	p := NewPipeline()
+	p := newPipeline(t)
 	seen = append(seen, p.Answer().Status())
 	feed(t, p, "event: ping\ndata: {\"type\":\"ping\"}\n\n")
 	seen = append(seen, p.Answer().Status())
@@ -161,7 +152,7 @@ func TestStatusNamesAreLowercaseWords(t *testing.T) {
 }
 
 func TestAnEmptyStreamIsIncompleteAndSaysSo(t *testing.T) {
-	p := NewPipeline()
+	p := newPipeline(t)
 	err := p.Close()
 	require.ErrorIs(t, err, ErrIncomplete)
 	require.Contains(t, err.Error(), "before its dialect was known")
@@ -169,7 +160,7 @@ func TestAnEmptyStreamIsIncompleteAndSaysSo(t *testing.T) {
 }
 
 func TestStopKeepsTheTextAndIgnoresWhatFollows(t *testing.T) {
-	p := NewPipeline()
+	p := newPipeline(t)
 	feed(t, p, "data: {\"delta\":\"one \"}\n\n")
 	p.Stop()
 	feed(t, p, "data: {\"delta\":\"two\"}\n\n", "data: [DONE]\n\n")
@@ -183,7 +174,7 @@ func TestStopKeepsTheTextAndIgnoresWhatFollows(t *testing.T) {
 }
 
 func TestFailThenReconnectResumesTheSameAnswer(t *testing.T) {
-	p := NewPipeline()
+	p := newPipeline(t)
 	feed(t, p, "id: s:1\ndata: {\"delta\":\"Hel\"}\n\nid: s:2\ndata: {\"del")
 	p.Fail(errors.New("connection reset"))
 	require.Equal(t, Failed, p.Answer().Status())
@@ -202,7 +193,7 @@ func TestFailThenReconnectResumesTheSameAnswer(t *testing.T) {
 }
 
 func TestCloseThenReconnectReopensAnIncompleteAnswer(t *testing.T) {
-	p := NewPipeline()
+	p := newPipeline(t)
 	feed(t, p, "data: {\"delta\":\"a\"}\n\n")
 	require.ErrorIs(t, p.Close(), ErrIncomplete)
 	p.Reconnect()
@@ -215,11 +206,11 @@ func TestCloseThenReconnectReopensAnIncompleteAnswer(t *testing.T) {
 }
 
 func TestReconnectNeverReopensAProviderErrorOrAStop(t *testing.T) {
-	p := NewPipeline()
+	p := newPipeline(t)
 	feed(t, p, "data: {\"delta\":\"a\"}\n\ndata: {\"error\":\"boom\"}\n\n")
 	p.Reconnect()
 	require.Equal(t, Failed, p.Answer().Status())
-	q := NewPipeline()
+	q := newPipeline(t)
 	feed(t, q, "data: {\"delta\":\"a\"}\n\n")
 	q.Stop()
 	q.Reconnect()
@@ -244,7 +235,7 @@ func TestRelayStatusEvents(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			for _, d := range []Dialect{DialectAuto, DialectOpenAI} {
-				p := NewPipeline(WithDialect(d))
+				p := newPipeline(t, WithDialect(d))
 				feed(t, p, "data: {\"choices\":[{\"delta\":{\"content\":\"kept\"}}]}\n\n", "event: trickle.status\ndata: "+c.data+"\n\n")
 				require.NoError(t, p.Close())
 				a := p.Answer()
@@ -252,7 +243,7 @@ func TestRelayStatusEvents(t *testing.T) {
 				require.ErrorIs(t, a.Err(), c.is, d)
 				require.Equal(t, "kept", a.Text(), d)
 			}
-			p := NewPipeline()
+			p := newPipeline(t)
 			feed(t, p, "data: {\"delta\":\"kept\"}\n\n", "event: trickle.status\ndata: "+c.data+"\n\n")
 			require.NoError(t, p.Close())
 			a := p.Answer()
@@ -266,7 +257,7 @@ func TestRelayStatusEvents(t *testing.T) {
 }
 
 func TestAnUnknownRelayStatusIsSkippedNotObeyed(t *testing.T) {
-	p := NewPipeline()
+	p := newPipeline(t)
 	feed(t, p, "event: trickle.status\ndata: {\"status\":\"party\"}\n\n", "data: {\"delta\":\"x\"}\n\ndata: [DONE]\n\n")
 	require.NoError(t, p.Close())
 	require.Equal(t, Complete, p.Answer().Status())
@@ -274,7 +265,7 @@ func TestAnUnknownRelayStatusIsSkippedNotObeyed(t *testing.T) {
 }
 
 func TestAnOversizedSSEEventIsCountedAndTheStreamGoesOn(t *testing.T) {
-	p := NewPipeline(WithMaxEventSize(64))
+	p := newPipeline(t, WithMaxEventSize(64))
 	big := strings.Repeat("x", 200)
 	feed(t, p, "data: {\"delta\":\"a\"}\n\n", "data: {\"delta\":\""+big+"\"}\n\n", "data: {\"delta\":\"b\"}\n\ndata: [DONE]\n\n")
 	require.NoError(t, p.Close())
@@ -290,7 +281,7 @@ func TestEveryOversizedSSEEventIsNumberedInItsPlaceWhateverTheCut(t *testing.T) 
 	big := `data: {"delta":"` + strings.Repeat("x", 100) + `"}` + "\n\n"
 	input := `data: {"delta":"a"}` + "\n\n" + big + big + `data: {"delta":"b"}` + "\n\n" + big + "data: [DONE]\n\n"
 	for i := 0; i <= len(input); i++ {
-		p := NewPipeline(WithMaxEventSize(64))
+		p := newPipeline(t, WithMaxEventSize(64))
 		feed(t, p, input[:i], input[i:])
 		require.NoError(t, p.Close())
 		a := p.Answer()
@@ -311,20 +302,20 @@ func TestEveryOversizedSSEEventIsNumberedInItsPlaceWhateverTheCut(t *testing.T) 
 func TestThePipelineKeepsTheServersRetryFieldInAnyCut(t *testing.T) {
 	input := "id: s:1\ndata: {\"retry:\": 9}\n\nretry: 1500\r\ndata: {\"delta\":\"x\"}\r\n\r\nretry:abc\n\n: retry: 7\n"
 	for cut := 1; cut <= len(input); cut++ {
-		p := NewPipeline()
+		p := newPipeline(t)
 		require.Zero(t, p.Retry())
 		for i := 0; i < len(input); i += cut {
 			feed(t, p, input[i:min(len(input), i+cut)])
 		}
 		require.Equal(t, 1500*time.Millisecond, p.Retry(), "cut %d: only a retry field of digits counts, not one in data, a comment or letters", cut)
 	}
-	p := NewPipeline()
+	p := newPipeline(t)
 	feed(t, p, "retry:250\rretry\n")
 	require.Equal(t, 250*time.Millisecond, p.Retry(), "CR ends the line; a bare field name is no value")
 }
 
 func TestAnOversizedNDJSONLineIsCountedWithBoundedMemory(t *testing.T) {
-	p := NewPipeline(WithMaxEventSize(64))
+	p := newPipeline(t, WithMaxEventSize(64))
 	feed(t, p, `{"message":{"content":"a"},"done":false}`+"\n")
 	for i := 0; i < 100; i++ { // a 100 KB line, fed in pieces
 		feed(t, p, strings.Repeat("y", 1000))
@@ -339,7 +330,7 @@ func TestAnOversizedNDJSONLineIsCountedWithBoundedMemory(t *testing.T) {
 }
 
 func TestTheLastNDJSONLineNeedsNoNewline(t *testing.T) {
-	p := NewPipeline()
+	p := newPipeline(t)
 	feed(t, p, `{"message":{"content":"x"},"done":false}`+"\r\n\n", `{"message":{"content":"y"},"done":true,"done_reason":"stop"}`)
 	require.NoError(t, p.Close())
 	require.Equal(t, Complete, p.Answer().Status())
@@ -347,7 +338,7 @@ func TestTheLastNDJSONLineNeedsNoNewline(t *testing.T) {
 }
 
 func TestToolArgumentsAreOnlyExposedWhenTheBlockEnds(t *testing.T) {
-	p := NewPipeline()
+	p := newPipeline(t)
 	feed(t, p,
 		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"f\",\"input\":{}}}\n\n",
 		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"a\\\":\"}}\n\n")
@@ -365,7 +356,7 @@ func TestToolArgumentsAreOnlyExposedWhenTheBlockEnds(t *testing.T) {
 }
 
 func TestAToolCallLeftOpenByATruncatedStreamStaysIncomplete(t *testing.T) {
-	p := NewPipeline()
+	p := newPipeline(t)
 	feed(t, p, `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"f","arguments":"{\"a"}}]}}]}`+"\n\n")
 	require.ErrorIs(t, p.Close(), ErrIncomplete)
 	calls := p.Answer().ToolCalls()
@@ -375,7 +366,7 @@ func TestAToolCallLeftOpenByATruncatedStreamStaysIncomplete(t *testing.T) {
 }
 
 func TestAnAnthropicToolWithoutDeltasHasItsStartInputOrAnEmptyObject(t *testing.T) {
-	p := NewPipeline(WithDialect("anthropic"))
+	p := newPipeline(t, WithDialect("anthropic"))
 	feed(t, p,
 		`data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t0","name":"now","input":{}}}`+"\n\n",
 		`data: {"type":"content_block_stop","index":0}`+"\n\n",
@@ -387,7 +378,7 @@ func TestAnAnthropicToolWithoutDeltasHasItsStartInputOrAnEmptyObject(t *testing.
 }
 
 func TestBadInputIsCountedWithItsReasonAndPosition(t *testing.T) {
-	p := NewPipeline(WithDialect("anthropic"))
+	p := newPipeline(t, WithDialect("anthropic"))
 	feed(t, p,
 		"data: not json\n\n",
 		"event: mystery\ndata: {\"type\":\"mystery\"}\n\n",
@@ -410,7 +401,7 @@ func TestBadInputIsCountedWithItsReasonAndPosition(t *testing.T) {
 }
 
 func TestProblemsAreBoundedButTheCountIsNot(t *testing.T) {
-	p := NewPipeline(WithDialect("plain"))
+	p := newPipeline(t, WithDialect("plain"))
 	for i := 0; i < 100; i++ {
 		feed(t, p, "data: garbage\n\n")
 	}
@@ -419,20 +410,20 @@ func TestProblemsAreBoundedButTheCountIsNot(t *testing.T) {
 }
 
 func TestOpenAIOtherChoicesAreNotMixedIntoTheAnswer(t *testing.T) {
-	p := NewPipeline()
+	p := newPipeline(t)
 	feed(t, p, `data: {"choices":[{"index":0,"delta":{"content":"A"}},{"index":1,"delta":{"content":"B"}}]}`+"\n\n", "data: [DONE]\n\n")
 	require.Equal(t, "A", p.Answer().Text())
 }
 
 func TestGeminiIsCompleteOnlyAfterACleanCloseFollowingAFinishReason(t *testing.T) {
 	finish := "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"x\"}]},\"finishReason\":\"STOP\"}]}\r\n\r\n"
-	p := NewPipeline()
+	p := newPipeline(t)
 	feed(t, p, finish)
 	require.Equal(t, Streaming, p.Answer().Status(), "not yet: the close is part of the marker")
 	require.NoError(t, p.Close())
 	require.Equal(t, Complete, p.Answer().Status())
 
-	q := NewPipeline()
+	q := newPipeline(t)
 	feed(t, q, finish, "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"y\"}]}}]}") // cut mid-event
 	require.ErrorIs(t, q.Close(), ErrIncomplete)
 	require.Contains(t, q.Answer().Err().Error(), "in the middle of an event")
@@ -440,7 +431,7 @@ func TestGeminiIsCompleteOnlyAfterACleanCloseFollowingAFinishReason(t *testing.T
 
 func TestEventsReachTheHandlerInStreamOrder(t *testing.T) {
 	var kinds []string
-	p := NewPipeline(WithEventHandler(func(e Event) { kinds = append(kinds, e.Kind.String()) }))
+	p := newPipeline(t, WithEventHandler(func(e Event) { kinds = append(kinds, e.Kind.String()) }))
 	feed(t, p, string(readRecording(t, "anthropic-thinking-tool.sse")))
 	require.NoError(t, p.Close())
 	require.Equal(t, []string{
@@ -530,7 +521,7 @@ func TestAToolCallStreamedInManyTinyDeltasIsReadInLinearTime(t *testing.T) {
 		b.WriteString(`data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"x"}}` + "\n\n")
 	}
 	b.WriteString(`data: {"type":"content_block_stop","index":0}` + "\n\n")
-	p := NewPipeline(WithDialect("anthropic"))
+	p := newPipeline(t, WithDialect("anthropic"))
 	feed(t, p, b.String())
 	calls := p.Answer().ToolCalls()
 	require.Len(t, calls, 1)
@@ -543,13 +534,13 @@ func TestAToolCallStreamedInManyTinyDeltasIsReadInLinearTime(t *testing.T) {
 // count the provider sent is kept.
 func TestAStoppedStatusCarriesWhatWasGenerated(t *testing.T) {
 	stopped := "event: trickle.status\ndata: {\"status\":\"stopped\",\"message\":\"m\",\"usage\":{\"completion_tokens\":7,\"estimated\":true}}\n\n"
-	p := NewPipeline()
+	p := newPipeline(t)
 	feed(t, p, "data: {\"choices\":[{\"delta\":{\"content\":\"kept\"}}]}\n\n", stopped)
 	require.NoError(t, p.Close())
 	require.Equal(t, Stopped, p.Answer().Status())
 	require.Equal(t, &Usage{OutputTokens: 7, TotalTokens: 7, Estimated: true}, p.Answer().Usage())
 
-	p = NewPipeline()
+	p = newPipeline(t)
 	feed(t, p, "data: {\"choices\":[{\"delta\":{\"content\":\"kept\"}}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2,\"total_tokens\":5}}\n\n", stopped)
 	require.NoError(t, p.Close())
 	require.Equal(t, &Usage{InputTokens: 3, OutputTokens: 2, TotalTokens: 5}, p.Answer().Usage(), "the provider's count outranks the relay's")

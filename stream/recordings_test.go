@@ -28,7 +28,7 @@ func run(t testing.TB, data []byte, cuts []int, opts ...Option) snapshot {
 	t.Helper()
 	var evs []Event
 	opts = append([]Option{WithEventHandler(func(e Event) { evs = append(evs, e) })}, opts...)
-	p := NewPipeline(opts...)
+	p := newPipeline(t, opts...)
 	prev := 0
 	for _, c := range append(cuts, len(data)) {
 		n, err := p.Write(data[prev:c])
@@ -273,7 +273,7 @@ func TestRecordingsGiveTheExpectedAnswer(t *testing.T) {
 	for _, rec := range recordings {
 		t.Run(rec.file, func(t *testing.T) {
 			data := readRecording(t, rec.file)
-			p := NewPipeline(recordingOptions(rec.file, data)...)
+			p := newPipeline(t, recordingOptions(rec.file, data)...)
 			_, err := p.Write(data)
 			require.NoError(t, err)
 			closeErr := p.Close()

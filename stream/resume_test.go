@@ -17,7 +17,8 @@ import (
 // offset where the event after it begins (what a resume replays from).
 func withIDs(t *testing.T, data []byte) ([]byte, map[string]int) {
 	t.Helper()
-	dec := sse.NewDecoder(bytes.NewReader(data))
+	dec, err := sse.NewDecoder(bytes.NewReader(data))
+	require.NoError(t, err)
 	var out []byte
 	after := map[string]int{"": 0}
 	for seq := 1; ; seq++ {
@@ -55,7 +56,7 @@ func TestADroppedConnectionResumedFromTheLastEventIDLosesNothing(t *testing.T) {
 			for drop := 0; drop < len(data); drop += step {
 				for _, howDropped := range []string{"close", "fail"} {
 					var evs []Event
-					p := NewPipeline(WithEventHandler(func(e Event) { evs = append(evs, e) }))
+					p := newPipeline(t, WithEventHandler(func(e Event) { evs = append(evs, e) }))
 					p.Write(data[:drop])
 					if howDropped == "close" {
 						// The body ended early; a caller that closes first sees

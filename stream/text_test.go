@@ -51,7 +51,7 @@ func TestATextBodyEndsCompleteUnlessItsContentLengthWasNotReached(t *testing.T) 
 		s := run(t, body[:n], nil, WithContentType("text/plain"))
 		require.Equal(t, "complete", s.Status)
 
-		p := NewPipeline(WithResponse(Response{ContentType: "text/plain", ContentLength: int64(len(body))}))
+		p := newPipeline(t, WithResponse(Response{ContentType: "text/plain", ContentLength: int64(len(body))}))
 		_, err := p.Write(body[:n])
 		require.NoError(t, err)
 		err = p.Close()
@@ -70,7 +70,7 @@ func TestATextBodyEndsCompleteUnlessItsContentLengthWasNotReached(t *testing.T) 
 }
 
 func TestATextBodyCutByTheTransportFails(t *testing.T) {
-	p := NewPipeline(WithContentType("text/plain"))
+	p := newPipeline(t, WithContentType("text/plain"))
 	feed(t, p, "The answer so ")
 	p.Fail(errors.New("network error"))
 	require.Equal(t, Failed, p.Answer().Status())
@@ -96,7 +96,7 @@ func TestResponseOfReadsTheLengthOnlyOfABodyThatIsNotEncoded(t *testing.T) {
 
 func TestTheTextDialectAndAContentTypeEachChooseTheFraming(t *testing.T) {
 	// Asked for, text is text whatever the content type says.
-	p := NewPipeline(WithDialect(DialectText), WithContentType("text/event-stream"))
+	p := newPipeline(t, WithDialect(DialectText), WithContentType("text/event-stream"))
 	feed(t, p, "data: {\"delta\":\"x\"}\n\n")
 	require.NoError(t, p.Close())
 	require.Equal(t, "data: {\"delta\":\"x\"}\n\n", p.Answer().Text())
@@ -104,7 +104,7 @@ func TestTheTextDialectAndAContentTypeEachChooseTheFraming(t *testing.T) {
 
 	// Another dialect asked for: its events, though the server says
 	// text/plain.
-	p = NewPipeline(WithDialect(DialectPlain), WithContentType("text/plain"))
+	p = newPipeline(t, WithDialect(DialectPlain), WithContentType("text/plain"))
 	feed(t, p, "data: {\"delta\":\"x\"}\n\n", "data: [DONE]\n\n")
 	require.NoError(t, p.Close())
 	require.Equal(t, "x", p.Answer().Text())
@@ -112,7 +112,7 @@ func TestTheTextDialectAndAContentTypeEachChooseTheFraming(t *testing.T) {
 }
 
 func TestRespondChoosesTheFramingOnlyBeforeTheFirstByte(t *testing.T) {
-	p := NewPipeline()
+	p := newPipeline(t)
 	p.Respond(Response{ContentType: "text/plain", ContentLength: 5})
 	require.Equal(t, FramingText, p.Framing())
 	require.Equal(t, DialectText, p.Dialect())
@@ -122,7 +122,7 @@ func TestRespondChoosesTheFramingOnlyBeforeTheFirstByte(t *testing.T) {
 
 	// A resumed stream keeps its framing: the new response's content type
 	// does not change how its events are read.
-	p = NewPipeline()
+	p = newPipeline(t)
 	p.Respond(Response{ContentType: "text/event-stream", ContentLength: -1})
 	feed(t, p, "id: s:1\ndata: {\"delta\":\"a\"}\n\n")
 	p.Fail(errors.New("dropped"))

@@ -33,7 +33,7 @@ func TestABodyNothingCanBeReadFromFailsSayingWhatArrived(t *testing.T) {
 					require.Contains(t, s.Err, want)
 				}
 			}
-			p := NewPipeline(WithContentType(c.contentType))
+			p := newPipeline(t, WithContentType(c.contentType))
 			feed(t, p, c.body)
 			require.NoError(t, p.Close(), "Close returns the reason of a cut answer only")
 			require.ErrorIs(t, p.Answer().Err(), ErrUnreadable)

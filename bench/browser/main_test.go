@@ -173,7 +173,8 @@ func TestMarkerTokensRenderEveryWordOnceInOrder(t *testing.T) {
 	for _, n := range []int{1, 7, 24, 25, 100, 1500} {
 		tokens := markerTokens(n)
 		require.Len(t, tokens, n)
-		html := render.Convert(strings.Join(tokens, ""))
+		html, err := render.Convert(strings.Join(tokens, ""))
+		require.NoError(t, err)
 		words := regexp.MustCompile(`w\d{5}`).FindAllString(html, -1)
 		require.Len(t, words, n, "n=%d", n)
 		for i, w := range words {

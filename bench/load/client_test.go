@@ -24,7 +24,8 @@ func TestTheScannerCountsEventsDuplicatesAndGapsInAnyChunking(t *testing.T) {
 		"id: s:5\ndata: {\"delta\":\"e\"}\n\n" + // 3 and 4 skipped
 		"id: s:6\nevent: trickle.status\ndata: {\"status\":\"cancelled\"}\n\n" +
 		"id: s:6\ndata: [DONE]\n\n"
-	dec := sse.NewDecoder(strings.NewReader(text))
+	dec, err := sse.NewDecoder(strings.NewReader(text))
+	require.NoError(t, err)
 	var answerEvents int
 	for {
 		ev, err := dec.Next()

@@ -168,7 +168,7 @@ func runProbe(ctx context.Context, client *http.Client, url string, post bool, b
 
 	var now time.Time
 	var tokenTimes []time.Time
-	p := stream.NewPipeline(
+	p, err := stream.NewPipeline(
 		stream.WithDialect(dialect),
 		stream.WithContentType(rep.ContentType),
 		stream.WithEventHandler(func(e stream.Event) {
@@ -180,6 +180,9 @@ func runProbe(ctx context.Context, client *http.Client, url string, post bool, b
 			}
 		}),
 	)
+	if err != nil {
+		return nil, fmt.Errorf("--dialect: %w", err) // the one option a flag sets
+	}
 
 	var first, last time.Time
 	buf := make([]byte, 32<<10)

@@ -267,10 +267,11 @@ func replayAnswer(in io.Reader, o replayOptions) (replayOutput, error) {
 	if o.pace <= 0 {
 		o.pace = defaultPace
 	}
-	if o.announce == "" {
-		o.announce = a11y.ModeSentences
+	s, err := newSimulation(widget.Config{Dialect: o.dialect, ContentType: o.contentType, Announce: o.announce}, o.pace)
+	if err != nil {
+		// The flags were checked as they were read (dialectFlag, --announce).
+		return replayOutput{}, err
 	}
-	s := newSimulation(widget.Config{Dialect: o.dialect, ContentType: o.contentType, Announce: o.announce}, o.pace)
 	write := func(b []byte) { splitLines(b, s.feed) }
 	var line []byte
 	if o.contentType != "" || o.dialect == stream.DialectText {
@@ -289,7 +290,7 @@ func replayAnswer(in io.Reader, o replayOptions) (replayOutput, error) {
 			}
 		}
 	}
-	err := pieces(in, o.chunk, func(b []byte) error {
+	err = pieces(in, o.chunk, func(b []byte) error {
 		write(b)
 		return nil
 	})
@@ -386,8 +387,11 @@ func (s *sseLines) Retry(ms int) {
 // them.
 func replaySSE(in io.Reader, chunk int, w io.Writer) error {
 	out := &sseLines{w: w}
-	p := sse.NewParser(out)
-	err := pieces(in, chunk, func(b []byte) error {
+	p, err := sse.NewParser(out)
+	if err != nil {
+		return err
+	}
+	err = pieces(in, chunk, func(b []byte) error {
 		// Line by line, like the pipeline: the parser reports one dropped
 		// event per Write, so each drop is printed where it happened.
 		splitLines(b, func(line []byte) {

@@ -38,7 +38,7 @@ func TestReplayHTMLIsTheOneShotRenderOfTheText(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := replayJSON(t, "", f)
 			require.NotNil(t, r.HTML)
-			require.Equal(t, render.Convert(r.Text, widget.RenderOptions(render.Policy{})...), *r.HTML)
+			require.Equal(t, oracle(t, r.Text), *r.HTML)
 		})
 	}
 }
@@ -177,7 +177,7 @@ func TestReplayOfALongAnswerRendersAndAnnouncesIt(t *testing.T) {
 	r := replayJSON(t, b.String(), "--pace", "200", "--frames", "-")
 	require.Equal(t, "complete", r.Status)
 	require.Equal(t, text, r.Text)
-	require.Equal(t, render.Convert(text, widget.RenderOptions(render.Policy{})...), *r.HTML)
+	require.Equal(t, oracle(t, text), *r.HTML)
 	require.Greater(t, len(r.Frames), 10)
 	// Announcements go out in time order, many of them, and the last one
 	// says the answer is complete.
@@ -203,4 +203,13 @@ func TestReplayRejectsABadPaceOrMode(t *testing.T) {
 		require.Equal(t, 2, code, "%v", args)
 		require.NotEmpty(t, stderr)
 	}
+}
+
+// oracle is render.Convert with the widget's options: what replay's html
+// must be.
+func oracle(t testing.TB, text string) string {
+	t.Helper()
+	html, err := render.Convert(text, widget.RenderOptions(render.Policy{})...)
+	require.NoError(t, err)
+	return html
 }

@@ -38,11 +38,12 @@ func elementRun(t *testing.T, input []byte, contentType string, pace float64) ([
 	}
 	var pieces []piece
 	tokens := 0
-	counter := stream.NewPipeline(stream.WithContentType(contentType), stream.WithEventHandler(func(e stream.Event) {
+	counter, err := stream.NewPipeline(stream.WithContentType(contentType), stream.WithEventHandler(func(e stream.Event) {
 		if (e.Kind == stream.KindText || e.Kind == stream.KindThinking) && e.Text != "" {
 			tokens++
 		}
 	}))
+	require.NoError(t, err)
 	perToken := time.Duration(float64(time.Second) / pace)
 	splitLines(input, func(b []byte) {
 		pieces = append(pieces, piece{b: b, at: time.Duration(tokens) * perToken})
@@ -51,7 +52,8 @@ func elementRun(t *testing.T, input []byte, contentType string, pace float64) ([
 
 	t0 := time.Unix(0, 0).UTC()
 	now := t0
-	sess := widget.NewSession(widget.Config{Dialect: "auto", ContentType: contentType, Announce: "sentences", Now: func() time.Time { return now }})
+	sess, err := widget.NewSession(widget.Config{Dialect: "auto", ContentType: contentType, Announce: "sentences", Now: func() time.Time { return now }})
+	require.NoError(t, err)
 	ms := func() float64 { return float64(now.Sub(t0).Round(10*time.Microsecond)) / 1e6 }
 
 	var screens []screen

@@ -56,7 +56,7 @@ type simulation struct {
 	anns   []replayAnnouncement
 }
 
-func newSimulation(cfg widget.Config, pace float64) *simulation {
+func newSimulation(cfg widget.Config, pace float64) (*simulation, error) {
 	s := &simulation{t0: time.Unix(0, 0).UTC()}
 	s.now, s.nextTick = s.t0, s.t0.Add(frameInterval)
 	s.perToken = time.Duration(float64(time.Second) / pace)
@@ -66,8 +66,12 @@ func newSimulation(cfg widget.Config, pace float64) *simulation {
 			s.tokens++
 		}
 	}
-	s.sess = widget.NewSession(cfg)
-	return s
+	sess, err := widget.NewSession(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.sess = sess
+	return s, nil
 }
 
 // feed delivers one piece of the byte stream at the time its first token

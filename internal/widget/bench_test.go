@@ -40,7 +40,7 @@ func BenchmarkSessionAnswer(b *testing.B) {
 			var frames int
 			var worst time.Duration
 			for b.Loop() {
-				s := NewSession(Config{Policy: render.Policy{SameOrigin: "https://app.test"}})
+				s := newSession(b, Config{Policy: render.Policy{SameOrigin: "https://app.test"}})
 				frames = 0
 				for i, ev := range events {
 					_ = s.Write(ev)
@@ -133,7 +133,7 @@ func BenchmarkSessionTables(b *testing.B) {
 			var frames, tableFrames int
 			var worst, tableWorst, tableTotal time.Duration
 			for b.Loop() {
-				s := NewSession(Config{Policy: render.Policy{SameOrigin: "https://app.test"}})
+				s := newSession(b, Config{Policy: render.Policy{SameOrigin: "https://app.test"}})
 				frames, tableFrames, tableTotal = 0, 0, 0
 				for i, ev := range events {
 					_ = s.Write(ev)

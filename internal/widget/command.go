@@ -234,8 +234,9 @@ func ResumeMessage(stream, lastEventID string) string {
 func FootnotePrefix(id int) string { return "trickle-" + strconv.Itoa(id) + "-" }
 
 // Config is the Session configuration the command's attributes ask for.
-// A dialect attribute that names no dialect is kept as it is: the answer
-// then fails with stream.ParseDialect's error, which lists the valid ones.
+// A dialect attribute that names no dialect is kept as it is: NewSession
+// then refuses it, and the element fails the call with an AttributeError
+// that names the attribute and lists the valid dialects.
 func (c Command) Config() Config {
 	d, err := stream.ParseDialect(c.Dialect)
 	if err != nil {
@@ -245,7 +246,10 @@ func (c Command) Config() Config {
 	// An announce attribute of no known mode is the default, as HTML's
 	// enumerated attributes do with an invalid value.
 	cfg.Announce, _ = a11y.ParseMode(strings.ToLower(strings.TrimSpace(c.Announce)))
-	cfg.Policy.SameOrigin = c.Origin
+	if c.Origin != "null" {
+		// An opaque origin (a file: page) has no URLs of its own.
+		cfg.Policy.SameOrigin = c.Origin
+	}
 	cfg.Highlight = c.Highlight
 	cfg.FootnotePrefix = FootnotePrefix(c.ID)
 	if len(c.Strings) > 0 {

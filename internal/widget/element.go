@@ -123,16 +123,22 @@ func (e *Element) Do(c Command, at time.Time, early *Early) {
 // Show shows a stored answer (el.message, el.markdown) at once: the same
 // HTML as if it had streamed, with its stored status and notice, and no
 // network, no announcements and no events. The answer in progress, if
-// any, is stopped first.
+// any, is stopped first. An attribute whose value cannot work fails the
+// call (an AttributeError) and leaves the answer in progress alone.
 func (e *Element) Show(c Command, m Stored) {
+	cfg := c.Config()
+	cfg.Now, cfg.Announce = e.env.Now, a11y.ModeOff
+	sess, err := NewSession(cfg)
+	if err != nil {
+		e.Reject(c.N, attributeError(err))
+		return
+	}
 	if e.req != nil && !e.sess.Ended() {
 		e.Stop()
 	}
 	e.cmd, e.req, e.early, e.n = c, nil, nil, 0
 	e.showing = true
-	cfg := c.Config()
-	cfg.Now, cfg.Announce = e.env.Now, a11y.ModeOff
-	e.sess = NewSession(cfg)
+	e.sess = sess
 	e.streamID, e.streamRef = "", ""
 	e.callsDone = e.callsDone[:0]
 	u := e.fresh()
@@ -146,16 +152,23 @@ func (e *Element) Show(c Command, m Stored) {
 
 // Begin starts an answer (ask, stream), stopping the one in progress (its
 // call settles as stopped). at is when the page made the call (zero when
-// unknown); early is the page's early request for it, or nil.
+// unknown); early is the page's early request for it, or nil. An
+// attribute whose value cannot work fails the call (an AttributeError,
+// in trickle-error) and leaves the answer in progress alone.
 func (e *Element) Begin(c Command, r Request, at time.Time, early *Early) {
+	cfg := c.Config()
+	cfg.Now = e.env.Now
+	sess, err := NewSession(cfg)
+	if err != nil {
+		e.Reject(c.N, attributeError(err))
+		return
+	}
 	if e.req != nil && !e.sess.Ended() {
 		e.Stop()
 	}
 	e.cmd, e.req, e.early, e.n = c, &r, early, c.N
 	e.showing = false
-	cfg := c.Config()
-	cfg.Now = e.env.Now
-	e.sess = NewSession(cfg)
+	e.sess = sess
 	if !at.IsZero() {
 		e.sess.StartAt(at)
 	}

@@ -220,7 +220,7 @@ func TestAnElementStreamsAnAnswerAndSettlesItsCall(t *testing.T) {
 	require.Equal(t, "complete", p.end.Status)
 	require.Equal(t, "trickle-end", p.events[len(p.events)-1])
 	require.Equal(t, []string{strconv.Itoa(c.Gen)}, env.closed, "the end marker closes the connection")
-	require.Equal(t, render.Convert(text, RenderOptions(render.Policy{SameOrigin: origin})...), p.screen.settled)
+	require.Equal(t, convert(t, text, RenderOptions(render.Policy{SameOrigin: origin})...), p.screen.settled)
 
 	// The body's end after the end marker is a stale connection's.
 	require.False(t, e.Ended(c.Gen, End{Kind: EndDone}))
@@ -232,7 +232,7 @@ func TestAnElementStreamsAnAnswerAndSettlesItsCall(t *testing.T) {
 func TestAnElementsAnswerIsTheSameAtEveryCut(t *testing.T) {
 	text := "# Title\n\nA *short* answer — with `code`, é and 🙂:\n\n- one\n- two\n"
 	data := openAIChunks(t, text)
-	want := render.Convert(text, RenderOptions(render.Policy{SameOrigin: origin})...)
+	want := convert(t, text, RenderOptions(render.Policy{SameOrigin: origin})...)
 	for cut := 0; cut <= len(data); cut++ {
 		env, p := newFakeEnv(t), newPage(t)
 		e := NewElement(1, env, nil, "main")

@@ -14,7 +14,11 @@ import (
 // the end, the tail on screen already shows the last block, so the final
 // frame keeps its nodes (Unwrap) instead of sending the same HTML again.
 func ExampleSession() {
-	s := widget.NewSession(widget.Config{Announce: "off", Policy: render.Policy{SameOrigin: "https://app.test"}})
+	s, err := widget.NewSession(widget.Config{Announce: "off", Policy: render.Policy{SameOrigin: "https://app.test"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	var stream []byte
 	for i, delta := range []string{"Hello, ", "**world**.\n\nBye"} {
 		stream = sse.AppendMessage(stream, sse.Message{

@@ -22,9 +22,9 @@ func TestTwoElementsAnswersWithTheSameFootnotesGetTheirOwnIDsAndStayEqualToConve
 	for _, id := range []int{1, 2} {
 		c, err := ParseCommand(`{"t":"ask","id":` + strconv.Itoa(id) + `,"n":1,"url":"https://app.test/x","dialect":"plain","origin":"https://app.test"}`)
 		require.NoError(t, err)
-		s := NewSession(c.Config())
+		s := newSession(t, c.Config())
 		want := func(upTo int) string {
-			return render.Convert(text[:upTo], RenderOptions(policy, render.WithFootnotePrefix(FootnotePrefix(id)))...)
+			return convert(t, text[:upTo], RenderOptions(policy, render.WithFootnotePrefix(FootnotePrefix(id)))...)
 		}
 		var sc screen
 		for i := 0; i < len(text); i += 5 {

@@ -48,7 +48,7 @@ func TestTheFramesFixtureIsWhatAnElementSends(t *testing.T) {
 		send()
 	}
 	fx.Text, fx.Status = text, "complete"
-	fx.HTML = render.Convert(text, RenderOptions(render.Policy{SameOrigin: origin}, render.WithFootnotePrefix(FootnotePrefix(1)))...)
+	fx.HTML = convert(t, text, RenderOptions(render.Policy{SameOrigin: origin}, render.WithFootnotePrefix(FootnotePrefix(1)))...)
 
 	b, err := json.MarshalIndent(fx, "", " ")
 	require.NoError(t, err)

@@ -257,7 +257,7 @@ func TestRecorderCallsAnAnswerArrivingAtOnceBuffered(t *testing.T) {
 }
 
 func TestTheSessionWaitsWhatTheServersRetryFieldSays(t *testing.T) {
-	s := NewSession(Config{})
+	s := newSession(t, Config{})
 	require.Zero(t, s.Retry(), "no retry: field yet")
 	require.NoError(t, s.Write([]byte("retry: 1500\ndata: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n")))
 	require.Equal(t, 1500*time.Millisecond, s.Retry())
@@ -297,7 +297,7 @@ func TestAFinishedToolCallReadsCalledThroughAWholeSession(t *testing.T) {
 		"data: [DONE]\n\n"
 	sawCalling := 0
 	for cut := 1; cut < len(body); cut++ {
-		s := NewSession(Config{Now: func() time.Time { return time.Time{} }})
+		s := newSession(t, Config{Now: func() time.Time { return time.Time{} }})
 		s.Begin()
 		var shown []string
 		for _, part := range []string{body[:cut], body[cut:]} {
@@ -337,10 +337,11 @@ func TestNoticesSayHowTheAnswerEnded(t *testing.T) {
 func TestWarmUpRunsAWholeAnswer(t *testing.T) {
 	// WarmUp must exercise the real path; a sample that failed to decode
 	// would warm nothing. Run the same bytes and check the outcome.
-	s, html := warmSession(render.Policy{})
+	s, html, err := warmSession(render.Policy{})
+	require.NoError(t, err)
 	require.Equal(t, stream.Complete, s.Status())
 	require.Equal(t, warmSample, s.Text())
-	want := render.Convert(warmSample, RenderOptions(render.Policy{})...)
+	want := convert(t, warmSample, RenderOptions(render.Policy{})...)
 	require.Contains(t, want, `<table dir="auto">`, "the sample covers tables (GFM)")
 	require.Equal(t, want, html, "the HTML handed to the browser's parser is the sample's")
 }

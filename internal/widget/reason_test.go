@@ -109,7 +109,7 @@ func finish(t *testing.T, e end, cfg Config) (Update, string) {
 	t.Helper()
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
 	cfg.Now = clock.Now
-	s := NewSession(cfg)
+	s := newSession(t, cfg)
 	var err error
 	if e.status != 0 {
 		err = HTTPError(e.status, []byte(e.body)) // the widget reads a failed response's body as its explanation
@@ -193,7 +193,7 @@ func TestEveryReasonIsReachedByAnEnding(t *testing.T) {
 
 func TestAnAnswerThatCompletesOrIsStoppedHasNoReason(t *testing.T) {
 	data, _, _ := events(t, sim.Params{Answer: "short"})
-	s := NewSession(Config{})
+	s := newSession(t, Config{})
 	require.NoError(t, s.Write(data))
 	s.End(nil)
 	r, code := Explain(s.Status(), s.Err(), s.Answer(), s.Metrics().Bytes)
@@ -204,7 +204,7 @@ func TestAnAnswerThatCompletesOrIsStoppedHasNoReason(t *testing.T) {
 	require.Empty(t, o.Detail())
 	require.Equal(t, "Answer complete.", o.Spoken())
 
-	s = NewSession(Config{})
+	s = newSession(t, Config{})
 	require.NoError(t, s.Write(data[:len(data)/2]))
 	s.End(ErrStoppedByUser)
 	o = s.Outcome()

@@ -15,7 +15,7 @@ type Config struct {
 	Dialect stream.Dialect
 	// ContentType is the response's Content-Type, when known.
 	ContentType string
-	// Announce is the a11y mode ("": ModeSentences).
+	// Announce is the a11y mode ("": a11y.DefaultMode).
 	Announce a11y.Mode
 	// Policy is the link and image safety policy for rendering.
 	Policy render.Policy
@@ -108,6 +108,9 @@ type Session struct {
 	ann  *a11y.Announcer
 	rec  Recorder
 
+	pipeOpts []stream.Option // each answer's pipeline and announcer, as
+	annOpts  []a11y.Option   // NewSession checked them
+
 	at           time.Time         // when the bytes being written arrived
 	rendered     string            // text given to the document so far
 	tail         string            // live tail HTML on screen
@@ -139,8 +142,10 @@ const MinStall = 1500 * time.Millisecond
 // model that is slow all along is not called stalled for its usual pace.
 func StallAfter(p95 time.Duration) time.Duration { return max(MinStall, 3*p95) }
 
-// NewSession returns a session ready for Begin.
-func NewSession(cfg Config) *Session {
+// NewSession returns a session ready for Begin. A Config that sets an
+// option its package refuses is that package's *OptionError (the widget
+// names the element's attribute: see AttributeError).
+func NewSession(cfg Config) (*Session, error) {
 	now := cfg.Now
 	if now == nil {
 		now = time.Now
@@ -149,50 +154,38 @@ func NewSession(cfg Config) *Session {
 		cfg.Words = &English
 	}
 	s := &Session{cfg: cfg, now: now}
-	extra := cfg.Render
-	if cfg.Highlight {
-		extra = append(append([]render.Option(nil), Highlighter...), extra...)
+	doc, err := render.NewDocument(s.options()...)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.FootnotePrefix != "" {
-		extra = append(append([]render.Option(nil), extra...), render.WithFootnotePrefix(cfg.FootnotePrefix))
+	s.doc = doc
+	if err := s.begin(); err != nil {
+		return nil, err
 	}
-	s.doc = render.NewDocument(RenderOptions(cfg.Policy, extra...)...)
-	s.Begin()
 	s.asked = false // ready, but no answer yet: nothing to show
-	return s
-}
-
-// Highlighter holds the render options that highlight code blocks. The
-// highlighting build of the widget sets it (wasm/cmd/widget, build tag
-// trickle_highlight, imports render/highlight); in the default build it is
-// empty, chroma is not linked, and Config.Highlight does nothing.
-var Highlighter []render.Option
-
-// RenderOptions is how the widget renders: the policy, dir="auto" on every
-// text block (a right-to-left answer reads right to left, a mixed one block
-// by block), then extra. render.Convert with the same options is the
-// oracle for what the widget shows.
-func RenderOptions(p render.Policy, extra ...render.Option) []render.Option {
-	return append([]render.Option{render.WithPolicy(p), render.WithDirAuto(true)}, extra...)
+	return s, nil
 }
 
 // Begin starts a new answer, forgetting the previous one.
 func (s *Session) Begin() {
+	if err := s.begin(); err != nil {
+		// NewSession's first answer was built from the same options.
+		panic("widget: options NewSession accepted were refused: " + err.Error())
+	}
+}
+
+func (s *Session) begin() error {
+	pipe, err := stream.NewPipeline(s.pipeOpts...)
+	if err != nil {
+		return err
+	}
+	ann, err := a11y.New(s.annOpts...)
+	if err != nil {
+		return err
+	}
 	s.asked = true
-	opts := []stream.Option{stream.WithEventHandler(s.event)}
-	if s.cfg.Dialect != "" {
-		opts = append(opts, stream.WithDialect(s.cfg.Dialect))
-	}
-	if s.cfg.ContentType != "" {
-		opts = append(opts, stream.WithContentType(s.cfg.ContentType))
-	}
-	s.pipe = stream.NewPipeline(opts...)
+	s.pipe, s.ann = pipe, ann
 	s.doc.Reset()
-	mode := s.cfg.Announce
-	if mode == "" {
-		mode = a11y.ModeSentences
-	}
-	s.ann = a11y.New(a11y.WithMode(mode), a11y.WithClock(s.now), a11y.WithStartStatus(s.cfg.Words.Responding))
 	s.rec.Start(s.now())
 	s.rendered, s.tail, s.tools, s.status, s.shown = "", "", "", "", ""
 	s.differ.Reset()
@@ -200,6 +193,7 @@ func (s *Session) Begin() {
 	s.firstToken, s.ended, s.finished = false, false, false
 	s.stalled, s.stallWait, s.stallGaps = false, MinStall, 0
 	s.ann.Start()
+	return nil
 }
 
 // StartAt places the answer's start — what the metrics count from — at

@@ -100,7 +100,7 @@ func (c *fakeClock) Now() time.Time { return c.now }
 // announcer.
 func drive(t *testing.T, rng *rand.Rand, data []byte, ends []int, dropAt int, end error) (*Session, *screen) {
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	s := NewSession(Config{Policy: render.Policy{SameOrigin: "https://app.test"}, Now: clock.Now})
+	s := newSession(t, Config{Policy: render.Policy{SameOrigin: "https://app.test"}, Now: clock.Now})
 	sc := &screen{}
 	frame := func() {
 		p := s.Frame()
@@ -108,7 +108,7 @@ func drive(t *testing.T, rng *rand.Rand, data []byte, ends []int, dropAt int, en
 		// Between frames, the page shows settled+tail: always a prefix
 		// render of the text so far.
 		if !sc.final {
-			require.Equal(t, render.Convert(s.Text(), RenderOptions(render.Policy{SameOrigin: "https://app.test"})...), sc.settled+sc.tail)
+			require.Equal(t, convert(t, s.Text(), RenderOptions(render.Policy{SameOrigin: "https://app.test"})...), sc.settled+sc.tail)
 		}
 	}
 	feed := func(b []byte) {
@@ -156,7 +156,7 @@ func drive(t *testing.T, rng *rand.Rand, data []byte, ends []int, dropAt int, en
 func TestTheVisibleStatusIsNeverBehindTheSpokenOne(t *testing.T) {
 	data, _, _ := events(t, sim.Params{Answer: "short", TokenChars: 4})
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	s := NewSession(Config{Now: clock.Now})
+	s := newSession(t, Config{Now: clock.Now})
 	require.False(t, s.Dirty(), "an element never asked has nothing to show")
 	require.False(t, s.Frame().ShownChanged)
 	s.Begin()
@@ -194,8 +194,9 @@ func TestTheVisibleStatusIsNeverBehindTheSpokenOne(t *testing.T) {
 	require.GreaterOrEqual(t, spokenAt.Sub(lastWords), a11y.MinGap)
 }
 
-func wantUnits(text string) string {
-	doc := render.NewDocument(RenderOptions(render.Policy{SameOrigin: "https://app.test"})...)
+func wantUnits(t testing.TB, text string) string {
+	doc, err := render.NewDocument(RenderOptions(render.Policy{SameOrigin: "https://app.test"})...)
+	require.NoError(t, err)
 	blocks := append(doc.Update(text).Settled, doc.Finish().Settled...)
 	var out []string
 	for _, u := range a11y.Units(blocks) {
@@ -228,7 +229,7 @@ func TestASessionShowsAndAnnouncesEveryDialectInAnyCut(t *testing.T) {
 					s, sc := drive(t, rng, data, ends, dropAt, nil)
 					require.Equal(t, stream.Complete, s.Status(), "round %d, drop after %d", round, dropAt)
 					require.Equal(t, want.Text, s.Text())
-					require.Equal(t, render.Convert(want.Text, RenderOptions(render.Policy{SameOrigin: "https://app.test"})...), sc.settled,
+					require.Equal(t, convert(t, want.Text, RenderOptions(render.Policy{SameOrigin: "https://app.test"})...), sc.settled,
 						"all Append (and the unwrapped tail) equal the one-shot render")
 					unwrapped += sc.unwrapped
 					if dialect != "plain" {
@@ -237,7 +238,7 @@ func TestASessionShowsAndAnnouncesEveryDialectInAnyCut(t *testing.T) {
 					if want.Tool != nil && dialect != "plain" {
 						require.Contains(t, sc.tools, "<code>"+want.Tool.Name+"</code>")
 					}
-					require.Equal(t, wantUnits(want.Text), strings.Join(sc.announced, " "), "each unit announced once, in order")
+					require.Equal(t, wantUnits(t, want.Text), strings.Join(sc.announced, " "), "each unit announced once, in order")
 					require.Equal(t, a11y.StatusComplete, sc.status)
 					m := s.Metrics()
 					require.Positive(t, m.Tokens)
@@ -265,7 +266,7 @@ func TestAStoppedSessionKeepsWhatItShowedAndSettlesIt(t *testing.T) {
 	s, sc := drive(t, rand.New(rand.NewPCG(3, 4)), data[:half], ends[:len(ends)/2], 0, ErrStoppedByUser)
 	require.Equal(t, stream.Stopped, s.Status())
 	require.NotEmpty(t, s.Text())
-	require.Equal(t, render.Convert(s.Text(), RenderOptions(render.Policy{SameOrigin: "https://app.test"})...), sc.settled)
+	require.Equal(t, convert(t, s.Text(), RenderOptions(render.Policy{SameOrigin: "https://app.test"})...), sc.settled)
 }
 
 func TestAFailedTransportFailsTheSessionWithItsReason(t *testing.T) {
@@ -286,7 +287,7 @@ func TestOnEventSeesEveryDecodedEventAndTheSessionsAnswer(t *testing.T) {
 	var text strings.Builder
 	kinds := map[stream.Kind]int{}
 	var s *Session
-	s = NewSession(Config{OnEvent: func(e stream.Event) {
+	s = newSession(t, Config{OnEvent: func(e stream.Event) {
 		kinds[e.Kind]++
 		if e.Kind == stream.KindText {
 			text.WriteString(e.Text)
@@ -310,7 +311,7 @@ func TestATextResponseIsTheAnswerAndItsLengthCountsOnlyOnTheSameOrigin(t *testin
 	}
 
 	body := "## Tea\n\nGreen, at **80 °C**."
-	s := NewSession(Config{})
+	s := newSession(t, Config{})
 	s.Respond(ResponseHead("cors", get))
 	require.NoError(t, s.Write([]byte(body)))
 	s.End(nil)
@@ -318,10 +319,10 @@ func TestATextResponseIsTheAnswerAndItsLengthCountsOnlyOnTheSameOrigin(t *testin
 	require.True(t, p.Final)
 	require.Equal(t, stream.DialectText, s.Dialect())
 	require.Equal(t, stream.Complete, s.Status())
-	require.Equal(t, render.Convert(body, RenderOptions(render.Policy{})...), p.Append+p.Tail)
+	require.Equal(t, convert(t, body, RenderOptions(render.Policy{})...), p.Append+p.Tail)
 
 	// Same origin, the body shorter than its Content-Length: cut.
-	s = NewSession(Config{})
+	s = newSession(t, Config{})
 	s.Respond(ResponseHead("basic", get))
 	require.NoError(t, s.Write([]byte(body)))
 	s.End(nil)
@@ -330,7 +331,7 @@ func TestATextResponseIsTheAnswerAndItsLengthCountsOnlyOnTheSameOrigin(t *testin
 }
 
 func TestABodyTheWidgetCannotReadFailsSayingWhatArrivedNeverIncomplete(t *testing.T) {
-	s := NewSession(Config{})
+	s := newSession(t, Config{})
 	s.Respond(ResponseHead("basic", func(name string) string {
 		return map[string]string{"Content-Type": "text/html"}[name]
 	}))

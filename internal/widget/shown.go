@@ -75,14 +75,18 @@ func ToolsHTML(calls []stream.ToolCall, w *Strings) string {
 // does not pay for first calls (in the browser, WebAssembly functions are
 // compiled on their first call). Call it when the page is idle. It returns
 // the sample's HTML (every frame's settled HTML, in order), for warming the
-// browser's own HTML parser.
+// browser's own HTML parser. A policy NewSession refuses warms nothing
+// (the HTML is empty): the answer that uses it reports the error.
 func WarmUp(policy render.Policy) string {
-	_, html := warmSession(policy)
+	_, html, _ := warmSession(policy)
 	return html
 }
 
-func warmSession(policy render.Policy) (*Session, string) {
-	s := NewSession(Config{Policy: policy, Now: func() time.Time { return time.Time{} }})
+func warmSession(policy render.Policy) (*Session, string, error) {
+	s, err := NewSession(Config{Policy: policy, Now: func() time.Time { return time.Time{} }})
+	if err != nil {
+		return nil, "", err
+	}
 	var b []byte
 	for i := 0; i < len(warmSample); i += 24 {
 		b = append(b, `data: {"choices":[{"index":0,"delta":{"content":`...)
@@ -102,7 +106,7 @@ func warmSession(policy render.Policy) (*Session, string) {
 	if p.Unwrap {
 		html += tail
 	}
-	return s, html
+	return s, html, nil
 }
 
 const warmSample = "# Warm\n\nSome *emphasis*, `code` and a [link](https://example.com).\n\n- one\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```go\nfunc main() {}\n```\n\n> quote\n"

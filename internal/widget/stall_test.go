@@ -31,7 +31,7 @@ func TestStallAfterIsTheLongerOfTheFloorAndThreeP95Gaps(t *testing.T) {
 
 func TestTheStallNoticeShowsOnceAfterSilenceAndTheNextTokenClearsIt(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1000, 0)}
-	s := NewSession(Config{Dialect: "plain", Now: clock.Now})
+	s := newSession(t, Config{Dialect: "plain", Now: clock.Now})
 	var sc screen
 	step := func(d time.Duration, chunk string) Patch {
 		clock.now = clock.now.Add(d)
@@ -80,7 +80,7 @@ func TestTheStallNoticeShowsOnceAfterSilenceAndTheNextTokenClearsIt(t *testing.T
 
 func TestASlowModelIsNotStalledAtItsOwnPace(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1000, 0)}
-	s := NewSession(Config{Dialect: "plain", Now: clock.Now})
+	s := newSession(t, Config{Dialect: "plain", Now: clock.Now})
 	for i := 0; i < 40; i++ {
 		clock.now = clock.now.Add(800 * time.Millisecond)
 		require.NoError(t, s.Write(delta("w ")))
@@ -95,7 +95,7 @@ func TestASlowModelIsNotStalledAtItsOwnPace(t *testing.T) {
 
 func TestThinkingCountsAsLifeAndTheEndClearsTheNotice(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1000, 0)}
-	s := NewSession(Config{Now: clock.Now})
+	s := newSession(t, Config{Now: clock.Now})
 	for i := 0; i < 10; i++ {
 		clock.now = clock.now.Add(time.Second)
 		require.NoError(t, s.Write(thinkingDelta("hmm ")))
@@ -115,7 +115,7 @@ func TestThinkingCountsAsLifeAndTheEndClearsTheNotice(t *testing.T) {
 
 func TestTimeToFirstAnswerTokenComesAfterThinking(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1000, 0)}
-	s := NewSession(Config{Now: clock.Now})
+	s := newSession(t, Config{Now: clock.Now})
 	clock.now = clock.now.Add(100 * time.Millisecond)
 	require.NoError(t, s.Write(thinkingDelta("let me think")))
 	clock.now = clock.now.Add(900 * time.Millisecond)
@@ -126,7 +126,7 @@ func TestTimeToFirstAnswerTokenComesAfterThinking(t *testing.T) {
 	require.Contains(t, m.JSON(), `"ttft_ms":100,"ttfat_ms":1000,`)
 
 	// Without thinking both are the same.
-	s = NewSession(Config{Dialect: "plain", Now: clock.Now})
+	s = newSession(t, Config{Dialect: "plain", Now: clock.Now})
 	clock.now = clock.now.Add(250 * time.Millisecond)
 	require.NoError(t, s.Write(delta("hi")))
 	m = s.Metrics()

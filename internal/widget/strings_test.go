@@ -70,7 +70,7 @@ func TestTheAskCommandCarriesThePagesStringsToTheSession(t *testing.T) {
 func TestASessionShowsAndSpeaksOnlyThePagesWords(t *testing.T) {
 	w := English.With(french())
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	s := NewSession(Config{Words: &w, Now: clock.Now})
+	s := newSession(t, Config{Words: &w, Now: clock.Now})
 	sc := &screen{words: &w}
 	var said []string
 	frame := func() {
@@ -107,7 +107,7 @@ func TestASessionShowsAndSpeaksOnlyThePagesWords(t *testing.T) {
 	}
 
 	// And the HTTP sentence fills in its status.
-	s = NewSession(Config{Words: &w})
+	s = newSession(t, Config{Words: &w})
 	s.End(HTTPError(401, []byte(htmlBody)))
 	s.Frame()
 	require.Equal(t, "Le serveur a refusé la requête (401).", s.Outcome().Notice())

@@ -41,8 +41,9 @@ func wire(msgs []sim.Message) []byte {
 // decoder the widget runs, an oracle written by someone else.
 func decode(t *testing.T, dialect stream.Dialect, b []byte) *stream.Answer {
 	t.Helper()
-	p := stream.NewPipeline(stream.WithDialect(dialect), stream.WithContentType("text/event-stream"))
-	_, err := p.Write(b)
+	p, err := stream.NewPipeline(stream.WithDialect(dialect), stream.WithContentType("text/event-stream"))
+	require.NoError(t, err)
+	_, err = p.Write(b)
 	require.NoError(t, err)
 	p.Close()
 	return p.Answer()

@@ -67,21 +67,21 @@ func unwrapped(t testing.TB, fragment string) string {
 // settled HTML equals the one-shot highlighted rendering.
 func streamCheck(t testing.TB, text string, cuts []int, opts ...render.Option) string {
 	hl := append([]render.Option{highlight.Option()}, opts...)
-	d := render.NewDocument(hl...)
+	d := newDocument(t, hl...)
 	var settled strings.Builder
 	for _, n := range cuts {
 		f := d.Update(text[:n])
 		settled.WriteString(f.Append)
-		one := render.Convert(text[:n], hl...)
+		one := convert(t, text[:n], hl...)
 		if !strings.HasPrefix(one, settled.String()) {
 			return fmt.Sprintf("prefix %q: settled HTML is not a prefix of the one-shot rendering:\n got: %s\nwant: %s", text[:n], settled.String(), one)
 		}
-		if got, want := unwrapped(t, settled.String()+f.Tail), unwrapped(t, render.Convert(text[:n], opts...)); got != want {
+		if got, want := unwrapped(t, settled.String()+f.Tail), unwrapped(t, convert(t, text[:n], opts...)); got != want {
 			return fmt.Sprintf("prefix %q: highlighting changed more than spans:\n got: %s\nwant: %s", text[:n], got, want)
 		}
 	}
 	settled.WriteString(d.Finish().Append)
-	if got, want := settled.String(), render.Convert(text, hl...); got != want {
+	if got, want := settled.String(), convert(t, text, hl...); got != want {
 		return fmt.Sprintf("after Finish:\n got: %s\nwant: %s", got, want)
 	}
 	return ""
@@ -89,31 +89,31 @@ func streamCheck(t testing.TB, text string, cuts []int, opts ...render.Option) s
 
 func TestHighlightedBlocksOnlyGainSpans(t *testing.T) {
 	text := "```go\nfunc main() {\n\tx := \"a<b\" // c\n}\n```\n"
-	got := render.Convert(text, highlight.Option())
+	got := convert(t, text, highlight.Option())
 	require.True(t, strings.HasPrefix(got, `<pre><code class="language-go"><span class="hl-kd">func</span>`), got)
 	require.Contains(t, got, "\t", "tabs are kept")
-	require.Equal(t, unwrapped(t, render.Convert(text)), unwrapped(t, got))
+	require.Equal(t, unwrapped(t, convert(t, text)), unwrapped(t, got))
 }
 
 func TestBlocksChromaCannotHighlightRenderAsWithoutHighlighting(t *testing.T) {
 	for _, text := range []string{"```\nno language\n```\n", "```nosuchlanguage\nx\n```\n", "    indented code\n", "`inline`\n"} {
-		require.Equal(t, render.Convert(text), render.Convert(text, highlight.Option()), text)
+		require.Equal(t, convert(t, text), convert(t, text, highlight.Option()), text)
 	}
 }
 
 func TestTheInfoStringCannotTurnOnLineNumbersOrLineSpans(t *testing.T) {
 	text := "```go {linenos=table,hl_lines=[1],linenostart=5}\nx := 1\ny := 2\n```\n"
-	got := render.Convert(text, highlight.Option())
+	got := convert(t, text, highlight.Option())
 	require.NotContains(t, got, "<table")
 	require.NotContains(t, got, "hl-ln")
 	require.NotContains(t, got, "hl-hl")
 	require.NotContains(t, got, "hl-line")
-	require.Equal(t, unwrapped(t, render.Convert(text)), unwrapped(t, got))
+	require.Equal(t, unwrapped(t, convert(t, text)), unwrapped(t, got))
 }
 
 func TestAnOpenCodeBlockStreamsPlainAndIsHighlightedWhenItSettles(t *testing.T) {
 	text := "Intro.\n\n```python\ndef f(x):\n    return x * 2\n```\n\nAfter.\n"
-	d := render.NewDocument(highlight.Option())
+	d := newDocument(t, highlight.Option())
 	sawPlainTail, appended := false, 0
 	for _, n := range rendertest.EveryByte(text) {
 		f := d.Update(text[:n])
@@ -180,9 +180,25 @@ func TestTheStylesheetHasBothThemesAndNothingThatMovesText(t *testing.T) {
 		require.NotContains(t, css, bad)
 	}
 	// Every class highlighting writes for common languages has a rule.
-	got := render.Convert("```go\n// c\nfunc f() string { return \"s\" + 1 }\n```\n", highlight.Option())
+	got := convert(t, "```go\n// c\nfunc f() string { return \"s\" + 1 }\n```\n", highlight.Option())
 	for _, cls := range []string{"hl-c1", "hl-kd", "hl-nf", "hl-s", "hl-mi"} {
 		require.Contains(t, got, `class="`+cls+`"`)
 		require.Contains(t, css, "."+cls+" {")
 	}
+}
+
+// newDocument is render.NewDocument for options the test knows are good.
+func newDocument(tb testing.TB, opts ...render.Option) *render.Document {
+	tb.Helper()
+	d, err := render.NewDocument(opts...)
+	require.NoError(tb, err)
+	return d
+}
+
+// convert is render.Convert for options the test knows are good.
+func convert(tb testing.TB, text string, opts ...render.Option) string {
+	tb.Helper()
+	html, err := render.Convert(text, opts...)
+	require.NoError(tb, err)
+	return html
 }

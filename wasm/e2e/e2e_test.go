@@ -252,12 +252,29 @@ func waitAnnouncer(t testing.TB, ctx context.Context) result {
 	return browsertest.Eval[result](t, ctx, collect)
 }
 
+// convert is render.Convert, the one-shot oracle, for options the test
+// knows are good.
+func convert(t testing.TB, text string, opts ...render.Option) string {
+	t.Helper()
+	html, err := render.Convert(text, opts...)
+	require.NoError(t, err)
+	return html
+}
+
+// document is render.NewDocument for options the test knows are good.
+func document(t testing.TB, opts ...render.Option) *render.Document {
+	t.Helper()
+	d, err := render.NewDocument(opts...)
+	require.NoError(t, err)
+	return d
+}
+
 // sameDOM checks that the content's HTML is render.Convert(text): both are
 // serialized by the same browser (parsing normalizes <br /> to <br> and the
 // like), so the comparison is byte for byte after one parse of each.
 func sameDOM(t testing.TB, ctx context.Context, text, html string) {
 	t.Helper()
-	want := render.Convert(text, widget.RenderOptions(render.Policy{SameOrigin: server(t)})...)
+	want := convert(t, text, widget.RenderOptions(render.Policy{SameOrigin: server(t)})...)
 	normalized := browsertest.Eval[string](t, ctx, `(() => {
 		const t = document.createElement("template");
 		t.innerHTML = `+browsertest.JSString(want)+`;

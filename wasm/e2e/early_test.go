@@ -131,14 +131,14 @@ func navigate(t *testing.T, ctx context.Context, url string) {
 func requireRenderedAs(t *testing.T, ctx context.Context, g *gated, r result) {
 	t.Helper()
 	opts := widget.RenderOptions(render.Policy{SameOrigin: g.base})
-	want := render.Convert(r.Text, opts...)
+	want := convert(t, r.Text, opts...)
 	normalized := browsertest.Eval[string](t, ctx, `(() => {
 		const t = document.createElement("template");
 		t.innerHTML = `+browsertest.JSString(want)+`;
 		return t.innerHTML;
 	})()`)
 	require.Equal(t, normalized, r.HTML, "the DOM equals the one-shot render of the final text: the early view is gone")
-	doc := render.NewDocument(opts...)
+	doc := document(t, opts...)
 	f := doc.Update(r.Text)
 	var units []string
 	for _, u := range a11y.Units(append(f.Settled, doc.Finish().Settled...)) {

@@ -213,7 +213,7 @@ func TestTheXSSCorpusRunsNothingAndRequestsNoThirdPartyImage(t *testing.T) {
 // once.
 func requireAnnounced(t *testing.T, r result) {
 	t.Helper()
-	doc := render.NewDocument(widget.RenderOptions(render.Policy{SameOrigin: relayURL})...)
+	doc := document(t, widget.RenderOptions(render.Policy{SameOrigin: relayURL})...)
 	f := doc.Update(r.Text)
 	blocks := append(f.Settled, doc.Finish().Settled...)
 	var want []string

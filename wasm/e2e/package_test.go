@@ -99,7 +99,7 @@ func TestAPagePackageFromAStaticHostStreamsFromItsOwnBackend(t *testing.T) {
 	require.Equal(t, packageAnswer, browsertest.Eval[string](t, ctx, `document.getElementById("a").text`))
 	require.Equal(t, thread, browsertest.Eval[string](t, ctx, `document.getElementById("a").metrics.thread`))
 
-	want := render.Convert(packageAnswer, widget.RenderOptions(render.Policy{SameOrigin: srv.URL})...)
+	want := convert(t, packageAnswer, widget.RenderOptions(render.Policy{SameOrigin: srv.URL})...)
 	got := browsertest.Eval[[]string](t, ctx, `(() => {
 		const t = document.createElement("template");
 		t.innerHTML = `+browsertest.JSString(want)+`;

@@ -290,7 +290,7 @@ func TestTwoAnswersFootnotesOnOnePageLinkToTheirOwnNotes(t *testing.T) {
 	policy := render.Policy{SameOrigin: server(t)}
 	for i, id := range []string{"a", "b"} {
 		// The page's first element is number 1, the one added next 2.
-		want := render.Convert(footnoteAnswer, widget.RenderOptions(policy, render.WithFootnotePrefix(widget.FootnotePrefix(i+1)))...)
+		want := convert(t, footnoteAnswer, widget.RenderOptions(policy, render.WithFootnotePrefix(widget.FootnotePrefix(i+1)))...)
 		require.Contains(t, want, `id="`+widget.FootnotePrefix(i+1)+`fn:1"`)
 		require.Equal(t, browsertest.Eval[string](t, ctx, `(() => { const t = document.createElement("template"); t.innerHTML = `+browsertest.JSString(want)+`; return t.innerHTML; })()`),
 			browsertest.Eval[string](t, ctx, `document.querySelector('#`+id+` [data-trickle="content"]').innerHTML`), "%s equals the one-shot rendering with its prefix", id)

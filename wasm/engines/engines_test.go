@@ -183,7 +183,8 @@ func serve(t *testing.T) string {
 	require.NotEqual(t, page.URL, rl.URL)
 	a, _ := sim.Lookup(answer)
 	// The widget's link and image policy takes the page's origin as its own.
-	want := render.Convert(a.Text, widget.RenderOptions(render.Policy{SameOrigin: page.URL})...)
+	want, err := render.Convert(a.Text, widget.RenderOptions(render.Policy{SameOrigin: page.URL})...)
+	require.NoError(t, err)
 	page.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)

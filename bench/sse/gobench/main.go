@@ -73,7 +73,11 @@ func measure(stream []byte, chunk, runs int) result {
 	var ms0, ms1 runtime.MemStats
 	for r := 0; r < runs+1; r++ { // the first run warms up and is not timed
 		c := &counter{}
-		p := sse.NewParser(c)
+		p, err := sse.NewParser(c)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gobench:", err)
+			os.Exit(1)
+		}
 		runtime.GC()
 		runtime.ReadMemStats(&ms0)
 		start, cpu0 := time.Now(), cpuSeconds()

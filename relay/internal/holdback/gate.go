@@ -28,7 +28,8 @@ func (g *Gates) Hold(l *streamlog.Log, rid string) {
 		return // no hold-back
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &gate{gates: g, log: l, rid: rid, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), doc: render.NewDocument()}
+	doc, _ := render.NewDocument() // no option, nothing to refuse
+	t := &gate{gates: g, log: l, rid: rid, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), doc: doc}
 	d := stream.Dialect(l.Dialect())
 	if d == "" || d == stream.DialectAuto {
 		d = stream.DialectOpenAI // what the relay speaks when a request names no dialect

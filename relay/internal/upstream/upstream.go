@@ -378,7 +378,10 @@ func (u *Upstream) attempt(parent context.Context, id string, payload []byte, ma
 
 	// The stream package's pipeline watches the same bytes to tell a
 	// complete answer (end marker) from a cut one.
-	pipe := stream.NewPipeline(stream.WithDialect(u.Dialect), stream.WithContentType(resp.Header.Get("Content-Type")))
+	pipe, err := stream.NewPipeline(stream.WithDialect(u.Dialect), stream.WithContentType(resp.Header.Get("Content-Type")))
+	if err != nil {
+		return 0, false, fmt.Errorf("%w: %w", ErrUpstream, err)
+	}
 	body := &watchedBody{r: resp.Body, dog: dog, idle: u.IdleTimeout, pipe: pipe, got: &gotByte}
 	count := func(event, data string) bool {
 		relayed++
@@ -435,7 +438,10 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 var errStopped = errors.New("relay: stream ended")
 
 func relaySSE(r io.Reader, maxEvent int, emit func(event, data string) bool) error {
-	dec := sse.NewDecoder(r, sse.WithMaxEventSize(maxEvent))
+	dec, err := sse.NewDecoder(r, sse.WithMaxEventSize(maxEvent))
+	if err != nil {
+		return err
+	}
 	for {
 		ev, err := dec.Next()
 		if err != nil {
