@@ -479,32 +479,3 @@ func (e *Element) statusWord() string {
 	}
 	return "streaming"
 }
-
-// fresh starts a new update for the page.
-func (e *Element) fresh() *Update {
-	e.out = append(e.out, Update{ID: e.id})
-	return &e.out[len(e.out)-1]
-}
-
-// last is the update being filled: the last one, unless it already holds
-// a frame's patch (a second patch is relative to the first's result, so it
-// goes in an update of its own, applied after it).
-func (e *Element) last() *Update {
-	if n := len(e.out); n > 0 && !e.out[n-1].HasPatch && e.out[n-1].End == nil {
-		return &e.out[n-1]
-	}
-	return e.fresh()
-}
-
-// TakeUpdates appends the element's updates that change something to into
-// and forgets them.
-func (e *Element) TakeUpdates(into []Update) []Update {
-	for i := range e.out {
-		if !e.out[i].Empty() {
-			into = append(into, e.out[i])
-		}
-	}
-	clear(e.out)
-	e.out = e.out[:0]
-	return into
-}

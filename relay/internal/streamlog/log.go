@@ -474,35 +474,6 @@ func (l *Log) Detach() {
 	})
 }
 
-// EstimateTokens says the stream's tokens are counted from the events it
-// received (a real upstream's), not known.
-func (l *Log) EstimateTokens() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.estimated = true
-}
-
-func (l *Log) usageLocked() store.Usage {
-	if l.reported > 0 {
-		return store.Usage{CompletionTokens: l.reported}
-	}
-	return store.Usage{CompletionTokens: l.tokens, Estimated: l.estimated}
-}
-
-// ReportTokens records the output tokens the model reported so far (a
-// real upstream's usage): the stream's usage is then that, not a count
-// of its events.
-func (l *Log) ReportTokens(n int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.reported = max(l.reported, n)
-}
-
-// OnEnd sets what learns, once, what a generation made here cost when it
-// ends (with the log's lock held: it must not block). Set it before the
-// generation starts.
-func (l *Log) OnEnd(f func(store.Usage)) { l.onEnd = f }
-
 // Readers is the number of readers reading l now.
 func (l *Log) Readers() int {
 	l.mu.Lock()
