@@ -152,6 +152,16 @@ $(ANYPAGE)/node_modules/.package-lock.json: $(ANYPAGE)/package.json $(ANYPAGE)/p
 
 test-native: $(ANYPAGE)/node_modules/.package-lock.json
 
+# temml, pinned in wasm/e2e/testdata/math/package-lock.json: the TeX to
+# MathML converter the package's math entry loads, which
+# wasm/e2e/math_entry_test.go serves to its page.
+MATHPKG := wasm/e2e/testdata/math
+$(MATHPKG)/node_modules/.package-lock.json: $(MATHPKG)/package.json $(MATHPKG)/package-lock.json
+	cd $(MATHPKG) && npm ci --no-audit --no-fund
+	@touch $@
+
+test-native: $(MATHPKG)/node_modules/.package-lock.json
+
 test: lint build dist test-js test-native test-wasm
 
 bench:

@@ -4,6 +4,10 @@
 
 const MATHML = "http://www.w3.org/1998/Math/MathML";
 
+// pageMath.convert is the converter of every element without one of its
+// own (el.math): none, unless the package's math entry (math.js) set it.
+export const pageMath = { convert: null };
+
 // The MathML Core elements (annotation-xml is left out: it may carry
 // HTML). Any other element becomes its text; script and style are dropped.
 const ELEMENTS = new Set(

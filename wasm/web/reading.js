@@ -5,7 +5,7 @@
 // siblings.
 
 import { sanitizeSpans } from "./sanitize.js";
-import { sanitizeMath } from "./mathml.js";
+import { pageMath, sanitizeMath } from "./mathml.js";
 import { sanitizeSVG } from "./svg.js";
 import { wordOf } from "./strings.js";
 
@@ -21,7 +21,8 @@ export function decorate(answer, after, before) {
     for (const pre of pres) codeBlock(answer, pre);
     const tables = n.tagName === "TABLE" ? [n] : n.querySelectorAll("table");
     for (const table of tables) tableBlock(answer, table);
-    if (answer.math) for (const f of n.querySelectorAll("[data-trickle-math]")) mathWith(answer.math, f);
+    const math = answer.math ?? pageMath.convert;
+    if (math) for (const f of n.querySelectorAll("[data-trickle-math]")) mathWith(math, f);
   }
 }
 
@@ -114,11 +115,12 @@ export function highlightWith(highlighter, code, lang) {
 }
 
 // mathWith runs the page's TeX converter on a settled formula (render's
-// <span data-trickle-math>, its text the TeX), once. Its output is
-// model-derived: it is copied down to MathML Core (mathml.js). A throw,
-// a wrong type or nothing left keeps the TeX as text.
+// <span data-trickle-math>, its text the TeX), once. Its output (MathML as
+// a string or a Node, or a promise of one: a converter loaded when first
+// needed) is model-derived: it is copied down to MathML Core (mathml.js).
+// A throw, a rejection, a wrong type or nothing left keeps the TeX as text.
 export function mathWith(convert, span) {
-  if (span.firstElementChild) return;
+  if (span.firstElementChild || waiting.has(span)) return;
   const tex = span.textContent;
   const display = span.dataset.trickleMath === "display";
   let out;
@@ -128,6 +130,27 @@ export function mathWith(convert, span) {
     console.error("trickle: the page's math converter threw; the formula stays TeX:", err);
     return;
   }
+  if (typeof out?.then === "function") {
+    waiting.add(span);
+    out.then(
+      (v) => {
+        waiting.delete(span);
+        if (!span.firstElementChild) showMath(span, tex, display, v);
+      },
+      (err) => {
+        waiting.delete(span);
+        console.error("trickle: the page's math converter failed; the formula stays TeX:", err);
+      },
+    );
+    return;
+  }
+  showMath(span, tex, display, out);
+}
+
+// waiting are the formulas whose converter's promise has not settled.
+const waiting = new WeakSet();
+
+function showMath(span, tex, display, out) {
   let nodes;
   if (typeof out === "string") {
     const tpl = document.createElement("template");

@@ -6,7 +6,8 @@
 // Its entries are ES modules, split by esbuild so they share one chunk:
 // index.js (defines <trickle-answer> in a browser, the default build only),
 // element.js (the class, not defined) and highlight.js (registers the
-// highlighting build, then defines the element). Every asset is found with
+// highlighting build, then defines the element) and math.js (index.js,
+// and temml, which the page installs, for every formula). Every asset is found with
 // new URL("./name", import.meta.url), which bundlers (Vite, webpack,
 // esbuild) follow and copy, and which a static host or a CDN serving the
 // files unchanged resolves beside the module. Only highlight.js names the
@@ -35,7 +36,13 @@ import (
 // (the page's elements connect at the definition and pick their build).
 // As entries of their own, highlight-assets.js and index.js keep their
 // bodies (the registration, the definition) in their own files.
-var packEntries = []string{"index.js", "element.js", "highlight-assets.js"}
+// math.js (temml for every formula) imports temml, which the page
+// installs: it stays an import for the page's bundler or import map.
+var packEntries = []string{"index.js", "element.js", "highlight-assets.js", "math.js"}
+
+// mathConverter is the npm package the math entry loads, and the versions
+// it is known to work with (a peer dependency the page installs).
+const mathConverter, mathConverterRange = "temml", "^0.13.5"
 
 // packHighlight is the package's highlight.js.
 const packHighlight = "import \"./highlight-assets.js\";\nexport * from \"./index.js\";\n"
@@ -90,6 +97,7 @@ func pack(widget, web, dst, version string) error {
 	}
 	files["index.d.ts"] = []byte("export * from \"./trickle-answer.js\";\n")
 	files["highlight.d.ts"] = []byte("export * from \"./trickle-answer.js\";\n")
+	files["math.d.ts"] = []byte("export * from \"./trickle-answer.js\";\n")
 	files["element.d.ts"] = []byte("export { TrickleAnswer } from \"./trickle-answer.js\";\nexport type * from \"./trickle-answer.js\";\n")
 	files["README.md"] = []byte(packReadme)
 
@@ -142,6 +150,7 @@ func packModules(web string, m Manifest, css string) (map[string][]byte, error) 
 		Outdir:      outdir,
 		EntryNames:  "[name]",
 		ChunkNames:  "chunk-[hash]",
+		External:    []string{mathConverter},
 	}, "the package's entries")
 	if err != nil {
 		return nil, err
@@ -212,6 +221,8 @@ func packageJSON(version string, files []string) ([]byte, error) {
 		Module         string            `json:"module"`
 		Types          string            `json:"types"`
 		Exports        map[string]any    `json:"exports"`
+		Peers          map[string]string `json:"peerDependencies"`
+		PeersMeta      map[string]any    `json:"peerDependenciesMeta"`
 		CustomElements string            `json:"customElements"`
 		Files          []string          `json:"files"`
 		Repository     map[string]string `json:"repository"`
@@ -228,12 +239,15 @@ func packageJSON(version string, files []string) ([]byte, error) {
 			".":                      entry{Types: "./index.d.ts", Default: "./index.js"},
 			"./element":              entry{Types: "./element.d.ts", Default: "./element.js"},
 			"./highlight":            entry{Types: "./highlight.d.ts", Default: "./highlight.js"},
+			"./math":                 entry{Types: "./math.d.ts", Default: "./math.js"},
 			"./react":                entry{Types: "./react.d.ts"},
 			"./vue":                  entry{Types: "./vue.d.ts"},
 			"./trickle.css":          "./trickle.css",
 			"./custom-elements.json": "./custom-elements.json",
 			"./package.json":         "./package.json",
 		},
+		Peers:          map[string]string{mathConverter: mathConverterRange},
+		PeersMeta:      map[string]any{mathConverter: map[string]bool{"optional": true}},
 		CustomElements: "custom-elements.json",
 		Files:          files,
 		Repository:     map[string]string{"type": "git", "url": "git+https://github.com/trickle-dev/trickle.git"},
@@ -256,6 +270,7 @@ const packReadme = "# trickle-answer\n\n" +
 	"```js\n" +
 	"import \"trickle-answer\";            // defines <trickle-answer> (harmless on a server)\n" +
 	"// import \"trickle-answer/highlight\"; // the same, with syntax highlighting\n" +
+	"// import \"trickle-answer/math\";      // the same, formulas as MathML (npm install temml)\n" +
 	"// import { TrickleAnswer } from \"trickle-answer/element\"; // the class, not defined\n" +
 	"```\n\n" +
 	"```html\n" +

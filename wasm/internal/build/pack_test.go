@@ -194,7 +194,7 @@ func TestImportingThePackageOnAServerThrowsNothing(t *testing.T) {
 	script := `
 const dir = process.argv[1];
 const got = {};
-for (const entry of ["index.js", "element.js", "highlight.js"]) {
+for (const entry of ["index.js", "element.js", "highlight.js", "math.js"]) {
   const mod = await import("file://" + dir + "/" + entry);
   got[entry] = Object.keys(mod).sort();
 }
@@ -208,6 +208,7 @@ console.log(JSON.stringify(got));
 	require.Equal(t, []any{"TrickleAnswer", "TrickleChat", "ready", "stats"}, got["index.js"])
 	require.Equal(t, []any{"TrickleAnswer"}, got["element.js"])
 	require.Equal(t, []any{"TrickleAnswer", "TrickleChat", "ready", "stats"}, got["highlight.js"])
+	require.Equal(t, []any{"TrickleAnswer", "TrickleChat", "ready", "stats"}, got["math.js"])
 	require.Equal(t, "undefined", got["defined"])
 }
 

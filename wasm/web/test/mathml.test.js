@@ -129,6 +129,37 @@ test("a converter gets the TeX and the display flag, and its MathML replaces the
   assert.equal(d.innerHTML, '<math display="block" alttext="\\sum_k"><mi>\\sum_k</mi></math>');
 });
 
+test("a converter may return a promise: called once, its MathML placed when it resolves, a rejection keeps the TeX", async () => {
+  let calls = 0;
+  let resolve;
+  const later = () => {
+    calls++;
+    return new Promise((r) => (resolve = r));
+  };
+  const s = formula("z", false);
+  mathWith(later, s);
+  mathWith(later, s);
+  assert.equal(calls, 1, "a formula waiting for its MathML is not converted again");
+  assert.equal(s.textContent, "z", "the TeX until then");
+  resolve("<math><mi>z</mi></math>");
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(s.innerHTML, '<math alttext="z"><mi>z</mi></math>');
+
+  const f = formula("w", false);
+  const errors = [];
+  const orig = console.error;
+  console.error = (...args) => errors.push(args.join(" "));
+  try {
+    mathWith(() => Promise.reject(new Error("no temml")), f);
+    await new Promise((r) => setTimeout(r, 0));
+  } finally {
+    console.error = orig;
+  }
+  assert.equal(f.textContent, "w");
+  assert.equal(errors.length, 1);
+  assert.match(errors[0], /failed; the formula stays TeX/);
+});
+
 test("a converter may return a Node", () => {
   const s = formula("y", false);
   mathWith(() => {

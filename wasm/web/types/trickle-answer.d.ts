@@ -303,7 +303,7 @@ export type TrickleHighlighter = (code: string, lang: string) => string;
  *  promise of one) of which only SVG drawing elements are kept. */
 export type TrickleDiagramRenderer = (lang: string, source: string) => string | Node | Promise<string | Node>;
 
-export type TrickleMathConverter = (tex: string, options: { display: boolean }) => string | Node;
+export type TrickleMathConverter = (tex: string, options: { display: boolean }) => string | Node | Promise<string | Node>;
 
 /** How <trickle-answer speak> reads aloud: a voice (or its name), rate,
  *  pitch and volume as SpeechSynthesisUtterance takes them, and the
