@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
 )
@@ -378,4 +379,28 @@ func TestHoldBackMetricsCountEveryCheck(t *testing.T) {
 	require.Equal(t, stream.Complete, answerOf(t, "openai", body).Status())
 	m = metricValues(t, base)
 	require.Equal(t, float64(len(got())), m["trickle_hold_back_seconds_count"])
+}
+
+// A reader of a withheld answer gets every cleared sentence whole, in
+// every dialect and however the model cuts its tokens: the event that
+// ends the last cleared sentence and starts the blocked one goes out cut
+// to its cleared part.
+func TestHoldBackAWithheldAnswerKeepsTheClearedSentencesWhole(t *testing.T) {
+	url, got := recordingChecker(t, "depends")
+	_, base := start(t, relay.WithHoldBack(relay.HoldBack{URL: url}))
+	for _, d := range sim.Dialects() {
+		for _, chars := range []int{1, 3, 4, 7, 24} {
+			t.Run(d.String()+"/"+itoa(chars), func(t *testing.T) {
+				resp := post(t, base+"/v1/chat/completions?answer=short&dialect="+d.String()+"&token_chars="+itoa(chars), hello)
+				body, err := readAll(resp)
+				require.NoError(t, err)
+				a := requireWithheld(t, d, body)
+				reqs := got()
+				blocked := reqs[len(reqs)-1]
+				require.Contains(t, blocked["sentence"], "depends")
+				require.Equal(t, blocked["context"], a.Text(), "the sentences before the blocked one, whole, and nothing of it")
+				require.True(t, strings.HasSuffix(a.Text(), "network."), "%q", a.Text())
+			})
+		}
+	}
 }

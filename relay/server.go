@@ -219,7 +219,6 @@ func (s *Server) register(dialect string, dropAfter int, rid string) (*streamlog
 	}
 	l := s.newLog(dialect)
 	l.SetDropAfter(dropAfter)
-	s.gates.Hold(l, rid)
 	if s.store.Durable() {
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		err := s.store.Begin(ctx, (*generated)(l))
@@ -230,6 +229,7 @@ func (s *Server) register(dialect string, dropAfter int, rid string) (*streamlog
 		}
 		l.Gate()
 	}
+	s.gates.Hold(l, rid) // after Begin: a gate left behind would wait forever
 	s.reg.Add(l)
 	s.metrics.Started.Add(1)
 	return l, nil
