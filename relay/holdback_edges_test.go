@@ -404,3 +404,26 @@ func TestHoldBackAWithheldAnswerKeepsTheClearedSentencesWhole(t *testing.T) {
 		}
 	}
 }
+
+// An answer asked for in one piece cannot be held back sentence by
+// sentence, so it must not get past the checker: a relay with hold-back
+// refuses it, before any generation, and the upstream is asked nothing.
+func TestHoldBackRefusesAnAnswerInOnePiece(t *testing.T) {
+	const whole = `{"model":"m","messages":[{"role":"user","content":"hello"}]}`
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, _ int) bool {
+		return play(w, r, "text/event-stream", simEvents("openai", "code"), 0)
+	})
+	hold := relay.WithHoldBack(relay.HoldBack{Sim: "block=depends"})
+	_, simulated := start(t, hold)
+	upstream := upstreamRelay(t, f, "openai", hold)
+	for _, base := range []string{simulated, upstream} {
+		r := refusalOf(t, post(t, base+"/v1/chat/completions?answer=short", whole), http.StatusBadRequest)
+		require.Equal(t, "stream_required", r.Error.Code)
+		require.Equal(t, "stream", r.Error.Param)
+		require.Contains(t, r.Error.Message, `"stream": true`)
+	}
+	require.Zero(t, f.requests.Load(), "the upstream was asked nothing")
+	body, err := readAll(post(t, upstream+"/v1/chat/completions", hello))
+	require.NoError(t, err)
+	require.Equal(t, stream.Complete, answerOf(t, "openai", body).Status(), "a streamed request is answered")
+}
