@@ -72,7 +72,8 @@ func (g *guardConfig) policy() admit.Policy {
 
 // admitBody filters a decoded request's body by the operator's policy
 // and decodes the result into req again: what the simulated model reads
-// and what an upstream is sent are the same filtered request.
+// and what an upstream is sent are the same filtered request. With
+// hold-back, an answer asked for in one piece is refused.
 func (s *Server) admitBody(req *ChatRequest, body []byte) ([]byte, error) {
 	clean, err := s.cfg.guard.policy().Filter(body)
 	if err != nil {
@@ -84,7 +85,7 @@ func (s *Server) admitBody(req *ChatRequest, body []byte) ([]byte, error) {
 		return nil, err
 	}
 	req.Stream = req.Stream || stream
-	return clean, nil
+	return clean, s.gates.Admit(req.Stream) // hold-back: streamed answers only
 }
 
 // refuseAdmit answers a request the policy refused: 400 with the rule's

@@ -102,6 +102,8 @@ func TestTheOpenAISDKRaisesOnAWithheldAnswer(t *testing.T) {
 	require.True(t, e.Threw, "a withheld answer does not end like a complete one: %+v", e)
 	require.Equal(t, "withheld", e.Error.Code)
 	require.Contains(t, e.Error.Message, stream.WithheldMessage)
+	require.True(t, strings.HasSuffix(e.Text, "or a network."), "the chunks before it carry the cleared sentences whole: %q", e.Text)
+	require.NotContains(t, e.Text, "depends")
 }
 
 // A checker that fails means what --hold-back-on-error says: allow lets

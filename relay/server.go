@@ -226,7 +226,6 @@ func (s *Server) register(dialect string, dropAfter int, rid string, t *limit.Ti
 	if t != nil {
 		l.OnEnd(func(u store.Usage) { t.End(u.CompletionTokens) })
 	}
-	s.gates.Hold(l, rid)
 	if s.store.Durable() {
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		err := s.store.Begin(ctx, (*generated)(l))
@@ -237,6 +236,7 @@ func (s *Server) register(dialect string, dropAfter int, rid string, t *limit.Ti
 		}
 		l.Gate()
 	}
+	s.gates.Hold(l, rid) // after Begin: a gate left behind would wait forever
 	s.reg.Add(l)
 	s.metrics.Started.Add(1)
 	return l, nil

@@ -28,6 +28,7 @@ const (
 	StateStopped   = streamlog.StateStopped   // a client asked to stop
 	StateCancelled = streamlog.StateCancelled // nobody came back within the grace period, or the relay shut down
 	StateFailed    = streamlog.StateFailed    // the upstream (or an injected fault) failed
+	StateWithheld  = streamlog.StateWithheld  // the hold-back checker blocked a sentence
 )
 
 // StatusEvent is the SSE event type of the relay's own terminal events;

@@ -43,7 +43,7 @@ func (g *Gates) Hold(l *streamlog.Log, rid string) {
 type event struct {
 	event, data string
 	token       bool
-	end         int  // the answer's length once its text is added
+	start, end  int  // the answer's length before and after its text is added
 	last        bool // it carries the dialect's end marker
 }
 
@@ -163,6 +163,7 @@ func (t *gate) read(e *event) {
 	if typ == "" {
 		typ = "message"
 	}
+	e.start = t.answer.Len()
 	t.dec.Decode(sse.Event{Type: typ, Data: e.data}, func(ev stream.Event) {
 		switch ev.Kind {
 		case stream.KindText:
@@ -184,6 +185,7 @@ func (t *gate) clear(end int) bool {
 	sentence := text[t.cleared:end]
 	if strings.TrimSpace(sentence) != "" {
 		if !t.check(Request{Sentence: sentence, Context: text[:t.cleared], StreamID: t.log.ID(), RequestID: t.rid}) {
+			t.releaseCleared()
 			t.log.Stop(streamlog.StateWithheld, stream.WithheldMessage)
 			return false
 		}
@@ -216,6 +218,23 @@ func (t *gate) check(r Request) bool {
 		g.log.Info("hold-back blocked a sentence; answer withheld", "stream", r.StreamID, "request_id", r.RequestID)
 	}
 	return allow
+}
+
+// releaseCleared releases the cleared start of the first held event when
+// its text runs on past the cleared part (a token such as "k. Wh" ends
+// one sentence and starts the next): a withheld sentence must not take
+// the end of the cleared one before it away from the reader.
+func (t *gate) releaseCleared() {
+	if len(t.held) == 0 {
+		return
+	}
+	e := t.held[0]
+	if e.start >= t.cleared || e.end <= t.cleared {
+		return
+	}
+	if data, ok := cut(e.data, t.answer.String()[e.start:e.end], t.cleared-e.start); ok {
+		t.log.Release(e.event, data, e.token)
+	}
 }
 
 // release appends the held events whose text is all cleared, in order; it

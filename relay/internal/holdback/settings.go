@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/trickle-dev/trickle/relay/internal/admit"
 )
 
 // DefaultTimeout is how long a sentence waits for the checker by default.
@@ -112,4 +114,19 @@ func New(s Settings, observe func(verdict string, wait time.Duration), log *slog
 		return nil, &FieldError{"URL", `""`, "hold-back needs a checker: a URL or the simulated one (Sim)"}
 	}
 	return g, nil
+}
+
+// StreamRequired is the code of the refusal of a request for an answer in
+// one piece (Admit).
+const StreamRequired = "stream_required"
+
+// Admit refuses a request that does not stream its answer: one sent in
+// one piece cannot be held back sentence by sentence, and must not get
+// past the checker (nil Gates admit every request).
+func (g *Gates) Admit(stream bool) error {
+	if g == nil || stream {
+		return nil
+	}
+	return &admit.Refusal{Code: StreamRequired, Param: "stream",
+		Message: `this relay checks each sentence of an answer before it is sent (hold-back): ask with "stream": true`}
 }

@@ -43,6 +43,12 @@ func (l *Log) EmitAt(now time.Time, event, data string, token, inline bool) bool
 // Holder, the end goes to it, to follow the events it holds.
 func (l *Log) End(state, message string) {
 	if l.holder != nil {
+		// The generator is done: a Stop or a withheld sentence before the
+		// Holder releases the end cancels nothing (Info's
+		// upstream_cancelled).
+		l.mu.Lock()
+		l.cancel = nil
+		l.mu.Unlock()
 		l.holder.HoldEnd(state, message)
 		return
 	}
