@@ -763,6 +763,49 @@ func TestTheReadmeChatSnippetRunsItsToolAndShowsTheSavedThreadAgain(t *testing.T
 		"a stored thread is shown without a request")
 }
 
+// A chat on a page of another origin under a strict Content-Security-Policy
+// (scripts, connections and styles from the relay only, its worker from a
+// blob: URL, no inline script or style): two turns, each sending the whole
+// history, in every dialect the simulated model speaks, over SSE and the
+// WebSocket.
+func TestAChatConversesInEveryDialectOverBothTransportsUnderAStrictPolicy(t *testing.T) {
+	tab, _ := startExamples(t)
+	csp := "default-src 'none'; script-src __RELAY__ 'wasm-unsafe-eval'; connect-src __RELAY__ ws://127.0.0.1:*; " +
+		"worker-src blob:; style-src __RELAY__; img-src 'none'"
+	for _, dialect := range []string{"openai", "anthropic", "responses", "gemini", "ollama", "plain"} {
+		for _, transport := range []string{"sse", "websocket"} {
+			t.Run(dialect+"/"+transport, func(t *testing.T) {
+				pageURL, _ := otherOrigin(t, `<!doctype html><meta charset=utf-8><title>a strict page</title>
+<link rel="icon" href="data:,">
+<script type="module" src="__RELAY__/trickle/trickle.js"></script>
+<trickle-chat endpoint="__RELAY__/v1/chat/completions?dialect=`+dialect+`&answer=short&gap_ms=1&ttft_ms=5" transport="`+transport+`"></trickle-chat>`,
+					map[string]string{"Content-Security-Policy": csp})
+				run(t, tab, 30*time.Second, chromedp.Navigate(pageURL+"/"), chromedp.WaitVisible(chromedp.CSS(`trickle-chat textarea`)))
+				got := browsertest.Eval[map[string]any](t, tab, `(async () => {
+					const c = document.querySelector("trickle-chat");
+					await c.send("hello");
+					await c.send("and again");
+					const m = c.messages;
+					const answers = [...c.querySelectorAll("trickle-answer")];
+					return { roles: m.map((x) => x.role).join(","), statuses: m.filter((x) => x.role === "assistant").map((x) => x.status).join(","),
+						lengths: m.filter((x) => x.role === "assistant").map((x) => x.content.length),
+						transports: answers.map((a) => a.getAttribute("transport")).join(","),
+						threads: answers.map((a) => a.metrics?.thread).join(","),
+						sheet: document.querySelector("[data-trickle-css]")?.localName };
+				})()`)
+				require.Equal(t, "user,assistant,user,assistant", got["roles"])
+				require.Equal(t, "complete,complete", got["statuses"])
+				for _, n := range got["lengths"].([]any) {
+					require.Greater(t, n, 50.0, "each answer has its text")
+				}
+				require.Equal(t, transport+","+transport, got["transports"])
+				require.Equal(t, "worker,worker", got["threads"], "the worker starts under the policy")
+				require.Equal(t, "link", got["sheet"], "the stylesheet's file, not an inline copy the policy refuses")
+			})
+		}
+	}
+}
+
 // The README's snippet, pasted into a page of another origin, loads the
 // widget from the relay and streams an answer, as the README says, once
 // the relay allows that origin (--allow-origin).
@@ -883,7 +926,7 @@ func otherOrigin(t *testing.T, html string, headers map[string]string) (pageURL,
 	body := strings.ReplaceAll(html, "__RELAY__", rl.URL)
 	pg.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for k, v := range headers {
-			w.Header().Set(k, v)
+			w.Header().Set(k, strings.ReplaceAll(v, "__RELAY__", rl.URL))
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, body)
