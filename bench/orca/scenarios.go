@@ -1,0 +1,296 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"html/template"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// A result is one scenario's timeline and verdict.
+type result struct {
+	name    string
+	action  string    // what t0 is
+	t0      time.Time // the reader's action that starts the answer
+	before  []Utterance
+	heard   []Heard
+	written []written
+	exp     []Expectation
+}
+
+// written is one thing the widget wrote into a live region, as a
+// MutationObserver on the page saw it.
+type written struct {
+	T      float64 `json:"t"` // ms since the epoch
+	Region string  `json:"region"`
+	Text   string  `json:"text"`
+}
+
+// recorder notes every addition to an answer's log region and every
+// status its status region takes, with the page's clock.
+const recorder = `(() => {
+  window.__written = [];
+  const region = (n) => n && (n.nodeType === 1 ? n : n.parentElement)?.closest?.('[data-trickle="announcer"], [data-trickle="sr-status"]');
+  new MutationObserver((ms) => {
+    for (const m of ms) {
+      const r = region(m.target);
+      if (!r) continue;
+      if (r.dataset.trickle === "announcer") {
+        for (const n of m.addedNodes) if (n.textContent.trim()) window.__written.push({t: Date.now(), region: "log", text: n.textContent});
+      } else if (r.textContent.trim()) {
+        window.__written.push({t: Date.now(), region: "status", text: r.textContent});
+      }
+    }
+  }).observe(document.documentElement, {childList: true, subtree: true, characterData: true});
+  return true;
+})()`
+
+// evalJS evaluates a JavaScript expression on the tab, awaiting the
+// promise it returns, within d.
+func evalJS[T any](ctx context.Context, d time.Duration, expr string) (T, error) {
+	c, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return chromedp.Run(c, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+}
+
+// waitJS polls a JavaScript expression until it is truthy.
+func waitJS(ctx context.Context, d time.Duration, expr string) error {
+	deadline := time.Now().Add(d)
+	for {
+		ok, err := evalJS[bool](ctx, 10*time.Second, "!!("+expr+")")
+		if err == nil && ok {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s was not true within %v (last error: %v)", expr, d, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func do(ctx context.Context, d time.Duration, actions ...chromedp.Action[chromedp.Void]) error {
+	c, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return chromedp.Do(c, actions...)
+}
+
+// js is an action that runs statements on the page.
+func js(statements string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := chromedp.Evaluate[bool]("(async () => { "+statements+"; return true; })()", chromedp.EvalAwaitPromise)(ctx, t)
+		return chromedp.Void{}, err
+	}
+}
+
+// answerPage is the page with a <trickle-answer>, on the relay.
+const answerPage = "/examples/answer/"
+
+// open shows url in the tab, unless it shows it already (Chromium was
+// started on it). The page navigates itself, as a link would: keyboard
+// focus stays in the page.
+func open(tab context.Context, url string) error {
+	here, err := evalJS[string](tab, 10*time.Second, `location.href`)
+	if err != nil {
+		return err
+	}
+	if here == url {
+		return nil
+	}
+	if err := do(tab, 10*time.Second, js(`location.href = `+jsString(url))); err != nil {
+		return err
+	}
+	return waitJS(tab, 60*time.Second, `location.href === `+jsString(url)+` && document.readyState === "complete"`)
+}
+
+// answerScenario: the answer page, the Ask button focused, then pressed.
+func answerScenario(tab context.Context, lab *Lab, want Want) (*result, error) {
+	if err := open(tab, lab.Relay+answerPage); err != nil {
+		return nil, err
+	}
+	if err := waitJS(tab, 60*time.Second, `customElements.get("trickle-answer") && document.querySelector("#answer [data-trickle=announcer]")`); err != nil {
+		return nil, err
+	}
+	if err := do(tab, 10*time.Second, js(recorder+";"), js(`document.querySelector("select[name=answer]").value = "short"; document.getElementById("go").focus()`)); err != nil {
+		return nil, err
+	}
+	// What the page load and the focus make Orca say comes before.
+	lab.WaitQuiet(tab, 2*time.Second, 30*time.Second)
+	r := &result{name: "answer", action: "Ask pressed (the focused button, clicked)", before: lab.OrcaSaid()}
+	r.t0 = time.Now()
+	if err := do(tab, 10*time.Second, js(`document.getElementById("go").click()`)); err != nil {
+		return nil, err
+	}
+	if err := waitJS(tab, 5*time.Minute, `document.body.dataset.lastStatus`); err != nil {
+		return nil, err
+	}
+	return finish(tab, lab, r, want)
+}
+
+// chatScenario: a <trickle-chat> on a page of its own; the composer
+// focused, the message set by script, then Enter pressed.
+func chatScenario(tab context.Context, lab *Lab, want Want, url, message string) (*result, error) {
+	if err := open(tab, url); err != nil {
+		return nil, err
+	}
+	if err := waitJS(tab, 60*time.Second, `customElements.get("trickle-chat") && document.querySelector("[data-trickle-chat=input]")`); err != nil {
+		return nil, err
+	}
+	if err := do(tab, 10*time.Second, js(recorder+";"), js(`document.querySelector("[data-trickle-chat=input]").focus()`)); err != nil {
+		return nil, err
+	}
+	lab.WaitQuiet(tab, 2*time.Second, 30*time.Second)
+	// The message goes in by script, not typed: Orca's echo of the keys
+	// a reader types is theirs, not the widget's, and would hide whether
+	// the sent message is read back.
+	if err := do(tab, 10*time.Second, js(`document.querySelector("[data-trickle-chat=input]").value = `+jsString(message))); err != nil {
+		return nil, err
+	}
+	lab.WaitQuiet(tab, 2*time.Second, 30*time.Second)
+	r := &result{name: "chat", action: "Enter pressed in the composer (the message set by script)", before: lab.OrcaSaid()}
+	r.t0 = time.Now()
+	if err := do(tab, 10*time.Second, chromedp.KeyEvent(kb.Enter)); err != nil {
+		return nil, err
+	}
+	if err := waitJS(tab, 5*time.Minute, `(() => { const c = document.querySelector("trickle-chat"); return !c.busy && c.messages.some((m) => m.role === "assistant"); })()`); err != nil {
+		return nil, err
+	}
+	r, err := finish(tab, lab, r, want)
+	if err != nil {
+		return nil, err
+	}
+	// What must not be read back was sent and is on the page.
+	shown, err := evalJS[bool](tab, 10*time.Second, `(() => {
+		const c = document.querySelector("trickle-chat"), m = `+jsString(message)+`;
+		return c.messages[0]?.content === m && [...c.querySelectorAll('[data-trickle-chat="turn"][data-role="user"]')].some((t) => t.textContent.includes(m));
+	})()`)
+	if err != nil {
+		return nil, err
+	}
+	r.exp = append(r.exp, Expectation{Name: "the message was sent and shown in the thread", OK: shown,
+		Why: map[bool]string{true: "the first message and a user turn hold it", false: "not in chat.messages or not on the page"}[shown]})
+	return r, nil
+}
+
+// finish waits for Orca to say an end status (the widget has ended; Orca
+// speaks what it was given in its own time), then for 3 s of quiet, so a
+// late duplicate would be heard, and checks the timeline.
+func finish(tab context.Context, lab *Lab, r *result, want Want) (*result, error) {
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) && tab.Err() == nil && !saidEnd(lab.OrcaSaid(), r.t0) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	lab.WaitQuiet(tab, 3*time.Second, 60*time.Second)
+	var after []Utterance
+	for _, u := range lab.OrcaSaid() {
+		if !u.At.Before(r.t0) {
+			after = append(after, u)
+		}
+	}
+	r.before = r.before[len(r.before)-min(len(r.before), 6):]
+	r.heard, r.exp = Classify(after, want)
+	w, err := evalJS[[]written](tab, 10*time.Second, `window.__written ?? []`)
+	if err != nil {
+		return nil, err
+	}
+	r.written = w
+	return r, nil
+}
+
+func saidEnd(said []Utterance, since time.Time) bool {
+	for _, u := range said {
+		if !u.At.Before(since) && isEnd(norm(u.Text)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *result) print(w io.Writer) {
+	fmt.Fprintf(w, "\n== %s: %s at %s UTC\n", r.name, r.action, r.t0.UTC().Format("15:04:05.000"))
+	fmt.Fprintln(w, "Orca, just before:")
+	for _, u := range r.before {
+		if !u.Interrupt {
+			fmt.Fprintf(w, "  %+8.3fs  %-14s %q\n", u.At.Sub(r.t0).Seconds(), "(before)", u.Text)
+		}
+	}
+	fmt.Fprintln(w, "Orca said:")
+	for _, h := range r.heard {
+		text := fmt.Sprintf("%q", h.Text)
+		if h.Interrupt {
+			text = "(Orca interrupts its speech)"
+		}
+		kind := string(h.Kind)
+		if h.Units > 1 {
+			kind = fmt.Sprintf("%s ×%d", kind, h.Units)
+		}
+		fmt.Fprintf(w, "  %+8.3fs  %-14s %s\n", h.At.Sub(r.t0).Seconds(), kind, text)
+	}
+	fmt.Fprintln(w, "The widget wrote (its live regions):")
+	for _, x := range r.written {
+		at := time.UnixMilli(int64(x.T)).Sub(r.t0).Seconds()
+		fmt.Fprintf(w, "  %+8.3fs  %-14s %q\n", at, x.Region, x.Text)
+	}
+	fmt.Fprintln(w, "Expectations:")
+	for _, e := range r.exp {
+		v := "PASS"
+		if !e.OK {
+			v = "FAIL"
+		}
+		fmt.Fprintf(w, "  %s  %s: %s\n", v, e.Name, e.Why)
+	}
+}
+
+// chatPage serves /chat/: a page of its own origin with one <trickle-chat>
+// whose script and API are the relay's, as a site embeds it.
+func chatPage(relay string) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/chat/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		_ = chatTemplate.Execute(w, struct{ Relay, Query string }{relay, simQuery})
+	})
+	return mux
+}
+
+var chatTemplate = template.Must(template.New("chat").Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Chat · Orca lab</title>
+<script type="module" src="{{.Relay}}/trickle/trickle.js"></script>
+</head>
+<body>
+<main>
+<h1>Chat</h1>
+<trickle-chat endpoint="{{.Relay}}/v1/chat/completions?{{.Query}}"></trickle-chat>
+</main>
+</body>
+</html>
+`))
+
+func jsString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x2028 || r == 0x2029:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// An Utterance is one thing Orca sent to its speech server, as its debug
+// log records it ("SPEECH OUTPUT: '…'"), or an interruption of what it was
+// saying ("DEFAULT: Interrupting presentation").
+type Utterance struct {
+	At        time.Time
+	Text      string
+	Interrupt bool
+}
+
+// orcaLine matches what Orca's debug log (orca --debug-file) writes for
+// each utterance and each interruption: a timestamp (HH:MM:SS.micro, the
+// clock of Orca's process), then the text in quotes, then the voice (ACSS)
+// it used. An utterance may span lines when its text holds a newline.
+var orcaLine = regexp.MustCompile(`(?ms)^(\d\d:\d\d:\d\d\.\d{6}) - (?:SPEECH OUTPUT: '(.*?)'(?: voice=\S+)? ?(?:\{[^\n]*\}|\[[^\n]*\]|None)?$|(DEFAULT: Interrupting presentation))`)
+
+// ParseOrcaLog returns the utterances and interruptions in Orca's debug
+// log, in order. Orca's timestamps carry no date: day gives it (in loc,
+// the time zone Orca ran in).
+func ParseOrcaLog(log string, day time.Time, loc *time.Location) []Utterance {
+	var out []Utterance
+	y, m, d := day.In(loc).Date()
+	for _, g := range orcaLine.FindAllStringSubmatch(log, -1) {
+		clock, err := time.ParseInLocation("15:04:05.000000", g[1], loc)
+		if err != nil {
+			continue
+		}
+		at := time.Date(y, m, d, clock.Hour(), clock.Minute(), clock.Second(), clock.Nanosecond(), loc)
+		if g[3] != "" {
+			out = append(out, Utterance{At: at, Interrupt: true})
+			continue
+		}
+		out = append(out, Utterance{At: at, Text: g[2]})
+	}
+	return out
+}
+
+// A Kind is what an utterance is to the check.
+type Kind string
+
+const (
+	KindStart     Kind = "start status"
+	KindSentence  Kind = "sentence"
+	KindEnd       Kind = "end status"
+	KindStray     Kind = "STRAY"     // the answer's words, outside the expected sentences
+	KindOwn       Kind = "OWN"       // the reader's own message read back
+	KindOther     Kind = "other"     // the page, focus, Orca itself
+	KindInterrupt Kind = "interrupt" // Orca cut short what it was saying
+)
+
+// A Heard utterance, classified.
+type Heard struct {
+	Utterance
+	Kind Kind
+	// Units is how many of the answer's sentences a KindSentence
+	// utterance holds (the widget merges sentences that are ready
+	// together into one announcement).
+	Units int
+}
+
+// An Expectation is one line of the verdict.
+type Expectation struct {
+	Name string
+	OK   bool
+	Why  string
+}
+
+// Want is what the check expects Orca to say for one answer.
+type Want struct {
+	Start string   // the start status: "Assistant is responding."
+	Units []string // the answer's sentences as the widget announces them, in order
+	End   string   // the end status: "Answer complete."
+	// Own is the reader's message, never to be heard after it was sent,
+	// whole or any three words of it in a row (empty: not checked).
+	Own string
+}
+
+// endStatuses are every end status the widget may say; only Want.End
+// passes, the others are counted so a wrong ending is named.
+var endStatuses = []string{"Answer complete.", "Answer stopped.", "Answer incomplete.", "Answer failed.", "Answer withheld."}
+
+func norm(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Classify labels each utterance heard during the answer and checks them
+// against w: one start status before anything of the answer; the answer's
+// sentences each exactly once, whole and in order (one utterance may hold
+// several consecutive sentences, never part of one); the end status once,
+// after the last sentence; nothing of the answer anywhere else; no
+// interruption of Orca's speech (what is cut short is not heard); the
+// reader's own message never.
+func Classify(heard []Utterance, w Want) ([]Heard, []Expectation) {
+	answer := norm(strings.Join(w.Units, " "))
+	own := ownPhrases(w.Own)
+	out := make([]Heard, 0, len(heard))
+	next := 0 // the next unit expected
+	var starts, ends, strays, owns, sentences, interrupts int
+	var wrongEnds []string
+	startBeforeSentence, endAfterLast := true, true
+	var lastSentence, endAt time.Time
+	for _, u := range heard {
+		h := Heard{Utterance: u}
+		t := norm(u.Text)
+		switch {
+		case u.Interrupt:
+			h.Kind = KindInterrupt
+			interrupts++
+		case readsBack(t, own):
+			h.Kind = KindOwn
+			owns++
+		case t == w.Start:
+			h.Kind = KindStart
+			starts++
+			if sentences > 0 {
+				startBeforeSentence = false
+			}
+		case isEnd(t):
+			h.Kind = KindEnd
+			if t != w.End {
+				wrongEnds = append(wrongEnds, t)
+			}
+			ends++
+			endAt = u.At
+		default:
+			if n := matchUnits(t, w.Units[next:]); n > 0 {
+				h.Kind, h.Units = KindSentence, n
+				next += n
+				sentences++
+				lastSentence = u.At
+				if ends > 0 {
+					endAfterLast = false
+				}
+			} else if len(t) >= 12 && strings.Contains(answer, t) || containsUnit(t, w.Units) {
+				h.Kind = KindStray
+				strays++
+			} else {
+				h.Kind = KindOther
+			}
+		}
+		out = append(out, h)
+	}
+	if ends > 0 && !lastSentence.IsZero() && endAt.Before(lastSentence) {
+		endAfterLast = false
+	}
+	var exp []Expectation
+	add := func(name string, ok bool, why string, args ...any) {
+		exp = append(exp, Expectation{Name: name, OK: ok, Why: fmt.Sprintf(why, args...)})
+	}
+	add("one start status", starts == 1 && startBeforeSentence,
+		"%q heard %d time(s)%s", w.Start, starts, map[bool]string{true: "", false: ", not before the first sentence"}[startBeforeSentence])
+	add("every sentence once, whole, in order", next == len(w.Units) && strays == 0,
+		"%d of %d sentences heard in order, in %d utterance(s); %d stray utterance(s) of the answer's words", next, len(w.Units), sentences, strays)
+	add("the end status after the last sentence", ends == 1 && len(wrongEnds) == 0 && endAfterLast,
+		"%d end status(es)%s%s", ends, map[bool]string{true: "", false: fmt.Sprintf(", not %q: %q", w.End, wrongEnds)}[len(wrongEnds) == 0],
+		map[bool]string{true: "", false: ", one before the last sentence"}[endAfterLast])
+	add("nothing cut short", interrupts == 0, "Orca interrupted its speech %d time(s)", interrupts)
+	if w.Own != "" {
+		add("the reader's own message is not read back", owns == 0, "heard %d time(s) after it was sent", owns)
+	}
+	return out, exp
+}
+
+// ownPhrases are the pieces of the reader's message that, heard, mean it
+// was read back: every run of three words (the whole of a shorter one).
+func ownPhrases(msg string) []string {
+	words := strings.Fields(plainWords(msg))
+	if len(words) <= 3 {
+		if len(words) == 0 {
+			return nil
+		}
+		return []string{strings.Join(words, " ")}
+	}
+	var out []string
+	for i := 0; i+3 <= len(words); i++ {
+		out = append(out, strings.Join(words[i:i+3], " "))
+	}
+	return out
+}
+
+// plainWords is s in lower case with punctuation as spaces, one space
+// between words and around them.
+func plainWords(s string) string {
+	f := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	return " " + strings.Join(f, " ") + " "
+}
+
+func readsBack(t string, phrases []string) bool {
+	t = plainWords(t)
+	for _, p := range phrases {
+		if strings.Contains(t, " "+p+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+func isEnd(t string) bool {
+	for _, e := range endStatuses {
+		if t == e || strings.HasPrefix(t, e+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// matchUnits returns how many of units, from the first, t is made of
+// (joined by spaces), or 0 when t is not a whole run of them.
+func matchUnits(t string, units []string) int {
+	acc := ""
+	for i, u := range units {
+		if acc != "" {
+			acc += " "
+		}
+		acc += norm(u)
+		if acc == t {
+			return i + 1
+		}
+		if len(acc) >= len(t) {
+			return 0
+		}
+	}
+	return 0
+}
+
+func containsUnit(t string, units []string) bool {
+	for _, u := range units {
+		if u := norm(u); len(u) >= 6 && strings.Contains(t, u) {
+			return true
+		}
+	}
+	return false
+}
