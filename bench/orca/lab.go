@@ -389,6 +389,25 @@ func (l *Lab) Chromium(exe, url string) (string, error) {
 	}
 }
 
+// HasXKeys reports whether keys can be pressed as the X server's own
+// input (xdotool), which Orca hears as a reader's keys. Keys sent through
+// the DevTools protocol reach the page only.
+func (l *Lab) HasXKeys() bool {
+	_, err := exec.LookPath("xdotool")
+	return err == nil
+}
+
+// PressX presses a key on the lab's display (xdotool key NAME), into the
+// window under the pointer: without a window manager the keyboard focus
+// follows the pointer, and Chromium's window covers the screen.
+func (l *Lab) PressX(key string) error {
+	out, err := l.run("xdotool", "key", "--clearmodifiers", key)
+	if err != nil {
+		return fmt.Errorf("xdotool key %s: %v: %s", key, err, out)
+	}
+	return nil
+}
+
 // OrcaSaid returns what Orca has said so far. It reads only what the
 // log gained since the last call (at Orca's debug level the log grows by
 // megabytes a minute) and keeps the entries up to the last one, which may

@@ -4,11 +4,12 @@
 # a private X display, session bus and AT-SPI bus, speech-dispatcher's
 # dummy output module, Chromium with a window and accessibility on, the
 # relay on loopback. It prints what Orca said while the widget streamed an
-# answer on the answer page and in a <trickle-chat>, and exits 1 when an
-# expectation fails (docs/testing.md#orca). About a minute.
+# answer on the answer page and in a <trickle-chat> (and a control the
+# checks must catch), and exits 1 when an expectation fails
+# (docs/testing.md#orca). About a minute.
 #
-#   bench/orca/lab.sh                    both scenarios
-#   bench/orca/lab.sh -scenarios chat    one of them (answer, chat)
+#   bench/orca/lab.sh                    every scenario: answer, chat, control
+#   bench/orca/lab.sh -scenarios chat    one of them
 #   bench/orca/lab.sh -keep -v           keep Orca's debug log and every program's log,
 #                                        say what the lab starts and ends
 #

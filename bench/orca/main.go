@@ -8,7 +8,11 @@
 //   - answer: the answer page (/examples/answer/), Ask pressed;
 //   - chat: a page of its own, on another origin, with a <trickle-chat>
 //     loaded from the relay; the reader's message is put in the composer
-//     by script (so no typing echo can speak it) and Enter pressed.
+//     by script (so no typing echo can speak it) and Enter pressed;
+//   - control: the same chat inside the page's own aria-live region, as a
+//     naive page would hold a thread: Orca reads the reader's message and
+//     the answer's raw fragments there, and the checks must say so (the
+//     control passes when they fail).
 //
 // For each it prints the spoken timeline and checks it: one start status
 // before anything of the answer, each of the answer's sentences heard
@@ -59,7 +63,7 @@ func run() int {
 	var o options
 	flag.StringVar(&o.trickle, "trickle", "bin/trickle", "the relay binary (make build)")
 	flag.StringVar(&o.chromium, "chromium", firstNonEmpty(os.Getenv("TRICKLE_CHROMIUM"), "/usr/bin/chromium"), "the Chromium to run")
-	flag.StringVar(&o.scenarios, "scenarios", "answer,chat", "the scenarios to run, comma-separated: answer, chat")
+	flag.StringVar(&o.scenarios, "scenarios", "answer,chat,control", "the scenarios to run, comma-separated: answer, chat, control (the chat in the page's own live region: the checks must fail)")
 	flag.StringVar(&o.message, "message", "My parrot Zephyr wonders how you work.", "the reader's message in the chat scenario")
 	flag.BoolVar(&o.keep, "keep", false, "keep the run's directory (Orca's debug log, every program's log)")
 	flag.BoolVar(&o.verbose, "v", false, "say what the lab starts and ends")
@@ -93,11 +97,7 @@ func run() int {
 	failed := 0
 	for _, r := range results {
 		r.print(os.Stdout)
-		for _, e := range r.exp {
-			if !e.OK {
-				failed++
-			}
-		}
+		failed += r.failed()
 	}
 	if failed > 0 {
 		fmt.Printf("\nFAIL: %d expectation(s) not met\n", failed)
@@ -217,8 +217,15 @@ func runLab(ctx context.Context, lab *Lab, o options) ([]*result, error) {
 			w := want
 			w.Own = o.message
 			r, err = chatScenario(tab, lab, w, pageOrigin+"/chat/", o.message)
+		case "control":
+			w := want
+			w.Own = o.message
+			r, err = chatScenario(tab, lab, w, pageOrigin+"/chat/?live", o.message)
+			if r != nil {
+				r.name, r.control = "control", true
+			}
 		default:
-			return nil, fmt.Errorf("no scenario %q (answer, chat)", name)
+			return nil, fmt.Errorf("no scenario %q (answer, chat, control)", name)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", name, err)

@@ -16,6 +16,7 @@ import (
 // A result is one scenario's timeline and verdict.
 type result struct {
 	name    string
+	control bool      // the checks must catch it: it passes when they fail
 	action  string    // what t0 is
 	t0      time.Time // the reader's action that starts the answer
 	before  []Utterance
@@ -124,9 +125,9 @@ func answerScenario(tab context.Context, lab *Lab, want Want) (*result, error) {
 	}
 	// What the page load and the focus make Orca say comes before.
 	lab.WaitQuiet(tab, 2*time.Second, 30*time.Second)
-	r := &result{name: "answer", action: "Ask pressed (the focused button, clicked)", before: lab.OrcaSaid()}
+	r := &result{name: "answer", action: "Enter pressed on the focused Ask button" + keysVia(lab), before: lab.OrcaSaid()}
 	r.t0 = time.Now()
-	if err := do(tab, 10*time.Second, js(`document.getElementById("go").click()`)); err != nil {
+	if err := pressEnter(tab, lab); err != nil {
 		return nil, err
 	}
 	if err := waitJS(tab, 5*time.Minute, `document.body.dataset.lastStatus`); err != nil {
@@ -155,9 +156,9 @@ func chatScenario(tab context.Context, lab *Lab, want Want, url, message string)
 		return nil, err
 	}
 	lab.WaitQuiet(tab, 2*time.Second, 30*time.Second)
-	r := &result{name: "chat", action: "Enter pressed in the composer (the message set by script)", before: lab.OrcaSaid()}
+	r := &result{name: "chat", action: "Enter pressed in the composer, the message set by script" + keysVia(lab), before: lab.OrcaSaid()}
 	r.t0 = time.Now()
-	if err := do(tab, 10*time.Second, chromedp.KeyEvent(kb.Enter)); err != nil {
+	if err := pressEnter(tab, lab); err != nil {
 		return nil, err
 	}
 	if err := waitJS(tab, 5*time.Minute, `(() => { const c = document.querySelector("trickle-chat"); return !c.busy && c.messages.some((m) => m.role === "assistant"); })()`); err != nil {
@@ -178,6 +179,23 @@ func chatScenario(tab context.Context, lab *Lab, want Want, url, message string)
 	r.exp = append(r.exp, Expectation{Name: "the message was sent and shown in the thread", OK: shown,
 		Why: map[bool]string{true: "the first message and a user turn hold it", false: "not in chat.messages or not on the page"}[shown]})
 	return r, nil
+}
+
+// pressEnter presses Enter as the reader's keyboard does when xdotool is
+// there (Orca hears the key, as it hears a reader's), else through the
+// DevTools protocol (the page gets it, Orca does not).
+func pressEnter(tab context.Context, lab *Lab) error {
+	if lab.HasXKeys() {
+		return lab.PressX("Return")
+	}
+	return do(tab, 10*time.Second, chromedp.KeyEvent(kb.Enter))
+}
+
+func keysVia(lab *Lab) string {
+	if lab.HasXKeys() {
+		return " (an X key press, xdotool)"
+	}
+	return " (sent to the page by DevTools: no xdotool)"
 }
 
 // finish waits for Orca to say an end status (the widget has ended; Orca
@@ -214,6 +232,35 @@ func saidEnd(said []Utterance, since time.Time) bool {
 	return false
 }
 
+// failed counts what went wrong: an expectation that failed, or, for a
+// control, a check that did not catch what it shows.
+func (r *result) failed() int {
+	n := 0
+	for _, e := range r.exp {
+		if !e.OK {
+			n++
+		}
+	}
+	if !r.control {
+		return n
+	}
+	caught := map[string]bool{}
+	for _, e := range r.exp {
+		caught[e.Name] = !e.OK
+	}
+	n = 0
+	for _, name := range []string{"the reader's own message is not read back", "every sentence once, whole, in order"} {
+		if !caught[name] {
+			fmt.Printf("  CONTROL NOT CAUGHT  %s\n", name)
+			n++
+		}
+	}
+	if n == 0 {
+		fmt.Println("  CONTROL CAUGHT  the checks fail on a thread inside the page's own live region")
+	}
+	return n
+}
+
 func (r *result) print(w io.Writer) {
 	fmt.Fprintf(w, "\n== %s: %s at %s UTC\n", r.name, r.action, r.t0.UTC().Format("15:04:05.000"))
 	fmt.Fprintln(w, "Orca, just before:")
@@ -239,7 +286,11 @@ func (r *result) print(w io.Writer) {
 		at := time.UnixMilli(int64(x.T)).Sub(r.t0).Seconds()
 		fmt.Fprintf(w, "  %+8.3fs  %-14s %q\n", at, x.Region, x.Text)
 	}
-	fmt.Fprintln(w, "Expectations:")
+	if r.control {
+		fmt.Fprintln(w, "Expectations (a control: the read-back and the answer's words must be caught):")
+	} else {
+		fmt.Fprintln(w, "Expectations:")
+	}
 	for _, e := range r.exp {
 		v := "PASS"
 		if !e.OK {
@@ -250,13 +301,18 @@ func (r *result) print(w io.Writer) {
 }
 
 // chatPage serves /chat/: a page of its own origin with one <trickle-chat>
-// whose script and API are the relay's, as a site embeds it.
+// whose script and API are the relay's, as a site embeds it. /chat/?live
+// is the control: the same chat inside a page's own aria-live region, as
+// a naive page would put a thread, where Orca reads everything added.
 func chatPage(relay string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/chat/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
-		_ = chatTemplate.Execute(w, struct{ Relay, Query string }{relay, simQuery})
+		_ = chatTemplate.Execute(w, struct {
+			Relay, Query string
+			Live         bool
+		}{relay, simQuery, r.URL.Query().Has("live")})
 	})
 	return mux
 }
@@ -271,7 +327,7 @@ var chatTemplate = template.Must(template.New("chat").Parse(`<!doctype html>
 <body>
 <main>
 <h1>Chat</h1>
-<trickle-chat endpoint="{{.Relay}}/v1/chat/completions?{{.Query}}"></trickle-chat>
+{{if .Live}}<div aria-live="polite">{{end}}<trickle-chat endpoint="{{.Relay}}/v1/chat/completions?{{.Query}}"></trickle-chat>{{if .Live}}</div>{{end}}
 </main>
 </body>
 </html>

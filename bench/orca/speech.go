@@ -98,8 +98,8 @@ func norm(s string) string { return strings.Join(strings.Fields(s), " ") }
 // interruption of Orca's speech (what is cut short is not heard); the
 // reader's own message never.
 func Classify(heard []Utterance, w Want) ([]Heard, []Expectation) {
-	answer := norm(strings.Join(w.Units, " "))
-	own := ownPhrases(w.Own)
+	answer := wordRuns(strings.Join(w.Units, " "))
+	own := wordRuns(w.Own)
 	out := make([]Heard, 0, len(heard))
 	next := 0 // the next unit expected
 	var starts, ends, strays, owns, sentences, interrupts int
@@ -111,11 +111,12 @@ func Classify(heard []Utterance, w Want) ([]Heard, []Expectation) {
 		t := norm(u.Text)
 		switch {
 		case u.Interrupt:
+			// A key the reader presses interrupts Orca (that is how a
+			// reader silences it); once the answer speaks, nothing may.
 			h.Kind = KindInterrupt
-			interrupts++
-		case readsBack(t, own):
-			h.Kind = KindOwn
-			owns++
+			if starts+sentences > 0 {
+				interrupts++
+			}
 		case t == w.Start:
 			h.Kind = KindStart
 			starts++
@@ -138,7 +139,10 @@ func Classify(heard []Utterance, w Want) ([]Heard, []Expectation) {
 				if ends > 0 {
 					endAfterLast = false
 				}
-			} else if len(t) >= 12 && strings.Contains(answer, t) || containsUnit(t, w.Units) {
+			} else if shares(t, own) {
+				h.Kind = KindOwn
+				owns++
+			} else if shares(t, answer) {
 				h.Kind = KindStray
 				strays++
 			} else {
@@ -161,41 +165,34 @@ func Classify(heard []Utterance, w Want) ([]Heard, []Expectation) {
 	add("the end status after the last sentence", ends == 1 && len(wrongEnds) == 0 && endAfterLast,
 		"%d end status(es)%s%s", ends, map[bool]string{true: "", false: fmt.Sprintf(", not %q: %q", w.End, wrongEnds)}[len(wrongEnds) == 0],
 		map[bool]string{true: "", false: ", one before the last sentence"}[endAfterLast])
-	add("nothing cut short", interrupts == 0, "Orca interrupted its speech %d time(s)", interrupts)
+	add("nothing cut short", interrupts == 0, "Orca interrupted its speech %d time(s) once the answer spoke", interrupts)
 	if w.Own != "" {
 		add("the reader's own message is not read back", owns == 0, "heard %d time(s) after it was sent", owns)
 	}
 	return out, exp
 }
 
-// ownPhrases are the pieces of the reader's message that, heard, mean it
-// was read back: every run of three words (the whole of a shorter one).
-func ownPhrases(msg string) []string {
-	words := strings.Fields(plainWords(msg))
-	if len(words) <= 3 {
-		if len(words) == 0 {
-			return nil
-		}
-		return []string{strings.Join(words, " ")}
+// wordRuns are the runs of three words of s (all of it when shorter),
+// in lower case without punctuation: what is heard of a text whatever
+// the bullets, quotes and markup around it ("• a code question" and
+// "Bullet: a code question, such" share "a code question").
+func wordRuns(s string) map[string]bool {
+	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	runs := map[string]bool{}
+	if len(words) > 0 && len(words) < 3 {
+		runs[strings.Join(words, " ")] = true
 	}
-	var out []string
 	for i := 0; i+3 <= len(words); i++ {
-		out = append(out, strings.Join(words[i:i+3], " "))
+		runs[strings.Join(words[i:i+3], " ")] = true
 	}
-	return out
+	return runs
 }
 
-// plainWords is s in lower case with punctuation as spaces, one space
-// between words and around them.
-func plainWords(s string) string {
-	f := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-	return " " + strings.Join(f, " ") + " "
-}
-
-func readsBack(t string, phrases []string) bool {
-	t = plainWords(t)
-	for _, p := range phrases {
-		if strings.Contains(t, " "+p+" ") {
+// shares reports whether t holds any of the runs (a run of three of its
+// own words, or all of a shorter t, is one of them).
+func shares(t string, runs map[string]bool) bool {
+	for r := range wordRuns(t) {
+		if runs[r] {
 			return true
 		}
 	}
@@ -228,13 +225,4 @@ func matchUnits(t string, units []string) int {
 		}
 	}
 	return 0
-}
-
-func containsUnit(t string, units []string) bool {
-	for _, u := range units {
-		if u := norm(u); len(u) >= 6 && strings.Contains(t, u) {
-			return true
-		}
-	}
-	return false
 }

@@ -89,6 +89,8 @@ func TestClassifyChecksTheSpokenAnswer(t *testing.T) {
 		{"a sentence twice", said("Assistant is responding.", "Hello! I am a model.", "I am a model.", "Bullet: one; What next?", "Answer complete."), []string{once}},
 		{"a sentence missing", said("Assistant is responding.", "Hello!", "Bullet: one; What next?", "Answer complete."), []string{once}},
 		{"the answer read again at the end", said("Assistant is responding.", "Hello! I am a model. Bullet: one; What next?", "Answer complete.", "Hello! I am a model. Bullet: one; What next?"), []string{once}},
+		{"the reader's key interrupts before the answer speaks", said("<interrupt>", "Return", "Assistant is responding.", "Hello! I am a model. Bullet: one; What next?", "Answer complete."), nil},
+		{"the answer as rendered, bullets and all", said("Assistant is responding.", "Hello! I am a model. Bullet: one; What next?", "• one; What next", "Answer complete."), []string{once}},
 		{"speech interrupted", said("Assistant is responding.", "Hello! I am a model.", "<interrupt>", "Bullet: one; What next?", "Answer complete."), []string{cut}},
 		{"part of the reader's message read back", said("Assistant is responding.", "You said: my parrot, Zephyr.", "Hello! I am a model. Bullet: one; What next?", "Answer complete."), []string{readBack}},
 		{"the reader's message read back", said("My parrot Zephyr wonders how you work.", "Assistant is responding.", "Hello! I am a model. Bullet: one; What next?", "Answer complete."), []string{readBack}},
