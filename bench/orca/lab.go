@@ -401,7 +401,7 @@ func (l *Lab) HasXKeys() bool {
 // window under the pointer: without a window manager the keyboard focus
 // follows the pointer, and Chromium's window covers the screen.
 func (l *Lab) PressX(key string) error {
-	out, err := l.run("xdotool", "key", "--clearmodifiers", key)
+	out, err := l.run("xdotool", "mousemove", "640", "500", "key", "--clearmodifiers", key)
 	if err != nil {
 		return fmt.Errorf("xdotool key %s: %v: %s", key, err, out)
 	}

@@ -14,7 +14,9 @@
 #                                        say what the lab starts and ends
 #
 # Debian packages: orca at-spi2-core dbus-daemon dbus-bin xvfb
-# speech-dispatcher libglib2.0-bin dconf-gsettings-backend chromium.
+# speech-dispatcher libglib2.0-bin dconf-gsettings-backend chromium, and
+# xdotool for key presses Orca hears (without it the keys go to the page
+# over DevTools).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -25,7 +27,7 @@ done
 [ -x /usr/libexec/at-spi-bus-launcher ] || command -v at-spi-bus-launcher >/dev/null || missing+=(at-spi-bus-launcher)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "orca lab: missing ${missing[*]}" >&2
-  echo "install: apt-get install -y --no-install-recommends orca at-spi2-core dbus-daemon dbus-bin xvfb speech-dispatcher libglib2.0-bin dconf-gsettings-backend chromium" >&2
+  echo "install: apt-get install -y --no-install-recommends orca at-spi2-core dbus-daemon dbus-bin xvfb speech-dispatcher libglib2.0-bin dconf-gsettings-backend chromium xdotool" >&2
   exit 2
 fi
 

@@ -178,7 +178,13 @@ func runLab(ctx context.Context, lab *Lab, o options) ([]*result, error) {
 	}
 	allocCtx, cancelAlloc := remote.NewAllocator(ctx, ws)
 	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(allocCtx)
+	// chromedp's own log (events it did not expect from a browser it did
+	// not start) is noise here, unless -v.
+	quiet := func(string, ...any) {}
+	if o.verbose {
+		quiet = func(f string, a ...any) { fmt.Fprintf(os.Stderr, "chromedp: "+f+"\n", a...) }
+	}
+	browser, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(quiet), chromedp.WithErrorf(quiet))
 	defer cancelBrowser()
 	// The window's first tab, the one on screen (a new target would open
 	// a tab of its own).

@@ -233,7 +233,10 @@ func saidEnd(said []Utterance, since time.Time) bool {
 }
 
 // failed counts what went wrong: an expectation that failed, or, for a
-// control, a check that did not catch what it shows.
+// control, checks that caught nothing. In the control Orca reads the
+// answer's fragments every time; whether it also reads the reader's
+// message depends on how it takes in the new turn (seen both ways), so
+// either check failing is the control caught.
 func (r *result) failed() int {
 	n := 0
 	for _, e := range r.exp {
@@ -244,21 +247,18 @@ func (r *result) failed() int {
 	if !r.control {
 		return n
 	}
-	caught := map[string]bool{}
+	var caught []string
 	for _, e := range r.exp {
-		caught[e.Name] = !e.OK
-	}
-	n = 0
-	for _, name := range []string{"the reader's own message is not read back", "every sentence once, whole, in order"} {
-		if !caught[name] {
-			fmt.Printf("  CONTROL NOT CAUGHT  %s\n", name)
-			n++
+		if !e.OK && (e.Name == expOwn || e.Name == expSentences) {
+			caught = append(caught, e.Name)
 		}
 	}
-	if n == 0 {
-		fmt.Println("  CONTROL CAUGHT  the checks fail on a thread inside the page's own live region")
+	if len(caught) == 0 {
+		fmt.Println("  CONTROL NOT CAUGHT  neither the read-back nor the sentence check failed on the page's own live region")
+		return 1
 	}
-	return n
+	fmt.Printf("  CONTROL CAUGHT  on the page's own live region: %s\n", strings.Join(caught, "; "))
+	return 0
 }
 
 func (r *result) print(w io.Writer) {
@@ -287,7 +287,7 @@ func (r *result) print(w io.Writer) {
 		fmt.Fprintf(w, "  %+8.3fs  %-14s %q\n", at, x.Region, x.Text)
 	}
 	if r.control {
-		fmt.Fprintln(w, "Expectations (a control: the read-back and the answer's words must be caught):")
+		fmt.Fprintln(w, "Expectations (a control: the answer's fragments or the read-back must be caught):")
 	} else {
 		fmt.Fprintln(w, "Expectations:")
 	}

@@ -84,6 +84,12 @@ type Want struct {
 	Own string
 }
 
+// The names of the expectations the control must see fail.
+const (
+	expSentences = "every sentence once, whole, in order"
+	expOwn       = "the reader's own message is not read back"
+)
+
 // endStatuses are every end status the widget may say; only Want.End
 // passes, the others are counted so a wrong ending is named.
 var endStatuses = []string{"Answer complete.", "Answer stopped.", "Answer incomplete.", "Answer failed.", "Answer withheld."}
@@ -160,14 +166,14 @@ func Classify(heard []Utterance, w Want) ([]Heard, []Expectation) {
 	}
 	add("one start status", starts == 1 && startBeforeSentence,
 		"%q heard %d time(s)%s", w.Start, starts, map[bool]string{true: "", false: ", not before the first sentence"}[startBeforeSentence])
-	add("every sentence once, whole, in order", next == len(w.Units) && strays == 0,
+	add(expSentences, next == len(w.Units) && strays == 0,
 		"%d of %d sentences heard in order, in %d utterance(s); %d stray utterance(s) of the answer's words", next, len(w.Units), sentences, strays)
 	add("the end status after the last sentence", ends == 1 && len(wrongEnds) == 0 && endAfterLast,
 		"%d end status(es)%s%s", ends, map[bool]string{true: "", false: fmt.Sprintf(", not %q: %q", w.End, wrongEnds)}[len(wrongEnds) == 0],
 		map[bool]string{true: "", false: ", one before the last sentence"}[endAfterLast])
 	add("nothing cut short", interrupts == 0, "Orca interrupted its speech %d time(s) once the answer spoke", interrupts)
 	if w.Own != "" {
-		add("the reader's own message is not read back", owns == 0, "heard %d time(s) after it was sent", owns)
+		add(expOwn, owns == 0, "heard %d time(s) after it was sent", owns)
 	}
 	return out, exp
 }
