@@ -55,7 +55,7 @@ func main() {
 type options struct {
 	trickle, chromium string
 	scenarios         string
-	message           string
+	message, message2 string
 	keep, verbose     bool
 }
 
@@ -64,7 +64,8 @@ func run() int {
 	flag.StringVar(&o.trickle, "trickle", "bin/trickle", "the relay binary (make build)")
 	flag.StringVar(&o.chromium, "chromium", firstNonEmpty(os.Getenv("TRICKLE_CHROMIUM"), "/usr/bin/chromium"), "the Chromium to run")
 	flag.StringVar(&o.scenarios, "scenarios", "answer,chat,control", "the scenarios to run, comma-separated: answer, chat, control (the chat in the page's own live region: the checks must fail)")
-	flag.StringVar(&o.message, "message", "My parrot Zephyr wonders how you work.", "the reader's message in the chat scenario")
+	flag.StringVar(&o.message, "message", "My parrot Zephyr wonders how you work.", "the reader's first message in the chat scenario (and the control's)")
+	flag.StringVar(&o.message2, "message2", "Tell Zephyr a parrot joke, please.", "the reader's second message in the chat scenario")
 	flag.BoolVar(&o.keep, "keep", false, "keep the run's directory (Orca's debug log, every program's log)")
 	flag.BoolVar(&o.verbose, "v", false, "say what the lab starts and ends")
 	flag.Parse()
@@ -215,20 +216,18 @@ func runLab(ctx context.Context, lab *Lab, o options) ([]*result, error) {
 
 	var results []*result
 	for _, name := range strings.Split(o.scenarios, ",") {
-		var r *result
+		var rs []*result
 		switch strings.TrimSpace(name) {
 		case "answer":
+			var r *result
 			r, err = answerScenario(tab, lab, want)
+			rs = []*result{r}
 		case "chat":
-			w := want
-			w.Own = o.message
-			r, err = chatScenario(tab, lab, w, pageOrigin+"/chat/", o.message)
+			rs, err = chatScenario(tab, lab, want, "chat", pageOrigin+"/chat/", []string{o.message, o.message2})
 		case "control":
-			w := want
-			w.Own = o.message
-			r, err = chatScenario(tab, lab, w, pageOrigin+"/chat/?live", o.message)
-			if r != nil {
-				r.name, r.control = "control", true
+			rs, err = chatScenario(tab, lab, want, "control", pageOrigin+"/chat/?live", []string{o.message})
+			for _, r := range rs {
+				r.control = true
 			}
 		default:
 			return nil, fmt.Errorf("no scenario %q (answer, chat, control)", name)
@@ -236,7 +235,7 @@ func runLab(ctx context.Context, lab *Lab, o options) ([]*result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", name, err)
 		}
-		results = append(results, r)
+		results = append(results, rs...)
 	}
 	return results, nil
 }

@@ -137,8 +137,10 @@ func answerScenario(tab context.Context, lab *Lab, want Want) (*result, error) {
 }
 
 // chatScenario: a <trickle-chat> on a page of its own; the composer
-// focused, the message set by script, then Enter pressed.
-func chatScenario(tab context.Context, lab *Lab, want Want, url, message string) (*result, error) {
+// focused, then for each message a turn: the message set by script,
+// Enter pressed, the answer heard. Each turn is a result of its own; what
+// must not be heard in it is every message sent so far.
+func chatScenario(tab context.Context, lab *Lab, want Want, name, url string, messages []string) ([]*result, error) {
 	if err := open(tab, url); err != nil {
 		return nil, err
 	}
@@ -149,36 +151,59 @@ func chatScenario(tab context.Context, lab *Lab, want Want, url, message string)
 		return nil, err
 	}
 	lab.WaitQuiet(tab, 2*time.Second, 30*time.Second)
-	// The message goes in by script, not typed: Orca's echo of the keys
-	// a reader types is theirs, not the widget's, and would hide whether
-	// the sent message is read back.
-	if err := do(tab, 10*time.Second, js(`document.querySelector("[data-trickle-chat=input]").value = `+jsString(message))); err != nil {
-		return nil, err
+	var out []*result
+	for i, message := range messages {
+		// The message goes in by script, not typed: Orca's echo of the
+		// keys a reader types is theirs, not the widget's, and would hide
+		// whether the sent message is read back.
+		if err := do(tab, 10*time.Second, js(`document.querySelector("[data-trickle-chat=input]").value = `+jsString(message))); err != nil {
+			return nil, err
+		}
+		lab.WaitQuiet(tab, 2*time.Second, 30*time.Second)
+		r := &result{name: name, action: "Enter pressed in the composer, the message set by script" + keysVia(lab), before: lab.OrcaSaid()}
+		if len(messages) > 1 {
+			r.name = fmt.Sprintf("%s, turn %d", name, i+1)
+		}
+		r.t0 = time.Now()
+		if err := pressEnter(tab, lab); err != nil {
+			return nil, err
+		}
+		if err := waitJS(tab, 5*time.Minute, fmt.Sprintf(`(() => { const c = document.querySelector("trickle-chat"); return !c.busy && c.messages.filter((m) => m.role === "assistant").length >= %d; })()`, i+1)); err != nil {
+			return nil, err
+		}
+		w := want
+		w.Own = messages[:i+1]
+		r, err := finish(tab, lab, r, w)
+		if err != nil {
+			return nil, err
+		}
+		// What must not be read back was sent and is on the page, and the
+		// reader is still in the composer.
+		state, err := evalJS[turnState](tab, 10*time.Second, fmt.Sprintf(`(() => {
+			const c = document.querySelector("trickle-chat"), m = %s;
+			const users = c.messages.filter((x) => x.role === "user");
+			return {
+				shown: users[%d]?.content === m && [...c.querySelectorAll('[data-trickle-chat="turn"][data-role="user"]')].some((t) => t.textContent.includes(m)),
+				focused: document.activeElement === c.querySelector("[data-trickle-chat=input]"),
+			};
+		})()`, jsString(message), i))
+		if err != nil {
+			return nil, err
+		}
+		r.exp = append(r.exp,
+			Expectation{Name: "the message was sent and shown in the thread", OK: state.Shown,
+				Why: map[bool]string{true: "chat.messages and a user turn hold it", false: "not in chat.messages or not on the page"}[state.Shown]},
+			Expectation{Name: "focus stays in the composer", OK: state.Focused,
+				Why: map[bool]string{true: "the textarea has the focus after the answer", false: "document.activeElement is not the textarea"}[state.Focused]})
+		out = append(out, r)
 	}
-	lab.WaitQuiet(tab, 2*time.Second, 30*time.Second)
-	r := &result{name: "chat", action: "Enter pressed in the composer, the message set by script" + keysVia(lab), before: lab.OrcaSaid()}
-	r.t0 = time.Now()
-	if err := pressEnter(tab, lab); err != nil {
-		return nil, err
-	}
-	if err := waitJS(tab, 5*time.Minute, `(() => { const c = document.querySelector("trickle-chat"); return !c.busy && c.messages.some((m) => m.role === "assistant"); })()`); err != nil {
-		return nil, err
-	}
-	r, err := finish(tab, lab, r, want)
-	if err != nil {
-		return nil, err
-	}
-	// What must not be read back was sent and is on the page.
-	shown, err := evalJS[bool](tab, 10*time.Second, `(() => {
-		const c = document.querySelector("trickle-chat"), m = `+jsString(message)+`;
-		return c.messages[0]?.content === m && [...c.querySelectorAll('[data-trickle-chat="turn"][data-role="user"]')].some((t) => t.textContent.includes(m));
-	})()`)
-	if err != nil {
-		return nil, err
-	}
-	r.exp = append(r.exp, Expectation{Name: "the message was sent and shown in the thread", OK: shown,
-		Why: map[bool]string{true: "the first message and a user turn hold it", false: "not in chat.messages or not on the page"}[shown]})
-	return r, nil
+	return out, nil
+}
+
+// turnState is what the page says after a chat turn.
+type turnState struct {
+	Shown   bool `json:"shown"`   // the message is in chat.messages and on the page
+	Focused bool `json:"focused"` // the composer has the focus
 }
 
 // pressEnter presses Enter as the reader's keyboard does when xdotool is
@@ -219,7 +244,11 @@ func finish(tab context.Context, lab *Lab, r *result, want Want) (*result, error
 	if err != nil {
 		return nil, err
 	}
-	r.written = w
+	for _, x := range w {
+		if x.T >= float64(r.t0.UnixMilli()) {
+			r.written = append(r.written, x)
+		}
+	}
 	return r, nil
 }
 

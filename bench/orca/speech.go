@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 	"time"
@@ -79,9 +80,9 @@ type Want struct {
 	Start string   // the start status: "Assistant is responding."
 	Units []string // the answer's sentences as the widget announces them, in order
 	End   string   // the end status: "Answer complete."
-	// Own is the reader's message, never to be heard after it was sent,
-	// whole or any three words of it in a row (empty: not checked).
-	Own string
+	// Own are the reader's messages, never to be heard after they were
+	// sent, whole or any three words of one in a row (none: not checked).
+	Own []string
 }
 
 // The names of the expectations the control must see fail.
@@ -105,7 +106,10 @@ func norm(s string) string { return strings.Join(strings.Fields(s), " ") }
 // reader's own message never.
 func Classify(heard []Utterance, w Want) ([]Heard, []Expectation) {
 	answer := wordRuns(strings.Join(w.Units, " "))
-	own := wordRuns(w.Own)
+	own := map[string]bool{}
+	for _, m := range w.Own {
+		maps.Copy(own, wordRuns(m))
+	}
 	out := make([]Heard, 0, len(heard))
 	next := 0 // the next unit expected
 	var starts, ends, strays, owns, sentences, interrupts int
@@ -172,7 +176,7 @@ func Classify(heard []Utterance, w Want) ([]Heard, []Expectation) {
 		"%d end status(es)%s%s", ends, map[bool]string{true: "", false: fmt.Sprintf(", not %q: %q", w.End, wrongEnds)}[len(wrongEnds) == 0],
 		map[bool]string{true: "", false: ", one before the last sentence"}[endAfterLast])
 	add("nothing cut short", interrupts == 0, "Orca interrupted its speech %d time(s) once the answer spoke", interrupts)
-	if w.Own != "" {
+	if len(w.Own) > 0 {
 		add(expOwn, owns == 0, "heard %d time(s) after it was sent", owns)
 	}
 	return out, exp

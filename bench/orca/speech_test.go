@@ -46,7 +46,7 @@ func TestParseOrcaLogFindsEveryUtteranceAndInterruption(t *testing.T) {
 }
 
 func TestClassifyChecksTheSpokenAnswer(t *testing.T) {
-	w := Want{Start: "Assistant is responding.", Units: []string{"Hello!", "I am a model.", "Bullet: one;", "What next?"}, End: "Answer complete.", Own: "My parrot Zephyr wonders"}
+	w := Want{Start: "Assistant is responding.", Units: []string{"Hello!", "I am a model.", "Bullet: one;", "What next?"}, End: "Answer complete.", Own: []string{"My parrot Zephyr wonders", "Tell Zephyr a joke"}}
 	t0 := time.Date(2026, 12, 4, 18, 0, 0, 0, time.UTC)
 	said := func(texts ...string) []Utterance {
 		var out []Utterance
@@ -93,6 +93,7 @@ func TestClassifyChecksTheSpokenAnswer(t *testing.T) {
 		{"the answer as rendered, bullets and all", said("Assistant is responding.", "Hello! I am a model. Bullet: one; What next?", "• one; What next", "Answer complete."), []string{once}},
 		{"speech interrupted", said("Assistant is responding.", "Hello! I am a model.", "<interrupt>", "Bullet: one; What next?", "Answer complete."), []string{cut}},
 		{"part of the reader's message read back", said("Assistant is responding.", "You said: my parrot, Zephyr.", "Hello! I am a model. Bullet: one; What next?", "Answer complete."), []string{readBack}},
+		{"the first message read back in the second turn", said("Assistant is responding.", "Hello! I am a model. Bullet: one; What next?", "You said: tell Zephyr a joke", "Answer complete."), []string{readBack}},
 		{"the reader's message read back", said("My parrot Zephyr wonders how you work.", "Assistant is responding.", "Hello! I am a model. Bullet: one; What next?", "Answer complete."), []string{readBack}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
