@@ -63,7 +63,7 @@ func run() int {
 	var o options
 	flag.StringVar(&o.trickle, "trickle", "bin/trickle", "the relay binary (make build)")
 	flag.StringVar(&o.chromium, "chromium", firstNonEmpty(os.Getenv("TRICKLE_CHROMIUM"), "/usr/bin/chromium"), "the Chromium to run")
-	flag.StringVar(&o.scenarios, "scenarios", "answer,chat,control", "the scenarios to run, comma-separated: answer, chat, control (the chat in the page's own live region: the checks must fail)")
+	flag.StringVar(&o.scenarios, "scenarios", "answer,chat,stop,control", "the scenarios to run, comma-separated: answer, chat, stop, control (the chat in the page's own live region: the checks must fail)")
 	flag.StringVar(&o.message, "message", "My parrot Zephyr wonders how you work.", "the reader's first message in the chat scenario (and the control's)")
 	flag.StringVar(&o.message2, "message2", "Tell Zephyr a parrot joke, please.", "the reader's second message in the chat scenario")
 	flag.BoolVar(&o.keep, "keep", false, "keep the run's directory (Orca's debug log, every program's log)")
@@ -213,6 +213,11 @@ func runLab(ctx context.Context, lab *Lab, o options) ([]*result, error) {
 	if err := chromedp.Do(tab); err != nil {
 		return nil, fmt.Errorf("attaching to chromium's tab: %w", err)
 	}
+	// The first page (on Chromium's command line) loads before anything
+	// else is asked of the tab.
+	if err := waitJS(tab, 60*time.Second, `location.href === `+jsString(lab.Relay+answerPage)+` && document.readyState === "complete"`); err != nil {
+		return nil, fmt.Errorf("chromium's first page: %w", err)
+	}
 
 	var results []*result
 	for _, name := range strings.Split(o.scenarios, ",") {
@@ -229,8 +234,12 @@ func runLab(ctx context.Context, lab *Lab, o options) ([]*result, error) {
 			for _, r := range rs {
 				r.control = true
 			}
+		case "stop":
+			var r *result
+			r, err = stopScenario(tab, lab, want, pageOrigin+"/chat/?stop", o.message) // a new chat
+			rs = []*result{r}
 		default:
-			return nil, fmt.Errorf("no scenario %q (answer, chat, control)", name)
+			return nil, fmt.Errorf("no scenario %q (answer, chat, stop, control)", name)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", name, err)

@@ -19,6 +19,8 @@ type result struct {
 	control bool      // the checks must catch it: it passes when they fail
 	action  string    // what t0 is
 	t0      time.Time // the reader's action that starts the answer
+	mark    time.Time // a second action (Escape), if any
+	notes   []string  // what the lab saw and reports, not an expectation
 	before  []Utterance
 	heard   []Heard
 	written []written
@@ -37,6 +39,8 @@ type written struct {
 // status its status region takes, with the page's clock.
 const recorder = `(() => {
   window.__written = [];
+  if (window.__recording) return true;
+  window.__recording = true;
   const region = (n) => n && (n.nodeType === 1 ? n : n.parentElement)?.closest?.('[data-trickle="announcer"], [data-trickle="sr-status"]');
   new MutationObserver((ms) => {
     for (const m of ms) {
@@ -106,10 +110,22 @@ func open(tab context.Context, url string) error {
 	if here == url {
 		return nil
 	}
-	if err := do(tab, 10*time.Second, js(`location.href = `+jsString(url))); err != nil {
-		return err
+	loaded := `location.href === ` + jsString(url) + ` && document.readyState === "complete"`
+	// A navigation the page asks for while the browser's own is still
+	// under way is dropped: ask again, three times at most.
+	for try := 0; ; try++ {
+		if err := do(tab, 10*time.Second, js(`location.href = `+jsString(url))); err != nil {
+			return err
+		}
+		err := waitJS(tab, 20*time.Second, loaded)
+		if err == nil || try == 2 {
+			if err != nil {
+				h, _ := evalJS[string](tab, 5*time.Second, `location.href + " " + document.readyState`)
+				return fmt.Errorf("%w (the tab shows %s)", err, h)
+			}
+			return nil
+		}
 	}
-	return waitJS(tab, 60*time.Second, `location.href === `+jsString(url)+` && document.readyState === "complete"`)
 }
 
 // answerScenario: the answer page, the Ask button focused, then pressed.
@@ -210,10 +226,16 @@ type turnState struct {
 // there (Orca hears the key, as it hears a reader's), else through the
 // DevTools protocol (the page gets it, Orca does not).
 func pressEnter(tab context.Context, lab *Lab) error {
+	return pressKey(tab, lab, "Return")
+}
+
+// pressKey presses Return or Escape, the same two ways.
+func pressKey(tab context.Context, lab *Lab, key string) error {
 	if lab.HasXKeys() {
-		return lab.PressX("Return")
+		return lab.PressX(key)
 	}
-	return do(tab, 10*time.Second, chromedp.KeyEvent(kb.Enter))
+	k := map[string]string{"Return": kb.Enter, "Escape": kb.Escape}[key]
+	return do(tab, 10*time.Second, chromedp.KeyEvent(k))
 }
 
 func keysVia(lab *Lab) string {
@@ -227,6 +249,13 @@ func keysVia(lab *Lab) string {
 // speaks what it was given in its own time), then for 3 s of quiet, so a
 // late duplicate would be heard, and checks the timeline.
 func finish(tab context.Context, lab *Lab, r *result, want Want) (*result, error) {
+	return finishWith(tab, lab, r, func([]written) Want { return want })
+}
+
+// finishWith is finish with what to expect made from what the widget
+// wrote since the action (a stopped answer's sentences are known only
+// then).
+func finishWith(tab context.Context, lab *Lab, r *result, want func([]written) Want) (*result, error) {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) && tab.Err() == nil && !saidEnd(lab.OrcaSaid(), r.t0) {
 		time.Sleep(100 * time.Millisecond)
@@ -239,7 +268,6 @@ func finish(tab context.Context, lab *Lab, r *result, want Want) (*result, error
 		}
 	}
 	r.before = r.before[len(r.before)-min(len(r.before), 6):]
-	r.heard, r.exp = Classify(after, want)
 	w, err := evalJS[[]written](tab, 10*time.Second, `window.__written ?? []`)
 	if err != nil {
 		return nil, err
@@ -249,6 +277,12 @@ func finish(tab context.Context, lab *Lab, r *result, want Want) (*result, error
 			r.written = append(r.written, x)
 		}
 	}
+	expect := want(r.written)
+	expect.Keys = append(expect.Keys, r.t0) // the reader's keys
+	if !r.mark.IsZero() {
+		expect.Keys = append(expect.Keys, r.mark)
+	}
+	r.heard, r.exp = Classify(after, expect)
 	return r, nil
 }
 
@@ -299,7 +333,12 @@ func (r *result) print(w io.Writer) {
 		}
 	}
 	fmt.Fprintln(w, "Orca said:")
+	marked := r.mark.IsZero()
 	for _, h := range r.heard {
+		if !marked && !h.At.Before(r.mark) {
+			fmt.Fprintf(w, "  %+8.3fs  %-14s\n", r.mark.Sub(r.t0).Seconds(), "[Escape pressed]")
+			marked = true
+		}
 		text := fmt.Sprintf("%q", h.Text)
 		if h.Interrupt {
 			text = "(Orca interrupts its speech)"
@@ -326,6 +365,9 @@ func (r *result) print(w io.Writer) {
 			v = "FAIL"
 		}
 		fmt.Fprintf(w, "  %s  %s: %s\n", v, e.Name, e.Why)
+	}
+	for _, n := range r.notes {
+		fmt.Fprintf(w, "  NOTE  %s\n", n)
 	}
 }
 

@@ -80,6 +80,9 @@ type Want struct {
 	Start string   // the start status: "Assistant is responding."
 	Units []string // the answer's sentences as the widget announces them, in order
 	End   string   // the end status: "Answer complete."
+	// Keys are when the reader pressed a key: Orca interrupts itself on
+	// each, within keyWindow.
+	Keys []time.Time
 	// Own are the reader's messages, never to be heard after they were
 	// sent, whole or any three words of one in a row (none: not checked).
 	Own []string
@@ -122,9 +125,10 @@ func Classify(heard []Utterance, w Want) ([]Heard, []Expectation) {
 		switch {
 		case u.Interrupt:
 			// A key the reader presses interrupts Orca (that is how a
-			// reader silences it); once the answer speaks, nothing may.
+			// reader silences it); once the answer speaks, nothing else
+			// may.
 			h.Kind = KindInterrupt
-			if starts+sentences > 0 {
+			if starts+sentences > 0 && !byKey(u.At, w.Keys) {
 				interrupts++
 			}
 		case t == w.Start:
@@ -175,7 +179,7 @@ func Classify(heard []Utterance, w Want) ([]Heard, []Expectation) {
 	add("the end status after the last sentence", ends == 1 && len(wrongEnds) == 0 && endAfterLast,
 		"%d end status(es)%s%s", ends, map[bool]string{true: "", false: fmt.Sprintf(", not %q: %q", w.End, wrongEnds)}[len(wrongEnds) == 0],
 		map[bool]string{true: "", false: ", one before the last sentence"}[endAfterLast])
-	add("nothing cut short", interrupts == 0, "Orca interrupted its speech %d time(s) once the answer spoke", interrupts)
+	add("nothing cut short", interrupts == 0, "Orca interrupted its speech %d time(s) once the answer spoke, other than at the reader's keys", interrupts)
 	if len(w.Own) > 0 {
 		add(expOwn, owns == 0, "heard %d time(s) after it was sent", owns)
 	}
@@ -203,6 +207,20 @@ func wordRuns(s string) map[string]bool {
 func shares(t string, runs map[string]bool) bool {
 	for r := range wordRuns(t) {
 		if runs[r] {
+			return true
+		}
+	}
+	return false
+}
+
+// keyWindow is how long after a key press Orca's interruption is still
+// the key's: Orca handles a key as it gets it (milliseconds here), so a
+// second is generous even on a loaded machine.
+const keyWindow = time.Second
+
+func byKey(at time.Time, keys []time.Time) bool {
+	for _, k := range keys {
+		if !at.Before(k) && at.Sub(k) < keyWindow {
 			return true
 		}
 	}

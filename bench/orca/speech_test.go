@@ -79,24 +79,30 @@ func TestClassifyChecksTheSpokenAnswer(t *testing.T) {
 		name   string
 		heard  []Utterance
 		failed []string
+		key    int // the reader pressed a key at this utterance (from 1; 0: none)
 	}{
-		{"sentences merged by the widget, page words around them", said("Focus mode", "Assistant is responding.", "Hello! I am a model.", "Bullet: one;", "What next?", "Answer complete."), nil},
-		{"the end status before the last sentence", said("Assistant is responding.", "Hello! I am a model.", "Bullet: one;", "Answer complete.", "What next?"), []string{end}},
-		{"no end status", said("Assistant is responding.", "Hello! I am a model. Bullet: one; What next?"), []string{end}},
-		{"a wrong end status", said("Assistant is responding.", "Hello! I am a model. Bullet: one; What next?", "Answer incomplete."), []string{end}},
-		{"two start statuses", said("Assistant is responding.", "Hello! I am a model.", "Assistant is responding.", "Bullet: one; What next?", "Answer complete."), []string{start}},
-		{"a token fragment", said("Assistant is responding.", "Hello! I am a", "model.", "Bullet: one; What next?", "Answer complete."), []string{once}},
-		{"a sentence twice", said("Assistant is responding.", "Hello! I am a model.", "I am a model.", "Bullet: one; What next?", "Answer complete."), []string{once}},
-		{"a sentence missing", said("Assistant is responding.", "Hello!", "Bullet: one; What next?", "Answer complete."), []string{once}},
-		{"the answer read again at the end", said("Assistant is responding.", "Hello! I am a model. Bullet: one; What next?", "Answer complete.", "Hello! I am a model. Bullet: one; What next?"), []string{once}},
-		{"the reader's key interrupts before the answer speaks", said("<interrupt>", "Return", "Assistant is responding.", "Hello! I am a model. Bullet: one; What next?", "Answer complete."), nil},
-		{"the answer as rendered, bullets and all", said("Assistant is responding.", "Hello! I am a model. Bullet: one; What next?", "• one; What next", "Answer complete."), []string{once}},
-		{"speech interrupted", said("Assistant is responding.", "Hello! I am a model.", "<interrupt>", "Bullet: one; What next?", "Answer complete."), []string{cut}},
-		{"part of the reader's message read back", said("Assistant is responding.", "You said: my parrot, Zephyr.", "Hello! I am a model. Bullet: one; What next?", "Answer complete."), []string{readBack}},
-		{"the first message read back in the second turn", said("Assistant is responding.", "Hello! I am a model. Bullet: one; What next?", "You said: tell Zephyr a joke", "Answer complete."), []string{readBack}},
-		{"the reader's message read back", said("My parrot Zephyr wonders how you work.", "Assistant is responding.", "Hello! I am a model. Bullet: one; What next?", "Answer complete."), []string{readBack}},
+		{"sentences merged by the widget, page words around them", said("Focus mode", "Assistant is responding.", "Hello! I am a model.", "Bullet: one;", "What next?", "Answer complete."), nil, 0},
+		{"the end status before the last sentence", said("Assistant is responding.", "Hello! I am a model.", "Bullet: one;", "Answer complete.", "What next?"), []string{end}, 0},
+		{"no end status", said("Assistant is responding.", "Hello! I am a model. Bullet: one; What next?"), []string{end}, 0},
+		{"a wrong end status", said("Assistant is responding.", "Hello! I am a model. Bullet: one; What next?", "Answer incomplete."), []string{end}, 0},
+		{"two start statuses", said("Assistant is responding.", "Hello! I am a model.", "Assistant is responding.", "Bullet: one; What next?", "Answer complete."), []string{start}, 0},
+		{"a token fragment", said("Assistant is responding.", "Hello! I am a", "model.", "Bullet: one; What next?", "Answer complete."), []string{once}, 0},
+		{"a sentence twice", said("Assistant is responding.", "Hello! I am a model.", "I am a model.", "Bullet: one; What next?", "Answer complete."), []string{once}, 0},
+		{"a sentence missing", said("Assistant is responding.", "Hello!", "Bullet: one; What next?", "Answer complete."), []string{once}, 0},
+		{"the answer read again at the end", said("Assistant is responding.", "Hello! I am a model. Bullet: one; What next?", "Answer complete.", "Hello! I am a model. Bullet: one; What next?"), []string{once}, 0},
+		{"the reader's key interrupts before the answer speaks", said("<interrupt>", "Return", "Assistant is responding.", "Hello! I am a model. Bullet: one; What next?", "Answer complete."), nil, 0},
+		{"the answer as rendered, bullets and all", said("Assistant is responding.", "Hello! I am a model. Bullet: one; What next?", "• one; What next", "Answer complete."), []string{once}, 0},
+		{"the reader's key interrupts while the answer speaks", said("Assistant is responding.", "Hello! I am a model.", "<interrupt>", "Bullet: one; What next?", "Answer complete."), nil, 3},
+		{"speech interrupted", said("Assistant is responding.", "Hello! I am a model.", "<interrupt>", "Bullet: one; What next?", "Answer complete."), []string{cut}, 0},
+		{"part of the reader's message read back", said("Assistant is responding.", "You said: my parrot, Zephyr.", "Hello! I am a model. Bullet: one; What next?", "Answer complete."), []string{readBack}, 0},
+		{"the first message read back in the second turn", said("Assistant is responding.", "Hello! I am a model. Bullet: one; What next?", "You said: tell Zephyr a joke", "Answer complete."), []string{readBack}, 0},
+		{"the reader's message read back", said("My parrot Zephyr wonders how you work.", "Assistant is responding.", "Hello! I am a model. Bullet: one; What next?", "Answer complete."), []string{readBack}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			w := w
+			if tc.key > 0 {
+				w.Keys = []time.Time{tc.heard[tc.key-1].At}
+			}
 			_, exp := Classify(tc.heard, w)
 			require.Equal(t, tc.failed, failed(exp))
 		})
