@@ -4,11 +4,11 @@
 # a private X display, session bus and AT-SPI bus, speech-dispatcher's
 # dummy output module, Chromium with a window and accessibility on, the
 # relay on loopback. It prints what Orca said while the widget streamed an
-# answer on the answer page and in a <trickle-chat> (and a control the
-# checks must catch), and exits 1 when an expectation fails
-# (docs/testing.md#orca). About a minute.
+# answer on the answer page and in a <trickle-chat>, two turns and a
+# stopped one (and a control the checks must catch), and exits 1 when an
+# expectation fails (docs/testing.md#orca). About a minute and a half.
 #
-#   bench/orca/lab.sh                    every scenario: answer, chat, control
+#   bench/orca/lab.sh                    every scenario: answer, chat, stop, control
 #   bench/orca/lab.sh -scenarios chat    one of them
 #   bench/orca/lab.sh -keep -v           keep Orca's debug log and every program's log,
 #                                        say what the lab starts and ends

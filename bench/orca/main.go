@@ -8,7 +8,9 @@
 //   - answer: the answer page (/examples/answer/), Ask pressed;
 //   - chat: a page of its own, on another origin, with a <trickle-chat>
 //     loaded from the relay; the reader's message is put in the composer
-//     by script (so no typing echo can speak it) and Enter pressed;
+//     by script (so no typing echo can speak it) and Enter pressed, two
+//     turns;
+//   - stop: a new chat, Escape pressed once Orca has said two sentences;
 //   - control: the same chat inside the page's own aria-live region, as a
 //     naive page would hold a thread: Orca reads the reader's message and
 //     the answer's raw fragments there, and the checks must say so (the
@@ -17,9 +19,11 @@
 // For each it prints the spoken timeline and checks it: one start status
 // before anything of the answer, each of the answer's sentences heard
 // once, whole and in order (the sentences are the ones `trickle replay`
-// finds in the same stream), the end status once, after the last
-// sentence, and, for the chat, the reader's message never read back. It
-// exits 1 when an expectation fails, 2 when the lab could not run.
+// finds in the same stream; for a stopped answer, the ones the widget
+// wrote), the end status once, after the last sentence, no interruption
+// but at the reader's keys, and, for the chat, no message of the reader's
+// read back and the focus still in the composer. It exits 1 when an
+// expectation fails, 2 when the lab could not run.
 //
 // Run it with `make orca` (bench/orca/lab.sh: it builds the relay and the
 // widget first). Every process it starts runs in its own process group and
