@@ -10,6 +10,8 @@
 #   make test    everything CI checks (native, js/wasm on Node, the page's
 #                JavaScript on Node, Chromium)
 #   make bench   benchmarks and side-by-side comparisons (not run in CI)
+#   make orca    the lab check with a real screen reader: what Orca says while
+#                an answer streams (not run in CI; docs/testing.md#orca)
 #   make screenshots  the README's pictures, from headless Chromium
 
 GO        ?= go
@@ -20,7 +22,7 @@ STATICCHECK := v0.8.2
 PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/... ./internal/buffering/... ./internal/protocol/... ./internal/widget/...
 export PATH := $(PATH):$(WASM_EXEC)
 
-.PHONY: all build widget dist run fleet test test-native test-wasm test-js e2e-resets lint bench screenshots clean
+.PHONY: all build widget dist run fleet test test-native test-wasm test-js e2e-resets lint bench orca screenshots clean
 
 all: build
 
@@ -166,6 +168,13 @@ test: lint build dist test-js test-native test-wasm
 
 bench:
 	./bench/run.sh
+
+# Orca, Chromium with a window, Xvfb, a private session bus and the AT-SPI
+# bus, speech-dispatcher's dummy output: prints what Orca said on the
+# answer page and in a <trickle-chat> and fails when an expectation does
+# (bench/orca). ARGS go to the lab (make orca ARGS='-scenarios chat -keep').
+orca: build
+	./bench/orca/lab.sh $(ARGS)
 
 # The pictures in README.md and docs/ (docs/screenshots/*.png), taken in
 # headless Chromium by the example tests that show a page (-screenshots
