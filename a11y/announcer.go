@@ -273,21 +273,34 @@ func (a *Announcer) enqueue(units []Unit, now time.Time) {
 // End finishes the answer with its terminal status (stream.Complete,
 // Stopped, Incomplete or Failed); err gives a failure's reason in words.
 // Whatever the tail still holds is spoken first (the end of the stream is a
-// hard boundary), then exactly one final status. Later calls do nothing.
+// hard boundary), then exactly one final status; of a stopped answer, only
+// what the tail holds whole (StopWith). Later calls do nothing.
 func (a *Announcer) End(status stream.Status, err error) {
+	if status == stream.Stopped {
+		a.StopWith(StatusText(status, err))
+		return
+	}
 	a.EndWith(StatusText(status, err))
 }
 
 // EndWith is End with the final status's words given: a caller that says
 // how the answer ended in its own words (the widget: the page's strings,
 // a reason in a sentence a listener understands, never an error chain).
-func (a *Announcer) EndWith(text string) {
+func (a *Announcer) EndWith(text string) { a.end(text, true) }
+
+// StopWith is EndWith for an answer the reader stopped: the sentence the
+// tail was in the middle of is not spoken (it is cut off, often mid-word,
+// and the reader asked for quiet); what the tail held whole is, then the
+// status.
+func (a *Announcer) StopWith(text string) { a.end(text, false) }
+
+func (a *Announcer) end(text string, flush bool) {
 	if a.ended {
 		return
 	}
 	now := a.now()
 	for i := range a.tail {
-		a.enqueue(a.tail[i].units(true, a.frontier), now)
+		a.enqueue(a.tail[i].units(flush, a.frontier), now)
 	}
 	a.tail, a.tailSig = nil, ""
 	a.hasStall = false

@@ -190,15 +190,39 @@ func TestAStalledFinishedSentenceIsFlushedWithinTwoSeconds(t *testing.T) {
 }
 
 func TestAStalledUnfinishedSentenceWaitsForTheEndOfTheStream(t *testing.T) {
+	for _, tt := range []struct {
+		status stream.Status
+		heard  []string
+		final  string
+	}{
+		{stream.Incomplete, []string{"The fix is to."}, StatusIncomplete},
+		// The reader stopped it: the fragment is cut off, often mid-word,
+		// and not read out (seen with Orca: "… how to r.").
+		{stream.Stopped, nil, StatusStopped},
+	} {
+		t.Run(tt.status.String(), func(t *testing.T) {
+			h := newHarness(t)
+			h.a.Start()
+			h.tail("The fix is to")
+			h.wait(10 * time.Second)
+			require.Empty(t, contentOf(h.heard), "a fragment is never flushed by a stall")
+			h.a.End(tt.status, nil)
+			h.drain()
+			require.Equal(t, tt.heard, contentOf(h.heard))
+			require.Equal(t, []string{StatusResponding, tt.final}, statusesOf(h.heard))
+		})
+	}
+}
+
+// A stopped answer's whole sentences are said, its cut-off one is not.
+func TestAStoppedAnswerSaysWhatWasWholeAndNotTheCutOffSentence(t *testing.T) {
 	h := newHarness(t)
 	h.a.Start()
-	h.tail("The fix is to")
-	h.wait(10 * time.Second)
-	require.Empty(t, contentOf(h.heard), "a fragment is never flushed by a stall")
-	h.a.End(stream.Stopped, nil)
+	h.tail("First, whole. Second, cut off mid-wo")
+	h.a.StopWith("Stopped by you.")
 	h.drain()
-	require.Equal(t, []string{"The fix is to."}, contentOf(h.heard))
-	require.Equal(t, []string{StatusResponding, StatusStopped}, statusesOf(h.heard))
+	require.Equal(t, []string{"First, whole."}, contentOf(h.heard))
+	require.Equal(t, []string{StatusResponding, "Stopped by you."}, statusesOf(h.heard))
 }
 
 func TestAStallDoesNotFlushOpenMarkdown(t *testing.T) {
@@ -237,7 +261,11 @@ func TestEndAnnouncesExactlyOneStatusAfterTheLastContent(t *testing.T) {
 			h.a.End(stream.Complete, nil) // later ends change nothing
 			h.drain()
 			require.Equal(t, []string{StatusResponding, tt.want}, statusesOf(h.heard))
-			require.Equal(t, []string{"First. Second."}, contentOf(h.heard))
+			want := []string{"First. Second."}
+			if tt.status == stream.Stopped {
+				want = []string{"First."} // the cut-off sentence is not read out
+			}
+			require.Equal(t, want, contentOf(h.heard))
 			last := h.heard[len(h.heard)-1]
 			require.True(t, last.Status, "the final status comes after the content")
 			require.Zero(t, MarkdownChars(last.Text))
@@ -344,7 +372,12 @@ func TestTheEndStatusFollowsTheLastWordsByMinGapInEveryMode(t *testing.T) {
 				h.drain()
 				endFollowsTheLastWordsByMinGap(t, h.heard)
 				require.Len(t, statusesOf(h.heard), 2, "one start and one end status")
-				if mode != ModeOff {
+				switch {
+				case mode == ModeOff:
+				case status == stream.Stopped: // the cut-off sentence is not read out
+					require.NotContains(t, strings.Join(contentOf(h.heard), " "), "Three")
+					require.Contains(t, strings.Join(contentOf(h.heard), " "), "Two.")
+				default:
 					require.Contains(t, strings.Join(contentOf(h.heard), " "), "Three.")
 				}
 			})

@@ -52,7 +52,9 @@
 // at Start, and exactly one of "Answer complete.", "Answer stopped.",
 // "Answer incomplete." or "Answer failed: <the error in words>." at End,
 // after the last content (EndWith says the caller's words instead: the
-// widget's say why in a sentence, in the page's language). ModeComplete says the
+// widget's say why in a sentence, in the page's language). The end speaks
+// what the tail still holds, but of a stopped answer (StopWith) only its
+// whole sentences: the one the stop cut, often mid-word, is not read out. ModeComplete says the
 // whole answer once at the end; ModeOff says only the statuses.
 //
 // # Limits

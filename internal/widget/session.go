@@ -426,7 +426,11 @@ func (s *Session) Frame() Patch {
 			s.apply(&p, f)
 		}
 		p.Final = true
-		s.ann.EndWith(s.Outcome().Spoken())
+		if o := s.Outcome(); o.Status == stream.Stopped {
+			s.ann.StopWith(o.Spoken())
+		} else {
+			s.ann.EndWith(o.Spoken())
+		}
 	}
 	s.show(&p)
 	s.updateStall(&p)
