@@ -300,7 +300,8 @@ func (a *Announcer) end(text string, flush bool) {
 	}
 	now := a.now()
 	for i := range a.tail {
-		a.enqueue(a.tail[i].units(flush, a.frontier), now)
+		// A run followed by another has ended whatever the end is.
+		a.enqueue(a.tail[i].units(flush || i < len(a.tail)-1, a.frontier), now)
 	}
 	a.tail, a.tailSig = nil, ""
 	a.hasStall = false

@@ -83,20 +83,23 @@ func stopScenario(tab context.Context, lab *Lab, want Want, url, message string)
 	whole := norm(strings.Join(want.Units, " "))
 	r.exp = append(r.exp, Expectation{Name: "what was said is the answer's beginning", OK: heard != "" && strings.HasPrefix(whole, heard),
 		Why: fmt.Sprintf("%d of the answer's %d characters said before the stop", len(heard), len(whole))})
-	// Where the stop fell: the announcer speaks what the tail held, so a
-	// stop inside a word is heard as part of the word. The design says so
-	// (a11y: the end of a stream is a hard boundary); the lab notes it.
+	// Where what was heard ends: a stopped answer is heard up to its last
+	// whole sentence (a11y's StopWith), never into the sentence the stop
+	// cut, half a word and a full stop added.
+	cut := ""
 	if rest, ok := strings.CutPrefix(whole, heard); ok && heard != "" && rest != "" {
 		last := said[len(said)-1]
 		next, _ := utf8.DecodeRuneInString(rest)
 		prev, _ := utf8.DecodeLastRuneInString(heard)
 		switch {
 		case unicode.IsLetter(next) && unicode.IsLetter(prev):
-			r.notes = append(r.notes, fmt.Sprintf("the stop fell inside a word: the last announcement, %q, ends in the middle of one", last))
+			cut = fmt.Sprintf("the last announcement, %q, ends in the middle of a word", last)
 		case !strings.ContainsAny(string(prev), ".!?:;"):
-			r.notes = append(r.notes, fmt.Sprintf("the stop fell inside a sentence: the last announcement, %q, is its beginning, ended with a full stop", last))
+			cut = fmt.Sprintf("the last announcement, %q, is the beginning of a sentence, ended with a full stop", last)
 		}
 	}
+	r.exp = append(r.exp, Expectation{Name: "the sentence the stop cut is not read out", OK: cut == "",
+		Why: map[bool]string{true: "what was heard ends with a whole sentence", false: cut}[cut == ""]})
 	status, err := evalJS[string](tab, 10*time.Second, `document.querySelector("trickle-chat").messages.findLast((m) => m.role === "assistant")?.status ?? ""`)
 	if err != nil {
 		return nil, err

@@ -418,6 +418,12 @@ func (s *Session) Frame() Patch {
 	}
 	if s.ended {
 		s.finished = true
+		o := s.Outcome()
+		if o.Status == stream.Stopped {
+			// Before the document's last frame settles the sentence the
+			// stop cut: the reader hears what was whole, then the status.
+			s.ann.StopWith(o.Spoken())
+		}
 		if f := s.doc.Finish(); f.Append != "" && f.Append == s.tail {
 			p.Unwrap = true
 			s.tail = ""
@@ -426,11 +432,7 @@ func (s *Session) Frame() Patch {
 			s.apply(&p, f)
 		}
 		p.Final = true
-		if o := s.Outcome(); o.Status == stream.Stopped {
-			s.ann.StopWith(o.Spoken())
-		} else {
-			s.ann.EndWith(o.Spoken())
-		}
+		s.ann.EndWith(o.Spoken()) // nothing once StopWith ended it
 	}
 	s.show(&p)
 	s.updateStall(&p)

@@ -345,3 +345,37 @@ func TestABodyTheWidgetCannotReadFailsSayingWhatArrivedNeverIncomplete(t *testin
 	require.Contains(t, o.Detail(), `"text/html"`, "the developer's detail says what arrived")
 	require.Contains(t, o.Detail(), `"<html><body><h1>Welcome</h1></body></html>"`)
 }
+
+// A stopped answer is heard up to its last whole sentence, then the
+// status: the sentence the stop cut (mid-word, here) is not read out, as
+// Orca was heard reading "… how to reverse a string in G." after Escape.
+func TestAStoppedAnswerIsNotHeardPastItsLastWholeSentence(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	s := newSession(t, Config{Now: clock.Now})
+	s.Begin()
+	s.Frame()
+	require.NoError(t, s.Write([]byte("data: {\"delta\":\"It streams. It is read as it comes.\\n\\n\"}\n\ndata: {\"delta\":\"- a code question, such as how to reverse a string in G\"}\n\n")))
+	s.Frame()
+	s.End(ErrStoppedByUser)
+	var heard, statuses []string
+	collect := func(p Patch) {
+		heard = append(heard, p.Announce...)
+		if p.StatusChanged {
+			statuses = append(statuses, p.Status)
+		}
+	}
+	collect(s.Frame())
+	for {
+		due, ok := s.NextAnnouncement()
+		if !ok {
+			break
+		}
+		clock.now = due
+		collect(s.Frame())
+	}
+	require.NotEmpty(t, heard)
+	all := strings.Join(heard, " ")
+	require.Contains(t, all, "It is read as it comes.")
+	require.NotContains(t, all, "reverse", "the cut-off item is not read out: %q", heard)
+	require.Equal(t, a11y.StatusStopped, statuses[len(statuses)-1])
+}
