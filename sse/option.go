@@ -2,7 +2,8 @@ package sse
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/trickle-dev/trickle/internal/optionerr"
 )
 
 // ErrBadOption reports an option value that cannot work; every
@@ -19,15 +20,7 @@ type OptionError struct {
 }
 
 func (e *OptionError) Error() string {
-	name := e.Option
-	if e.Field != "" {
-		name += " (" + e.Field + ")"
-	}
-	format := "%v: %s(%v): %s"
-	if _, ok := e.Value.(string); ok {
-		format = "%v: %s(%q): %s"
-	}
-	return fmt.Sprintf(format, ErrBadOption, name, e.Value, e.Reason)
+	return optionerr.Format(ErrBadOption, e.Option, e.Field, e.Value, e.Reason)
 }
 
 // Is makes errors.Is(err, ErrBadOption) true.
