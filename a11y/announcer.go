@@ -276,11 +276,7 @@ func (a *Announcer) enqueue(units []Unit, now time.Time) {
 // hard boundary), then exactly one final status; of a stopped answer, only
 // what the tail holds whole (StopWith). Later calls do nothing.
 func (a *Announcer) End(status stream.Status, err error) {
-	if status == stream.Stopped {
-		a.StopWith(StatusText(status, err))
-		return
-	}
-	a.EndWith(StatusText(status, err))
+	a.end(StatusText(status, err), status != stream.Stopped)
 }
 
 // EndWith is End with the final status's words given: a caller that says
@@ -288,10 +284,8 @@ func (a *Announcer) End(status stream.Status, err error) {
 // a reason in a sentence a listener understands, never an error chain).
 func (a *Announcer) EndWith(text string) { a.end(text, true) }
 
-// StopWith is EndWith for an answer the reader stopped: the sentence the
-// tail was in the middle of is not spoken (it is cut off, often mid-word,
-// and the reader asked for quiet); what the tail held whole is, then the
-// status.
+// StopWith is EndWith for an answer the reader stopped: what the tail held
+// whole is spoken, not the sentence the stop cut (often mid-word).
 func (a *Announcer) StopWith(text string) { a.end(text, false) }
 
 func (a *Announcer) end(text string, flush bool) {
