@@ -148,6 +148,9 @@ func TestAChatSendsTheHistoryRunsToolsAndShowsAStoredThreadAgain(t *testing.T) {
 	t.Run("a stopped answer goes back flagged as cut off", func(t *testing.T) {
 		browsertest.Eval[bool](t, ctx, `(async () => {
 			const c = document.getElementById("chat");
+			c.addEventListener("trickle-chat-change", (e) => {
+				if (e.detail.messages.at(-1)?.usage?.output_tokens > 0) window.costHeard = true;
+			});
 			const done = c.send("Write an essay about rivers");
 			const t0 = performance.now();
 			while (performance.now() - t0 < 20000) {
@@ -162,6 +165,9 @@ func TestAChatSendsTheHistoryRunsToolsAndShowsAStoredThreadAgain(t *testing.T) {
 		last := browsertest.Eval[map[string]any](t, ctx, `document.getElementById("chat").messages.at(-1)`)
 		require.Equal(t, "stopped", last["status"])
 		require.Equal(t, true, last["incomplete"])
+		// What the Stop cost reaches the history after the end, and the
+		// page hears of it.
+		browsertest.WaitFor(t, ctx, 10*time.Second, `window.costHeard && document.getElementById("chat").messages.at(-1).usage?.output_tokens > 0`)
 		send("go on")
 		msgs := rr.requests()[len(rr.requests())-1].messages(t)
 		cut := msgs[len(msgs)-2]

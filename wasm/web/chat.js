@@ -192,7 +192,15 @@ export class TrickleChat extends Base {
         const m = answer.message;
         if (!m) break;
         this.#messages.push(m);
-        answer.closest('[data-trickle-chat="turn"]').dataset.index = String(this.#messages.length - 1);
+        const turn = answer.closest('[data-trickle-chat="turn"]');
+        turn.dataset.index = String(this.#messages.length - 1);
+        // A stopped answer's cost arrives after its end: the history takes it.
+        answer.addEventListener("trickle-usage", (e) => {
+          const i = Number(turn.dataset.index);
+          if (this.#messages[i]?.role !== "assistant" || !turn.isConnected) return;
+          this.#messages[i] = e.detail.message;
+          this.#changed();
+        }, { once: true });
         this.#changed();
         const calls = (m.tool_calls ?? []).filter((c) => c.complete);
         if (this.#stopped || m.status !== "complete" || calls.length === 0) break;
