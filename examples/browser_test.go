@@ -431,8 +431,17 @@ func TestTransportsPageResumesBothTransportsAfterADropWithNothingLostAndChartsIt
 		require.True(t, ttft >= 50 && ttft < 5000, "%s time to first token %v ms", side, ttft)
 		p50, p95, longest := cell(t, tab, side, "gap_p50"), cell(t, tab, side, "gap_p95"), cell(t, tab, side, "gap_max")
 		require.True(t, 0 <= p50 && p50 <= p95 && p95 <= longest, "%s gaps p50 %v ≤ p95 %v ≤ max %v", side, p50, p95, longest)
-		require.GreaterOrEqual(t, longest, 1500.0, "%s: the longest gap is the wait before the resume; metrics %s", side,
-			browsertest.Eval[string](t, tab, `JSON.stringify(document.getElementById("`+side+`").metrics)`))
+		// The wait before the resume is the longest gap; or, when the cut
+		// came before the widget read any event (on a loaded machine a busy
+		// thread can leave the body unread, and Chromium drops unread bytes
+		// with the connection: wasm/e2e/unread_test.go), it read no retry:
+		// hint either, waited its own first backoff (250 ms) and read the
+		// stream from its start: the wait is then in the first token's time.
+		metrics := browsertest.Eval[string](t, tab, `JSON.stringify(document.getElementById("`+side+`").metrics)`)
+		if longest < 1500 {
+			require.GreaterOrEqual(t, ttft, 50.0+250, "%s: no gap holds the wait before the resume, so the first token does; metrics %s", side, metrics)
+			t.Logf("%s: the cut came before the widget read an event; metrics %s", side, metrics)
+		}
 		require.Less(t, longest, 15000.0, side)
 		require.Equal(t, cell(t, tab, "sse", "tokens"), cell(t, tab, side, "tokens"), "same tokens on %s", side)
 		// Bytes: one OpenAI chunk of a 4-character token is a few hundred

@@ -230,6 +230,7 @@ func (e *Element) Stop() {
 	e.connGen++ // a pending retry timer must not resume a stopped answer
 	e.sess.End(ErrStoppedByUser)
 	e.Frame()
+	e.env.Want() // the final update goes now, whether or not anything is left to say
 }
 
 // Detach releases the element: the page removed it. An answer in progress

@@ -26,6 +26,7 @@ type fakeEnv struct {
 	cancels []string
 	timers  []armed
 	inbox   map[int][][]byte
+	wants   int // Want calls: the host posts a frame only after one
 }
 
 type armed struct {
@@ -48,7 +49,7 @@ func (f *fakeEnv) Send(gen int, text string) {
 }
 func (f *fakeEnv) Cancel(url string)              { f.cancels = append(f.cancels, url) }
 func (f *fakeEnv) After(d time.Duration, t Timer) { f.timers = append(f.timers, armed{d, t}) }
-func (f *fakeEnv) Want()                          {}
+func (f *fakeEnv) Want()                          { f.wants++ }
 func (f *fakeEnv) Say([]byte)                     {}
 
 func (f *fakeEnv) Take(gen int) []byte {
@@ -367,6 +368,19 @@ func TestStopRaces(t *testing.T) {
 		require.Equal(t, []string{strconv.Itoa(c.Gen) + " stop"}, env.closed)
 		require.Equal(t, []string{"https://app.test/v1/streams/s"}, env.cancels, "the relay's stream, beside its /v1/ws")
 		require.False(t, e.Ended(c.Gen, End{Kind: EndDone, Close: &WSClosed{URL: c.URL, Code: 1000}}))
+		require.Equal(t, map[int]string{1: "stopped"}, p.resolved)
+	})
+
+	t.Run("mid-sentence, nothing whole left to say: the ending is asked for at once", func(t *testing.T) {
+		env, p, e, gen := streaming(t)
+		env.arrive(gen, openAIChunks(t, "A sentence that the reader stops befo")[:60])
+		p.frame(e)
+		env.now = env.now.Add(5 * time.Second) // the tail stalls; nothing to announce
+		wants := env.wants
+		e.Stop()
+		require.Greater(t, env.wants, wants, "without Want the host never posts the final update (the page would stay streaming)")
+		p.take(e)
+		require.Equal(t, "stopped", p.state)
 		require.Equal(t, map[int]string{1: "stopped"}, p.resolved)
 	})
 
