@@ -179,7 +179,10 @@ func serve(t *testing.T) string {
 	page := httptest.NewServer(nil) // its handler is set once the relay's address is known
 	t.Cleanup(page.Close)
 	_, rl := relaytest.Start(t, relay.WithWidget(assets.Widget()), relay.WithAllowedOrigins(page.URL),
-		relay.WithSimDefaults(relay.SimDefaults{TTFT: 20 * time.Millisecond, Gap: 2 * time.Millisecond, TokenChars: 16}))
+		// 5 ms a token: the 20 KB answer streams for about 6 s, so even a
+		// starved engine (software rendering on a loaded machine) paints it
+		// in several frames; at 2 ms two of three loaded runs painted once.
+		relay.WithSimDefaults(relay.SimDefaults{TTFT: 20 * time.Millisecond, Gap: 5 * time.Millisecond, TokenChars: 16}))
 	require.NotEqual(t, page.URL, rl.URL)
 	a, _ := sim.Lookup(answer)
 	// The widget's link and image policy takes the page's origin as its own.
