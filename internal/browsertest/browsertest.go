@@ -234,6 +234,37 @@ func WaitFor(t testing.TB, ctx context.Context, d time.Duration, expr string) {
 	}
 }
 
+// WaitAcross is WaitFor while the tab navigates: an evaluation that the
+// navigation cut (the document it ran in went away) is tried again rather
+// than failing t.
+func WaitAcross(t testing.TB, ctx context.Context, d time.Duration, expr string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+expr+")", chromedp.EvalAwaitPromise))
+		switch {
+		case err == nil && ok:
+			return
+		case err != nil && !navigating(err):
+			t.Fatalf("browsertest: evaluating %s: %v", expr, err)
+		case time.Now().After(deadline):
+			t.Fatalf("browsertest: %s was not true within %v (last error: %v)", expr, d, err)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// navigating reports whether err is an evaluation lost to a navigation.
+func navigating(err error) bool {
+	msg := err.Error()
+	for _, s := range []string{"navigated or closed", "Execution context was destroyed", "Cannot find context with specified id", "Cannot find default execution context"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
 // JSString quotes s as a JavaScript string literal, for building an
 // expression from Go values.
 func JSString(s string) string {

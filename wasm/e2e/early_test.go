@@ -123,7 +123,7 @@ func earlyAsk(t *testing.T, g *gated, endpoint string) (context.Context, string)
 func navigate(t *testing.T, ctx context.Context, url string) {
 	t.Helper()
 	browsertest.Eval[bool](t, ctx, `(location.href = `+browsertest.JSString(url)+`, true)`)
-	browsertest.WaitFor(t, ctx, 20*time.Second, `location.href === `+browsertest.JSString(url)+` && document.readyState !== "loading" && !!document.getElementById("a")`)
+	browsertest.WaitAcross(t, ctx, 20*time.Second, `location.href === `+browsertest.JSString(url)+` && document.readyState !== "loading" && !!document.getElementById("a")`)
 }
 
 // requireRenderedAs checks the answer against the one-shot oracles as the
