@@ -242,8 +242,10 @@ func ask(t testing.TB, ctx context.Context, attrs map[string]string, prompt stri
 // region holds all it will say for this answer.
 func waitAnnouncer(t testing.TB, ctx context.Context) result {
 	t.Helper()
+	// Not the start status, nor the stall's: on a loaded machine a stream
+	// can go quiet long enough to be told stalled before it ends.
 	heard := `(() => { const s = document.querySelector('#a [data-trickle="sr-status"]').textContent;
-		return s !== "" && s !== ` + browsertest.JSString(a11y.StatusResponding) + `; })()`
+		return s !== "" && s !== ` + browsertest.JSString(a11y.StatusResponding) + ` && s !== ` + browsertest.JSString(widget.StallNotice) + `; })()`
 	deadline := time.Now().Add(15 * time.Second)
 	for !browsertest.Eval[bool](t, ctx, heard) {
 		require.True(t, time.Now().Before(deadline), "the final status was never said: %+v", browsertest.Eval[result](t, ctx, collect))
