@@ -133,6 +133,9 @@ func TestTheWidgetAnswersOverSSEAndWebSocketInEveryEngine(t *testing.T) {
 					require.Greater(t, r.Frames, 1, "%s: the answer was painted in frames", what)
 				}
 			}
+			if e.name == "firefox" {
+				selectionSurvives(t, ctx, d, pageURL)
+			}
 		})
 	}
 }
@@ -189,6 +192,11 @@ func serve(t *testing.T) string {
 	want, err := render.Convert(a.Text, widget.RenderOptions(render.Policy{SameOrigin: page.URL})...)
 	require.NoError(t, err)
 	page.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/selection" {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, strings.ReplaceAll(selectionPage, "RELAY", rl.URL))
+			return
+		}
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
 			return
@@ -248,6 +256,34 @@ window.smoke = JSON.stringify(out);
 </script>
 </html>
 `
+
+// selectionPage is a page of another origin with one element and
+// browsertest.SelectionScript; RELAY is replaced by serve.
+const selectionPage = `<!doctype html>
+<html lang="en"><meta charset="utf-8"><title>selection</title>
+<script type="module" src="RELAY/trickle/trickle.js"></script>
+<script>` + browsertest.SelectionScript + `</script>
+<trickle-answer id="a"></trickle-answer>
+</html>
+`
+
+// selectionSurvives runs browsertest.SelectionScript in the engine: a
+// selection made while the answer streams, in a settled block, in the
+// growing paragraph and across the two, holds its text 2 s later, after
+// its paragraph settles and after the end (wasm/e2e runs it in Chromium).
+func selectionSurvives(t *testing.T, ctx context.Context, d driver, pageURL string) {
+	t.Helper()
+	require.NoError(t, d.navigate(ctx, pageURL+"selection"))
+	poll(t, ctx, d, `customElements.get("trickle-answer") ? "defined" : ""`)
+	for _, where := range []string{"settled", "tail", "across"} {
+		raw, err := d.eval(ctx, `(async () => { const { ready } = await import(document.querySelector("script[type=module]").src); await ready();
+			return trickleSelection(document.getElementById("a"), "`+where+`", new URL("/v1/chat/completions?answer=sample-20k&token_chars=8&gap_ms=3", document.querySelector("script[type=module]").src).href); })()`)
+		require.NoError(t, err, where)
+		var r browsertest.SelectionResult
+		require.NoError(t, json.Unmarshal([]byte(raw), &r), raw)
+		require.NoError(t, r.Err())
+	}
+}
 
 // process is a child process started in its own process group, so that
 // stopping it also stops what it spawned (content processes, the browser

@@ -6,6 +6,7 @@
 import { follow } from "./follow.js";
 import { epochNow } from "./host.js";
 import { patchAnswer } from "./patch.js";
+import { holdSelection, restoreSelection } from "./selection.js";
 import { decorate } from "./reading.js";
 import { speakerOf } from "./speech.js";
 import { replaced } from "./strings.js";
@@ -253,10 +254,13 @@ export class Answer {
     let grew = false;
     if (u.p) {
       const before = this.tail.previousSibling;
+      const held = holdSelection(this.tail);
       patchAnswer(this.tail, u.p);
       // Newly settled blocks get their toolbars (and the page's
       // highlighter) in this same task, before the browser paints them.
       if (u.p.a || u.p.unwrap) decorate(this, before, u.p.final ? null : this.tail);
+      // The reader's selection in the tail outlives the frame.
+      if (held) restoreSelection(held, before ? before.nextSibling : this.content.firstChild);
       grew = !!u.p.a || u.p.keep >= 0;
     }
     // Go's frames take over from the early view once they show text (Go

@@ -32,6 +32,7 @@
 //	                    commands, schedules frames; hostFor, ready, stats
 //	merge.js            frame merging (mergeUpdates, mergeUpdate, mergePatch)
 //	patch.js            tail patching (patchTail, patchAnswer)
+//	selection.js        the reader's selection in the tail, kept across a frame
 //	follow.js           keeping a streaming answer's newest text in view
 //	reading.js          reading aids: code and table toolbars, highlighter, math
 //	strings.js          the words shown and spoken: English, or the page's
