@@ -117,7 +117,7 @@ type Result struct {
 	// TasksOver16ms counts tasks longer than a frame at 60 fps (the
 	// longest-task goal): one, or many.
 	TasksOver16ms int `json:"tasks_over_16ms"`
-	LongTasks    int `json:"long_tasks"`
+	LongTasks     int `json:"long_tasks"`
 	// StyleLayout and Paint split the main-thread time: style recalculation
 	// and layout, then paint and compositing preparation; the rest is
 	// script (for the widget: Go in WebAssembly, with its GC) and glue.
