@@ -31,9 +31,12 @@ window.trickleSelection = async (el, where, endpoint) => {
     }
     throw new Error("no character " + i + " in " + node.outerHTML);
   };
+  // A paragraph of prose: one that starts with a pipe is a table's
+  // header row until its delimiter row comes (then its text changes: the
+  // pipes go), which no selection could keep.
   const growing = () => {
     const p = tail()?.lastElementChild;
-    return p && p.tagName === "P" && p.textContent.length >= 40 ? p : null;
+    return p && p.tagName === "P" && p.textContent.length >= 40 && !p.textContent.trimStart().startsWith("|") ? p : null;
   };
   // The settled block just before the tail (the toolbars beside code
   // blocks and tables are the widget's, not the answer's).
