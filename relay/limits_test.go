@@ -245,6 +245,13 @@ func TestShutdownPastItsDeadlineHandsClientsAResumableEnd(t *testing.T) {
 	dec := decoder(t, resp.Body)
 	_, err := dec.Next()
 	require.NoError(t, err)
+	// Both streams run before the shutdown: a WebSocket whose request the
+	// relay reads once draining began is refused (1013, try again later),
+	// which a loaded run with the Redis store saw.
+	rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer rcancel()
+	_, _, err = c.Read(rctx)
+	require.NoError(t, err, "the WebSocket's first event")
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	err = srv.Shutdown(ctx)
