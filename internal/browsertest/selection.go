@@ -89,6 +89,16 @@ window.trickleSelection = async (el, where, endpoint) => {
 };
 `
 
+// SelectionCases are the places SelectionScript selects in, each a case
+// of its own (one selection at a time).
+var SelectionCases = []string{"settled", "tail", "across"}
+
+// SelectionEndpoint is the simulated model's answer SelectionScript asks
+// for, relative to the relay: the 20 KB sample for about 8 s (8
+// characters a token, 3 ms apart), long enough for a selection made early
+// to be read back 2 s later while the answer still streams.
+const SelectionEndpoint = "/v1/chat/completions?answer=sample-20k&token_chars=8&gap_ms=3"
+
 // SelectionResult is what window.trickleSelection resolves with.
 type SelectionResult struct {
 	Where      string `json:"where"`

@@ -14,22 +14,17 @@ import (
 	"github.com/trickle-dev/trickle/internal/browsertest"
 )
 
-// selectionAnswer streams the 20 KB sample for about 8 s (8 characters a
-// token, 3 ms apart): long enough for a selection made early to be read
-// back 2 s later while the answer still streams.
-const selectionAnswer = "/v1/chat/completions?answer=sample-20k&token_chars=8&gap_ms=3"
-
 // A selection made while the answer streams — in a settled block, in the
 // growing paragraph of the live tail, or from one into the other — selects
 // the same text 2 s later, after the paragraph it ends in has settled, and
 // after the end (browsertest.SelectionScript; wasm/engines runs the same
 // in Firefox).
 func TestASelectionSurvivesTheStreamWhereverItIsMade(t *testing.T) {
-	for _, where := range []string{"settled", "tail", "across"} {
+	for _, where := range browsertest.SelectionCases {
 		t.Run(where, func(t *testing.T) {
 			ctx := tab(t)
 			browsertest.Eval[bool](t, ctx, browsertest.SelectionScript+`; true`)
-			raw := browsertest.Eval[string](t, ctx, `trickleSelection(document.getElementById("a"), `+browsertest.JSString(where)+`, `+browsertest.JSString(selectionAnswer)+`)`)
+			raw := browsertest.Eval[string](t, ctx, `trickleSelection(document.getElementById("a"), `+browsertest.JSString(where)+`, `+browsertest.JSString(browsertest.SelectionEndpoint)+`)`)
 			var r browsertest.SelectionResult
 			require.NoError(t, json.Unmarshal([]byte(raw), &r))
 			require.NoError(t, r.Err())
@@ -49,7 +44,7 @@ func TestCopyingASelectionWhileTheAnswerStreamsCopiesIt(t *testing.T) {
 			Permission: &cdpbrowser.PermissionDescriptor{Name: name}, Setting: cdpbrowser.PermissionSettingGranted, Origin: server(t)})
 		require.NoError(t, err, name)
 	}
-	start(t, ctx, map[string]string{"endpoint": selectionAnswer}, 1500)
+	start(t, ctx, map[string]string{"endpoint": browsertest.SelectionEndpoint}, 1500)
 	want := browsertest.Eval[string](t, ctx, `(async () => {
 		const a = document.getElementById("a");
 		const tail = () => a.querySelector('[data-trickle="tail"]');
@@ -69,9 +64,9 @@ func TestCopyingASelectionWhileTheAnswerStreamsCopiesIt(t *testing.T) {
 		require.NoError(t, err)
 	}
 	got := browsertest.Eval[[]string](t, ctx, `(async () => [await navigator.clipboard.readText(), document.getElementById("a").status])()`)
-	got = append([]string{want}, got...)
-	require.Len(t, got[0], 20)
-	require.Equal(t, got[0], got[1], "the clipboard holds the selected text")
-	require.Equal(t, "streaming", got[2], "copied while the answer streamed")
+	copied, status := got[0], got[1]
+	require.Len(t, want, 20)
+	require.Equal(t, want, copied, "the clipboard holds the selected text")
+	require.Equal(t, "streaming", status, "copied while the answer streamed")
 	require.Equal(t, "complete", browsertest.Eval[string](t, ctx, `window.__p`))
 }

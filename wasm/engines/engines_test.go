@@ -275,9 +275,9 @@ func selectionSurvives(t *testing.T, ctx context.Context, d driver, pageURL stri
 	t.Helper()
 	require.NoError(t, d.navigate(ctx, pageURL+"selection"))
 	poll(t, ctx, d, `customElements.get("trickle-answer") ? "defined" : ""`)
-	for _, where := range []string{"settled", "tail", "across"} {
+	for _, where := range browsertest.SelectionCases {
 		raw, err := d.eval(ctx, `(async () => { const { ready } = await import(document.querySelector("script[type=module]").src); await ready();
-			return trickleSelection(document.getElementById("a"), "`+where+`", new URL("/v1/chat/completions?answer=sample-20k&token_chars=8&gap_ms=3", document.querySelector("script[type=module]").src).href); })()`)
+			return trickleSelection(document.getElementById("a"), "`+where+`", new URL(`+browsertest.JSString(browsertest.SelectionEndpoint)+`, document.querySelector("script[type=module]").src).href); })()`)
 		require.NoError(t, err, where)
 		var r browsertest.SelectionResult
 		require.NoError(t, json.Unmarshal([]byte(raw), &r), raw)

@@ -22,12 +22,13 @@ export function holdSelection(tail) {
   const inA = anchorNode !== null && tail.contains(anchorNode);
   const inF = focusNode !== null && tail.contains(focusNode);
   if (!inA && !inF) return null;
+  const all = textFrom(tail.firstChild);
   return {
     sel,
     was: [anchorNode, sel.anchorOffset, focusNode, sel.focusOffset],
     text: sel.toString(),
-    anchor: inA ? offsetIn(tail, anchorNode, sel.anchorOffset) : { node: anchorNode, offset: sel.anchorOffset },
-    focus: inF ? offsetIn(tail, focusNode, sel.focusOffset) : { node: focusNode, offset: sel.focusOffset },
+    anchor: inA ? offsetIn(all, anchorNode, sel.anchorOffset) : { node: anchorNode, offset: sel.anchorOffset },
+    focus: inF ? offsetIn(all, focusNode, sel.focusOffset) : { node: focusNode, offset: sel.focusOffset },
   };
 }
 
@@ -64,16 +65,16 @@ export function restoreSelection(held, from) {
   sel.setBaseAndExtent(x.node, x.offset, y.node, y.offset);
 }
 
-// offsetIn is the point's offset in the tail's text (textFrom), as { at }:
-// in a text node it counts, its own offset; anywhere else (an element, or
-// a newline between blocks), where the next counted text starts.
-function offsetIn(tail, node, offset) {
-  const all = textFrom(tail.firstChild);
+// offsetIn is the point's offset in the tail's text (all, its textFrom),
+// as { at }: in a text node it counts, its own offset; anywhere else (an
+// element, or a newline between blocks), where the next counted text
+// starts.
+function offsetIn(all, node, offset) {
   if (node.nodeType === 3) {
     const t = all.nodes.find((n) => n.node === node);
     if (t) return { at: t.start + offset };
   }
-  const r = tail.ownerDocument.createRange();
+  const r = node.ownerDocument.createRange();
   r.setStart(node, offset);
   const t = all.nodes.find((n) => r.comparePoint(n.node, 0) >= 0);
   return { at: t ? t.start : all.text.length };

@@ -5,23 +5,16 @@
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { document, installGlobals, window } from "./dom.js";
+import { installGlobals, mount, window } from "./dom.js";
 
 installGlobals();
-const { Answer, ensureParts } = await import("../answer.js");
+const answerJS = await import("../answer.js");
 
 // The status spacing Go sends in its ready message (a11y.MinGap).
 const READY = JSON.parse(readFileSync(new URL("../../../internal/protocol/testdata/ready.json", import.meta.url), "utf8"));
 const MIN_GAP_MS = READY.min_gap_ms;
 
-function answer() {
-  const el = document.createElement("div");
-  ensureParts(el);
-  document.body.append(el);
-  const sent = [];
-  const a = new Answer({ els: new Map(), send: (cmd) => sent.push(cmd), minGap: MIN_GAP_MS }, el);
-  return { a, el, sent, part: (name) => el.querySelector(`[data-trickle="${name}"]`) };
-}
+const answer = () => mount(answerJS, { minGap: MIN_GAP_MS });
 
 // written resolves with the time the node's text is first set to want.
 function written(node, want) {

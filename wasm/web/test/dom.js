@@ -16,6 +16,20 @@ export function installGlobals() {
   globalThis.requestAnimationFrame ??= (fn) => setTimeout(() => fn(performance.now()), 0);
 }
 
+// mount makes an element with the widget's parts (attributes attrs, tag
+// name tag) in the body, and an Answer on it whose host records the
+// commands it sends. answer is answer.js's module, imported after
+// installGlobals.
+export function mount({ Answer, ensureParts }, { tag = "div", attrs = {}, minGap } = {}) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  ensureParts(el);
+  document.body.append(el);
+  const sent = [];
+  const a = new Answer({ els: new Map(), send: (cmd) => sent.push(cmd), minGap }, el);
+  return { a, el, sent, part: (name) => el.querySelector(`[data-trickle="${name}"]`) };
+}
+
 // shape describes a node and its descendants exactly: element names,
 // attributes and every text node on its own, so two trees that serialize
 // alike but split their text differently (which a later tail patch,

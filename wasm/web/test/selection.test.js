@@ -5,19 +5,16 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { document, installGlobals, rng } from "./dom.js";
+import { document, installGlobals, mount, rng } from "./dom.js";
 
 installGlobals();
-const { Answer, ensureParts } = await import("../answer.js");
+const answerJS = await import("../answer.js");
 const { holdSelection } = await import("../selection.js");
 
 function answer() {
-  const el = document.createElement("div");
-  ensureParts(el);
-  document.body.append(el);
-  const a = new Answer({ els: new Map(), send: () => {}, minGap: 0 }, el);
+  const { a, part } = mount(answerJS, { minGap: 0 });
   a.apply({ id: a.id, reset: true, state: "streaming" });
-  return { a, content: el.querySelector('[data-trickle="content"]') };
+  return { a, content: part("content") };
 }
 
 // select selects the characters [from, to) of node's text (to < from: a

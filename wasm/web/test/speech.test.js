@@ -6,10 +6,10 @@
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { document, installGlobals } from "./dom.js";
+import { installGlobals, mount } from "./dom.js";
 
 installGlobals();
-const { Answer, ensureParts } = await import("../answer.js");
+const answerJS = await import("../answer.js");
 const { speakerOf, speechAvailable } = await import("../speech.js");
 
 const READY = JSON.parse(readFileSync(new URL("../../../internal/protocol/testdata/ready.json", import.meta.url), "utf8"));
@@ -34,14 +34,7 @@ function recorder() {
   return r;
 }
 
-function answer(attrs = {}) {
-  const el = document.createElement("div");
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  ensureParts(el);
-  document.body.append(el);
-  const a = new Answer({ els: new Map(), send: () => {}, minGap: READY.min_gap_ms }, el);
-  return { a, el };
-}
+const answer = (attrs = {}) => mount(answerJS, { attrs, minGap: READY.min_gap_ms });
 
 test("each confirmed sentence is one utterance, in order, queued as it arrives", () => {
   const r = recorder();

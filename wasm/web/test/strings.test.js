@@ -8,21 +8,14 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { document, installGlobals } from "./dom.js";
+import { installGlobals, mount } from "./dom.js";
 
 installGlobals();
 const S = await import("../strings.js");
-const { Answer, ensureParts } = await import("../answer.js");
+const answerJS = await import("../answer.js");
 const { decorate } = await import("../reading.js");
 
-function answer() {
-  const el = document.createElement("trickle-answer");
-  ensureParts(el);
-  document.body.append(el);
-  const sent = [];
-  const a = new Answer({ els: new Map(), send: (cmd) => sent.push(cmd) }, el);
-  return { a, el, sent, part: (name) => el.querySelector(`[data-trickle="${name}"]`) };
-}
+const answer = () => mount(answerJS, { tag: "trickle-answer" });
 
 const summary = (el) => el.querySelector('[data-trickle="thinking"] summary');
 
