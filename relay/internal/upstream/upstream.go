@@ -43,14 +43,39 @@ type StatusError struct {
 	Code   int
 	Status string // "401 Unauthorized"
 	Body   string // the first 4 KiB
+	// Location is a redirect's target (a 3xx), which the relay never
+	// follows: following it would send the key and the prompt to wherever
+	// the upstream points.
+	Location string
 }
 
 func (e *StatusError) Error() string {
+	if e.Location != "" {
+		return fmt.Sprintf("%v: %s answered %s to %s, a redirect the relay does not follow (the key goes only to the configured upstream)", ErrUpstream, e.URL, e.Status, e.Location)
+	}
 	return fmt.Sprintf("%v: %s answered %s: %s", ErrUpstream, e.URL, e.Status, e.Body)
 }
 
 // Unwrap makes errors.Is(err, ErrUpstream) true.
 func (e *StatusError) Unwrap() error { return ErrUpstream }
+
+// statusError is the StatusError for resp, its first 4 KiB of body read.
+func statusError(url string, resp *http.Response) *StatusError {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	se := &StatusError{URL: url, Code: resp.StatusCode, Status: resp.Status, Body: strings.TrimSpace(string(b))}
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		se.Location = resp.Header.Get("Location")
+	}
+	return se
+}
+
+// noRedirects is every upstream client's redirect policy: the 3xx itself
+// is the answer (a failure), so neither the key — Authorization,
+// x-api-key, x-goog-api-key, whatever the dialect sends, which Go would
+// forward to the same host on another port, and forward in part to
+// another host — nor the prompt (a 307 resends the body) leaves for a
+// host the operator did not configure.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // Public says what went wrong with an upstream request in words a client
 // may read: which kind of failure, never the upstream's URL, its body or
@@ -64,6 +89,8 @@ func Public(err error) string {
 			return fmt.Sprintf("the model's service refused the relay's credentials (%d); the operator must check the relay's key", se.Code)
 		case se.Code == http.StatusTooManyRequests:
 			return "the model's service is over its rate limit (429); try again shortly"
+		case se.Code >= 300 && se.Code <= 399:
+			return fmt.Sprintf("the model's service answered with a redirect (%d), which the relay does not follow; the operator must check the upstream URL", se.Code)
 		case se.Code >= 500:
 			return fmt.Sprintf("the model's service failed (%d); try again shortly", se.Code)
 		default:
@@ -156,8 +183,15 @@ func (u *Upstream) Check(d Defaults) error {
 	if u.Retries < 0 {
 		return &FieldError{Field: "Retries", Value: u.Retries, Reason: "negative"}
 	}
+	if u.Client != nil {
+		// A client of the embedder's keeps its transport and timeouts,
+		// never its redirect policy.
+		c := *u.Client
+		c.CheckRedirect = noRedirects
+		u.Client = &c
+	}
 	if u.Client == nil {
-		u.Client = &http.Client{Transport: &http.Transport{
+		u.Client = &http.Client{CheckRedirect: noRedirects, Transport: &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
 			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 			TLSHandshakeTimeout:   10 * time.Second,
@@ -316,8 +350,7 @@ func (u *Upstream) Forward(ctx context.Context, w http.ResponseWriter, payload [
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		// The upstream's error body names its own internals (its host,
 		// the key's name): the client gets Public's words instead.
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return 0, &StatusError{URL: u.URL, Code: resp.StatusCode, Status: resp.Status, Body: strings.TrimSpace(string(b))}
+		return 0, statusError(u.URL, resp)
 	}
 	w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
 	w.WriteHeader(resp.StatusCode)
@@ -371,9 +404,8 @@ func (u *Upstream) attempt(parent context.Context, id string, payload []byte, ma
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		retry = resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests
-		return 0, retry, &StatusError{URL: u.URL, Code: resp.StatusCode, Status: resp.Status, Body: strings.TrimSpace(string(b))}
+		return 0, retry, statusError(u.URL, resp)
 	}
 
 	// The stream package's pipeline watches the same bytes to tell a
