@@ -50,7 +50,7 @@ func (s *Server) startUpstream(req *ChatRequest, body []byte, drop int, rid stri
 	l.EstimateTokens() // one token an event: the relay does not read the dialect here
 	ctx, cancel := context.WithCancel(context.Background())
 	l.SetCancel(cancel)
-	s.log.Info("stream started", "stream", l.ID(), "request_id", rid, "model", "upstream", "dialect", u.Dialect, "upstream", u.URL)
+	s.log.Info("stream started", "stream", l.ID(), "request_id", rid, "model", "upstream", "dialect", u.Dialect, "upstream", u.Where())
 	go s.runUpstream(ctx, cancel, l, payload, rid)
 	return l, nil
 }

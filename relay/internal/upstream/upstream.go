@@ -158,6 +158,26 @@ type Defaults struct {
 	FirstTokenTimeout, IdleTimeout, TotalTimeout time.Duration
 }
 
+// Where is the upstream's URL as the relay's log and errors show it:
+// scheme, host and path, without userinfo or query, where a key may sit
+// (Google-style ?key=, https://user:key@host).
+func (u *Upstream) Where() string {
+	pu, err := url.Parse(u.URL)
+	if err != nil {
+		return "(the upstream URL)"
+	}
+	return (&url.URL{Scheme: pu.Scheme, Host: pu.Host, Path: pu.Path}).String()
+}
+
+// bare is a client error without the *url.Error around it, which spells
+// the request's whole URL, query and all.
+func bare(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err
+	}
+	return err
+}
+
 // Check refuses an Upstream that cannot work and fills in the defaults
 // and the client.
 func (u *Upstream) Check(d Defaults) error {
@@ -344,13 +364,13 @@ func (u *Upstream) Forward(ctx context.Context, w http.ResponseWriter, payload [
 	}
 	resp, err := u.Client.Do(hr)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %s %s: %w", ErrUpstream, hr.Method, u.URL, err)
+		return 0, fmt.Errorf("%w: %s %s: %w", ErrUpstream, hr.Method, u.Where(), bare(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		// The upstream's error body names its own internals (its host,
 		// the key's name): the client gets Public's words instead.
-		return 0, statusError(u.URL, resp)
+		return 0, statusError(u.Where(), resp)
 	}
 	w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
 	w.WriteHeader(resp.StatusCode)
@@ -400,12 +420,12 @@ func (u *Upstream) attempt(parent context.Context, id string, payload []byte, ma
 	}
 	resp, err := u.Client.Do(hr)
 	if err != nil {
-		return 0, true, fmt.Errorf("%w: %s %s: %w", ErrUpstream, hr.Method, u.URL, cause(err))
+		return 0, true, fmt.Errorf("%w: %s %s: %w", ErrUpstream, hr.Method, u.Where(), cause(bare(err)))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		retry = resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests
-		return 0, retry, statusError(u.URL, resp)
+		return 0, retry, statusError(u.Where(), resp)
 	}
 
 	// The stream package's pipeline watches the same bytes to tell a
@@ -427,9 +447,9 @@ func (u *Upstream) attempt(parent context.Context, id string, payload []byte, ma
 	}
 	if readErr != nil && !errors.Is(readErr, io.EOF) {
 		if !body.started {
-			return relayed, true, fmt.Errorf("%w: reading %s: %w", ErrUpstream, u.URL, cause(readErr))
+			return relayed, true, fmt.Errorf("%w: reading %s: %w", ErrUpstream, u.Where(), cause(readErr))
 		}
-		return relayed, false, fmt.Errorf("%w: reading %s after %d events: %w", ErrUpstream, u.URL, relayed, cause(readErr))
+		return relayed, false, fmt.Errorf("%w: reading %s after %d events: %w", ErrUpstream, u.Where(), relayed, cause(readErr))
 	}
 	pipe.Close()
 	switch st := pipe.Answer().Status(); st {
@@ -438,9 +458,9 @@ func (u *Upstream) attempt(parent context.Context, id string, payload []byte, ma
 	case stream.Failed:
 		// The upstream reported its own error in its own shape; it was
 		// relayed as it came.
-		return relayed, false, fmt.Errorf("%w: %s reported an error after %d events: %v", ErrUpstream, u.URL, relayed, pipe.Answer().Err())
+		return relayed, false, fmt.Errorf("%w: %s reported an error after %d events: %v", ErrUpstream, u.Where(), relayed, pipe.Answer().Err())
 	default:
-		return relayed, !body.started, fmt.Errorf("%w: %s closed after %d events (%s)", ErrNoEndMarker, u.URL, relayed, st)
+		return relayed, !body.started, fmt.Errorf("%w: %s closed after %d events (%s)", ErrNoEndMarker, u.Where(), relayed, st)
 	}
 }
 
