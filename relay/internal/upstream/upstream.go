@@ -32,7 +32,10 @@ var (
 	ErrFirstTokenTimeout = errors.New("relay: upstream sent nothing within the first-token timeout")
 	ErrIdleTimeout       = errors.New("relay: upstream went silent past the idle timeout")
 	ErrTotalTimeout      = errors.New("relay: upstream answer exceeded the total timeout")
-	ErrNoEndMarker       = errors.New("relay: upstream closed without its end marker")
+	// ErrReported: the upstream sent its own error event, which the
+	// relay logs and never relays (it may quote the upstream's internals).
+	ErrReported    = fmt.Errorf("%w: the upstream reported an error", ErrUpstream)
+	ErrNoEndMarker = errors.New("relay: upstream closed without its end marker")
 )
 
 // StatusError is an upstream answer other than 200 OK. Its Error names
@@ -96,6 +99,8 @@ func Public(err error) string {
 		default:
 			return fmt.Sprintf("the model's service refused the request (%d)", se.Code)
 		}
+	case errors.Is(err, ErrReported):
+		return "the model's service reported an error"
 	case errors.Is(err, ErrFirstTokenTimeout):
 		return "the model's service sent nothing within the first-token timeout"
 	case errors.Is(err, ErrIdleTimeout):
@@ -430,12 +435,25 @@ func (u *Upstream) attempt(parent context.Context, id string, payload []byte, ma
 
 	// The stream package's pipeline watches the same bytes to tell a
 	// complete answer (end marker) from a cut one.
-	pipe, err := stream.NewPipeline(stream.WithDialect(u.Dialect), stream.WithContentType(resp.Header.Get("Content-Type")))
+	pipe, err := stream.NewPipeline(stream.WithDialect(u.Dialect), stream.WithContentType(resp.Header.Get("Content-Type")), stream.WithRelayStatus(false))
 	if err != nil {
 		return 0, false, fmt.Errorf("%w: %w", ErrUpstream, err)
 	}
 	body := &watchedBody{r: resp.Body, dog: dog, idle: u.IdleTimeout, pipe: pipe, got: &gotByte}
+	// Only the relay's words reach a client: an upstream's own error event
+	// (which may quote its internal URLs or echo the key) ends the read
+	// and goes to the log, and the relay writes its own failure; an event
+	// of the relay's own vocabulary (trickle.*) from an upstream is
+	// dropped, never passed off as the relay's.
+	var reported string
 	count := func(event, data string) bool {
+		if strings.HasPrefix(event, "trickle.") {
+			return true
+		}
+		if raw, ok := upstreamError(u.Dialect, event, data); ok {
+			reported = raw
+			return false
+		}
 		relayed++
 		return emit(event, data)
 	}
@@ -444,6 +462,9 @@ func (u *Upstream) attempt(parent context.Context, id string, payload []byte, ma
 		readErr = relayNDJSON(body, maxEvent, count)
 	} else {
 		readErr = relaySSE(body, maxEvent, count)
+	}
+	if reported != "" {
+		return relayed, false, fmt.Errorf("%w: %s after %d events (not relayed): %s", ErrReported, u.Where(), relayed, reported)
 	}
 	if readErr != nil && !errors.Is(readErr, io.EOF) {
 		if !body.started {
@@ -462,6 +483,39 @@ func (u *Upstream) attempt(parent context.Context, id string, payload []byte, ma
 	default:
 		return relayed, !body.started, fmt.Errorf("%w: %s closed after %d events (%s)", ErrNoEndMarker, u.Where(), relayed, st)
 	}
+}
+
+// upstreamError reports whether an upstream's event is its own error
+// report (the dialect's decoder says KindError), and the event as the
+// log shows it (at most 1 KiB). Only events that could be one are decoded
+// a second time: an "error" event type or the word "error" in quotes.
+func upstreamError(d stream.Dialect, event, data string) (string, bool) {
+	if event != "error" && !strings.Contains(data, `"error"`) {
+		return "", false
+	}
+	dec, err := stream.NewDecoder(d)
+	if err != nil {
+		return "", false
+	}
+	typ := event
+	if typ == "" {
+		typ = "message"
+	}
+	found := false
+	_ = dec.Decode(sse.Event{Type: typ, Data: data}, func(e stream.Event) {
+		found = found || e.Kind == stream.KindError
+	})
+	if !found {
+		return "", false
+	}
+	raw := data
+	if event != "" {
+		raw = "event: " + event + " data: " + data
+	}
+	if len(raw) > 1024 {
+		raw = raw[:1024] + "…"
+	}
+	return raw, true
 }
 
 // watchedBody feeds the idle watchdog and the pipeline as bytes arrive.
