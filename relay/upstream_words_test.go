@@ -85,3 +85,61 @@ func TestAnUpstreamsErrorEventAndTrickleEventsNeverReachAClient(t *testing.T) {
 		require.Equal(t, relay.StateComplete, info(t, base, resp.Header.Get("X-Trickle-Stream")).State, "the answer went on to its end")
 	})
 }
+
+// A non-streamed answer is held to the same watchdogs as a stream, and
+// only a completion of the dialect's shape reaches the client: a silent,
+// stalled, cut or foreign answer is a 502 in the relay's words, never a
+// 200 with an empty or cut body, nor the upstream's page.
+func TestANonStreamedAnswerIsBoundedAndOnlyACompletionGoesThrough(t *testing.T) {
+	const quiet = `{"model":"m","stream":false,"messages":[{"role":"user","content":"hello"}]}`
+	wait := func(r *http.Request) bool { <-r.Context().Done(); return false }
+	cases := []struct {
+		name   string
+		script upstreamScript
+		code   int
+		words  string
+	}{
+		{"silent", func(w http.ResponseWriter, r *http.Request, _ int) bool { return wait(r) }, http.StatusBadGateway, "sent nothing within the first-token timeout"},
+		{"stalled mid-body", func(w http.ResponseWriter, r *http.Request, _ int) bool {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"choices":[`))
+			http.NewResponseController(w).Flush()
+			return wait(r)
+		}, http.StatusBadGateway, "went silent past the idle timeout"},
+		{"cut", func(w http.ResponseWriter, r *http.Request, _ int) bool {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"choices":[{"message":{"content":"half an ans`))
+			return true
+		}, http.StatusBadGateway, "not a completion"},
+		{"an HTML page", func(w http.ResponseWriter, r *http.Request, _ int) bool {
+			w.Header().Set("Content-Type", "text/html")
+			w.Write([]byte(`<html><body>Gateway portal at 10.0.0.5</body></html>`))
+			return true
+		}, http.StatusBadGateway, "not a completion"},
+		{"foreign JSON", func(w http.ResponseWriter, r *http.Request, _ int) bool {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"status":"queued","host":"10.0.0.5"}`))
+			return true
+		}, http.StatusBadGateway, "not a completion"},
+		{"a completion", func(w http.ResponseWriter, r *http.Request, _ int) bool {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hi."},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`))
+			return true
+		}, http.StatusOK, `"content":"Hi."`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake(t, c.script)
+			u := relay.Upstream{URL: f.url, Dialect: stream.DialectOpenAI, Key: "upstream-secret-key", Model: "real-model",
+				FirstTokenTimeout: 300 * time.Millisecond, IdleTimeout: 300 * time.Millisecond, TotalTimeout: time.Minute}
+			_, base := start(t, relay.WithUpstream(u))
+			resp := post(t, base+"/v1/chat/completions", quiet)
+			b, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			require.Equal(t, c.code, resp.StatusCode, "%s", b)
+			require.Contains(t, string(b), c.words)
+			require.NotContains(t, string(b), "10.0.0.5")
+			require.NotContains(t, string(b), "half an ans")
+		})
+	}
+}

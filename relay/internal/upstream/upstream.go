@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -99,6 +100,8 @@ func Public(err error) string {
 		default:
 			return fmt.Sprintf("the model's service refused the request (%d)", se.Code)
 		}
+	case errors.Is(err, ErrNotCompletion):
+		return "the model's service answered with something that is not a completion"
 	case errors.Is(err, ErrReported):
 		return "the model's service reported an error"
 	case errors.Is(err, ErrFirstTokenTimeout):
@@ -356,20 +359,43 @@ func (u *Upstream) Run(ctx context.Context, id string, payload []byte, maxEvent 
 	return relayed, err
 }
 
-// Forward sends a stream:false request and copies the upstream's
-// successful answer to w, returning the output tokens it reports; the
-// error is the request's failure, or a *StatusError for an answer other
-// than 2xx (nothing was written).
+// Forward sends a stream:false request and, when the upstream's answer is
+// a completion of its dialect, writes it to w and returns the output
+// tokens it reports. The answer is read whole first, under the same
+// watchdogs as a stream (first byte, idle, total) and at most
+// maxForwardBody bytes, so a silent, slow, cut or foreign answer is an
+// error and nothing is written: the relay answers 502 in its own words,
+// never 200 with an empty or cut body, nor an upstream's HTML page. The
+// error is the request's failure, a *StatusError for an answer other than
+// 2xx, ErrNotCompletion for a body of no completion's shape, or a
+// watchdog's error.
 func (u *Upstream) Forward(ctx context.Context, w http.ResponseWriter, payload []byte) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, u.TotalTimeout)
-	defer cancel()
+	ctx, cancelTotal := context.WithTimeoutCause(ctx, u.TotalTimeout, ErrTotalTimeout)
+	defer cancelTotal()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var gotByte atomic.Bool
+	dog := time.AfterFunc(u.FirstTokenTimeout, func() {
+		if gotByte.Load() {
+			cancel(ErrIdleTimeout)
+		} else {
+			cancel(ErrFirstTokenTimeout)
+		}
+	})
+	defer dog.Stop()
+	cause := func(err error) error {
+		if c := context.Cause(ctx); c != nil && ctx.Err() != nil && !errors.Is(err, c) {
+			return fmt.Errorf("%w (%w)", c, err)
+		}
+		return err
+	}
 	hr, err := u.newRequest(ctx, payload)
 	if err != nil {
 		return 0, err
 	}
 	resp, err := u.Client.Do(hr)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %s %s: %w", ErrUpstream, hr.Method, u.Where(), bare(err))
+		return 0, fmt.Errorf("%w: %s %s: %w", ErrUpstream, hr.Method, u.Where(), cause(bare(err)))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -377,11 +403,62 @@ func (u *Upstream) Forward(ctx context.Context, w http.ResponseWriter, payload [
 		// the key's name): the client gets Public's words instead.
 		return 0, statusError(u.Where(), resp)
 	}
-	w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
-	w.WriteHeader(resp.StatusCode)
-	var seen bytes.Buffer
-	io.Copy(io.MultiWriter(w, &capped{&seen, maxUsageBody}), resp.Body)
-	return outputTokens(seen.Bytes()), nil
+	var body bytes.Buffer
+	n, err := body.ReadFrom(io.LimitReader(&idleReader{r: resp.Body, dog: dog, idle: u.IdleTimeout, got: &gotByte}, maxForwardBody+1))
+	if err != nil {
+		return 0, fmt.Errorf("%w: reading %s after %d bytes: %w", ErrUpstream, u.Where(), n, cause(err))
+	}
+	if n > maxForwardBody {
+		return 0, fmt.Errorf("%w: %s answered over %d bytes", ErrNotCompletion, u.Where(), maxForwardBody)
+	}
+	if why := completionShape(u.Dialect, body.Bytes()); why != "" {
+		return 0, fmt.Errorf("%w: %s answered %s (%s)", ErrNotCompletion, u.Where(), why, resp.Header.Get("Content-Type"))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(body.Bytes())
+	return outputTokens(body.Bytes()[:min(body.Len(), maxUsageBody)]), nil
+}
+
+// maxForwardBody bounds a non-streamed answer the relay reads before
+// writing it on.
+const maxForwardBody = 8 << 20
+
+// ErrNotCompletion: a non-streamed answer that is not a completion of the
+// upstream's dialect (an HTML page, a truncated or foreign JSON body).
+var ErrNotCompletion = fmt.Errorf("%w: not a completion", ErrUpstream)
+
+// completionShape says why body is not a non-streamed completion of
+// dialect d ("" when it is one): a JSON object with the field every such
+// answer has — OpenAI's choices, Anthropic's content, Ollama's message.
+func completionShape(d stream.Dialect, body []byte) string {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil {
+		return "a body that is not a JSON object"
+	}
+	want := map[stream.Dialect]string{stream.DialectOpenAI: "choices", stream.DialectAnthropic: "content", stream.DialectOllama: "message"}[d]
+	if _, ok := obj[want]; want != "" && !ok {
+		return "JSON without " + strconv.Quote(want)
+	}
+	return ""
+}
+
+// idleReader resets the watchdog as bytes arrive: the first byte turns
+// the first-token wait into the idle wait.
+type idleReader struct {
+	r    io.Reader
+	dog  *time.Timer
+	idle time.Duration
+	got  *atomic.Bool
+}
+
+func (b *idleReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if n > 0 {
+		b.got.Store(true)
+		b.dog.Reset(b.idle)
+	}
+	return n, err
 }
 
 // capped keeps the first n bytes written to it.
