@@ -136,7 +136,7 @@ func checked(t *testing.T, u Upstream) *Upstream {
 }
 
 // collect runs u and returns what it relayed.
-func collect(t *testing.T, ctx context.Context, u *Upstream, maxEvent int) ([]event, int, error, []int) {
+func collect(t *testing.T, ctx context.Context, u *Upstream, maxEvent int) ([]event, int, []int, error) {
 	t.Helper()
 	var got []event
 	var retries []int
@@ -147,7 +147,7 @@ func collect(t *testing.T, ctx context.Context, u *Upstream, maxEvent int) ([]ev
 		require.Error(t, err)
 		retries = append(retries, attempt)
 	})
-	return got, n, err, retries
+	return got, n, retries, err
 }
 
 func TestCheckRefusesAnUpstreamThatCannotWorkAndNamesTheField(t *testing.T) {
@@ -300,7 +300,7 @@ func TestRunRelaysARecordedAnswerOfEachDialectEventByEventAndEndsCleanly(t *test
 			up := newRecorder(t, func(w http.ResponseWriter, r *http.Request, _ int) { replay(w, tc.contentType, rec) })
 			u := checked(t, Upstream{URL: up.URL, Dialect: tc.dialect, Key: "sk-test"})
 
-			got, n, err, retries := collect(t, t.Context(), u, 1<<20)
+			got, n, retries, err := collect(t, t.Context(), u, 1<<20)
 			require.NoError(t, err)
 			want := recordedEvents(rec, tc.dialect == stream.DialectOllama)
 			require.Equal(t, want, got, "every event once, in order, with its type")
@@ -337,7 +337,7 @@ func TestRunSaysAnAnswerCutBeforeItsEndMarkerWasNotCompleteAndDoesNotRetryIt(t *
 		t.Run(tc.name, func(t *testing.T) {
 			up := newRecorder(t, func(w http.ResponseWriter, r *http.Request, _ int) { replay(w, tc.contentType, tc.rec) })
 			u := checked(t, Upstream{URL: up.URL, Dialect: tc.dialect, Retries: 3})
-			got, n, err, retries := collect(t, t.Context(), u, 1<<20)
+			got, n, retries, err := collect(t, t.Context(), u, 1<<20)
 			require.ErrorIs(t, err, tc.want)
 			require.NotEmpty(t, got)
 			require.Equal(t, len(got), n)
@@ -358,7 +358,7 @@ func TestRunRetriesAnEmptyAnswerThatClosedAtOnce(t *testing.T) {
 		replay(w, "text/event-stream", rec)
 	})
 	u := checked(t, Upstream{URL: up.URL, Dialect: stream.DialectOpenAI, Retries: 1})
-	got, _, err, retries := collect(t, t.Context(), u, 1<<20)
+	got, _, retries, err := collect(t, t.Context(), u, 1<<20)
 	require.NoError(t, err)
 	require.Equal(t, []int{1}, retries)
 	require.Equal(t, recordedEvents(rec, false), got)
@@ -378,7 +378,7 @@ func TestRunRelaysTheUpstreamsOwnErrorAndSaysItFailed(t *testing.T) {
 			rec := recording(t, tc.file)
 			up := newRecorder(t, func(w http.ResponseWriter, r *http.Request, _ int) { replay(w, tc.contentType, rec) })
 			u := checked(t, Upstream{URL: up.URL, Dialect: tc.dialect, Retries: 2})
-			got, _, err, retries := collect(t, t.Context(), u, 1<<20)
+			got, _, retries, err := collect(t, t.Context(), u, 1<<20)
 			require.ErrorIs(t, err, ErrUpstream)
 			require.NotErrorIs(t, err, ErrNoEndMarker)
 			require.Contains(t, err.Error(), "reported an error")
@@ -409,7 +409,7 @@ func TestRunRetriesOnlyTheStatusesWorthRetrying(t *testing.T) {
 				replay(w, "text/event-stream", rec)
 			})
 			u := checked(t, Upstream{URL: up.URL, Dialect: stream.DialectOpenAI, Retries: 1})
-			got, _, err, retries := collect(t, t.Context(), u, 1<<20)
+			got, _, retries, err := collect(t, t.Context(), u, 1<<20)
 			if tc.retried {
 				require.NoError(t, err)
 				require.Equal(t, []int{1}, retries)
@@ -436,7 +436,7 @@ func TestRunGivesUpAfterItsRetriesAndReturnsTheLastFailure(t *testing.T) {
 		http.Error(w, "down", http.StatusServiceUnavailable)
 	})
 	u := checked(t, Upstream{URL: up.URL, Dialect: stream.DialectOllama, Retries: 2})
-	_, _, err, retries := collect(t, t.Context(), u, 1<<20)
+	_, _, retries, err := collect(t, t.Context(), u, 1<<20)
 	var se *StatusError
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, http.StatusServiceUnavailable, se.Code)
@@ -449,7 +449,7 @@ func TestRunRetriesAnUpstreamThatCannotBeReached(t *testing.T) {
 	url := srv.URL + "/v1/chat/completions"
 	srv.Close() // nothing listens there now
 	u := checked(t, Upstream{URL: url, Dialect: stream.DialectOpenAI, Retries: 1})
-	_, n, err, retries := collect(t, t.Context(), u, 1<<20)
+	_, n, retries, err := collect(t, t.Context(), u, 1<<20)
 	require.ErrorIs(t, err, ErrUpstream)
 	require.Contains(t, err.Error(), url)
 	require.Zero(t, n)
@@ -459,8 +459,7 @@ func TestRunRetriesAnUpstreamThatCannotBeReached(t *testing.T) {
 
 func TestRunFollowsARedirectThatKeepsTheMethodAndBody(t *testing.T) {
 	rec := recording(t, "anthropic-text.sse")
-	var target *recorder
-	target = newRecorder(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+	target := newRecorder(t, func(w http.ResponseWriter, r *http.Request, _ int) {
 		require.Equal(t, http.MethodPost, r.Method)
 		replay(w, "text/event-stream", rec)
 	})
@@ -469,7 +468,7 @@ func TestRunFollowsARedirectThatKeepsTheMethodAndBody(t *testing.T) {
 			http.Redirect(w, r, target.URL, code)
 		})
 		u := checked(t, Upstream{URL: from.URL, Dialect: stream.DialectAnthropic, Key: "k"})
-		got, _, err, _ := collect(t, t.Context(), u, 1<<20)
+		got, _, _, err := collect(t, t.Context(), u, 1<<20)
 		require.NoError(t, err, code)
 		require.Equal(t, recordedEvents(rec, false), got)
 	}
@@ -486,7 +485,7 @@ func TestRunSaysARedirectToNowhereIsAnUpstreamFailure(t *testing.T) {
 		http.Redirect(w, r, "/elsewhere", http.StatusFound)
 	})
 	u := checked(t, Upstream{URL: from.URL, Dialect: stream.DialectOpenAI})
-	_, _, err, _ := collect(t, t.Context(), u, 1<<20)
+	_, _, _, err := collect(t, t.Context(), u, 1<<20)
 	var se *StatusError
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, http.StatusNotFound, se.Code)
@@ -507,7 +506,7 @@ func blockUntilGone(first string) func(w http.ResponseWriter, r *http.Request, _
 func TestRunTimesOutAnUpstreamThatSendsNothingAndSaysSo(t *testing.T) {
 	up := newRecorder(t, func(w http.ResponseWriter, r *http.Request, _ int) { <-r.Context().Done() })
 	u := checked(t, Upstream{URL: up.URL, Dialect: stream.DialectOpenAI, FirstTokenTimeout: 20 * time.Millisecond})
-	_, n, err, _ := collect(t, t.Context(), u, 1<<20)
+	_, n, _, err := collect(t, t.Context(), u, 1<<20)
 	require.ErrorIs(t, err, ErrFirstTokenTimeout)
 	require.ErrorIs(t, err, ErrUpstream)
 	require.Contains(t, err.Error(), "stream s1")
@@ -519,7 +518,7 @@ func TestRunTimesOutAnUpstreamThatSendsNothingAndSaysSo(t *testing.T) {
 func TestRunTimesOutAnUpstreamThatHeadersButSendsNoByte(t *testing.T) {
 	up := newRecorder(t, blockUntilGone(""))
 	u := checked(t, Upstream{URL: up.URL, Dialect: stream.DialectOpenAI, FirstTokenTimeout: 20 * time.Millisecond, Retries: 1})
-	_, _, err, _ := collect(t, t.Context(), u, 1<<20)
+	_, _, _, err := collect(t, t.Context(), u, 1<<20)
 	require.ErrorIs(t, err, ErrFirstTokenTimeout)
 	require.EqualValues(t, 2, up.requests.Load(), "nothing came, so asking again doubles nothing")
 	<-up.gone
@@ -530,7 +529,7 @@ func TestRunTimesOutAnUpstreamThatFallsSilentAfterItBegan(t *testing.T) {
 	up := newRecorder(t, blockUntilGone("data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n"))
 	u := checked(t, Upstream{URL: up.URL, Dialect: stream.DialectOpenAI, FirstTokenTimeout: time.Minute, IdleTimeout: 20 * time.Millisecond, Retries: 3})
 	// The first-token watchdog is reset to the idle timeout by the first byte.
-	got, n, err, retries := collect(t, t.Context(), u, 1<<20)
+	got, n, retries, err := collect(t, t.Context(), u, 1<<20)
 	require.ErrorIs(t, err, ErrIdleTimeout)
 	require.Contains(t, err.Error(), "after 1 events")
 	require.Len(t, got, 1)
@@ -543,7 +542,7 @@ func TestRunTimesOutAnUpstreamThatFallsSilentAfterItBegan(t *testing.T) {
 func TestRunStopsAnAnswerThatOutlastsTheTotalTimeout(t *testing.T) {
 	up := newRecorder(t, blockUntilGone("data: {}\n\n"))
 	u := checked(t, Upstream{URL: up.URL, Dialect: stream.DialectOpenAI, TotalTimeout: 30 * time.Millisecond})
-	_, n, err, _ := collect(t, t.Context(), u, 1<<20)
+	_, n, _, err := collect(t, t.Context(), u, 1<<20)
 	require.ErrorIs(t, err, ErrTotalTimeout)
 	require.Equal(t, 1, n)
 	require.Equal(t, "the model's answer exceeded the total timeout", Public(err))
@@ -577,7 +576,7 @@ func TestRunDoesNotRetryWhenTheCallerCancelledBeforeTheAnswer(t *testing.T) {
 		<-arrived // the client leaves while the upstream is thinking
 		cancel()
 	}()
-	_, _, err, retries := collect(t, ctx, u, 1<<20)
+	_, _, retries, err := collect(t, ctx, u, 1<<20)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Empty(t, retries)
 	require.EqualValues(t, 1, up.requests.Load())
@@ -610,7 +609,7 @@ func TestRunRefusesAnEventOverTheLimitInEitherFraming(t *testing.T) {
 			rec := recording(t, tc.file)
 			up := newRecorder(t, func(w http.ResponseWriter, r *http.Request, _ int) { replay(w, tc.contentType, rec) })
 			u := checked(t, Upstream{URL: up.URL, Dialect: tc.dialect})
-			got, _, err, _ := collect(t, t.Context(), u, 64)
+			got, _, _, err := collect(t, t.Context(), u, 64)
 			require.ErrorIs(t, err, ErrUpstream)
 			require.Empty(t, got, "every recorded event is longer than 64 bytes")
 		})
@@ -627,7 +626,7 @@ func TestRunReadsAnOllamaAnswerSentAsServerSentEvents(t *testing.T) {
 		replay(w, "text/event-stream", []byte(b.String()))
 	})
 	u := checked(t, Upstream{URL: up.URL, Dialect: stream.DialectOllama})
-	got, _, err, _ := collect(t, t.Context(), u, 1<<20)
+	got, _, _, err := collect(t, t.Context(), u, 1<<20)
 	require.NoError(t, err)
 	require.Equal(t, recordedEvents(nd, true), got)
 }
