@@ -161,7 +161,7 @@ func TestAFollowerOfAStreamWhoseGeneratorDiedIsToldInItsDialect(t *testing.T) {
 }
 
 func TestAStoreWhoseRedisDiesSaysSoToFollowersAndReadiness(t *testing.T) {
-	h := newHost(60 * time.Millisecond)
+	h := newHost(300 * time.Millisecond)
 	st, rdb, srv := bound(t, h)
 	require.NoError(t, st.Ready())
 	require.Equal(t, "redis at "+srv.Addr(), st.String())

@@ -114,6 +114,15 @@ func newRecorder(t *testing.T, h func(w http.ResponseWriter, r *http.Request, n 
 	return rc
 }
 
+// sawEveryRequestGo waits until every request that reached the upstream
+// has seen the relay give up on it. (On a loaded machine a timeout may
+// fire before a request is even sent: then there is nothing to see.)
+func (rc *recorder) sawEveryRequestGo() {
+	for range rc.requests.Load() {
+		<-rc.gone
+	}
+}
+
 func (rc *recorder) header(i int) http.Header {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
@@ -512,17 +521,17 @@ func TestRunTimesOutAnUpstreamThatSendsNothingAndSaysSo(t *testing.T) {
 	require.Contains(t, err.Error(), "stream s1")
 	require.Zero(t, n)
 	require.Equal(t, "the model's service sent nothing within the first-token timeout", Public(err))
-	<-up.gone // the upstream saw the request cancelled
+	up.sawEveryRequestGo() // the upstream saw the request cancelled
 }
 
 func TestRunTimesOutAnUpstreamThatHeadersButSendsNoByte(t *testing.T) {
 	up := newRecorder(t, blockUntilGone(""))
 	u := checked(t, Upstream{URL: up.URL, Dialect: stream.DialectOpenAI, FirstTokenTimeout: 20 * time.Millisecond, Retries: 1})
-	_, _, _, err := collect(t, t.Context(), u, 1<<20)
+	_, _, retries, err := collect(t, t.Context(), u, 1<<20)
 	require.ErrorIs(t, err, ErrFirstTokenTimeout)
-	require.EqualValues(t, 2, up.requests.Load(), "nothing came, so asking again doubles nothing")
-	<-up.gone
-	<-up.gone
+	require.Equal(t, 1, retries[0], "nothing came, so asking again doubles nothing")
+	require.LessOrEqual(t, up.requests.Load(), int32(2))
+	up.sawEveryRequestGo()
 }
 
 func TestRunTimesOutAnUpstreamThatFallsSilentAfterItBegan(t *testing.T) {
@@ -536,17 +545,16 @@ func TestRunTimesOutAnUpstreamThatFallsSilentAfterItBegan(t *testing.T) {
 	require.Equal(t, 1, n)
 	require.Empty(t, retries)
 	require.Equal(t, "the model's service went silent past the idle timeout", Public(err))
-	<-up.gone
+	up.sawEveryRequestGo()
 }
 
 func TestRunStopsAnAnswerThatOutlastsTheTotalTimeout(t *testing.T) {
 	up := newRecorder(t, blockUntilGone("data: {}\n\n"))
 	u := checked(t, Upstream{URL: up.URL, Dialect: stream.DialectOpenAI, TotalTimeout: 30 * time.Millisecond})
-	_, n, _, err := collect(t, t.Context(), u, 1<<20)
-	require.ErrorIs(t, err, ErrTotalTimeout)
-	require.Equal(t, 1, n)
+	_, _, _, err := collect(t, t.Context(), u, 1<<20)
+	require.ErrorIs(t, err, ErrTotalTimeout, "whether the first event came in time or not")
 	require.Equal(t, "the model's answer exceeded the total timeout", Public(err))
-	<-up.gone
+	up.sawEveryRequestGo()
 }
 
 func TestRunStopsWhenTheCallerCancelsAndTheUpstreamSeesItGo(t *testing.T) {
@@ -561,7 +569,7 @@ func TestRunStopsWhenTheCallerCancelsAndTheUpstreamSeesItGo(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	require.Equal(t, 1, n)
 	require.Zero(t, retried.Load())
-	<-up.gone
+	up.sawEveryRequestGo()
 }
 
 func TestRunDoesNotRetryWhenTheCallerCancelledBeforeTheAnswer(t *testing.T) {
@@ -694,7 +702,7 @@ func TestForwardStopsAtTheTotalTimeout(t *testing.T) {
 	u := checked(t, Upstream{URL: up.URL, Dialect: stream.DialectOpenAI, TotalTimeout: 20 * time.Millisecond})
 	_, err := u.Forward(t.Context(), httptest.NewRecorder(), nil)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	<-up.gone
+	up.sawEveryRequestGo()
 }
 
 func TestPublicNamesTheKindOfFailureAndNeverItsDetail(t *testing.T) {
