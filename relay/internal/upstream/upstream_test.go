@@ -69,11 +69,16 @@ func recordedEvents(rec []byte, ndjson bool) []event {
 // replay writes a recording the way a model API streams it: a few bytes
 // at a time, flushed, so that events arrive cut anywhere.
 func replay(w http.ResponseWriter, contentType string, rec []byte) {
+	replayIn(w, contentType, rec, 97)
+}
+
+// replayIn writes rec in flushed pieces of size bytes.
+func replayIn(w http.ResponseWriter, contentType string, rec []byte, size int) {
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(http.StatusOK)
 	f := w.(http.Flusher)
 	for len(rec) > 0 {
-		n := min(len(rec), 97)
+		n := min(len(rec), size)
 		w.Write(rec[:n])
 		f.Flush()
 		rec = rec[n:]
@@ -325,6 +330,30 @@ func TestRunRelaysARecordedAnswerOfEachDialectEventByEventAndEndsCleanly(t *test
 			}
 			require.Equal(t, `{}`, string(up.body(0)), "the payload is sent as it is")
 		})
+	}
+}
+
+func TestRunRelaysTheSameEventsHoweverTheUpstreamCutsItsBytes(t *testing.T) {
+	for _, tc := range []struct {
+		dialect     stream.Dialect
+		file        string
+		contentType string
+	}{
+		{stream.DialectOpenAI, "openai-tools.sse", "text/event-stream"},
+		{stream.DialectAnthropic, "anthropic-thinking-tool.sse", "text/event-stream"},
+		{stream.DialectOllama, "ollama-tools.ndjson", "application/x-ndjson"},
+	} {
+		rec := recording(t, tc.file)
+		want := recordedEvents(rec, tc.dialect == stream.DialectOllama)
+		for _, size := range []int{1, 2, 3, 7, 64, len(rec)} {
+			t.Run(fmt.Sprintf("%s in pieces of %d bytes", tc.file, size), func(t *testing.T) {
+				up := newRecorder(t, func(w http.ResponseWriter, r *http.Request, _ int) { replayIn(w, tc.contentType, rec, size) })
+				u := checked(t, Upstream{URL: up.URL, Dialect: tc.dialect})
+				got, _, _, err := collect(t, t.Context(), u, 1<<20)
+				require.NoError(t, err)
+				require.Equal(t, want, got)
+			})
+		}
 	}
 }
 
