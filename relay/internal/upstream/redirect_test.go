@@ -21,13 +21,13 @@ import (
 // enough for a loaded machine, short enough that a hang fails.
 const redirectTimeout = 20 * time.Second
 
-// recorder is an HTTP server that keeps what each request it got carried.
-type recorder struct {
+// targetRecorder is an HTTP server that keeps what each request it got carried.
+type targetRecorder struct {
 	mu   sync.Mutex
 	seen []string // method, path, key headers and body of each request
 }
 
-func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (rec *targetRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	rec.mu.Lock()
 	rec.seen = append(rec.seen, fmt.Sprintf("%s %s authorization=%q x-api-key=%q body=%q", r.Method, r.URL.Path, r.Header.Get("Authorization"), r.Header.Get("x-api-key"), body))
@@ -35,7 +35,7 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	http.Error(w, "recorded", http.StatusTeapot)
 }
 
-func (rec *recorder) requests() []string {
+func (rec *targetRecorder) requests() []string {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	return append([]string(nil), rec.seen...)
@@ -47,7 +47,7 @@ func (rec *recorder) requests() []string {
 // upstream's failure, its Location kept for the log, and the client's
 // words say what to check without naming the target.
 func TestARedirectingUpstreamIsNeverFollowedWithTheKey(t *testing.T) {
-	elsewhere := &recorder{}
+	elsewhere := &targetRecorder{}
 	other := httptest.NewServer(elsewhere)
 	t.Cleanup(other.Close)
 	// The same machine under another name (another host to the client),

@@ -414,8 +414,12 @@ func (u *Upstream) Forward(ctx context.Context, w http.ResponseWriter, payload [
 	if why := completionShape(u.Dialect, body.Bytes()); why != "" {
 		return 0, fmt.Errorf("%w: %s answered %s (%s)", ErrNotCompletion, u.Where(), why, resp.Header.Get("Content-Type"))
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
+	ct := resp.Header.Get("Content-Type")
+	if !strings.Contains(ct, "json") {
+		ct = "application/json"
+	}
+	w.Header().Set("Content-Type", ct)
+	w.WriteHeader(resp.StatusCode)
 	w.Write(body.Bytes())
 	return outputTokens(body.Bytes()[:min(body.Len(), maxUsageBody)]), nil
 }

@@ -200,10 +200,13 @@ func TestCheckFillsTheDefaultsLeftAtZeroAndKeepsTheRest(t *testing.T) {
 	require.Equal(t, 9*time.Second, u.TotalTimeout)
 	require.NotNil(t, u.Client, "a checked upstream has a client")
 
-	own := &http.Client{}
+	own := &http.Client{Transport: &http.Transport{}, Timeout: time.Minute}
 	v := Upstream{URL: "http://h/x", Dialect: stream.DialectOllama, Client: own}
 	require.NoError(t, v.Check(generous))
-	require.Same(t, own, v.Client, "a client given is kept")
+	require.Same(t, own.Transport, v.Client.Transport, "a client given keeps its transport")
+	require.Equal(t, time.Minute, v.Client.Timeout, "and its timeout")
+	require.NotNil(t, v.Client.CheckRedirect, "but never follows a redirect")
+	require.Nil(t, own.CheckRedirect, "the client given is not changed")
 }
 
 func TestDialectsIsACopyTheCallerCannotChange(t *testing.T) {
@@ -402,7 +405,7 @@ func TestRunRetriesAnEmptyAnswerThatClosedAtOnce(t *testing.T) {
 	require.Equal(t, recordedEvents(rec, false), got)
 }
 
-func TestRunRelaysTheUpstreamsOwnErrorAndSaysItFailed(t *testing.T) {
+func TestRunNeverRelaysTheUpstreamsOwnErrorAndSaysItFailed(t *testing.T) {
 	for _, tc := range []struct {
 		dialect     stream.Dialect
 		file        string
@@ -419,8 +422,12 @@ func TestRunRelaysTheUpstreamsOwnErrorAndSaysItFailed(t *testing.T) {
 			got, _, retries, err := collect(t, t.Context(), u, 1<<20)
 			require.ErrorIs(t, err, ErrUpstream)
 			require.NotErrorIs(t, err, ErrNoEndMarker)
-			require.Contains(t, err.Error(), "reported an error")
-			require.Equal(t, recordedEvents(rec, tc.dialect == stream.DialectOllama), got, "the error event itself is relayed")
+			require.ErrorIs(t, err, ErrReported)
+			require.Contains(t, err.Error(), "reported an error", "the log has the upstream's own event")
+			want := recordedEvents(rec, tc.dialect == stream.DialectOllama)
+			require.Equal(t, want[:len(got)], got, "what came before the error is relayed as it came")
+			require.Less(t, len(got), len(want), "the error event itself is not relayed: the relay writes its own")
+			require.Equal(t, "the model's service reported an error", Public(err))
 			require.Empty(t, retries)
 		})
 	}
@@ -495,38 +502,25 @@ func TestRunRetriesAnUpstreamThatCannotBeReached(t *testing.T) {
 	require.Equal(t, "the relay could not reach the model's service, or it broke off the answer", Public(err))
 }
 
-func TestRunFollowsARedirectThatKeepsTheMethodAndBody(t *testing.T) {
+func TestRunNeverFollowsARedirectEvenOneThatKeepsTheMethodAndBody(t *testing.T) {
 	rec := recording(t, "anthropic-text.sse")
 	target := newRecorder(t, func(w http.ResponseWriter, r *http.Request, _ int) {
-		require.Equal(t, http.MethodPost, r.Method)
 		replay(w, "text/event-stream", rec)
 	})
-	for _, code := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+	for _, code := range []int{http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
 		from := newRecorder(t, func(w http.ResponseWriter, r *http.Request, _ int) {
 			http.Redirect(w, r, target.URL, code)
 		})
 		u := checked(t, Upstream{URL: from.URL, Dialect: stream.DialectAnthropic, Key: "k"})
-		got, _, _, err := collect(t, t.Context(), u, 1<<20)
-		require.NoError(t, err, code)
-		require.Equal(t, recordedEvents(rec, false), got)
+		got, _, retries, err := collect(t, t.Context(), u, 1<<20)
+		var se *StatusError
+		require.ErrorAs(t, err, &se, code)
+		require.Equal(t, code, se.Code)
+		require.Equal(t, target.URL, se.Location)
+		require.Empty(t, got)
+		require.Empty(t, retries, "a redirect is not retried")
 	}
-	require.EqualValues(t, 2, target.requests.Load())
-	require.Equal(t, `{}`, string(target.body(1)), "the body follows the redirect")
-}
-
-func TestRunSaysARedirectToNowhereIsAnUpstreamFailure(t *testing.T) {
-	from := newRecorder(t, func(w http.ResponseWriter, r *http.Request, _ int) {
-		if r.URL.Path == "/elsewhere" {
-			http.NotFound(w, r) // the GET a 302 turns the POST into finds nothing
-			return
-		}
-		http.Redirect(w, r, "/elsewhere", http.StatusFound)
-	})
-	u := checked(t, Upstream{URL: from.URL, Dialect: stream.DialectOpenAI})
-	_, _, _, err := collect(t, t.Context(), u, 1<<20)
-	var se *StatusError
-	require.ErrorAs(t, err, &se)
-	require.Equal(t, http.StatusNotFound, se.Code)
+	require.Zero(t, target.requests.Load(), "the target never sees the key or the body")
 }
 
 // blockUntilGone answers 200 and sends first (if any), then waits until
@@ -678,7 +672,6 @@ func TestForwardCopiesAOneShotAnswerAndReadsItsOutputTokens(t *testing.T) {
 		{stream.DialectAnthropic, `{"content":[{"type":"text","text":"Hi"}],"usage":{"input_tokens":3,"output_tokens":7}}`, 7},
 		{stream.DialectOllama, `{"message":{"content":"Hi"},"done":true,"eval_count":5}`, 5},
 		{stream.DialectOpenAI, `{"choices":[]}`, 0},
-		{stream.DialectOpenAI, `not json`, 0},
 	} {
 		t.Run(string(tc.dialect)+" "+tc.answer, func(t *testing.T) {
 			up := newRecorder(t, func(w http.ResponseWriter, r *http.Request, _ int) {
@@ -698,6 +691,18 @@ func TestForwardCopiesAOneShotAnswerAndReadsItsOutputTokens(t *testing.T) {
 			require.Empty(t, rw.Header().Get("X-Internal"), "only the content type is passed on")
 			require.Equal(t, `{"stream":false}`, string(up.body(0)))
 		})
+	}
+}
+
+func TestForwardWritesNothingForABodyThatIsNoCompletion(t *testing.T) {
+	for _, body := range []string{`not json`, `<html>portal</html>`, `{"status":"queued"}`, `{"choices":[{"message":{"content":"cut`} {
+		up := newRecorder(t, func(w http.ResponseWriter, r *http.Request, _ int) { io.WriteString(w, body) })
+		u := checked(t, Upstream{URL: up.URL, Dialect: stream.DialectOpenAI})
+		rw := httptest.NewRecorder()
+		_, err := u.Forward(t.Context(), rw, nil)
+		require.ErrorIs(t, err, ErrNotCompletion, body)
+		require.Empty(t, rw.Body.String(), body)
+		require.Equal(t, "the model's service answered with something that is not a completion", Public(err))
 	}
 }
 
@@ -730,7 +735,7 @@ func TestForwardStopsAtTheTotalTimeout(t *testing.T) {
 	up := newRecorder(t, func(w http.ResponseWriter, r *http.Request, _ int) { <-r.Context().Done() })
 	u := checked(t, Upstream{URL: up.URL, Dialect: stream.DialectOpenAI, TotalTimeout: 20 * time.Millisecond})
 	_, err := u.Forward(t.Context(), httptest.NewRecorder(), nil)
-	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorIs(t, err, ErrTotalTimeout)
 	up.sawEveryRequestGo()
 }
 
