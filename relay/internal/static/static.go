@@ -92,7 +92,12 @@ func (h *staticFiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if !strings.HasSuffix(r.URL.Path, "/") {
-			http.Redirect(w, r, path.Base(r.URL.Path)+"/", http.StatusMovedPermanently)
+			// A relative Location, which the browser resolves against the
+			// URL it asked for: http.Redirect would make it absolute from
+			// r.URL.Path, which StripPrefix has cut ("/examples/chat"
+			// went to "/chat/").
+			w.Header().Set("Location", "./"+path.Base(r.URL.Path)+"/")
+			w.WriteHeader(http.StatusMovedPermanently)
 			return
 		}
 		name = path.Join(name, "index.html")

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 	"testing/fstest"
 
@@ -126,7 +127,10 @@ func TestDirectoriesServeTheirIndexOnlyWhenAskedTo(t *testing.T) {
 	require.Equal(t, "<h1>examples</h1>", rec.Body.String())
 	rec = get(t, h, http.MethodGet, "/examples", nil)
 	require.Equal(t, http.StatusMovedPermanently, rec.Code)
-	require.Equal(t, "/examples/", rec.Header().Get("Location"))
+	base, _ := url.Parse("http://relay.test/examples")
+	loc, err := base.Parse(rec.Header().Get("Location"))
+	require.NoError(t, err)
+	require.Equal(t, "/examples/", loc.Path)
 	rec = get(t, h, http.MethodGet, "/examples/chat/", nil)
 	require.Equal(t, http.StatusNotFound, rec.Code, "a directory without an index")
 
@@ -172,4 +176,20 @@ func (b brokenFS) ReadFile(name string) ([]byte, error) {
 		return nil, io.ErrUnexpectedEOF
 	}
 	return b.MapFS.ReadFile(name)
+}
+
+// A directory asked for without its slash is sent to it under the prefix
+// the handler is mounted at: on the relay, /examples/chat went to /chat/,
+// a 404.
+func TestADirectoryRedirectKeepsThePrefixTheHandlerIsMountedAt(t *testing.T) {
+	pages := fstest.MapFS{"chat/index.html": {Data: []byte("chat")}}
+	mux := http.NewServeMux()
+	mux.Handle("/examples/", http.StripPrefix("/examples", Files(pages, true, nil)))
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/examples/chat", nil)
+	mux.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusMovedPermanently, rec.Code)
+	loc, err := req.URL.Parse(rec.Header().Get("Location"))
+	require.NoError(t, err)
+	require.Equal(t, "/examples/chat/", loc.Path, "resolved as a browser does, against the URL it asked for")
 }

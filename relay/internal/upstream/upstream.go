@@ -346,8 +346,8 @@ func (u *Upstream) Run(ctx context.Context, id string, payload []byte, maxEvent 
 		}
 		var retry bool
 		relayed, retry, err = u.attempt(ctx, id, payload, maxEvent, emit)
-		if err == nil || !retry || ctx.Err() != nil {
-			break
+		if err == nil || !retry || ctx.Err() != nil || attempt == u.Retries {
+			break // onRetry hears only of attempts that are tried again
 		}
 		onRetry(attempt+1, err)
 	}

@@ -808,3 +808,18 @@ func TestCappedKeepsOnlyItsFirstBytesButSwallowsAll(t *testing.T) {
 	}
 	require.Equal(t, "abcde", c.b.String())
 }
+
+// onRetry hears of each attempt that is tried again, not of the last one:
+// the relay's log said "retrying" and counted the final failure twice.
+func TestRunTellsOnRetryOnlyOfTheAttemptsItRetries(t *testing.T) {
+	for _, retries := range []int{0, 1, 2} {
+		up := newRecorder(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+		})
+		u := checked(t, Upstream{URL: up.URL, Dialect: stream.DialectOpenAI, Retries: retries})
+		_, _, told, err := collect(t, t.Context(), u, 1<<20)
+		require.Error(t, err)
+		require.EqualValues(t, retries+1, up.requests.Load())
+		require.Len(t, told, retries, "with Retries %d", retries)
+	}
+}
