@@ -9,7 +9,8 @@
 //     string form of an Ack.
 //   - Go sends messages: JSON objects whose "t" is a message type — Ready
 //     once, with the protocol Version and the announcer's MinGap; Warm;
-//     Stats; frames and says of widget.Update.
+//     Stats; frames and says of widget.Update. The worker script itself
+//     sends Alive and Fail.
 //   - A connection's bytes cross as inbox batches (ParseInbox).
 //
 // The golden files in testdata are read by this package's tests and by
@@ -36,6 +37,8 @@ const (
 	TypeStats = "stats" // the answer to a stats command (Stats)
 	TypeFrame = "frame" // a frame of updates, applied in an animation frame
 	TypeSay   = "say"   // announcements alone, written at once
+	TypeAlive = "alive" // the worker script runs (trickle-worker.js, before Go)
+	TypeFail  = "fail"  // the worker script could not start Go (trickle-worker.js)
 )
 
 // Kind is a command's kind, its "t".
@@ -57,7 +60,7 @@ const (
 // or "main"); minGap is the least time between a sentence and the status
 // after it, which the page keeps when it writes the status (a11y.MinGap).
 func Ready(thread string, minGap time.Duration) string {
-	b := jsonx.AppendString([]byte(`{"t":"ready","thread":`), thread)
+	b := jsonx.AppendString([]byte(`{"t":"`+TypeReady+`","thread":`), thread)
 	b = append(b, `,"v":`...)
 	b = strconv.AppendInt(b, Version, 10)
 	b = append(b, `,"min_gap_ms":`...)
@@ -67,7 +70,7 @@ func Ready(thread string, minGap time.Duration) string {
 
 // Warm is the warm-up message: html for the page to parse once.
 func Warm(html string) string {
-	b := jsonx.AppendString([]byte(`{"t":"warm","html":`), html)
+	b := jsonx.AppendString([]byte(`{"t":"`+TypeWarm+`","html":`), html)
 	return string(append(b, '}'))
 }
 
@@ -79,7 +82,7 @@ type Counts struct {
 
 // StatsMessage is the answer to a stats command.
 func StatsMessage(c Counts) string {
-	b := []byte(`{"t":"stats","elements":`)
+	b := []byte(`{"t":"` + TypeStats + `","elements":`)
 	b = strconv.AppendInt(b, int64(c.Elements), 10)
 	b = append(b, `,"funcs":`...)
 	b = strconv.AppendInt(b, int64(c.Funcs), 10)
