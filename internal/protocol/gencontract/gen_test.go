@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,8 +36,28 @@ func TestGeneratedFilesAreFresh(t *testing.T) {
 	for _, path := range Outputs {
 		have, err := readRepo(path)
 		require.NoError(t, err)
-		require.Equal(t, string(out[path]), string(have), "%s is stale: run go generate ./internal/protocol", path)
+		if want := string(out[path]); want != string(have) {
+			t.Errorf("%s is stale: run go generate ./internal/protocol (%s)", path, firstDifference(want, string(have)))
+		}
 	}
+}
+
+// firstDifference says where two texts first differ, by line.
+func firstDifference(want, have string) string {
+	w, h := strings.Split(want, "\n"), strings.Split(have, "\n")
+	for i := 0; i < max(len(w), len(h)); i++ {
+		var wl, hl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(h) {
+			hl = h[i]
+		}
+		if wl != hl {
+			return fmt.Sprintf("line %d is %q, the table makes it %q", i+1, hl, wl)
+		}
+	}
+	return "same lines"
 }
 
 // TestGeneratingTwiceChangesNothing: the hand-written parts pass through
@@ -201,4 +222,57 @@ func TestUpperNamesJavaScriptConstants(t *testing.T) {
 	} {
 		require.Equal(t, want, upper(in), in)
 	}
+}
+
+// TestThePagesModulesSpellNoContractName: outside the generated
+// contract.js, no module of the page reads, sets or forwards an
+// attribute, sends or matches a message type or command kind, or looks up
+// a word by a spelled name: they import the contract's constants, so a
+// name the table lacks fails the bundle instead of drifting.
+func TestThePagesModulesSpellNoContractName(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(root, "wasm", "web", "*.js"))
+	require.NoError(t, err)
+	early, err := filepath.Glob(filepath.Join(root, "wasm", "web", "early", "*.js"))
+	require.NoError(t, err)
+	files = append(files, early...)
+	var names []string
+	for _, a := range protocol.Attributes {
+		names = append(names, regexp.QuoteMeta(a.Name))
+	}
+	var kinds []string
+	for _, m := range protocol.Messages {
+		kinds = append(kinds, m.Type)
+	}
+	for _, k := range protocol.Kinds {
+		kinds = append(kinds, string(k.Kind))
+	}
+	var keys []string
+	for _, s := range protocol.Strings {
+		keys = append(keys, s.Key)
+	}
+	spelled := []*regexp.Regexp{
+		// el.getAttribute("endpoint"), hasAttribute, setAttribute, removeAttribute
+		regexp.MustCompile(`(?:get|has|set|remove)Attribute\("(` + strings.Join(names, "|") + `)"`),
+		// a list of attribute names: ["endpoint", "transport", …]
+		regexp.MustCompile(`\[\s*"(` + strings.Join(names, "|") + `)",\s*"`),
+		// { t: "ask" }, m.t === "ready", case "frame":
+		regexp.MustCompile(`(?:\bt: |\.t [!=]== |case )"(` + strings.Join(kinds, "|") + `)"`),
+		// wordOf(el, "copy"), w("retry"), a stored word: own.stalled
+		regexp.MustCompile(`(?:wordOf\([^,()]+, |\bw\()"(` + strings.Join(keys, "|") + `)"`),
+	}
+	checked := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, ".test.js") || filepath.Base(f) == "contract.js" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		checked++
+		for _, re := range spelled {
+			for _, m := range re.FindAllString(string(b), -1) {
+				t.Errorf("%s spells %s: import its constant from contract.js", filepath.Base(f), m)
+			}
+		}
+	}
+	require.Greater(t, checked, 10)
 }
