@@ -182,7 +182,7 @@ export const vueBad: ChatProps = { "throw-away": "maybe" };
 // attribute (the chat hands its attributes to its answers), a name twice.
 func TestTheTableRefusesWhatTheOtherSidesCouldNotFollow(t *testing.T) {
 	for name, row := range map[string]protocol.Attribute{
-		"chat only": {Name: "x", Type: "string", On: protocol.OnChat, Doc: "x"},
+		"chat only":  {Name: "x", Type: "string", On: protocol.OnChat, Doc: "x"},
 		"no element": {Name: "x", Type: "string", Doc: "x"},
 		"twice":      protocol.Attributes[0],
 		"upper case": {Name: "X", Type: "string", On: protocol.OnAnswer, Doc: "x"},
