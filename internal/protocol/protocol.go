@@ -1,5 +1,5 @@
-// Package protocol is the page↔Go protocol of the <trickle-answer>
-// element, written down once: the page (wasm/web: trickle.js and
+// Package protocol is the page↔Go protocol of the <trickle-answer> and
+// <trickle-chat> elements, written down once: the page (wasm/web: trickle.js and
 // trickle-worker.js) and the Go side (package wasm, internal/widget) talk
 // through one message port, in a worker or on the main thread alike.
 //
@@ -16,6 +16,27 @@
 // The golden files in testdata are read by this package's tests and by
 // the page's (wasm/web/test/protocol.test.js): a change to either side
 // that the other does not follow fails natively, not in a browser.
+//
+// The contract table (contract.go) is the one place the vocabularies
+// crossing the page↔Go seam are written: every attribute of
+// <trickle-answer> and <trickle-chat> (Attributes: name, command key,
+// TypeScript type, elements, doc), their Events, the message types
+// (Messages), the command Kinds and the widget's Strings with their
+// English. `go generate ./internal/protocol` writes the other sides from
+// it: wasm/web/contract.js (which the page's modules import instead of
+// spelling a name), the attribute, event and string parts of the
+// package's typings (trickle-answer.d.ts, react.d.ts, vue.d.ts), the
+// manifest's attributes and events, and english.go (StrX and EnglishX
+// constants for the Go side). A test fails when any of them is stale.
+//
+// To add an attribute: add its row to Attributes (On: OnAnswer, or
+// OnAnswer | OnChat for one a chat hands to its answers); if Go reads it,
+// give it a Key constant beside KeyURL and a case in
+// widget.ParseCommand (a test fails until it has one); run go generate
+// ./internal/protocol; document it in the README's attribute table
+// (cmd/trickle's docs test compares the two). The page then sends it
+// with every command, the chat forwards it, and the typings and the
+// manifest declare it.
 package protocol
 
 import (
