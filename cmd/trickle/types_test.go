@@ -69,10 +69,14 @@ func codeAttributes(t *testing.T) []string {
 	require.NotEmpty(t, byConst, "contract.js lost its ATTR_ constants")
 	read := regexp.MustCompile(`\b(?:get|has)Attribute\((ATTR_\w+)\)`).FindAllStringSubmatch(src, -1)
 	if regexp.MustCompile(`\bof COMMAND_ATTRIBUTES\b`).MatchString(src) {
-		_, rows, ok := strings.Cut(contract, "export const COMMAND_ATTRIBUTES = Object.freeze([")
+		_, rows, ok := strings.Cut(contract, "export const COMMAND_ATTRIBUTES = /* @__PURE__ */ Object.freeze([")
 		require.True(t, ok)
 		rows, _, _ = strings.Cut(rows, "]);")
-		read = append(read, regexp.MustCompile(`\[(ATTR_\w+),`).FindAllStringSubmatch(rows, -1)...)
+		for _, m := range regexp.MustCompile(`\["([a-z-]+)",`).FindAllStringSubmatch(rows, -1) {
+			if !slices.Contains(names, m[1]) {
+				names = append(names, m[1])
+			}
+		}
 	}
 	for _, m := range read {
 		name, ok := byConst[m[1]]

@@ -158,6 +158,9 @@ func (t table) events(e protocol.Element) []protocol.Event {
 	return out
 }
 
+// pure marks a call esbuild may drop when nothing uses its value.
+const pure = "/* @__PURE__ */ "
+
 // js is wasm/web/contract.js.
 func (t table) js() []byte {
 	var b strings.Builder
@@ -191,15 +194,18 @@ func (t table) js() []byte {
 		p("/** %s */", a.Doc)
 		p("export const ATTR_%s = %s;", upper(a.Name), quote(a.Name))
 	}
+	// The lists spell the names (this module may): a name costs its
+	// length in the minified loader, which keeps identifiers, and a
+	// frozen list nothing imports is dropped (@__PURE__).
 	list := func(as []protocol.Attribute, extra ...string) string {
 		var names []string
 		for _, a := range as {
-			names = append(names, "ATTR_"+upper(a.Name))
+			names = append(names, quote(a.Name))
 		}
 		for _, x := range extra {
 			names = append(names, quote(x))
 		}
-		return "Object.freeze([" + strings.Join(names, ", ") + "])"
+		return pure + "Object.freeze([" + strings.Join(names, ", ") + "])"
 	}
 	p("")
 	p("/** <trickle-answer>'s attributes. */")
@@ -217,10 +223,10 @@ func (t table) js() []byte {
 	p("export const CHAT_FORWARDS = %s;", list(forwards, t.Inherited...))
 	p("/** The attributes an answer sends Go with a command: [attribute, command")
 	p(" *  key, boolean (its presence is its value), default]. */")
-	p("export const COMMAND_ATTRIBUTES = Object.freeze([")
+	p("export const COMMAND_ATTRIBUTES = %sObject.freeze([", pure)
 	for _, a := range t.Attributes {
 		if a.Key != "" && a.On&protocol.OnAnswer != 0 {
-			p("  [ATTR_%s, %s, %t, %s],", upper(a.Name), quote(a.Key), a.Bool(), quote(a.Default))
+			p("  [%s, %s, %t, %s],", quote(a.Name), quote(a.Key), a.Bool(), quote(a.Default))
 		}
 	}
 	p("]);")
@@ -231,9 +237,9 @@ func (t table) js() []byte {
 	}
 	p("")
 	p("/** Every string key and its English (docs/package.md lists them). */")
-	p("export const ENGLISH = Object.freeze({")
+	p("export const ENGLISH = %sObject.freeze({", pure)
 	for _, s := range t.Strings {
-		p("  [STR_%s]: %s,", upper(s.Key), quote(s.English))
+		p("  %s: %s,", s.Key, quote(s.English))
 	}
 	p("});")
 	return []byte(b.String())
