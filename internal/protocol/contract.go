@@ -78,8 +78,9 @@ type Attribute struct {
 	// Default is the value an absent attribute means to the page ("" for
 	// none); only a string attribute has one.
 	Default string
-	// On is the elements that take it. A chat hands each one it takes to
-	// its answers.
+	// On is the elements that take it. A chat hands each one it takes
+	// that is also an answer's to its answers; one only a chat takes (a
+	// part of its composer) stays with the chat.
 	On Element
 	// Doc is its one-line documentation, in the typings and the manifest.
 	Doc string

@@ -82,8 +82,6 @@ func (t table) check() error {
 			return fmt.Errorf("attribute %q is in the table twice", a.Name)
 		case a.On&(protocol.OnAnswer|protocol.OnChat) == 0:
 			return fmt.Errorf("attribute %q is on no element", a.Name)
-		case a.On&protocol.OnChat != 0 && a.On&protocol.OnAnswer == 0:
-			return fmt.Errorf("attribute %q: a chat hands its attributes to its answers, so a chat's is an answer's too", a.Name)
 		case a.Doc == "":
 			return fmt.Errorf("attribute %q has no doc", a.Name)
 		case a.Type == "":
@@ -303,7 +301,7 @@ func (t table) dtsAttributes() string {
 		doc  string
 	}{
 		{protocol.OnAnswer, "TrickleAnswerAttributes", "<trickle-answer>'s attributes, as a page sets them in HTML or JSX."},
-		{protocol.OnChat, "TrickleChatAttributes", "<trickle-chat>'s attributes, as a page sets them in HTML or JSX: each is\n *  handed to every answer of the chat."},
+		{protocol.OnChat, "TrickleChatAttributes", "<trickle-chat>'s attributes, as a page sets them in HTML or JSX: each\n *  that is also an answer's is handed to every answer of the chat."},
 	} {
 		fmt.Fprintf(&b, "/** %s */\nexport interface %s {\n", el.doc, el.name)
 		for _, a := range t.on(el.e) {

@@ -101,6 +101,16 @@ func TestAnAttributeAddedToTheTableReachesBothElementsTheirTypesAndTheManifest(t
 	}
 	require.Contains(t, js, `["throw-away", "throwAway", false, ""],`)
 
+	// A row only the chat takes stays with the chat.
+	tab.Attributes = append(tab.Attributes, protocol.Attribute{Name: "chat-only", Type: "string", On: protocol.OnChat, Doc: "Only a chat's."})
+	only, err := outputs(tab, readRepo)
+	require.NoError(t, err)
+	for list, want := range map[string]bool{"ANSWER_ATTRIBUTES": false, "CHAT_ATTRIBUTES": true, "CHAT_FORWARDS": false} {
+		m := regexp.MustCompile(`export const ` + list + ` = /\* @__PURE__ \*/ Object\.freeze\(\[([^\]]*)\]\);`).FindStringSubmatch(string(only[contractJS]))
+		require.NotNil(t, m, list)
+		require.Equal(t, want, slices.Contains(strings.Split(m[1], ", "), `"chat-only"`), list)
+	}
+
 	dts := string(out[typesDTS])
 	for _, iface := range []string{"TrickleAnswerAttributes", "TrickleChatAttributes"} {
 		_, body, ok := strings.Cut(dts, "export interface "+iface+" {")
@@ -178,11 +188,10 @@ export const vueBad: ChatProps = { "throw-away": "maybe" };
 	require.NoError(t, err, "tsc: %s", b)
 }
 
-// TestTheTableRefusesWhatTheOtherSidesCouldNotFollow: a chat-only
-// attribute (the chat hands its attributes to its answers), a name twice.
+// TestTheTableRefusesWhatTheOtherSidesCouldNotFollow: an attribute of no
+// element, a name twice, a name that is no HTML attribute's, no doc.
 func TestTheTableRefusesWhatTheOtherSidesCouldNotFollow(t *testing.T) {
 	for name, row := range map[string]protocol.Attribute{
-		"chat only":  {Name: "x", Type: "string", On: protocol.OnChat, Doc: "x"},
 		"no element": {Name: "x", Type: "string", Doc: "x"},
 		"twice":      protocol.Attributes[0],
 		"upper case": {Name: "X", Type: "string", On: protocol.OnAnswer, Doc: "x"},

@@ -100,7 +100,6 @@ test("an attribute the chat lacks is not set on its answer", async () => {
 });
 
 test("the chat forwards exactly the answer's attributes it takes, and lang and dir", () => {
-  for (const a of C.CHAT_ATTRIBUTES) assert.ok(C.ANSWER_ATTRIBUTES.includes(a), `${a} is an answer's attribute`);
-  assert.deepEqual([...C.CHAT_FORWARDS], [...C.CHAT_ATTRIBUTES, "lang", "dir"]);
+  assert.deepEqual([...C.CHAT_FORWARDS], [...C.CHAT_ATTRIBUTES.filter((a) => C.ANSWER_ATTRIBUTES.includes(a)), "lang", "dir"]);
   for (const [name] of C.COMMAND_ATTRIBUTES) assert.ok(C.CHAT_FORWARDS.includes(name), `${name}, which Go reads, is forwarded`);
 });

@@ -77,8 +77,8 @@ export interface TrickleAnswerAttributes {
   /** off: run the widget's Go side on the page's main thread. */
   worker?: "off";
 }
-/** <trickle-chat>'s attributes, as a page sets them in HTML or JSX: each is
- *  handed to every answer of the chat. */
+/** <trickle-chat>'s attributes, as a page sets them in HTML or JSX: each
+ *  that is also an answer's is handed to every answer of the chat. */
 export interface TrickleChatAttributes {
   /** The chat completions URL (default /v1/chat/completions). */
   endpoint?: string;
