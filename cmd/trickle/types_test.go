@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/internal/protocol"
 	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/stream"
 )
@@ -46,14 +47,46 @@ func members(body string, pattern string) []string {
 	return out
 }
 
-// codeAttributes are the attributes the widget's sources read.
+// codeAttributes are the attributes the widget's sources read: by name,
+// or (the page's modules) through the contract (wasm/web/contract.js): an
+// ATTR_ constant, or every attribute of COMMAND_ATTRIBUTES, which the
+// answer's request() sends Go.
 func codeAttributes(t *testing.T) []string {
-	return found(widgetSources(t),
+	src := widgetSources(t)
+	names := found(src,
 		`\battr\("([a-z][a-z-]*)"`,                                         // Go: e.attr("endpoint", …)
 		`"(?:get|has)Attribute", "([a-z][a-z-]*)"`,                         // Go: el.Call("hasAttribute", "show-metrics")
 		`\b(?:this|this\.el|el)\.(?:get|has)Attribute\("([a-z][a-z-]*)"\)`, // JS: this.getAttribute("endpoint") on the element (not a sanitized node's "class")
 		`\ba\("([a-z][a-z-]*)"\)`,                                          // JS: a("endpoint"), a one-letter getAttribute helper
 	)
+	b, err := os.ReadFile(filepath.Join("..", "..", "wasm", "web", "contract.js"))
+	require.NoError(t, err)
+	contract := string(b)
+	byConst := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^export const (ATTR_\w+) = "([a-z-]+)";$`).FindAllStringSubmatch(contract, -1) {
+		byConst[m[1]] = m[2]
+	}
+	require.NotEmpty(t, byConst, "contract.js lost its ATTR_ constants")
+	read := regexp.MustCompile(`\b(?:get|has)Attribute\((ATTR_\w+)\)`).FindAllStringSubmatch(src, -1)
+	if regexp.MustCompile(`\bof COMMAND_ATTRIBUTES\b`).MatchString(src) {
+		_, rows, ok := strings.Cut(contract, "export const COMMAND_ATTRIBUTES = /* @__PURE__ */ Object.freeze([")
+		require.True(t, ok)
+		rows, _, _ = strings.Cut(rows, "]);")
+		for _, m := range regexp.MustCompile(`\["([a-z-]+)",`).FindAllStringSubmatch(rows, -1) {
+			if !slices.Contains(names, m[1]) {
+				names = append(names, m[1])
+			}
+		}
+	}
+	for _, m := range read {
+		name, ok := byConst[m[1]]
+		require.True(t, ok, "%s is no constant of contract.js", m[1])
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
 }
 
 // codeEvents are the events the widget's sources dispatch.
@@ -207,23 +240,19 @@ func TestTheTypesReadmeAndManifestNameEveryDialect(t *testing.T) {
 	require.Equal(t, want, members(m[1], "`([a-z-]+)`"), "README.md")
 }
 
-// englishStrings reads wasm/web/strings.js's ENGLISH: every key of the
-// page's strings and its English, in order.
+// englishStrings are the contract's strings (internal/protocol.Strings,
+// which wasm/web/contract.js's ENGLISH is generated from): every key and
+// its English, in order.
 func englishStrings(t *testing.T) (keys []string, english map[string]string) {
 	t.Helper()
+	english = map[string]string{}
+	for _, s := range protocol.Strings {
+		keys = append(keys, s.Key)
+		english[s.Key] = s.English
+	}
 	b, err := os.ReadFile(filepath.Join("..", "..", "wasm", "web", "strings.js"))
 	require.NoError(t, err)
-	_, block, ok := strings.Cut(string(b), "export const ENGLISH = Object.freeze({")
-	require.True(t, ok, "strings.js lost its ENGLISH")
-	block, _, _ = strings.Cut(block, "\n});")
-	english = map[string]string{}
-	for _, m := range regexp.MustCompile(`(?m)^  (\w+): ("(?:[^"\\]|\\.)*"),$`).FindAllStringSubmatch(block, -1) {
-		var v string
-		require.NoError(t, json.Unmarshal([]byte(m[2]), &v), m[0])
-		keys = append(keys, m[1])
-		english[m[1]] = v
-	}
-	require.Equal(t, strings.Count(block, "\n  ")-strings.Count(block, "\n  //"), len(keys), "every line of ENGLISH is a key and a plain string")
+	require.Contains(t, string(b), "export { ENGLISH };", "strings.js's English is the contract's")
 	return keys, english
 }
 

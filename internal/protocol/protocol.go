@@ -1,5 +1,5 @@
-// Package protocol is the page↔Go protocol of the <trickle-answer>
-// element, written down once: the page (wasm/web: trickle.js and
+// Package protocol is the page↔Go protocol of the <trickle-answer> and
+// <trickle-chat> elements, written down once: the page (wasm/web: trickle.js and
 // trickle-worker.js) and the Go side (package wasm, internal/widget) talk
 // through one message port, in a worker or on the main thread alike.
 //
@@ -9,12 +9,34 @@
 //     string form of an Ack.
 //   - Go sends messages: JSON objects whose "t" is a message type — Ready
 //     once, with the protocol Version and the announcer's MinGap; Warm;
-//     Stats; frames and says of widget.Update.
+//     Stats; frames and says of widget.Update. The worker script itself
+//     sends Alive and Fail.
 //   - A connection's bytes cross as inbox batches (ParseInbox).
 //
 // The golden files in testdata are read by this package's tests and by
 // the page's (wasm/web/test/protocol.test.js): a change to either side
 // that the other does not follow fails natively, not in a browser.
+//
+// The contract table (contract.go) is the one place the vocabularies
+// crossing the page↔Go seam are written: every attribute of
+// <trickle-answer> and <trickle-chat> (Attributes: name, command key,
+// TypeScript type, elements, doc), their Events, the message types
+// (Messages), the command Kinds and the widget's Strings with their
+// English. `go generate ./internal/protocol` writes the other sides from
+// it: wasm/web/contract.js (which the page's modules import instead of
+// spelling a name), the attribute, event and string parts of the
+// package's typings (trickle-answer.d.ts, react.d.ts, vue.d.ts), the
+// manifest's attributes and events, and english.go (StrX and EnglishX
+// constants for the Go side). A test fails when any of them is stale.
+//
+// To add an attribute: add its row to Attributes (On: OnAnswer, or
+// OnAnswer | OnChat for one a chat hands to its answers); if Go reads it,
+// give it a Key constant beside KeyURL and a case in
+// widget.ParseCommand (a test fails until it has one); run go generate
+// ./internal/protocol; document it in the README's attribute table
+// (cmd/trickle's docs test compares the two). The page then sends it
+// with every command, the chat forwards it, and the typings and the
+// manifest declare it.
 package protocol
 
 import (
@@ -36,6 +58,8 @@ const (
 	TypeStats = "stats" // the answer to a stats command (Stats)
 	TypeFrame = "frame" // a frame of updates, applied in an animation frame
 	TypeSay   = "say"   // announcements alone, written at once
+	TypeAlive = "alive" // the worker script runs (trickle-worker.js, before Go)
+	TypeFail  = "fail"  // the worker script could not start Go (trickle-worker.js)
 )
 
 // Kind is a command's kind, its "t".
@@ -57,7 +81,7 @@ const (
 // or "main"); minGap is the least time between a sentence and the status
 // after it, which the page keeps when it writes the status (a11y.MinGap).
 func Ready(thread string, minGap time.Duration) string {
-	b := jsonx.AppendString([]byte(`{"t":"ready","thread":`), thread)
+	b := jsonx.AppendString([]byte(`{"t":"`+TypeReady+`","thread":`), thread)
 	b = append(b, `,"v":`...)
 	b = strconv.AppendInt(b, Version, 10)
 	b = append(b, `,"min_gap_ms":`...)
@@ -67,7 +91,7 @@ func Ready(thread string, minGap time.Duration) string {
 
 // Warm is the warm-up message: html for the page to parse once.
 func Warm(html string) string {
-	b := jsonx.AppendString([]byte(`{"t":"warm","html":`), html)
+	b := jsonx.AppendString([]byte(`{"t":"`+TypeWarm+`","html":`), html)
 	return string(append(b, '}'))
 }
 
@@ -79,7 +103,7 @@ type Counts struct {
 
 // StatsMessage is the answer to a stats command.
 func StatsMessage(c Counts) string {
-	b := []byte(`{"t":"stats","elements":`)
+	b := []byte(`{"t":"` + TypeStats + `","elements":`)
 	b = strconv.AppendInt(b, int64(c.Elements), 10)
 	b = append(b, `,"funcs":`...)
 	b = strconv.AppendInt(b, int64(c.Funcs), 10)

@@ -76,25 +76,25 @@ func ParseCommand(s string) (Command, error) {
 				r.Int(&c.N)
 			case "at":
 				r.Float(&c.At)
-			case "url":
+			case protocol.KeyURL:
 				r.Str(&c.URL)
-			case "ws":
+			case protocol.KeyWS:
 				r.Str(&c.WSEndpoint)
-			case "transport":
+			case protocol.KeyTransport:
 				r.Str(&c.Transport)
-			case "dialect":
+			case protocol.KeyDialect:
 				r.Str(&c.Dialect)
-			case "announce":
+			case protocol.KeyAnnounce:
 				r.Str(&c.Announce)
-			case "model":
+			case protocol.KeyModel:
 				r.Str(&c.Model)
-			case "images":
+			case protocol.KeyImages:
 				r.Str(&c.ImageOrigins)
 			case "origin":
 				r.Str(&c.Origin)
-			case "metrics":
+			case protocol.KeyShowMetrics:
 				r.Bool(&c.ShowMetrics)
-			case "highlight":
+			case protocol.KeyHighlight:
 				r.Bool(&c.Highlight)
 			case "headers":
 				r.Array(func(int) {
@@ -162,7 +162,7 @@ type Request struct {
 // whose argument is neither a prompt nor an object fails with
 // ErrBadRequestBody.
 func (c Command) Request() (Request, error) {
-	if c.Kind == "stream" {
+	if c.Kind == protocol.Stream {
 		return Request{URL: c.URL, Endpoint: c.URL, Headers: c.Headers, Stream: true}, nil
 	}
 	var body string

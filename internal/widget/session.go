@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/trickle-dev/trickle/a11y"
+	"github.com/trickle-dev/trickle/internal/protocol"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/stream"
 )
@@ -131,7 +132,7 @@ type Session struct {
 
 // StallNotice is what the stall notice says in English (Strings.Stalled),
 // on screen and once in the status region.
-const StallNotice = "Waiting for the model…"
+const StallNotice = protocol.EnglishStalled
 
 // MinStall is the shortest silence that counts as a stall: below it, a
 // model that pauses between sentences would flash the notice.

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/trickle-dev/trickle/a11y"
+	"github.com/trickle-dev/trickle/internal/protocol"
 	"github.com/trickle-dev/trickle/stream"
 )
 
@@ -12,9 +12,9 @@ import (
 // stall notice, the notices, the tool calls and the metrics' names. The
 // page replaces any of them (TrickleAnswer.strings, el.strings: the page
 // sends them with every ask); English is built in. The words the page
-// shows itself (Copy, Thinking, Retry, …) are wasm/web/strings.js's; it
-// holds these too, under the same keys, and cmd/trickle's docs tests check
-// the two agree.
+// shows itself (Copy, Thinking, Retry, …) are wasm/web/strings.js's. The
+// keys and the English of both are internal/protocol's table (Str…,
+// English…), which the page's contract.js is generated from.
 type Strings struct {
 	// The statuses, shown in the status line and spoken in the status
 	// region.
@@ -38,53 +38,53 @@ type Strings struct {
 
 // English is the built-in set.
 var English = Strings{
-	Responding:    a11y.StatusResponding,
-	Complete:      a11y.StatusComplete,
-	Stopped:       a11y.StatusStopped,
-	Incomplete:    a11y.StatusIncomplete,
-	Failed:        a11y.StatusFailed,
-	Stalled:       "Waiting for the model…",
-	StoppedNotice: "Stopped.",
-	Calling:       "Calling {name}",
-	Called:        "Called {name}",
-	ATool:         "a tool",
-	ToolFailed:    "Failed: {error}",
+	Responding:    protocol.EnglishResponding,
+	Complete:      protocol.EnglishComplete,
+	Stopped:       protocol.EnglishStopped,
+	Incomplete:    protocol.EnglishIncomplete,
+	Failed:        protocol.EnglishFailed,
+	Stalled:       protocol.EnglishStalled,
+	StoppedNotice: protocol.EnglishStoppedNotice,
+	Calling:       protocol.EnglishCalling,
+	Called:        protocol.EnglishCalled,
+	ATool:         protocol.EnglishATool,
+	ToolFailed:    protocol.EnglishToolFailed,
 	Reasons: [reasonCount]string{
-		ReasonRefused:     "The server refused the request ({status}).",
-		ReasonNotFound:    "The server has no answer at this address ({status}).",
-		ReasonRateLimited: "Too many requests ({status}): wait a moment, then retry.",
-		ReasonServerError: "The server failed to answer ({status}).",
-		ReasonRejected:    "The server did not accept the request ({status}).",
-		ReasonNetwork:     "Could not reach the server.",
-		ReasonDropped:     "The connection dropped and could not be resumed.",
-		ReasonCutOff:      "The answer ended before the model finished.",
-		ReasonEmpty:       "The server sent an empty answer.",
-		ReasonUnreadable:  "The server's answer is in a form this page cannot read.",
-		ReasonUpstream:    "The model's service reported an error.",
-		ReasonTooLarge:    "Part of the answer was too large to read.",
-		ReasonExpired:     "The answer expired on the server and cannot be resumed.",
-		ReasonWithheld:    "This answer was withheld.",
-		ReasonUnknown:     "Something went wrong.",
+		ReasonRefused:     protocol.EnglishRefused,
+		ReasonNotFound:    protocol.EnglishNotFound,
+		ReasonRateLimited: protocol.EnglishRateLimited,
+		ReasonServerError: protocol.EnglishServerError,
+		ReasonRejected:    protocol.EnglishRejected,
+		ReasonNetwork:     protocol.EnglishNetwork,
+		ReasonDropped:     protocol.EnglishDropped,
+		ReasonCutOff:      protocol.EnglishCutOff,
+		ReasonEmpty:       protocol.EnglishEmpty,
+		ReasonUnreadable:  protocol.EnglishUnreadable,
+		ReasonUpstream:    protocol.EnglishUpstream,
+		ReasonTooLarge:    protocol.EnglishTooLarge,
+		ReasonExpired:     protocol.EnglishExpired,
+		ReasonWithheld:    protocol.EnglishWithheld,
+		ReasonUnknown:     protocol.EnglishUnknown,
 	},
 	Metrics: [len(metricKeys)]string{
-		"Time to first byte", "Time to first token", "Time to first answer token", "Gap p50 / p95",
-		"Tokens per second", "Bytes", "Buffering", "Longest frame",
+		protocol.EnglishMetricTTFB, protocol.EnglishMetricTTFT, protocol.EnglishMetricTTFAT, protocol.EnglishMetricGaps,
+		protocol.EnglishMetricTokensPerSecond, protocol.EnglishMetricBytes, protocol.EnglishMetricBuffering, protocol.EnglishMetricLongestFrame,
 	},
 }
 
 // metricKeys are the keys of the metrics rows' names, in MetricRows' order.
 var metricKeys = [...]string{
-	"metricTTFB", "metricTTFT", "metricTTFAT", "metricGaps",
-	"metricTokensPerSecond", "metricBytes", "metricBuffering", "metricLongestFrame",
+	protocol.StrMetricTTFB, protocol.StrMetricTTFT, protocol.StrMetricTTFAT, protocol.StrMetricGaps,
+	protocol.StrMetricTokensPerSecond, protocol.StrMetricBytes, protocol.StrMetricBuffering, protocol.StrMetricLongestFrame,
 }
 
 // fields lists every string with its key, in a fixed order.
 func (s *Strings) fields() []keyed {
 	f := []keyed{
-		{"responding", &s.Responding}, {"complete", &s.Complete}, {"stopped", &s.Stopped},
-		{"incomplete", &s.Incomplete}, {"failed", &s.Failed}, {"stalled", &s.Stalled},
-		{"stoppedNotice", &s.StoppedNotice}, {"calling", &s.Calling}, {"called", &s.Called},
-		{"aTool", &s.ATool}, {"toolFailed", &s.ToolFailed},
+		{protocol.StrResponding, &s.Responding}, {protocol.StrComplete, &s.Complete}, {protocol.StrStopped, &s.Stopped},
+		{protocol.StrIncomplete, &s.Incomplete}, {protocol.StrFailed, &s.Failed}, {protocol.StrStalled, &s.Stalled},
+		{protocol.StrStoppedNotice, &s.StoppedNotice}, {protocol.StrCalling, &s.Calling}, {protocol.StrCalled, &s.Called},
+		{protocol.StrATool, &s.ATool}, {protocol.StrToolFailed, &s.ToolFailed},
 	}
 	for r := ReasonNone + 1; r < reasonCount; r++ {
 		f = append(f, keyed{r.String(), &s.Reasons[r]})

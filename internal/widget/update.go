@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/internal/protocol"
 	"github.com/trickle-dev/trickle/stream"
 )
 
@@ -344,7 +345,7 @@ func (u *Update) AppendJSON(b []byte) []byte {
 
 // AppendFrame appends one frame message: {"t":"frame","u":[updates]}.
 func AppendFrame(b []byte, updates []Update) []byte {
-	b = append(b, `{"t":"frame","u":[`...)
+	b = append(b, `{"t":"`+protocol.TypeFrame+`","u":[`...)
 	for i := range updates {
 		if i > 0 {
 			b = append(b, ',')
@@ -358,7 +359,7 @@ func AppendFrame(b []byte, updates []Update) []byte {
 // which the page writes into the live regions at once, outside its frames
 // (u holds only Announce and Status).
 func AppendSay(b []byte, u *Update) []byte {
-	b = append(b, `{"t":"say","u":[`...)
+	b = append(b, `{"t":"`+protocol.TypeSay+`","u":[`...)
 	b = u.AppendJSON(b)
 	return append(b, "]}"...)
 }

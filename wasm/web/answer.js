@@ -3,6 +3,7 @@
 // settle, and how its updates reach the DOM: announcements and status at
 // once (early), the rest in the page's animation frame (apply).
 
+import { COMMAND_ATTRIBUTES, KIND_ATTACH, KIND_DETACH, KIND_RETRY } from "./contract.js";
 import { follow } from "./follow.js";
 import { epochNow } from "./host.js";
 import { patchAnswer } from "./patch.js";
@@ -71,10 +72,10 @@ export class Answer {
     this.srStatus = q("sr-status") ?? this.status; // heard: after the last sentence
     this.announcer = q("announcer");
     this.follower = follow(el, q("jump"), [this.content, this.thinking, this.tools]);
-    this.onRetry = () => h.send({ t: "retry", id: this.id, n: 0, at: epochNow() });
+    this.onRetry = () => h.send({ t: KIND_RETRY, id: this.id, n: 0, at: epochNow() });
     this.retryBtn?.addEventListener("click", this.onRetry);
     h.els.set(this.id, this);
-    h.send({ t: "attach", id: this.id });
+    h.send({ t: KIND_ATTACH, id: this.id });
   }
 
   // retire hands the element over to another Host (its next answer needs
@@ -86,7 +87,7 @@ export class Answer {
     clearTimeout(this.statusTimer); // the status region is the new Answer's
     this.follower.stop();
     this.retryBtn?.removeEventListener("click", this.onRetry);
-    this.host.send({ t: "detach", id: this.id });
+    this.host.send({ t: KIND_DETACH, id: this.id });
   }
 
   // call sends an ask/stream/retry and returns the promise of its final
@@ -116,24 +117,21 @@ export class Answer {
     this.el.dispatchEvent(new CustomEvent(name, { bubbles: true, composed: true, detail }));
   }
 
-  // request is what Go needs of the page to build the request.
+  // request is what Go needs of the page to build the request: every
+  // attribute the contract sends Go (COMMAND_ATTRIBUTES: a boolean one by
+  // its presence, the others trimmed, an empty one its default; the
+  // endpoint resolved against the document), the page's origin, the
+  // headers and strings.
   request() {
-    const attr = (name) => (this.el.getAttribute(name) ?? "").trim();
-    const headers = this.el.headers ?? {};
-    return {
-      url: new URL(attr("endpoint") || "/v1/chat/completions", document.baseURI).href,
-      ws: attr("ws-endpoint"),
-      transport: attr("transport"),
-      dialect: attr("dialect"),
-      announce: attr("announce"),
-      model: attr("model"),
-      images: attr("image-origins"),
-      origin: location.origin,
-      metrics: this.el.hasAttribute("show-metrics"),
-      highlight: this.el.hasAttribute("highlight"),
-      headers: Object.entries(headers).map(([k, v]) => [k, String(v)]),
-      strings: replaced(this.el),
-    };
+    const r = {};
+    for (const [name, key, bool, dflt] of COMMAND_ATTRIBUTES) {
+      r[key] = bool ? this.el.hasAttribute(name) : (this.el.getAttribute(name) ?? "").trim() || dflt;
+    }
+    r.url = new URL(r.url, document.baseURI).href;
+    r.origin = location.origin;
+    r.headers = Object.entries(this.el.headers ?? {}).map(([k, v]) => [k, String(v)]);
+    r.strings = replaced(this.el);
+    return r;
   }
 
   // early writes a frame's announcements and status into the live regions

@@ -7,14 +7,25 @@
 // (trickle-chat-change) so it can save the thread. Importing this module
 // never touches the page (on a server the class extends an empty class).
 
+import {
+  ATTR_MODEL,
+  CHAT_FORWARDS,
+  STR_CHAT_ASSISTANT,
+  STR_CHAT_CUT_OFF,
+  STR_CHAT_EDIT,
+  STR_CHAT_INPUT,
+  STR_CHAT_REGENERATE,
+  STR_CHAT_SEND,
+  STR_CHAT_STOP,
+  STR_CHAT_YOU,
+  STR_JUMP_TO_LATEST,
+  STR_TOOL_FAILED,
+} from "./contract.js";
 import { toRequest, checkMessages, turnsOf } from "./history.js";
 import { elementStrings, setElementStrings, wordOf } from "./strings.js";
 import { follow } from "./follow.js";
 
 const Base = typeof HTMLElement === "function" ? HTMLElement : class {};
-
-// The attributes a chat hands to each of its answers.
-const ANSWER_ATTRS = ["endpoint", "transport", "dialect", "model", "highlight", "announce", "worker", "images", "lang", "dir"];
 
 // MAX_TOOL_ROUNDS bounds how many times in a row the model may call tools
 // before the chat stops asking: a model that calls a tool after every
@@ -87,15 +98,15 @@ export class TrickleChat extends Base {
     const p = this.#parts;
     if (!p) return;
     const w = (k) => wordOf(this, k);
-    p.label.textContent = w("chatInput");
-    p.send.textContent = w("chatSend");
-    p.stop.textContent = w("chatStop");
-    p.jump.textContent = w("jumpToLatest");
+    p.label.textContent = w(STR_CHAT_INPUT);
+    p.send.textContent = w(STR_CHAT_SEND);
+    p.stop.textContent = w(STR_CHAT_STOP);
+    p.jump.textContent = w(STR_JUMP_TO_LATEST);
     for (const h of p.turns.querySelectorAll('[data-trickle-chat="speaker"]')) {
-      h.textContent = w(h.parentElement.dataset.role === "user" ? "chatYou" : "chatAssistant");
+      h.textContent = w(h.parentElement.dataset.role === "user" ? STR_CHAT_YOU : STR_CHAT_ASSISTANT);
     }
-    for (const b of p.turns.querySelectorAll('[data-trickle-chat="regenerate"]')) b.textContent = w("chatRegenerate");
-    for (const b of p.turns.querySelectorAll('[data-trickle-chat="edit"]')) b.textContent = w("chatEdit");
+    for (const b of p.turns.querySelectorAll('[data-trickle-chat="regenerate"]')) b.textContent = w(STR_CHAT_REGENERATE);
+    for (const b of p.turns.querySelectorAll('[data-trickle-chat="edit"]')) b.textContent = w(STR_CHAT_EDIT);
   }
 
   /** The conversation as OpenAI-style messages (a copy): user, assistant
@@ -182,8 +193,8 @@ export class TrickleChat extends Base {
     try {
       for (let round = 0; round <= MAX_TOOL_ROUNDS && !this.#stopped; round++) {
         const { answer } = this.#addAnswer();
-        const body = { messages: this.#messages.map(toRequest(wordOf(this, "chatCutOff"))) };
-        const model = this.getAttribute("model");
+        const body = { messages: this.#messages.map(toRequest(wordOf(this, STR_CHAT_CUT_OFF))) };
+        const model = this.getAttribute(ATTR_MODEL);
         if (model) body.model = model;
         this.#current = answer;
         this.#follower.start();
@@ -226,7 +237,7 @@ export class TrickleChat extends Base {
       content = JSON.stringify({ error: message });
       const note = document.createElement("p");
       note.dataset.trickleChat = "tool-error";
-      note.textContent = `${call.name}: ${wordOf(this, "toolFailed").replace("{error}", message)}`;
+      note.textContent = `${call.name}: ${wordOf(this, STR_TOOL_FAILED).replace("{error}", message)}`;
       answer.after(note);
     }
     this.#messages.push({ role: "tool", tool_call_id: call.id, name: call.name, content });
@@ -267,7 +278,7 @@ export class TrickleChat extends Base {
     // Each turn says who speaks, for screen readers (visually hidden).
     const who = document.createElement("h3");
     who.dataset.trickleChat = "speaker";
-    who.textContent = wordOf(this, role === "user" ? "chatYou" : "chatAssistant");
+    who.textContent = wordOf(this, role === "user" ? STR_CHAT_YOU : STR_CHAT_ASSISTANT);
     turn.append(who);
     this.#parts.turns.append(turn);
     return turn;
@@ -286,7 +297,9 @@ export class TrickleChat extends Base {
     const turn = this.#turn("assistant");
     if (index !== undefined) turn.dataset.index = String(index);
     const answer = document.createElement("trickle-answer");
-    for (const a of ANSWER_ATTRS) if (this.hasAttribute(a)) answer.setAttribute(a, this.getAttribute(a));
+    // Every answer attribute the chat takes, and its lang and dir
+    // (the contract's CHAT_FORWARDS).
+    for (const a of CHAT_FORWARDS) if (this.hasAttribute(a)) answer.setAttribute(a, this.getAttribute(a));
     answer.headers = this.#headers;
     const own = elementStrings(this);
     if (Object.keys(own).length > 0) answer.strings = own;
@@ -311,10 +324,10 @@ export class TrickleChat extends Base {
       b.addEventListener("click", onClick);
       return b;
     };
-    if (lastAnswer && !this.#busy) lastAnswer.append(button("regenerate", "chatRegenerate", () => this.regenerate()));
+    if (lastAnswer && !this.#busy) lastAnswer.append(button("regenerate", STR_CHAT_REGENERATE, () => this.regenerate()));
     if (lastUser && !this.#busy) {
       lastUser.append(
-        button("edit", "chatEdit", () => {
+        button("edit", STR_CHAT_EDIT, () => {
           const i = this.#messages.findLastIndex((m) => m.role === "user");
           p.input.value = this.#messages[i]?.content ?? "";
           this.#editing = true;

@@ -4,6 +4,7 @@
 // is never instantiated.
 
 import { Answer, ensureParts } from "./answer.js";
+import { ATTR_HIGHLIGHT, ATTR_SPEAK, KIND_ASK, KIND_DETACH, KIND_RETRY, KIND_SHOW, KIND_STOP, KIND_STREAM } from "./contract.js";
 import { builds } from "./builds.js";
 import { hostFor } from "./host.js";
 import { speakerOf } from "./speech.js";
@@ -17,7 +18,7 @@ export class TrickleAnswer extends Base {
   #headers = {};
 
   connectedCallback() {
-    if (this.hasAttribute("highlight")) addHighlightStylesheet();
+    if (this.hasAttribute(ATTR_HIGHLIGHT)) addHighlightStylesheet();
     // A page that sets color-scheme (on :root or an ancestor) is followed;
     // otherwise the stylesheet's default follows the reader's preference.
     const scheme = getComputedStyle(this.parentElement ?? document.documentElement).colorScheme;
@@ -35,14 +36,14 @@ export class TrickleAnswer extends Base {
       const a = this.#answer;
       this.#answer = null;
       speakerOf(this).cancel();
-      a.host.send({ t: "detach", id: a.id });
+      a.host.send({ t: KIND_DETACH, id: a.id });
     });
   }
 
   #attach() {
     if (!this.#answer) {
       ensureParts(this);
-      this.#answer = new Answer(hostFor(this.hasAttribute("highlight")), this);
+      this.#answer = new Answer(hostFor(this.hasAttribute(ATTR_HIGHLIGHT)), this);
     }
     return this.#answer;
   }
@@ -53,7 +54,7 @@ export class TrickleAnswer extends Base {
   // as a new ask would stop it). Without a highlighting build it stays.
   #attachFor() {
     const a = this.#attach();
-    if (!this.hasAttribute("highlight") || a.host.highlights || !builds.highlight) return a;
+    if (!this.hasAttribute(ATTR_HIGHLIGHT) || a.host.highlights || !builds.highlight) return a;
     addHighlightStylesheet();
     a.retire();
     const b = new Answer(hostFor(true), this);
@@ -71,7 +72,7 @@ export class TrickleAnswer extends Base {
     const a = this.#attachFor();
     let cmd;
     try {
-      cmd = { t: "ask", ...a.request() };
+      cmd = { t: KIND_ASK, ...a.request() };
       if (typeof promptOrBody === "string") cmd.prompt = promptOrBody;
       else if (typeof promptOrBody === "object") cmd.body = JSON.parse(JSON.stringify(promptOrBody));
       else cmd.type = typeof promptOrBody;
@@ -88,7 +89,7 @@ export class TrickleAnswer extends Base {
     let cmd;
     let req;
     try {
-      cmd = { t: "stream", ...a.request(), url: new URL(String(url), document.baseURI).href };
+      cmd = { t: KIND_STREAM, ...a.request(), url: new URL(String(url), document.baseURI).href };
       req = { ...(init ?? {}) };
       if (req.headers instanceof Headers) req.headers = [...req.headers.entries()];
       if (req.signal) {
@@ -116,12 +117,12 @@ export class TrickleAnswer extends Base {
   stop() {
     speakerOf(this).cancel();
     const a = this.#answer;
-    if (a) a.host.send({ t: "stop", id: a.id });
+    if (a) a.host.send({ t: KIND_STOP, id: a.id });
   }
 
   /** Asks again with the last request. */
   retry() {
-    return this.#attach().call({ t: "retry" });
+    return this.#attach().call({ t: KIND_RETRY });
   }
 
   get status() {
@@ -149,13 +150,13 @@ export class TrickleAnswer extends Base {
   /** Reads the answer aloud (sets the speak attribute): the sentences
    *  said so far, then each one as it is confirmed. */
   speak() {
-    this.setAttribute("speak", "");
+    this.setAttribute(ATTR_SPEAK, "");
     speakerOf(this).sayAll();
   }
 
   /** Stops reading aloud (removes the speak attribute). */
   stopSpeaking() {
-    this.removeAttribute("speak");
+    this.removeAttribute(ATTR_SPEAK);
     speakerOf(this).cancel();
   }
 
@@ -183,7 +184,7 @@ export class TrickleAnswer extends Base {
       throw new TypeError('trickle: a message to show must be an object with a "content" string');
     }
     const a = this.#attachFor();
-    a.host.send({ t: "show", ...a.request(), id: a.id, body: JSON.parse(JSON.stringify(m)) });
+    a.host.send({ t: KIND_SHOW, ...a.request(), id: a.id, body: JSON.parse(JSON.stringify(m)) });
   }
 
   // markdown is the answer's markdown; setting it shows that markdown as a

@@ -7,6 +7,7 @@
 
 import { WASM, WASM_EXEC, WORKER } from "./assets.js";
 import { builds } from "./builds.js";
+import { ATTR_WORKER, KIND_ASK, KIND_DETACH, KIND_RETRY, KIND_STATS, KIND_STOP, MSG_ALIVE, MSG_FAIL, MSG_FRAME, MSG_READY, MSG_SAY, MSG_STATS, MSG_WARM, VERSION } from "./contract.js";
 import { mergeUpdates } from "./merge.js";
 import { startEarly } from "./early/early.js";
 
@@ -17,9 +18,10 @@ const WORKER_START_MS = 4000;
 export const epochNow = () => performance.timeOrigin + performance.now();
 
 // PROTOCOL_VERSION is the page↔Go protocol this loader speaks
-// (internal/protocol.Version, sent in Go's ready message): a .wasm from
-// another build is refused with a message, not misread.
-export const PROTOCOL_VERSION = 1;
+// (internal/protocol.Version, sent in Go's ready message; contract.js's
+// VERSION): a .wasm from another build is refused with a message, not
+// misread.
+export const PROTOCOL_VERSION = VERSION;
 
 // Host is the page's end of the line to Go: it boots one build of the
 // widget (in a worker, or here), queues commands until Go is ready, and
@@ -59,7 +61,7 @@ class Host {
       this.#readyReject = reject;
     });
     this.#whenReady.catch(() => {});
-    if (onMain || [...document.querySelectorAll("trickle-answer")].some((el) => el.getAttribute("worker") === "off")) {
+    if (onMain || [...document.querySelectorAll("trickle-answer")].some((el) => el.getAttribute(ATTR_WORKER) === "off")) {
       this.#startMain(null);
     } else {
       this.#startWorker();
@@ -81,7 +83,7 @@ class Host {
   // command before then stops it.
   send(cmd, init) {
     const data = { j: JSON.stringify(cmd), init };
-    const stops = cmd.t === "ask" || cmd.t === "retry" || cmd.t === "stop" || cmd.t === "detach";
+    const stops = cmd.t === KIND_ASK || cmd.t === KIND_RETRY || cmd.t === KIND_STOP || cmd.t === KIND_DETACH;
     if (stops) {
       this.#early.get(cmd.id)?.stop();
       this.#early.delete(cmd.id);
@@ -92,7 +94,7 @@ class Host {
     }
     let early = null;
     const st = this.els.get(cmd.id);
-    if (cmd.t === "ask" && st && (early = startEarly(cmd, (t) => st.earlyText(early, t)))) {
+    if (cmd.t === KIND_ASK && st && (early = startEarly(cmd, (t) => st.earlyText(early, t)))) {
       this.#early.set(cmd.id, early);
       st.earlyStart(early);
     }
@@ -136,7 +138,7 @@ class Host {
   stats() {
     return new Promise((resolve) => {
       this.#stats.push(resolve);
-      this.send({ t: "stats" });
+      this.send({ t: KIND_STATS });
     });
   }
 
@@ -175,17 +177,17 @@ class Host {
     };
     w.onmessage = (ev) => {
       const m = JSON.parse(ev.data);
-      if (m.t === "alive") {
+      if (m.t === MSG_ALIVE) {
         clearTimeout(timer);
         if (blobURL) URL.revokeObjectURL(blobURL);
         w.postMessage({ wasmExec: WASM_EXEC.href, wasm: this.wasm.href });
         return;
       }
-      if (m.t === "fail" && !settled) {
+      if (m.t === MSG_FAIL && !settled) {
         fallBack(`the widget did not load in the Web Worker (${m.message})`);
         return;
       }
-      if (m.t === "ready") {
+      if (m.t === MSG_READY) {
         settled = true;
         w.onerror = null;
       }
@@ -248,17 +250,17 @@ class Host {
 
   #receive(m) {
     switch (m.t) {
-      case "frame":
+      case MSG_FRAME:
         for (const u of m.u) this.els.get(u.id)?.early(u);
         this.#frames.push(m.u);
         this.#schedule();
         break;
-      case "say":
+      case MSG_SAY:
         // Announcements due while a frame was on its way: into the live
         // regions now, nothing to apply in a frame.
         for (const u of m.u) this.els.get(u.id)?.early(u);
         break;
-      case "ready":
+      case MSG_READY:
         if (m.v !== PROTOCOL_VERSION) {
           this.#failed(`the loader speaks protocol ${PROTOCOL_VERSION} and the .wasm protocol ${m.v ?? "unknown"}: they come from different builds (serve trickle.js and its .wasm from one build)`);
           break;
@@ -270,13 +272,13 @@ class Host {
         this.#queue = [];
         this.#readyResolve();
         break;
-      case "warm":
+      case MSG_WARM:
         warmParser(m.html);
         break;
-      case "stats":
+      case MSG_STATS:
         this.#stats.shift()?.({ ...m, pageElements: this.els.size });
         break;
-      case "fail":
+      case MSG_FAIL:
         this.#failed(m.message);
         break;
     }

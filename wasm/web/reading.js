@@ -7,6 +7,7 @@
 import { sanitizeSpans } from "./sanitize.js";
 import { pageMath, sanitizeMath } from "./mathml.js";
 import { sanitizeSVG } from "./svg.js";
+import { STR_COPIED, STR_COPY, STR_COPY_CODE, STR_COPY_FAILED, STR_COPY_TABLE } from "./contract.js";
 import { wordOf } from "./strings.js";
 
 // decorate walks the newly settled nodes between after (exclusive; null:
@@ -40,8 +41,8 @@ function codeBlock(answer, pre) {
   const btn = document.createElement("button");
   btn.type = "button";
   btn.dataset.trickle = "copy";
-  btn.setAttribute("aria-label", wordOf(answer.el, "copyCode"));
-  btn.textContent = wordOf(answer.el, "copy");
+  btn.setAttribute("aria-label", wordOf(answer.el, STR_COPY_CODE));
+  btn.textContent = wordOf(answer.el, STR_COPY);
   btn.addEventListener("click", () => {
     copied(answer, navigator.clipboard.writeText(code.textContent));
   });
@@ -55,7 +56,7 @@ function tableBlock(answer, table) {
   const btn = document.createElement("button");
   btn.type = "button";
   btn.dataset.trickle = "copy-table";
-  btn.textContent = wordOf(answer.el, "copyTable");
+  btn.textContent = wordOf(answer.el, STR_COPY_TABLE);
   btn.addEventListener("click", () => {
     const cell = (c) => c.textContent.replace(/[\t\r\n]+/g, " ").trim();
     const tsv = [...table.rows].map((r) => [...r.cells].map(cell).join("\t")).join("\n") + "\n";
@@ -73,10 +74,10 @@ function tableBlock(answer, table) {
 // it, or why not.
 function copied(answer, promise) {
   promise.then(
-    () => say(answer, wordOf(answer.el, "copied")),
+    () => say(answer, wordOf(answer.el, STR_COPIED)),
     (err) => {
       console.error("trickle: copying failed:", err);
-      say(answer, wordOf(answer.el, "copyFailed"));
+      say(answer, wordOf(answer.el, STR_COPY_FAILED));
     },
   );
 }

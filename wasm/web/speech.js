@@ -9,6 +9,8 @@
 // element's speech, so an element cancels only while utterances of its own
 // are queued.
 
+import { ATTR_SPEAK } from "./contract.js";
+
 const speakers = new WeakMap();
 
 // speechAvailable reports whether the browser can speak.
@@ -33,14 +35,14 @@ class Speaker {
   }
 
   get on() {
-    return this.el.hasAttribute("speak") && speechAvailable();
+    return this.el.hasAttribute(ATTR_SPEAK) && speechAvailable();
   }
 
   // state is what metrics.speech says: on, off, or unavailable (no
   // speechSynthesis: the attribute does nothing).
   get state() {
     if (!speechAvailable()) return "unavailable";
-    return this.el.hasAttribute("speak") ? "on" : "off";
+    return this.el.hasAttribute(ATTR_SPEAK) ? "on" : "off";
   }
 
   // said takes the units the announcer just confirmed.

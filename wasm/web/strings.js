@@ -1,70 +1,17 @@
 // The words the widget shows and speaks, and the page's replacements of
 // them: one object of strings for the whole page (TrickleAnswer.strings)
 // and one per element (el.strings), the element's winning. English is
-// built in. The words the page shows itself (Copy, Thinking, Retry, …) are
-// applied here; the others (the statuses, the notices, the tool calls, the
-// metrics' names) are Go's (internal/widget/strings.go, under the same
-// keys and the same English, which cmd/trickle's docs tests check): the
-// page's replacements go to Go with every ask.
+// built in. The keys and their English are the contract's (contract.js,
+// generated from internal/protocol's table). The words the page shows
+// itself (Copy, Thinking, Retry, …) are applied here; the others (the
+// statuses, the notices, the tool calls, the metrics' names) are Go's
+// (internal/widget/strings.go): the page's replacements go to Go with
+// every ask.
 
-/** Every key and its English (docs/package.md lists them). */
-export const ENGLISH = Object.freeze({
-  // The page's own parts.
-  copy: "Copy",
-  copyCode: "Copy code",
-  copyTable: "Copy table",
-  copied: "Copied",
-  copyFailed: "Copy failed: the browser refused the clipboard.",
-  thinking: "Thinking",
-  jumpToLatest: "Jump to latest",
-  retry: "Retry",
-  // <trickle-chat>'s own parts.
-  chatInput: "Message",
-  chatSend: "Send",
-  chatStop: "Stop",
-  chatYou: "You said:",
-  chatAssistant: "The assistant said:",
-  chatRegenerate: "Regenerate",
-  chatEdit: "Edit",
-  chatCutOff: "[This answer was cut off before it finished.]",
-  // Go's: the statuses, shown and spoken.
-  responding: "Assistant is responding.",
-  complete: "Answer complete.",
-  stopped: "Answer stopped.",
-  incomplete: "Answer incomplete.",
-  failed: "Answer failed.",
-  stalled: "Waiting for the model…",
-  stoppedNotice: "Stopped.",
-  calling: "Calling {name}",
-  called: "Called {name}",
-  aTool: "a tool",
-  toolFailed: "Failed: {error}",
-  // Go's: why an answer did not complete, one sentence each.
-  refused: "The server refused the request ({status}).",
-  notFound: "The server has no answer at this address ({status}).",
-  rateLimited: "Too many requests ({status}): wait a moment, then retry.",
-  serverError: "The server failed to answer ({status}).",
-  rejected: "The server did not accept the request ({status}).",
-  network: "Could not reach the server.",
-  dropped: "The connection dropped and could not be resumed.",
-  cutOff: "The answer ended before the model finished.",
-  empty: "The server sent an empty answer.",
-  unreadable: "The server's answer is in a form this page cannot read.",
-  upstream: "The model's service reported an error.",
-  tooLarge: "Part of the answer was too large to read.",
-  expired: "The answer expired on the server and cannot be resumed.",
-  withheld: "This answer was withheld.",
-  unknown: "Something went wrong.",
-  // Go's: the names of show-metrics' rows.
-  metricTTFB: "Time to first byte",
-  metricTTFT: "Time to first token",
-  metricTTFAT: "Time to first answer token",
-  metricGaps: "Gap p50 / p95",
-  metricTokensPerSecond: "Tokens per second",
-  metricBytes: "Bytes",
-  metricBuffering: "Buffering",
-  metricLongestFrame: "Longest frame",
-});
+import { ENGLISH, STR_COPY, STR_COPY_CODE, STR_COPY_TABLE, STR_JUMP_TO_LATEST, STR_RETRY, STR_STALLED, STR_THINKING } from "./contract.js";
+
+/** Every key and its English (docs/package.md lists them): the contract's. */
+export { ENGLISH };
 
 let pageWide = {};
 const ofElement = new WeakMap();
@@ -135,14 +82,14 @@ export function label(el) {
       if (aria) n.setAttribute("aria-label", aria);
     }
   };
-  set("thinking", w("thinking"), "", " > details > summary");
-  set("retry", w("retry"));
-  set("jump", w("jumpToLatest"));
-  set("copy", w("copy"), w("copyCode"));
-  set("copy-table", w("copyTable"));
+  set("thinking", w(STR_THINKING), "", " > details > summary");
+  set("retry", w(STR_RETRY));
+  set("jump", w(STR_JUMP_TO_LATEST));
+  set("copy", w(STR_COPY), w(STR_COPY_CODE));
+  set("copy-table", w(STR_COPY_TABLE));
   // The stall notice on screen is the stylesheet's (a ::after after the
   // caret), its words --trickle-stall-text: the page's, when it gave some.
-  const stall = ofElement.get(el)?.stalled || pageWide.stalled;
+  const stall = ofElement.get(el)?.[STR_STALLED] || pageWide[STR_STALLED];
   if (stall) {
     el.style?.setProperty("--trickle-stall-text", cssString(stall));
     styled.add(el);

@@ -12,10 +12,13 @@
 // decision is Go's (wasm/, internal/widget).
 //
 // A classic script (importScripts) and a module (import()) alike: it only
-// assigns globals explicitly.
-"use strict";
+// assigns globals explicitly. Its one import, the contract's constants, is
+// bundled in by the build (wasm/internal/build), which writes it as a
+// classic script.
+import { MSG_ALIVE, MSG_FAIL } from "./contract.js";
 
 (() => {
+  "use strict";
   const g = globalThis;
 
   // Inbox holds a connection's bytes until Go's next frame takes them,
@@ -243,7 +246,7 @@
       await booted;
       delete g.__trickleBoot;
     } catch (err) {
-      port.postMessage(JSON.stringify({ t: "fail", message: String(err?.message ?? err) }));
+      port.postMessage(JSON.stringify({ t: MSG_FAIL, message: String(err?.message ?? err) }));
     }
   }
 
@@ -256,12 +259,12 @@
       try {
         g.importScripts(ev.data.wasmExec);
       } catch (err) {
-        g.postMessage(JSON.stringify({ t: "fail", message: `loading ${ev.data.wasmExec}: ${err?.message ?? err}` }));
+        g.postMessage(JSON.stringify({ t: MSG_FAIL, message: `loading ${ev.data.wasmExec}: ${err?.message ?? err}` }));
         return;
       }
       start(g, ev.data.wasm, "worker");
     };
-    g.postMessage(JSON.stringify({ t: "alive" }));
+    g.postMessage(JSON.stringify({ t: MSG_ALIVE }));
   } else {
     g.__trickleStart = start;
   }

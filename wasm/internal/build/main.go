@@ -185,9 +185,9 @@ func build(out, pkg, web string) (*Manifest, error) {
 	m.CSS = hashed("trickle", ".css", css)
 	files[m.CSS] = css
 
-	workerJS, err := os.ReadFile(filepath.Join(web, "trickle-worker.js"))
+	workerJS, err := bundleWorker(filepath.Join(web, "trickle-worker.js"))
 	if err != nil {
-		return nil, fmt.Errorf("build: worker script: %w", err)
+		return nil, err
 	}
 	if workerJS, err = minify("trickle-worker.js", workerJS); err != nil {
 		return nil, err
@@ -404,6 +404,29 @@ func bundle(entry string) ([]byte, error) {
 		return nil, fmt.Errorf("build: bundling %s gave %d files, want 1", entry, len(out))
 	}
 	return out[0].Contents, nil
+}
+
+// bundleWorker joins the worker script and what it imports (the
+// contract's constants) into one classic script (an IIFE): a Web Worker
+// made from its URL, importScripts in a blob: worker and import() on the
+// main thread all run it. Minified afterwards, as the loader is.
+func bundleWorker(entry string) ([]byte, error) {
+	abs, err := filepath.Abs(entry)
+	if err != nil {
+		return nil, fmt.Errorf("build: worker script: %w", err)
+	}
+	r := api.Build(api.BuildOptions{
+		EntryPoints: []string{abs}, Bundle: true, Write: false, LogLevel: api.LogLevelSilent,
+		Format: api.FormatIIFE, Platform: api.PlatformBrowser, Target: api.ESNext,
+	})
+	if len(r.Errors) > 0 {
+		msgs := api.FormatMessages(r.Errors, api.FormatMessagesOptions{Kind: api.ErrorMessage})
+		return nil, fmt.Errorf("build: bundling %s: %s", entry, strings.Join(msgs, ""))
+	}
+	if len(r.OutputFiles) != 1 {
+		return nil, fmt.Errorf("build: bundling %s gave %d files, want 1", entry, len(r.OutputFiles))
+	}
+	return r.OutputFiles[0].Contents, nil
 }
 
 // esbuild bundles as every output of the build is bundled: ES modules for

@@ -134,10 +134,16 @@ func TestMinifiedScriptsStillParseAndKeepTheirNames(t *testing.T) {
 		t.Run(filepath.Base(tc.path), func(t *testing.T) {
 			src, err := os.ReadFile(tc.path)
 			require.NoError(t, err)
-			if tc.ext == ".mjs" {
+			switch {
+			case tc.ext == ".mjs":
 				// The loader's entry: its modules bundled into one.
 				src, err = bundle(tc.path)
 				require.NoError(t, err)
+			case filepath.Base(tc.path) == "trickle-worker.js":
+				// The worker, with the contract it imports, as one classic script.
+				src, err = bundleWorker(tc.path)
+				require.NoError(t, err)
+				require.NotRegexp(t, `(?m)^\s*(import|export)\s`, string(src), "the worker is a classic script")
 			}
 			out, err := minify(filepath.Base(tc.path), src)
 			require.NoError(t, err)

@@ -5,6 +5,8 @@
 // (testdata/requests.json, internal/widget/early_request_test.go): Go
 // adopts this request's response as if it had sent it.
 
+import { KIND_ASK } from "../contract.js";
+
 // json writes a value as Go's jsonx does (encoding/json's escaping):
 // JSON.stringify's text with <, >, &, U+2028 and U+2029 escaped.
 const json = (v) => JSON.stringify(v).replace(/[<>&\u2028\u2029]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
@@ -28,7 +30,7 @@ const wellFormed = (s) => typeof s !== "string" || !s.isWellFormed || s.isWellFo
 // transport, an argument Go rejects, a string Go would read differently
 // (a lone surrogate) — and Go is left to decide.
 export function earlyRequest(cmd) {
-  if (cmd.t !== "ask" || cmd.transport === "websocket") return null;
+  if (cmd.t !== KIND_ASK || cmd.transport === "websocket") return null;
   // A model only when the page named one (the model attribute, for a
   // prompt); a body is the page's whole request, with stream: true.
   const model = cmd.model || "";

@@ -1,7 +1,11 @@
-// Types of the trickle-answer package: the <trickle-answer> element, its
-// events and its metrics. Hand-written beside the JavaScript it describes
-// (wasm/web); cmd/trickle's docs tests check it names every attribute,
-// event, metrics field, method and property the widget has, and no other.
+// Types of the trickle-answer package: the <trickle-answer> and
+// <trickle-chat> elements, their events and the answer's metrics.
+// Hand-written beside the JavaScript it describes (wasm/web), except the
+// parts between <generated> markers: the elements' attributes and events
+// and the strings, which go generate ./internal/protocol writes from the
+// contract table (internal/protocol/contract.go). cmd/trickle's docs tests
+// check it names every metrics field, method and property the widget has,
+// and no other.
 
 /** An answer's status: `idle` before the first ask, `streaming` while it
  *  streams, then how it ended. */
@@ -47,30 +51,59 @@ export interface TrickleAnswerMetrics {
   speech: "on" | "off" | "unavailable";
 }
 
-/** The element's attributes, as a page sets them in HTML or JSX. */
+// <generated attributes>: go generate ./internal/protocol writes this part from its contract table; do not edit.
+/** <trickle-answer>'s attributes, as a page sets them in HTML or JSX. */
 export interface TrickleAnswerAttributes {
   /** The chat completions URL (default /v1/chat/completions). */
   endpoint?: string;
+  /** sse (default) or websocket. */
   transport?: "sse" | "websocket";
   /** Another WebSocket URL. */
   "ws-endpoint"?: string;
+  /** auto (default), openai, responses, anthropic, gemini, ollama, plain, text or ai-sdk. */
   dialect?: "auto" | "openai" | "responses" | "anthropic" | "gemini" | "ollama" | "plain" | "text" | "ai-sdk";
-  /** What a screen reader hears. */
+  /** What a screen reader hears: sentences (default), complete or off. */
   announce?: "sentences" | "complete" | "off";
-  /** Read the answer aloud (speechSynthesis), sentence by sentence. */
+  /** Read the answer aloud with speechSynthesis, one utterance per confirmed sentence, while it streams. */
   speak?: boolean | "";
-  /** The model sent with ask(prompt); without it the request names none. */
+  /** The model sent with ask(prompt) (and with each turn of a chat); without it the request names none. */
   model?: string;
   /** Space-separated origins images may load from. */
   "image-origins"?: string;
   /** Show the metrics in the element at the end. */
   "show-metrics"?: boolean | "";
-  /** Syntax highlighting of settled code blocks (import
-   *  "trickle-answer/highlight" for the highlighting build). */
+  /** Syntax highlighting of settled code blocks, by the highlighting build (import trickle-answer/highlight). */
   highlight?: boolean | "";
-  /** "off": run the Go side on the page's main thread. */
+  /** off: run the widget's Go side on the page's main thread. */
   worker?: "off";
 }
+/** <trickle-chat>'s attributes, as a page sets them in HTML or JSX: each
+ *  that is also an answer's is handed to every answer of the chat. */
+export interface TrickleChatAttributes {
+  /** The chat completions URL (default /v1/chat/completions). */
+  endpoint?: string;
+  /** sse (default) or websocket. */
+  transport?: "sse" | "websocket";
+  /** Another WebSocket URL. */
+  "ws-endpoint"?: string;
+  /** auto (default), openai, responses, anthropic, gemini, ollama, plain, text or ai-sdk. */
+  dialect?: "auto" | "openai" | "responses" | "anthropic" | "gemini" | "ollama" | "plain" | "text" | "ai-sdk";
+  /** What a screen reader hears: sentences (default), complete or off. */
+  announce?: "sentences" | "complete" | "off";
+  /** Read the answer aloud with speechSynthesis, one utterance per confirmed sentence, while it streams. */
+  speak?: boolean | "";
+  /** The model sent with ask(prompt) (and with each turn of a chat); without it the request names none. */
+  model?: string;
+  /** Space-separated origins images may load from. */
+  "image-origins"?: string;
+  /** Show the metrics in the element at the end. */
+  "show-metrics"?: boolean | "";
+  /** Syntax highlighting of settled code blocks, by the highlighting build (import trickle-answer/highlight). */
+  highlight?: boolean | "";
+  /** off: run the widget's Go side on the page's main thread. */
+  worker?: "off";
+}
+// </generated attributes>
 
 /** trickle-start's detail. */
 export interface TrickleStartDetail {
@@ -171,6 +204,7 @@ export interface TrickleErrorDetail {
   httpStatus?: number;
 }
 
+// <generated strings>: go generate ./internal/protocol writes this part from its contract table; do not edit.
 /** Every word the widget shows or speaks, by key (English built in: see
  *  docs/package.md). {status} is an HTTP status code, {name} a tool's
  *  name. Set some for the page (TrickleAnswer.strings) or one element
@@ -250,7 +284,7 @@ export interface TrickleStrings {
   empty: string;
   /** The server's answer is in a form this page cannot read. */
   unreadable: string;
-  /** The model reported an error. */
+  /** The model's service reported an error. */
   upstream: string;
   /** Part of the answer was too large to read. */
   tooLarge: string;
@@ -277,16 +311,31 @@ export interface TrickleStrings {
   /** Longest frame */
   metricLongestFrame: string;
 }
+// </generated strings>
 
-/** The element's events (bubbling, composed), by name. */
+// <generated events>: go generate ./internal/protocol writes this part from its contract table; do not edit.
+/** <trickle-answer>'s events (bubbling, composed), by name. */
 export interface TrickleAnswerEventMap {
+  /** The answer started streaming. */
   "trickle-start": CustomEvent<TrickleStartDetail>;
+  /** The answer's first token arrived (detail: ttft_ms, ttfat_ms). */
   "trickle-first-token": CustomEvent<TrickleFirstTokenDetail>;
+  /** The answer ended (detail: status, metrics, message). */
   "trickle-end": CustomEvent<TrickleEndDetail>;
+  /** A tool call's arguments are complete (detail: id, name, arguments, raw). */
   "trickle-tool-call": CustomEvent<TrickleToolCallDetail>;
+  /** A stopped answer's cost arrived after its end, as the relay counted it (detail: usage, message). */
   "trickle-usage": CustomEvent<TrickleUsageDetail>;
+  /** The answer failed (detail: status, message). */
   "trickle-error": CustomEvent<TrickleErrorDetail>;
 }
+/** <trickle-chat>'s own events (bubbling, composed), by name; its answers'
+ *  bubble through it too. */
+export interface TrickleChatEventMap {
+  /** A turn ended, or the history was set: detail.messages is the history to save. */
+  "trickle-chat-change": CustomEvent<TrickleChatChangeDetail>;
+}
+// </generated events>
 
 /** A request body for ask(): the page's own fields (messages, temperature,
  *  …), sent as they are with `stream: true` added and nothing else (not
@@ -409,13 +458,9 @@ export interface TrickleChatChangeDetail {
   messages: TrickleChatMessage[];
 }
 
-export interface TrickleChatEventMap {
-  "trickle-chat-change": CustomEvent<TrickleChatChangeDetail>;
-}
-
 /** <trickle-chat>: a conversation; each turn is the reader's message and a
- *  <trickle-answer>, under a composer. Its attributes are
- *  <trickle-answer>'s, handed to each answer. */
+ *  <trickle-answer>, under a composer. Its attributes
+ *  (TrickleChatAttributes) are handed to each answer. */
 export declare class TrickleChat extends HTMLElement {
   /** The history (a copy); setting it shows a stored thread at once. */
   get messages(): TrickleChatMessage[];
@@ -444,7 +489,33 @@ export declare class TrickleChat extends HTMLElement {
     listener: (this: TrickleChat, ev: TrickleChatEventMap[K]) => unknown,
     options?: boolean | AddEventListenerOptions,
   ): void;
+  addEventListener<K extends keyof TrickleAnswerEventMap>(
+    type: K,
+    listener: (this: TrickleChat, ev: TrickleAnswerEventMap[K]) => unknown,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  addEventListener<K extends keyof HTMLElementEventMap>(
+    type: K,
+    listener: (this: TrickleChat, ev: HTMLElementEventMap[K]) => unknown,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
   addEventListener(type: string, listener: EventListenerOrEventListenerObject, options?: boolean | AddEventListenerOptions): void;
+  removeEventListener<K extends keyof TrickleChatEventMap>(
+    type: K,
+    listener: (this: TrickleChat, ev: TrickleChatEventMap[K]) => unknown,
+    options?: boolean | EventListenerOptions,
+  ): void;
+  removeEventListener<K extends keyof TrickleAnswerEventMap>(
+    type: K,
+    listener: (this: TrickleChat, ev: TrickleAnswerEventMap[K]) => unknown,
+    options?: boolean | EventListenerOptions,
+  ): void;
+  removeEventListener<K extends keyof HTMLElementEventMap>(
+    type: K,
+    listener: (this: TrickleChat, ev: HTMLElementEventMap[K]) => unknown,
+    options?: boolean | EventListenerOptions,
+  ): void;
+  removeEventListener(type: string, listener: EventListenerOrEventListenerObject, options?: boolean | EventListenerOptions): void;
 }
 
 /** What stats() reports (for tests): the Go side's elements, live
@@ -472,7 +543,7 @@ declare global {
   }
   // The events bubble and are composed: a listener on any ancestor, the
   // document or the window hears them too.
-  interface HTMLElementEventMap extends TrickleAnswerEventMap {}
-  interface DocumentEventMap extends TrickleAnswerEventMap {}
-  interface WindowEventMap extends TrickleAnswerEventMap {}
+  interface HTMLElementEventMap extends TrickleAnswerEventMap, TrickleChatEventMap {}
+  interface DocumentEventMap extends TrickleAnswerEventMap, TrickleChatEventMap {}
+  interface WindowEventMap extends TrickleAnswerEventMap, TrickleChatEventMap {}
 }

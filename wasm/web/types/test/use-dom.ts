@@ -70,6 +70,17 @@ export async function use(): Promise<TrickleFinalStatus> {
   made.message = { role: "assistant" };
   // @ts-expect-error a tool call's name is a string
   el.addEventListener("trickle-tool-call", (e) => { const n: number = e.detail.name; void n; });
+  const chat = document.querySelector("trickle-chat");
+  if (chat) {
+    const onChange = (e: CustomEvent<{ messages: unknown[] }>) => console.log(e.detail.messages.length);
+    chat.addEventListener("trickle-chat-change", onChange);
+    chat.removeEventListener("trickle-chat-change", onChange); // an effect's clean-up
+    const onEnd = (e: CustomEvent<{ status: string }>) => console.log(e.detail.status);
+    chat.addEventListener("trickle-end", onEnd); // an answer's event, bubbling through its chat
+    chat.removeEventListener("trickle-end", onEnd);
+    // @ts-expect-error trickle-chat-change's detail has messages, not text
+    chat.addEventListener("trickle-chat-change", (e) => e.detail.text);
+  }
   const status = await el.ask({ messages: [{ role: "user", content: "hi" }] });
   return status;
 }

@@ -1,6 +1,6 @@
 // React 19 JSX with the package's typings (tsc, make test-js).
 import type {} from "trickle-answer/react";
-import type { TrickleAnswer, TrickleEndDetail } from "trickle-answer";
+import type { TrickleAnswer, TrickleChat, TrickleChatChangeDetail, TrickleEndDetail } from "trickle-answer";
 import { useRef } from "react";
 
 export function Answer() {
@@ -31,3 +31,25 @@ export const badHandler = <trickle-answer ontrickle-end={(e: CustomEvent<string>
 
 // @ts-expect-error camel case: React 19 would listen for an event named "TrickleEnd", which never comes
 export const camelCase = <trickle-answer onTrickleEnd={() => {}} />;
+
+export function Chat() {
+  const ref = useRef<TrickleChat>(null);
+  return (
+    <trickle-chat
+      ref={ref}
+      endpoint="/api/chat"
+      image-origins="https://images.example"
+      ws-endpoint="wss://relay.example/v1/ws"
+      show-metrics
+      speak
+      ontrickle-chat-change={(e: CustomEvent<TrickleChatChangeDetail>) => e.detail.messages.length}
+      ontrickle-end={(e) => e.detail.status}
+    />
+  );
+}
+
+// @ts-expect-error the chat forwards image-origins; there is no "images"
+export const oldName = <trickle-chat images="https://images.example" />;
+
+// @ts-expect-error an unknown transport
+export const badChatTransport = <trickle-chat transport="carrier-pigeon" />;

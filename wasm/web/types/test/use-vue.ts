@@ -13,3 +13,14 @@ export const props: Props = {
 
 // @ts-expect-error an unknown dialect
 export const bad: Props = { dialect: "klingon" };
+
+type ChatProps = InstanceType<GlobalComponents["trickle-chat"]>["$props"];
+
+export const chatProps: ChatProps = {
+  "image-origins": "https://images.example",
+  onTrickleChatChange: (e) => console.log(e.detail.messages.length),
+  onTrickleEnd: (e: CustomEvent<TrickleEndDetail>) => console.log(e.detail.status),
+};
+
+// @ts-expect-error an unknown dialect
+export const badChat: ChatProps = { dialect: "klingon" };
