@@ -55,9 +55,11 @@ func (s *Server) simParams(req *ChatRequest, q url.Values) (sim.Params, error) {
 // stall_after, stall_ms, no_end), which it does not allow (WithAllowFaults).
 var ErrFaultRefused = chat.ErrFaultRefused
 
-// ResumeHeader is the request header with which a client that will never
-// resume (an SDK's stream, a script) says so: "off" makes its disconnect
-// cancel the generation at once instead of after the grace period.
+// ResumeHeader is the request header with which an HTTP client that will
+// resume a cut stream (the widget) says so: "on" keeps the generation
+// running for the grace period after a disconnect. Without it (or with
+// "off") a disconnect cancels the generation at once, so a plain SDK's
+// abort spends nothing more. WebSocket clients resume by default.
 const ResumeHeader = chat.ResumeHeader
 
 // chat is POST /v1/chat/completions.
@@ -65,6 +67,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if s.reg.Draining() {
 		w.Header().Set("Retry-After", "5")
 		apierr.Write(w, http.StatusServiceUnavailable, "shutting_down", ErrShuttingDown.Error())
+		return
+	}
+	resumes, err := chat.Resumes(r.Header)
+	if err != nil {
+		s.refuse(w, err)
 		return
 	}
 	req, body, code, err := s.readRequest(w, r)
@@ -92,19 +99,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		ticket.End(s.answerOnce(w, r, &req, body))
 		return
 	}
-	off, err := chat.NoResume(r.Header)
-	if err != nil {
-		ticket.End(0)
-		s.refuse(w, err)
-		return
-	}
 	l, err := s.startStream(&req, body, r.URL.Query(), reqlog.ID(r.Context()), ticket)
 	if err != nil {
 		ticket.End(0)
 		s.refuse(w, err)
 		return
 	}
-	if off {
+	if !resumes {
 		l.NoResume()
 	}
 	s.serveSSE(w, r, l, 0)

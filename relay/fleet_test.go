@@ -72,6 +72,9 @@ func openSSE(t *testing.T, method, url, body, last string) (*http.Response, func
 	if last != "" {
 		req.Header.Set("Last-Event-ID", last)
 	}
+	if method == http.MethodPost {
+		req.Header.Set(relay.ResumeHeader, "on") // these clients resume on another instance
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	return resp, func() { cancel(); resp.Body.Close() }

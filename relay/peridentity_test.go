@@ -123,7 +123,7 @@ func TestTheStreamLimitCountsGenerationsRunningPerSubject(t *testing.T) {
 	alice, bob := mint(t, "alice", time.Minute), mint(t, "bob", time.Minute)
 	chat := base + "/v1/chat/completions"
 
-	running := post(t, chat, hello, "Authorization", "Bearer "+alice)
+	running := post(t, chat, hello, "Authorization", "Bearer "+alice, relay.ResumeHeader, "on")
 	require.Equal(t, http.StatusOK, running.StatusCode)
 	id := running.Header.Get("X-Trickle-Stream")
 	eventually(t, "the running generation's upstream request", func() bool { return f.requests.Load() == 1 })

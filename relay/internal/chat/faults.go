@@ -45,18 +45,20 @@ func UpstreamFaults(q url.Values, drop int, allowed bool) error {
 	return nil
 }
 
-// ResumeHeader is the request header with which a client that will never
-// resume says so: "off" makes its disconnect cancel the generation at
-// once instead of after the grace period.
+// ResumeHeader is the request header with which an HTTP client says
+// whether it will resume a stream it was cut from: "on" keeps the
+// generation running for the grace period after a disconnect; "off", or
+// no header, cancels it at once (an SDK's abort spends nothing more).
 const ResumeHeader = "X-Trickle-Resume"
 
-// NoResume reads ResumeHeader: "off" or "on" (the default), any case.
-func NoResume(h http.Header) (bool, error) {
+// Resumes reads ResumeHeader: true for "on", false for "off" or none
+// (the default over HTTP), any case; any other value is a bad request.
+func Resumes(h http.Header) (bool, error) {
 	switch v := strings.ToLower(strings.TrimSpace(h.Get(ResumeHeader))); v {
-	case "", "on":
-		return false, nil
-	case "off":
+	case "on":
 		return true, nil
+	case "", "off":
+		return false, nil
 	default:
 		return false, fmt.Errorf("%w: %s must be on or off, not %q", ErrBadRequest, ResumeHeader, v)
 	}
