@@ -101,7 +101,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	l, err := s.startStream(&req, body, r.URL.Query(), reqlog.ID(r.Context()), ticket)
 	if err != nil {
-		ticket.End(0)
+		ticket.Refund(r.Context())
 		s.refuse(w, err)
 		return
 	}

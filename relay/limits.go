@@ -27,7 +27,7 @@ func ParseRate(s string) (Rate, error) {
 // WithRateLimit lets each identity start r.N generations at once, then
 // one each r.Per/r.N: a request over it gets 429 (code rate_limited)
 // with Retry-After. Only requests for a generation count (not resumes,
-// stops or info).
+// stops or info), and a refused request does not.
 func WithRateLimit(r Rate) Option {
 	return func(c *config) { c.guard.limits.Rate, c.guard.rateSet = r, true }
 }

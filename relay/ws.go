@@ -85,7 +85,7 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 		ticket, err := s.limits.Admit(r.Context(), Identity(r))
 		if err == nil {
 			if l, err = s.startStream(&req, first, r.URL.Query(), rid, ticket); err != nil {
-				ticket.End(0)
+				ticket.Refund(r.Context())
 			}
 		}
 		if err != nil {

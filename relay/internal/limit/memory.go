@@ -51,6 +51,22 @@ func (m *Memory) Allow(_ context.Context, key string, r Rate) (time.Duration, er
 	return 0, nil
 }
 
+// Refund moves key's theoretical arrival time one interval back.
+func (m *Memory) Refund(_ context.Context, key string, r Rate) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tat, ok := m.tat[key]
+	if !ok {
+		return nil
+	}
+	if tat = tat.Add(-r.Per / time.Duration(r.N)); tat.After(m.now()) {
+		m.tat[key] = tat
+	} else {
+		delete(m.tat, key)
+	}
+	return nil
+}
+
 // Acquire takes a slot; a process that dies takes its slots with it.
 func (m *Memory) Acquire(_ context.Context, key, lease string, max int) (bool, error) {
 	m.mu.Lock()

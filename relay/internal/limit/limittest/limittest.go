@@ -73,6 +73,36 @@ func Run(t *testing.T, open func() limit.Counter) {
 		require.InDelta(t, float64(first), float64(second), float64(time.Second), "refusals do not push the wait on")
 	})
 
+	t.Run("a refund gives a counted request back, on every instance", func(t *testing.T) {
+		a, b := open(), open()
+		r := limit.Rate{N: 2, Per: time.Hour}
+		k := key(t, "k")
+		for range r.N {
+			retry, err := a.Allow(ctx, k, r)
+			require.NoError(t, err)
+			require.Zero(t, retry)
+		}
+		require.NoError(t, a.Refund(ctx, k, r))
+		retry, err := b.Allow(ctx, k, r)
+		require.NoError(t, err)
+		require.Zero(t, retry, "the refunded request's place is free")
+		retry, err = b.Allow(ctx, k, r)
+		require.NoError(t, err)
+		require.Positive(t, retry, "and only its place")
+		require.NoError(t, b.Refund(ctx, key(t, "nobody"), r), "a refund of nothing counted is no error")
+		for range 3 {
+			require.NoError(t, a.Refund(ctx, k, r))
+		}
+		for i := range r.N {
+			retry, err := a.Allow(ctx, k, r)
+			require.NoError(t, err)
+			require.Zero(t, retry, "refunded to rest: request %d of the burst is allowed", i+1)
+		}
+		retry, err = a.Allow(ctx, k, r)
+		require.NoError(t, err)
+		require.Positive(t, retry, "refunds never give more than the burst")
+	})
+
 	t.Run("slots are shared by the instances and freed on release", func(t *testing.T) {
 		a, b := open(), open()
 		k := key(t, "alice")
