@@ -24,6 +24,7 @@ import (
 	"github.com/trickle-dev/trickle/relay/internal/simclock"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 	"github.com/trickle-dev/trickle/relay/store"
+	"github.com/trickle-dev/trickle/relay/wire"
 )
 
 // Errors the relay reports.
@@ -73,10 +74,12 @@ func (h *logHost) Token(first bool, d time.Duration) {
 	m.Events.Add(1)
 }
 
-func (h *logHost) Touch(l *streamlog.Log)               { h.store.Append((*generated)(l)) }
-func (h *logHost) Ended(l *streamlog.Log, state string) { (*Server)(h).streamEnded(l, state) }
-func (h *logHost) Watched(id string) bool               { return h.store.Watched(id) }
-func (h *logHost) DropFollowed(l *streamlog.Log)        { (*Server)(h).dropFollowed(l) }
+func (h *logHost) Touch(l *streamlog.Log) { h.store.Append((*generated)(l)) }
+func (h *logHost) Ended(l *streamlog.Log, state string) {
+	(*Server)(h).streamEnded(l, wire.State(state))
+}
+func (h *logHost) Watched(id string) bool        { return h.store.Watched(id) }
+func (h *logHost) DropFollowed(l *streamlog.Log) { (*Server)(h).dropFollowed(l) }
 
 func (s *Server) newLog(dialect string) *streamlog.Log {
 	return streamlog.New(&s.logCfg, (*logHost)(s), newStreamID(), dialect)
@@ -167,10 +170,10 @@ func (s *Server) routes() http.Handler {
 		r.Path("/").Handler(http.RedirectHandler("/examples/", http.StatusFound))
 	}
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		apierr.Write(w, http.StatusNotFound, "not_found", "relay: no route for "+r.Method+" "+r.URL.Path)
+		apierr.Write(w, wire.Error{Type: wire.TypeNotFound, Message: "relay: no route for " + r.Method + " " + r.URL.Path})
 	})
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		apierr.Write(w, http.StatusMethodNotAllowed, "method_not_allowed", "relay: "+r.Method+" is not allowed on "+r.URL.Path)
+		apierr.Write(w, wire.Error{Type: wire.TypeMethodNotAllowed, Message: "relay: " + r.Method + " is not allowed on " + r.URL.Path})
 	})
 	return reqlog.Handler(s.log, s.crossOrigin(r))
 }
@@ -244,7 +247,7 @@ func (s *Server) register(dialect string, dropAfter int, rid string, t *limit.Ti
 
 // streamEnded is called (with l's lock held) once per stream generated
 // here when it ends; the stream stays resumable for the retention window.
-func (s *Server) streamEnded(l *streamlog.Log, state string) {
+func (s *Server) streamEnded(l *streamlog.Log, state wire.State) {
 	switch state {
 	case streamlog.StateStopped:
 		s.metrics.Stops.Add(1)
@@ -310,26 +313,21 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}()
 	running := s.reg.Running()
 	s.log.Info("relay draining", "streams", running.Load())
-	for running.Load() > 0 {
-		select {
-		case <-s.reg.Idle():
-		case <-time.After(50 * time.Millisecond):
-		case <-ctx.Done():
-			n := running.Load()
-			s.kick()
-			for _, l := range s.reg.All() {
-				l.StopWith(streamlog.StateCancelled, "relay: shut down before the stream ended", false)
-			}
-			// Give the readers a moment to send their clean end.
-			done := make(chan struct{})
-			go func() { s.pumps.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(time.Second):
-			}
-			s.log.Warn("relay shutdown deadline passed", "streams_cut", n)
-			return fmt.Errorf("%w with %d streams running; clients got a resumable end", ErrShutdownLate, n)
+	if s.reg.WaitIdle(ctx) != nil {
+		n := running.Load()
+		s.kick()
+		for _, l := range s.reg.All() {
+			l.StopWith(streamlog.StateCancelled, "relay: shut down before the stream ended", false)
 		}
+		// Give the readers a moment to send their clean end.
+		done := make(chan struct{})
+		go func() { s.pumps.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(time.Second):
+		}
+		s.log.Warn("relay shutdown deadline passed", "streams_cut", n)
+		return fmt.Errorf("%w with %d streams running; clients got a resumable end", ErrShutdownLate, n)
 	}
 	// Every stream has ended; its readers finish sending on their own
 	// (those on hijacked connections are not tracked by http.Server).

@@ -4,6 +4,7 @@
 package relay
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -69,7 +70,7 @@ func (h *storeHost) Generated() []store.Stream {
 func (h *storeHost) StopLocal(id, by string) {
 	s := (*Server)(h)
 	if l := s.reg.Lookup(id); l != nil && !l.Followed() {
-		s.stop(l, by)
+		s.stop(context.Background(), l, by)
 	}
 }
 

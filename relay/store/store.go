@@ -16,6 +16,8 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+
+	"github.com/trickle-dev/trickle/relay/wire"
 )
 
 // Store keeps the relay's stream logs. A Store serves one relay.
@@ -78,13 +80,8 @@ type Stream interface {
 	Running() bool
 }
 
-// Usage is what a stream generated: its output tokens, Estimated when
-// they are counted from the events the relay received (a real upstream's,
-// one token an event) rather than known (the simulated model's).
-type Usage struct {
-	CompletionTokens int  `json:"completion_tokens"`
-	Estimated        bool `json:"estimated"`
-}
+// Usage is what a stream generated (the contract's wire.Usage).
+type Usage = wire.Usage
 
 // Unstored is what a store takes from a stream in one round trip.
 type Unstored struct {

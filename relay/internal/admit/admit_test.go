@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/relay/internal/admit"
+	"github.com/trickle-dev/trickle/relay/wire"
 )
 
 func filtered(t *testing.T, p admit.Policy, body string) map[string]any {
@@ -68,7 +69,11 @@ func TestMaxTokensIsCappedAndSetWhenTheRequestNamesNone(t *testing.T) {
 	m := filtered(t, p, `{"max_completion_tokens":499}`)
 	require.Equal(t, float64(499), m["max_completion_tokens"])
 	require.NotContains(t, m, "max_tokens", "the request's own field is kept, not doubled")
-	for _, c := range []struct{ body, code, param string }{
+	for _, c := range []struct {
+		body  string
+		code  wire.Code
+		param string
+	}{
 		{`{"max_tokens":100000}`, admit.MaxTokensOverCap, "max_tokens"},
 		{`{"max_tokens":10,"max_completion_tokens":501}`, admit.MaxTokensOverCap, "max_completion_tokens"},
 		{`{"max_tokens":-1}`, admit.BadMaxTokens, "max_tokens"},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/trickle-dev/trickle/a11y"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
+	"github.com/trickle-dev/trickle/relay/wire"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
@@ -104,7 +105,7 @@ func (t *gate) run() {
 	defer t.cancel()
 	if t.dec == nil {
 		// Text the gate cannot read is text it cannot check: fail closed.
-		t.log.Stop(streamlog.StateWithheld, stream.WithheldMessage)
+		t.log.Stop(wire.StateWithheld, wire.WithheldMessage)
 		return
 	}
 	for {
@@ -151,7 +152,7 @@ func (t *gate) run() {
 			return
 		}
 		if ended && len(t.held) == 0 {
-			t.log.ReleaseEnd(state, msg)
+			t.log.ReleaseEnd(wire.State(state), msg)
 			return
 		}
 	}
@@ -186,7 +187,7 @@ func (t *gate) clear(end int) bool {
 	if strings.TrimSpace(sentence) != "" {
 		if !t.check(Request{Sentence: sentence, Context: text[:t.cleared], StreamID: t.log.ID(), RequestID: t.rid}) {
 			t.releaseCleared()
-			t.log.Stop(streamlog.StateWithheld, stream.WithheldMessage)
+			t.log.Stop(wire.StateWithheld, wire.WithheldMessage)
 			return false
 		}
 	}

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trickle-dev/trickle/relay/wire"
+
 	"github.com/trickle-dev/trickle/relay/store"
 )
 
@@ -86,20 +88,26 @@ const (
 
 // The error codes of the limits' refusals.
 const (
-	CodeRateLimited          = "rate_limited"
-	CodeTooManyStreams       = "too_many_streams"
-	CodeTokenBudgetExhausted = "token_budget_exhausted"
+	CodeRateLimited          = wire.CodeRateLimited
+	CodeTooManyStreams       = wire.CodeTooManyStreams
+	CodeTokenBudgetExhausted = wire.CodeTokenBudgetExhausted
 )
 
 // Refusal is a request over one of its identity's limits.
 type Refusal struct {
 	Limit      string        // RateLimit, StreamLimit or TokenLimit
-	Code       string        // the error code clients get: rate_limited, too_many_streams, token_budget_exhausted
+	Code       wire.Code     // the error code clients get: rate_limited, too_many_streams, token_budget_exhausted
 	RetryAfter time.Duration // when trying again may succeed
 	Message    string        // what happened and what the client can do
 }
 
 func (r *Refusal) Error() string { return r.Message }
+
+// Refusal is how the relay refuses the request: 429 with the limit's code
+// and Retry-After.
+func (r *Refusal) Refusal() wire.Error {
+	return wire.Error{Type: wire.TypeRateLimit, Code: r.Code, Message: r.Message, RetryAfter: RetryAfter(r.RetryAfter)}
+}
 
 // Counter is where the counts live. Its calls that take a context may
 // fail (Redis unreachable); Release and Spend never block.

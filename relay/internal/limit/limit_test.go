@@ -117,7 +117,7 @@ func refusal(t *testing.T, err error, code string) *limit.Refusal {
 	t.Helper()
 	var r *limit.Refusal
 	require.ErrorAs(t, err, &r)
-	require.Equal(t, code, r.Code)
+	require.Equal(t, code, string(r.Code))
 	require.True(t, strings.HasPrefix(r.Message, "relay: "), r.Message)
 	return r
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/trickle-dev/trickle/relay/wire"
+
 	"github.com/trickle-dev/trickle/relay/store"
 )
 
@@ -84,7 +86,7 @@ func (l *Log) EndFollowed(state, message string, upstreamCancelled bool, u store
 	}
 	l.upstreamCancelled = upstreamCancelled
 	l.tokens, l.estimated = u.CompletionTokens, u.Estimated
-	l.finishLocked(state, message, false)
+	l.finishLocked(wire.State(state), message, false)
 }
 
 // DropIfUnread forgets a followed log after the grace period unless a
@@ -133,7 +135,7 @@ func (l *Log) TakeUnstored() (u store.Unstored, ok bool) {
 	}
 	u.Running = l.state == StateRunning
 	if !u.Running && !l.endStored {
-		u.Ended, u.State, u.Message, u.UpstreamCancelled = true, l.state, l.message, l.upstreamCancelled
+		u.Ended, u.State, u.Message, u.UpstreamCancelled = true, string(l.state), l.message, l.upstreamCancelled
 		u.Usage = l.usageLocked()
 		l.endStored = true
 	}
