@@ -9,7 +9,7 @@ import (
 	"fmt"
 
 	"github.com/trickle-dev/trickle/relay/internal/limit"
-	"github.com/trickle-dev/trickle/relay/internal/redisstore"
+	"github.com/trickle-dev/trickle/relay/store"
 )
 
 // Rate is a request rate (WithRateLimit): N requests per Per.
@@ -57,15 +57,16 @@ func (g *guardConfig) checkLimits() error {
 }
 
 // newLimiter makes the server's limiter, if any limit is set: counting
-// in the Redis of a Redis store, else in this process.
+// where the store counts for the fleet (a store.LimitStore, such as the
+// Redis store), else in this process.
 func (s *Server) newLimiter() {
 	set := s.cfg.guard.limits
 	if !set.On() {
 		return
 	}
 	var c limit.Counter = limit.NewMemory()
-	if rs, ok := s.store.(*redisstore.Store); ok {
-		c = limit.NewRedis(rs.Client(), s.cfg.lease, s.log)
+	if ls, ok := s.store.(store.LimitStore); ok {
+		c = ls.Limits()
 	}
 	s.limits = limit.New(set, c, s.metrics.LimitRefused)
 }

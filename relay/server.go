@@ -52,7 +52,8 @@ type Server struct {
 	refused reqlog.Once      // origins refused so far, each logged once
 
 	store    Store
-	instance string // this process in the store (random)
+	instance string  // this process in the store (random)
+	follows  follows // the store's Follow calls under way
 
 	verifier *auth.Verifier // with WithAuthSecret
 	limits   *limit.Limiter // with a per-identity limit (limits.go)
@@ -269,21 +270,25 @@ func (s *Server) find(id string) (*streamlog.Log, error) {
 	if l := s.reg.Lookup(id); l != nil {
 		return l, nil
 	}
+	// Finds of one stream take turns, so that it is followed once.
+	c := s.follows.begin(id)
+	defer s.follows.end(id, c)
+	if l := s.reg.Lookup(id); l != nil {
+		return l, nil // another request followed it meanwhile
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	f, err := s.store.Follow(ctx, id)
+	_, err := s.store.Follow(ctx, id)
+	l := s.follows.take(c)
 	if err != nil {
 		return nil, err
 	}
-	fl, ok := f.(*followed)
-	if !ok {
-		return nil, fmt.Errorf("relay: store %s followed stream %s into a log of its own, not the Follower the relay made", s.store, id)
+	if l == nil {
+		return nil, fmt.Errorf("relay: store %s followed stream %s without making its log (Store.Follow must call Host.NewFollower)", s.store, id)
 	}
-	l, adopted := s.reg.Adopt((*streamlog.Log)(fl))
-	if !adopted {
-		// Another request opened it meanwhile: keep one follower.
-		(*streamlog.Log)(fl).Unfollow()
-		return l, nil
+	if have, adopted := s.reg.Adopt(l); !adopted {
+		l.Unfollow()
+		return have, nil
 	}
 	l.DropIfUnread()
 	return l, nil

@@ -109,27 +109,9 @@ func (r *Refusal) Refusal() wire.Error {
 	return wire.Error{Type: wire.TypeRateLimit, Code: r.Code, Message: r.Message, RetryAfter: RetryAfter(r.RetryAfter)}
 }
 
-// Counter is where the counts live. Its calls that take a context may
-// fail (Redis unreachable); Release and Spend never block.
-type Counter interface {
-	// Allow counts one request of key against r. It returns 0 when the
-	// request is allowed, else how long until one would be; a request it
-	// refuses is not counted.
-	Allow(ctx context.Context, key string, r Rate) (time.Duration, error)
-	// Refund takes back one request Allow counted against r, for a
-	// request that was refused after all: a refused request must not
-	// count.
-	Refund(ctx context.Context, key string, r Rate) error
-	// Acquire takes one of key's max slots for lease; false when all
-	// are taken.
-	Acquire(ctx context.Context, key, lease string, max int) (bool, error)
-	// Release frees lease's slot of key.
-	Release(key, lease string)
-	// Spent is what key spent on day (2006-01-02, UTC).
-	Spent(ctx context.Context, key, day string) (int64, error)
-	// Spend adds n to what key spent on day.
-	Spend(key, day string, n int64)
-}
+// Counter is where the counts live: Memory, Redis, or what a store
+// offers (store.LimitStore).
+type Counter = store.Counter
 
 // Limiter applies Settings to identities, counting in a Counter.
 type Limiter struct {
@@ -162,8 +144,8 @@ func (l *Limiter) Counter() Counter {
 // Wait waits for the counts still being written (Redis's releases and
 // spends), so that they are not lost when the relay closes its client.
 func (l *Limiter) Wait() {
-	if w, ok := l.Counter().(interface{ Wait() }); ok {
-		w.Wait()
+	if l != nil {
+		l.c.Wait()
 	}
 }
 
@@ -195,7 +177,7 @@ func (l *Limiter) Admit(ctx context.Context, key string) (*Ticket, error) {
 	}
 	t := &Ticket{l: l, key: key}
 	if !s.Rate.IsZero() {
-		retry, err := l.c.Allow(ctx, key, s.Rate)
+		retry, err := l.c.Allow(ctx, key, s.Rate.N, s.Rate.Per)
 		if err != nil {
 			return nil, unavailable(err)
 		}
@@ -294,7 +276,7 @@ func (t *Ticket) Refund(ctx context.Context) {
 			t.l.c.Release(t.key, t.lease)
 		}
 		if t.rated {
-			t.l.c.Refund(ctx, t.key, t.l.set.Rate)
+			t.l.c.Refund(ctx, t.key, t.l.set.Rate.N, t.l.set.Rate.Per)
 		}
 	})
 }

@@ -98,8 +98,8 @@ func NewRedis(rdb *redis.Client, lease time.Duration, log *slog.Logger) *Redis {
 
 // Allow counts the request in redis_rate's GCRA, N at once and one each
 // Per/N after.
-func (c *Redis) Allow(ctx context.Context, key string, r Rate) (time.Duration, error) {
-	res, err := c.rate.Allow(ctx, rateKey(key), redis_rate.Limit{Rate: r.N, Burst: r.N, Period: r.Per})
+func (c *Redis) Allow(ctx context.Context, key string, n int, per time.Duration) (time.Duration, error) {
+	res, err := c.rate.Allow(ctx, rateKey(key), redis_rate.Limit{Rate: n, Burst: n, Period: per})
 	if err != nil {
 		return 0, err
 	}
@@ -111,8 +111,8 @@ func (c *Redis) Allow(ctx context.Context, key string, r Rate) (time.Duration, e
 
 // Refund takes back one request of redis_rate's count (its key is
 // "rate:" and the key Allow passed).
-func (c *Redis) Refund(ctx context.Context, key string, r Rate) error {
-	interval := (r.Per / time.Duration(r.N)).Seconds()
+func (c *Redis) Refund(ctx context.Context, key string, n int, per time.Duration) error {
+	interval := (per / time.Duration(n)).Seconds()
 	return refund.Run(ctx, c.rdb, []string{"rate:" + rateKey(key)}, interval).Err()
 }
 
