@@ -27,7 +27,7 @@ var (
 )
 
 // checkUpstream refuses an Upstream that cannot work, naming the field.
-func checkUpstream(u *Upstream) error {
+func checkUpstream(u *upstream.Upstream) error {
 	d := DefaultSettings().Upstream
 	err := u.Check(upstream.Defaults{FirstTokenTimeout: d.FirstTokenTimeout, IdleTimeout: d.IdleTimeout, TotalTimeout: d.TotalTimeout})
 	var fe *upstream.FieldError
