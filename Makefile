@@ -10,6 +10,8 @@
 #   make test    everything CI checks (native, js/wasm on Node, the page's
 #                JavaScript on Node, Chromium)
 #   make bench   benchmarks and side-by-side comparisons (not run in CI)
+#   make size    what the widget's .wasm is made of, by Go package, beside
+#                the floor (goldmark + GFM + the Go runtime)
 #   make orca    the lab check with a real screen reader: what Orca says while
 #                an answer streams (not run in CI; docs/testing.md#orca)
 #   make screenshots  the README's pictures, from headless Chromium
@@ -22,7 +24,7 @@ STATICCHECK := v0.8.2
 PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/... ./internal/buffering/... ./internal/protocol/... ./internal/widget/...
 export PATH := $(PATH):$(WASM_EXEC)
 
-.PHONY: all build widget dist run fleet test test-native test-wasm test-js e2e-resets lint bench orca screenshots clean
+.PHONY: all build widget dist run fleet test test-native test-wasm test-js e2e-resets lint bench size orca screenshots clean
 
 all: build
 
@@ -168,6 +170,12 @@ test: lint build dist test-js test-native test-wasm
 
 bench:
 	./bench/run.sh
+
+# What the widget's .wasm is made of: its size as shipped and brotli beside
+# the floor (goldmark with GFM and the Go runtime alone), and its code by Go
+# package from the name section (docs/PERFORMANCE.md#widget-size).
+size:
+	$(GO) run ./wasm/internal/size
 
 # Orca, Chromium with a window, Xvfb, a private session bus and the AT-SPI
 # bus, speech-dispatcher's dummy output: prints what Orca said on the

@@ -107,3 +107,32 @@ func TestTheTransportsPageQuotesOnlyFiguresRecordedInPerformanceMD(t *testing.T)
 		}
 	}
 }
+
+// Every --trickle-* custom property the example pages set is one the
+// widget's stylesheet reads: a page themes the widget only through
+// properties it reads, and a misspelt one (the pages once set --trickle-bg
+// and --trickle-fg) silently does nothing.
+func TestTheExamplesThemeTheWidgetOnlyWithPropertiesItReads(t *testing.T) {
+	css, err := os.ReadFile("../wasm/web/trickle.css")
+	require.NoError(t, err)
+	read := map[string]bool{}
+	for _, m := range regexp.MustCompile(`var\((--trickle-[a-z0-9-]+)`).FindAllStringSubmatch(string(css), -1) {
+		read[m[1]] = true
+	}
+	require.NotEmpty(t, read)
+	set := regexp.MustCompile(`(--trickle-[a-z0-9-]+)\s*:`)
+	checked := 0
+	require.NoError(t, fs.WalkDir(examples.Pages(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !(strings.HasSuffix(p, ".css") || strings.HasSuffix(p, ".html")) {
+			return err
+		}
+		b, err := fs.ReadFile(examples.Pages(), p)
+		require.NoError(t, err)
+		for _, m := range set.FindAllStringSubmatch(string(b), -1) {
+			checked++
+			require.True(t, read[m[1]], "%s sets %s, which trickle.css never reads", p, m[1])
+		}
+		return nil
+	}))
+	require.NotZero(t, checked, "the pages theme the widget somewhere")
+}

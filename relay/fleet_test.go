@@ -362,7 +362,7 @@ func TestRedisStoppedAndStartedAgain(t *testing.T) {
 		hb, _ = io.ReadAll(health.Body)
 		return health.StatusCode == http.StatusServiceUnavailable
 	})
-	require.Contains(t, string(hb), "store unavailable")
+	require.JSONEq(t, `{"status":"store unavailable"}`, string(hb), "the probe learns the status word, not the store's address or error")
 	refused := post(t, b.base+"/v1/chat/completions"+fleetQuery, hello)
 	require.Equal(t, http.StatusServiceUnavailable, refused.StatusCode)
 	require.NotEmpty(t, refused.Header.Get("Retry-After"))

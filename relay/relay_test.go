@@ -389,6 +389,8 @@ func TestHealthzAndMetrics(t *testing.T) {
 	_, base := start(t)
 	resp := get(t, base+"/healthz")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
+	hb, _ := io.ReadAll(resp.Body)
+	require.JSONEq(t, `{"status":"ok"}`, string(hb), "the status word and nothing of the store's")
 	done := post(t, base+"/v1/chat/completions", hello)
 	io.Copy(io.Discard, done.Body)
 	resp = get(t, base+"/metrics")

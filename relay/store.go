@@ -13,6 +13,7 @@ import (
 	"github.com/trickle-dev/trickle/relay/internal/redisstore"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 	"github.com/trickle-dev/trickle/relay/store"
+	"github.com/trickle-dev/trickle/relay/wire"
 )
 
 // Store keeps the relay's stream logs (package store has the contract):
@@ -163,7 +164,7 @@ type followed streamlog.Log
 func (f *followed) log() *streamlog.Log                { return (*streamlog.Log)(f) }
 func (f *followed) Append(seq int, event []byte) error { return f.log().AppendFollowed(seq, event) }
 func (f *followed) End(state, message string, uc bool, u store.Usage) {
-	f.log().EndFollowed(state, message, uc, u)
+	f.log().EndFollowed(wire.State(state), message, uc, u)
 }
 func (f *followed) Lost(message string) { f.log().StoreFailed(message) }
 func (f *followed) Events() int         { return f.log().Count() }

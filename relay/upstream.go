@@ -48,7 +48,7 @@ func (s *Server) startUpstream(payload []byte, drop int, rid string, t *limit.Ti
 	l.EstimateTokens() // one token an event: the relay does not read the dialect here
 	ctx, cancel := context.WithCancel(context.Background())
 	l.SetCancel(cancel)
-	s.log.Info("stream started", "stream", l.ID(), "request_id", rid, "model", "upstream", "dialect", u.Dialect, "upstream", u.URL)
+	s.log.Info("stream started", "stream", l.ID(), "request_id", rid, "model", "upstream", "dialect", u.Dialect, "upstream", u.Where())
 	go s.runUpstream(ctx, cancel, l, payload, rid)
 	return l, nil
 }

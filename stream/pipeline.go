@@ -78,6 +78,15 @@ func WithMaxEventSize(n int) Option {
 	return func(p *Pipeline) { p.maxEvent = n }
 }
 
+// WithRelayStatus(false) ignores "trickle.status" events (StatusEventType):
+// for bytes that come from a model's service rather than a relay, where
+// such an event is not the relay's and must not end the answer (the
+// relay's upstream proxy reads its upstream with it). The default, true,
+// reads them as the relay's terminal status.
+func WithRelayStatus(read bool) Option {
+	return func(p *Pipeline) { p.ignoreStatus = !read }
+}
+
 // Pipeline is the browser's pipeline without the browser: response bytes
 // in (SSE or NDJSON, any dialect), an Answer out. Feed it with Write as the
 // bytes arrive, in any cut; the result does not depend on the cut. It is
@@ -91,6 +100,8 @@ type Pipeline struct {
 	handler     func(Event)
 	maxEvent    int
 	retry       time.Duration // the server's last retry: field
+
+	ignoreStatus bool // trickle.status events are not a relay's (WithRelayStatus)
 
 	framing Framing
 	sniff   []byte // leading blank bytes held until the framing is known
@@ -325,7 +336,9 @@ func (p *Pipeline) ndjsonLine(line []byte) {
 func (p *Pipeline) event(ev sse.Event) {
 	p.seq++
 	if ev.Type == StatusEventType {
-		p.status(ev)
+		if !p.ignoreStatus {
+			p.status(ev)
+		}
 		return
 	}
 	if p.answer.status.Terminal() {

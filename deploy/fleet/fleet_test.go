@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -61,9 +62,29 @@ func freePorts(t *testing.T, n int) []int {
 
 // fleetRun is run.sh started by the test.
 type fleetRun struct {
-	base string // nginx
-	dir  string // logs
-	out  *strings.Builder
+	base   string // nginx
+	dir    string // logs
+	out    *syncBuilder
+	exited <-chan error // run.sh's end
+}
+
+// syncBuilder is a strings.Builder the script's output is written to while
+// the test reads it.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // startFleet builds trickle and runs deploy/fleet/run.sh with free ports,
@@ -93,8 +114,8 @@ func startFleet(t *testing.T) fleetRun {
 		"RELAY_ARGS=--sim-ttft 20ms --sim-gap 5ms --sim-jitter 0s --lease 1s --log-level info",
 		"FLEET_DIR="+dir,
 	)
-	var log strings.Builder
-	cmd.Stdout, cmd.Stderr = &log, &log
+	log := &syncBuilder{}
+	cmd.Stdout, cmd.Stderr = log, log
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -134,7 +155,7 @@ func startFleet(t *testing.T) fleetRun {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	return fleetRun{base: base, dir: dir, out: &log}
+	return fleetRun{base: base, dir: dir, out: log, exited: exited}
 }
 
 // instanceOf returns which relay's log has a line with msg and stream id
@@ -228,4 +249,42 @@ func TestMakeFleetRunsTheFleetScript(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	require.Equal(t, "./deploy/fleet/run.sh", lines[len(lines)-1], "make fleet ends by running the fleet:\n%s", out)
 	require.Contains(t, string(out), "go build -o bin/trickle ./cmd/trickle", "after building the relay")
+}
+
+// A relay that dies leaves the fleet serving: run.sh says which one went
+// and keeps nginx, Redis and the other relays up, and every request
+// through nginx is still answered (nginx passes the dead relay's share on).
+func TestKillingOneRelayLeavesTheOthersServing(t *testing.T) {
+	f := startFleet(t)
+	b, err := os.ReadFile(filepath.Join(f.dir, "relay-2.pid"))
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	p, err := os.FindProcess(pid)
+	require.NoError(t, err)
+	require.NoError(t, p.Signal(syscall.SIGKILL))
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(f.out.String(), "relay 2 (port") {
+		select {
+		case err := <-f.exited:
+			t.Fatalf("run.sh stopped when one relay died (%v):\n%s", err, f.out.String())
+		default:
+		}
+		require.True(t, time.Now().Before(deadline), "run.sh never said the relay exited:\n%s", f.out.String())
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.Contains(t, f.out.String(), "2 relays still serve")
+	// Six requests: round-robin would have sent two to the dead relay.
+	for i := range 6 {
+		resp, err := http.Post(f.base+"/v1/chat/completions", "application/json",
+			strings.NewReader(`{"model":"sim","messages":[{"role":"user","content":"hi"}]}`))
+		require.NoError(t, err, "request %d", i)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, "request %d through nginx", i)
+	}
+	select {
+	case err := <-f.exited:
+		t.Fatalf("run.sh exited (%v):\n%s", err, f.out.String())
+	default:
+	}
 }

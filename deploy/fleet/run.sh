@@ -6,6 +6,11 @@
 # person): BIN (bin/trickle), PORT (nginx, 8080), RELAY_PORTS ("8081 8082
 # 8083"), REDIS_PORT (6390), RELAY_ARGS (more `trickle serve` flags),
 # FLEET_DIR (where logs and nginx's files go; a new temporary folder).
+#
+# A relay that dies leaves the others serving (nginx passes its share on to
+# them), so what the docs say of a dead relay can be watched: kill one by
+# the PID in $FLEET_DIR/relay-N.pid. When redis-server or nginx exits, or
+# the last relay does, the script stops the rest.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -22,13 +27,16 @@ for tool in redis-server nginx "$BIN"; do
 done
 
 pids=()
+declare -A relays # PID → "relay N (port P)"
 stop() {
     trap - EXIT INT TERM
     # Only what this script started, by PID.
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     wait 2>/dev/null || true
 }
-trap stop EXIT INT TERM
+trap stop EXIT
+trap 'stop; exit 130' INT
+trap 'stop; exit 143' TERM
 
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" >"$dir/redis.log" 2>&1 &
 pids+=($!)
@@ -40,6 +48,8 @@ for port in $RELAY_PORTS; do
     # shellcheck disable=SC2086 # RELAY_ARGS is a list of flags
     "$BIN" serve --addr "127.0.0.1:$port" --store "redis://127.0.0.1:$REDIS_PORT/0" $RELAY_ARGS >"$dir/relay-$n.log" 2>&1 &
     pids+=($!)
+    relays[$!]="relay $n (port $port)"
+    echo "$!" >"$dir/relay-$n.pid"
     servers+="    server 127.0.0.1:$port;"$'\n'
 done
 
@@ -71,6 +81,30 @@ nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/nginx-error.log" &
 pids+=($!)
 
 echo "fleet: http://127.0.0.1:$PORT/examples/ — nginx round-robin over relays on ports $RELAY_PORTS, redis on $REDIS_PORT; logs in $dir"
-# Until Ctrl-C, or until any of them exits.
-wait -n "${pids[@]}"
-echo "fleet: a process exited; stopping the others (logs in $dir)" >&2
+# Until Ctrl-C, or until redis-server, nginx or the last relay exits.
+# (wait -n's status is the exited process's: not a reason for set -e.)
+live=("${pids[@]}")
+while :; do
+    done_pid=""
+    rc=0
+    wait -n -p done_pid "${live[@]}" || rc=$?
+    if [ -z "$done_pid" ]; then
+        [ "$rc" -ne 127 ] || break # nothing left to wait for
+        continue
+    fi
+    rest=()
+    for pid in "${live[@]}"; do [ "$pid" = "$done_pid" ] || rest+=("$pid"); done
+    live=("${rest[@]}")
+    if [ -n "${relays[$done_pid]:-}" ]; then
+        name=${relays[$done_pid]}
+        unset "relays[$done_pid]"
+        if [ "${#relays[@]}" -gt 0 ]; then
+            echo "fleet: $name exited; ${#relays[@]} relays still serve behind nginx (logs in $dir)" >&2
+            continue
+        fi
+        echo "fleet: the last relay exited; stopping the others (logs in $dir)" >&2
+    else
+        echo "fleet: redis-server or nginx exited; stopping the others (logs in $dir)" >&2
+    fi
+    break
+done

@@ -132,6 +132,60 @@ func TestTheCaretShowsAtTheEndOfTheLiveTailWhileStreamingAndNotAfter(t *testing.
 	}
 }
 
+// caretsAt lists every element of the content that carries a caret (as
+// caretAt), so a test can see two where there should be one.
+const caretsAt = `(() => {
+	const c = document.querySelector('#a [data-trickle="content"]');
+	const out = [];
+	for (const el of c.querySelectorAll("*")) {
+		const s = getComputedStyle(el, "::after");
+		if (s.content !== "none" && s.content !== "normal" && s.display !== "none" && (s.animationName === "trickle-caret" || s.width !== "auto")) {
+			out.push(el.tagName.toLowerCase() + ":" + el.textContent);
+		}
+	}
+	return out;
+})()`
+
+// A streaming table has one caret, after its last cell's text: the header
+// row's last cell is the last child of its row too, and matched before.
+func TestAStreamingTableHasOneCaretAtTheEndOfItsText(t *testing.T) {
+	ctx := tab(t)
+	text := "| City | Weather |\n| --- | --- |\n| Lisbon | sunny, 21 degrees |\n| Oslo | snow and wind from the north, slowly |\n"
+	browsertest.Eval[bool](t, ctx, `(() => { const a = document.getElementById("a");
+		a.setAttribute("endpoint", `+browsertest.JSString(textEndpoint(text, 2, 60))+`); window.__p = a.ask("table"); return true; })()`)
+	// Watch every frame until the answer ends: whenever a body row shows
+	// in the tail, exactly one cell carries the caret, the last one with
+	// text in the last row (its first cell while the row has none yet).
+	type seen struct {
+		Carets []string `json:"carets"`
+		Want   string   `json:"want"`
+	}
+	var frames []seen
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) && len(frames) < 200 {
+		s := browsertest.Eval[seen](t, ctx, `(() => {
+			const row = document.querySelector('#a [data-trickle="tail"] > table:last-child > :last-child > tr:last-child');
+			if (!row || !row.querySelector("td")) return { carets: null, want: "" };
+			const cells = [...row.children];
+			let last = cells[0];
+			for (const c of cells) if (c.textContent !== "") last = c;
+			return { carets: `+caretsAt+`, want: last.tagName.toLowerCase() + ":" + last.textContent };
+		})()`)
+		if s.Carets != nil {
+			frames = append(frames, s)
+		}
+		if st := browsertest.Eval[string](t, ctx, `document.getElementById("a").status`); st == "complete" || st == "failed" || st == "incomplete" {
+			break
+		}
+		time.Sleep(15 * time.Millisecond)
+	}
+	require.NotEmpty(t, frames, "a body row was seen while streaming")
+	for _, f := range frames {
+		require.Equal(t, []string{f.Want}, f.Carets, "one caret, after the last text of the last row: %+v", frames)
+	}
+	require.Equal(t, "complete", browsertest.Eval[string](t, ctx, `window.__p`))
+}
+
 func TestThemesFollowTheReadersPreferenceAndThePagesCustomProperties(t *testing.T) {
 	ctx := tab(t)
 	style := func() map[string]string {

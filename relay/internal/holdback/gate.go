@@ -62,7 +62,7 @@ type gate struct {
 	mu       sync.Mutex
 	queue    []event // taken from the generator, not yet read
 	ended    bool    // the generator ended (HoldEnd)
-	endState string
+	endState wire.State
 	endMsg   string
 
 	// The run goroutine's.
@@ -81,7 +81,7 @@ func (t *gate) Hold(_ time.Time, ev, data string, token bool) {
 	t.poke()
 }
 
-func (t *gate) HoldEnd(state, message string) {
+func (t *gate) HoldEnd(state wire.State, message string) {
 	t.mu.Lock()
 	if !t.ended {
 		t.ended, t.endState, t.endMsg = true, state, message
@@ -152,7 +152,7 @@ func (t *gate) run() {
 			return
 		}
 		if ended && len(t.held) == 0 {
-			t.log.ReleaseEnd(wire.State(state), msg)
+			t.log.ReleaseEnd(state, msg)
 			return
 		}
 	}

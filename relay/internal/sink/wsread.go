@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
@@ -121,14 +122,39 @@ func (r *FrameReader) frame() (fin bool, op byte, payload []byte, err error) {
 	if _, err := io.ReadFull(r.br, mask[:]); err != nil {
 		return false, 0, nil, err
 	}
-	payload = make([]byte, n)
-	if _, err := io.ReadFull(r.br, payload); err != nil {
+	if payload, err = readPayload(r.br, int(n)); err != nil {
 		return false, 0, nil, err
 	}
 	for i := range payload {
 		payload[i] ^= mask[i&3]
 	}
 	return fin, op, payload, nil
+}
+
+// payloadStep is how much of a frame's payload is allocated ahead of the
+// bytes that fill it.
+const payloadStep = 16 << 10
+
+// readPayload reads a payload of n bytes, allocating as its bytes arrive
+// (at most payloadStep, or twice what came, ahead of them), never on the
+// header's word alone: a client that declares a megabyte and sends
+// nothing holds 16 KiB of the relay's memory, not a megabyte.
+func readPayload(r io.Reader, n int) ([]byte, error) {
+	b := make([]byte, 0, min(n, payloadStep))
+	for len(b) < n {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, min(n-len(b), max(len(b), payloadStep)))
+		}
+		m, err := io.ReadFull(r, b[len(b):min(n, cap(b))])
+		b = b[:len(b)+m]
+		if err == io.EOF && len(b) > 0 {
+			err = io.ErrUnexpectedEOF // as one io.ReadFull of the whole would say
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // closed answers the client's close frame with its code (5.5.1) and

@@ -14,8 +14,8 @@ import (
 type Holder interface {
 	// Hold takes one generator event.
 	Hold(now time.Time, event, data string, token bool)
-	// HoldEnd takes the generator's end (End), its state a wire.State.
-	HoldEnd(state, message string)
+	// HoldEnd takes the generator's end (End).
+	HoldEnd(state wire.State, message string)
 	// Drop says the log ended (stopped, cancelled, withheld, failed):
 	// nothing held will be released. It is called with the log's lock
 	// held and must not take it.
@@ -53,7 +53,7 @@ func (l *Log) End(state wire.State, message string) {
 		l.mu.Lock()
 		l.cancel = nil
 		l.mu.Unlock()
-		l.holder.HoldEnd(string(state), message)
+		l.holder.HoldEnd(state, message)
 		return
 	}
 	l.end(state, message)

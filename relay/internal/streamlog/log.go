@@ -44,9 +44,8 @@ type Host interface {
 	Token(first bool, d time.Duration)
 	// Touch tells the store that a gated log has news (events, the end).
 	Touch(l *Log)
-	// Ended is called once when a log generated here ends, with its state
-	// (a wire.State).
-	Ended(l *Log, state string)
+	// Ended is called once when a log generated here ends, with its state.
+	Ended(l *Log, state wire.State)
 	// Watched reports (without the lock) that clients on other instances
 	// read the stream, so that the disconnect grace must not cancel it.
 	Watched(id string) bool
@@ -333,7 +332,7 @@ func (l *Log) finishLocked(state wire.State, message string, status bool) {
 		}
 		return
 	}
-	l.host.Ended(l, string(state))
+	l.host.Ended(l, state)
 }
 
 // Stop ends the stream at once (Stop, grace expiry, shutdown), cancelling

@@ -78,7 +78,7 @@ func (l *Log) AppendFollowed(seq int, data []byte) error {
 }
 
 // EndFollowed ends a followed log as the store's terminal entry says.
-func (l *Log) EndFollowed(state, message string, upstreamCancelled bool, u store.Usage) {
+func (l *Log) EndFollowed(state wire.State, message string, upstreamCancelled bool, u store.Usage) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.state != StateRunning {
@@ -86,7 +86,7 @@ func (l *Log) EndFollowed(state, message string, upstreamCancelled bool, u store
 	}
 	l.upstreamCancelled = upstreamCancelled
 	l.tokens, l.estimated = u.CompletionTokens, u.Estimated
-	l.finishLocked(wire.State(state), message, false)
+	l.finishLocked(state, message, false)
 }
 
 // DropIfUnread forgets a followed log after the grace period unless a

@@ -18,7 +18,7 @@ func TestWaitEndedWakesAtTheEndOrTheContext(t *testing.T) {
 	ends := map[string]func(l *Log){
 		"its own end":   func(l *Log) { l.End(StateComplete, "") },
 		"a stop":        func(l *Log) { l.Stop(StateStopped, "stopped by the client") },
-		"the store end": func(l *Log) { l.EndFollowed(string(wire.StateStopped), "stopped by the client", true, wire.Usage{}) },
+		"the store end": func(l *Log) { l.EndFollowed(wire.StateStopped, "stopped by the client", true, wire.Usage{}) },
 	}
 	for name, end := range ends {
 		t.Run(name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -32,7 +33,10 @@ var (
 	ErrFirstTokenTimeout = errors.New("relay: upstream sent nothing within the first-token timeout")
 	ErrIdleTimeout       = errors.New("relay: upstream went silent past the idle timeout")
 	ErrTotalTimeout      = errors.New("relay: upstream answer exceeded the total timeout")
-	ErrNoEndMarker       = errors.New("relay: upstream closed without its end marker")
+	// ErrReported: the upstream sent its own error event, which the
+	// relay logs and never relays (it may quote the upstream's internals).
+	ErrReported    = fmt.Errorf("%w: the upstream reported an error", ErrUpstream)
+	ErrNoEndMarker = errors.New("relay: upstream closed without its end marker")
 )
 
 // StatusError is an upstream answer other than 200 OK. Its Error names
@@ -43,14 +47,39 @@ type StatusError struct {
 	Code   int
 	Status string // "401 Unauthorized"
 	Body   string // the first 4 KiB
+	// Location is a redirect's target (a 3xx), which the relay never
+	// follows: following it would send the key and the prompt to wherever
+	// the upstream points.
+	Location string
 }
 
 func (e *StatusError) Error() string {
+	if e.Location != "" {
+		return fmt.Sprintf("%v: %s answered %s to %s, a redirect the relay does not follow (the key goes only to the configured upstream)", ErrUpstream, e.URL, e.Status, e.Location)
+	}
 	return fmt.Sprintf("%v: %s answered %s: %s", ErrUpstream, e.URL, e.Status, e.Body)
 }
 
 // Unwrap makes errors.Is(err, ErrUpstream) true.
 func (e *StatusError) Unwrap() error { return ErrUpstream }
+
+// statusError is the StatusError for resp, its first 4 KiB of body read.
+func statusError(url string, resp *http.Response) *StatusError {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	se := &StatusError{URL: url, Code: resp.StatusCode, Status: resp.Status, Body: strings.TrimSpace(string(b))}
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		se.Location = resp.Header.Get("Location")
+	}
+	return se
+}
+
+// noRedirects is every upstream client's redirect policy: the 3xx itself
+// is the answer (a failure), so neither the key — Authorization,
+// x-api-key, x-goog-api-key, whatever the dialect sends, which Go would
+// forward to the same host on another port, and forward in part to
+// another host — nor the prompt (a 307 resends the body) leaves for a
+// host the operator did not configure.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // Public says what went wrong with an upstream request in words a client
 // may read: which kind of failure, never the upstream's URL, its body or
@@ -64,11 +93,17 @@ func Public(err error) string {
 			return fmt.Sprintf("the model's service refused the relay's credentials (%d); the operator must check the relay's key", se.Code)
 		case se.Code == http.StatusTooManyRequests:
 			return "the model's service is over its rate limit (429); try again shortly"
+		case se.Code >= 300 && se.Code <= 399:
+			return fmt.Sprintf("the model's service answered with a redirect (%d), which the relay does not follow; the operator must check the upstream URL", se.Code)
 		case se.Code >= 500:
 			return fmt.Sprintf("the model's service failed (%d); try again shortly", se.Code)
 		default:
 			return fmt.Sprintf("the model's service refused the request (%d)", se.Code)
 		}
+	case errors.Is(err, ErrNotCompletion):
+		return "the model's service answered with something that is not a completion"
+	case errors.Is(err, ErrReported):
+		return "the model's service reported an error"
 	case errors.Is(err, ErrFirstTokenTimeout):
 		return "the model's service sent nothing within the first-token timeout"
 	case errors.Is(err, ErrIdleTimeout):
@@ -131,6 +166,26 @@ type Defaults struct {
 	FirstTokenTimeout, IdleTimeout, TotalTimeout time.Duration
 }
 
+// Where is the upstream's URL as the relay's log and errors show it:
+// scheme, host and path, without userinfo or query, where a key may sit
+// (Google-style ?key=, https://user:key@host).
+func (u *Upstream) Where() string {
+	pu, err := url.Parse(u.URL)
+	if err != nil {
+		return "(the upstream URL)"
+	}
+	return (&url.URL{Scheme: pu.Scheme, Host: pu.Host, Path: pu.Path}).String()
+}
+
+// bare is a client error without the *url.Error around it, which spells
+// the request's whole URL, query and all.
+func bare(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err
+	}
+	return err
+}
+
 // Check refuses an Upstream that cannot work and fills in the defaults
 // and the client.
 func (u *Upstream) Check(d Defaults) error {
@@ -156,8 +211,15 @@ func (u *Upstream) Check(d Defaults) error {
 	if u.Retries < 0 {
 		return &FieldError{Field: "Retries", Value: u.Retries, Reason: "negative"}
 	}
+	if u.Client != nil {
+		// A client of the embedder's keeps its transport and timeouts,
+		// never its redirect policy.
+		c := *u.Client
+		c.CheckRedirect = noRedirects
+		u.Client = &c
+	}
 	if u.Client == nil {
-		u.Client = &http.Client{Transport: &http.Transport{
+		u.Client = &http.Client{CheckRedirect: noRedirects, Transport: &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
 			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 			TLSHandshakeTimeout:   10 * time.Second,
@@ -297,33 +359,106 @@ func (u *Upstream) Run(ctx context.Context, id string, payload []byte, maxEvent 
 	return relayed, err
 }
 
-// Forward sends a stream:false request and copies the upstream's
-// successful answer to w, returning the output tokens it reports; the
-// error is the request's failure, or a *StatusError for an answer other
-// than 2xx (nothing was written).
+// Forward sends a stream:false request and, when the upstream's answer is
+// a completion of its dialect, writes it to w and returns the output
+// tokens it reports. The answer is read whole first, under the same
+// watchdogs as a stream (first byte, idle, total) and at most
+// maxForwardBody bytes, so a silent, slow, cut or foreign answer is an
+// error and nothing is written: the relay answers 502 in its own words,
+// never 200 with an empty or cut body, nor an upstream's HTML page. The
+// error is the request's failure, a *StatusError for an answer other than
+// 2xx, ErrNotCompletion for a body of no completion's shape, or a
+// watchdog's error.
 func (u *Upstream) Forward(ctx context.Context, w http.ResponseWriter, payload []byte) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, u.TotalTimeout)
-	defer cancel()
+	ctx, cancelTotal := context.WithTimeoutCause(ctx, u.TotalTimeout, ErrTotalTimeout)
+	defer cancelTotal()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var gotByte atomic.Bool
+	dog := time.AfterFunc(u.FirstTokenTimeout, func() {
+		if gotByte.Load() {
+			cancel(ErrIdleTimeout)
+		} else {
+			cancel(ErrFirstTokenTimeout)
+		}
+	})
+	defer dog.Stop()
+	cause := func(err error) error {
+		if c := context.Cause(ctx); c != nil && ctx.Err() != nil && !errors.Is(err, c) {
+			return fmt.Errorf("%w (%w)", c, err)
+		}
+		return err
+	}
 	hr, err := u.newRequest(ctx, payload)
 	if err != nil {
 		return 0, err
 	}
 	resp, err := u.Client.Do(hr)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %s %s: %w", ErrUpstream, hr.Method, u.URL, err)
+		return 0, fmt.Errorf("%w: %s %s: %w", ErrUpstream, hr.Method, u.Where(), cause(bare(err)))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		// The upstream's error body names its own internals (its host,
 		// the key's name): the client gets Public's words instead.
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return 0, &StatusError{URL: u.URL, Code: resp.StatusCode, Status: resp.Status, Body: strings.TrimSpace(string(b))}
+		return 0, statusError(u.Where(), resp)
 	}
-	w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
-	w.WriteHeader(resp.StatusCode)
-	var seen bytes.Buffer
-	io.Copy(io.MultiWriter(w, &capped{&seen, maxUsageBody}), resp.Body)
-	return outputTokens(seen.Bytes()), nil
+	var body bytes.Buffer
+	n, err := body.ReadFrom(io.LimitReader(&idleReader{r: resp.Body, dog: dog, idle: u.IdleTimeout, got: &gotByte}, maxForwardBody+1))
+	if err != nil {
+		return 0, fmt.Errorf("%w: reading %s after %d bytes: %w", ErrUpstream, u.Where(), n, cause(err))
+	}
+	if n > maxForwardBody {
+		return 0, fmt.Errorf("%w: %s answered over %d bytes", ErrNotCompletion, u.Where(), maxForwardBody)
+	}
+	if why := completionShape(u.Dialect, body.Bytes()); why != "" {
+		return 0, fmt.Errorf("%w: %s answered %s (%s)", ErrNotCompletion, u.Where(), why, resp.Header.Get("Content-Type"))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(body.Bytes())
+	return outputTokens(body.Bytes()[:min(body.Len(), maxUsageBody)]), nil
+}
+
+// maxForwardBody bounds a non-streamed answer the relay reads before
+// writing it on.
+const maxForwardBody = 8 << 20
+
+// ErrNotCompletion: a non-streamed answer that is not a completion of the
+// upstream's dialect (an HTML page, a truncated or foreign JSON body).
+var ErrNotCompletion = fmt.Errorf("%w: not a completion", ErrUpstream)
+
+// completionShape says why body is not a non-streamed completion of
+// dialect d ("" when it is one): a JSON object with the field every such
+// answer has — OpenAI's choices, Anthropic's content, Ollama's message.
+func completionShape(d stream.Dialect, body []byte) string {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil {
+		return "a body that is not a JSON object"
+	}
+	want := map[stream.Dialect]string{stream.DialectOpenAI: "choices", stream.DialectAnthropic: "content", stream.DialectOllama: "message"}[d]
+	if _, ok := obj[want]; want != "" && !ok {
+		return "JSON without " + strconv.Quote(want)
+	}
+	return ""
+}
+
+// idleReader resets the watchdog as bytes arrive: the first byte turns
+// the first-token wait into the idle wait.
+type idleReader struct {
+	r    io.Reader
+	dog  *time.Timer
+	idle time.Duration
+	got  *atomic.Bool
+}
+
+func (b *idleReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if n > 0 {
+		b.got.Store(true)
+		b.dog.Reset(b.idle)
+	}
+	return n, err
 }
 
 // capped keeps the first n bytes written to it.
@@ -367,23 +502,35 @@ func (u *Upstream) attempt(parent context.Context, id string, payload []byte, ma
 	}
 	resp, err := u.Client.Do(hr)
 	if err != nil {
-		return 0, true, fmt.Errorf("%w: %s %s: %w", ErrUpstream, hr.Method, u.URL, cause(err))
+		return 0, true, fmt.Errorf("%w: %s %s: %w", ErrUpstream, hr.Method, u.Where(), cause(bare(err)))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		retry = resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests
-		return 0, retry, &StatusError{URL: u.URL, Code: resp.StatusCode, Status: resp.Status, Body: strings.TrimSpace(string(b))}
+		return 0, retry, statusError(u.Where(), resp)
 	}
 
 	// The stream package's pipeline watches the same bytes to tell a
 	// complete answer (end marker) from a cut one.
-	pipe, err := stream.NewPipeline(stream.WithDialect(u.Dialect), stream.WithContentType(resp.Header.Get("Content-Type")))
+	pipe, err := stream.NewPipeline(stream.WithDialect(u.Dialect), stream.WithContentType(resp.Header.Get("Content-Type")), stream.WithRelayStatus(false))
 	if err != nil {
 		return 0, false, fmt.Errorf("%w: %w", ErrUpstream, err)
 	}
 	body := &watchedBody{r: resp.Body, dog: dog, idle: u.IdleTimeout, pipe: pipe, got: &gotByte}
+	// Only the relay's words reach a client: an upstream's own error event
+	// (which may quote its internal URLs or echo the key) ends the read
+	// and goes to the log, and the relay writes its own failure; an event
+	// of the relay's own vocabulary (trickle.*) from an upstream is
+	// dropped, never passed off as the relay's.
+	var reported string
 	count := func(event, data string) bool {
+		if strings.HasPrefix(event, "trickle.") {
+			return true
+		}
+		if raw, ok := upstreamError(u.Dialect, event, data); ok {
+			reported = raw
+			return false
+		}
 		relayed++
 		return emit(event, data)
 	}
@@ -393,11 +540,14 @@ func (u *Upstream) attempt(parent context.Context, id string, payload []byte, ma
 	} else {
 		readErr = relaySSE(body, maxEvent, count)
 	}
+	if reported != "" {
+		return relayed, false, fmt.Errorf("%w: %s after %d events (not relayed): %s", ErrReported, u.Where(), relayed, reported)
+	}
 	if readErr != nil && !errors.Is(readErr, io.EOF) {
 		if !body.started {
-			return relayed, true, fmt.Errorf("%w: reading %s: %w", ErrUpstream, u.URL, cause(readErr))
+			return relayed, true, fmt.Errorf("%w: reading %s: %w", ErrUpstream, u.Where(), cause(readErr))
 		}
-		return relayed, false, fmt.Errorf("%w: reading %s after %d events: %w", ErrUpstream, u.URL, relayed, cause(readErr))
+		return relayed, false, fmt.Errorf("%w: reading %s after %d events: %w", ErrUpstream, u.Where(), relayed, cause(readErr))
 	}
 	pipe.Close()
 	switch st := pipe.Answer().Status(); st {
@@ -406,10 +556,43 @@ func (u *Upstream) attempt(parent context.Context, id string, payload []byte, ma
 	case stream.Failed:
 		// The upstream reported its own error in its own shape; it was
 		// relayed as it came.
-		return relayed, false, fmt.Errorf("%w: %s reported an error after %d events: %v", ErrUpstream, u.URL, relayed, pipe.Answer().Err())
+		return relayed, false, fmt.Errorf("%w: %s reported an error after %d events: %v", ErrUpstream, u.Where(), relayed, pipe.Answer().Err())
 	default:
-		return relayed, !body.started, fmt.Errorf("%w: %s closed after %d events (%s)", ErrNoEndMarker, u.URL, relayed, st)
+		return relayed, !body.started, fmt.Errorf("%w: %s closed after %d events (%s)", ErrNoEndMarker, u.Where(), relayed, st)
 	}
+}
+
+// upstreamError reports whether an upstream's event is its own error
+// report (the dialect's decoder says KindError), and the event as the
+// log shows it (at most 1 KiB). Only events that could be one are decoded
+// a second time: an "error" event type or the word "error" in quotes.
+func upstreamError(d stream.Dialect, event, data string) (string, bool) {
+	if event != "error" && !strings.Contains(data, `"error"`) {
+		return "", false
+	}
+	dec, err := stream.NewDecoder(d)
+	if err != nil {
+		return "", false
+	}
+	typ := event
+	if typ == "" {
+		typ = "message"
+	}
+	found := false
+	_ = dec.Decode(sse.Event{Type: typ, Data: data}, func(e stream.Event) {
+		found = found || e.Kind == stream.KindError
+	})
+	if !found {
+		return "", false
+	}
+	raw := data
+	if event != "" {
+		raw = "event: " + event + " data: " + data
+	}
+	if len(raw) > 1024 {
+		raw = raw[:1024] + "…"
+	}
+	return raw, true
 }
 
 // watchedBody feeds the idle watchdog and the pipeline as bytes arrive.
