@@ -1,6 +1,7 @@
 package relay_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -195,11 +196,13 @@ func TestStopCancelsTheUpstreamRequest(t *testing.T) {
 	require.True(t, in.UpstreamCancelled)
 }
 
-func TestADisconnectCancelsTheUpstreamOnlyAfterTheGracePeriod(t *testing.T) {
+// A client that declares it resumes (X-Trickle-Resume: on, the widget)
+// keeps its generation for the grace period after a disconnect.
+func TestADisconnectOfAResumingClientCancelsTheUpstreamOnlyAfterTheGracePeriod(t *testing.T) {
 	f := newFake(t, forever)
 	grace := 250 * time.Millisecond
 	base := upstreamRelay(t, f, "openai", relay.WithGrace(grace))
-	resp := post(t, base+"/v1/chat/completions", hello)
+	resp := post(t, base+"/v1/chat/completions", hello, relay.ResumeHeader, "on") // it will resume
 	id := resp.Header.Get("X-Trickle-Stream")
 	_, err := decoder(t, resp.Body).Next()
 	require.NoError(t, err)
@@ -362,33 +365,66 @@ func TestARequestWithoutAModelToARelayWithoutOneIsRefusedBeforeTheUpstream(t *te
 	require.Equal(t, "theirs", f.bodies[0]["model"])
 }
 
-// A client that says it will not resume (X-Trickle-Resume: off, an SDK's
-// stream) costs nothing after it goes: its disconnect cancels the upstream
-// at once, with a grace period far longer than the test waits.
-func TestADisconnectWithResumeOffCancelsTheUpstreamAtOnce(t *testing.T) {
+// A client that has not said it will resume (an OpenAI SDK's stream, a
+// script: no X-Trickle-Resume, or "off") costs nothing after it goes: its
+// disconnect cancels the upstream at once, with a grace period far longer
+// than the test waits.
+func TestAPlainClientsDisconnectCancelsTheUpstreamAtOnce(t *testing.T) {
 	f := newFake(t, forever)
 	base := upstreamRelay(t, f, "openai", relay.WithGrace(time.Hour))
-	resp := post(t, base+"/v1/chat/completions", hello, relay.ResumeHeader, "off")
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	id := resp.Header.Get("X-Trickle-Stream")
-	_, err := decoder(t, resp.Body).Next()
-	require.NoError(t, err)
-	resp.Body.Close()
-	select {
-	case <-f.cancelled:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the upstream was not cancelled at the disconnect")
+	for _, hdr := range [][]string{nil, {relay.ResumeHeader, "off"}, {relay.ResumeHeader, " OFF "}} {
+		resp := post(t, base+"/v1/chat/completions", hello, hdr...)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		id := resp.Header.Get("X-Trickle-Stream")
+		_, err := decoder(t, resp.Body).Next()
+		require.NoError(t, err)
+		resp.Body.Close()
+		select {
+		case <-f.cancelled:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the upstream was not cancelled at the disconnect (headers %q)", hdr)
+		}
+		in := info(t, base, id)
+		require.Equal(t, relay.StateCancelled, in.State, "%q", hdr)
+		require.True(t, in.UpstreamCancelled, "%q", hdr)
+		require.Contains(t, in.Message, "will not resume", "%q", hdr)
 	}
-	in := info(t, base, id)
-	require.Equal(t, relay.StateCancelled, in.State)
-	require.True(t, in.UpstreamCancelled)
-	require.Contains(t, in.Message, "will not resume")
-
+	sent := f.requests.Load()
 	bad := post(t, base+"/v1/chat/completions", hello, relay.ResumeHeader, "later")
 	body, _ := io.ReadAll(bad.Body)
 	require.Equal(t, http.StatusBadRequest, bad.StatusCode)
 	require.Contains(t, string(body), `X-Trickle-Resume must be on or off, not \"later\"`)
-	require.EqualValues(t, 1, f.requests.Load(), "a bad header reaches no upstream")
+	require.Equal(t, sent, f.requests.Load(), "a bad header reaches no upstream")
+}
+
+// A non-streamed request is cancelled upstream as soon as its client
+// aborts: nobody can resume it.
+func TestAPlainClientsAbortOfANonStreamedRequestCancelsTheUpstream(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, _ int) bool {
+		<-r.Context().Done()
+		return false
+	})
+	base := upstreamRelay(t, f, "openai", relay.WithGrace(time.Hour))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions",
+		strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hello"}]}`))
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	eventually(t, "the upstream to get the request", func() bool { return f.requests.Load() == 1 })
+	cancel()
+	select {
+	case <-f.cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream was not cancelled at the abort")
+	}
+	require.Error(t, <-done)
 }
 
 // The faults a test asks for act on the simulated model; a relay with a

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trickle-dev/trickle/relay/wire"
+
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -22,18 +24,19 @@ import (
 // lies further ahead is refused, so that a leaked token is worth little.
 const MaxLifetime = 24 * time.Hour
 
-// Why a token is refused: the code of an *Error.
+// Why a token is refused: the code of an *Error (package wire has the
+// contract).
 const (
-	Missing     = "token_missing"       // no token was sent
-	Malformed   = "token_malformed"     // not three base64url parts of JSON
-	AlgNone     = "token_alg_none"      // "alg":"none": unsigned
-	Algorithm   = "token_algorithm"     // signed with an algorithm other than HS256
-	Signature   = "token_bad_signature" // forged, altered or signed with another secret
-	Expired     = "token_expired"       // past its exp
-	NotYetValid = "token_not_yet_valid" // before its nbf or iat
-	NoExpiry    = "token_no_expiry"     // no exp claim
-	TooLong     = "token_too_long"      // exp more than MaxLifetime ahead
-	NoSubject   = "token_no_subject"    // no sub claim: no identity to count
+	Missing     = string(wire.CodeTokenMissing)      // no token was sent
+	Malformed   = string(wire.CodeTokenMalformed)    // not three base64url parts of JSON
+	AlgNone     = string(wire.CodeTokenAlgNone)      // "alg":"none": unsigned
+	Algorithm   = string(wire.CodeTokenAlgorithm)    // signed with an algorithm other than HS256
+	Signature   = string(wire.CodeTokenBadSignature) // forged, altered or signed with another secret
+	Expired     = string(wire.CodeTokenExpired)      // past its exp
+	NotYetValid = string(wire.CodeTokenNotYetValid)  // before its nbf or iat
+	NoExpiry    = string(wire.CodeTokenNoExpiry)     // no exp claim
+	TooLong     = string(wire.CodeTokenTooLong)      // exp more than MaxLifetime ahead
+	NoSubject   = string(wire.CodeTokenNoSubject)    // no sub claim: no identity to count
 )
 
 // Error is a refused token: Code (one of the constants) and a message
@@ -44,6 +47,12 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return "relay: " + e.Message }
+
+// Refusal is how the relay refuses a request with the token: 401 with the
+// code.
+func (e *Error) Refusal() wire.Error {
+	return wire.Error{Type: wire.TypeAuthentication, Code: wire.Code(e.Code), Message: e.Error()}
+}
 
 // Verifier checks tokens against one secret.
 type Verifier struct {

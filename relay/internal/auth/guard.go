@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/trickle-dev/trickle/relay/wire"
+
 	"github.com/trickle-dev/trickle/relay/internal/apierr"
 )
 
@@ -31,20 +33,20 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 		case g.Verifier != nil:
 			sub, err := g.Verifier.Verify(tok)
 			if err != nil {
-				code := Malformed
-				if ae := (*Error)(nil); errors.As(err, &ae) {
-					code = ae.Code
-				}
-				g.Log.Info("token refused", "code", code, "path", r.URL.Path, "remote", r.RemoteAddr)
+				ae := &Error{Code: Malformed}
+				errors.As(err, &ae)
+				refusal := ae.Refusal()
+				refusal.Message = err.Error()
+				g.Log.Info("token refused", "code", refusal.Code, "path", r.URL.Path, "remote", r.RemoteAddr)
 				w.Header().Set("WWW-Authenticate", `Bearer realm="trickle", error="invalid_token"`)
-				apierr.WriteCoded(w, http.StatusUnauthorized, "authentication_error", code, "", err.Error())
+				apierr.Write(w, refusal)
 				return
 			}
 			r = r.WithContext(context.WithValue(r.Context(), identityKey{}, "sub:"+sub))
 		case g.Token != "":
 			if !sent || subtle.ConstantTimeCompare([]byte(tok), []byte(g.Token)) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="trickle"`)
-				apierr.Write(w, http.StatusUnauthorized, "unauthorized", "relay: missing or wrong bearer token")
+				apierr.Write(w, wire.Error{Type: wire.TypeUnauthorized, Message: "relay: missing or wrong bearer token"})
 				return
 			}
 		}

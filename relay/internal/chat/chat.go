@@ -6,7 +6,6 @@ package chat
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -15,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/trickle-dev/trickle/relay/wire"
 
 	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/stream"
@@ -112,8 +113,9 @@ func (c *Request) Check() error {
 	return fmt.Errorf(`%w: "messages" has no message with "role":"user": add the question to answer, e.g. {"role":"user","content":"Hello"}`, ErrBadRequest)
 }
 
-// ErrBadRequest is wrapped by every request the relay refuses as malformed.
-var ErrBadRequest = errors.New("relay: bad request")
+// ErrBadRequest is wrapped by every request the relay refuses as malformed
+// (400, invalid_request_error).
+var ErrBadRequest error = &wire.Error{Type: wire.TypeInvalidRequest, Message: "relay: bad request"}
 
 // Decode reads an OpenAI chat request.
 func Decode(body []byte, req *Request) error {
