@@ -70,7 +70,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	req, body, code, err := s.readRequest(w, r)
 	if err != nil {
 		if code == 0 {
-			code = http.StatusBadRequest
+			apierr.Bad(err).Write(w)
+			return
 		}
 		apierr.Write(w, code, "invalid_request_error", err.Error())
 		return
@@ -118,7 +119,7 @@ func (s *Server) answerOnce(w http.ResponseWriter, r *http.Request, req *ChatReq
 	}
 	p, err := s.simParams(req, r.URL.Query())
 	if err != nil {
-		apierr.Write(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		apierr.Bad(err).Write(w)
 		return 0
 	}
 	gen, err := sim.New(p)

@@ -61,7 +61,7 @@ func newFake(t *testing.T, script upstreamScript) *fakeUpstream {
 // simEvents renders a canned answer in a dialect as the upstream would send
 // it: SSE for openai and anthropic, NDJSON for ollama.
 func simEvents(dialect stream.Dialect, answer string) []string {
-	g, err := sim.New(sim.Params{Dialect: dialect, Answer: answer, TokenChars: 16})
+	g, err := sim.New(sim.Params{Dialect: dialect, Answer: answer, TokenChars: 16, Tools: []sim.Tool{sim.Weather}})
 	if err != nil {
 		panic(err) // the names are constants of these tests
 	}

@@ -24,6 +24,7 @@ type Refusal struct {
 	Message string
 	Retry   string // the Retry-After header, if any
 	ErrCode string // the error body's code, if any ("rate_limited")
+	Param   string // the request field it is about, if any
 }
 
 // Write answers the request with the refusal.
@@ -31,7 +32,7 @@ func (f Refusal) Write(w http.ResponseWriter) {
 	if f.Retry != "" {
 		w.Header().Set("Retry-After", f.Retry)
 	}
-	WriteCoded(w, f.Code, f.Type, f.ErrCode, "", f.Message)
+	WriteCoded(w, f.Code, f.Type, f.ErrCode, f.Param, f.Message)
 }
 
 // OfStart is what a client is told when its stream cannot start: the
@@ -47,7 +48,7 @@ func OfStart(log *slog.Logger, rid string, err error) Refusal {
 	case errors.Is(err, registry.ErrTooMany):
 		return Refusal{Code: http.StatusTooManyRequests, Type: "rate_limit_exceeded", Status: stream.RelayFailed, Message: err.Error(), Retry: "1"}
 	case errors.Is(err, chat.ErrBadRequest):
-		return Refusal{Code: http.StatusBadRequest, Type: "invalid_request_error", Status: stream.RelayFailed, Message: err.Error()}
+		return Bad(err)
 	case errors.Is(err, registry.ErrShuttingDown):
 		return Refusal{Code: http.StatusServiceUnavailable, Type: "shutting_down", Status: stream.RelayFailed, Message: err.Error(), Retry: "5"}
 	case errors.Is(err, store.ErrUnavailable):
@@ -56,6 +57,17 @@ func OfStart(log *slog.Logger, rid string, err error) Refusal {
 	}
 	log.Error("stream refused", "request_id", rid, "err", err)
 	return internal(rid)
+}
+
+// Bad is the refusal of a malformed request (chat.ErrBadRequest): 400
+// invalid_request_error, with the field and code of a chat.RequestError.
+func Bad(err error) Refusal {
+	f := Refusal{Code: http.StatusBadRequest, Type: "invalid_request_error", Status: stream.RelayFailed, Message: err.Error()}
+	var re *chat.RequestError
+	if errors.As(err, &re) {
+		f.Param, f.ErrCode = re.Param, re.Code
+	}
+	return f
 }
 
 // OfStream turns an error finding or resuming stream id into what the
