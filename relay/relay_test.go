@@ -592,7 +592,9 @@ func TestStreamFalseHonoursMaxTokensStopAndTools(t *testing.T) {
 		Choices []struct {
 			Message struct {
 				Content   *string
-				ToolCalls []struct{ Function struct{ Name, Arguments string } } `json:"tool_calls"`
+				ToolCalls []struct {
+					Function struct{ Name, Arguments string }
+				} `json:"tool_calls"`
 			}
 			FinishReason string `json:"finish_reason"`
 		}

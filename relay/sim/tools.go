@@ -275,6 +275,11 @@ func gen(s schema, canned any, name string, depth int) (any, error) {
 			}
 			out[k] = v
 		}
+		if s.Properties == nil && string(s.AdditionalProperties) != "false" {
+			for k, v := range m { // an open object: the canned values as they are
+				out[k] = v
+			}
+		}
 		for _, k := range s.Required {
 			if _, ok := out[k]; !ok {
 				out[k] = "example" // required but undescribed: any value
