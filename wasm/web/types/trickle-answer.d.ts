@@ -395,9 +395,9 @@ export declare class TrickleAnswer extends HTMLElement {
  *  (user), an answer (assistant: a TrickleMessage), a tool's result (tool),
  *  or the page's own system or developer message. */
 export type TrickleChatMessage =
-  | { role: "user" | "system" | "developer"; content: string }
-  | TrickleMessage
-  | { role: "tool"; tool_call_id: string; name?: string; content: string };
+  | { role: "user" | "system" | "developer"; content: string; id?: string }
+  | (TrickleMessage & { id?: string })
+  | { role: "tool"; tool_call_id: string; name?: string; content: string; error?: string };
 
 /** A client-side tool's function: called with the call's parsed
  *  arguments when the model calls it; its result (a string, or any JSON
@@ -438,6 +438,12 @@ export declare class TrickleChat extends HTMLElement {
   tools: Record<string, TrickleChatTool>;
   /** tool_choice for every request; unset, the model decides. */
   toolChoice: TrickleToolChoice | undefined;
+  /** What the chat sends, from its protocol attribute: "openai" (default)
+   *  or "ai-sdk" (the AI SDK's DefaultChatTransport body, for a useChat
+   *  route). */
+  readonly protocol: "openai" | "ai-sdk";
+  /** The chat's id, sent as the AI SDK's chat id (protocol "ai-sdk"). */
+  chatId: string;
   /** Extra request headers for every answer (e.g. Authorization). */
   headers: Record<string, string>;
   /** The chat's words (and its answers'), over TrickleAnswer.strings. */
