@@ -31,11 +31,11 @@ const aisdkRouteModules = "testdata/aisdk-route/node_modules"
 type aisdkRoute struct {
 	url string
 
-	mu        sync.Mutex
-	bodies    []map[string]any // each POST body as it arrived
-	prompts   [][]map[string]any
-	errors []string // what the route threw
-	closed int      // answers whose client went away before their end
+	mu      sync.Mutex
+	bodies  []map[string]any // each POST body as it arrived
+	prompts [][]map[string]any
+	errors  []string // what the route threw
+	closed  int      // answers whose client went away before their end
 }
 
 func (r *aisdkRoute) seen() (bodies []map[string]any, prompts [][]map[string]any, errs []string, closed int) {
