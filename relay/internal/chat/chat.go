@@ -58,7 +58,8 @@ type Message struct {
 	ToolCalls  []struct {
 		ID       string `json:"id"`
 		Function struct {
-			Name string `json:"name"`
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
 		} `json:"function"`
 	} `json:"tool_calls,omitempty"`
 }
@@ -237,6 +238,19 @@ func (c *Request) checkAnswered(i int) error {
 		return nil
 	}
 	return badf(fmt.Sprintf("messages.[%d].role", i+1), "invalid_value", "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: %s", strings.Join(missing, ", "))
+}
+
+// ToolChoiceName is the request's tool_choice as a word: "", "auto",
+// "none", "required" or the tool's name (Check refuses any other).
+func (c *Request) ToolChoiceName() string {
+	s, _ := c.toolChoice()
+	return s
+}
+
+// StopSequences is the request's stop: none, one or up to four.
+func (c *Request) StopSequences() []string {
+	s, _ := c.stop()
+	return s
 }
 
 // toolChoice is the request's tool_choice as the simulated model reads it:
