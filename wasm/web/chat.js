@@ -51,6 +51,20 @@ export class TrickleChat extends Base {
   #toolChoice = undefined;
   #chatId = newId();
 
+  constructor() {
+    super();
+    // A property the page set before the element was defined (its script
+    // ran first) sits on the instance and hides the class's accessor:
+    // take it through the setter.
+    for (const k of ["tools", "toolChoice", "chatId", "headers", "messages"]) {
+      if (Object.hasOwn(this, k)) {
+        const v = this[k];
+        delete this[k];
+        this[k] = v;
+      }
+    }
+  }
+
   connectedCallback() {
     if (this.#parts) return;
     const n = ++chats;

@@ -120,3 +120,18 @@ test("ai-sdk: DefaultChatTransport's body, the trigger and message id of each re
   assert.deepEqual(again.messages.map((m) => m.id), [userId]);
   assert.notEqual(c.messages[1].id, hist[1].id, "the new answer has an id of its own");
 });
+
+test("tools the page set before the element was defined are the chat's", async () => {
+  const c = document.createElement("trickle-chat-late");
+  c.tools = { ping: () => "pong" };
+  c.toolChoice = "required";
+  document.body.append(c);
+  window.customElements.define("trickle-chat-late", class extends TrickleChat {});
+  asked.length = 0;
+  script.push(answer("", [["c1", "ping", {}]]), answer("pong it is."));
+  await c.send("ping?");
+  assert.equal(asked.length, 2, "the tool ran and the chat asked again");
+  assert.deepEqual(asked[0].tools, [{ type: "function", function: { name: "ping", parameters: { type: "object" } } }]);
+  assert.equal(asked[0].tool_choice, "required");
+  assert.equal(asked[1].messages.at(-1).content, "pong");
+});
