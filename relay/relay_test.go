@@ -544,6 +544,7 @@ func TestTheSimulatedModelRefusesWhatRealAPIsRefuse(t *testing.T) {
 		{"a tool message without its call", `{"messages":[` + user + `,{"role":"tool","tool_call_id":"c1","content":"18"}]}`, "messages.[1].role", "invalid_value"},
 		{"a tool message answering another call", `{"messages":[` + user + `,` + call + `,{"role":"tool","tool_call_id":"c2","content":"18"}]}`, "messages.[2].role", "invalid_value"},
 		{"a call left unanswered", `{"messages":[` + user + `,` + call + `,` + user + `]}`, "messages.[2].role", "invalid_value"},
+		{"content that is neither text nor parts", `{"messages":[{"role":"user","content":42}]}`, "messages.[0].content", "invalid_type"},
 		{"an unknown role", `{"messages":[{"role":"robot","content":"hi"}]}`, "messages.[0].role", "invalid_value"},
 		{"a tool_choice naming an undeclared tool", `{"messages":[` + user + `],` + weatherTool + `,"tool_choice":{"type":"function","function":{"name":"get_time"}}}`, "tool_choice", "invalid_value"},
 		{"a bad tool name", `{"messages":[` + user + `],"tools":[{"type":"function","function":{"name":"get weather"}}]}`, "tools[0].function.name", "invalid_value"},

@@ -132,6 +132,9 @@ func (c *Request) Check() error {
 			return badf(at+".role", "invalid_value", "Invalid value for %s.role: %q. Supported values are: 'system', 'developer', 'user', 'assistant' and 'tool'.", at, m.Role)
 		}
 		user = user || m.Role == "user"
+		if c := strings.TrimSpace(string(m.Content)); c != "" && c != "null" && c[0] != '"' && c[0] != '[' {
+			return badf(at+".content", "invalid_type", "Invalid type for '%s.content': expected a string or an array of parts, but got %.40s instead.", at, c)
+		}
 		empty := m.empty()
 		switch {
 		case m.Role == "assistant" && empty && len(m.ToolCalls) == 0:
