@@ -156,6 +156,20 @@ $(ANYPAGE)/node_modules/.package-lock.json: $(ANYPAGE)/package.json $(ANYPAGE)/p
 
 test-native: $(ANYPAGE)/node_modules/.package-lock.json
 
+# The AI SDK at v6 (whose docs write a route with toUIMessageStreamResponse;
+# v7, the current major, writes it with createUIMessageStreamResponse), pinned
+# in wasm/e2e/testdata/aisdk-route/package-lock.json,
+# for the chat route written as the AI SDK's docs write one (server.mjs:
+# convertToModelMessages, streamText, toUIMessageStreamResponse over the
+# package's mock model) that wasm/e2e/aisdk_route_test.go talks to with
+# <trickle-chat protocol="ai-sdk">.
+AISDKROUTE := wasm/e2e/testdata/aisdk-route
+$(AISDKROUTE)/node_modules/.package-lock.json: $(AISDKROUTE)/package.json $(AISDKROUTE)/package-lock.json
+	cd $(AISDKROUTE) && npm ci --no-audit --no-fund
+	@touch $@
+
+test-native: $(AISDKROUTE)/node_modules/.package-lock.json
+
 # temml, pinned in wasm/e2e/testdata/math/package-lock.json: the TeX to
 # MathML converter the package's math entry loads, which
 # wasm/e2e/math_entry_test.go serves to its page.

@@ -62,7 +62,7 @@ func newFake(t *testing.T, script upstreamScript) *fakeUpstream {
 // simEvents renders a canned answer in a dialect as the upstream would send
 // it: SSE for openai and anthropic, NDJSON for ollama.
 func simEvents(dialect stream.Dialect, answer string) []string {
-	g, err := sim.New(sim.Params{Dialect: dialect, Answer: answer, TokenChars: 16})
+	g, err := sim.New(sim.Params{Dialect: dialect, Answer: answer, TokenChars: 16, Tools: []sim.Tool{sim.Weather}})
 	if err != nil {
 		panic(err) // the names are constants of these tests
 	}
@@ -450,4 +450,50 @@ func TestFaultsSentToARealUpstreamAreRefusedUnlessAllowed(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	evs, _ := events(resp.Body)
 	require.Len(t, evs, 2, "the connection was cut after two events")
+}
+
+// A tool round sent to the relay (OpenAI's tools, tool_calls and tool
+// messages, as <trickle-chat> sends them) reaches an Anthropic or Ollama
+// upstream in that API's own shape: tools with input_schema and tool_use /
+// tool_result blocks for Anthropic, tools, tool_calls with object
+// arguments and named tool messages for Ollama; tool_choice and stop too.
+func TestAToolRoundReachesAnthropicAndOllamaInTheirOwnShape(t *testing.T) {
+	const round = `{"model":"m","stream":true,"tool_choice":"required","stop":["END"],"messages":[` +
+		`{"role":"system","content":"be brief"},{"role":"user","content":"weather in Lyon?"},` +
+		`{"role":"assistant","content":"Let me see.","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Lyon\"}"}}]},` +
+		`{"role":"tool","tool_call_id":"c1","content":"{\"temperature\":18}"},{"role":"user","content":"thanks"}],` +
+		`"tools":[{"type":"function","function":{"name":"get_weather","description":"The weather.","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]}`
+	for _, c := range []struct {
+		dialect stream.Dialect
+		ctype   string
+		want    string
+	}{
+		{"anthropic", "text/event-stream", `{"model":"real-model","max_tokens":4096,"system":"be brief","stream":true,"stop_sequences":["END"],
+			"tool_choice":{"type":"any"},
+			"tools":[{"name":"get_weather","description":"The weather.","input_schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}],
+			"messages":[
+				{"role":"user","content":[{"type":"text","text":"weather in Lyon?"}]},
+				{"role":"assistant","content":[{"type":"text","text":"Let me see."},{"type":"tool_use","id":"c1","name":"get_weather","input":{"city":"Lyon"}}]},
+				{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":"{\"temperature\":18}"},{"type":"text","text":"thanks"}]}]}`},
+		{"ollama", "application/x-ndjson", `{"model":"real-model","stream":true,"options":{"stop":["END"]},
+			"tools":[{"type":"function","function":{"name":"get_weather","description":"The weather.","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}],
+			"messages":[
+				{"role":"system","content":"be brief"},{"role":"user","content":"weather in Lyon?"},
+				{"role":"assistant","content":"Let me see.","tool_calls":[{"function":{"name":"get_weather","arguments":{"city":"Lyon"}}}]},
+				{"role":"tool","content":"{\"temperature\":18}","tool_name":"get_weather"},{"role":"user","content":"thanks"}]}`},
+	} {
+		t.Run(c.dialect.String(), func(t *testing.T) {
+			f := newFake(t, func(w http.ResponseWriter, r *http.Request, _ int) bool {
+				return play(w, r, c.ctype, simEvents(c.dialect, "short"), time.Millisecond)
+			})
+			base := upstreamRelay(t, f, c.dialect)
+			resp := post(t, base+"/v1/chat/completions", round)
+			io.Copy(io.Discard, resp.Body)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			require.Len(t, f.bodies, 1)
+			got, err := json.Marshal(f.bodies[0])
+			require.NoError(t, err)
+			require.JSONEq(t, c.want, string(got))
+		})
+	}
 }

@@ -115,6 +115,8 @@ var Attributes = []Attribute{
 		Doc: "Syntax highlighting of settled code blocks, by the highlighting build (import trickle-answer/highlight)."},
 	{Name: "worker", Type: `"off"`, On: OnAnswer | OnChat,
 		Doc: "off: run the widget's Go side on the page's main thread."},
+	{Name: "protocol", Type: `"openai" | "ai-sdk"`, Default: "openai", On: OnChat,
+		Doc: "What the chat sends: openai (default: {messages, model, tools, tool_choice}) or ai-sdk (what the AI SDK's DefaultChatTransport sends a useChat route)."},
 }
 
 // Inherited are the global HTML attributes a chat hands to its answers

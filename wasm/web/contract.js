@@ -67,11 +67,13 @@ export const ATTR_SHOW_METRICS = "show-metrics";
 export const ATTR_HIGHLIGHT = "highlight";
 /** off: run the widget's Go side on the page's main thread. */
 export const ATTR_WORKER = "worker";
+/** What the chat sends: openai (default: {messages, model, tools, tool_choice}) or ai-sdk (what the AI SDK's DefaultChatTransport sends a useChat route). */
+export const ATTR_PROTOCOL = "protocol";
 
 /** <trickle-answer>'s attributes. */
 export const ANSWER_ATTRIBUTES = /* @__PURE__ */ Object.freeze(["endpoint", "transport", "ws-endpoint", "dialect", "announce", "speak", "model", "image-origins", "show-metrics", "highlight", "worker"]);
 /** <trickle-chat>'s attributes. */
-export const CHAT_ATTRIBUTES = /* @__PURE__ */ Object.freeze(["endpoint", "transport", "ws-endpoint", "dialect", "announce", "speak", "model", "image-origins", "show-metrics", "highlight", "worker"]);
+export const CHAT_ATTRIBUTES = /* @__PURE__ */ Object.freeze(["endpoint", "transport", "ws-endpoint", "dialect", "announce", "speak", "model", "image-origins", "show-metrics", "highlight", "worker", "protocol"]);
 /** What a chat hands to each of its answers: every answer attribute the
  *  chat takes, and the global attributes lang and dir. */
 export const CHAT_FORWARDS = /* @__PURE__ */ Object.freeze(["endpoint", "transport", "ws-endpoint", "dialect", "announce", "speak", "model", "image-origins", "show-metrics", "highlight", "worker", "lang", "dir"]);

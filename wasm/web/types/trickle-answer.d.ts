@@ -102,6 +102,8 @@ export interface TrickleChatAttributes {
   highlight?: boolean | "";
   /** off: run the widget's Go side on the page's main thread. */
   worker?: "off";
+  /** What the chat sends: openai (default: {messages, model, tools, tool_choice}) or ai-sdk (what the AI SDK's DefaultChatTransport sends a useChat route). */
+  protocol?: "openai" | "ai-sdk";
 }
 // </generated attributes>
 
@@ -444,14 +446,26 @@ export declare class TrickleAnswer extends HTMLElement {
  *  (user), an answer (assistant: a TrickleMessage), a tool's result (tool),
  *  or the page's own system or developer message. */
 export type TrickleChatMessage =
-  | { role: "user" | "system" | "developer"; content: string }
-  | TrickleMessage
-  | { role: "tool"; tool_call_id: string; name?: string; content: string };
+  | { role: "user" | "system" | "developer"; content: string; id?: string }
+  | (TrickleMessage & { id?: string })
+  | { role: "tool"; tool_call_id: string; name?: string; content: string; error?: string };
 
-/** A client-side tool: called with the call's parsed arguments when the
- *  model calls it; its result (a string, or any JSON value) goes back to
- *  the model. A tool that throws is reported to the model and the reader. */
-export type TrickleChatTool = (args: Record<string, unknown>, call: { id: string; name: string }) => unknown | Promise<unknown>;
+/** A client-side tool's function: called with the call's parsed
+ *  arguments when the model calls it; its result (a string, or any JSON
+ *  value) goes back to the model. A tool that throws is reported to the
+ *  model and the reader. */
+export type TrickleChatToolRun = (args: Record<string, unknown>, call: { id: string; name: string }) => unknown | Promise<unknown>;
+
+/** A client-side tool: declared to the model with its description and
+ *  its parameters' JSON Schema (sent as OpenAI's tools), or a plain
+ *  function (declared by its name alone, taking any object). */
+export type TrickleChatTool =
+  | TrickleChatToolRun
+  | { description?: string; parameters?: Record<string, unknown>; run: TrickleChatToolRun };
+
+/** OpenAI's tool_choice: the model decides (auto), calls none, calls
+ *  some (required), or calls the tool named. */
+export type TrickleToolChoice = "auto" | "none" | "required" | (string & {}) | { type: "function"; function: { name: string } };
 
 /** trickle-chat-change's detail: the history after a turn. */
 export interface TrickleChatChangeDetail {
@@ -467,8 +481,16 @@ export declare class TrickleChat extends HTMLElement {
   set messages(list: TrickleChatMessage[]);
   /** True while an answer streams or a tool runs. */
   readonly busy: boolean;
-  /** Client-side tools by name. */
+  /** Client-side tools by name, declared in every request (OpenAI's tools). */
   tools: Record<string, TrickleChatTool>;
+  /** tool_choice for every request; unset, the model decides. */
+  toolChoice: TrickleToolChoice | undefined;
+  /** What the chat sends, from its protocol attribute: "openai" (default)
+   *  or "ai-sdk" (the AI SDK's DefaultChatTransport body, for a useChat
+   *  route). */
+  readonly protocol: "openai" | "ai-sdk";
+  /** The chat's id, sent as the AI SDK's chat id (protocol "ai-sdk"). */
+  chatId: string;
   /** Extra request headers for every answer (e.g. Authorization). */
   headers: Record<string, string>;
   /** The chat's words (and its answers'), over TrickleAnswer.strings. */
