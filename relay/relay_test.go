@@ -540,7 +540,7 @@ func TestTheSimulatedModelRefusesWhatRealAPIsRefuse(t *testing.T) {
 	call := `{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]}`
 	cases := []struct{ name, body, param, code string }{
 		{"malformed body", `{"messages":[`, "", "invalid_json"},
-		{"messages of the wrong type", `{"messages":"hi"}`, "", "invalid_json"},
+		{"messages of the wrong type", `{"messages":"hi"}`, "", "invalid_messages"},
 		{"an empty assistant message", `{"messages":[` + user + `,{"role":"assistant","content":""},` + user + `]}`, "messages.[1].content", "invalid_value"},
 		{"an assistant message with null content and no call", `{"messages":[` + user + `,{"role":"assistant","content":null},` + user + `]}`, "messages.[1].content", "invalid_value"},
 		{"a tool message without its call", `{"messages":[` + user + `,{"role":"tool","tool_call_id":"c1","content":"18"}]}`, "messages.[1].role", "invalid_value"},
