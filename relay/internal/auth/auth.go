@@ -101,6 +101,7 @@ func (v *Verifier) Verify(token string) (string, error) {
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
 		jwt.WithTimeFunc(v.now),
+		jwt.WithLeeway(Leeway),
 	)
 	switch {
 	case err == nil:
@@ -126,15 +127,25 @@ func (v *Verifier) Verify(token string) (string, error) {
 	return claims.Subject, nil
 }
 
-// Mint signs a token for sub valid for ttl from now, with HS256.
+// Leeway is the clock skew allowed between the backend that mints a
+// token and the relay, on its exp, nbf and iat.
+const Leeway = 60 * time.Second
+
+// MinSecret is the shortest secret a token is signed or checked with:
+// HS256 keys shorter than the hash (RFC 7518 3.2) are guessable offline
+// from one token.
+const MinSecret = 32
+
+// Mint signs a token for sub valid for ttl from now, with HS256. A secret
+// shorter than MinSecret is refused, as the relay refuses to check with it.
 func Mint(secret []byte, sub string, ttl time.Duration, now time.Time) (string, error) {
 	switch {
 	case sub == "":
 		return "", errors.New("the subject is empty")
 	case ttl <= 0 || ttl > MaxLifetime:
 		return "", fmt.Errorf("the lifetime %s is not between 0 and %s", ttl, MaxLifetime)
-	case len(secret) == 0:
-		return "", errors.New("the secret is empty")
+	case len(secret) < MinSecret:
+		return "", fmt.Errorf("the secret has %d bytes: give at least %d (e.g. openssl rand -hex 32), as trickle serve requires", len(secret), MinSecret)
 	}
 	claims := jwt.RegisteredClaims{
 		Subject:   sub,

@@ -58,7 +58,8 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 // WebSocket (whose handshake a browser cannot give headers) the
 // access_token query parameter.
 func bearer(r *http.Request) (string, bool) {
-	if got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+	// The scheme is case-insensitive (RFC 9110 11.1): "bearer" is Bearer.
+	if scheme, got, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " "); ok && strings.EqualFold(scheme, "Bearer") {
 		return strings.TrimSpace(got), true
 	}
 	if r.URL.Path == "/v1/ws" && r.URL.Query().Has("access_token") {

@@ -54,6 +54,8 @@ func TestAGuardWithAVerifierLetsInAValidTokenAsItsSubject(t *testing.T) {
 	for _, r := range []*http.Request{
 		request("/v1/chat/completions", "Bearer "+tok),
 		request("/v1/chat/completions", "Bearer  "+tok+" "),
+		request("/v1/chat/completions", "bearer "+tok), // the scheme in any case (RFC 9110 11.1)
+		request("/v1/chat/completions", "BEARER "+tok),
 		request("/v1/ws?access_token="+tok, ""),
 	} {
 		rec, who := through(t, g, r)
@@ -63,7 +65,7 @@ func TestAGuardWithAVerifierLetsInAValidTokenAsItsSubject(t *testing.T) {
 }
 
 func TestAGuardWithAVerifierRefusesABadTokenSayingWhy(t *testing.T) {
-	other, err := auth.Mint([]byte("another secret, also 32 bytes!!"), "u", time.Minute, time.Now())
+	other, err := auth.Mint([]byte("another secret, also 32 bytes long!"), "u", time.Minute, time.Now())
 	require.NoError(t, err)
 	g := &auth.Guard{Verifier: auth.NewVerifier(secret, nil), Log: slog.New(slog.DiscardHandler)}
 	for _, tc := range []struct {
