@@ -198,7 +198,22 @@ func (c Command) Request() (Request, error) {
 		}
 	}
 	r.Headers = append(r.Headers, [2]string{"Content-Type", "application/json"}, [2]string{"Accept", "text/event-stream"})
+	if DeclaresResume(c.URL, c.Origin) && !hasHeader(r.Headers, ResumeHeader) {
+		// The widget resumes a cut stream: a relay keeps the generation
+		// through a disconnect for it (and cancels at once for a client
+		// that has not said so).
+		r.Headers = append(r.Headers, [2]string{ResumeHeader, "on"})
+	}
 	return r, nil
+}
+
+func hasHeader(h [][2]string, name string) bool {
+	for _, kv := range h {
+		if strings.EqualFold(kv[0], name) {
+			return true
+		}
+	}
+	return false
 }
 
 // ResumeHeaders are the headers of a fetch that resumes a stream: the

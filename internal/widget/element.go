@@ -216,14 +216,14 @@ func (e *Element) Stop() {
 		e.conn = nil
 	}
 	if e.streamID != "" {
-		// Over a WebSocket the socket carried the stop; the DELETE beside
-		// it (to the same relay) is for what the answer cost (Cost).
-		endpoint := e.req.Endpoint
+		// Over a WebSocket the socket carries the stop, and the relay's
+		// stopped status on it what the answer cost (StopStatus): no
+		// DELETE. Over HTTP the DELETE carries the request's headers (its
+		// authorization), and its answer is the cost (Cancelled).
 		if e.req.WebSocket {
-			endpoint = httpOf(e.req.WSURL)
-		}
-		if u, err := StreamURLs(endpoint, e.streamID, e.streamRef); err == nil {
-			e.env.Cancel(u.Cancel)
+			e.stopped = e.sess
+		} else if u, err := StreamURLs(e.req.Endpoint, e.streamID, e.streamRef); err == nil {
+			e.env.Cancel(u.Cancel, cancelHeaders(e.req.Headers))
 			e.stopped = e.sess
 		}
 	}
@@ -302,6 +302,9 @@ func (e *Element) Response(gen int, r Response) bool {
 func (e *Element) response(r Response) {
 	if r.StreamID != "" {
 		e.streamID, e.streamRef = r.StreamID, r.StreamURL
+	}
+	if r.StreamURL != "" && e.req != nil {
+		SawRelay(e.req.Endpoint) // a relay: its preflight allows the resume header
 	}
 	if !r.OK {
 		e.conn.httpStatus = r.Status

@@ -143,13 +143,17 @@
         return frame;
       },
       now: () => performance.timeOrigin + performance.now(),
-      // cancel sends a Stop's DELETE and hands done the relay's answer,
-      // the stream's info with what it cost ("" when there is none): done
-      // is called exactly once, so Go can release it.
-      cancel(url, done) {
-        fetch(url, { method: "DELETE", keepalive: true, headers: { Accept: "application/json" } })
-          .then((r) => (r.ok ? r.text() : ""))
-          .catch(() => "")
+      // cancel sends a Stop's DELETE with headers (the request's own:
+      // [name, value] pairs) and hands done what came back: { status,
+      // body } (the stream's info with what it cost), or { error } when
+      // no response came. done is called exactly once, so Go can release
+      // it.
+      cancel(url, headers, done) {
+        fetch(url, { method: "DELETE", keepalive: true, headers })
+          .then(
+            (r) => r.text().then((body) => ({ status: r.status, body }), () => ({ status: r.status, body: "" })),
+            (err) => ({ status: 0, body: "", error: String(err?.message ?? err) || "fetch failed" }),
+          )
           .then(done);
       },
       idle(fn, timeout) {
