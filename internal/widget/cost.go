@@ -3,7 +3,6 @@ package widget
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/trickle-dev/trickle/sse"
@@ -91,20 +90,22 @@ func StopNotConfirmedEvent(err error) Event {
 // the answer cost. It reports whether msg was that status (the socket can
 // then close).
 func (e *Element) StopStatus(msg string) bool {
-	d, err := sse.NewDecoder(strings.NewReader(msg))
+	var status string
+	found := false
+	p, err := sse.NewParser(sse.HandlerFunc(func(ev sse.Event) {
+		if ev.Type == stream.StatusEventType && !found {
+			status, found = ev.Data, true
+		}
+	}))
 	if err != nil {
 		return false
 	}
-	for {
-		ev, err := d.Next()
-		if errors.Is(err, io.EOF) || (err != nil && !errors.Is(err, sse.ErrEventTooLarge)) {
-			return false
-		}
-		if err == nil && ev.Type == stream.StatusEventType {
-			e.Cost([]byte(ev.Data))
-			return true
-		}
+	_, _ = p.Write([]byte(msg))
+	_ = p.Close()
+	if found {
+		e.Cost([]byte(status))
 	}
+	return found
 }
 
 // RelayUsage reads the usage of a stream's info as the relay writes it,
