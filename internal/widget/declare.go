@@ -1,6 +1,7 @@
 package widget
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 	"sync"
@@ -76,4 +77,30 @@ func cancelHeaders(h [][2]string) [][2]string {
 		out = append(out, kv)
 	}
 	return append(out, [2]string{"Accept", "application/json"})
+}
+
+// corsHint adds to err, a fetch to url that failed before any response,
+// what the developer must check when url is on another origin than the
+// page's: a browser reports a CORS refusal as a plain network error, so
+// the detail says that CORS is the likely cause and which headers the
+// backend must send for this request (its preflight's and its own).
+func corsHint(err error, url, pageOrigin string, headers [][2]string) error {
+	o := originOf(url)
+	page := strings.ToLower(pageOrigin)
+	if o == "" || page == "" || page == "null" || o == page {
+		return err
+	}
+	var names []string
+	for _, kv := range headers {
+		switch strings.ToLower(kv[0]) {
+		case "accept", "accept-language", "content-language":
+			continue // CORS-safelisted
+		}
+		names = append(names, kv[0])
+	}
+	allow := ""
+	if len(names) > 0 {
+		allow = ", Access-Control-Allow-Headers: " + strings.Join(names, ", ")
+	}
+	return fmt.Errorf("%w (the endpoint's origin %s is not the page's %s: if the server is up, CORS is the likely cause: it must answer the preflight (OPTIONS) and the request with Access-Control-Allow-Origin: %s, Access-Control-Allow-Methods: POST%s, and Access-Control-Expose-Headers: X-Trickle-Stream, X-Trickle-Stream-URL for Stop and resume)", err, o, pageOrigin, pageOrigin, allow)
 }

@@ -68,6 +68,7 @@ type connState struct {
 	webSocket  bool
 	first      string
 	opened     bool   // the WebSocket opened
+	url        string // where it went
 	httpStatus int    // non-2xx response: its body is collected as the error
 	errBody    []byte // that body, up to MaxErrorBody
 	events     bool   // it brought at least one new event id
@@ -325,7 +326,11 @@ func (e *Element) Ended(gen int, end End) bool {
 	e.closeConn()
 	e.env.Want()
 	if c.httpStatus != 0 {
-		e.sess.End(HTTPError(c.httpStatus, c.errBody))
+		err := HTTPError(c.httpStatus, c.errBody)
+		if se, ok := err.(*StatusError); ok {
+			se.URL = c.url
+		}
+		e.sess.End(err)
 		return true
 	}
 	if e.sess.Terminal() {
@@ -336,7 +341,10 @@ func (e *Element) Ended(gen int, end End) bool {
 	var connErr error
 	switch {
 	case end.Kind != EndDone:
-		connErr = ConnError(e.req.URL, end.Err)
+		connErr = ConnError(c.url, end.Err)
+		if end.Kind == EndFetchError && !c.resumed {
+			connErr = corsHint(connErr, c.url, e.cmd.Origin, e.req.Headers)
+		}
 	case c.webSocket && end.Close != nil:
 		ce.Clean, connErr = WSClose(end.Close.URL, c.opened, end.Close.Code, end.Close.Reason)
 	}
@@ -384,11 +392,13 @@ func (e *Element) open(resume bool) {
 		if resume {
 			url, c.first = r.WSResume, ResumeMessage(e.streamID, e.sess.LastEventID())
 		}
+		c.url = url
 		e.env.Open(Conn{Gen: c.gen, WebSocket: true, URL: url})
 		return
 	}
 	if early := e.early; early != nil && !resume {
 		e.early = nil // once: a retry sends the request again
+		c.url = r.URL
 		e.response(Response(*early))
 		e.env.Open(Conn{Gen: c.gen, Adopt: true, URL: r.URL})
 		return
@@ -403,6 +413,7 @@ func (e *Element) open(resume bool) {
 	default:
 		o.Method, o.Headers, o.Body = "POST", r.Headers, r.Body
 	}
+	c.url = o.URL
 	e.env.Open(o)
 }
 

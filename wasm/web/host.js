@@ -196,6 +196,7 @@ class Host {
 
   async #startMain(why) {
     this.onMain = true;
+    this.#whyMain = why ?? "";
     if (why && !this.#warned) {
       this.#warned = true;
       console.warn(`trickle: the widget runs on the page's main thread: ${why}`);
@@ -230,17 +231,22 @@ class Host {
     }
   }
 
+  // #whyMain is why Go runs on this thread (the worker's failure), kept
+  // for the message should it fail here too.
+  #whyMain = "";
+
   // failed: Go could not start anywhere; every call made so far fails
   // with the reason, and so will the next ones.
   #failed(message) {
-    const msg = `Trickle failed to load: ${message}`;
+    const before = this.#whyMain ? ` (the Web Worker first: ${this.#whyMain})` : "";
+    const msg = `Trickle failed to load: ${message}${before}`;
     this.#readyReject(new Error(msg));
     this.failure = msg;
     for (const { cmd, early } of this.#queue) {
       early?.stop();
       const st = this.els.get(cmd.id);
       if (early) st?.earlyEnd(); // Go will not show it: the text goes too
-      if (st && cmd.n) st.reject(cmd.n, msg);
+      if (st && cmd.n) st.unavailable(cmd.n, msg);
     }
     this.#queue = [];
     this.#early.clear();

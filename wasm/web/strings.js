@@ -18,6 +18,7 @@ export const ENGLISH = Object.freeze({
   thinking: "Thinking",
   jumpToLatest: "Jump to latest",
   retry: "Retry",
+  unavailable: "The answer cannot be shown on this page.",
   // <trickle-chat>'s own parts.
   chatInput: "Message",
   chatSend: "Send",
@@ -51,6 +52,7 @@ export const ENGLISH = Object.freeze({
   empty: "The server sent an empty answer.",
   unreadable: "The server's answer is in a form this page cannot read.",
   upstream: "The model's service reported an error.",
+  relayFailed: "The relay serving this answer failed: ask again.",
   tooLarge: "Part of the answer was too large to read.",
   expired: "The answer expired on the server and cannot be resumed.",
   withheld: "This answer was withheld.",

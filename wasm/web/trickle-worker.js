@@ -247,8 +247,18 @@
       await booted;
       delete g.__trickleBoot;
     } catch (err) {
-      port.postMessage(JSON.stringify({ t: "fail", message: String(err?.message ?? err) }));
+      port.postMessage(JSON.stringify({ t: "fail", message: bootError(err, wasmURL) }));
     }
+  }
+
+  // bootError says why Go could not start, naming what the page must
+  // change: the CSP directive, or the file that did not load.
+  function bootError(err, wasmURL) {
+    const m = String(err?.message ?? err);
+    if (/content.security.policy|unsafe-eval/i.test(m)) {
+      return `the page's Content-Security-Policy does not allow WebAssembly: add 'wasm-unsafe-eval' to its script-src (the browser said: ${m})`;
+    }
+    return m.includes(wasmURL) ? m : `loading ${wasmURL}: ${m}`;
   }
 
   const inWorker = typeof g.WorkerGlobalScope === "function" && g instanceof g.WorkerGlobalScope;

@@ -192,6 +192,8 @@ export interface TrickleStrings {
   jumpToLatest: string;
   /** Retry */
   retry: string;
+  /** The answer cannot be shown on this page. (the widget could not start) */
+  unavailable: string;
   /** Message */
   chatInput: string;
   /** Send */
@@ -252,6 +254,8 @@ export interface TrickleStrings {
   unreadable: string;
   /** The model reported an error. */
   upstream: string;
+  /** The relay serving this answer failed: ask again. */
+  relayFailed: string;
   /** Part of the answer was too large to read. */
   tooLarge: string;
   /** The answer expired on the server and cannot be resumed. */
