@@ -455,6 +455,17 @@ func (p *Pipeline) Stop() {
 	p.reopen = false
 }
 
+// Cut records that the caller gave up on the byte stream (it went silent
+// for too long): the answer becomes Incomplete with err, wrapped in
+// ErrIncomplete, keeping its text, unless it had already ended.
+func (p *Pipeline) Cut(err error) {
+	if p.answer.status.Terminal() {
+		return
+	}
+	p.answer.end(Incomplete, fmt.Errorf("%w: %w", ErrIncomplete, err))
+	p.reopen = false
+}
+
 // Fail records a transport failure (network error, aborted body): the
 // answer becomes Failed with err, keeping its text, unless it had already
 // ended. Reconnect can take it back to streaming.

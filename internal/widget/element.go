@@ -1,6 +1,8 @@
 package widget
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/trickle-dev/trickle/a11y"
@@ -53,6 +55,10 @@ type Element struct {
 	chunks     []protocol.InboxChunk // the last inbox batch's chunks, reused
 	announceAt time.Time
 	arrived    time.Time // the oldest bytes not yet in an update
+	// idle is the answer's idle timeout (0: none); lastByte is when the
+	// open connection last brought bytes (or opened).
+	idle     time.Duration
+	lastByte time.Time
 
 	// out are the updates for the page since the last TakeUpdates; what
 	// the page was last told, to send only changes.
@@ -164,10 +170,16 @@ func (e *Element) Begin(c Command, r Request, at time.Time, early *Early) {
 		e.Reject(c.N, attributeError(err))
 		return
 	}
+	idle, err := c.IdleTimeout()
+	if err != nil {
+		e.Reject(c.N, err)
+		return
+	}
 	if e.req != nil && !e.sess.Ended() {
 		e.Stop()
 	}
 	e.cmd, e.req, e.early, e.n = c, &r, early, c.N
+	e.idle = idle
 	e.showing = false
 	e.sess = sess
 	if !at.IsZero() {
@@ -370,6 +382,8 @@ func (e *Element) Timer(t Timer, inFlight bool) {
 			e.open(true)
 			e.conn.resumed = true
 		}
+	case TimerIdle:
+		e.checkIdle(t.Gen)
 	case TimerAnnounce:
 		e.announceAt = time.Time{}
 		if inFlight && e.sess != nil {
@@ -386,6 +400,10 @@ func (e *Element) open(resume bool) {
 	r := e.req
 	c := &connState{gen: e.connGen, webSocket: r.WebSocket}
 	e.conn = c
+	if e.idle > 0 {
+		e.lastByte = e.env.Now()
+		e.env.After(e.idle, Timer{Kind: TimerIdle, Gen: c.gen})
+	}
 	if r.WebSocket {
 		c.first = r.Body
 		url := r.WSURL
@@ -446,6 +464,9 @@ func (e *Element) drain() {
 	if len(chunks) > 0 && e.arrived.IsZero() {
 		e.arrived = chunks[0].At
 	}
+	if len(chunks) > 0 {
+		e.lastByte = e.env.Now()
+	}
 	for _, ch := range chunks {
 		if !e.onBytes(c, ch) {
 			return
@@ -493,4 +514,33 @@ func (e *Element) statusWord() string {
 		return st.String()
 	}
 	return "streaming"
+}
+
+// ErrIdle is wrapped by the error of an answer that ended because its
+// connection brought no byte for the idle timeout.
+var ErrIdle = errors.New("trickle: the connection went silent")
+
+// checkIdle handles connection gen's idle timer: an answer whose
+// connection brought no byte for the idle timeout ends as incomplete,
+// keeping its text (a proxy that holds the client's side open after the
+// backend died would otherwise leave it streaming for ever); otherwise
+// the timer is armed again for the rest of the bound.
+func (e *Element) checkIdle(gen int) {
+	if !e.current(gen) || e.sess == nil || e.sess.Ended() || e.idle <= 0 {
+		return
+	}
+	e.drain() // bytes that came since the last frame count
+	if !e.current(gen) || e.sess.Ended() {
+		return
+	}
+	silent := e.env.Now().Sub(e.lastByte)
+	if silent < e.idle {
+		e.env.After(e.idle-silent, Timer{Kind: TimerIdle, Gen: gen})
+		return
+	}
+	url := e.conn.url
+	e.closeConn()
+	e.connGen++ // a pending retry timer must not resume it
+	e.sess.End(fmt.Errorf("%w: nothing came from %s for %v (the element's idle-timeout)", ErrIdle, url, e.idle))
+	e.env.Want()
 }

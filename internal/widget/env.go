@@ -128,6 +128,9 @@ const (
 	TimerRetry TimerKind = iota + 1
 	// TimerAnnounce: the announcer has something due.
 	TimerAnnounce
+	// TimerIdle: time to check whether connection Gen went silent for
+	// the idle timeout.
+	TimerIdle
 )
 
 // Timer is a timer an Element asked its Env for.

@@ -35,13 +35,14 @@ const (
 	ReasonTooLarge           // an event over the size bound was dropped, and the answer ended without its end
 	ReasonExpired            // the relay no longer has the stream to resume
 	ReasonWithheld           // the relay's hold-back checker blocked the rest of the answer
+	ReasonIdle               // no byte came for the element's idle-timeout
 	ReasonUnknown            // anything else (a fault in the widget itself)
 	reasonCount
 )
 
 var reasonKeys = [reasonCount]string{
 	"", "refused", "notFound", "rateLimited", "serverError", "rejected", "network", "dropped",
-	"cutOff", "empty", "unreadable", "upstream", "relayFailed", "tooLarge", "expired", "withheld", "unknown",
+	"cutOff", "empty", "unreadable", "upstream", "relayFailed", "tooLarge", "expired", "withheld", "idle", "unknown",
 }
 
 func (r Reason) String() string {
@@ -143,6 +144,8 @@ func Explain(st stream.Status, err error, a *stream.Answer, bytes int) (Reason, 
 		events, skipped, problems = a.Events(), a.Skipped(), a.Problems()
 	}
 	switch {
+	case errors.Is(err, ErrIdle):
+		return ReasonIdle, 0
 	case errors.Is(err, stream.ErrGone):
 		return ReasonExpired, 0
 	case errors.Is(err, stream.ErrWithheld):

@@ -86,6 +86,7 @@ func ends() []end {
 		{name: "a connection dropped after the answer began", body: text("Hello, ") + text("wor"), cut: net, reason: ReasonDropped, st: stream.Failed, retry: true},
 		{name: "a WebSocket cut after the answer began", body: text("Hello"), cut: wsErr(true, 1011), reason: ReasonDropped, st: stream.Failed, retry: true},
 		{name: "a body that ends without the end marker", body: text("Hello, ") + text("world"), reason: ReasonCutOff, st: stream.Incomplete, retry: true},
+		{name: "nothing came for the idle timeout", body: text("Hello, "), cut: fmt.Errorf("%w: nothing came from http://10.0.0.7:8080/v1/chat/completions for 1m0s (the element's idle-timeout)", ErrIdle), reason: ReasonIdle, st: stream.Incomplete, retry: true},
 		{name: "an empty body", body: "", reason: ReasonEmpty, st: stream.Incomplete, retry: true},
 		{name: "an HTML page where the stream should be", body: htmlBody, reason: ReasonUnreadable, st: stream.Failed},
 		{name: "JSON of no dialect", body: "{\"hello\":\"there\"}\n", reason: ReasonUnreadable, st: stream.Failed},

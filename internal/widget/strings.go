@@ -65,6 +65,7 @@ var English = Strings{
 		ReasonTooLarge:    "Part of the answer was too large to read.",
 		ReasonExpired:     "The answer expired on the server and cannot be resumed.",
 		ReasonWithheld:    "This answer was withheld.",
+		ReasonIdle:        "The server went silent, so the answer stops here.",
 		ReasonUnknown:     "Something went wrong.",
 	},
 	Metrics: [len(metricKeys)]string{

@@ -60,6 +60,10 @@ func custom(w http.ResponseWriter, r *http.Request) {
 		unauthorized(w, r)
 		return
 	}
+	if r.URL.Path == "/custom/silent" {
+		customSilent(w, r)
+		return
+	}
 	if r.URL.Path == "/custom/text" {
 		customText(w, r)
 		return

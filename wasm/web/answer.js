@@ -152,6 +152,7 @@ export class Answer {
       announce: attr("announce"),
       model: attr("model"),
       images: attr("image-origins"),
+      idle: attr("idle-timeout"),
       origin: location.origin,
       metrics: this.el.hasAttribute("show-metrics"),
       highlight: this.el.hasAttribute("highlight"),

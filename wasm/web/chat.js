@@ -14,7 +14,7 @@ import { follow } from "./follow.js";
 const Base = typeof HTMLElement === "function" ? HTMLElement : class {};
 
 // The attributes a chat hands to each of its answers.
-const ANSWER_ATTRS = ["endpoint", "transport", "dialect", "model", "highlight", "announce", "worker", "images", "lang", "dir"];
+const ANSWER_ATTRS = ["endpoint", "transport", "dialect", "model", "highlight", "announce", "worker", "images", "idle-timeout", "lang", "dir"];
 
 // MAX_TOOL_ROUNDS bounds how many times in a row the model may call tools
 // before the chat stops asking: a model that calls a tool after every

@@ -259,6 +259,17 @@ export class TrickleAnswer extends Base {
   }
 
   /** Extra request headers (e.g. Authorization) sent with every ask. */
+  /** Seconds without a byte before the answer ends as incomplete (the
+   *  idle-timeout attribute; 60 by default, 0: no bound). */
+  get idleTimeout() {
+    const v = (this.getAttribute("idle-timeout") ?? "").trim();
+    return v === "" ? 60 : Number(v);
+  }
+
+  set idleTimeout(seconds) {
+    this.setAttribute("idle-timeout", String(seconds));
+  }
+
   get headers() {
     return this.#headers;
   }

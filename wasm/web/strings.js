@@ -56,6 +56,7 @@ export const ENGLISH = Object.freeze({
   tooLarge: "Part of the answer was too large to read.",
   expired: "The answer expired on the server and cannot be resumed.",
   withheld: "This answer was withheld.",
+  idle: "The server went silent, so the answer stops here.",
   unknown: "Something went wrong.",
   // Go's: the names of show-metrics' rows.
   metricTTFB: "Time to first byte",

@@ -63,6 +63,9 @@ export interface TrickleAnswerAttributes {
   model?: string;
   /** Space-separated origins images may load from. */
   "image-origins"?: string;
+  /** Seconds without a byte before the answer ends as incomplete
+   *  (default 60; 0 turns the bound off). */
+  "idle-timeout"?: number | string;
   /** Show the metrics in the element at the end. */
   "show-metrics"?: boolean | "";
   /** Syntax highlighting of settled code blocks (import
@@ -256,6 +259,8 @@ export interface TrickleStrings {
   upstream: string;
   /** The relay serving this answer failed: ask again. */
   relayFailed: string;
+  /** The server went silent, so the answer stops here. (idle-timeout) */
+  idle: string;
   /** Part of the answer was too large to read. */
   tooLarge: string;
   /** The answer expired on the server and cannot be resumed. */
@@ -364,6 +369,9 @@ export declare class TrickleAnswer extends HTMLElement {
   diagramLanguages: string[];
   /** Extra request headers sent with every ask (e.g. Authorization). */
   headers: Record<string, string>;
+  /** Seconds without a byte before the answer ends as incomplete (the
+   *  idle-timeout attribute: 60 by default, 0 turns the bound off). */
+  idleTimeout: number;
   /** This element's words, over TrickleAnswer.strings; a key that is not
    *  one, or a value that is no string, throws a TypeError. */
   strings: Partial<TrickleStrings>;
