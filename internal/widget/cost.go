@@ -149,12 +149,3 @@ func UsageEvent(a *stream.Answer) Event {
 	b = AppendMessage(b, a)
 	return Event{"trickle-usage", string(append(b, '}'))}
 }
-
-// httpOf is the HTTP address of a WebSocket URL on the same relay (ws: is
-// http:, wss: is https:), where its streams' DELETE and info live.
-func httpOf(wsURL string) string {
-	if rest, ok := strings.CutPrefix(wsURL, "ws"); ok {
-		return "http" + rest
-	}
-	return wsURL
-}
