@@ -60,6 +60,14 @@ func custom(w http.ResponseWriter, r *http.Request) {
 		unauthorized(w, r)
 		return
 	}
+	if r.URL.Path == "/custom/completion" {
+		customCompletion(w, r)
+		return
+	}
+	if r.URL.Path == "/custom/empty404" {
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
 	if r.URL.Path == "/custom/silent" {
 		customSilent(w, r)
 		return
