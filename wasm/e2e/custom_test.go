@@ -241,7 +241,7 @@ func TestAnErrorBodyOfNonASCIITextFailsTheAnswerWithAReadableMessage(t *testing.
 	require.Equal(t, "The server failed to answer (502).", r.Notice)
 	d := errorDetail(t, r)
 	require.True(t, utf8.ValidString(d.Detail))
-	require.Contains(t, d.Detail, "HTTP 502: "+errorBody, "the whole body (400 bytes, 134 characters), no character cut in two")
+	require.Contains(t, d.Detail, "HTTP 502 at "+server(t)+"/custom/error: "+errorBody, "the URL, then the whole body (400 bytes, 134 characters), no character cut in two")
 	require.Equal(t, "serverError", d.Reason)
 }
 
