@@ -79,8 +79,8 @@ func TestAWidgetThatCannotStartSaysSo(t *testing.T) {
 		csp    string
 		detail []string // in trickle-error's detail
 	}{
-		{"a CSP without wasm-unsafe-eval", assets.Widget(), "default-src 'self'; script-src 'self' 'nonce-e2e' __RELAY__; worker-src blob:; connect-src __RELAY__", []string{"'wasm-unsafe-eval'", "script-src"}},
-		{"a CSP that refuses the worker and WebAssembly", assets.Widget(), "default-src 'self'; script-src 'self' 'nonce-e2e' __RELAY__; worker-src 'none'; connect-src __RELAY__", []string{"'wasm-unsafe-eval'", "Web Worker"}},
+		{"a CSP without wasm-unsafe-eval", assets.Widget(), "default-src 'self'; script-src 'self' 'nonce-e2e' __RELAY__; worker-src blob:; connect-src __RELAY__", []string{"'wasm-unsafe-eval'", "script-src refused wasm-eval"}},
+		{"a CSP that refuses the worker and WebAssembly", assets.Widget(), "default-src 'self'; script-src 'self' 'nonce-e2e' __RELAY__; worker-src 'none'; connect-src __RELAY__", []string{"'wasm-unsafe-eval'", "Web Worker", "worker-src refused"}},
 		{"the wasm not found", noWasm{assets.Widget()}, "", []string{"/trickle/trickle.", ".wasm", "404"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -93,6 +93,7 @@ func TestAWidgetThatCannotStartSaysSo(t *testing.T) {
 			type errDetail struct{ Status, Message, Reason, Detail string }
 			errs := browsertest.Eval[[]errDetail](t, ctx, `window.__events.filter((e) => e.type === "trickle-error" && e.detail).map((e) => e.detail)`)
 			require.Len(t, errs, 1)
+			t.Logf("detail: %s", errs[0].Detail)
 			require.Equal(t, "failed", errs[0].Status)
 			require.Equal(t, "unavailable", errs[0].Reason)
 			require.Equal(t, "The answer cannot be shown on this page.", errs[0].Message)

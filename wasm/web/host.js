@@ -9,6 +9,7 @@ import { WASM, WASM_EXEC, WORKER } from "./assets.js";
 import { builds } from "./builds.js";
 import { mergeUpdates } from "./merge.js";
 import { startEarly } from "./early/early.js";
+import { refusals } from "./csp.js";
 
 // A worker that has not run its first line by then is taken as blocked
 // (some engines report a CSP refusal of a blob: worker with no error).
@@ -238,8 +239,11 @@ class Host {
   // failed: Go could not start anywhere; every call made so far fails
   // with the reason, and so will the next ones.
   #failed(message) {
-    const before = this.#whyMain ? ` (the Web Worker first: ${this.#whyMain})` : "";
-    const msg = `Trickle failed to load: ${message}${before}`;
+    let before = "";
+    if (this.#whyMain) {
+      before = this.#whyMain.includes(message) ? " (in the Web Worker, then on the page's main thread)" : ` (the Web Worker first: ${this.#whyMain})`;
+    }
+    const msg = `Trickle failed to load: ${message}${before}${refusals()}`;
     this.#readyReject(new Error(msg));
     this.failure = msg;
     for (const { cmd, early } of this.#queue) {
