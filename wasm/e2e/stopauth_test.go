@@ -78,3 +78,42 @@ func TestStopUnderAuthCancelsTheUpstreamAndReportsTheCost(t *testing.T) {
 		})
 	}
 }
+
+// A Stop the relay refuses is not a clean stop: here the reader's token
+// expired while the answer streamed, so the DELETE gets 401, and
+// trickle-error (status stopped, reason stopNotConfirmed) says so with the
+// URL and the relay's answer.
+func TestAStopTheRelayRefusesIsSaid(t *testing.T) {
+	secret := []byte("e2e-stop-refused-secret-0123456789abc")
+	base := startRelay(relay.WithAuthSecret(secret))
+	ctx := tabAt(t, base)
+	// Minted once the page is up: it lives long enough for the answer to
+	// start, and expires while it streams.
+	token, err := relay.MintToken(secret, "reader", 5*time.Second)
+	require.NoError(t, err)
+	browsertest.Eval[bool](t, ctx, `(document.getElementById("a").headers = { Authorization: `+browsertest.JSString("Bearer "+token)+` }, true)`)
+	start(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=sample-20k&gap_ms=5"}, 50)
+	id := browsertest.Eval[string](t, ctx, `document.getElementById("a").streamId`)
+	require.Eventually(t, func() bool {
+		req, _ := http.NewRequest(http.MethodGet, base+"/v1/streams/"+url.PathEscape(id)+"/info", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusUnauthorized
+	}, 10*time.Second, 50*time.Millisecond, "the token expires")
+	status := browsertest.Eval[string](t, ctx, `(async () => {
+		document.getElementById("a").stop();
+		return await window.__p;
+	})()`)
+	require.Equal(t, "stopped", status)
+	browsertest.WaitFor(t, ctx, 10*time.Second, `window.__events.some((e) => e.type === "trickle-error")`)
+	type errDetail struct{ Status, Reason, Detail string }
+	e := browsertest.Eval[errDetail](t, ctx, `window.__events.find((e) => e.type === "trickle-error").detail`)
+	require.Equal(t, "stopped", e.Status)
+	require.Equal(t, "stopNotConfirmed", e.Reason)
+	require.Contains(t, e.Detail, "DELETE "+base+"/v1/streams/"+id)
+	require.Contains(t, e.Detail, "401")
+}
