@@ -114,6 +114,9 @@ type Pipeline struct {
 	holding bool
 	pretty  bool   // the first line is not JSON alone: held to the end
 	whole   []byte // the bytes held
+	// scanned: the bytes of whole searched for the first line's end;
+	// lineStart: where the first line that is not blank starts.
+	scanned, lineStart int
 }
 
 // NewPipeline returns a pipeline waiting for its first bytes. An option
@@ -456,7 +459,7 @@ func (p *Pipeline) Reconnect() {
 	p.line = p.line[:0]
 	p.tooLong = false
 	p.truncated = false
-	p.holding, p.pretty, p.whole = false, false, nil
+	p.holding, p.pretty, p.whole, p.scanned, p.lineStart = false, false, nil, 0, 0
 	if p.reopen && (p.answer.status == Incomplete || p.answer.status == Failed) {
 		p.answer.status, p.answer.err = Streaming, nil
 		if p.answer.events == 0 {
@@ -514,7 +517,7 @@ func (p *Pipeline) hold(b []byte) {
 		}
 		return
 	}
-	line, ok := firstLine(p.whole)
+	line, ok := p.firstLine()
 	switch {
 	case !ok:
 		if len(p.whole) > p.maxEvent {
@@ -532,7 +535,7 @@ func (p *Pipeline) hold(b []byte) {
 			p.release()
 			return
 		}
-		rest := p.whole[bytes.Index(p.whole, line)+len(line):]
+		rest := p.whole[p.scanned:]
 		p.holding, p.whole = false, nil
 		p.feed(rest) // after the end: skipped as after the end
 	}
@@ -561,19 +564,24 @@ func (p *Pipeline) closeHeld() {
 	p.release()
 }
 
-// firstLine is the body's first line that is not blank, trimmed (and a
-// BOM before it dropped); ok is false until its newline came.
-func firstLine(b []byte) (line []byte, ok bool) {
-	b = bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF"))
+// firstLine is the held body's first line that is not blank, trimmed
+// (and a BOM before it dropped); ok is false until its newline came. It
+// looks for newlines only in the bytes it has not scanned yet, so a long
+// line fed a few bytes at a time is not scanned again and again.
+func (p *Pipeline) firstLine() (line []byte, ok bool) {
 	for {
-		i := bytes.IndexByte(b, '\n')
+		i := bytes.IndexByte(p.whole[p.scanned:], '\n')
 		if i < 0 {
+			p.scanned = len(p.whole)
 			return nil, false
 		}
-		if l := bytes.TrimSpace(b[:i]); len(l) > 0 {
+		end := p.scanned + i
+		l := bytes.TrimSpace(bytes.TrimPrefix(p.whole[p.lineStart:end], []byte("\xEF\xBB\xBF")))
+		p.scanned = end + 1
+		if len(l) > 0 {
 			return l, true
 		}
-		b = b[i+1:]
+		p.lineStart = p.scanned
 	}
 }
 
