@@ -61,7 +61,7 @@ var English = Strings{
 		ReasonEmpty:       "The server sent an empty answer.",
 		ReasonUnreadable:  "The server's answer is in a form this page cannot read.",
 		ReasonUpstream:    "The model's service reported an error.",
-		ReasonRelay:       "The relay serving this answer failed: ask again.",
+		ReasonRelay:       "The relay serving this answer failed.",
 		ReasonTooLarge:    "Part of the answer was too large to read.",
 		ReasonExpired:     "The answer expired on the server and cannot be resumed.",
 		ReasonWithheld:    "This answer was withheld.",

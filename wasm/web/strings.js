@@ -52,7 +52,7 @@ export const ENGLISH = Object.freeze({
   empty: "The server sent an empty answer.",
   unreadable: "The server's answer is in a form this page cannot read.",
   upstream: "The model's service reported an error.",
-  relayFailed: "The relay serving this answer failed: ask again.",
+  relayFailed: "The relay serving this answer failed.",
   tooLarge: "Part of the answer was too large to read.",
   expired: "The answer expired on the server and cannot be resumed.",
   withheld: "This answer was withheld.",

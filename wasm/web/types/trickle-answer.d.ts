@@ -257,7 +257,7 @@ export interface TrickleStrings {
   unreadable: string;
   /** The model reported an error. */
   upstream: string;
-  /** The relay serving this answer failed: ask again. */
+  /** The relay serving this answer failed. */
   relayFailed: string;
   /** The server went silent, so the answer stops here. (idle-timeout) */
   idle: string;
