@@ -278,7 +278,12 @@ export class TrickleChat extends Base {
         await answer.ask(body);
         this.#current = null;
         const m = answer.message;
-        if (!m) break;
+        if (!m) {
+          // No answer at all (the widget could not start): the turn shows
+          // why, and the page hears of the turn.
+          this.#changed();
+          break;
+        }
         this.#messages.push(this.#withId(m));
         const turn = answer.closest('[data-trickle-chat="turn"]');
         turn.dataset.index = String(this.#messages.length - 1);

@@ -74,6 +74,8 @@ export interface TrickleAnswerAttributes {
   "show-metrics"?: boolean | "";
   /** Syntax highlighting of settled code blocks, by the highlighting build (import trickle-answer/highlight). */
   highlight?: boolean | "";
+  /** Seconds without a byte after which the answer ends incomplete, its text kept (default 60; 0: never). */
+  "idle-timeout"?: string;
   /** off: run the widget's Go side on the page's main thread. */
   worker?: "off";
 }
@@ -100,6 +102,8 @@ export interface TrickleChatAttributes {
   "show-metrics"?: boolean | "";
   /** Syntax highlighting of settled code blocks, by the highlighting build (import trickle-answer/highlight). */
   highlight?: boolean | "";
+  /** Seconds without a byte after which the answer ends incomplete, its text kept (default 60; 0: never). */
+  "idle-timeout"?: string;
   /** off: run the widget's Go side on the page's main thread. */
   worker?: "off";
   /** What the chat sends: openai (default: {messages, model, tools, tool_choice}) or ai-sdk (what the AI SDK's DefaultChatTransport sends a useChat route). */
@@ -228,6 +232,8 @@ export interface TrickleStrings {
   jumpToLatest: string;
   /** Retry */
   retry: string;
+  /** The answer cannot be shown on this page. */
+  unavailable: string;
   /** Message */
   chatInput: string;
   /** Send */
@@ -288,12 +294,16 @@ export interface TrickleStrings {
   unreadable: string;
   /** The model's service reported an error. */
   upstream: string;
+  /** The relay serving this answer failed. */
+  relayFailed: string;
   /** Part of the answer was too large to read. */
   tooLarge: string;
   /** The answer expired on the server and cannot be resumed. */
   expired: string;
   /** This answer was withheld. */
   withheld: string;
+  /** The server went silent, so the answer stops here. */
+  idle: string;
   /** Something went wrong. */
   unknown: string;
   /** Time to first byte */
@@ -411,6 +421,9 @@ export declare class TrickleAnswer extends HTMLElement {
   diagramLanguages: string[];
   /** Extra request headers sent with every ask (e.g. Authorization). */
   headers: Record<string, string>;
+  /** Seconds without a byte before the answer ends as incomplete (the
+   *  idle-timeout attribute: 60 by default, 0 turns the bound off). */
+  idleTimeout: number;
   /** This element's words, over TrickleAnswer.strings; a key that is not
    *  one, or a value that is no string, throws a TypeError. */
   strings: Partial<TrickleStrings>;
