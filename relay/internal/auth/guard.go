@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 
 	"github.com/trickle-dev/trickle/relay/wire"
@@ -81,5 +82,25 @@ func Identity(r *http.Request) string {
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	return "addr:" + host
+	return "addr:" + addressIdentity(host)
+}
+
+// addressIdentity is the part of a client's address its limits count
+// under: an IPv4 address whole, an IPv6 address by its /64 (one host gets
+// a whole /64 and could otherwise take a fresh budget per address), an
+// IPv4-mapped IPv6 address as the IPv4 it is.
+func addressIdentity(host string) string {
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap()
+	if ip.Is4() {
+		return ip.String()
+	}
+	p, err := ip.WithZone("").Prefix(64)
+	if err != nil {
+		return host
+	}
+	return p.String()
 }

@@ -135,3 +135,20 @@ func TestARefusedTokensErrorSaysRelayAndWhatToDo(t *testing.T) {
 	_, err := auth.NewVerifier(secret, nil).Verify("")
 	require.ErrorContains(t, err, "relay: this relay needs a token")
 }
+
+// Without auth a client is its address, and an IPv6 client its /64: one
+// host holds a whole /64 and would otherwise get a fresh budget per
+// address.
+func TestAnAddressIdentityGroupsIPv6ByItsSlash64(t *testing.T) {
+	id := func(remote string) string {
+		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
+		r.RemoteAddr = remote
+		return auth.Identity(r)
+	}
+	require.Equal(t, "addr:192.0.2.7", id("192.0.2.7:51234"))
+	require.Equal(t, "addr:192.0.2.7", id("[::ffff:192.0.2.7]:51234"), "an IPv4-mapped address is the IPv4 it is")
+	require.Equal(t, "addr:2001:db8:1:2::/64", id("[2001:db8:1:2:aaaa:bbbb:cccc:dddd]:443"))
+	require.Equal(t, id("[2001:db8:1:2::1]:1"), id("[2001:db8:1:2:ffff::9]:2"), "one /64, one identity")
+	require.NotEqual(t, id("[2001:db8:1:2::1]:1"), id("[2001:db8:1:3::1]:1"), "another /64, another identity")
+	require.Equal(t, "addr:fe80::/64", id("[fe80::1%eth0]:1"), "a zone does not make another identity")
+}
