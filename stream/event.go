@@ -49,7 +49,26 @@ const (
 	// KindAbort says the backend stopped the answer (the AI SDK's abort).
 	// It is terminal: the answer is Stopped, with ErrAborted.
 	KindAbort
+	// KindSource is a source the answer drew on (the AI SDK's source-url
+	// and source-document parts): Event.ID the source's id, Event.URL its
+	// address, Event.Title its title, and for a document Event.MediaType
+	// and Event.Name, its file name.
+	KindSource
+	// KindFile is a file the answer carries (the AI SDK's file part):
+	// Event.URL (often a data: URL) and Event.MediaType.
+	KindFile
+	// KindApproval says the backend waits for the reader before it goes
+	// on: the AI SDK's tool-approval-request, an AG-UI interrupt.
+	// Event.ID is the request's id (the one an answer names), Event.CallID
+	// the tool call it concerns ("" when none), Event.Reason the
+	// request's reason (AG-UI's interrupt reason; "tool_approval" for the
+	// AI SDK) and Event.Text its message for the reader, if any.
+	KindApproval
 )
+
+// ApprovalToolCall is the Reason of a KindApproval that asks whether a
+// tool call may run (the AI SDK's tool-approval-request).
+const ApprovalToolCall = "tool_approval"
 
 // ToolResultError is the Reason of a KindToolResult whose Text is the
 // tool's error message rather than its output.
@@ -68,6 +87,9 @@ var kindNames = [...]string{
 	KindStatus:        "status",
 	KindToolResult:    "tool_result",
 	KindAbort:         "abort",
+	KindSource:        "source",
+	KindFile:          "file",
+	KindApproval:      "approval",
 }
 
 // String gives the kind's snake_case name, e.g. "tool_call_delta".
@@ -98,6 +120,44 @@ type Event struct {
 	Reason string
 	// Err is the provider's error (KindError).
 	Err *ProviderError
+	// URL, Title and MediaType describe a source or a file (KindSource,
+	// KindFile).
+	URL, Title, MediaType string
+	// CallID is the id of the tool call an approval request concerns
+	// (KindApproval).
+	CallID string
+}
+
+// Source is a source an answer drew on: a web page (URL) or a document
+// (MediaType, Filename), each with its Title when the backend gave one.
+type Source struct {
+	// ID is the backend's id for the source ("" when it gave none).
+	ID        string `json:"id,omitempty"`
+	URL       string `json:"url,omitempty"`
+	Title     string `json:"title,omitempty"`
+	MediaType string `json:"media_type,omitempty"`
+	Filename  string `json:"filename,omitempty"`
+}
+
+// File is a file an answer carries: its URL (often a data: URL) and its
+// media type.
+type File struct {
+	URL       string `json:"url"`
+	MediaType string `json:"media_type"`
+}
+
+// Approval is a request from the backend for the reader's answer before
+// it goes on (see KindApproval).
+type Approval struct {
+	// ID is the request's id, the one an answer to it names.
+	ID string `json:"id"`
+	// ToolCallID is the tool call it concerns, if any.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Reason is why the backend asks: ApprovalToolCall, or an AG-UI
+	// interrupt's own reason.
+	Reason string `json:"reason,omitempty"`
+	// Message is the backend's prompt for the reader, if any.
+	Message string `json:"message,omitempty"`
 }
 
 // Usage counts tokens. Zero means "not reported".
