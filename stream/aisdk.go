@@ -35,9 +35,17 @@ type aisdkPart struct {
 	Output         rawJSON `json:"output"`
 	ErrorText      string  `json:"errorText"`
 	FinishReason   string  `json:"finishReason"`
+	SourceID       string  `json:"sourceId"`
+	URL            string  `json:"url"`
+	Title          string  `json:"title"`
+	MediaType      string  `json:"mediaType"`
+	Filename       string  `json:"filename"`
+	ApprovalID     string  `json:"approvalId"`
+	Reason         string  `json:"reason"`
 }
 
-var aisdkPartFields = []string{"type", "delta", "toolCallId", "toolName", "inputTextDelta", "input", "output", "errorText", "finishReason"}
+var aisdkPartFields = []string{"type", "delta", "toolCallId", "toolName", "inputTextDelta", "input", "output", "errorText", "finishReason",
+	"sourceId", "url", "title", "mediaType", "filename", "approvalId", "reason"}
 
 func (c *aisdkPart) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
@@ -60,17 +68,34 @@ func (c *aisdkPart) read(r *jsonx.Reader) {
 			r.Str(&c.ErrorText)
 		case "finishReason":
 			r.Str(&c.FinishReason)
+		case "sourceId":
+			r.Str(&c.SourceID)
+		case "url":
+			r.Str(&c.URL)
+		case "title":
+			r.Str(&c.Title)
+		case "mediaType":
+			r.Str(&c.MediaType)
+		case "filename":
+			r.Str(&c.Filename)
+		case "approvalId":
+			r.Str(&c.ApprovalID)
+		case "reason":
+			r.Str(&c.Reason)
 		}
 	})
 }
 
 // aisdkQuiet are the parts that carry nothing the answer shows: a message's
 // and a step's bounds, the bounds of a text or reasoning block (their
-// deltas carry the text), sources, files and metadata.
+// deltas carry the text), metadata, and the later majors' parts the
+// answer has no place for yet (an approval's response, which the reader
+// gave; a reasoning file; custom and steering parts).
 var aisdkQuiet = map[string]bool{
-	"start": true, "start-step": true, "finish-step": true,
+	"start": true, "start-step": true, "finish-step": true, "reset-step": true,
 	"text-start": true, "text-end": true, "reasoning-start": true, "reasoning-end": true,
-	"source-url": true, "source-document": true, "file": true, "message-metadata": true,
+	"message-metadata": true, "tool-approval-response": true, "reasoning-file": true,
+	"custom": true, "steering-message": true,
 }
 
 // isAISDKPart reports whether a part type is one of the UI message stream's
@@ -78,7 +103,8 @@ var aisdkQuiet = map[string]bool{
 func isAISDKPart(typ string) bool {
 	switch typ {
 	case "text-delta", "reasoning-delta", "tool-input-start", "tool-input-delta", "tool-input-available",
-		"tool-input-error", "tool-output-available", "tool-output-error", "abort", "finish":
+		"tool-input-error", "tool-output-available", "tool-output-error", "tool-output-denied", "tool-approval-request",
+		"source-url", "source-document", "file", "abort", "finish":
 		return true
 	}
 	return aisdkQuiet[typ] || strings.HasPrefix(typ, "data-")
@@ -139,6 +165,20 @@ func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		} else {
 			emit(Event{Kind: KindToolResult, Index: i, Text: string(c.Output)})
 		}
+	case c.Type == "tool-output-denied":
+		i, ok := d.tools[c.ToolCallID]
+		if !ok {
+			return fmt.Errorf("%w: %s for %q, a call that never started", ErrUnknownToolCall, c.Type, c.ToolCallID)
+		}
+		emit(Event{Kind: KindToolResult, Index: i, Reason: ToolResultDenied})
+	case c.Type == "tool-approval-request":
+		emit(Event{Kind: KindApproval, ID: c.ApprovalID, CallID: c.ToolCallID, Reason: ApprovalToolCall, Text: c.Reason})
+	case c.Type == "source-url":
+		emit(Event{Kind: KindSource, ID: c.SourceID, URL: c.URL, Title: c.Title})
+	case c.Type == "source-document":
+		emit(Event{Kind: KindSource, ID: c.SourceID, Title: c.Title, MediaType: c.MediaType, Name: c.Filename})
+	case c.Type == "file":
+		emit(Event{Kind: KindFile, URL: c.URL, MediaType: c.MediaType})
 	case c.Type == "error":
 		msg := c.ErrorText
 		if msg == "" {

@@ -47,7 +47,7 @@ func TestTheAISDKRecordingsAreWhatTheAIPackageSends(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(out, "aisdk", "headers.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &headers))
-	require.Len(t, headers, 5, "the script records five bodies")
+	require.Len(t, headers, 6, "the script records six bodies")
 	committed, err := os.ReadFile(filepath.Join(dir, "headers.json"))
 	require.NoError(t, err)
 	require.Equal(t, string(committed), string(b), "testdata/aisdk/headers.json: run npm run record in testdata/aisdk")

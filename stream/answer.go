@@ -217,9 +217,12 @@ func (a *Answer) Apply(ev Event) bool {
 		a.end(Failed, err)
 	case KindToolResult:
 		c := a.call(ev.Index)
-		if ev.Reason == ToolResultError {
+		switch ev.Reason {
+		case ToolResultError:
 			c.OutputError = ev.Text
-		} else {
+		case ToolResultDenied:
+			c.Denied = true
+		default:
 			c.Output = ev.Text
 		}
 	case KindAbort:

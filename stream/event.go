@@ -43,10 +43,13 @@ const (
 	KindStatus
 	// KindToolResult is the output of the tool call Event.Index, when the
 	// backend ran the tool and sent what it gave (the AI SDK's
-	// tool-output-available): Event.Text is the output as JSON, or, with
-	// Event.Reason ToolResultError, the tool's error message.
+	// tool-output-available, AG-UI's TOOL_CALL_RESULT): Event.Text is the
+	// output as JSON (AG-UI: the text the tool gave), or, with Event.Reason
+	// ToolResultError, the tool's error message; Event.Reason
+	// ToolResultDenied says the reader denied the call.
 	KindToolResult
-	// KindAbort says the backend stopped the answer (the AI SDK's abort).
+	// KindAbort says the backend stopped the answer (the AI SDK's abort,
+	// AG-UI's cancelled outcome).
 	// It is terminal: the answer is Stopped, with ErrAborted.
 	KindAbort
 	// KindSource is a source the answer drew on (the AI SDK's source-url
@@ -73,6 +76,10 @@ const ApprovalToolCall = "tool_approval"
 // ToolResultError is the Reason of a KindToolResult whose Text is the
 // tool's error message rather than its output.
 const ToolResultError = "error"
+
+// ToolResultDenied is the Reason of a KindToolResult that says the reader
+// denied the call, so it never ran (the AI SDK's tool-output-denied).
+const ToolResultDenied = "denied"
 
 var kindNames = [...]string{
 	KindText:          "text",
@@ -206,11 +213,14 @@ type ToolCall struct {
 	Partial string `json:"-"`
 	// Complete is true once the dialect closed the call's block.
 	Complete bool `json:"-"`
-	// Output is what the tool gave, as JSON, when the backend ran it and
-	// sent its output (DialectAISDK); "" otherwise.
+	// Output is what the tool gave, when the backend ran it and sent its
+	// output: JSON (DialectAISDK) or the tool's text (DialectAGUI); ""
+	// otherwise.
 	Output string `json:"output,omitempty"`
 	// OutputError is the tool's error message when it failed.
 	OutputError string `json:"output_error,omitempty"`
+	// Denied: the reader denied the call, so it never ran.
+	Denied bool `json:"denied,omitempty"`
 }
 
 // Sentinel errors. Compare with errors.Is.

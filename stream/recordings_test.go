@@ -103,6 +103,7 @@ type recording struct {
 	thinking  string
 	tools     []ToolCall
 	sources   []Source
+	files     []File
 	approvals []Approval
 	usage     *Usage
 	finish    string
@@ -250,6 +251,15 @@ var recordings = []recording{
 			Complete: true, Output: `{"city":"Paris","temperature":21,"sky":"clear"}`}},
 	},
 	{
+		file: "ai-sdk-sources.sse", dialect: "ai-sdk", status: Complete, finish: "stop",
+		text: "Green tea is best at **80 °C** [1], as the guide says [2].",
+		sources: []Source{
+			{ID: "src_1", URL: "https://example.com/green-tea", Title: "Brewing green tea"},
+			{ID: "src_2", Title: "The tea guide", MediaType: "application/pdf", Filename: "tea-guide.pdf"},
+		},
+		files: []File{{URL: "data:image/png;base64,iVBORw0KGgo=", MediaType: "image/png"}},
+	},
+	{
 		file: "ai-sdk-error.sse", dialect: "ai-sdk", status: Failed, text: "The first half of the answer, then",
 		errIs: ErrProvider, errType: "error",
 	},
@@ -321,6 +331,7 @@ func TestRecordingsGiveTheExpectedAnswer(t *testing.T) {
 			require.Equal(t, rec.lastID, p.LastEventID(), "last event id")
 			require.Equal(t, rec.skipped, a.Skipped(), "skipped (problems: %v)", a.Problems())
 			require.Equal(t, rec.sources, a.Sources(), "sources")
+			require.Equal(t, rec.files, a.Files(), "files")
 			require.Equal(t, rec.approvals, a.Approvals(), "approvals")
 			if rec.tools == nil {
 				require.Empty(t, a.ToolCalls())

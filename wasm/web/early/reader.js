@@ -25,7 +25,7 @@ const mediaType = (ct) => (ct ?? "").split(";")[0].trim().toLowerCase();
 
 // The AI SDK's UI message stream parts (stream.isAISDKPart): those that
 // carry nothing shown, then those with text or an end.
-const AISDK_QUIET = /^(start|start-step|finish-step|text-start|text-end|reasoning-start|reasoning-end|reasoning-delta|source-url|source-document|file|message-metadata|tool-input-(start|delta|available|error)|tool-output-(available|error)|data-.*)$/;
+const AISDK_QUIET = /^(start|start-step|finish-step|text-start|text-end|reasoning-start|reasoning-end|reasoning-delta|source-url|source-document|file|reasoning-file|message-metadata|custom|steering-message|tool-input-(start|delta|available|error)|tool-output-(available|error|denied)|tool-approval-(request|response)|data-.*)$/;
 const AISDK = /^(text-delta|abort|finish)$/;
 
 // AG-UI's event types (stream.isAGUIType): those that carry nothing shown
