@@ -260,6 +260,18 @@ var recordings = []recording{
 		files: []File{{URL: "data:image/png;base64,iVBORw0KGgo=", MediaType: "image/png"}},
 	},
 	{
+		file: "ai-sdk7-approval.sse", dialect: "ai-sdk", status: Complete, finish: "tool-calls",
+		text: "I can book that for you.",
+		tools: []ToolCall{{Index: 0, ID: "call_book_1", Name: "book_table", Arguments: `{"restaurant":"Chez Nous","people":2}`,
+			Partial: `{"restaurant":"Chez Nous","people":2}`, Complete: true}},
+		approvals: []Approval{{ID: "approval_1", ToolCallID: "call_book_1", Reason: ApprovalToolCall}},
+	},
+	{
+		file: "ai-sdk7-sources.sse", dialect: "ai-sdk", status: Complete, finish: "stop",
+		text:    "Green tea is best at **80 °C** [1].",
+		sources: []Source{{ID: "src_1", URL: "https://example.com/green-tea", Title: "Brewing green tea"}},
+	},
+	{
 		file: "ai-sdk-error.sse", dialect: "ai-sdk", status: Failed, text: "The first half of the answer, then",
 		errIs: ErrProvider, errType: "error",
 	},
