@@ -26,26 +26,27 @@ type aisdkDecoder struct {
 }
 
 type aisdkPart struct {
-	Type           string  `json:"type"`
-	Delta          string  `json:"delta"`
-	ToolCallID     string  `json:"toolCallId"`
-	ToolName       string  `json:"toolName"`
-	InputTextDelta string  `json:"inputTextDelta"`
-	Input          rawJSON `json:"input"`
-	Output         rawJSON `json:"output"`
-	ErrorText      string  `json:"errorText"`
-	FinishReason   string  `json:"finishReason"`
-	SourceID       string  `json:"sourceId"`
-	URL            string  `json:"url"`
-	Title          string  `json:"title"`
-	MediaType      string  `json:"mediaType"`
-	Filename       string  `json:"filename"`
-	ApprovalID     string  `json:"approvalId"`
-	Reason         string  `json:"reason"`
+	Type           string          `json:"type"`
+	Delta          string          `json:"delta"`
+	ToolCallID     string          `json:"toolCallId"`
+	ToolName       string          `json:"toolName"`
+	InputTextDelta string          `json:"inputTextDelta"`
+	Input          rawJSON         `json:"input"`
+	Output         rawJSON         `json:"output"`
+	ErrorText      string          `json:"errorText"`
+	FinishReason   string          `json:"finishReason"`
+	SourceID       string          `json:"sourceId"`
+	URL            string          `json:"url"`
+	Title          string          `json:"title"`
+	MediaType      string          `json:"mediaType"`
+	Filename       string          `json:"filename"`
+	ApprovalID     string          `json:"approvalId"`
+	Reason         string          `json:"reason"`
+	Citations      []aisdkCitation `json:"citations"`
 }
 
 var aisdkPartFields = []string{"type", "delta", "toolCallId", "toolName", "inputTextDelta", "input", "output", "errorText", "finishReason",
-	"sourceId", "url", "title", "mediaType", "filename", "approvalId", "reason"}
+	"sourceId", "url", "title", "mediaType", "filename", "approvalId", "reason", "citations"}
 
 func (c *aisdkPart) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
@@ -82,6 +83,50 @@ func (c *aisdkPart) read(r *jsonx.Reader) {
 			r.Str(&c.ApprovalID)
 		case "reason":
 			r.Str(&c.Reason)
+		case "citations":
+			jsonx.Slice(r, &c.Citations, func(v *aisdkCitation) { v.read(r) })
+		}
+	})
+}
+
+// aisdkCitation is one of ai@7's citations on text-end: the source a span
+// of the text cites.
+type aisdkCitation struct {
+	Source aisdkSource `json:"source"`
+}
+
+func (c *aisdkCitation) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		if jsonx.Match(key, []string{"source"}) != "" {
+			c.Source.read(r)
+		}
+	})
+}
+
+// aisdkSource is a citation's source: a URL or a document.
+type aisdkSource struct {
+	ID        string `json:"id"`
+	URL       string `json:"url"`
+	Title     string `json:"title"`
+	MediaType string `json:"mediaType"`
+	Filename  string `json:"filename"`
+}
+
+var aisdkSourceFields = []string{"id", "url", "title", "mediaType", "filename"}
+
+func (s *aisdkSource) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, aisdkSourceFields) {
+		case "id":
+			r.Str(&s.ID)
+		case "url":
+			r.Str(&s.URL)
+		case "title":
+			r.Str(&s.Title)
+		case "mediaType":
+			r.Str(&s.MediaType)
+		case "filename":
+			r.Str(&s.Filename)
 		}
 	})
 }
@@ -135,6 +180,13 @@ func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return err
 	}
 	switch {
+	case c.Type == "text-end":
+		// ai@7 puts the text's citations here: their sources are the
+		// answer's (each once).
+		for _, ct := range c.Citations {
+			s := ct.Source
+			emit(Event{Kind: KindSource, ID: s.ID, URL: s.URL, Title: s.Title, MediaType: s.MediaType, Name: s.Filename})
+		}
 	case aisdkQuiet[c.Type] || strings.HasPrefix(c.Type, "data-"):
 	case c.Type == "text-delta":
 		emit(Event{Kind: KindText, Text: c.Delta})

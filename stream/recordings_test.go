@@ -268,8 +268,11 @@ var recordings = []recording{
 	},
 	{
 		file: "ai-sdk7-sources.sse", dialect: "ai-sdk", status: Complete, finish: "stop",
-		text:    "Green tea is best at **80 °C** [1].",
-		sources: []Source{{ID: "src_1", URL: "https://example.com/green-tea", Title: "Brewing green tea"}},
+		text: "Green tea is best at **80 °C** [1].",
+		sources: []Source{
+			{ID: "src_1", URL: "https://example.com/green-tea", Title: "Brewing green tea"},
+			{ID: "src_2", Title: "The tea guide", MediaType: "application/pdf", Filename: "tea-guide.pdf"},
+		},
 	},
 	{
 		file: "ai-sdk-error.sse", dialect: "ai-sdk", status: Failed, text: "The first half of the answer, then",

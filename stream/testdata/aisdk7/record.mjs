@@ -70,12 +70,24 @@ const recordings = [
       }).toUIMessageStreamResponse(),
   },
   {
-    // Sources beside the text, sent with sendSources.
+    // Sources beside the text, sent with sendSources, and citations on
+    // the text's end.
     file: "ai-sdk7-sources.sse",
     respond: () =>
       streamText({
         model: model([
-          ...text("t1", "Green tea is best at **80 °C** [1]."),
+          { type: "text-start", id: "t1" },
+          { type: "text-delta", id: "t1", delta: "Green tea is best at **80 °C** [1]." },
+          {
+            // Citations on the text's end (ai@7): the span they cite and
+            // its source, a second one cited only here.
+            type: "text-end",
+            id: "t1",
+            citations: [
+              { source: { type: "source", sourceType: "url", id: "src_1", url: "https://example.com/green-tea", title: "Brewing green tea" }, startIndex: 0, endIndex: 30, citedText: "Green tea is best at **80 °C**" },
+              { source: { type: "source", sourceType: "document", id: "src_2", mediaType: "application/pdf", title: "The tea guide", filename: "tea-guide.pdf" }, startIndex: 0, endIndex: 9 },
+            ],
+          },
           { type: "source", sourceType: "url", id: "src_1", url: "https://example.com/green-tea", title: "Brewing green tea" },
           finish("stop"),
         ]),
