@@ -36,6 +36,10 @@ type aguiDecoder struct {
 	quiet map[string]bool
 	// chunkMsg is the message a TEXT_MESSAGE_CHUNK without an id continues.
 	chunkMsg string
+	// run is the id of the stream's first run, the one the answer is: the
+	// RUN_FINISHED of another (an agent this one invoked as a run of its
+	// own, under parentRunId) does not end it.
+	run string
 }
 
 type aguiCall struct {
@@ -56,9 +60,10 @@ type aguiEvent struct {
 	Usage        []aguiUsage  `json:"usage"`
 	Message      string       `json:"message"`
 	Code         string       `json:"code"`
+	RunID        string       `json:"runId"`
 }
 
-var aguiEventFields = []string{"type", "messageId", "role", "delta", "toolCallId", "toolCallName", "content", "outcome", "usage", "message", "code"}
+var aguiEventFields = []string{"type", "messageId", "role", "delta", "toolCallId", "toolCallName", "content", "outcome", "usage", "message", "code", "runId"}
 
 func (e *aguiEvent) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
@@ -85,6 +90,8 @@ func (e *aguiEvent) read(r *jsonx.Reader) {
 			r.Str(&e.Message)
 		case "code":
 			r.Str(&e.Code)
+		case "runId":
+			r.Str(&e.RunID)
 		}
 	})
 }
@@ -161,8 +168,8 @@ func (u *aguiUsage) read(r *jsonx.Reader) {
 
 // aguiQuiet are the event types that carry nothing the answer shows.
 var aguiQuiet = map[string]bool{
-	"RUN_STARTED": true, "TEXT_MESSAGE_END": true,
-	"STATE_SNAPSHOT": true, "STATE_DELTA": true, "MESSAGES_SNAPSHOT": true,
+	"TEXT_MESSAGE_END": true,
+	"STATE_SNAPSHOT":   true, "STATE_DELTA": true, "MESSAGES_SNAPSHOT": true,
 	"ACTIVITY_SNAPSHOT": true, "ACTIVITY_DELTA": true, "RAW": true, "CUSTOM": true,
 	"STEP_STARTED": true, "STEP_FINISHED": true,
 	"SUBAGENT_STARTED": true, "SUBAGENT_FINISHED": true, "SUBAGENT_ERROR": true,
@@ -179,7 +186,7 @@ func isAGUIType(typ string) bool {
 	case "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CHUNK",
 		"REASONING_MESSAGE_CONTENT", "REASONING_MESSAGE_CHUNK", "THINKING_TEXT_MESSAGE_CONTENT",
 		"TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_CHUNK", "TOOL_CALL_RESULT",
-		"RUN_FINISHED", "RUN_ERROR":
+		"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR":
 		return true
 	}
 	return aguiQuiet[typ]
@@ -204,6 +211,10 @@ func (d *aguiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	}
 	switch {
 	case aguiQuiet[e.Type]:
+	case e.Type == "RUN_STARTED":
+		if d.run == "" {
+			d.run = e.RunID
+		}
 	case e.Type == "TEXT_MESSAGE_START":
 		d.role(e.MessageID, e.Role)
 	case e.Type == "TEXT_MESSAGE_CONTENT":
@@ -276,6 +287,8 @@ func (d *aguiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 			msg = "the agent reported an error without a message"
 		}
 		emit(Event{Kind: KindError, Err: &ProviderError{Dialect: DialectAGUI, Type: typ, Message: msg}})
+	case e.Type == "RUN_FINISHED" && d.run != "" && e.RunID != "" && e.RunID != d.run:
+		// Another run, which this one invoked, ended; this one goes on.
 	case e.Type == "RUN_FINISHED":
 		d.finish(&e, emit)
 	default:

@@ -80,3 +80,17 @@ func TestAGUIRunErrorWithoutAMessageStillSaysWhatHappened(t *testing.T) {
 	require.ErrorAs(t, a.Err(), &perr)
 	require.Equal(t, ProviderError{Dialect: DialectAGUI, Type: "error", Message: "the agent reported an error without a message"}, *perr)
 }
+
+func TestAGUIARunInvokedAsARunOfItsOwnDoesNotEndTheAnswer(t *testing.T) {
+	body := uiStream(`{"type":"RUN_STARTED","threadId":"t","runId":"r1"}`,
+		`{"type":"TEXT_MESSAGE_CHUNK","messageId":"m1","delta":"Asking the researcher. "}`,
+		`{"type":"RUN_STARTED","threadId":"t","runId":"r2","parentRunId":"r1"}`,
+		`{"type":"RUN_FINISHED","threadId":"t","runId":"r2","usage":[{"inputTokens":5,"outputTokens":5}]}`,
+		`{"type":"TEXT_MESSAGE_CHUNK","messageId":"m2","delta":"Done."}`,
+		`{"type":"RUN_FINISHED","threadId":"t","runId":"r1","outcome":{"type":"success"},"usage":[{"inputTokens":10,"outputTokens":20,"totalTokens":30}]}`)
+	s := run(t, []byte(body), nil)
+	require.Equal(t, "complete", s.Status)
+	require.Equal(t, "Asking the researcher. Done.", s.Text)
+	require.Equal(t, &Usage{InputTokens: 10, OutputTokens: 20, TotalTokens: 30}, s.Usage, "the run's own usage")
+	require.Zero(t, s.Skipped, "%v", s.Problems)
+}
