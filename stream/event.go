@@ -112,18 +112,23 @@ type Event struct {
 	Kind Kind
 	// Text is the text or thinking delta, the tool-call arguments
 	// fragment (KindToolCallDelta), the complete arguments
-	// (KindToolCallDone), or the relay's message (KindStatus).
+	// (KindToolCallDone), the tool's output (KindToolResult), the relay's
+	// message (KindStatus), or an approval request's message for the
+	// reader (KindApproval).
 	Text string
 	// Index keys a tool call within the answer (the dialect's own index:
 	// OpenAI's tool_calls index, Anthropic's content block index, the
 	// Responses output_index, a running count for Gemini and Ollama).
 	Index int
-	// ID and Name identify a tool call when the dialect sent them.
+	// ID and Name identify a tool call when the dialect sent them. For
+	// KindSource, ID is the source's id and Name a document's file name;
+	// for KindApproval, ID is the request's id.
 	ID, Name string
 	// Usage holds token counts (KindUsage).
 	Usage Usage
-	// Reason is the finish reason (KindFinish) or the relay status word
-	// (KindStatus).
+	// Reason is the finish reason (KindFinish), the relay status word
+	// (KindStatus), ToolResultError or ToolResultDenied (KindToolResult),
+	// or why the backend asks (KindApproval).
 	Reason string
 	// Err is the provider's error (KindError).
 	Err *ProviderError
