@@ -136,6 +136,27 @@ $(AISDK)/node_modules/.package-lock.json: $(AISDK)/package.json $(AISDK)/package
 
 test-native: $(AISDK)/node_modules/.package-lock.json
 
+# The AI SDK's current major (ai@7), pinned in
+# stream/testdata/aisdk7/package-lock.json: its record.mjs writes the
+# ai-sdk7 recordings (tool approvals, sources), checked by the same test.
+AISDK7 := stream/testdata/aisdk7
+$(AISDK7)/node_modules/.package-lock.json: $(AISDK7)/package.json $(AISDK7)/package-lock.json
+	cd $(AISDK7) && npm ci --no-audit --no-fund
+	@touch $@
+
+test-native: $(AISDK7)/node_modules/.package-lock.json
+
+# The AG-UI TypeScript SDK (@ag-ui/core, @ag-ui/encoder), pinned in
+# stream/testdata/agui/package-lock.json: its record.mjs writes the ag-ui
+# recordings, and TestTheAGUIRecordingsAreWhatTheAGUISDKWrites runs it
+# again to check them (installing it itself when this has not).
+AGUI := stream/testdata/agui
+$(AGUI)/node_modules/.package-lock.json: $(AGUI)/package.json $(AGUI)/package-lock.json
+	cd $(AGUI) && npm ci --no-audit --no-fund
+	@touch $@
+
+test-native: $(AGUI)/node_modules/.package-lock.json
+
 # The official openai package, pinned in relay/testdata/sdk/package-lock.json:
 # relay/sdk_test.go reads the relay's streams with it, as SDK code does.
 SDK := relay/testdata/sdk

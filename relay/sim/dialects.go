@@ -29,6 +29,7 @@ var dialects = map[stream.Dialect]dialect{
 	stream.DialectOllama:    ollama{},
 	stream.DialectPlain:     plain{},
 	stream.DialectAISDK:     aisdk{},
+	stream.DialectAGUI:      agui{},
 }
 
 // q quotes s as a JSON string without HTML escaping (providers send < and >

@@ -51,7 +51,7 @@ export const ATTR_ENDPOINT = "endpoint";
 export const ATTR_TRANSPORT = "transport";
 /** Another WebSocket URL. */
 export const ATTR_WS_ENDPOINT = "ws-endpoint";
-/** auto (default), openai, responses, anthropic, gemini, ollama, plain, text or ai-sdk. */
+/** auto (default), openai, responses, anthropic, gemini, ollama, plain, text, ai-sdk or ag-ui. */
 export const ATTR_DIALECT = "dialect";
 /** What a screen reader hears: sentences (default), complete or off. */
 export const ATTR_ANNOUNCE = "announce";

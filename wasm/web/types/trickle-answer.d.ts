@@ -60,8 +60,8 @@ export interface TrickleAnswerAttributes {
   transport?: "sse" | "websocket";
   /** Another WebSocket URL. */
   "ws-endpoint"?: string;
-  /** auto (default), openai, responses, anthropic, gemini, ollama, plain, text or ai-sdk. */
-  dialect?: "auto" | "openai" | "responses" | "anthropic" | "gemini" | "ollama" | "plain" | "text" | "ai-sdk";
+  /** auto (default), openai, responses, anthropic, gemini, ollama, plain, text, ai-sdk or ag-ui. */
+  dialect?: "auto" | "openai" | "responses" | "anthropic" | "gemini" | "ollama" | "plain" | "text" | "ai-sdk" | "ag-ui";
   /** What a screen reader hears: sentences (default), complete or off. */
   announce?: "sentences" | "complete" | "off";
   /** Read the answer aloud with speechSynthesis, one utterance per confirmed sentence, while it streams. */
@@ -88,8 +88,8 @@ export interface TrickleChatAttributes {
   transport?: "sse" | "websocket";
   /** Another WebSocket URL. */
   "ws-endpoint"?: string;
-  /** auto (default), openai, responses, anthropic, gemini, ollama, plain, text or ai-sdk. */
-  dialect?: "auto" | "openai" | "responses" | "anthropic" | "gemini" | "ollama" | "plain" | "text" | "ai-sdk";
+  /** auto (default), openai, responses, anthropic, gemini, ollama, plain, text, ai-sdk or ag-ui. */
+  dialect?: "auto" | "openai" | "responses" | "anthropic" | "gemini" | "ollama" | "plain" | "text" | "ai-sdk" | "ag-ui";
   /** What a screen reader hears: sentences (default), complete or off. */
   announce?: "sentences" | "complete" | "off";
   /** Read the answer aloud with speechSynthesis, one utterance per confirmed sentence, while it streams. */
