@@ -413,6 +413,19 @@ func ollamaBody(req *chat.Request, model string, streaming bool) ([]byte, error)
 	if stop := req.StopSequences(); len(stop) > 0 {
 		out.Options = map[string]any{"stop": stop}
 	}
+	// The output cap (the client's, or the relay's --max-tokens that
+	// admission wrote in) is Ollama's num_predict: without it Ollama
+	// generates until the model stops.
+	limit := req.MaxTokens
+	if req.MaxCompletionTokens != nil {
+		limit = req.MaxCompletionTokens
+	}
+	if limit != nil {
+		if out.Options == nil {
+			out.Options = map[string]any{}
+		}
+		out.Options["num_predict"] = *limit
+	}
 	return json.Marshal(out)
 }
 
