@@ -10,6 +10,10 @@
 #   make test    everything CI checks (native, js/wasm on Node, the page's
 #                JavaScript on Node, Chromium)
 #   make bench   benchmarks and side-by-side comparisons (not run in CI)
+#   make bench-compare [BASE=<commit>]  the page's cost of the work tree's
+#                widget against BASE's (default: the last tag, else main)
+#                and streaming-markdown, five interleaved runs in one
+#                Chromium (bench/browser -base; docs/PERFORMANCE.md)
 #   make orca    the lab check with a real screen reader: what Orca says while
 #                an answer streams (not run in CI; docs/testing.md#orca)
 #   make screenshots  the README's pictures, from headless Chromium
@@ -22,7 +26,7 @@ STATICCHECK := v0.8.2
 PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/... ./internal/buffering/... ./internal/protocol/... ./internal/widget/...
 export PATH := $(PATH):$(WASM_EXEC)
 
-.PHONY: all build widget dist run fleet test test-native test-wasm test-js e2e-resets lint bench orca screenshots clean
+.PHONY: all build widget dist run fleet test test-native test-wasm test-js e2e-resets lint bench bench-compare orca screenshots clean
 
 all: build
 
@@ -168,6 +172,10 @@ test: lint build dist test-js test-native test-wasm
 
 bench:
 	./bench/run.sh
+
+BASE ?= $(shell git describe --tags --abbrev=0 2>/dev/null || echo main)
+bench-compare: widget
+	bash bench/browser/run.sh -base $(BASE) $(ARGS)
 
 # Orca, Chromium with a window, Xvfb, a private session bus and the AT-SPI
 # bus, speech-dispatcher's dummy output: prints what Orca said on the
