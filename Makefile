@@ -12,6 +12,10 @@
 #   make bench   benchmarks and side-by-side comparisons (not run in CI)
 #   make size    what the widget's .wasm is made of, by Go package, beside
 #                the floor (goldmark + GFM + the Go runtime)
+#   make bench-compare [BASE=<commit>]  the page's cost of the work tree's
+#                widget against BASE's (default: the last tag, else main)
+#                and streaming-markdown, five interleaved runs in one
+#                Chromium (bench/browser -base; docs/PERFORMANCE.md)
 #   make orca    the lab check with a real screen reader: what Orca says while
 #                an answer streams (not run in CI; docs/testing.md#orca)
 #   make screenshots  the README's pictures, from headless Chromium
@@ -24,7 +28,7 @@ STATICCHECK := v0.8.2
 PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/... ./internal/buffering/... ./internal/protocol/... ./internal/widget/...
 export PATH := $(PATH):$(WASM_EXEC)
 
-.PHONY: all build widget dist run fleet test test-native test-wasm test-js e2e-resets lint bench size orca screenshots clean
+.PHONY: all build widget dist run fleet test test-native test-wasm test-js e2e-resets lint bench bench-compare size orca screenshots clean
 
 all: build
 
@@ -211,6 +215,9 @@ bench:
 # package from the name section (docs/PERFORMANCE.md#widget-size).
 size:
 	$(GO) run ./wasm/internal/size
+BASE ?= $(shell git describe --tags --abbrev=0 2>/dev/null || echo main)
+bench-compare: widget
+	bash bench/browser/run.sh -base $(BASE) $(ARGS)
 
 # Orca, Chromium with a window, Xvfb, a private session bus and the AT-SPI
 # bus, speech-dispatcher's dummy output: prints what Orca said on the

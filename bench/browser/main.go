@@ -77,6 +77,8 @@ func main() {
 		widget    = flag.String("widget", "assets/widget", "the built widget (make build)")
 		out       = flag.String("out", "bench/results/browser.json", "where to write the results as JSON")
 		wireOnly  = flag.String("wire", "", "instead: count the bytes on the wire of the relay's copy of this answer (e.g. sample-20k) over SSE and WebSocket")
+		baseRev   = flag.String("base", "", "the comparison mode: build this commit's widget in a temporary git worktree (kept in bench/results/.base/), serve it beside the work tree's (assets/widget) and run trickle-base, trickle and smd interleaved, -runs times (default 5), on the answers; prints the medians and spreads of main-thread time, layouts and style recalculations, and the ratios")
+		prepare   = flag.Bool("prepare", false, "only build what -base needs, then exit (run.sh does it before taking the benchmark locks)")
 		cpuprof   = flag.String("profiles", "", "also save every run's Chrome trace and a V8 CPU profile into this folder (both open in Chrome's DevTools, Performance panel) and print the functions with the most self time while the answer streamed; build the widget with symbols for Go names (see docs/PERFORMANCE.md)")
 	)
 	flag.Parse()
@@ -90,6 +92,27 @@ func main() {
 		for _, r := range res {
 			fmt.Printf("| %s | %d | %d B | %d B | %.1f B |\n", r.Transport, r.Events, r.Payload, r.Wire, float64(r.Wire-int64(r.Payload))/float64(r.Events))
 		}
+		return
+	}
+	if *baseRev != "" {
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["renderers"] {
+			*renderers = "trickle-base,trickle,smd"
+		}
+		if !set["measure"] {
+			*measures = "stream"
+		}
+		if !set["runs"] {
+			*runs = 5
+		}
+		dir, err := buildBase(*baseRev)
+		if err != nil {
+			log.Fatalf("bench/browser: building %s: %v", *baseRev, err)
+		}
+		baseWidget = dir
+	}
+	if *prepare {
 		return
 	}
 	if err := run(*samples, *renderers, *measures, *rate**speed, *chars, *runs, *bootRuns, *latTokens, *latRuns, *widget, *out, *cpuprof); err != nil {
@@ -138,6 +161,26 @@ type Result struct {
 	// the loading, IPC and frame tasks a trace's timeline events leave as
 	// "(rest of task)".
 	ByPoster []selfTime `json:"by_poster"`
+	// Work counted, not timed (these do not drift with the machine): the
+	// page thread's style recalculations (UpdateLayoutTree) and layouts,
+	// those of them forced by script (run inside a script event: geometry
+	// read after a write, or a write-read in an animation frame callback),
+	// the script time (outermost script events, less the forced style and
+	// layout inside them), the answer box's DOM mutation records and the
+	// nodes they added or removed (a MutationObserver on the page), and the
+	// animation frames while it streamed, those in which the box changed.
+	StyleRecalcs      int     `json:"style_recalcs"`
+	Layouts           int     `json:"layouts"`
+	ForcedStyle       int     `json:"forced_style_recalcs"`
+	ForcedLayouts     int     `json:"forced_layouts"`
+	Script            float64 `json:"script_ms"`
+	Mutations         int     `json:"mutations"`
+	NodesTouched      int     `json:"nodes_touched"`
+	Frames            int     `json:"frames"`
+	ChangedFrames     int     `json:"changed_frames"`
+	LayoutsPerChange  float64 `json:"layouts_per_changed_frame"`
+	RecalcsPerChange  float64 `json:"style_recalcs_per_changed_frame"`
+	ScriptPerChangeMs float64 `json:"script_per_changed_frame_ms"`
 	// Own is what the widget measured of itself (its frames: Go plus its
 	// DOM calls, without the browser's style, layout and paint); only for
 	// the widget.
@@ -224,6 +267,20 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 		return err
 	}
 	defer stopRelay()
+	widgetOf := func(r string) string { return widgetBase }
+	if baseWidget != "" {
+		baseURL, stopBase, err := serveWidget(baseWidget, base)
+		if err != nil {
+			return err
+		}
+		defer stopBase()
+		widgetOf = func(r string) string {
+			if r == "trickle-base" {
+				return baseURL
+			}
+			return widgetBase
+		}
+	}
 	stopBoot, err := bootPages(mux, widgetBase, base)
 	if err != nil {
 		return err
@@ -252,9 +309,16 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 	for _, name := range names {
 		want := len(utf16.Encode([]rune(answers[name])))
 		for rep := 0; rep < runs; rep++ {
-			for _, r := range strings.Split(renderers, ",") {
+			order := strings.Split(renderers, ",")
+			if baseWidget != "" {
+				// Each renderer takes each place in the order in turn, so
+				// that what runs first (or after which) evens out.
+				k := rep % len(order)
+				order = append(order[k:len(order):len(order)], order[:k]...)
+			}
+			for _, r := range order {
 				src := "/sse?sample=" + name
-				u := base + "/bench/?renderer=" + r + "&widget=" + urlQueryEscape(widgetBase) + "&src=" + urlQueryEscape(src)
+				u := base + "/bench/?renderer=" + r + "&widget=" + urlQueryEscape(widgetOf(r)) + "&src=" + urlQueryEscape(src)
 				prof := ""
 				if cpuprof != "" {
 					if err := os.MkdirAll(cpuprof, 0o755); err != nil {
@@ -272,6 +336,8 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 				}
 				log.Printf("%-12s %-8s main thread %8.1f ms (style+layout %.0f, paint %.0f), longest task %6.1f ms, tasks >4ms %4d, >16ms %d, long tasks %d, %5.1f fps, max frame gap %6.1f ms (%s, %.1f s)",
 					name, r, res.MainThread, res.StyleLayout, res.Paint, res.LongestTask, res.TasksOver4ms, res.TasksOver16ms, res.LongTasks, res.FPS, res.MaxFrameGap, res.Status, res.Duration/1000)
+				log.Printf("%-12s %-8s work: %d style recalcs (%d forced), %d layouts (%d forced), script %.0f ms, %d mutations touching %d nodes, %d frames (%d changed): per changed frame %.2f recalcs, %.2f layouts, %.2f ms script",
+					name, r, res.StyleRecalcs, res.ForcedStyle, res.Layouts, res.ForcedLayouts, res.Script, res.Mutations, res.NodesTouched, res.Frames, res.ChangedFrames, res.RecalcsPerChange, res.LayoutsPerChange, res.ScriptPerChangeMs)
 				log.Printf("%-12s %-8s longest task at %.0f ms: %s", name, r, res.LongestTaskAt, res.LongestTaskParts)
 				var bd strings.Builder
 				for i, p := range res.Breakdown {
@@ -301,7 +367,12 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 	report.Stream = results
 	if len(results) > 0 {
 		printTable(medians(results))
-		printGoals(medians(results))
+		printWork(medians(results))
+		if baseWidget != "" {
+			printCompare(results)
+		} else {
+			printGoals(medians(results))
+		}
 	}
 	widgets := []string{}
 	for _, r := range strings.Split(renderers, ",") {
@@ -469,6 +540,9 @@ type pageResult struct {
 	FPS         float64 `json:"fps"`
 	MaxFrameGap float64 `json:"maxFrameGapMs"`
 	LongTasks   int     `json:"longTasksAfterLoad"`
+	Mutations   int     `json:"mutations"`
+	Nodes       int     `json:"nodesTouched"`
+	Changed     int     `json:"changedFrames"`
 	Thread      string  `json:"thread"`
 	Own         *struct {
 		Frames       int     `json:"frames"`
@@ -547,9 +621,14 @@ func measureWith(browser context.Context, url string, o measureOpts) (Result, st
 	if err != nil {
 		return Result{}, "", err
 	}
+	categories := []string{"toplevel", "blink.user_timing", "devtools.timeline"}
+	if profile != "" {
+		// The script stack of each forced style recalculation and layout.
+		categories = append(categories, "disabled-by-default-devtools.timeline.stack")
+	}
 	_, err = chromedp.CallBrowser(ctx, tracing.Start, tracing.StartParams{
 		TransferMode: tracing.StartTransferModeReportEvents,
-		TraceConfig:  &tracing.TraceConfig{IncludedCategories: []string{"toplevel", "blink.user_timing", "devtools.timeline"}},
+		TraceConfig:  &tracing.TraceConfig{IncludedCategories: categories},
 	})
 	if err != nil {
 		return Result{}, "", fmt.Errorf("starting the trace: %w", err)
@@ -609,6 +688,7 @@ func measureWith(browser context.Context, url string, o measureOpts) (Result, st
 	res := Result{
 		Status: page.Status, Chars: page.TextLength, Duration: page.DurationMs,
 		FPS: page.FPS, MaxFrameGap: page.MaxFrameGap, LongTasks: page.LongTasks, Thread: page.Thread,
+		Mutations: page.Mutations, NodesTouched: page.Nodes, Frames: page.Frames, ChangedFrames: page.Changed,
 	}
 	if page.Own != nil {
 		res.Own = &ownFrames{Frames: page.Own.Frames, FrameMaxMs: page.Own.FrameMaxMs, TotalMs: page.Own.FrameTotalMs}
@@ -617,6 +697,11 @@ func measureWith(browser context.Context, url string, o measureOpts) (Result, st
 	defer mu.Unlock()
 	if err := fromTraceBetween(events, o.startMark, o.endMark, &res); err != nil {
 		return Result{}, "", err
+	}
+	if res.ChangedFrames > 0 {
+		res.LayoutsPerChange = float64(res.Layouts) / float64(res.ChangedFrames)
+		res.RecalcsPerChange = float64(res.StyleRecalcs) / float64(res.ChangedFrames)
+		res.ScriptPerChangeMs = res.Script / float64(res.ChangedFrames)
 	}
 	res.Profile, res.ProfileMs = profileSummary(prof, res.startTs, res.endTs)
 	if profile != "" {
@@ -721,6 +806,7 @@ func fromTraceBetween(events []traceEvent, startMark, endMark string, res *Resul
 			}
 		}
 	}
+	countWork(events, start, end, res)
 	for _, t := range tasks {
 		ms := t.Dur / 1000
 		res.MainThread += ms
@@ -801,6 +887,18 @@ func medians(results []Result) []Result {
 		m.StyleLayout = med(rs, func(r Result) float64 { return r.StyleLayout })
 		m.Paint = med(rs, func(r Result) float64 { return r.Paint })
 		m.MaxFrameGap = med(rs, func(r Result) float64 { return r.MaxFrameGap })
+		m.Script = med(rs, func(r Result) float64 { return r.Script })
+		m.StyleRecalcs = int(med(rs, func(r Result) float64 { return float64(r.StyleRecalcs) }))
+		m.Layouts = int(med(rs, func(r Result) float64 { return float64(r.Layouts) }))
+		m.ForcedStyle = int(med(rs, func(r Result) float64 { return float64(r.ForcedStyle) }))
+		m.ForcedLayouts = int(med(rs, func(r Result) float64 { return float64(r.ForcedLayouts) }))
+		m.Mutations = int(med(rs, func(r Result) float64 { return float64(r.Mutations) }))
+		m.NodesTouched = int(med(rs, func(r Result) float64 { return float64(r.NodesTouched) }))
+		m.Frames = int(med(rs, func(r Result) float64 { return float64(r.Frames) }))
+		m.ChangedFrames = int(med(rs, func(r Result) float64 { return float64(r.ChangedFrames) }))
+		m.LayoutsPerChange = med(rs, func(r Result) float64 { return r.LayoutsPerChange })
+		m.RecalcsPerChange = med(rs, func(r Result) float64 { return r.RecalcsPerChange })
+		m.ScriptPerChangeMs = med(rs, func(r Result) float64 { return r.ScriptPerChangeMs })
 		out = append(out, m)
 	}
 	return out
@@ -926,4 +1024,20 @@ func breakdown(events, tasks []traceEvent, start *traceEvent) []selfTime {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Ms > out[j].Ms })
 	return out
+}
+
+// countWork counts, on the marks' thread between them, the style
+// recalculations and layouts, those forced by script, and the script time
+// (browsertest.CountWork: the Chromium test that no frame forces a layout
+// counts the same way).
+func countWork(events []traceEvent, start, end *traceEvent, res *Result) {
+	evs := make([]browsertest.TraceEvent, len(events))
+	for i, e := range events {
+		evs[i] = browsertest.TraceEvent{Name: e.Name, Cat: e.Cat, Ph: e.Ph, Pid: e.Pid, Tid: e.Tid, Ts: e.Ts, Dur: e.Dur}
+	}
+	w, err := browsertest.CountWork(evs, start.Name, end.Name)
+	if err != nil {
+		return // fromTraceBetween found the marks: not reached
+	}
+	res.StyleRecalcs, res.Layouts, res.ForcedStyle, res.ForcedLayouts, res.Script = w.StyleRecalcs, w.Layouts, w.ForcedStyle, w.ForcedLayouts, w.ScriptMs
 }

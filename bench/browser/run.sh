@@ -16,6 +16,18 @@
 #                                           Fast 4G, Slow 4G: -first-networks, -first-runs,
 #                                           -first-thread main for worker="off"); not in the
 #                                           default set (about 3 minutes)
+#   bench/browser/run.sh -base <commit>     the comparison mode (make bench-compare): <commit>'s
+#                                           widget, built in a temporary git worktree and kept
+#                                           in bench/results/.base/, beside the work tree's and
+#                                           streaming-markdown, interleaved, 5 runs each on
+#                                           both answers in one Chromium (about 35 minutes;
+#                                           -samples, -runs to change); medians, spreads and
+#                                           the paired runs' ratios of main-thread time,
+#                                           script, layouts and style recalculations
+#
+# Every run reports the work counted, not timed, per answer and per frame
+# in which the answer changed: style recalculations and layouts (those
+# forced by script apart), script time, DOM mutations and nodes touched.
 #
 # Runs hold /tmp/bench.lock and /tmp/trickle-browser.lock, so that
 # benchmarks and browser tests on a shared machine do not overlap.
@@ -31,4 +43,5 @@ if [ ! -d bench/browser/node_modules/marked ] || [ ! -d bench/browser/node_modul
 fi
 mkdir -p bench/results
 go build -o bench/results/.browser-bench ./bench/browser
+bench/results/.browser-bench -prepare "$@"
 flock /tmp/bench.lock flock /tmp/trickle-browser.lock bench/results/.browser-bench "$@" | tee bench/results/browser.md

@@ -6,7 +6,7 @@
 import { COMMAND_ATTRIBUTES, KIND_ATTACH, KIND_DETACH, KIND_RETRY, STR_FAILED, STR_UNAVAILABLE } from "./contract.js";
 import { follow } from "./follow.js";
 import { epochNow } from "./host.js";
-import { patchAnswer } from "./patch.js";
+import { patchAnswer, patchRemoves } from "./patch.js";
 import { holdSelection, restoreSelection } from "./selection.js";
 import { decorate } from "./reading.js";
 import { speakerOf } from "./speech.js";
@@ -276,7 +276,11 @@ export class Answer {
     let grew = false;
     if (u.p) {
       const before = this.tail.previousSibling;
-      const held = holdSelection(this.tail);
+      // Only a patch that takes nodes away can lose the reader's
+      // selection; asking the browser where the selection is brings its
+      // style and layout up to date, so a patch that only adds does not.
+      // A tail made in this same update holds no selection yet.
+      const held = !u.reset && patchRemoves(this.tail, u.p) ? holdSelection(this.tail) : null;
       patchAnswer(this.tail, u.p);
       // Newly settled blocks get their toolbars (and the page's
       // highlighter) in this same task, before the browser paints them.

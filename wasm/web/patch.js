@@ -29,3 +29,20 @@ export function patchAnswer(tail, p) {
   if (p.keep >= 0) patchTail(tail, p.path, p.keep, p.text, p.html);
   if (p.final) tail.replaceWith(...tail.childNodes);
 }
+
+// patchRemoves says whether applying p to tail would take nodes out of
+// the document (the tail's own, or the tail itself): the only patches a
+// selection's end can be lost to. The others only add — settled HTML
+// before the tail, text at the end of a node, nodes after the ones kept —
+// and leave every point of a selection where it was. It reads the DOM's
+// tree only, nothing that needs style or layout, so the frame need not
+// ask the browser for the selection (which lays out first) when it only
+// adds.
+export function patchRemoves(tail, p) {
+  if (p.final) return true;
+  if (p.keep < 0) return false;
+  if (p.keep === 0) return true;
+  let el = tail;
+  for (const i of p.path) el = el.childNodes[i];
+  return el.childNodes.length > p.keep;
+}

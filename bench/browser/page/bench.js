@@ -34,14 +34,28 @@ new PerformanceObserver((list) => {
   for (const e of list.getEntries()) longTasks.push({ start: e.startTime, duration: e.duration });
 }).observe({ type: "longtask", buffered: true });
 
+// Work on the DOM: the mutation records in the answer's box and the nodes
+// they added or removed, from the start mark to the end of the answer.
+let mutations = 0, nodesTouched = 0;
+new MutationObserver((records) => {
+  if (!counting) return;
+  mutations += records.length;
+  for (const r of records) nodesTouched += r.addedNodes.length + r.removedNodes.length + (r.type === "childList" ? 0 : 1);
+}).observe(out, { childList: true, characterData: true, attributes: true, subtree: true });
+
 // Frames: count animation frames and the longest interval between two,
-// from the start mark to the end of the answer.
-let frames = 0, maxGap = 0, last = 0, counting = false;
+// from the start mark to the end of the answer, and the frames in which
+// the box changed (a mutation since the frame before).
+let frames = 0, maxGap = 0, last = 0, counting = false, changedFrames = 0, seen = 0;
 function frame(t) {
   if (!counting) return;
   if (last) maxGap = Math.max(maxGap, t - last);
   last = t;
   frames++;
+  if (mutations !== seen) {
+    seen = mutations;
+    changedFrames++;
+  }
   requestAnimationFrame(frame);
 }
 
@@ -150,7 +164,9 @@ async function clockOffset() {
 }
 
 async function setup() {
-  if (renderer === "trickle" || renderer === "trickle-off") {
+  // trickle-base: the widget of another build (the comparison mode,
+  // -base), served from its own relay.
+  if (renderer === "trickle" || renderer === "trickle-off" || renderer === "trickle-base") {
     const mod = await import(widget + "trickle.js");
     const el = document.createElement("trickle-answer");
     el.setAttribute("endpoint", src);
@@ -244,6 +260,7 @@ async function main() {
       done: true, renderer, status: result.status, textLength: result.text.length, htmlLength: result.html,
       durationMs: t1 - t0, frames, fps: frames / ((t1 - t0) / 1000), maxFrameGapMs: maxGap,
       own: result.own ?? null, thread: result.thread ?? null,
+      mutations, nodesTouched, changedFrames,
       askedAt: performance.timeOrigin + t0, painted, clock: probe ? await clockOffset() : null,
       longTasksAfterLoad: longTasks.filter((l) => l.start >= loadedAt).length,
       longestLongTaskMs: Math.max(0, ...longTasks.filter((l) => l.start >= loadedAt).map((l) => l.duration)),

@@ -5,7 +5,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { document, rng, shape } from "./dom.js";
-import { patchAnswer, patchTail } from "../patch.js";
+import { patchAnswer, patchRemoves, patchTail } from "../patch.js";
+import { randomPatch } from "./gen.js";
 
 // answer returns a content element holding settled HTML and a tail.
 function answer(settled, tailHTML) {
@@ -87,4 +88,31 @@ test("growing a paragraph word by word equals parsing the grown paragraph", () =
     const want = answer("", `<p>${text}</p>`).tail;
     assert.deepEqual(shape(tail), shape(want), `seed ${seed}`);
   }
+});
+
+// patchRemoves lets a frame skip asking where the reader's selection is
+// (which lays the page out): it must say true for every patch after which
+// a node of the tail as it was, or the tail, is out of the document — and
+// false for the frames that only add, or it saves nothing.
+test("patchRemoves is true for every patch that takes a node of the tail away", () => {
+  let adds = 0;
+  for (let seed = 1; seed <= 400; seed++) {
+    const r = rng(seed);
+    const { content, tail } = answer("<p>1</p>", "");
+    document.body.append(content);
+    for (let i = 0; i < 12 && tail.isConnected; i++) {
+      const p = randomPatch(r, tail, { final: i === 11 });
+      const before = [tail];
+      const walk = document.createTreeWalker(tail);
+      for (let n = walk.nextNode(); n; n = walk.nextNode()) before.push(n);
+      const says = patchRemoves(tail, p);
+      patchAnswer(tail, p);
+      // An unwrapped final tail's nodes stay; only the wrapper goes.
+      const lost = before.some((n) => !n.isConnected);
+      if (lost) assert.ok(says, `seed ${seed} frame ${i}: ${JSON.stringify(p)} took nodes away unannounced`);
+      if (!says) adds++;
+    }
+    content.remove();
+  }
+  assert.ok(adds > 200, `frames that only add are told apart (${adds})`);
 });
