@@ -494,17 +494,8 @@ func (u *Upstream) Run(ctx context.Context, id string, payload []byte, maxEvent 
 func (u *Upstream) Forward(ctx context.Context, w http.ResponseWriter, payload []byte) (int, error) {
 	ctx, cancelTotal := context.WithTimeoutCause(ctx, u.TotalTimeout, ErrTotalTimeout)
 	defer cancelTotal()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var gotByte atomic.Bool
-	dog := time.AfterFunc(u.FirstTokenTimeout, func() {
-		if gotByte.Load() {
-			cancel(ErrIdleTimeout)
-		} else {
-			cancel(ErrFirstTokenTimeout)
-		}
-	})
-	defer dog.Stop()
+	ctx, dog, gotByte, stop := u.watchdog(ctx)
+	defer stop()
 	cause := func(err error) error {
 		if c := context.Cause(ctx); c != nil && ctx.Err() != nil && !errors.Is(err, c) {
 			return fmt.Errorf("%w (%w)", c, err)
@@ -526,7 +517,7 @@ func (u *Upstream) Forward(ctx context.Context, w http.ResponseWriter, payload [
 		return 0, statusError(u.Where(), resp)
 	}
 	var body bytes.Buffer
-	n, err := body.ReadFrom(io.LimitReader(&idleReader{r: resp.Body, dog: dog, idle: u.IdleTimeout, got: &gotByte}, maxForwardBody+1))
+	n, err := body.ReadFrom(io.LimitReader(&idleReader{r: resp.Body, dog: dog, idle: u.IdleTimeout, got: gotByte}, maxForwardBody+1))
 	if err != nil {
 		return 0, fmt.Errorf("%w: reading %s after %d bytes: %w", ErrUpstream, u.Where(), n, cause(err))
 	}
@@ -600,21 +591,29 @@ func (c *capped) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// attempt makes one upstream request. retry reports whether the failure
-// happened before the first byte of the answer (so trying again cannot
-// double anything).
-func (u *Upstream) attempt(parent context.Context, id string, payload []byte, maxEvent int, emit func(event, data string) bool) (relayed int, retry bool, err error) {
+// watchdog is a request's first-token and idle watch: ctx is cancelled
+// with ErrFirstTokenTimeout when no byte came within FirstTokenTimeout,
+// with ErrIdleTimeout when the reads (which reset dog to IdleTimeout and
+// set got) stop for that long; stop releases both.
+func (u *Upstream) watchdog(parent context.Context) (ctx context.Context, dog *time.Timer, got *atomic.Bool, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
-	defer cancel(nil)
-	var gotByte atomic.Bool
-	dog := time.AfterFunc(u.FirstTokenTimeout, func() {
-		if gotByte.Load() {
+	got = new(atomic.Bool)
+	dog = time.AfterFunc(u.FirstTokenTimeout, func() {
+		if got.Load() {
 			cancel(ErrIdleTimeout)
 		} else {
 			cancel(ErrFirstTokenTimeout)
 		}
 	})
-	defer dog.Stop()
+	return ctx, dog, got, func() { dog.Stop(); cancel(nil) }
+}
+
+// attempt makes one upstream request. retry reports whether the failure
+// happened before the first byte of the answer (so trying again cannot
+// double anything).
+func (u *Upstream) attempt(parent context.Context, id string, payload []byte, maxEvent int, emit func(event, data string) bool) (relayed int, retry bool, err error) {
+	ctx, dog, gotByte, stop := u.watchdog(parent)
+	defer stop()
 	cause := func(err error) error {
 		if c := context.Cause(ctx); c != nil && ctx.Err() != nil {
 			return fmt.Errorf("%w (stream %s, after %d events)", c, id, relayed)
@@ -642,7 +641,7 @@ func (u *Upstream) attempt(parent context.Context, id string, payload []byte, ma
 	if err != nil {
 		return 0, false, fmt.Errorf("%w: %w", ErrUpstream, err)
 	}
-	body := &watchedBody{r: resp.Body, dog: dog, idle: u.IdleTimeout, pipe: pipe, got: &gotByte}
+	body := &watchedBody{r: resp.Body, dog: dog, idle: u.IdleTimeout, pipe: pipe, got: gotByte}
 	// Only the relay's words reach a client: an upstream's own error event
 	// (which may quote its internal URLs or echo the key) ends the read
 	// and goes to the log, and the relay writes its own failure; an event
