@@ -37,6 +37,7 @@ type config struct {
 	allowFaults  bool
 
 	origins       []string
+	hosts         []string // WithAllowedHosts
 	originRefusal func(*OriginError) string
 	token         string
 	guard         guardConfig // identity.go, admit.go, limits.go
@@ -285,6 +286,19 @@ func WithAllowFaults(allow bool) Option { return func(c *config) { c.allowFaults
 // any. By default only same-origin pages may.
 func WithAllowedOrigins(origins ...string) Option {
 	return func(c *config) { c.origins = append(c.origins, origins...) }
+}
+
+// WithAllowedHosts lists the host names (e.g. "relay.example") under which
+// a relay without auth (no WithToken, no WithAuthSecret) answers a
+// browser's API request. A page's request is refused (403,
+// host_not_allowed) when its Host is a name other than localhost and
+// these: a page of any site whose name an attacker points at the relay's
+// address (DNS rebinding) would otherwise be same-origin with it and
+// spend its key. A Host that is an IP address is always answered, since
+// rebinding always comes under a name; a relay with auth checks
+// identities instead.
+func WithAllowedHosts(hosts ...string) Option {
+	return func(c *config) { c.hosts = append(c.hosts, hosts...) }
 }
 
 // WithOriginRefusal phrases what a page of a refused origin is told (the

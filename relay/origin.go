@@ -1,7 +1,9 @@
 package relay
 
 import (
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -55,6 +57,20 @@ func (s *Server) crossOrigin(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		if s.cfg.token == "" && s.verifier == nil && !s.hostAllowed(r.Host) {
+			msg := "relay: this relay has no auth and answers browsers only under localhost, an IP address or its allowed hosts, not " + r.Host +
+				" (a page under another name may be a DNS rebinding attack): start it with --allowed-host " + hostName(r.Host) + ", or with auth"
+			if s.refused.First("host " + r.Host) {
+				s.log.Warn("host refused", "host", r.Host, "origin", origin, "path", r.URL.Path)
+			}
+			cors.Answer(w.Header(), origin, false)
+			if r.URL.Path == "/v1/ws" && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+				s.wsRefuse(w, r, msg)
+				return
+			}
+			apierr.Write(w, wire.Error{Type: wire.TypeOriginNotAllowed, Code: wire.CodeHostNotAllowed, Message: msg})
+			return
+		}
 		allowed := cors.Allowed(r.Host, origin, s.cfg.origins)
 		cors.Answer(w.Header(), origin, allowed && (s.cfg.token != "" || s.verifier != nil))
 		if r.Method == http.MethodOptions {
@@ -76,6 +92,34 @@ func (s *Server) crossOrigin(next http.Handler) http.Handler {
 		cors.Expose(w.Header())
 		next.ServeHTTP(w, r)
 	})
+}
+
+// hostAllowed reports whether a browser's request under host (the Host
+// header, with its port) may use a relay without auth: an IP address,
+// localhost (and its subdomains, which resolve to loopback), or a name of
+// WithAllowedHosts.
+func (s *Server) hostAllowed(host string) bool {
+	name := strings.ToLower(hostName(host))
+	if _, err := netip.ParseAddr(name); err == nil {
+		return true
+	}
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		return true
+	}
+	for _, h := range s.cfg.hosts {
+		if strings.EqualFold(h, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostName is a Host header without its port and brackets.
+func hostName(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		return h
+	}
+	return strings.Trim(host, "[]")
 }
 
 // wsRefuse answers a WebSocket from a refused origin. Browsers show a page

@@ -119,9 +119,11 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		holdOnError   = fs.String("hold-back-on-error", "block", "what a hold-back checker that fails or times out means: allow or block")
 		holdSim       = fs.String("hold-back-sim", "", "the relay plays the hold-back checker itself: `block=WORD` blocks any sentence containing WORD (tests)")
 		origins       listOption
+		hosts         listOption
 		models        listOption
 	)
 	fs.Var(&models, "models", "allow only these `MODELS` (comma-separated or repeated): a request naming another gets 400, one naming none gets the first (default: any)")
+	fs.Var(&hosts, "allowed-host", "host `NAME` under which a relay without auth answers browsers besides localhost and IP addresses (a defence against DNS rebinding), repeatable or comma-separated")
 	fs.Var(&origins, "allow-origin", "browser `ORIGIN` allowed to call the API and open the WebSocket (the widget's files are public to any page), repeatable or comma-separated; \"*\" for any (default: same origin only)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -178,6 +180,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		relay.WithMaxEventSize(*maxEvent),
 		relay.WithMaxEvents(*maxEvents),
 		relay.WithAllowedOrigins(origins...),
+		relay.WithAllowedHosts(hosts...),
 		relay.WithOriginRefusal(func(e *relay.OriginError) string {
 			return e.Error() + ": start the relay with --allow-origin " + e.Origin
 		}),

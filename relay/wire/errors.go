@@ -84,6 +84,10 @@ const (
 	CodeTokenNoExpiry     Code = "token_no_expiry"     // no exp claim
 	CodeTokenTooLong      Code = "token_too_long"      // exp further ahead than the relay allows
 	CodeTokenNoSubject    Code = "token_no_subject"    // no sub claim: no identity to count
+
+	// TypeOriginNotAllowed: a relay without auth refuses a browser's
+	// request under a host name it does not know (DNS rebinding).
+	CodeHostNotAllowed Code = "host_not_allowed"
 )
 
 // Type is the error type code belongs to (TypeInvalidRequest for a code
@@ -95,6 +99,8 @@ func (c Code) Type() ErrorType {
 	case CodeTokenMissing, CodeTokenMalformed, CodeTokenAlgNone, CodeTokenAlgorithm, CodeTokenBadSignature,
 		CodeTokenExpired, CodeTokenNotYetValid, CodeTokenNoExpiry, CodeTokenTooLong, CodeTokenNoSubject:
 		return TypeAuthentication
+	case CodeHostNotAllowed:
+		return TypeOriginNotAllowed
 	}
 	return TypeInvalidRequest
 }

@@ -128,7 +128,7 @@ func TestIdentityTakesARemoteAddressWithoutAPortAsItIs(t *testing.T) {
 	r.RemoteAddr = "@unix"
 	require.Equal(t, "addr:@unix", auth.Identity(r))
 	r.RemoteAddr = "[2001:db8::1]:443"
-	require.Equal(t, "addr:2001:db8::1", auth.Identity(r))
+	require.Equal(t, "addr:2001:db8::/64", auth.Identity(r), "an IPv6 client is its /64")
 }
 
 func TestARefusedTokensErrorSaysRelayAndWhatToDo(t *testing.T) {
