@@ -23,6 +23,7 @@
 package main
 
 import (
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -357,58 +358,10 @@ func packageJSON(version string, files []string) ([]byte, error) {
 	return encodeJSON(p)
 }
 
-const packReadme = "# trickle-answer\n\n" +
-	"Two custom elements for a language model's answers in any page. `<trickle-answer>` streams\n" +
-	"one answer: it reads the response (OpenAI, Anthropic, Gemini, Ollama, the AI SDK's UI\n" +
-	"message stream or plain SSE/NDJSON), renders the markdown as it is written and announces\n" +
-	"it to screen readers sentence by sentence. `<trickle-chat>` is a conversation: a thread of\n" +
-	"turns (the reader's message and a `<trickle-answer>`) under a composer, that sends the\n" +
-	"whole history each turn, runs the page's tools and hands the thread back to save. Their\n" +
-	"work runs in Go compiled to WebAssembly, in a Web Worker.\n\n" +
-	"```js\n" +
-	"import \"trickle-answer\";            // defines <trickle-answer> and <trickle-chat> (harmless on a server)\n" +
-	"// import \"trickle-answer/highlight\"; // the same, with syntax highlighting\n" +
-	"// import \"trickle-answer/math\";      // the same, formulas as MathML (npm install temml)\n" +
-	"// import { TrickleAnswer } from \"trickle-answer/element\"; // the class, not defined\n" +
-	"```\n\n" +
-	"## One answer: `<trickle-answer>`\n\n" +
-	"```html\n" +
-	"<trickle-answer endpoint=\"/api/chat\"></trickle-answer>\n" +
-	"<script type=\"module\">\n" +
-	"  import \"./node_modules/trickle-answer/index.js\";\n" +
-	"  const answer = document.querySelector(\"trickle-answer\");\n" +
-	"  answer.addEventListener(\"trickle-end\", (e) => console.log(e.detail.status));\n" +
-	"  answer.ask(\"Explain SSE in one paragraph.\");\n" +
-	"</script>\n" +
-	"```\n\n" +
-	"Attributes: `endpoint`, `transport` (`sse` or `websocket`), `ws-endpoint`, `dialect`,\n" +
-	"`announce`, `speak`, `model`, `image-origins`, `show-metrics`, `highlight`, `worker`.\n" +
-	"Methods: `ask(promptOrBody)`, `stream(url, init)`, `stop()`, `retry()`, `speak()`,\n" +
-	"`stopSpeaking()`. Events: `trickle-start`, `trickle-first-token`, `trickle-end`,\n" +
-	"`trickle-tool-call`, `trickle-usage`, `trickle-error`.\n\n" +
-	"## A conversation: `<trickle-chat>`\n\n" +
-	"```html\n" +
-	"<trickle-chat endpoint=\"/api/chat\" image-origins=\"https://images.example\"></trickle-chat>\n" +
-	"<script type=\"module\">\n" +
-	"  import \"./node_modules/trickle-answer/index.js\";\n" +
-	"  const chat = document.querySelector(\"trickle-chat\");\n" +
-	"  chat.tools = { get_weather: async ({ location }) => ({ location, temperature: 18 }) };\n" +
-	"  chat.messages = JSON.parse(localStorage.getItem(\"thread\") ?? \"[]\"); // shown at once, no request\n" +
-	"  chat.addEventListener(\"trickle-chat-change\", (e) => localStorage.setItem(\"thread\", JSON.stringify(e.detail.messages)));\n" +
-	"</script>\n" +
-	"```\n\n" +
-	"Its attributes are `<trickle-answer>`'s, every one, and `lang` and `dir`: each is handed\n" +
-	"to every answer. `chat.messages` gets and sets the history (OpenAI-style messages);\n" +
-	"`send(text)`, `regenerate()`, `edit(text)`, `stop()`, `busy`, `tools`, `headers` and\n" +
-	"`strings`; `trickle-chat-change` fires after every turn, and each answer's events bubble\n" +
-	"through the chat.\n\n" +
-	"## Types\n\n" +
-	"The types come with the package, for both elements (`TrickleAnswer`, `TrickleChat`, their\n" +
-	"attributes and events). For JSX in React 19 add `import type {} from \"trickle-answer/react\"`\n" +
-	"(`<trickle-answer>` and `<trickle-chat>`; events are `ontrickle-end`,\n" +
-	"`ontrickle-chat-change` and the like), for Vue 3 templates\n" +
-	"`import type {} from \"trickle-answer/vue\"` (`@trickle-end`, `@trickle-chat-change`).\n" +
-	"With Vite, list the package in `optimizeDeps.exclude` so its assets stay beside its modules.\n"
+// packReadme is the package's README (what a registry shows).
+//
+//go:embed package-readme.md
+var packReadme string
 
 // changelogVersion is the version the top entry of a changelog names: the
 // first word of its first "## " heading, without brackets ("" when it has

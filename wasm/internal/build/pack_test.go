@@ -326,3 +326,37 @@ func TestThePackageJSONSaysWhatAPublishedPackageShould(t *testing.T) {
 		}
 	}
 }
+
+// The package's README (what a registry shows) says what a user needs:
+// installing, both elements, the backend's side, CSP, bundlers,
+// frameworks, every entry, and building it from source with the Go
+// go.mod names.
+func TestThePackageReadmeSaysWhatAUserNeeds(t *testing.T) {
+	dst, _, p := packed(t)
+	b, err := os.ReadFile(filepath.Join(dst, "README.md"))
+	require.NoError(t, err)
+	readme := string(b)
+	for _, heading := range []string{"## Install", "## A chat", "## One answer", "## What your backend must send", "## Content-Security-Policy",
+		"## Bundlers", "## Frameworks", "## The optional entries", "## Build it yourself"} {
+		require.Contains(t, readme, "\n"+heading+"\n")
+	}
+	for _, s := range []string{"<trickle-chat", "<trickle-answer", "npm install trickle-answer\n", "text/event-stream", "trickle-answer-highlight", "worker-src", "wasm-unsafe-eval", "optimizeDeps.exclude"} {
+		require.Contains(t, readme, s)
+	}
+	for sub := range p.Exports {
+		if sub == "./package.json" || sub == "./custom-elements.json" {
+			continue
+		}
+		require.Contains(t, readme, "trickle-answer"+strings.TrimPrefix(sub, "."), "the README names the entry %s", sub)
+	}
+	mod, err := os.ReadFile("../../../go.mod")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^go (\d+\.\d+)`).FindSubmatch(mod)
+	require.NotNil(t, m)
+	_, build, ok := strings.Cut(readme, "## Build it yourself")
+	require.True(t, ok)
+	require.Contains(t, build, "Requires Go "+string(m[1]), "building from source names go.mod's Go")
+	_, use, _ := strings.Cut(readme, "## Install")
+	use, _, _ = strings.Cut(use, "## Build it yourself")
+	require.NotRegexp(t, `\bGo \d|\bgo (run|build|install)\b|make (build|dist)`, use, "using the package needs no Go")
+}
