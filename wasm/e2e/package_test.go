@@ -157,6 +157,9 @@ func unreachableRegistry(t *testing.T) string {
 // placeholder token, so nothing leaves the machine and npm does not warn
 // that no one is logged in.
 func TestThePackagesPublishWithoutAWarning(t *testing.T) {
+	if thread == "main" {
+		t.Skip("the packages are the same whichever thread Go runs on: checked in the worker run")
+	}
 	dir := npmPackage(t)
 	version, err := os.ReadFile(filepath.Join("..", "..", "VERSION"))
 	require.NoError(t, err)
@@ -192,6 +195,9 @@ func treeSize(t *testing.T, dir string) int64 {
 // the default build, not the highlighting one, which is its own package
 // (an optional peer). Installed beside it, the highlight entry finds it.
 func TestInstallingThePackageUnpacksTheDefaultBuildOnly(t *testing.T) {
+	if thread == "main" {
+		t.Skip("the packages are the same whichever thread Go runs on: checked in the worker run")
+	}
 	dir := npmPackage(t)
 	tarballs := t.TempDir()
 	for _, pkg := range []string{"trickle-answer", "trickle-answer-highlight"} {
@@ -228,4 +234,62 @@ func TestInstallingThePackageUnpacksTheDefaultBuildOnly(t *testing.T) {
 	out, err := imp.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Equal(t, "TrickleAnswer,TrickleChat,ready,stats "+filepath.Base(hl[0])+"\n", string(out))
+}
+
+const highlightPackagePage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>a page with the highlight entry</title>
+<script type="importmap">{"imports": {"trickle-answer-highlight": "/node_modules/trickle-answer-highlight/index.js"}}</script>
+</head>
+<body>
+<trickle-answer id="a" endpoint="/api/chat" highlight__WORKER__></trickle-answer>
+<script type="module">
+import { stats } from "/node_modules/trickle-answer/highlight.js";
+window.__asked = document.getElementById("a").ask("Show me some Go.");
+window.__stats = stats;
+</script>
+</body></html>`
+
+// A page that imports trickle-answer/highlight, with trickle-answer-highlight
+// installed beside it (a static host; an import map names the package, as
+// a bundler would resolve it), runs the highlighting build from that
+// package: its code blocks are coloured, and the one .wasm fetched is the
+// highlighting build's, from trickle-answer-highlight's folder.
+func TestThePackagesHighlightEntryRunsTheBuildOfItsOwnPackage(t *testing.T) {
+	dir := npmPackage(t)
+	modules := filepath.Dir(dir)
+	mux := http.NewServeMux()
+	var mu sync.Mutex
+	var fetched []string
+	files := http.StripPrefix("/node_modules/", http.FileServer(http.Dir(modules)))
+	mux.HandleFunc("/node_modules/", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		fetched = append(fetched, r.URL.Path)
+		mu.Unlock()
+		files.ServeHTTP(w, r)
+	})
+	answer := "Some Go:\n\n```go\nfunc main() {\n\tfmt.Println(\"hi\")\n}\n```\n\nDone.\n"
+	mux.HandleFunc("/api/chat", browsertest.OpenAIAnswer(answer, 7))
+	page := strings.Replace(highlightPackagePage, "__WORKER__", map[bool]string{true: ` worker="off"`}[thread == "main"], 1)
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, page)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	ctx := browserTab(t)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/")))
+	require.Equal(t, "complete", browsertest.Eval[string](t, ctx, `(async () => { while (!window.__asked) await new Promise((r) => setTimeout(r, 20)); return await window.__asked; })()`))
+	require.Equal(t, []string{"highlight"}, browsertest.Eval[[]string](t, ctx, `(async () => (await window.__stats()).builds)()`), "the page runs the highlighting build")
+	require.True(t, browsertest.Eval[bool](t, ctx, `!!document.querySelector('#a [data-trickle="content"] pre span[class]')`), "the settled Go block is coloured")
+	mu.Lock()
+	defer mu.Unlock()
+	var wasm []string
+	for _, p := range fetched {
+		if strings.HasSuffix(p, ".wasm") {
+			wasm = append(wasm, p)
+		}
+	}
+	require.Len(t, wasm, 1, "one .wasm: %v", fetched)
+	require.True(t, strings.HasPrefix(wasm[0], "/node_modules/trickle-answer-highlight/trickle-highlight."), "the highlighting build, from its own package: %s", wasm[0])
 }
