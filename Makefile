@@ -140,6 +140,27 @@ $(AISDK)/node_modules/.package-lock.json: $(AISDK)/package.json $(AISDK)/package
 
 test-native: $(AISDK)/node_modules/.package-lock.json
 
+# The AI SDK's current major (ai@7), pinned in
+# stream/testdata/aisdk7/package-lock.json: its record.mjs writes the
+# ai-sdk7 recordings (tool approvals, sources), checked by the same test.
+AISDK7 := stream/testdata/aisdk7
+$(AISDK7)/node_modules/.package-lock.json: $(AISDK7)/package.json $(AISDK7)/package-lock.json
+	cd $(AISDK7) && npm ci --no-audit --no-fund
+	@touch $@
+
+test-native: $(AISDK7)/node_modules/.package-lock.json
+
+# The AG-UI TypeScript SDK (@ag-ui/core, @ag-ui/encoder), pinned in
+# stream/testdata/agui/package-lock.json: its record.mjs writes the ag-ui
+# recordings, and TestTheAGUIRecordingsAreWhatTheAGUISDKWrites runs it
+# again to check them (installing it itself when this has not).
+AGUI := stream/testdata/agui
+$(AGUI)/node_modules/.package-lock.json: $(AGUI)/package.json $(AGUI)/package-lock.json
+	cd $(AGUI) && npm ci --no-audit --no-fund
+	@touch $@
+
+test-native: $(AGUI)/node_modules/.package-lock.json
+
 # The official openai package, pinned in relay/testdata/sdk/package-lock.json:
 # relay/sdk_test.go reads the relay's streams with it, as SDK code does.
 SDK := relay/testdata/sdk
@@ -159,6 +180,20 @@ $(ANYPAGE)/node_modules/.package-lock.json: $(ANYPAGE)/package.json $(ANYPAGE)/p
 	@touch $@
 
 test-native: $(ANYPAGE)/node_modules/.package-lock.json
+
+# The AI SDK at v6 (whose docs write a route with toUIMessageStreamResponse;
+# v7, the current major, writes it with createUIMessageStreamResponse), pinned
+# in wasm/e2e/testdata/aisdk-route/package-lock.json,
+# for the chat route written as the AI SDK's docs write one (server.mjs:
+# convertToModelMessages, streamText, toUIMessageStreamResponse over the
+# package's mock model) that wasm/e2e/aisdk_route_test.go talks to with
+# <trickle-chat protocol="ai-sdk">.
+AISDKROUTE := wasm/e2e/testdata/aisdk-route
+$(AISDKROUTE)/node_modules/.package-lock.json: $(AISDKROUTE)/package.json $(AISDKROUTE)/package-lock.json
+	cd $(AISDKROUTE) && npm ci --no-audit --no-fund
+	@touch $@
+
+test-native: $(AISDKROUTE)/node_modules/.package-lock.json
 
 # temml, pinned in wasm/e2e/testdata/math/package-lock.json: the TeX to
 # MathML converter the package's math entry loads, which

@@ -911,7 +911,7 @@ func TestTheReadmeSnippetOnARefusedOriginSaysWhichOriginToAllow(t *testing.T) {
 			notice := browsertest.Eval[string](t, tab, `document.querySelector('trickle-answer [data-trickle="notice-text"]').textContent`)
 			want := map[string]string{
 				"sse":       "The server refused the request (403).",
-				"websocket": "The model's service reported an error.", // the relay's refusal comes as its terminal status: browsers show a page nothing of a refused handshake
+				"websocket": "The relay serving this answer failed.", // the relay's refusal comes as its terminal status (browsers show a page nothing of a refused handshake): the relay's, not the model's
 			}[transport]
 			require.Equal(t, want, notice, "the reader gets a sentence, not the developer's instructions")
 		})

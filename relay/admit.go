@@ -4,20 +4,19 @@
 package relay
 
 import (
-	"errors"
-	"net/http"
+	"slices"
 
 	"github.com/trickle-dev/trickle/relay/internal/admit"
-	"github.com/trickle-dev/trickle/relay/internal/apierr"
 )
 
 // RequestFields are the request fields the relay passes to the model (the
 // simulated one included); every other field, and every field of a
-// message other than MessageFields, is dropped.
-var (
-	RequestFields = admit.Fields
-	MessageFields = admit.MessageFields
-)
+// message other than MessageFields, is dropped. The slice is the caller's.
+func RequestFields() []string { return slices.Clone(admit.Fields) }
+
+// MessageFields are the fields of a message the relay passes to the
+// model; every other is dropped. The slice is the caller's.
+func MessageFields() []string { return slices.Clone(admit.MessageFields) }
 
 // WithModels allows only these models: a request naming another gets 400
 // (code model_not_allowed) naming the allowed ones; one naming none gets
@@ -68,33 +67,4 @@ func (g *guardConfig) checkAdmit() error {
 
 func (g *guardConfig) policy() admit.Policy {
 	return admit.Policy{Models: g.models, MaxTokens: g.maxTokens, MaxInputChars: g.maxInputChars}
-}
-
-// admitBody filters a decoded request's body by the operator's policy
-// and decodes the result into req again: what the simulated model reads
-// and what an upstream is sent are the same filtered request. With
-// hold-back, an answer asked for in one piece is refused.
-func (s *Server) admitBody(req *ChatRequest, body []byte) ([]byte, error) {
-	clean, err := s.cfg.guard.policy().Filter(body)
-	if err != nil {
-		return nil, err
-	}
-	stream := req.Stream
-	*req = ChatRequest{}
-	if err := decodeRequest(clean, req); err != nil {
-		return nil, err
-	}
-	req.Stream = req.Stream || stream
-	return clean, s.gates.Admit(req.Stream) // hold-back: streamed answers only
-}
-
-// refuseAdmit answers a request the policy refused: 400 with the rule's
-// code and the field it is about.
-func refuseAdmit(w http.ResponseWriter, err error) bool {
-	var r *admit.Refusal
-	if !errors.As(err, &r) {
-		return false
-	}
-	apierr.WriteCoded(w, http.StatusBadRequest, "invalid_request_error", r.Code, r.Param, r.Error())
-	return true
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/relay/store"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -71,6 +72,9 @@ func openSSE(t *testing.T, method, url, body, last string) (*http.Response, func
 	require.NoError(t, err)
 	if last != "" {
 		req.Header.Set("Last-Event-ID", last)
+	}
+	if method == http.MethodPost {
+		req.Header.Set(relay.ResumeHeader, "on") // these clients resume on another instance
 	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -424,4 +428,87 @@ func BenchmarkResumeToFirstEvent(b *testing.B) {
 		other := fleet(b, r, 1, relay.WithGrace(0))[0]
 		run(b, a.base, other.base)
 	})
+}
+
+// outsideStore is a store the relay did not write: it has only the
+// contract's methods (here those of the Redis store it wraps) and returns
+// Followers of its own, so the relay can neither recognise it nor reach
+// behind it.
+type outsideStore struct{ inner store.Store }
+
+func (o outsideStore) String() string                                  { return "outside(" + o.inner.String() + ")" }
+func (o outsideStore) Bind(h store.Host) error                         { return o.inner.Bind(h) }
+func (o outsideStore) Ready() error                                    { return o.inner.Ready() }
+func (o outsideStore) Durable() bool                                   { return o.inner.Durable() }
+func (o outsideStore) Begin(ctx context.Context, s store.Stream) error { return o.inner.Begin(ctx, s) }
+func (o outsideStore) Append(s store.Stream)                           { o.inner.Append(s) }
+func (o outsideStore) Follow(ctx context.Context, id string) (store.Follower, error) {
+	f, err := o.inner.Follow(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return outsideFollower{f}, nil // a Follower of its own: the relay must not care
+}
+
+type outsideFollower struct{ store.Follower }
+
+func (o outsideStore) Stop(ctx context.Context, id string) error { return o.inner.Stop(ctx, id) }
+func (o outsideStore) Watched(id string) bool                    { return o.inner.Watched(id) }
+func (o outsideStore) Close(ctx context.Context)                 { o.inner.Close(ctx) }
+
+// outsideLimitStore also counts the limits (store.LimitStore).
+type outsideLimitStore struct{ outsideStore }
+
+func (o outsideLimitStore) Limits() store.Counter { return o.inner.(store.LimitStore).Limits() }
+
+// A store written outside the relay works as the Redis store does: a
+// stream started on A is resumed and stopped on B, and the limits are
+// the fleet's when the store offers to count them, each relay's own when
+// it does not.
+func TestAStoreWrittenOutsideTheRelayServesAFleet(t *testing.T) {
+	r := startRedis(t)
+	for _, counts := range []bool{true, false} {
+		var nodes []node
+		for i := range 2 {
+			st, err := relay.RedisStore(r.URL())
+			require.NoError(t, err)
+			var outside relay.Store = outsideStore{st}
+			if counts {
+				outside = outsideLimitStore{outsideStore{st}}
+			}
+			srv, base := startMemory(t, relay.WithStore(outside), relay.WithLease(testLease),
+				relay.WithAuthSecret(authSecret), relay.WithMaxStreamsPerClient(1))
+			nodes = append(nodes, node{srv: srv, base: base, name: string(rune('A' + i))})
+		}
+		a, b := nodes[0], nodes[1]
+		sub := "Bearer " + mint(t, fmt.Sprintf("erin-%v", counts), time.Minute)
+		long := "/v1/chat/completions?dialect=openai&answer=sample-100k&gap_ms=5"
+		onA := post(t, a.base+long, hello, "Authorization", sub, relay.ResumeHeader, "on")
+		require.Equal(t, http.StatusOK, onA.StatusCode)
+		id := onA.Header.Get("X-Trickle-Stream")
+		first, err := decoder(t, onA.Body).Next()
+		require.NoError(t, err)
+
+		onB := get(t, b.base+"/v1/streams/"+id, "Last-Event-ID", first.LastEventID, "Authorization", sub)
+		next, err := decoder(t, onB.Body).Next()
+		require.NoError(t, err, "B resumes A's stream through the outside store")
+		require.Equal(t, id+":2", next.LastEventID)
+
+		second := post(t, b.base+long, hello, "Authorization", sub)
+		if counts {
+			requireOverLimit(t, second, "too_many_streams", "1 generating at a time", 1)
+		} else {
+			require.Equal(t, http.StatusOK, second.StatusCode, "without the store's counter each relay counts its own")
+			second.Body.Close()
+		}
+
+		req, _ := http.NewRequest(http.MethodDelete, b.base+"/v1/streams/"+id, nil)
+		req.Header.Set("Authorization", sub)
+		stopped, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var in relay.Info
+		require.NoError(t, json.NewDecoder(stopped.Body).Decode(&in))
+		stopped.Body.Close()
+		require.Equal(t, relay.StateStopped, in.State, "B stopped the stream A generates")
+	}
 }

@@ -76,7 +76,7 @@ func TestHoldBackBlockedSentenceWithholdsItAndTheRest(t *testing.T) {
 			require.NotContains(t, a.Text(), "depends")
 			require.NotContains(t, a.Text(), "code question")
 			in := info(t, base, resp.Header.Get("X-Trickle-Stream"))
-			require.Equal(t, "withheld", in.State)
+			require.Equal(t, relay.StateWithheld, in.State)
 			require.True(t, in.UpstreamCancelled, "the generation is cancelled")
 			if name == "http" {
 				reqs := got()

@@ -42,10 +42,8 @@ func WithAuthSecret(secret []byte) Option {
 	}
 }
 
-// minSecret is the shortest secret WithAuthSecret takes: HS256 keys
-// shorter than the hash (RFC 7518 3.2) are guessable offline from one
-// token.
-const minSecret = 32
+// minSecret is the shortest secret WithAuthSecret takes (auth.MinSecret).
+const minSecret = auth.MinSecret
 
 func (g *guardConfig) check(c *config) error {
 	if g.authSecretSet {

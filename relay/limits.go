@@ -7,29 +7,38 @@ package relay
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/trickle-dev/trickle/relay/internal/limit"
-	"github.com/trickle-dev/trickle/relay/internal/redisstore"
+	"github.com/trickle-dev/trickle/relay/store"
 )
 
-// Rate is a request rate (WithRateLimit): N requests per Per.
-type Rate = limit.Rate
+// Rate is a request rate (WithRateLimit): N requests per Per. Up to N
+// may come at once; after that one more each Per/N.
+type Rate struct {
+	N   int
+	Per time.Duration
+}
 
-// ParseRate reads a rate written N/s, N/min or N/h ("20/min").
+// String writes the rate as ParseRate reads it ("20/min").
+func (r Rate) String() string { return limit.Rate(r).String() }
+
+// ParseRate reads a rate written N/s, N/min or N/h ("20/min"; also
+// N/sec, N/second, N/m, N/minute, N/hour).
 func ParseRate(s string) (Rate, error) {
 	r, err := limit.ParseRate(s)
 	if err != nil {
 		return Rate{}, &OptionError{Option: "ParseRate", Value: fmt.Sprintf("%q", s), Reason: err.Error()}
 	}
-	return r, nil
+	return Rate(r), nil
 }
 
 // WithRateLimit lets each identity start r.N generations at once, then
 // one each r.Per/r.N: a request over it gets 429 (code rate_limited)
 // with Retry-After. Only requests for a generation count (not resumes,
-// stops or info).
+// stops or info), and a refused request does not.
 func WithRateLimit(r Rate) Option {
-	return func(c *config) { c.guard.limits.Rate, c.guard.rateSet = r, true }
+	return func(c *config) { c.guard.limits.Rate, c.guard.rateSet = limit.Rate(r), true }
 }
 
 // WithMaxStreamsPerClient caps the generations each identity has running
@@ -57,15 +66,16 @@ func (g *guardConfig) checkLimits() error {
 }
 
 // newLimiter makes the server's limiter, if any limit is set: counting
-// in the Redis of a Redis store, else in this process.
+// where the store counts for the fleet (a store.LimitStore, such as the
+// Redis store), else in this process.
 func (s *Server) newLimiter() {
 	set := s.cfg.guard.limits
 	if !set.On() {
 		return
 	}
 	var c limit.Counter = limit.NewMemory()
-	if rs, ok := s.store.(*redisstore.Store); ok {
-		c = limit.NewRedis(rs.Client(), s.cfg.lease, s.log)
+	if ls, ok := s.store.(store.LimitStore); ok {
+		c = ls.Limits()
 	}
 	s.limits = limit.New(set, c, s.metrics.LimitRefused)
 }

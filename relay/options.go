@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"time"
 
+	"github.com/trickle-dev/trickle/relay/internal/holdback"
 	"github.com/trickle-dev/trickle/relay/internal/sink"
 	"github.com/trickle-dev/trickle/relay/internal/upstream"
 	"github.com/trickle-dev/trickle/stream"
@@ -40,8 +42,8 @@ type config struct {
 	guard         guardConfig // identity.go, admit.go, limits.go
 
 	sim      SimDefaults
-	upstream *Upstream
-	holdBack *HoldBack
+	upstream *upstream.Upstream
+	holdBack *holdback.Settings
 
 	store Store
 	lease time.Duration
@@ -91,8 +93,31 @@ type SimDefaults struct {
 }
 
 // Upstream is a real model API the relay forwards requests to instead of
-// using the simulated model (its fields: see the type).
-type Upstream = upstream.Upstream
+// using the simulated model (WithUpstream).
+type Upstream struct {
+	// URL is the full endpoint, e.g. https://host/v1/chat/completions,
+	// https://host/v1/messages or http://127.0.0.1:11434/api/chat.
+	URL string
+	// Dialect is the upstream's API: one of UpstreamDialects.
+	Dialect stream.Dialect
+	// Key is sent to the upstream only (never to clients).
+	Key string
+	// Model replaces the request's model when not empty.
+	Model string
+	// FirstTokenTimeout, IdleTimeout and TotalTimeout bound the wait for
+	// the first byte of the answer, between two reads, and overall; zero
+	// takes the one in DefaultSettings().Upstream.
+	FirstTokenTimeout time.Duration
+	IdleTimeout       time.Duration
+	TotalTimeout      time.Duration
+	// Retries is how many times a request that failed before its first
+	// byte is tried again (never after: the answer would be doubled); zero
+	// never retries (trickle serve's flag takes
+	// DefaultSettings().Upstream.Retries).
+	Retries int
+	// Client makes the requests; nil means a client with sane timeouts.
+	Client *http.Client
+}
 
 // UpstreamDialects lists the dialects an Upstream can call.
 func UpstreamDialects() []stream.Dialect { return upstream.Dialects() }
@@ -284,7 +309,12 @@ func WithSimDefaults(d SimDefaults) Option { return func(c *config) { c.sim = d 
 
 // WithUpstream forwards requests to a real model API instead of the
 // simulated model.
-func WithUpstream(u Upstream) Option { return func(c *config) { c.upstream = &u } }
+func WithUpstream(u Upstream) Option {
+	return func(c *config) {
+		up := upstream.Upstream(u) // the same fields: the relay's copy
+		c.upstream = &up
+	}
+}
 
 // WithStore sets where stream logs are kept (default MemoryStore()).
 // RedisStore shares them with the other relays using the same Redis.

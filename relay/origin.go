@@ -10,7 +10,7 @@ import (
 	"github.com/trickle-dev/trickle/relay/internal/apierr"
 	"github.com/trickle-dev/trickle/relay/internal/cors"
 	"github.com/trickle-dev/trickle/relay/internal/sink"
-	"github.com/trickle-dev/trickle/stream"
+	"github.com/trickle-dev/trickle/relay/wire"
 )
 
 // OriginError is why a browser page's request to the API was refused: its
@@ -70,7 +70,7 @@ func (s *Server) crossOrigin(next http.Handler) http.Handler {
 				s.wsRefuse(w, r, msg)
 				return
 			}
-			apierr.Write(w, http.StatusForbidden, "origin_not_allowed", msg)
+			apierr.Write(w, wire.Error{Type: wire.TypeOriginNotAllowed, Message: msg})
 			return
 		}
 		cors.Expose(w.Header())
@@ -90,6 +90,6 @@ func (s *Server) wsRefuse(w http.ResponseWriter, r *http.Request, message string
 	if err != nil {
 		return
 	}
-	s.wsFail(sink.LibraryWS(c, time.Second), stream.RelayFailed, message, websocket.StatusPolicyViolation)
+	s.wsFail(sink.LibraryWS(c, time.Second), wire.StatusFailed, message, websocket.StatusPolicyViolation)
 	c.CloseNow()
 }

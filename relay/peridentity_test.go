@@ -123,7 +123,7 @@ func TestTheStreamLimitCountsGenerationsRunningPerSubject(t *testing.T) {
 	alice, bob := mint(t, "alice", time.Minute), mint(t, "bob", time.Minute)
 	chat := base + "/v1/chat/completions"
 
-	running := post(t, chat, hello, "Authorization", "Bearer "+alice)
+	running := post(t, chat, hello, "Authorization", "Bearer "+alice, relay.ResumeHeader, "on")
 	require.Equal(t, http.StatusOK, running.StatusCode)
 	id := running.Header.Get("X-Trickle-Stream")
 	eventually(t, "the running generation's upstream request", func() bool { return f.requests.Load() == 1 })
@@ -247,9 +247,11 @@ func TestTheLimitsAreSharedByAFleet(t *testing.T) {
 		require.NoError(t, err)
 		return n == 0
 	})
-	completes(t, b+quick, hello, "Authorization", "Bearer "+carol)
-	// That was the fourth request (those the stream limit refused count
-	// too): the fifth is over the shared rate.
+	// Those the stream limit refused did not count: this is the second,
+	// and after two more the fifth is over the shared rate.
+	for _, node := range []string{b, b, nodes[1].base} {
+		completes(t, node+quick, hello, "Authorization", "Bearer "+carol)
+	}
 	requireOverLimit(t, post(t, b+quick, hello, "Authorization", "Bearer "+carol), "rate_limited", "4 requests a minute", 15)
 	require.Equal(t, map[string]int{"rate": 1, "streams": 2, "tokens": 0}, limitRefusals(t, b))
 
@@ -304,4 +306,42 @@ func TestTheTokenBudgetCountsAnAnswerThatWasNotStreamed(t *testing.T) {
 	require.Contains(t, string(b), `"completion_tokens":700`, "the answer is copied as it came")
 	requireOverLimit(t, post(t, base+"/v1/chat/completions", once), "token_budget_exhausted", "has generated 700 today", 24*60*60)
 	require.Equal(t, int32(1), f.requests.Load())
+}
+
+// A refused request does not count against the rate (issue 31): neither
+// one the stream limit refuses nor one refused after the limits admitted
+// it (a fault a real upstream does not play). Only the two that
+// generated count.
+func TestARefusedRequestDoesNotCountAgainstTheRateLimit(t *testing.T) {
+	f := newFake(t, forever)
+	base := limitedRelay(t, f, relay.WithAuthSecret(authSecret), relay.WithRateLimit(relay.Rate{N: 2, Per: time.Hour}),
+		relay.WithMaxStreamsPerClient(1))
+	alice := mint(t, "alice", time.Minute)
+	chat := base + "/v1/chat/completions"
+	auth := []string{"Authorization", "Bearer " + alice}
+
+	for range 3 {
+		bad := post(t, chat+"?error_after=2", hello, auth...)
+		b, _ := io.ReadAll(bad.Body)
+		require.Equal(t, http.StatusBadRequest, bad.StatusCode, "%s", b)
+	}
+	running := post(t, chat, hello, append(auth, relay.ResumeHeader, "on")...)
+	require.Equal(t, http.StatusOK, running.StatusCode, "the refused requests did not use the rate")
+	id := running.Header.Get("X-Trickle-Stream")
+	for range 3 {
+		requireOverLimit(t, post(t, chat, hello, auth...), "too_many_streams", "1 generating at a time", 1)
+	}
+	wsRefused(t, base, "?access_token="+alice, "1 generating at a time")
+	req, _ := http.NewRequest(http.MethodDelete, base+"/v1/streams/"+id, nil)
+	req.Header.Set("Authorization", "Bearer "+alice)
+	stopped, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	stopped.Body.Close()
+	require.Equal(t, http.StatusOK, stopped.StatusCode)
+
+	again := post(t, chat, hello, auth...)
+	require.Equal(t, http.StatusOK, again.StatusCode, "the second request that generates is within the rate")
+	again.Body.Close()
+	requireOverLimit(t, post(t, chat, hello, auth...), "rate_limited", "2 requests an hour", 3600)
+	require.Equal(t, map[string]int{"rate": 1, "streams": 4, "tokens": 0}, limitRefusals(t, base))
 }

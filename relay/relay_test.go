@@ -265,11 +265,18 @@ func TestHeartbeatsKeepASilentStreamAlive(t *testing.T) {
 	require.Equal(t, "[DONE]", evs[len(evs)-1].Data, "comments are invisible to the decoder")
 }
 
+// weatherTool declares the tool the tool-call answer calls (a real model
+// calls only declared tools); helloWithWeather is hello with it.
+const (
+	weatherTool      = `"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"location":{"type":"string"},"unit":{"type":"string","enum":["celsius","fahrenheit"]},"include_forecast":{"type":"boolean"}},"required":["location"]}}}]`
+	helloWithWeather = `{"stream":true,"messages":[{"role":"user","content":"hello"}],` + weatherTool + `}`
+)
+
 func TestEveryDialectIsRelayedToACompleteAnswer(t *testing.T) {
 	_, base := start(t)
 	for _, d := range sim.Dialects() {
 		for _, answer := range []string{"short", "thinking", "tool-call"} {
-			resp := post(t, base+"/v1/chat/completions?dialect="+d.String()+"&answer="+answer, hello)
+			resp := post(t, base+"/v1/chat/completions?dialect="+d.String()+"&answer="+answer, helloWithWeather)
 			require.Equal(t, http.StatusOK, resp.StatusCode)
 			body, err := io.ReadAll(resp.Body)
 			require.NoError(t, err)
@@ -307,7 +314,7 @@ func TestTheSameRequestStreamsTheSameEvents(t *testing.T) {
 
 func TestStreamFalseAnswersOneChatCompletion(t *testing.T) {
 	_, base := start(t)
-	resp := post(t, base+"/v1/chat/completions?answer=tool-call", `{"messages":[{"role":"user","content":"weather?"}]}`)
+	resp := post(t, base+"/v1/chat/completions?answer=tool-call", `{"messages":[{"role":"user","content":"weather?"}],`+weatherTool+`}`)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 	var c struct {
@@ -365,7 +372,7 @@ func TestWithoutASeedTheAnswerFitsTheQuestion(t *testing.T) {
 		{"How do I reverse a string in Go?", "", "code"},
 		{"SSE vs WebSocket: which is better?", "", "table"},
 		{"Why is my service slow?", "", "thinking"},
-		{"What's the weather in Lyon?", "", "tool-call"},
+		{"What's the weather in Lyon?", "," + weatherTool, "tool-call"},
 		{"Write a detailed essay on rate limiting.", "", "sample-20k"},
 		{"hello", "", "short"},
 		{"How do I reverse a string in Go?", `,"seed":1`, "thinking"},
@@ -522,4 +529,106 @@ func TestBothWritePathsStreamTheSameEvents(t *testing.T) {
 			require.Contains(t, last.Data, `"status":"stopped"`)
 		})
 	}
+}
+
+// The simulated model refuses what the real APIs refuse, with the OpenAI
+// error shape (message, type, param, code), streamed or not: so that no
+// client passes against it that a real model would turn away.
+func TestTheSimulatedModelRefusesWhatRealAPIsRefuse(t *testing.T) {
+	_, base := start(t)
+	user := `{"role":"user","content":"hi"}`
+	call := `{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]}`
+	cases := []struct{ name, body, param, code string }{
+		{"malformed body", `{"messages":[`, "", "invalid_json"},
+		{"messages of the wrong type", `{"messages":"hi"}`, "", "invalid_messages"},
+		{"an empty assistant message", `{"messages":[` + user + `,{"role":"assistant","content":""},` + user + `]}`, "messages.[1].content", "invalid_value"},
+		{"an assistant message with null content and no call", `{"messages":[` + user + `,{"role":"assistant","content":null},` + user + `]}`, "messages.[1].content", "invalid_value"},
+		{"a tool message without its call", `{"messages":[` + user + `,{"role":"tool","tool_call_id":"c1","content":"18"}]}`, "messages.[1].role", "invalid_value"},
+		{"a tool message answering another call", `{"messages":[` + user + `,` + call + `,{"role":"tool","tool_call_id":"c2","content":"18"}]}`, "messages.[2].role", "invalid_value"},
+		{"a call left unanswered", `{"messages":[` + user + `,` + call + `,` + user + `]}`, "messages.[2].role", "invalid_value"},
+		{"content that is neither text nor parts", `{"messages":[{"role":"user","content":42}]}`, "messages.[0].content", "invalid_type"},
+		{"an unknown role", `{"messages":[{"role":"robot","content":"hi"}]}`, "messages.[0].role", "invalid_value"},
+		{"a tool_choice naming an undeclared tool", `{"messages":[` + user + `],` + weatherTool + `,"tool_choice":{"type":"function","function":{"name":"get_time"}}}`, "tool_choice", "invalid_value"},
+		{"a bad tool name", `{"messages":[` + user + `],"tools":[{"type":"function","function":{"name":"get weather"}}]}`, "tools[0].function.name", "invalid_value"},
+		{"max_tokens 0", `{"messages":[` + user + `],"max_tokens":0}`, "", ""}, // the relay's admission refuses it first
+		{"five stop sequences", `{"messages":[` + user + `],"stop":["a","b","c","d","e"]}`, "stop", "array_above_max_length"},
+	}
+	for _, c := range cases {
+		for _, streamed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", c.name, streamed), func(t *testing.T) {
+				body := c.body
+				if streamed && strings.HasPrefix(body, `{"messages":[{`) {
+					body = `{"stream":true,` + body[1:]
+				}
+				resp := post(t, base+"/v1/chat/completions", body)
+				require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+				var e map[string]map[string]any
+				require.NoError(t, json.NewDecoder(resp.Body).Decode(&e))
+				require.Equal(t, "invalid_request_error", e["error"]["type"])
+				require.NotEmpty(t, e["error"]["message"])
+				if c.code != "" {
+					require.Equal(t, c.code, e["error"]["code"])
+				}
+				if c.param != "" {
+					require.Equal(t, c.param, e["error"]["param"])
+				}
+			})
+		}
+	}
+	// The same conversations, well formed, are answered.
+	for _, body := range []string{
+		`{"messages":[` + user + `,{"role":"assistant","content":"hello"},` + user + `]}`,
+		`{"messages":[` + user + `,` + call + `,{"role":"tool","tool_call_id":"c1","content":"18"}],` + weatherTool + `}`,
+	} {
+		resp := post(t, base+"/v1/chat/completions", body)
+		require.Equal(t, http.StatusOK, resp.StatusCode, body)
+		resp.Body.Close()
+	}
+}
+
+// stream:false (or no stream) gets one completion shaped like the stream:
+// max_tokens ends it with "length", a stop sequence ends the text before
+// it, and an undeclared tool is never called.
+func TestStreamFalseHonoursMaxTokensStopAndTools(t *testing.T) {
+	_, base := start(t)
+	type completion struct {
+		Choices []struct {
+			Message struct {
+				Content   *string
+				ToolCalls []struct {
+					Function struct{ Name, Arguments string }
+				} `json:"tool_calls"`
+			}
+			FinishReason string `json:"finish_reason"`
+		}
+		Usage struct {
+			CompletionTokens int `json:"completion_tokens"`
+		}
+	}
+	ask := func(body string) completion {
+		t.Helper()
+		resp := post(t, base+"/v1/chat/completions?token_chars=4", body)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		var c completion
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&c))
+		return c
+	}
+	c := ask(`{"messages":[{"role":"user","content":"/answer sample-20k"}],"max_tokens":5}`)
+	require.Equal(t, "length", c.Choices[0].FinishReason)
+	require.Len(t, []rune(*c.Choices[0].Message.Content), 20)
+	require.Equal(t, 5, c.Usage.CompletionTokens)
+
+	short, _ := sim.Lookup("short")
+	c = ask(`{"stream":false,"messages":[{"role":"user","content":"hello"}],"stop":"simulated"}`)
+	require.Equal(t, "stop", c.Choices[0].FinishReason)
+	require.Equal(t, short.Text[:strings.Index(short.Text, "simulated")], *c.Choices[0].Message.Content)
+
+	c = ask(`{"messages":[{"role":"user","content":"What's the weather in Lyon?"}]}`)
+	require.Empty(t, c.Choices[0].Message.ToolCalls, "no tool declared: none called")
+	require.Equal(t, "stop", c.Choices[0].FinishReason)
+
+	c = ask(`{"messages":[{"role":"user","content":"What's the weather in Lyon?"}],` + weatherTool + `}`)
+	require.Equal(t, "tool_calls", c.Choices[0].FinishReason)
+	require.Equal(t, "get_weather", c.Choices[0].Message.ToolCalls[0].Function.Name)
+	require.JSONEq(t, `{"location":"Lyon, France","unit":"celsius","include_forecast":true}`, c.Choices[0].Message.ToolCalls[0].Function.Arguments)
 }

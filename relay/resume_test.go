@@ -78,7 +78,7 @@ func TestDropAfterEveryEventThenResumeOverSSELosesNothing(t *testing.T) {
 	_, base := start(t)
 	_, ref := reference(t, base, shortQuery)
 	for k := 1; k < len(ref); k++ {
-		resp := post(t, base+"/v1/chat/completions"+shortQuery+"&drop_after="+itoa(k), hello)
+		resp := post(t, base+"/v1/chat/completions"+shortQuery+"&drop_after="+itoa(k), hello, relay.ResumeHeader, "on")
 		id := resp.Header.Get("X-Trickle-Stream")
 		first, err := events(resp.Body)
 		require.Error(t, err, "the connection is cut, not ended cleanly")
@@ -292,6 +292,7 @@ func TestDisconnectIsNotStopUntilTheGracePeriodPasses(t *testing.T) {
 	q := "?dialect=plain&answer=sample-100k&gap_ms=2"
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions"+q, strings.NewReader(hello))
+	req.Header.Set(relay.ResumeHeader, "on") // the widget's way: it resumes
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	id := resp.Header.Get("X-Trickle-Stream")
@@ -325,7 +326,7 @@ func TestDisconnectIsNotStopUntilTheGracePeriodPasses(t *testing.T) {
 func TestDropAfterCutsOnlyTheFirstConnection(t *testing.T) {
 	_, base := start(t)
 	_, ref := reference(t, base, shortQuery)
-	resp := post(t, base+"/v1/chat/completions"+shortQuery+"&drop_after=6", hello)
+	resp := post(t, base+"/v1/chat/completions"+shortQuery+"&drop_after=6", hello, relay.ResumeHeader, "on")
 	id := resp.Header.Get("X-Trickle-Stream")
 	first, err := events(resp.Body)
 	require.Error(t, err)

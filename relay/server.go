@@ -24,6 +24,7 @@ import (
 	"github.com/trickle-dev/trickle/relay/internal/simclock"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 	"github.com/trickle-dev/trickle/relay/store"
+	"github.com/trickle-dev/trickle/relay/wire"
 )
 
 // Errors the relay reports.
@@ -51,7 +52,8 @@ type Server struct {
 	refused reqlog.Once      // origins refused so far, each logged once
 
 	store    Store
-	instance string // this process in the store (random)
+	instance string  // this process in the store (random)
+	follows  follows // the store's Follow calls under way
 
 	verifier *auth.Verifier // with WithAuthSecret
 	limits   *limit.Limiter // with a per-identity limit (limits.go)
@@ -73,10 +75,10 @@ func (h *logHost) Token(first bool, d time.Duration) {
 	m.Events.Add(1)
 }
 
-func (h *logHost) Touch(l *streamlog.Log)               { h.store.Append((*generated)(l)) }
-func (h *logHost) Ended(l *streamlog.Log, state string) { (*Server)(h).streamEnded(l, state) }
-func (h *logHost) Watched(id string) bool               { return h.store.Watched(id) }
-func (h *logHost) DropFollowed(l *streamlog.Log)        { (*Server)(h).dropFollowed(l) }
+func (h *logHost) Touch(l *streamlog.Log)                   { h.store.Append((*generated)(l)) }
+func (h *logHost) Ended(l *streamlog.Log, state wire.State) { (*Server)(h).streamEnded(l, state) }
+func (h *logHost) Watched(id string) bool                   { return h.store.Watched(id) }
+func (h *logHost) DropFollowed(l *streamlog.Log)            { (*Server)(h).dropFollowed(l) }
 
 func (s *Server) newLog(dialect string) *streamlog.Log {
 	return streamlog.New(&s.logCfg, (*logHost)(s), newStreamID(), dialect)
@@ -167,10 +169,10 @@ func (s *Server) routes() http.Handler {
 		r.Path("/").Handler(http.RedirectHandler("/examples/", http.StatusFound))
 	}
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		apierr.Write(w, http.StatusNotFound, "not_found", "relay: no route for "+r.Method+" "+r.URL.Path)
+		apierr.Write(w, wire.Error{Type: wire.TypeNotFound, Message: "relay: no route for " + r.Method + " " + r.URL.Path})
 	})
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		apierr.Write(w, http.StatusMethodNotAllowed, "method_not_allowed", "relay: "+r.Method+" is not allowed on "+r.URL.Path)
+		apierr.Write(w, wire.Error{Type: wire.TypeMethodNotAllowed, Message: "relay: " + r.Method + " is not allowed on " + r.URL.Path})
 	})
 	return reqlog.Handler(s.log, s.crossOrigin(r))
 }
@@ -244,7 +246,7 @@ func (s *Server) register(dialect string, dropAfter int, rid string, t *limit.Ti
 
 // streamEnded is called (with l's lock held) once per stream generated
 // here when it ends; the stream stays resumable for the retention window.
-func (s *Server) streamEnded(l *streamlog.Log, state string) {
+func (s *Server) streamEnded(l *streamlog.Log, state wire.State) {
 	switch state {
 	case streamlog.StateStopped:
 		s.metrics.Stops.Add(1)
@@ -266,21 +268,25 @@ func (s *Server) find(id string) (*streamlog.Log, error) {
 	if l := s.reg.Lookup(id); l != nil {
 		return l, nil
 	}
+	// Finds of one stream take turns, so that it is followed once.
+	c := s.follows.begin(id)
+	defer s.follows.end(id, c)
+	if l := s.reg.Lookup(id); l != nil {
+		return l, nil // another request followed it meanwhile
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	f, err := s.store.Follow(ctx, id)
+	_, err := s.store.Follow(ctx, id)
+	l := s.follows.take(c)
 	if err != nil {
 		return nil, err
 	}
-	fl, ok := f.(*followed)
-	if !ok {
-		return nil, fmt.Errorf("relay: store %s followed stream %s into a log of its own, not the Follower the relay made", s.store, id)
+	if l == nil {
+		return nil, fmt.Errorf("relay: store %s followed stream %s without making its log (Store.Follow must call Host.NewFollower)", s.store, id)
 	}
-	l, adopted := s.reg.Adopt((*streamlog.Log)(fl))
-	if !adopted {
-		// Another request opened it meanwhile: keep one follower.
-		(*streamlog.Log)(fl).Unfollow()
-		return l, nil
+	if have, adopted := s.reg.Adopt(l); !adopted {
+		l.Unfollow()
+		return have, nil
 	}
 	l.DropIfUnread()
 	return l, nil
@@ -310,26 +316,21 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}()
 	running := s.reg.Running()
 	s.log.Info("relay draining", "streams", running.Load())
-	for running.Load() > 0 {
-		select {
-		case <-s.reg.Idle():
-		case <-time.After(50 * time.Millisecond):
-		case <-ctx.Done():
-			n := running.Load()
-			s.kick()
-			for _, l := range s.reg.All() {
-				l.StopWith(streamlog.StateCancelled, "relay: shut down before the stream ended", false)
-			}
-			// Give the readers a moment to send their clean end.
-			done := make(chan struct{})
-			go func() { s.pumps.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(time.Second):
-			}
-			s.log.Warn("relay shutdown deadline passed", "streams_cut", n)
-			return fmt.Errorf("%w with %d streams running; clients got a resumable end", ErrShutdownLate, n)
+	if s.reg.WaitIdle(ctx) != nil {
+		n := running.Load()
+		s.kick()
+		for _, l := range s.reg.All() {
+			l.StopWith(streamlog.StateCancelled, "relay: shut down before the stream ended", false)
 		}
+		// Give the readers a moment to send their clean end.
+		done := make(chan struct{})
+		go func() { s.pumps.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(time.Second):
+		}
+		s.log.Warn("relay shutdown deadline passed", "streams_cut", n)
+		return fmt.Errorf("%w with %d streams running; clients got a resumable end", ErrShutdownLate, n)
 	}
 	// Every stream has ended; its readers finish sending on their own
 	// (those on hijacked connections are not tracked by http.Server).

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/trickle-dev/trickle/relay/wire"
+
 	"github.com/trickle-dev/trickle/relay/internal/chat"
 	"github.com/trickle-dev/trickle/relay/internal/sink"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
@@ -29,8 +31,8 @@ func sseHeaders(h http.Header) {
 // serveSSE streams l to an SSE response from position pos.
 func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, l *streamlog.Log, pos int) {
 	sseHeaders(w.Header())
-	w.Header().Set("X-Trickle-Stream", l.ID())
-	w.Header().Set("X-Trickle-Stream-URL", chat.StreamRef(r.URL.Path, l.ID()))
+	w.Header().Set(wire.HeaderStream, l.ID())
+	w.Header().Set(wire.HeaderStreamURL, chat.StreamRef(r.URL.Path, l.ID()))
 	// HTTP/1.1 only: chunked encoding is written by hand; HTTP/1.0 clients
 	// (and proxies speaking it) and HTTP/2 take the net/http path, as
 	// every client does with the plain write path.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/trickle-dev/trickle/relay/internal/apierr"
 	"github.com/trickle-dev/trickle/relay/internal/static"
+	"github.com/trickle-dev/trickle/relay/wire"
 )
 
 // widgetHandler serves the widget at /trickle/, or says why there is none
@@ -18,14 +19,19 @@ func (s *Server) widgetHandler() http.Handler {
 	if _, err := fs.Stat(s.cfg.widget, "trickle.js"); err != nil {
 		return missing(http.StatusServiceUnavailable, "relay: no widget to serve: "+cmp.Or(s.cfg.widgetHint, "its folder has no trickle.js"))
 	}
-	return static.Files(s.cfg.widget, false, apierr.Write)
+	return static.Files(s.cfg.widget, false, writeError)
+}
+
+// writeError answers a static file's failure (static.ErrorWriter).
+func writeError(w http.ResponseWriter, status int, typ, msg string) {
+	apierr.Write(w, wire.Error{Type: wire.ErrorType(typ), Status: status, Message: msg})
 }
 
 // pagesHandler serves the example pages at /examples/ (WithPages).
-func (s *Server) pagesHandler() http.Handler { return static.Files(s.cfg.pages, true, apierr.Write) }
+func (s *Server) pagesHandler() http.Handler { return static.Files(s.cfg.pages, true, writeError) }
 
 func missing(code int, msg string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		apierr.Write(w, code, "unavailable", msg)
+		apierr.Write(w, wire.Error{Type: wire.TypeUnavailable, Status: code, Message: msg})
 	})
 }

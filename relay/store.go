@@ -4,20 +4,25 @@
 package relay
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/trickle-dev/trickle/relay/internal/redisstore"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 	"github.com/trickle-dev/trickle/relay/store"
+	"github.com/trickle-dev/trickle/relay/wire"
 )
 
 // Store keeps the relay's stream logs (package store has the contract):
 // MemoryStore (the default) keeps them in this process only; RedisStore
 // keeps them in Redis Streams so that a fleet of relays sharing one Redis
 // resumes and stops any stream on any instance. Code outside may
-// implement it; storetest.Run checks an implementation.
+// implement it; storetest.Run checks an implementation. A store that
+// also implements store.LimitStore counts the per-identity limits for
+// the fleet (RedisStore does).
 type Store = store.Store
 
 // ErrStoreUnavailable is wrapped by every refusal because the stream store
@@ -69,12 +74,76 @@ func (h *storeHost) Generated() []store.Stream {
 func (h *storeHost) StopLocal(id, by string) {
 	s := (*Server)(h)
 	if l := s.reg.Lookup(id); l != nil && !l.Followed() {
-		s.stop(l, by)
+		s.stop(context.Background(), l, by)
 	}
 }
 
 func (h *storeHost) NewFollower(id, dialect string, created time.Time, unfollow func()) store.Follower {
-	return (*followed)(streamlog.NewFollowed(&h.logCfg, (*logHost)(h), id, dialect, created, unfollow))
+	l := streamlog.NewFollowed(&h.logCfg, (*logHost)(h), id, dialect, created, unfollow)
+	h.follows.made(id, l)
+	return (*followed)(l)
+}
+
+// follows are the Follow calls under way, one per stream at a time: the
+// log NewFollower makes during a call is the call's, found by the
+// stream's id. The relay never looks at the Follower the store returns,
+// so a store may hand back its own (a wrapper, say).
+type follows struct {
+	mu    sync.Mutex
+	calls map[string]*followCall
+}
+
+type followCall struct {
+	sync.Mutex     // held by the one find following the stream
+	waiting    int // finds holding or waiting for it
+	log        *streamlog.Log
+}
+
+// begin waits for the stream's call, if another find follows it, and
+// takes it.
+func (f *follows) begin(id string) *followCall {
+	f.mu.Lock()
+	if f.calls == nil {
+		f.calls = map[string]*followCall{}
+	}
+	c := f.calls[id]
+	if c == nil {
+		c = &followCall{}
+		f.calls[id] = c
+	}
+	c.waiting++
+	f.mu.Unlock()
+	c.Lock()
+	return c
+}
+
+// take returns the log NewFollower made during the call c, once.
+func (f *follows) take(c *followCall) *streamlog.Log {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l := c.log
+	c.log = nil
+	return l
+}
+
+// end gives the call back.
+func (f *follows) end(id string, c *followCall) {
+	f.mu.Lock()
+	c.log = nil
+	if c.waiting--; c.waiting == 0 {
+		delete(f.calls, id)
+	}
+	f.mu.Unlock()
+	c.Unlock()
+}
+
+// made records the log NewFollower made for stream id.
+func (f *follows) made(id string, l *streamlog.Log) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c := f.calls[id]; c != nil {
+		c.log = l
+	}
 }
 
 // generated is a log generated here as its store sees it (store.Stream).
@@ -95,7 +164,7 @@ type followed streamlog.Log
 func (f *followed) log() *streamlog.Log                { return (*streamlog.Log)(f) }
 func (f *followed) Append(seq int, event []byte) error { return f.log().AppendFollowed(seq, event) }
 func (f *followed) End(state, message string, uc bool, u store.Usage) {
-	f.log().EndFollowed(state, message, uc, u)
+	f.log().EndFollowed(wire.State(state), message, uc, u)
 }
 func (f *followed) Lost(message string) { f.log().StoreFailed(message) }
 func (f *followed) Events() int         { return f.log().Count() }

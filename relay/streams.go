@@ -11,46 +11,43 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+
 	"github.com/trickle-dev/trickle/relay/internal/apierr"
 	"github.com/trickle-dev/trickle/sse"
-	"github.com/trickle-dev/trickle/stream"
 
 	"github.com/trickle-dev/trickle/relay/internal/chat"
 	"github.com/trickle-dev/trickle/relay/internal/reqlog"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 	"github.com/trickle-dev/trickle/relay/store"
+	"github.com/trickle-dev/trickle/relay/wire"
 )
 
-// Stream states, as /v1/streams/{id}/info reports them.
+// Stream states, as /v1/streams/{id}/info reports them (package wire has
+// the contract).
 const (
-	StateRunning   = streamlog.StateRunning   // the generation is going on
-	StateComplete  = streamlog.StateComplete  // the generator finished on its own
-	StateStopped   = streamlog.StateStopped   // a client asked to stop
-	StateCancelled = streamlog.StateCancelled // nobody came back within the grace period, or the relay shut down
-	StateFailed    = streamlog.StateFailed    // the upstream (or an injected fault) failed
-	StateWithheld  = streamlog.StateWithheld  // the hold-back checker blocked a sentence
+	StateRunning   = wire.StateRunning   // the generation is going on
+	StateComplete  = wire.StateComplete  // the generator finished on its own
+	StateStopped   = wire.StateStopped   // a client asked to stop
+	StateCancelled = wire.StateCancelled // its client left and did not come back (at once, or within the grace period), or the relay shut down
+	StateFailed    = wire.StateFailed    // the upstream (or an injected fault) failed
+	StateWithheld  = wire.StateWithheld  // the hold-back checker blocked a sentence
 )
 
 // StatusEvent is the SSE event type of the relay's own terminal events;
-// their status words are stream.RelayStatus.
-const StatusEvent = stream.StatusEventType
+// their data is a wire.StatusData.
+const StatusEvent = wire.StatusEvent
 
-// Info is the JSON answer of GET /v1/streams/{id}/info.
-type Info = streamlog.Info
+// Info is the JSON answer of GET /v1/streams/{id}/info (package wire has
+// the contract and documents its fields).
+type Info = wire.Info
 
 // Usage is what a stream generated (Info.Usage, and a stopped stream's
 // trickle.status).
-type Usage = store.Usage
+type Usage = wire.Usage
 
 // statusData is the JSON data of a trickle.status event.
-func statusData(status stream.RelayStatus, message string) string {
+func statusData(status wire.Status, message string) string {
 	return streamlog.StatusData(status, message, nil)
-}
-
-// refusalOf turns an error of find or resumeAt into what the client of
-// request rid gets (apierr.OfStream).
-func (s *Server) refusalOf(rid, id string, err error) apierr.Refusal {
-	return apierr.OfStream(s.log, rid, id, s.cfg.retention, err)
 }
 
 // streamOr404 finds the stream the request's {id} names, or answers the
@@ -59,7 +56,7 @@ func (s *Server) streamOr404(w http.ResponseWriter, r *http.Request) *streamlog.
 	id := mux.Vars(r)["id"]
 	l, err := s.find(id)
 	if err != nil {
-		s.refusalOf(reqlog.ID(r.Context()), id, err).Write(w)
+		apierr.Write(w, s.streamRefusal(reqlog.ID(r.Context()), id, err))
 		return nil
 	}
 	return l
@@ -89,7 +86,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, store.ErrUnknown):
 		s.gone(w, r, id)
 	case err != nil:
-		s.refusalOf(reqlog.ID(r.Context()), id, err).Write(w)
+		apierr.Write(w, s.streamRefusal(reqlog.ID(r.Context()), id, err))
 	default:
 		s.serveSSE(w, r, l, pos)
 	}
@@ -101,12 +98,12 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 func (s *Server) gone(w http.ResponseWriter, r *http.Request, id string) {
 	accept := r.Header.Get("Accept")
 	if strings.Contains(accept, "application/json") && !strings.Contains(accept, "text/event-stream") {
-		apierr.Write(w, http.StatusNotFound, "stream_gone", "relay: "+apierr.Gone(id))
+		apierr.Write(w, s.streamRefusal(reqlog.ID(r.Context()), id, store.ErrUnknown))
 		return
 	}
 	sseHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
-	w.Write(sse.AppendMessage(nil, sse.Message{Event: StatusEvent, Data: statusData(stream.RelayGone, apierr.Gone(id))}))
+	w.Write(sse.AppendMessage(nil, sse.Message{Event: StatusEvent, Data: statusData(wire.StatusGone, apierr.Gone(id))}))
 }
 
 // stopStream is DELETE /v1/streams/{id}: Stop, on whichever instance
@@ -116,8 +113,8 @@ func (s *Server) stopStream(w http.ResponseWriter, r *http.Request) {
 	if l == nil {
 		return
 	}
-	if err := s.stop(l, "DELETE"); err != nil {
-		s.refusalOf(reqlog.ID(r.Context()), l.ID(), err).Write(w)
+	if err := s.stop(r.Context(), l, "DELETE"); err != nil {
+		apierr.Write(w, s.streamRefusal(reqlog.ID(r.Context()), l.ID(), err))
 		return
 	}
 	apierr.JSON(w, l.Info())
@@ -128,23 +125,24 @@ func (s *Server) stopStream(w http.ResponseWriter, r *http.Request) {
 const stopWait = 2 * time.Second
 
 // stop stops l (Stop from a client) and logs it. A stream generated on
-// another instance is stopped through the store; stop then waits (at most
-// stopWait) for its end to arrive here.
-func (s *Server) stop(l *streamlog.Log, by string) error {
+// another instance is stopped through the store; stop then waits for its
+// end to arrive here: woken by the log when it ends, for at most
+// stopWait, and no longer than ctx (the asking request) lives.
+func (s *Server) stop(ctx context.Context, l *streamlog.Log, by string) error {
 	start := time.Now()
 	if l.Followed() {
-		if l.Info().State != streamlog.StateRunning {
+		if l.State() != wire.StateRunning {
 			return nil
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		err := s.store.Stop(ctx, l.ID())
+		sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+		err := s.store.Stop(sctx, l.ID())
 		cancel()
 		if err != nil {
 			return err
 		}
-		for l.Info().State == streamlog.StateRunning && time.Since(start) < stopWait {
-			time.Sleep(2 * time.Millisecond)
-		}
+		wctx, cancel := context.WithTimeout(ctx, stopWait)
+		l.WaitEnded(wctx)
+		cancel()
 		s.log.Info("stream stop requested from the instance generating it", "stream", l.ID(), "by", by,
 			"state", l.Info().State, "took", time.Since(start).Round(time.Microsecond))
 		return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 	"github.com/trickle-dev/trickle/relay/internal/upstream"
 	"github.com/trickle-dev/trickle/relay/sim"
+	"github.com/trickle-dev/trickle/relay/wire"
 )
 
 // Upstream errors, wrapped with where and when they happened.
@@ -26,7 +27,7 @@ var (
 )
 
 // checkUpstream refuses an Upstream that cannot work, naming the field.
-func checkUpstream(u *Upstream) error {
+func checkUpstream(u *upstream.Upstream) error {
 	d := DefaultSettings().Upstream
 	err := u.Check(upstream.Defaults{FirstTokenTimeout: d.FirstTokenTimeout, IdleTimeout: d.IdleTimeout, TotalTimeout: d.TotalTimeout})
 	var fe *upstream.FieldError
@@ -36,13 +37,10 @@ func checkUpstream(u *Upstream) error {
 	return err
 }
 
-// startUpstream registers a stream and relays the upstream's answer into it.
-func (s *Server) startUpstream(req *ChatRequest, body []byte, drop int, rid string, t *limit.Ticket) (*streamlog.Log, error) {
+// startUpstream registers a stream and relays the upstream's answer into
+// it; payload is the body the upstream is sent.
+func (s *Server) startUpstream(payload []byte, drop int, rid string, t *limit.Ticket) (*streamlog.Log, error) {
 	u := s.cfg.upstream
-	payload, err := u.Body(req, body, true)
-	if err != nil {
-		return nil, err
-	}
 	l, err := s.register(u.Dialect.String(), drop, rid, t)
 	if err != nil {
 		return nil, err
@@ -93,31 +91,27 @@ func (s *Server) runUpstream(ctx context.Context, cancel context.CancelFunc, l *
 	l.End(StateFailed, msg)
 }
 
-// forwardOnce relays a stream:false request to the upstream, copies its
-// answer back and returns the output tokens it reported.
-func (s *Server) forwardOnce(w http.ResponseWriter, r *http.Request, req *ChatRequest, body []byte) int {
-	u := s.cfg.upstream
-	payload, err := u.Body(req, body, false)
-	if err != nil {
-		apierr.Write(w, http.StatusBadRequest, "invalid_request_error", err.Error())
-		return 0
-	}
-	tokens, err := u.Forward(r.Context(), w, payload)
+// forwardOnce relays a stream:false request (its upstream body payload)
+// to the upstream, copies its answer back and returns the output tokens
+// it reported. The request's context is the upstream request's: a client
+// that aborts cancels it at once.
+func (s *Server) forwardOnce(w http.ResponseWriter, r *http.Request, payload []byte) int {
+	tokens, err := s.cfg.upstream.Forward(r.Context(), w, payload)
 	if err != nil {
 		s.metrics.UpstreamErrors.Add(1)
 		rid := reqlog.ID(r.Context())
 		s.log.Warn("upstream failed", "request_id", rid, "err", err)
-		code, typ := http.StatusBadGateway, "upstream_error"
+		refusal := wire.Error{Type: wire.TypeUpstream, Message: "relay: " + upstream.Public(err)}
 		var se *upstream.StatusError
 		if errors.As(err, &se) {
 			switch se.Code {
 			case http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
-				code, typ = se.Code, "invalid_request_error"
+				refusal.Type, refusal.Status = wire.TypeInvalidRequest, se.Code
 			case http.StatusTooManyRequests:
-				code, typ = se.Code, "rate_limit_exceeded"
+				refusal.Type = wire.TypeRateLimit
 			}
 		}
-		apierr.Write(w, code, typ, "relay: "+upstream.Public(err))
+		apierr.Write(w, refusal)
 	}
 	return tokens
 }

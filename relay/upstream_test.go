@@ -1,6 +1,7 @@
 package relay_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -61,7 +62,7 @@ func newFake(t *testing.T, script upstreamScript) *fakeUpstream {
 // simEvents renders a canned answer in a dialect as the upstream would send
 // it: SSE for openai and anthropic, NDJSON for ollama.
 func simEvents(dialect stream.Dialect, answer string) []string {
-	g, err := sim.New(sim.Params{Dialect: dialect, Answer: answer, TokenChars: 16})
+	g, err := sim.New(sim.Params{Dialect: dialect, Answer: answer, TokenChars: 16, Tools: []sim.Tool{sim.Weather}})
 	if err != nil {
 		panic(err) // the names are constants of these tests
 	}
@@ -195,11 +196,13 @@ func TestStopCancelsTheUpstreamRequest(t *testing.T) {
 	require.True(t, in.UpstreamCancelled)
 }
 
-func TestADisconnectCancelsTheUpstreamOnlyAfterTheGracePeriod(t *testing.T) {
+// A client that declares it resumes (X-Trickle-Resume: on, the widget)
+// keeps its generation for the grace period after a disconnect.
+func TestADisconnectOfAResumingClientCancelsTheUpstreamOnlyAfterTheGracePeriod(t *testing.T) {
 	f := newFake(t, forever)
 	grace := 250 * time.Millisecond
 	base := upstreamRelay(t, f, "openai", relay.WithGrace(grace))
-	resp := post(t, base+"/v1/chat/completions", hello)
+	resp := post(t, base+"/v1/chat/completions", hello, relay.ResumeHeader, "on") // it will resume
 	id := resp.Header.Get("X-Trickle-Stream")
 	_, err := decoder(t, resp.Body).Next()
 	require.NoError(t, err)
@@ -362,33 +365,66 @@ func TestARequestWithoutAModelToARelayWithoutOneIsRefusedBeforeTheUpstream(t *te
 	require.Equal(t, "theirs", f.bodies[0]["model"])
 }
 
-// A client that says it will not resume (X-Trickle-Resume: off, an SDK's
-// stream) costs nothing after it goes: its disconnect cancels the upstream
-// at once, with a grace period far longer than the test waits.
-func TestADisconnectWithResumeOffCancelsTheUpstreamAtOnce(t *testing.T) {
+// A client that has not said it will resume (an OpenAI SDK's stream, a
+// script: no X-Trickle-Resume, or "off") costs nothing after it goes: its
+// disconnect cancels the upstream at once, with a grace period far longer
+// than the test waits.
+func TestAPlainClientsDisconnectCancelsTheUpstreamAtOnce(t *testing.T) {
 	f := newFake(t, forever)
 	base := upstreamRelay(t, f, "openai", relay.WithGrace(time.Hour))
-	resp := post(t, base+"/v1/chat/completions", hello, relay.ResumeHeader, "off")
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	id := resp.Header.Get("X-Trickle-Stream")
-	_, err := decoder(t, resp.Body).Next()
-	require.NoError(t, err)
-	resp.Body.Close()
-	select {
-	case <-f.cancelled:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the upstream was not cancelled at the disconnect")
+	for _, hdr := range [][]string{nil, {relay.ResumeHeader, "off"}, {relay.ResumeHeader, " OFF "}} {
+		resp := post(t, base+"/v1/chat/completions", hello, hdr...)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		id := resp.Header.Get("X-Trickle-Stream")
+		_, err := decoder(t, resp.Body).Next()
+		require.NoError(t, err)
+		resp.Body.Close()
+		select {
+		case <-f.cancelled:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the upstream was not cancelled at the disconnect (headers %q)", hdr)
+		}
+		in := info(t, base, id)
+		require.Equal(t, relay.StateCancelled, in.State, "%q", hdr)
+		require.True(t, in.UpstreamCancelled, "%q", hdr)
+		require.Contains(t, in.Message, "will not resume", "%q", hdr)
 	}
-	in := info(t, base, id)
-	require.Equal(t, relay.StateCancelled, in.State)
-	require.True(t, in.UpstreamCancelled)
-	require.Contains(t, in.Message, "will not resume")
-
+	sent := f.requests.Load()
 	bad := post(t, base+"/v1/chat/completions", hello, relay.ResumeHeader, "later")
 	body, _ := io.ReadAll(bad.Body)
 	require.Equal(t, http.StatusBadRequest, bad.StatusCode)
 	require.Contains(t, string(body), `X-Trickle-Resume must be on or off, not \"later\"`)
-	require.EqualValues(t, 1, f.requests.Load(), "a bad header reaches no upstream")
+	require.Equal(t, sent, f.requests.Load(), "a bad header reaches no upstream")
+}
+
+// A non-streamed request is cancelled upstream as soon as its client
+// aborts: nobody can resume it.
+func TestAPlainClientsAbortOfANonStreamedRequestCancelsTheUpstream(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, _ int) bool {
+		<-r.Context().Done()
+		return false
+	})
+	base := upstreamRelay(t, f, "openai", relay.WithGrace(time.Hour))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions",
+		strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hello"}]}`))
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	eventually(t, "the upstream to get the request", func() bool { return f.requests.Load() == 1 })
+	cancel()
+	select {
+	case <-f.cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream was not cancelled at the abort")
+	}
+	require.Error(t, <-done)
 }
 
 // The faults a test asks for act on the simulated model; a relay with a
@@ -414,4 +450,50 @@ func TestFaultsSentToARealUpstreamAreRefusedUnlessAllowed(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	evs, _ := events(resp.Body)
 	require.Len(t, evs, 2, "the connection was cut after two events")
+}
+
+// A tool round sent to the relay (OpenAI's tools, tool_calls and tool
+// messages, as <trickle-chat> sends them) reaches an Anthropic or Ollama
+// upstream in that API's own shape: tools with input_schema and tool_use /
+// tool_result blocks for Anthropic, tools, tool_calls with object
+// arguments and named tool messages for Ollama; tool_choice and stop too.
+func TestAToolRoundReachesAnthropicAndOllamaInTheirOwnShape(t *testing.T) {
+	const round = `{"model":"m","stream":true,"tool_choice":"required","stop":["END"],"messages":[` +
+		`{"role":"system","content":"be brief"},{"role":"user","content":"weather in Lyon?"},` +
+		`{"role":"assistant","content":"Let me see.","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Lyon\"}"}}]},` +
+		`{"role":"tool","tool_call_id":"c1","content":"{\"temperature\":18}"},{"role":"user","content":"thanks"}],` +
+		`"tools":[{"type":"function","function":{"name":"get_weather","description":"The weather.","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]}`
+	for _, c := range []struct {
+		dialect stream.Dialect
+		ctype   string
+		want    string
+	}{
+		{"anthropic", "text/event-stream", `{"model":"real-model","max_tokens":4096,"system":"be brief","stream":true,"stop_sequences":["END"],
+			"tool_choice":{"type":"any"},
+			"tools":[{"name":"get_weather","description":"The weather.","input_schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}],
+			"messages":[
+				{"role":"user","content":[{"type":"text","text":"weather in Lyon?"}]},
+				{"role":"assistant","content":[{"type":"text","text":"Let me see."},{"type":"tool_use","id":"c1","name":"get_weather","input":{"city":"Lyon"}}]},
+				{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":"{\"temperature\":18}"},{"type":"text","text":"thanks"}]}]}`},
+		{"ollama", "application/x-ndjson", `{"model":"real-model","stream":true,"options":{"stop":["END"]},
+			"tools":[{"type":"function","function":{"name":"get_weather","description":"The weather.","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}],
+			"messages":[
+				{"role":"system","content":"be brief"},{"role":"user","content":"weather in Lyon?"},
+				{"role":"assistant","content":"Let me see.","tool_calls":[{"function":{"name":"get_weather","arguments":{"city":"Lyon"}}}]},
+				{"role":"tool","content":"{\"temperature\":18}","tool_name":"get_weather"},{"role":"user","content":"thanks"}]}`},
+	} {
+		t.Run(c.dialect.String(), func(t *testing.T) {
+			f := newFake(t, func(w http.ResponseWriter, r *http.Request, _ int) bool {
+				return play(w, r, c.ctype, simEvents(c.dialect, "short"), time.Millisecond)
+			})
+			base := upstreamRelay(t, f, c.dialect)
+			resp := post(t, base+"/v1/chat/completions", round)
+			io.Copy(io.Discard, resp.Body)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			require.Len(t, f.bodies, 1)
+			got, err := json.Marshal(f.bodies[0])
+			require.NoError(t, err)
+			require.JSONEq(t, c.want, string(got))
+		})
+	}
 }

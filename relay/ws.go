@@ -14,23 +14,17 @@ import (
 	"github.com/trickle-dev/trickle/relay/internal/reqlog"
 	"github.com/trickle-dev/trickle/relay/internal/sink"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
+	"github.com/trickle-dev/trickle/relay/wire"
 	"github.com/trickle-dev/trickle/sse"
-	"github.com/trickle-dev/trickle/stream"
 )
 
-// wsControl is a client message on /v1/ws other than the first request.
-type wsControl struct {
-	Type        string `json:"type"`
-	Stream      string `json:"stream"`
-	LastEventID string `json:"last_event_id"`
-}
-
-// websocket is GET /v1/ws. The origin was checked by the CORS middleware
-// (same origin or listed), so the library's own check is not repeated.
+// websocket is GET /v1/ws: a chat request (the admission, as on SSE) or
+// a resume (wire.WSControl) as the first message, then the stream. The
+// origin was checked by the CORS middleware (same origin or listed), so
+// the library's own check is not repeated.
 func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 	if s.reg.Draining() {
-		w.Header().Set("Retry-After", "5")
-		apierr.Write(w, http.StatusServiceUnavailable, "shutting_down", ErrShuttingDown.Error())
+		s.refuse(w, ErrShuttingDown) // before the upgrade: a plain 503
 		return
 	}
 	// The origin was checked by s.cors: same origin or allowlisted.
@@ -54,43 +48,35 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 		ws.Close(websocket.StatusPolicyViolation, "relay: no request: "+sink.CloseReason(err.Error()))
 		return
 	}
-	var ctl wsControl
+	var ctl wire.WSControl
 	json.Unmarshal(first, &ctl)
 	rid := reqlog.ID(r.Context())
 	var (
 		l   *streamlog.Log
 		pos int
 	)
-	if ctl.Type == "resume" {
+	if ctl.Type == wire.WSResume {
 		if l, pos, err = s.resumeAt(ctl.Stream, ctl.LastEventID, "websocket"); err != nil {
-			f := s.refusalOf(rid, ctl.Stream, err)
+			f := s.streamRefusal(rid, ctl.Stream, err)
 			msg := f.Message
-			if f.Code == http.StatusNotFound {
+			if f.Type == wire.TypeStreamGone {
 				msg = apierr.Gone(ctl.Stream) // as before: without the "relay: " prefix
 			}
-			s.wsFail(ws, f.Status, msg, sink.CloseCode(f.Code))
+			s.wsFail(ws, f.StreamStatus(), msg, sink.CloseCode(f.HTTPStatus()))
 			return
 		}
 	} else {
-		var req ChatRequest
-		if err := decodeRequest(first, &req); err != nil {
-			s.wsFail(ws, stream.RelayFailed, err.Error(), websocket.StatusPolicyViolation)
-			return
-		}
-		req.Stream = true
-		if first, err = s.admitBody(&req, first); err != nil {
-			s.wsFail(ws, stream.RelayFailed, err.Error(), websocket.StatusPolicyViolation)
-			return
-		}
-		ticket, err := s.limits.Admit(r.Context(), Identity(r))
+		a, err := s.admit(r, first, true)
 		if err == nil {
-			if l, err = s.startStream(&req, first, r.URL.Query(), rid, ticket); err != nil {
-				ticket.End(0)
-			}
+			l, err = s.start(r, a)
 		}
 		if err != nil {
-			f := s.startRefusal(rid, err)
-			s.wsFail(ws, f.Status, f.Message, sink.CloseCode(f.Code))
+			f := s.refusal(rid, err)
+			code := sink.CloseCode(f.HTTPStatus())
+			if f.Type == wire.TypeInvalidRequest {
+				code = websocket.StatusPolicyViolation // a message the relay cannot take
+			}
+			s.wsFail(ws, f.StreamStatus(), f.Message, code)
 			return
 		}
 	}
@@ -120,10 +106,10 @@ func (s *Server) wsStream(ws sink.WS, l *streamlog.Log, pos int) {
 			if err != nil {
 				return
 			}
-			var m wsControl
-			if json.Unmarshal(msg, &m) == nil && m.Type == "stop" {
+			var m wire.WSControl
+			if json.Unmarshal(msg, &m) == nil && m.Type == wire.WSStop {
 				stopped.Store(true)
-				if err := s.stop(l, "websocket"); err != nil {
+				if err := s.stop(ctx, l, "websocket"); err != nil {
 					s.log.Warn("stop over the websocket failed", "stream", l.ID(), "err", err)
 				}
 			}
@@ -164,7 +150,7 @@ func (s *Server) wsStream(ws sink.WS, l *streamlog.Log, pos int) {
 }
 
 // wsFail sends a terminal trickle.status event and closes.
-func (s *Server) wsFail(ws sink.WS, status stream.RelayStatus, message string, code websocket.StatusCode) {
+func (s *Server) wsFail(ws sink.WS, status wire.Status, message string, code websocket.StatusCode) {
 	ws.SetWriteDeadline(time.Now().Add(s.cfg.writeTimeout))
 	ws.Write(sse.AppendMessage(nil, sse.Message{Event: StatusEvent, Data: statusData(status, message)}))
 	ws.Close(code, sink.CloseReason(message))

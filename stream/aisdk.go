@@ -26,18 +26,27 @@ type aisdkDecoder struct {
 }
 
 type aisdkPart struct {
-	Type           string  `json:"type"`
-	Delta          string  `json:"delta"`
-	ToolCallID     string  `json:"toolCallId"`
-	ToolName       string  `json:"toolName"`
-	InputTextDelta string  `json:"inputTextDelta"`
-	Input          rawJSON `json:"input"`
-	Output         rawJSON `json:"output"`
-	ErrorText      string  `json:"errorText"`
-	FinishReason   string  `json:"finishReason"`
+	Type           string          `json:"type"`
+	Delta          string          `json:"delta"`
+	ToolCallID     string          `json:"toolCallId"`
+	ToolName       string          `json:"toolName"`
+	InputTextDelta string          `json:"inputTextDelta"`
+	Input          rawJSON         `json:"input"`
+	Output         rawJSON         `json:"output"`
+	ErrorText      string          `json:"errorText"`
+	FinishReason   string          `json:"finishReason"`
+	SourceID       string          `json:"sourceId"`
+	URL            string          `json:"url"`
+	Title          string          `json:"title"`
+	MediaType      string          `json:"mediaType"`
+	Filename       string          `json:"filename"`
+	ApprovalID     string          `json:"approvalId"`
+	Reason         string          `json:"reason"`
+	Citations      []aisdkCitation `json:"citations"`
 }
 
-var aisdkPartFields = []string{"type", "delta", "toolCallId", "toolName", "inputTextDelta", "input", "output", "errorText", "finishReason"}
+var aisdkPartFields = []string{"type", "delta", "toolCallId", "toolName", "inputTextDelta", "input", "output", "errorText", "finishReason",
+	"sourceId", "url", "title", "mediaType", "filename", "approvalId", "reason", "citations"}
 
 func (c *aisdkPart) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
@@ -60,17 +69,78 @@ func (c *aisdkPart) read(r *jsonx.Reader) {
 			r.Str(&c.ErrorText)
 		case "finishReason":
 			r.Str(&c.FinishReason)
+		case "sourceId":
+			r.Str(&c.SourceID)
+		case "url":
+			r.Str(&c.URL)
+		case "title":
+			r.Str(&c.Title)
+		case "mediaType":
+			r.Str(&c.MediaType)
+		case "filename":
+			r.Str(&c.Filename)
+		case "approvalId":
+			r.Str(&c.ApprovalID)
+		case "reason":
+			r.Str(&c.Reason)
+		case "citations":
+			jsonx.Slice(r, &c.Citations, func(v *aisdkCitation) { v.read(r) })
+		}
+	})
+}
+
+// aisdkCitation is one of ai@7's citations on text-end: the source a span
+// of the text cites.
+type aisdkCitation struct {
+	Source aisdkSource `json:"source"`
+}
+
+func (c *aisdkCitation) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		if jsonx.Match(key, []string{"source"}) != "" {
+			c.Source.read(r)
+		}
+	})
+}
+
+// aisdkSource is a citation's source: a URL or a document.
+type aisdkSource struct {
+	ID        string `json:"id"`
+	URL       string `json:"url"`
+	Title     string `json:"title"`
+	MediaType string `json:"mediaType"`
+	Filename  string `json:"filename"`
+}
+
+var aisdkSourceFields = []string{"id", "url", "title", "mediaType", "filename"}
+
+func (s *aisdkSource) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, aisdkSourceFields) {
+		case "id":
+			r.Str(&s.ID)
+		case "url":
+			r.Str(&s.URL)
+		case "title":
+			r.Str(&s.Title)
+		case "mediaType":
+			r.Str(&s.MediaType)
+		case "filename":
+			r.Str(&s.Filename)
 		}
 	})
 }
 
 // aisdkQuiet are the parts that carry nothing the answer shows: a message's
 // and a step's bounds, the bounds of a text or reasoning block (their
-// deltas carry the text), sources, files and metadata.
+// deltas carry the text), metadata, and the later majors' parts the
+// answer has no place for yet (an approval's response, which the reader
+// gave; a reasoning file; custom and steering parts).
 var aisdkQuiet = map[string]bool{
-	"start": true, "start-step": true, "finish-step": true,
+	"start": true, "start-step": true, "finish-step": true, "reset-step": true,
 	"text-start": true, "text-end": true, "reasoning-start": true, "reasoning-end": true,
-	"source-url": true, "source-document": true, "file": true, "message-metadata": true,
+	"message-metadata": true, "tool-approval-response": true, "reasoning-file": true,
+	"custom": true, "steering-message": true,
 }
 
 // isAISDKPart reports whether a part type is one of the UI message stream's
@@ -78,7 +148,8 @@ var aisdkQuiet = map[string]bool{
 func isAISDKPart(typ string) bool {
 	switch typ {
 	case "text-delta", "reasoning-delta", "tool-input-start", "tool-input-delta", "tool-input-available",
-		"tool-input-error", "tool-output-available", "tool-output-error", "abort", "finish":
+		"tool-input-error", "tool-output-available", "tool-output-error", "tool-output-denied", "tool-approval-request",
+		"source-url", "source-document", "file", "abort", "finish":
 		return true
 	}
 	return aisdkQuiet[typ] || strings.HasPrefix(typ, "data-")
@@ -109,6 +180,13 @@ func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return err
 	}
 	switch {
+	case c.Type == "text-end":
+		// ai@7 puts the text's citations here: their sources are the
+		// answer's (each once).
+		for _, ct := range c.Citations {
+			s := ct.Source
+			emit(Event{Kind: KindSource, ID: s.ID, URL: s.URL, Title: s.Title, MediaType: s.MediaType, Name: s.Filename})
+		}
 	case aisdkQuiet[c.Type] || strings.HasPrefix(c.Type, "data-"):
 	case c.Type == "text-delta":
 		emit(Event{Kind: KindText, Text: c.Delta})
@@ -139,6 +217,20 @@ func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		} else {
 			emit(Event{Kind: KindToolResult, Index: i, Text: string(c.Output)})
 		}
+	case c.Type == "tool-output-denied":
+		i, ok := d.tools[c.ToolCallID]
+		if !ok {
+			return fmt.Errorf("%w: %s for %q, a call that never started", ErrUnknownToolCall, c.Type, c.ToolCallID)
+		}
+		emit(Event{Kind: KindToolResult, Index: i, Reason: ToolResultDenied})
+	case c.Type == "tool-approval-request":
+		emit(Event{Kind: KindApproval, ID: c.ApprovalID, CallID: c.ToolCallID, Reason: ApprovalToolCall, Text: c.Reason})
+	case c.Type == "source-url":
+		emit(Event{Kind: KindSource, ID: c.SourceID, URL: c.URL, Title: c.Title})
+	case c.Type == "source-document":
+		emit(Event{Kind: KindSource, ID: c.SourceID, Title: c.Title, MediaType: c.MediaType, Name: c.Filename})
+	case c.Type == "file":
+		emit(Event{Kind: KindFile, URL: c.URL, MediaType: c.MediaType})
 	case c.Type == "error":
 		msg := c.ErrorText
 		if msg == "" {

@@ -112,3 +112,41 @@ func TestTheUIMessageStreamIsDetectedByItsHeaderOrItsFirstPart(t *testing.T) {
 	require.Equal(t, "ok", p.Answer().Text())
 	require.Equal(t, 1, p.Answer().Skipped())
 }
+
+func TestTheUIMessageStreamsSourcesFilesAndApprovalsAreKeptOnTheAnswer(t *testing.T) {
+	body := uiStream(`{"type":"start","messageId":"m1"}`,
+		`{"type":"text-start","id":"t1"}`, `{"type":"text-delta","id":"t1","delta":"Tea cools [1]."}`, `{"type":"text-end","id":"t1"}`,
+		`{"type":"source-url","sourceId":"s1","url":"https://example.com/tea","title":"Tea"}`,
+		`{"type":"source-url","sourceId":"s1","url":"https://example.com/tea","title":"Tea"}`,
+		`{"type":"source-url","sourceId":"s2","url":"https://example.org/"}`,
+		`{"type":"source-document","sourceId":"d1","mediaType":"application/pdf","title":"Brewing guide","filename":"brew.pdf"}`,
+		`{"type":"file","url":"data:image/png;base64,iVBORw0KGgo=","mediaType":"image/png"}`,
+		`{"type":"tool-input-available","toolCallId":"c1","toolName":"book","input":{"people":2}}`,
+		`{"type":"tool-approval-request","approvalId":"a1","toolCallId":"c1"}`,
+		`{"type":"tool-input-available","toolCallId":"c2","toolName":"delete","input":{}}`,
+		`{"type":"tool-output-denied","toolCallId":"c2"}`,
+		`{"type":"a-part-from-the-future","x":1}`,
+		`{"type":"finish","finishReason":"tool-calls"}`, `[DONE]`)
+	s := run(t, []byte(body), nil)
+	require.Equal(t, DialectAISDK, s.Dialect)
+	require.Equal(t, "complete", s.Status, "an unknown part does not fail the answer")
+	require.Equal(t, "Tea cools [1].", s.Text)
+	require.Equal(t, []Source{
+		{ID: "s1", URL: "https://example.com/tea", Title: "Tea"},
+		{ID: "s2", URL: "https://example.org/"},
+		{ID: "d1", Title: "Brewing guide", MediaType: "application/pdf", Filename: "brew.pdf"},
+	}, s.Sources, "each source once")
+	require.Equal(t, []File{{URL: "data:image/png;base64,iVBORw0KGgo=", MediaType: "image/png"}}, s.Files)
+	require.Equal(t, []Approval{{ID: "a1", ToolCallID: "c1", Reason: ApprovalToolCall}}, s.Approvals)
+	require.Len(t, s.Tools, 2)
+	require.False(t, s.Tools[0].Denied)
+	require.True(t, s.Tools[1].Denied)
+	require.Equal(t, 1, s.Skipped, "the unknown part is skipped and counted: %v", s.Problems)
+	require.Contains(t, s.Problems[0], `"a-part-from-the-future"`)
+
+	// The new parts name the dialect when they come first.
+	for _, part := range []string{`{"type":"source-url","sourceId":"s","url":"u"}`, `{"type":"tool-approval-request","approvalId":"a","toolCallId":"c"}`,
+		`{"type":"tool-output-denied","toolCallId":"c"}`, `{"type":"file","url":"u","mediaType":"m"}`} {
+		require.Equal(t, DialectAISDK, Detect(sse.Event{Data: part}), part)
+	}
+}

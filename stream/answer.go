@@ -48,6 +48,10 @@ type Answer struct {
 	calls          []*callState
 	callPos        map[int]int
 	usage          *Usage
+	sources        []Source
+	sourceKeys     map[string]bool
+	files          []File
+	approvals      []Approval
 	finish         string
 	status         Status
 	err            error
@@ -109,6 +113,18 @@ func (a *Answer) SetStopUsage(u Usage) bool {
 	a.usage = &u
 	return true
 }
+
+// Sources returns the sources the answer drew on, in the order they
+// came, each once (a source repeated with the same id, or without an id at
+// the same URL, is kept the first time).
+func (a *Answer) Sources() []Source { return append([]Source(nil), a.sources...) }
+
+// Files returns the files the answer carries, in the order they came.
+func (a *Answer) Files() []File { return append([]File(nil), a.files...) }
+
+// Approvals returns the backend's requests for the reader's answer (tool
+// approvals, AG-UI interrupts), in the order they came.
+func (a *Answer) Approvals() []Approval { return append([]Approval(nil), a.approvals...) }
 
 // FinishReason is the provider's finish reason verbatim ("" if none came).
 func (a *Answer) FinishReason() string { return a.finish }
@@ -201,13 +217,25 @@ func (a *Answer) Apply(ev Event) bool {
 		a.end(Failed, err)
 	case KindToolResult:
 		c := a.call(ev.Index)
-		if ev.Reason == ToolResultError {
+		switch ev.Reason {
+		case ToolResultError:
 			c.OutputError = ev.Text
-		} else {
+		case ToolResultDenied:
+			c.Denied = true
+		default:
 			c.Output = ev.Text
 		}
 	case KindAbort:
 		a.end(Stopped, ErrAborted)
+	case KindSource:
+		src := Source{ID: ev.ID, URL: ev.URL, Title: ev.Title, MediaType: ev.MediaType, Filename: ev.Name}
+		if !a.hasSource(src) {
+			a.sources = append(a.sources, src)
+		}
+	case KindFile:
+		a.files = append(a.files, File{URL: ev.URL, MediaType: ev.MediaType})
+	case KindApproval:
+		a.approvals = append(a.approvals, Approval{ID: ev.ID, ToolCallID: ev.CallID, Reason: ev.Reason, Message: ev.Text})
 	case KindEnd:
 		a.end(Complete, nil)
 	case KindStatus:
@@ -227,6 +255,26 @@ func (a *Answer) Apply(ev Event) bool {
 		}
 	}
 	return true
+}
+
+// hasSource reports whether the answer already has src: the same id, or,
+// for sources without one, the same URL; it notes src as seen.
+func (a *Answer) hasSource(src Source) bool {
+	key := "id:" + src.ID
+	if src.ID == "" {
+		if src.URL == "" {
+			return false
+		}
+		key = "url:" + src.URL
+	}
+	if a.sourceKeys[key] {
+		return true
+	}
+	if a.sourceKeys == nil {
+		a.sourceKeys = make(map[string]bool)
+	}
+	a.sourceKeys[key] = true
+	return false
 }
 
 // call returns the tool call keyed by index, opening it if needed.

@@ -40,7 +40,7 @@ const (
 
 // dialectList is the one list of dialects (besides DialectAuto), in the
 // order Dialects gives them; decoders holds how each is read.
-var dialectList = []Dialect{DialectOpenAI, DialectResponses, DialectAnthropic, DialectGemini, DialectOllama, DialectPlain, DialectText, DialectAISDK}
+var dialectList = []Dialect{DialectOpenAI, DialectResponses, DialectAnthropic, DialectGemini, DialectOllama, DialectPlain, DialectText, DialectAISDK, DialectAGUI}
 
 var decoders = map[Dialect]func() Decoder{
 	DialectOpenAI:    func() Decoder { return &openaiDecoder{} },
@@ -51,6 +51,7 @@ var decoders = map[Dialect]func() Decoder{
 	DialectPlain:     func() Decoder { return &plainDecoder{} },
 	DialectText:      func() Decoder { return &textDecoder{} },
 	DialectAISDK:     func() Decoder { return &aisdkDecoder{} },
+	DialectAGUI:      func() Decoder { return &aguiDecoder{} },
 }
 
 // trailer is a Decoder whose dialect sends closing events after its end
@@ -332,6 +333,8 @@ func Detect(ev sse.Event) Dialect {
 		return DialectAnthropic
 	case strings.HasPrefix(p.Type, "response."):
 		return DialectResponses
+	case isAGUIType(p.Type):
+		return DialectAGUI // {"type":"RUN_STARTED","threadId":…,"runId":…}
 	case isAISDKPart(p.Type) || (p.Type == "error" && len(p.ErrorText) > 0):
 		return DialectAISDK // {"type":"start"}, {"type":"text-delta","delta":…}, {"type":"error","errorText":…}
 	case p.Type == "error" && len(p.Error) > 0 && p.Error[0] == '{':

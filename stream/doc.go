@@ -1,7 +1,8 @@
 // Package stream gives a model's streamed answer its meaning: one event
-// model (text, thinking, tool-call deltas, usage, finish, error, end marker)
-// and one decoder per provider dialect, auto-detection, and the Answer that
-// accumulates them with its status.
+// model (text, thinking, tool-call deltas and results, usage, finish,
+// error, end marker, and the sources, files and approval requests a
+// backend sends beside the text) and one decoder per provider dialect,
+// auto-detection, and the Answer that accumulates them with its status.
 //
 // A Pipeline takes the raw response body as it arrives, in any cut: SSE
 // (decoded by package sse), NDJSON lines or a text body, chosen by the
@@ -9,8 +10,8 @@
 // ("openai"), OpenAI Responses ("responses"), Anthropic Messages
 // ("anthropic"), Gemini streamGenerateContent?alt=sse ("gemini"), Ollama
 // /api/chat ("ollama"), {"delta":…} + [DONE] ("plain"), a text/plain body
-// that is the answer itself ("text") or the AI SDK's UI message stream
-// ("ai-sdk") — is detected from the content type
+// that is the answer itself ("text"), the AI SDK's UI message stream
+// ("ai-sdk") or AG-UI 1.0 ("ag-ui") — is detected from the content type
 // and the first event unless WithDialect fixes it; Dialects is the one list
 // of them. Each dialect's Decoder turns its events into the
 // unified Events, which the Answer folds in.
@@ -22,7 +23,7 @@
 //   - End marker: an answer is Complete only after its dialect's end marker
 //     ([DONE], message_stop, response.completed or response.incomplete,
 //     done:true, a clean close after Gemini's finish reason, the AI SDK's
-//     finish part, or the clean end of a text body that reached its
+//     finish part, AG-UI's RUN_FINISHED, or the clean end of a text body that reached its
 //     Content-Length); a stream that ends without one is Incomplete. A
 //     provider error is terminal (Failed) and keeps the text received
 //     before it.

@@ -43,17 +43,43 @@ const (
 	KindStatus
 	// KindToolResult is the output of the tool call Event.Index, when the
 	// backend ran the tool and sent what it gave (the AI SDK's
-	// tool-output-available): Event.Text is the output as JSON, or, with
-	// Event.Reason ToolResultError, the tool's error message.
+	// tool-output-available, AG-UI's TOOL_CALL_RESULT): Event.Text is the
+	// output as JSON (AG-UI: the text the tool gave), or, with Event.Reason
+	// ToolResultError, the tool's error message; Event.Reason
+	// ToolResultDenied says the reader denied the call.
 	KindToolResult
-	// KindAbort says the backend stopped the answer (the AI SDK's abort).
+	// KindAbort says the backend stopped the answer (the AI SDK's abort,
+	// AG-UI's cancelled outcome).
 	// It is terminal: the answer is Stopped, with ErrAborted.
 	KindAbort
+	// KindSource is a source the answer drew on (the AI SDK's source-url
+	// and source-document parts): Event.ID the source's id, Event.URL its
+	// address, Event.Title its title, and for a document Event.MediaType
+	// and Event.Name, its file name.
+	KindSource
+	// KindFile is a file the answer carries (the AI SDK's file part):
+	// Event.URL (often a data: URL) and Event.MediaType.
+	KindFile
+	// KindApproval says the backend waits for the reader before it goes
+	// on: the AI SDK's tool-approval-request, an AG-UI interrupt.
+	// Event.ID is the request's id (the one an answer names), Event.CallID
+	// the tool call it concerns ("" when none), Event.Reason the
+	// request's reason (AG-UI's interrupt reason; "tool_approval" for the
+	// AI SDK) and Event.Text its message for the reader, if any.
+	KindApproval
 )
+
+// ApprovalToolCall is the Reason of a KindApproval that asks whether a
+// tool call may run (the AI SDK's tool-approval-request).
+const ApprovalToolCall = "tool_approval"
 
 // ToolResultError is the Reason of a KindToolResult whose Text is the
 // tool's error message rather than its output.
 const ToolResultError = "error"
+
+// ToolResultDenied is the Reason of a KindToolResult that says the reader
+// denied the call, so it never ran (the AI SDK's tool-output-denied).
+const ToolResultDenied = "denied"
 
 var kindNames = [...]string{
 	KindText:          "text",
@@ -68,6 +94,9 @@ var kindNames = [...]string{
 	KindStatus:        "status",
 	KindToolResult:    "tool_result",
 	KindAbort:         "abort",
+	KindSource:        "source",
+	KindFile:          "file",
+	KindApproval:      "approval",
 }
 
 // String gives the kind's snake_case name, e.g. "tool_call_delta".
@@ -83,21 +112,64 @@ type Event struct {
 	Kind Kind
 	// Text is the text or thinking delta, the tool-call arguments
 	// fragment (KindToolCallDelta), the complete arguments
-	// (KindToolCallDone), or the relay's message (KindStatus).
+	// (KindToolCallDone), the tool's output (KindToolResult), the relay's
+	// message (KindStatus), or an approval request's message for the
+	// reader (KindApproval).
 	Text string
 	// Index keys a tool call within the answer (the dialect's own index:
 	// OpenAI's tool_calls index, Anthropic's content block index, the
 	// Responses output_index, a running count for Gemini and Ollama).
 	Index int
-	// ID and Name identify a tool call when the dialect sent them.
+	// ID and Name identify a tool call when the dialect sent them. For
+	// KindSource, ID is the source's id and Name a document's file name;
+	// for KindApproval, ID is the request's id.
 	ID, Name string
 	// Usage holds token counts (KindUsage).
 	Usage Usage
-	// Reason is the finish reason (KindFinish) or the relay status word
-	// (KindStatus).
+	// Reason is the finish reason (KindFinish), the relay status word
+	// (KindStatus), ToolResultError or ToolResultDenied (KindToolResult),
+	// or why the backend asks (KindApproval).
 	Reason string
 	// Err is the provider's error (KindError).
 	Err *ProviderError
+	// URL, Title and MediaType describe a source or a file (KindSource,
+	// KindFile).
+	URL, Title, MediaType string
+	// CallID is the id of the tool call an approval request concerns
+	// (KindApproval).
+	CallID string
+}
+
+// Source is a source an answer drew on: a web page (URL) or a document
+// (MediaType, Filename), each with its Title when the backend gave one.
+type Source struct {
+	// ID is the backend's id for the source ("" when it gave none).
+	ID        string `json:"id,omitempty"`
+	URL       string `json:"url,omitempty"`
+	Title     string `json:"title,omitempty"`
+	MediaType string `json:"media_type,omitempty"`
+	Filename  string `json:"filename,omitempty"`
+}
+
+// File is a file an answer carries: its URL (often a data: URL) and its
+// media type.
+type File struct {
+	URL       string `json:"url"`
+	MediaType string `json:"media_type"`
+}
+
+// Approval is a request from the backend for the reader's answer before
+// it goes on (see KindApproval).
+type Approval struct {
+	// ID is the request's id, the one an answer to it names.
+	ID string `json:"id"`
+	// ToolCallID is the tool call it concerns, if any.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Reason is why the backend asks: ApprovalToolCall, or an AG-UI
+	// interrupt's own reason.
+	Reason string `json:"reason,omitempty"`
+	// Message is the backend's prompt for the reader, if any.
+	Message string `json:"message,omitempty"`
 }
 
 // Usage counts tokens. Zero means "not reported".
@@ -146,11 +218,14 @@ type ToolCall struct {
 	Partial string `json:"-"`
 	// Complete is true once the dialect closed the call's block.
 	Complete bool `json:"-"`
-	// Output is what the tool gave, as JSON, when the backend ran it and
-	// sent its output (DialectAISDK); "" otherwise.
+	// Output is what the tool gave, when the backend ran it and sent its
+	// output: JSON (DialectAISDK) or the tool's text (DialectAGUI); ""
+	// otherwise.
 	Output string `json:"output,omitempty"`
 	// OutputError is the tool's error message when it failed.
 	OutputError string `json:"output_error,omitempty"`
+	// Denied: the reader denied the call, so it never ran.
+	Denied bool `json:"denied,omitempty"`
 }
 
 // Sentinel errors. Compare with errors.Is.

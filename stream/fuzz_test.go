@@ -54,3 +54,4 @@ func FuzzOllama(f *testing.F)    { fuzzDialect(f, "ollama") }
 func FuzzPlain(f *testing.F)     { fuzzDialect(f, "plain") }
 func FuzzText(f *testing.F)      { fuzzDialect(f, DialectText) }
 func FuzzAISDK(f *testing.F)     { fuzzDialect(f, DialectAISDK) }
+func FuzzAGUI(f *testing.F)      { fuzzDialect(f, DialectAGUI) }

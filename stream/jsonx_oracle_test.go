@@ -35,6 +35,8 @@ var payloadShapes = []struct {
 	{"detectProbe", func() (any, func(*jsonx.Reader)) { v := &detectProbe{}; return v, v.read }},
 	{"apiError", func() (any, func(*jsonx.Reader)) { v := &apiError{}; return v, v.read }},
 	{"aisdkPart", func() (any, func(*jsonx.Reader)) { v := &aisdkPart{}; return v, v.read }},
+	{"completion", func() (any, func(*jsonx.Reader)) { v := &completion{}; return v, v.read }},
+	{"aguiEvent", func() (any, func(*jsonx.Reader)) { v := &aguiEvent{}; return v, v.read }},
 }
 
 // checkPayload decodes data into every shape with encoding/json and with

@@ -117,6 +117,17 @@ type Pipeline struct {
 	head      []byte // the body's first bytes after its leading blanks (unreadable)
 	reopen    bool   // the terminal status may be undone by Reconnect
 	truncated bool   // the last Close ended mid-event
+
+	// A JSON body is held until its first line says whether it is NDJSON
+	// or one JSON completion (a backend that ignored stream: true), and to
+	// its end when that line is not JSON on its own (a completion written
+	// over several lines): see hold.
+	holding bool
+	pretty  bool   // the first line is not JSON alone: held to the end
+	whole   []byte // the bytes held
+	// scanned: the bytes of whole searched for the first line's end;
+	// lineStart: where the first line that is not blank starts.
+	scanned, lineStart int
 }
 
 // NewPipeline returns a pipeline waiting for its first bytes. An option
@@ -160,6 +171,7 @@ func (p *Pipeline) frame() {
 		p.dec = &aisdkDecoder{}
 		p.framing = FramingSSE
 	}
+	p.holding = p.framing == FramingNDJSON
 }
 
 // framingOf reads a Content-Type header: its media type is what comes
@@ -232,6 +244,7 @@ func (p *Pipeline) Write(chunk []byte) (int, error) {
 		p.framing = FramingSSE
 		if chunk[i] == '{' {
 			p.framing = FramingNDJSON
+			p.holding = true
 		}
 		held := p.sniff
 		p.sniff = nil
@@ -255,6 +268,10 @@ func (p *Pipeline) feed(b []byte) {
 		return
 	case FramingText:
 		p.feedText(b)
+		return
+	}
+	if p.holding {
+		p.hold(b)
 		return
 	}
 	for len(b) > 0 {
@@ -380,6 +397,9 @@ func (p *Pipeline) skipped(ev sse.Event, seq int, err error) {
 // is complete if the dialect's end marker came; otherwise it becomes
 // Incomplete and Close returns the reason, wrapping ErrIncomplete.
 func (p *Pipeline) Close() error {
+	if p.holding {
+		p.closeHeld()
+	}
 	clean := true
 	seen := p.seq // whole events or lines that came, before a cut last one
 	switch p.framing {
@@ -452,6 +472,7 @@ func (p *Pipeline) Reconnect() {
 	p.line = p.line[:0]
 	p.tooLong = false
 	p.truncated = false
+	p.holding, p.pretty, p.whole, p.scanned, p.lineStart = false, false, nil, 0, 0
 	if p.reopen && (p.answer.status == Incomplete || p.answer.status == Failed) {
 		p.answer.status, p.answer.err = Streaming, nil
 		if p.answer.events == 0 {
@@ -468,6 +489,17 @@ func (p *Pipeline) Stop() {
 	p.reopen = false
 }
 
+// Cut records that the caller gave up on the byte stream (it went silent
+// for too long): the answer becomes Incomplete with err, wrapped in
+// ErrIncomplete, keeping its text, unless it had already ended.
+func (p *Pipeline) Cut(err error) {
+	if p.answer.status.Terminal() {
+		return
+	}
+	p.answer.end(Incomplete, fmt.Errorf("%w: %w", ErrIncomplete, err))
+	p.reopen = false
+}
+
 // Fail records a transport failure (network error, aborted body): the
 // answer becomes Failed with err, keeping its text, unless it had already
 // ended. Reconnect can take it back to streaming.
@@ -480,4 +512,107 @@ func (p *Pipeline) Fail(err error) {
 	}
 	p.answer.end(Failed, fmt.Errorf("stream: transport failed after %d events: %w", p.seq, err))
 	p.reopen = true
+}
+
+// hold keeps the bytes of a JSON body until its first line decides what
+// it is. A first line that is JSON on its own is NDJSON (the lines are
+// read as they come from then on), unless it is one JSON completion, the
+// whole answer. A first line that is not JSON alone may begin a
+// completion written over several lines: the body is held to its end
+// (closeHeld). The decisions depend on the bytes, never on how they were
+// cut, and the bound is the event size's: a body over it is read as
+// lines, as it always was.
+func (p *Pipeline) hold(b []byte) {
+	p.whole = append(p.whole, b...)
+	if p.pretty {
+		if len(p.whole) > p.maxEvent {
+			p.release()
+		}
+		return
+	}
+	line, ok := p.firstLine()
+	switch {
+	case !ok:
+		if len(p.whole) > p.maxEvent {
+			p.release() // a first line over the bound: lines drop it
+		}
+	case len(line) > p.maxEvent:
+		p.release()
+	case !jsonx.Valid(string(line)):
+		p.pretty = true
+		if len(p.whole) > p.maxEvent {
+			p.release()
+		}
+	default:
+		if !p.completion(string(line)) {
+			p.release()
+			return
+		}
+		rest := p.whole[p.scanned:]
+		p.holding, p.whole = false, nil
+		p.feed(rest) // after the end: skipped as after the end
+	}
+}
+
+// release stops holding: what was held is read as NDJSON lines.
+func (p *Pipeline) release() {
+	held := p.whole
+	p.holding, p.pretty, p.whole = false, false, nil
+	p.feed(held)
+}
+
+// closeHeld reads a body held to its end: one JSON completion is the
+// answer; another single JSON object, written over several lines, is
+// read as one NDJSON line (Gemini's generateContent response and Ollama's
+// done:true object are their chunks' shape); anything else as lines.
+func (p *Pipeline) closeHeld() {
+	all := bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimLeft(p.whole, " \t\r\n"), []byte("\xEF\xBB\xBF")))
+	if len(all) > 0 && all[0] == '{' && jsonx.Valid(string(all)) {
+		p.holding, p.pretty, p.whole = false, false, nil
+		if !p.completion(string(all)) {
+			p.ndjsonLine(jsonx.AppendCompact(nil, string(all)))
+		}
+		return
+	}
+	p.release()
+}
+
+// firstLine is the held body's first line that is not blank, trimmed
+// (and a BOM before it dropped); ok is false until its newline came. It
+// looks for newlines only in the bytes it has not scanned yet, so a long
+// line fed a few bytes at a time is not scanned again and again.
+func (p *Pipeline) firstLine() (line []byte, ok bool) {
+	for {
+		i := bytes.IndexByte(p.whole[p.scanned:], '\n')
+		if i < 0 {
+			p.scanned = len(p.whole)
+			return nil, false
+		}
+		end := p.scanned + i
+		l := bytes.TrimSpace(bytes.TrimPrefix(p.whole[p.lineStart:end], []byte("\xEF\xBB\xBF")))
+		p.scanned = end + 1
+		if len(l) > 0 {
+			return l, true
+		}
+		p.lineStart = p.scanned
+	}
+}
+
+// completion reads data as one JSON completion, the whole answer, and
+// reports whether it was one.
+func (p *Pipeline) completion(data string) bool {
+	var evs []Event
+	d, ok := completionEvents(data, func(ev Event) { evs = append(evs, ev) })
+	if !ok {
+		return false
+	}
+	p.seq++
+	if p.dec == nil || p.dec.Dialect() != d {
+		p.dec, _ = NewDecoder(d)
+	}
+	for _, ev := range evs {
+		p.emit(ev)
+	}
+	p.accepted++
+	return true
 }

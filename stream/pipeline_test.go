@@ -443,7 +443,7 @@ func TestEventsReachTheHandlerInStreamOrder(t *testing.T) {
 }
 
 func TestNewDecoderNamesTheDialectsItKnows(t *testing.T) {
-	require.Equal(t, []Dialect{"openai", "responses", "anthropic", "gemini", "ollama", "plain", "text", "ai-sdk"}, Dialects())
+	require.Equal(t, []Dialect{"openai", "responses", "anthropic", "gemini", "ollama", "plain", "text", "ai-sdk", "ag-ui"}, Dialects())
 	for _, n := range Dialects() {
 		d, err := NewDecoder(n)
 		require.NoError(t, err)

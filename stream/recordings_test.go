@@ -16,6 +16,9 @@ type snapshot struct {
 	Dialect                                     Dialect
 	Status, Text, Thinking, Finish, Err, LastID string
 	Tools                                       []ToolCall
+	Sources                                     []Source
+	Files                                       []File
+	Approvals                                   []Approval
 	Usage                                       *Usage
 	Skipped                                     int
 	Problems                                    []string
@@ -48,6 +51,7 @@ func run(t testing.TB, data []byte, cuts []int, opts ...Option) snapshot {
 	s := snapshot{
 		Dialect: p.Dialect(), Status: a.Status().String(), Text: a.Text(), Thinking: a.Thinking(),
 		Finish: a.FinishReason(), LastID: p.LastEventID(), Tools: a.ToolCalls(), Usage: a.Usage(),
+		Sources: a.Sources(), Files: a.Files(), Approvals: a.Approvals(),
 		Skipped: a.Skipped(), Events: evs,
 	}
 	if a.Err() != nil {
@@ -92,18 +96,21 @@ func readRecording(t testing.TB, name string) []byte {
 }
 
 type recording struct {
-	file     string
-	dialect  Dialect
-	status   Status
-	text     string
-	thinking string
-	tools    []ToolCall
-	usage    *Usage
-	finish   string
-	errIs    error
-	errType  string // ProviderError.Type
-	skipped  int
-	lastID   string
+	file      string
+	dialect   Dialect
+	status    Status
+	text      string
+	thinking  string
+	tools     []ToolCall
+	sources   []Source
+	files     []File
+	approvals []Approval
+	usage     *Usage
+	finish    string
+	errIs     error
+	errType   string // ProviderError.Type
+	skipped   int
+	lastID    string
 }
 
 var recordings = []recording{
@@ -244,11 +251,63 @@ var recordings = []recording{
 			Complete: true, Output: `{"city":"Paris","temperature":21,"sky":"clear"}`}},
 	},
 	{
+		file: "ai-sdk-sources.sse", dialect: "ai-sdk", status: Complete, finish: "stop",
+		text: "Green tea is best at **80 °C** [1], as the guide says [2].",
+		sources: []Source{
+			{ID: "src_1", URL: "https://example.com/green-tea", Title: "Brewing green tea"},
+			{ID: "src_2", Title: "The tea guide", MediaType: "application/pdf", Filename: "tea-guide.pdf"},
+		},
+		files: []File{{URL: "data:image/png;base64,iVBORw0KGgo=", MediaType: "image/png"}},
+	},
+	{
+		file: "ai-sdk7-approval.sse", dialect: "ai-sdk", status: Complete, finish: "tool-calls",
+		text: "I can book that for you.",
+		tools: []ToolCall{{Index: 0, ID: "call_book_1", Name: "book_table", Arguments: `{"restaurant":"Chez Nous","people":2}`,
+			Partial: `{"restaurant":"Chez Nous","people":2}`, Complete: true}},
+		approvals: []Approval{{ID: "approval_1", ToolCallID: "call_book_1", Reason: ApprovalToolCall}},
+	},
+	{
+		file: "ai-sdk7-sources.sse", dialect: "ai-sdk", status: Complete, finish: "stop",
+		text: "Green tea is best at **80 °C** [1].",
+		sources: []Source{
+			{ID: "src_1", URL: "https://example.com/green-tea", Title: "Brewing green tea"},
+			{ID: "src_2", Title: "The tea guide", MediaType: "application/pdf", Filename: "tea-guide.pdf"},
+		},
+	},
+	{
 		file: "ai-sdk-error.sse", dialect: "ai-sdk", status: Failed, text: "The first half of the answer, then",
 		errIs: ErrProvider, errType: "error",
 	},
 	{
 		file: "ai-sdk-abort.sse", dialect: "ai-sdk", status: Stopped, text: "Stopped mid", errIs: ErrAborted,
+	},
+	{
+		file: "ag-ui-tool.sse", dialect: "ag-ui", status: Complete, finish: "success",
+		thinking: "The reader asks about Paris. The weather tool can tell.",
+		text:     "## Paris\n\nLet me check the weather in *Paris* 🌦️ — one moment.\n\nIt is **21 °C** and clear.\n\n| city | sky |\n| --- | --- |\n| Paris | clear |\n",
+		tools: []ToolCall{{Index: 0, ID: "call_paris_1", Name: "get_weather", Arguments: `{"city":"Paris"}`, Partial: `{"city":"Paris"}`,
+			Complete: true, Output: `{"city":"Paris","temperature":21,"sky":"clear"}`}},
+		usage: &Usage{InputTokens: 150, OutputTokens: 80, ReasoningTokens: 20, TotalTokens: 230},
+	},
+	{
+		file: "ag-ui-chunks.sse", dialect: "ag-ui", status: Complete,
+		thinking: "Short and sweet.", text: "Brewing green tea: **80 °C**, two minutes.",
+		tools: []ToolCall{{Index: 0, ID: "call_timer", Name: "set_timer", Arguments: `{"minutes":2}`, Partial: `{"minutes":2}`, Complete: true}},
+	},
+	{
+		file: "ag-ui-cancelled.sse", dialect: "ag-ui", status: Stopped, finish: "cancelled",
+		text: "Stopped mid sentence", errIs: ErrAborted,
+	},
+	{
+		file: "ag-ui-interrupt.sse", dialect: "ag-ui", status: Complete, finish: "interrupt", text: "I can book it. ",
+		tools: []ToolCall{{Index: 0, ID: "call_book_1", Name: "book_table", Arguments: `{"restaurant":"Chez Nous","people":2}`,
+			Partial: `{"restaurant":"Chez Nous","people":2}`, Complete: true}},
+		approvals: []Approval{{ID: "int_1", ToolCallID: "call_book_1", Reason: "tool_approval", Message: "Book a table for 2 at Chez Nous?"}},
+		usage:     &Usage{InputTokens: 120, OutputTokens: 64, ReasoningTokens: 20, TotalTokens: 184},
+	},
+	{
+		file: "ag-ui-error.sse", dialect: "ag-ui", status: Failed, text: "The first half of the answer, then",
+		errIs: ErrProvider, errType: "overloaded", usage: &Usage{InputTokens: 30, OutputTokens: 16, TotalTokens: 46},
 	},
 	{
 		file: "text-markdown.txt", dialect: "text", status: Complete,
@@ -286,6 +345,9 @@ func TestRecordingsGiveTheExpectedAnswer(t *testing.T) {
 			require.Equal(t, rec.usage, a.Usage(), "usage")
 			require.Equal(t, rec.lastID, p.LastEventID(), "last event id")
 			require.Equal(t, rec.skipped, a.Skipped(), "skipped (problems: %v)", a.Problems())
+			require.Equal(t, rec.sources, a.Sources(), "sources")
+			require.Equal(t, rec.files, a.Files(), "files")
+			require.Equal(t, rec.approvals, a.Approvals(), "approvals")
 			if rec.tools == nil {
 				require.Empty(t, a.ToolCalls())
 			} else {

@@ -4,39 +4,30 @@ import (
 	"fmt"
 
 	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/relay/wire"
 	"github.com/trickle-dev/trickle/sse"
 )
 
 // StatusEventType is the SSE event type of the relay's own terminal event,
-// whose data is {"status": <RelayStatus>, "message": <why>}.
-const StatusEventType = "trickle.status"
+// whose data is {"status": <RelayStatus>, "message": <why>} (package
+// relay/wire has the contract).
+const StatusEventType = wire.StatusEvent
 
-// RelayStatus is the status word of a "trickle.status" event. The relay
-// (package relay) writes it and the Pipeline reads it; this type is the one
-// list of its words.
-type RelayStatus string
+// RelayStatus is the status word of a "trickle.status" event: the relay
+// writes it and the Pipeline reads it; package relay/wire holds its one
+// list of words.
+type RelayStatus = wire.Status
 
 // The status words a client acts on.
 const (
-	RelayStopped RelayStatus = "stopped" // a client asked to stop
-	RelayFailed  RelayStatus = "failed"  // the upstream or the relay failed
-	RelayGone    RelayStatus = "gone"    // the stream expired or never existed
-	// RelayWithheld: the relay's hold-back checker blocked a sentence,
-	// and the answer ends before it.
-	RelayWithheld RelayStatus = "withheld"
+	RelayStopped  = wire.StatusStopped  // a client asked to stop
+	RelayFailed   = wire.StatusFailed   // the upstream or the relay failed
+	RelayGone     = wire.StatusGone     // the stream expired or never existed
+	RelayWithheld = wire.StatusWithheld // the relay's hold-back checker blocked a sentence, and the answer ends before it
 )
 
 // WithheldMessage is the message of a RelayWithheld status.
-const WithheldMessage = "This answer was withheld."
-
-// Known reports whether s is one of the words above.
-func (s RelayStatus) Known() bool {
-	switch s {
-	case RelayStopped, RelayFailed, RelayGone, RelayWithheld:
-		return true
-	}
-	return false
-}
+const WithheldMessage = wire.WithheldMessage
 
 // statusData is the relay's control event payload.
 type statusData struct {

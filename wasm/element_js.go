@@ -97,7 +97,19 @@ func (e *element) handle(m msg) {
 		e.Timer(m.timer, e.h.inFlight)
 		return
 	case mCost:
-		e.Cost([]byte(m.val.String()))
+		r := widget.CancelResult{URL: m.url, Status: m.val.Get("status").Int(), Body: []byte(m.val.Get("body").String())}
+		if v := m.val.Get("error"); v.Type() == js.TypeString {
+			r.Err = v.String()
+		}
+		e.Cancelled(r)
+		return
+	case mStopStatus:
+		if m.val.Type() == js.TypeString && e.StopStatus(m.val.String()) {
+			m.c.closeStopped()
+		}
+		return
+	case mStopWait:
+		m.c.closeStopped()
 		return
 	}
 	releaseStale(m)
@@ -179,14 +191,18 @@ func (e *element) Take(gen int) []byte {
 	return b
 }
 
-func (e *element) Cancel(url string) {
+func (e *element) Cancel(url string, headers [][2]string) {
 	var done js.Func
 	done = newFunc(func(_ js.Value, args []js.Value) any {
 		releaseFunc(done)
-		e.h.push(msg{kind: mCost, el: e, val: arg0(args)})
+		e.h.push(msg{kind: mCost, el: e, val: arg0(args), url: url})
 		return nil
 	})
-	browser.Call("cancel", url, done)
+	hs := make([]any, len(headers))
+	for i, kv := range headers {
+		hs[i] = []any{kv[0], kv[1]}
+	}
+	browser.Call("cancel", url, js.ValueOf(hs), done)
 }
 
 func (e *element) After(d time.Duration, t widget.Timer) {

@@ -49,17 +49,19 @@ var browser js.Value
 type msgKind int
 
 const (
-	mPort     msgKind = iota + 1 // a message from the page: a command or an ack
-	mWake                        // bytes arrived for some connection
-	mIdle                        // the first idle moment after boot: warm up
-	mResponse                    // fetch resolved: val is the Response
-	mFetchErr                    // fetch rejected before a response
-	mDone                        // the body ended / the WebSocket closed
-	mReadErr                     // reading the body failed mid-way
-	mWSOpen                      // the WebSocket opened
-	mTimer                       // a timer the element asked for (timer)
-	mPost                        // the pacer's time to post a frame came
-	mCost                        // the relay answered a Stop's DELETE (val: its body)
+	mPort       msgKind = iota + 1 // a message from the page: a command or an ack
+	mWake                          // bytes arrived for some connection
+	mIdle                          // the first idle moment after boot: warm up
+	mResponse                      // fetch resolved: val is the Response
+	mFetchErr                      // fetch rejected before a response
+	mDone                          // the body ended / the WebSocket closed
+	mReadErr                       // reading the body failed mid-way
+	mWSOpen                        // the WebSocket opened
+	mTimer                         // a timer the element asked for (timer)
+	mPost                          // the pacer's time to post a frame came
+	mCost                          // the relay answered a Stop's DELETE (val: {status, body, error}, url)
+	mStopStatus                    // a WebSocket message after the reader's Stop (val: its data)
+	mStopWait                      // the wait for a stopped WebSocket's status is over
 )
 
 type msg struct {
@@ -69,6 +71,7 @@ type msg struct {
 	conn  int   // connection generation the callback belongs to
 	c     *conn // the connection the callback belongs to
 	timer widget.Timer
+	url   string
 }
 
 // host owns every element's state: one loop, fed by one mailbox

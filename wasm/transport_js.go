@@ -2,7 +2,10 @@
 
 package wasm
 
-import "syscall/js"
+import (
+	"syscall/js"
+	"time"
+)
 
 // conn is one connection: a fetch whose body trickle.js reads into an
 // Inbox, or a WebSocket whose messages go into one. The element takes the
@@ -117,6 +120,14 @@ func (c *conn) stop(userStop bool) {
 		state := c.ws.Get("readyState").Int()
 		if state == 1 && userStop { // OPEN: ask the relay to stop the generation
 			c.ws.Call("send", `{"type":"stop"}`)
+			// The relay's stopped status, on this socket, says what the
+			// answer cost (widget's StopStatus): wait for it, a bounded
+			// time, then close (onclose releases).
+			c.ws.Set("onmessage", c.fn(func(a []js.Value) {
+				c.send(msg{kind: mStopStatus, val: arg0(a).Get("data")})
+			}))
+			time.AfterFunc(stopStatusWait, func() { c.send(msg{kind: mStopWait}) })
+			return
 		}
 		if state < 2 {
 			c.ws.Call("close", 1000, "stopped")
@@ -133,6 +144,18 @@ func (c *conn) stop(userStop bool) {
 	}
 	if !c.pending {
 		c.release()
+	}
+}
+
+// stopStatusWait bounds how long a stopped WebSocket waits for the relay's
+// stopped status before it closes.
+const stopStatusWait = 5 * time.Second
+
+// closeStopped closes a stopped WebSocket that waited for the relay's
+// status (its onclose releases it).
+func (c *conn) closeStopped() {
+	if c.ws.Truthy() && !c.released && c.ws.Get("readyState").Int() < 2 {
+		c.ws.Call("close", 1000, "stopped")
 	}
 }
 

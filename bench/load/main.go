@@ -416,7 +416,7 @@ func request(query, body string, rec *streamRec, attempt int) []byte {
 		}
 		req = append(req, maskedText([]byte(first))...)
 	case attempt == 0:
-		req = fmt.Appendf(nil, "POST /v1/chat/completions%s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", query, *addr, len(body), body)
+		req = fmt.Appendf(nil, "POST /v1/chat/completions%s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nX-Trickle-Resume: on\r\nContent-Length: %d\r\n\r\n%s", query, *addr, len(body), body)
 	default:
 		req = fmt.Appendf(nil, "GET /v1/streams/%s HTTP/1.1\r\nHost: %s\r\nLast-Event-ID: %s:%d\r\n\r\n", rec.id, *addr, rec.id, rec.last)
 	}

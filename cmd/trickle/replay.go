@@ -39,19 +39,22 @@ html and the screen-reader announcements.
 
 // replayOutput is the JSON replay prints without --sse.
 type replayOutput struct {
-	Dialect      stream.Dialect   `json:"dialect"`
-	Status       string           `json:"status"`
-	Text         string           `json:"text"`
-	Thinking     string           `json:"thinking"`
-	ToolCalls    []replayTool     `json:"tool_calls"`
-	FinishReason string           `json:"finish_reason"`
-	Usage        *stream.Usage    `json:"usage"`
-	Error        *replayError     `json:"error"`
-	LastEventID  string           `json:"last_event_id"`
-	Events       int              `json:"events"`
-	Skipped      int              `json:"skipped"`
-	Problems     []string         `json:"problems"`
-	extra        []replayAddendum // fields added by render/a11y, in order
+	Dialect      stream.Dialect    `json:"dialect"`
+	Status       string            `json:"status"`
+	Text         string            `json:"text"`
+	Thinking     string            `json:"thinking"`
+	ToolCalls    []replayTool      `json:"tool_calls"`
+	Sources      []stream.Source   `json:"sources,omitempty"`
+	Files        []stream.File     `json:"files,omitempty"`
+	Approvals    []stream.Approval `json:"approvals,omitempty"`
+	FinishReason string            `json:"finish_reason"`
+	Usage        *stream.Usage     `json:"usage"`
+	Error        *replayError      `json:"error"`
+	LastEventID  string            `json:"last_event_id"`
+	Events       int               `json:"events"`
+	Skipped      int               `json:"skipped"`
+	Problems     []string          `json:"problems"`
+	extra        []replayAddendum  // fields added by render/a11y, in order
 }
 
 type replayTool struct {
@@ -60,9 +63,11 @@ type replayTool struct {
 	Arguments string `json:"arguments"`
 	Complete  bool   `json:"complete"`
 	// Output and OutputError: what the tool gave, when the backend ran it
-	// and sent it (the ai-sdk dialect).
+	// and sent it (the ai-sdk and ag-ui dialects); Denied: the reader
+	// denied it.
 	Output      string `json:"output,omitempty"`
 	OutputError string `json:"output_error,omitempty"`
+	Denied      bool   `json:"denied,omitempty"`
 }
 
 type replayError struct {
@@ -318,12 +323,13 @@ func answerOutput(s *widget.Session) replayOutput {
 	a := s.Answer()
 	o := replayOutput{
 		Dialect: s.Dialect(), Status: a.Status().String(), Text: a.Text(), Thinking: a.Thinking(),
-		ToolCalls: []replayTool{}, FinishReason: a.FinishReason(), Usage: a.Usage(),
+		ToolCalls: []replayTool{}, Sources: a.Sources(), Files: a.Files(), Approvals: a.Approvals(),
+		FinishReason: a.FinishReason(), Usage: a.Usage(),
 		Error: describeError(a.Err()), LastEventID: s.LastEventID(),
 		Events: a.Events(), Skipped: a.Skipped(), Problems: []string{},
 	}
 	for _, c := range a.ToolCalls() {
-		o.ToolCalls = append(o.ToolCalls, replayTool{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Complete: c.Complete, Output: c.Output, OutputError: c.OutputError})
+		o.ToolCalls = append(o.ToolCalls, replayTool{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Complete: c.Complete, Output: c.Output, OutputError: c.OutputError, Denied: c.Denied})
 	}
 	for _, e := range a.Problems() {
 		o.Problems = append(o.Problems, e.Error())

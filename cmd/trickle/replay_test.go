@@ -114,6 +114,27 @@ func TestReplayToolCallsCarryIDNameAndArguments(t *testing.T) {
 	require.JSONEq(t, `{"location":"Paris, France"}`, got.ToolCalls[0].Arguments)
 }
 
+func TestReplayShowsSourcesFilesAndApprovals(t *testing.T) {
+	_, out, _ := trickle(t, "", "replay", filepath.Join(recordingsDir, "ai-sdk-sources.sse"))
+	var got map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Equal(t, []any{
+		map[string]any{"id": "src_1", "url": "https://example.com/green-tea", "title": "Brewing green tea"},
+		map[string]any{"id": "src_2", "title": "The tea guide", "media_type": "application/pdf", "filename": "tea-guide.pdf"},
+	}, got["sources"])
+	require.Equal(t, []any{map[string]any{"url": "data:image/png;base64,iVBORw0KGgo=", "media_type": "image/png"}}, got["files"])
+	require.NotContains(t, got, "approvals", "none came")
+
+	_, out, _ = trickle(t, "", "replay", filepath.Join(recordingsDir, "ag-ui-interrupt.sse"))
+	got = nil
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Equal(t, "ag-ui", got["dialect"])
+	require.Equal(t, "interrupt", got["finish_reason"])
+	require.Equal(t, []any{map[string]any{"id": "int_1", "tool_call_id": "call_book_1", "reason": "tool_approval",
+		"message": "Book a table for 2 at Chez Nous?"}}, got["approvals"])
+	require.NotContains(t, got, "sources", "none came")
+}
+
 func TestReplaySSEPrintsEventsRetryAndEOF(t *testing.T) {
 	code, out, _ := trickle(t, "", "replay", "--sse", filepath.Join(recordingsDir, "relay-stopped.sse"))
 	require.Equal(t, 0, code)

@@ -63,6 +63,7 @@ const (
 	KeyModel       = "model"     // model
 	KeyImages      = "images"    // image-origins
 	KeyShowMetrics = "metrics"   // show-metrics
+	KeyIdleTimeout = "idle"      // idle-timeout
 	KeyHighlight   = "highlight" // highlight
 )
 
@@ -101,8 +102,8 @@ var Attributes = []Attribute{
 		Doc: "sse (default) or websocket."},
 	{Name: "ws-endpoint", Key: KeyWS, Type: "string", On: OnAnswer | OnChat,
 		Doc: "Another WebSocket URL."},
-	{Name: "dialect", Key: KeyDialect, Type: `"auto" | "openai" | "responses" | "anthropic" | "gemini" | "ollama" | "plain" | "text" | "ai-sdk"`, On: OnAnswer | OnChat,
-		Doc: "auto (default), openai, responses, anthropic, gemini, ollama, plain, text or ai-sdk."},
+	{Name: "dialect", Key: KeyDialect, Type: `"auto" | "openai" | "responses" | "anthropic" | "gemini" | "ollama" | "plain" | "text" | "ai-sdk" | "ag-ui"`, On: OnAnswer | OnChat,
+		Doc: "auto (default), openai, responses, anthropic, gemini, ollama, plain, text, ai-sdk or ag-ui."},
 	{Name: "announce", Key: KeyAnnounce, Type: `"sentences" | "complete" | "off"`, On: OnAnswer | OnChat,
 		Doc: "What a screen reader hears: sentences (default), complete or off."},
 	{Name: "speak", Type: "boolean", On: OnAnswer | OnChat,
@@ -115,8 +116,12 @@ var Attributes = []Attribute{
 		Doc: "Show the metrics in the element at the end."},
 	{Name: "highlight", Key: KeyHighlight, Type: "boolean", On: OnAnswer | OnChat,
 		Doc: "Syntax highlighting of settled code blocks, by the highlighting build (import trickle-answer/highlight)."},
+	{Name: "idle-timeout", Key: KeyIdleTimeout, Type: "string", Default: "60", On: OnAnswer | OnChat,
+		Doc: "Seconds without a byte after which the answer ends incomplete, its text kept (default 60; 0: never)."},
 	{Name: "worker", Type: `"off"`, On: OnAnswer | OnChat,
 		Doc: "off: run the widget's Go side on the page's main thread."},
+	{Name: "protocol", Type: `"openai" | "ai-sdk"`, Default: "openai", On: OnChat,
+		Doc: "What the chat sends: openai (default: {messages, model, tools, tool_choice}) or ai-sdk (what the AI SDK's DefaultChatTransport sends a useChat route)."},
 }
 
 // Inherited are the global HTML attributes a chat hands to its answers
@@ -216,6 +221,7 @@ var Strings = []String{
 	{"thinking", "Thinking", ByPage, "the thinking panel's summary"},
 	{"jumpToLatest", "Jump to latest", ByPage, "the jump button"},
 	{"retry", "Retry", ByPage, "the notice's retry button"},
+	{"unavailable", "The answer cannot be shown on this page.", ByPage, "the widget could not start on this page (a CSP without 'wasm-unsafe-eval', the .wasm not found, a worker refused)"},
 	{"chatInput", "Message", ByPage, "the chat composer's label"},
 	{"chatSend", "Send", ByPage, "the chat's Send button"},
 	{"chatStop", "Stop", ByPage, "the chat's Stop button"},
@@ -246,9 +252,11 @@ var Strings = []String{
 	{"empty", "The server sent an empty answer.", ByGo, "the body ended with nothing in it"},
 	{"unreadable", "The server's answer is in a form this page cannot read.", ByGo, "bytes came that no dialect reads (an HTML page, JSON of no model API)"},
 	{"upstream", "The model's service reported an error.", ByGo, "the model, or the relay in front of it, reported an error in the stream"},
+	{"relayFailed", "The relay serving this answer failed.", ByGo, "the relay's own failure, with no error of the model's before it (a relay of a fleet that died)"},
 	{"tooLarge", "Part of the answer was too large to read.", ByGo, "an event over the size bound was dropped, and the answer ended without its end"},
 	{"expired", "The answer expired on the server and cannot be resumed.", ByGo, "the relay no longer has the stream to resume"},
 	{"withheld", "This answer was withheld.", ByGo, "the relay's hold-back checker blocked a sentence ([security.md](security.md#hold-back))"},
+	{"idle", "The server went silent, so the answer stops here.", ByGo, "no byte came for the element's idle-timeout; the text so far is kept"},
 	{"unknown", "Something went wrong.", ByGo, "anything else (a fault in the widget)"},
 	{"metricTTFB", "Time to first byte", ByGo, "a `show-metrics` row's name"},
 	{"metricTTFT", "Time to first token", ByGo, "a `show-metrics` row's name"},

@@ -1,10 +1,13 @@
 package widget
 
 import (
+	"errors"
 	"fmt"
 	"github.com/trickle-dev/trickle/a11y"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/internal/protocol"
@@ -40,6 +43,8 @@ type Command struct {
 	// Transport, Dialect, Announce, Model, ImageOrigins: the element's
 	// attributes of those names ("" when absent).
 	Transport, Dialect, Announce, Model, ImageOrigins string
+	// Idle is the idle-timeout attribute ("" when absent: IdleTimeout).
+	Idle string
 	// Origin is the page's origin (render.Policy's SameOrigin).
 	Origin string
 	// ShowMetrics: the element has the show-metrics attribute.
@@ -90,6 +95,8 @@ func ParseCommand(s string) (Command, error) {
 				r.Str(&c.Model)
 			case protocol.KeyImages:
 				r.Str(&c.ImageOrigins)
+			case protocol.KeyIdleTimeout:
+				r.Str(&c.Idle)
 			case "origin":
 				r.Str(&c.Origin)
 			case protocol.KeyShowMetrics:
@@ -138,6 +145,30 @@ func ParseCommand(s string) (Command, error) {
 	}
 	return c, nil
 }
+
+// DefaultIdleTimeout is how long an answer waits without a byte before it
+// ends as incomplete, when the idle-timeout attribute does not say.
+const DefaultIdleTimeout = 60 * time.Second
+
+// IdleTimeout reads the idle-timeout attribute: seconds (a decimal
+// number) without a byte before the answer ends as incomplete; 0 turns
+// the bound off; absent is DefaultIdleTimeout. Anything else is an
+// AttributeError naming the attribute.
+func (c Command) IdleTimeout() (time.Duration, error) {
+	v := strings.TrimSpace(c.Idle)
+	if v == "" {
+		return DefaultIdleTimeout, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) || f > 1e9 {
+		return 0, &AttributeError{Attribute: "idle-timeout", Value: c.Idle, Reason: "must be a number of seconds (0 turns the bound off)", Err: ErrBadIdleTimeout}
+	}
+	return time.Duration(f * float64(time.Second)), nil
+}
+
+// ErrBadIdleTimeout is wrapped by the AttributeError of an idle-timeout
+// that is not a number of seconds.
+var ErrBadIdleTimeout = errors.New("trickle: idle-timeout is not a number of seconds")
 
 // Request is what an answer sends: a POST of Body to URL over fetch, or
 // the same body as the first message of a WebSocket.
@@ -198,7 +229,22 @@ func (c Command) Request() (Request, error) {
 		}
 	}
 	r.Headers = append(r.Headers, [2]string{"Content-Type", "application/json"}, [2]string{"Accept", "text/event-stream"})
+	if DeclaresResume(c.URL, c.Origin) && !hasHeader(r.Headers, ResumeHeader) {
+		// The widget resumes a cut stream: a relay keeps the generation
+		// through a disconnect for it (and cancels at once for a client
+		// that has not said so).
+		r.Headers = append(r.Headers, [2]string{ResumeHeader, "on"})
+	}
 	return r, nil
+}
+
+func hasHeader(h [][2]string, name string) bool {
+	for _, kv := range h {
+		if strings.EqualFold(kv[0], name) {
+			return true
+		}
+	}
+	return false
 }
 
 // ResumeHeaders are the headers of a fetch that resumes a stream: the

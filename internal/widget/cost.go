@@ -1,7 +1,11 @@
 package widget
 
 import (
+	"errors"
+	"fmt"
 	"strings"
+
+	"github.com/trickle-dev/trickle/sse"
 
 	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/stream"
@@ -27,6 +31,81 @@ func (e *Element) Cost(info []byte) {
 	up := e.fresh()
 	up.Events = append(up.Events, UsageEvent(s.Answer()))
 	e.env.Want()
+}
+
+// ErrStopNotConfirmed is wrapped by the detail of a Stop the relay did
+// not confirm: its DELETE was refused or never reached it.
+var ErrStopNotConfirmed = errors.New("trickle: the relay did not confirm the Stop")
+
+// Cancelled takes what a Stop's DELETE got. A 2xx is the relay's
+// confirmation with what the answer cost (Cost). Anything else is not a
+// clean stop: the request's connection is already closed, so the relay
+// ends the generation when it sees the client gone (at once for a client
+// that did not declare it resumes, after its grace period for one that
+// did), and trickle-error (reason "stopNotConfirmed", status "stopped")
+// tells the page what happened.
+func (e *Element) Cancelled(r CancelResult) {
+	if r.Err == "" && r.Status >= 200 && r.Status <= 299 {
+		e.Cost(r.Body)
+		return
+	}
+	s := e.stopped
+	e.stopped = nil
+	if s == nil || s != e.sess || e.showing {
+		return
+	}
+	u := e.fresh()
+	u.Events = append(u.Events, StopNotConfirmedEvent(StopNotConfirmed(r)))
+	e.env.Want()
+}
+
+// StopNotConfirmed explains a Stop's DELETE that got no 2xx: where it
+// went, what came back, and what happens to the generation.
+func StopNotConfirmed(r CancelResult) error {
+	var what string
+	if r.Err != "" {
+		what = fmt.Sprintf("DELETE %s failed (%s)", r.URL, r.Err)
+	} else {
+		what = fmt.Sprintf("DELETE %s was refused: %v", r.URL, strings.TrimPrefix(HTTPError(r.Status, r.Body).Error(), "trickle: "))
+	}
+	return fmt.Errorf("%w: %s; the connection was closed, so the relay ends the generation when it sees the client gone (after its resume grace period, since the widget declares it resumes)", ErrStopNotConfirmed, what)
+}
+
+// stopNotConfirmedMessage is trickle-error's message for a Stop the relay
+// did not confirm (the reader saw the answer stop).
+const stopNotConfirmedMessage = "The server was not told to stop: it may go on generating for a while."
+
+// StopNotConfirmedEvent is trickle-error's for a Stop the relay did not
+// confirm: the answer is stopped on the page, but the model may run on
+// for a while.
+func StopNotConfirmedEvent(err error) Event {
+	b := jsonx.AppendString([]byte(`{"status":"stopped","message":`), stopNotConfirmedMessage)
+	b = append(b, `,"reason":"stopNotConfirmed","detail":`...)
+	b = jsonx.AppendString(b, err.Error())
+	return Event{"trickle-error", string(append(b, '}'))}
+}
+
+// StopStatus takes a message the relay sent on a WebSocket after the
+// reader's Stop (one SSE event's text): its stopped status carries what
+// the answer cost. It reports whether msg was that status (the socket can
+// then close).
+func (e *Element) StopStatus(msg string) bool {
+	var status string
+	found := false
+	p, err := sse.NewParser(sse.HandlerFunc(func(ev sse.Event) {
+		if ev.Type == stream.StatusEventType && !found {
+			status, found = ev.Data, true
+		}
+	}))
+	if err != nil {
+		return false
+	}
+	_, _ = p.Write([]byte(msg))
+	_ = p.Close()
+	if found {
+		e.Cost([]byte(status))
+	}
+	return found
 }
 
 // RelayUsage reads the usage of a stream's info as the relay writes it,
@@ -69,13 +148,4 @@ func UsageEvent(a *stream.Answer) Event {
 	b = append(b, `,"message":`...)
 	b = AppendMessage(b, a)
 	return Event{"trickle-usage", string(append(b, '}'))}
-}
-
-// httpOf is the HTTP address of a WebSocket URL on the same relay (ws: is
-// http:, wss: is https:), where its streams' DELETE and info live.
-func httpOf(wsURL string) string {
-	if rest, ok := strings.CutPrefix(wsURL, "ws"); ok {
-		return "http" + rest
-	}
-	return wsURL
 }

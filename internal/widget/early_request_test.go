@@ -58,6 +58,9 @@ var earlyRequestCommands = []struct{ name, cmd string }{
 	{"a body that is null", `{"t":"ask",` + askURL + `,"model":"","headers":[],"body":null}`},
 	{"neither a prompt nor an object", `{"t":"ask",` + askURL + `,"model":"","headers":[],"type":"number"}`},
 	{"the WebSocket transport", `{"t":"ask",` + askURL + `,"transport":"websocket","model":"","headers":[],"prompt":"Hi"}`},
+	{"a page of the endpoint's origin declares resume", `{"t":"ask",` + askURL + `,"origin":"http://127.0.0.1:8080","model":"","headers":[],"prompt":"Hi"}`},
+	{"a page of another origin does not declare resume", `{"t":"ask",` + askURL + `,"origin":"http://localhost:3000","model":"","headers":[],"prompt":"Hi"}`},
+	{"a page's own resume header is kept", `{"t":"ask",` + askURL + `,"origin":"http://127.0.0.1:8080","model":"","headers":[["x-trickle-resume","off"]],"prompt":"Hi"}`},
 	{"a stream() call", `{"t":"stream",` + askURL + `,"model":"","headers":[]}`},
 }
 

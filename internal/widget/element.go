@@ -1,6 +1,8 @@
 package widget
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/trickle-dev/trickle/a11y"
@@ -53,6 +55,10 @@ type Element struct {
 	chunks     []protocol.InboxChunk // the last inbox batch's chunks, reused
 	announceAt time.Time
 	arrived    time.Time // the oldest bytes not yet in an update
+	// idle is the answer's idle timeout (0: none); lastByte is when the
+	// open connection last brought bytes (or opened).
+	idle     time.Duration
+	lastByte time.Time
 
 	// out are the updates for the page since the last TakeUpdates; what
 	// the page was last told, to send only changes.
@@ -68,6 +74,7 @@ type connState struct {
 	webSocket  bool
 	first      string
 	opened     bool   // the WebSocket opened
+	url        string // where it went
 	httpStatus int    // non-2xx response: its body is collected as the error
 	errBody    []byte // that body, up to MaxErrorBody
 	events     bool   // it brought at least one new event id
@@ -163,10 +170,16 @@ func (e *Element) Begin(c Command, r Request, at time.Time, early *Early) {
 		e.Reject(c.N, attributeError(err))
 		return
 	}
+	idle, err := c.IdleTimeout()
+	if err != nil {
+		e.Reject(c.N, err)
+		return
+	}
 	if e.req != nil && !e.sess.Ended() {
 		e.Stop()
 	}
 	e.cmd, e.req, e.early, e.n = c, &r, early, c.N
+	e.idle = idle
 	e.showing = false
 	e.sess = sess
 	if !at.IsZero() {
@@ -216,14 +229,14 @@ func (e *Element) Stop() {
 		e.conn = nil
 	}
 	if e.streamID != "" {
-		// Over a WebSocket the socket carried the stop; the DELETE beside
-		// it (to the same relay) is for what the answer cost (Cost).
-		endpoint := e.req.Endpoint
+		// Over a WebSocket the socket carries the stop, and the relay's
+		// stopped status on it what the answer cost (StopStatus): no
+		// DELETE. Over HTTP the DELETE carries the request's headers (its
+		// authorization), and its answer is the cost (Cancelled).
 		if e.req.WebSocket {
-			endpoint = httpOf(e.req.WSURL)
-		}
-		if u, err := StreamURLs(endpoint, e.streamID, e.streamRef); err == nil {
-			e.env.Cancel(u.Cancel)
+			e.stopped = e.sess
+		} else if u, err := StreamURLs(e.req.Endpoint, e.streamID, e.streamRef); err == nil {
+			e.env.Cancel(u.Cancel, cancelHeaders(e.req.Headers))
 			e.stopped = e.sess
 		}
 	}
@@ -303,6 +316,9 @@ func (e *Element) response(r Response) {
 	if r.StreamID != "" {
 		e.streamID, e.streamRef = r.StreamID, r.StreamURL
 	}
+	if r.StreamURL != "" && e.req != nil {
+		SawRelay(e.req.Endpoint) // a relay: its preflight allows the resume header
+	}
 	if !r.OK {
 		e.conn.httpStatus = r.Status
 		return
@@ -322,7 +338,11 @@ func (e *Element) Ended(gen int, end End) bool {
 	e.closeConn()
 	e.env.Want()
 	if c.httpStatus != 0 {
-		e.sess.End(HTTPError(c.httpStatus, c.errBody))
+		err := HTTPError(c.httpStatus, c.errBody)
+		if se, ok := err.(*StatusError); ok {
+			se.URL = c.url
+		}
+		e.sess.End(err)
 		return true
 	}
 	if e.sess.Terminal() {
@@ -333,7 +353,10 @@ func (e *Element) Ended(gen int, end End) bool {
 	var connErr error
 	switch {
 	case end.Kind != EndDone:
-		connErr = ConnError(e.req.URL, end.Err)
+		connErr = ConnError(c.url, end.Err)
+		if end.Kind == EndFetchError && !c.resumed {
+			connErr = corsHint(connErr, c.url, e.cmd.Origin, e.req.Headers)
+		}
 	case c.webSocket && end.Close != nil:
 		ce.Clean, connErr = WSClose(end.Close.URL, c.opened, end.Close.Code, end.Close.Reason)
 	}
@@ -359,6 +382,8 @@ func (e *Element) Timer(t Timer, inFlight bool) {
 			e.open(true)
 			e.conn.resumed = true
 		}
+	case TimerIdle:
+		e.checkIdle(t.Gen)
 	case TimerAnnounce:
 		e.announceAt = time.Time{}
 		if inFlight && e.sess != nil {
@@ -375,17 +400,23 @@ func (e *Element) open(resume bool) {
 	r := e.req
 	c := &connState{gen: e.connGen, webSocket: r.WebSocket}
 	e.conn = c
+	if e.idle > 0 {
+		e.lastByte = e.env.Now()
+		e.env.After(e.idle, Timer{Kind: TimerIdle, Gen: c.gen})
+	}
 	if r.WebSocket {
 		c.first = r.Body
 		url := r.WSURL
 		if resume {
 			url, c.first = r.WSResume, ResumeMessage(e.streamID, e.sess.LastEventID())
 		}
+		c.url = url
 		e.env.Open(Conn{Gen: c.gen, WebSocket: true, URL: url})
 		return
 	}
 	if early := e.early; early != nil && !resume {
 		e.early = nil // once: a retry sends the request again
+		c.url = r.URL
 		e.response(Response(*early))
 		e.env.Open(Conn{Gen: c.gen, Adopt: true, URL: r.URL})
 		return
@@ -400,6 +431,7 @@ func (e *Element) open(resume bool) {
 	default:
 		o.Method, o.Headers, o.Body = "POST", r.Headers, r.Body
 	}
+	c.url = o.URL
 	e.env.Open(o)
 }
 
@@ -431,6 +463,9 @@ func (e *Element) drain() {
 	}
 	if len(chunks) > 0 && e.arrived.IsZero() {
 		e.arrived = chunks[0].At
+	}
+	if len(chunks) > 0 {
+		e.lastByte = e.env.Now()
 	}
 	for _, ch := range chunks {
 		if !e.onBytes(c, ch) {
@@ -479,4 +514,33 @@ func (e *Element) statusWord() string {
 		return st.String()
 	}
 	return "streaming"
+}
+
+// ErrIdle is wrapped by the error of an answer that ended because its
+// connection brought no byte for the idle timeout.
+var ErrIdle = errors.New("trickle: the connection went silent")
+
+// checkIdle handles connection gen's idle timer: an answer whose
+// connection brought no byte for the idle timeout ends as incomplete,
+// keeping its text (a proxy that holds the client's side open after the
+// backend died would otherwise leave it streaming for ever); otherwise
+// the timer is armed again for the rest of the bound.
+func (e *Element) checkIdle(gen int) {
+	if !e.current(gen) || e.sess == nil || e.sess.Ended() || e.idle <= 0 {
+		return
+	}
+	e.drain() // bytes that came since the last frame count
+	if !e.current(gen) || e.sess.Ended() {
+		return
+	}
+	silent := e.env.Now().Sub(e.lastByte)
+	if silent < e.idle {
+		e.env.After(e.idle-silent, Timer{Kind: TimerIdle, Gen: gen})
+		return
+	}
+	url := e.conn.url
+	e.closeConn()
+	e.connGen++ // a pending retry timer must not resume it
+	e.sess.End(fmt.Errorf("%w: nothing came from %s for %v (the element's idle-timeout)", ErrIdle, url, e.idle))
+	e.env.Want()
 }

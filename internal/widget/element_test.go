@@ -24,9 +24,11 @@ type fakeEnv struct {
 	closed  []string // "gen" or "gen stop"
 	sent    []string // "gen: text"
 	cancels []string
-	timers  []armed
-	inbox   map[int][][]byte
-	wants   int // Want calls: the host posts a frame only after one
+	// cancelHeaders are the headers of each Cancel.
+	cancelHeaders [][][2]string
+	timers        []armed
+	inbox         map[int][][]byte
+	wants         int // Want calls: the host posts a frame only after one
 }
 
 type armed struct {
@@ -47,7 +49,10 @@ func (f *fakeEnv) Close(gen int, stop bool) {
 func (f *fakeEnv) Send(gen int, text string) {
 	f.sent = append(f.sent, fmt.Sprintf("%d: %s", gen, text))
 }
-func (f *fakeEnv) Cancel(url string)              { f.cancels = append(f.cancels, url) }
+func (f *fakeEnv) Cancel(url string, h [][2]string) {
+	f.cancels = append(f.cancels, url)
+	f.cancelHeaders = append(f.cancelHeaders, h)
+}
 func (f *fakeEnv) After(d time.Duration, t Timer) { f.timers = append(f.timers, armed{d, t}) }
 func (f *fakeEnv) Want()                          { f.wants++ }
 func (f *fakeEnv) Say([]byte)                     {}
@@ -352,7 +357,7 @@ func TestStopRaces(t *testing.T) {
 		require.Equal(t, map[int]string{1: "stopped"}, p.resolved)
 	})
 
-	t.Run("over a WebSocket: the socket carries the stop, a DELETE asks what it cost", func(t *testing.T) {
+	t.Run("over a WebSocket: the socket carries the stop, and no DELETE goes beside it", func(t *testing.T) {
 		env, p := newFakeEnv(t), newPage(t)
 		e := NewElement(1, env, nil, "worker")
 		e.Do(askCmd(t, 1, `,"transport":"websocket"`), time.Time{}, nil)
@@ -366,9 +371,13 @@ func TestStopRaces(t *testing.T) {
 		e.Stop()
 		p.take(e)
 		require.Equal(t, []string{strconv.Itoa(c.Gen) + " stop"}, env.closed)
-		require.Equal(t, []string{"https://app.test/v1/streams/s"}, env.cancels, "the relay's stream, beside its /v1/ws")
+		require.Empty(t, env.cancels, "the stop went on the socket, whose stopped status says what it cost")
 		require.False(t, e.Ended(c.Gen, End{Kind: EndDone, Close: &WSClosed{URL: c.URL, Code: 1000}}))
 		require.Equal(t, map[int]string{1: "stopped"}, p.resolved)
+		require.False(t, e.StopStatus("id: s:9\ndata: {}\n\n"), "an event that is not the relay's status")
+		require.True(t, e.StopStatus("id: s:10\nevent: trickle.status\ndata: {\"status\":\"stopped\",\"usage\":{\"completion_tokens\":7}}\n\n"))
+		p.take(e)
+		require.Equal(t, "trickle-usage", p.events[len(p.events)-1], "the stopped status's usage is the cost")
 	})
 
 	t.Run("mid-sentence, nothing whole left to say: the ending is asked for at once", func(t *testing.T) {

@@ -25,15 +25,26 @@ type Env interface {
 	// Take returns the inbox batch (see protocol.ParseInbox) of the bytes
 	// connection gen gathered since the last Take, or nil.
 	Take(gen int) []byte
-	// Cancel asks the relay to cancel a generation: DELETE url, sent so
-	// that it survives the page going.
-	Cancel(url string)
+	// Cancel asks the relay to cancel a generation: DELETE url with
+	// headers (the request's own: its authorization), sent so that it
+	// survives the page going. What the relay answered comes back as
+	// the element's Cancelled.
+	Cancel(url string, headers [][2]string)
 	// After delivers t to the element's Timer after d.
 	After(d time.Duration, t Timer)
 	// Want says the element has something for the next frame.
 	Want()
 	// Say posts a message (AppendSay) to the page now, ahead of the frame.
 	Say(msg []byte)
+}
+
+// CancelResult is what a Stop's DELETE got: the relay's status and body,
+// or the browser's error text when it got no response.
+type CancelResult struct {
+	URL    string
+	Status int
+	Body   []byte
+	Err    string
 }
 
 // Conn is a connection an Element asks its Env to open.
@@ -117,6 +128,9 @@ const (
 	TimerRetry TimerKind = iota + 1
 	// TimerAnnounce: the announcer has something due.
 	TimerAnnounce
+	// TimerIdle: time to check whether connection Gen went silent for
+	// the idle timeout.
+	TimerIdle
 )
 
 // Timer is a timer an Element asked its Env for.

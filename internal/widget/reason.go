@@ -30,17 +30,19 @@ const (
 	ReasonCutOff             // the body ended without the answer's end marker
 	ReasonEmpty              // the body ended with nothing in it
 	ReasonUnreadable         // bytes came, but none could be read as an answer
-	ReasonUpstream           // the model or the relay reported a failure in the stream
+	ReasonUpstream           // the model's service reported a failure in the stream
+	ReasonRelay              // the relay itself failed the stream (its store, its generator, its limits), not the model
 	ReasonTooLarge           // an event over the size bound was dropped, and the answer ended without its end
 	ReasonExpired            // the relay no longer has the stream to resume
 	ReasonWithheld           // the relay's hold-back checker blocked the rest of the answer
+	ReasonIdle               // no byte came for the element's idle-timeout
 	ReasonUnknown            // anything else (a fault in the widget itself)
 	reasonCount
 )
 
 var reasonKeys = [reasonCount]string{
 	"", "refused", "notFound", "rateLimited", "serverError", "rejected", "network", "dropped",
-	"cutOff", "empty", "unreadable", "upstream", "tooLarge", "expired", "withheld", "unknown",
+	"cutOff", "empty", "unreadable", "upstream", "relayFailed", "tooLarge", "expired", "withheld", "idle", "unknown",
 }
 
 func (r Reason) String() string {
@@ -70,13 +72,22 @@ type StatusError struct {
 	// Message is the start of the body, or its JSON error's message ("" for
 	// an empty body).
 	Message string
+	// URL is the address that answered ("" when not known).
+	URL string
 }
 
 func (e *StatusError) Error() string {
+	at := ""
+	if e.URL != "" {
+		at = " at " + e.URL
+	}
 	if e.Message == "" {
+		if e.URL != "" {
+			return fmt.Sprintf("trickle: the server answered HTTP %d with an empty body%s", e.Status, at)
+		}
 		return fmt.Sprintf("trickle: the server answered HTTP %d", e.Status)
 	}
-	return fmt.Sprintf("trickle: the server answered HTTP %d: %s", e.Status, e.Message)
+	return fmt.Sprintf("trickle: the server answered HTTP %d%s: %s", e.Status, at, e.Message)
 }
 
 // ErrConnection is wrapped by every error of a connection that failed or
@@ -133,12 +144,19 @@ func Explain(st stream.Status, err error, a *stream.Answer, bytes int) (Reason, 
 		events, skipped, problems = a.Events(), a.Skipped(), a.Problems()
 	}
 	switch {
+	case errors.Is(err, ErrIdle):
+		return ReasonIdle, 0
 	case errors.Is(err, stream.ErrGone):
 		return ReasonExpired, 0
 	case errors.Is(err, stream.ErrWithheld):
 		return ReasonWithheld, 0
-	case errors.Is(err, stream.ErrProvider), errors.Is(err, stream.ErrRelay):
+	case errors.Is(err, stream.ErrProvider):
 		return ReasonUpstream, 0
+	case errors.Is(err, stream.ErrRelay):
+		// The relay's own status without the provider's error before it:
+		// the relay failed (a fleet's relay died, its store was lost), not
+		// the model.
+		return ReasonRelay, 0
 	case errors.Is(err, stream.ErrUnreadable):
 		return ReasonUnreadable, 0
 	case errors.Is(err, ErrConnection):

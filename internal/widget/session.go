@@ -273,6 +273,9 @@ func (s *Session) End(err error) {
 		_ = s.pipe.Close() // the status (complete / incomplete) says it
 	case errors.Is(err, ErrStoppedByUser):
 		s.pipe.Stop()
+	case errors.Is(err, ErrIdle):
+		s.pipe.Cut(err) // incomplete, not failed: the connection went silent
+
 	default:
 		s.pipe.Fail(err)
 	}

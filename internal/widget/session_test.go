@@ -219,7 +219,7 @@ func TestASessionShowsAndAnnouncesEveryDialectInAnyCut(t *testing.T) {
 	for _, dialect := range sim.Dialects() {
 		for _, answer := range []string{"short", "thinking", "tool-call"} {
 			t.Run(dialect.String()+"/"+answer, func(t *testing.T) {
-				data, ends, want := events(t, sim.Params{Dialect: dialect, Answer: answer, TokenChars: 3})
+				data, ends, want := events(t, sim.Params{Dialect: dialect, Answer: answer, TokenChars: 3, Tools: []sim.Tool{sim.Weather}})
 				for round := 0; round < rounds; round++ {
 					rng := rand.New(rand.NewPCG(uint64(round), 7))
 					dropAt := 0

@@ -61,9 +61,11 @@ var English = Strings{
 		ReasonEmpty:       protocol.EnglishEmpty,
 		ReasonUnreadable:  protocol.EnglishUnreadable,
 		ReasonUpstream:    protocol.EnglishUpstream,
+		ReasonRelay:       protocol.EnglishRelayFailed,
 		ReasonTooLarge:    protocol.EnglishTooLarge,
 		ReasonExpired:     protocol.EnglishExpired,
 		ReasonWithheld:    protocol.EnglishWithheld,
+		ReasonIdle:        protocol.EnglishIdle,
 		ReasonUnknown:     protocol.EnglishUnknown,
 	},
 	Metrics: [len(metricKeys)]string{

@@ -29,6 +29,7 @@ var dialects = map[stream.Dialect]dialect{
 	stream.DialectOllama:    ollama{},
 	stream.DialectPlain:     plain{},
 	stream.DialectAISDK:     aisdk{},
+	stream.DialectAGUI:      agui{},
 }
 
 // q quotes s as a JSON string without HTML escaping (providers send < and >
@@ -188,16 +189,20 @@ func (a anthropic) end(g *Generator, kind int) []Message {
 }
 
 func (a anthropic) finish(g *Generator, reason string) []Message {
+	seq := "null"
 	switch reason {
 	case "stop":
 		reason = "end_turn"
+		if g.stopSeq != "" {
+			reason, seq = "stop_sequence", q(g.stopSeq)
+		}
 	case "length":
 		reason = "max_tokens"
 	case "tool_calls":
 		reason = "tool_use"
 	}
 	return []Message{a.ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":`+q(reason)+
-		`,"stop_sequence":null},"usage":{"output_tokens":`+itoa(completionTokens(g))+`}}`)}
+		`,"stop_sequence":`+seq+`},"usage":{"output_tokens":`+itoa(completionTokens(g))+`}}`)}
 }
 
 func (a anthropic) endMarker(*Generator) []Message {

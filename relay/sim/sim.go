@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -62,6 +63,17 @@ type Params struct {
 	// ToolResult, when the conversation ends with a tool's result and no
 	// Answer is named, makes the answer a text that reports it.
 	ToolResult *ToolResult
+
+	// Tools are the functions the request declares: an answer calls one
+	// only if it is there, with arguments valid against its schema (see
+	// withTools); with none, the tool-call answer says it has no tool.
+	Tools []Tool
+	// ToolChoice is "" or "auto" (the model decides), "none" (no call),
+	// "required" (some call) or a declared tool's name (that call).
+	ToolChoice string
+	// Stop lists stop sequences: the text ends before the first one that
+	// appears (which is not sent), with finish reason "stop".
+	Stop []string
 }
 
 // ToolResult is what a tool the simulated model called returned.
@@ -96,6 +108,9 @@ type Generator struct {
 	rest      string // what is left of the current part
 	failed    bool
 	truncated bool          // MaxTokens cut the answer
+	stopSeq   string        // the stop sequence that ended the text, if one did
+	reason    string        // the finish reason, once known
+	streamed  [3][]byte     // what was streamed of the thinking, text and tool arguments
 	carry     time.Duration // time passed with no event to carry it
 	started   bool          // a token has been produced (for the ttft)
 	done      bool
@@ -133,6 +148,13 @@ func New(p Params) (*Generator, error) {
 	} else if a, ok = Lookup(p.Answer); !ok {
 		return nil, fmt.Errorf("%w %q (want one of %v)", ErrUnknownAnswer, p.Answer, Names())
 	}
+	a = withTools(a, p.Tools, p.ToolChoice)
+	var stopSeq string
+	if cut, seq, ok := cutAtStop(a.Text, p.Stop); ok {
+		// The model stops generating at the sequence: no text after it,
+		// and no tool call (which would have come after the text).
+		a.Text, a.Tool, stopSeq = cut, nil, seq
+	}
 	if p.Model == "" {
 		p.Model = "trickle-sim"
 	}
@@ -143,14 +165,33 @@ func New(p Params) (*Generator, error) {
 		p.TokenChars = 4
 	}
 	return &Generator{
-		p:      p,
-		answer: a,
-		d:      d,
-		rng:    rand.New(rand.NewPCG(p.Seed, 0x747269636b6c65)),
+		p:       p,
+		answer:  a,
+		stopSeq: stopSeq,
+		d:       d,
+		rng:     rand.New(rand.NewPCG(p.Seed, 0x747269636b6c65)),
 	}, nil
 }
 
-// Answer is the canned answer being streamed.
+// cutAtStop cuts text before the earliest of the stop sequences.
+func cutAtStop(text string, stop []string) (string, string, bool) {
+	at, seq := -1, ""
+	for _, s := range stop {
+		if s == "" {
+			continue
+		}
+		if i := strings.Index(text, s); i >= 0 && (at < 0 || i < at) {
+			at, seq = i, s
+		}
+	}
+	if at < 0 {
+		return text, "", false
+	}
+	return text[:at], seq, true
+}
+
+// Answer is the canned answer being streamed (after the request's tools
+// and stop sequences shaped it).
 func (g *Generator) Answer() Answer { return g.answer }
 
 // Failed reports whether the generation ended with an injected error.
@@ -249,6 +290,7 @@ func (g *Generator) fill() {
 		tok := g.nextToken()
 		g.tokens++
 		g.acc = append(g.acc, tok...)
+		g.streamed[kind-phaseThinking] = append(g.streamed[kind-phaseThinking], tok...)
 		deltas := g.d.delta(g, kind, tok, first)
 		for i := range deltas {
 			deltas[i].Token = true
@@ -269,6 +311,7 @@ func (g *Generator) fill() {
 		case g.answer.Tool != nil:
 			reason = "tool_calls"
 		}
+		g.reason = reason
 		msgs := g.d.finish(g, reason)
 		if !g.p.NoEnd {
 			msgs = append(msgs, g.d.endMarker(g)...)
@@ -284,6 +327,31 @@ func (g *Generator) fill() {
 	default:
 		g.done = true
 	}
+}
+
+// Whole is the generation as one completion (a request that does not
+// stream): what it streams, with MaxTokens and the stop sequences
+// applied, drained at once.
+type Whole struct {
+	Thinking, Text string
+	Tool           *ToolCall // with the arguments streamed; nil when none
+	FinishReason   string    // stop, length or tool_calls
+	Tokens         int
+}
+
+// Drain runs the generation to its end, ignoring delays and faults'
+// events, and returns it whole.
+func (g *Generator) Drain() Whole {
+	for {
+		if _, ok := g.Next(); !ok {
+			break
+		}
+	}
+	w := Whole{Thinking: string(g.streamed[0]), Text: string(g.streamed[1]), FinishReason: g.reason, Tokens: g.tokens}
+	if t := g.answer.Tool; t != nil && len(g.streamed[2]) > 0 {
+		w.Tool = &ToolCall{ID: t.ID, Name: t.Name, Arguments: string(g.streamed[2])}
+	}
+	return w
 }
 
 // Failure returns the events a dialect uses to report a failure mid-answer:

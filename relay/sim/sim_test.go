@@ -60,7 +60,7 @@ func TestEveryDialectDecodesToTheCannedAnswer(t *testing.T) {
 					sizes = []int{64} // long answers: one size keeps the test fast
 				}
 				for _, chars := range sizes {
-					msgs := all(t, sim.Params{Dialect: d, Answer: name, TokenChars: chars, Seed: 7})
+					msgs := all(t, sim.Params{Dialect: d, Answer: name, TokenChars: chars, Seed: 7, Tools: []sim.Tool{sim.Weather}})
 					for _, dialect := range []stream.Dialect{d, stream.DialectAuto} {
 						a := decode(t, dialect, wire(msgs))
 						require.Equal(t, stream.Complete, a.Status(), "dialect %s read as %s: %v", d, dialect, a.Err())
@@ -106,7 +106,7 @@ func TestTheSameParamsGiveTheSameEventsAndDelays(t *testing.T) {
 func TestSeedPicksTheAnswerWhenNoneIsNamed(t *testing.T) {
 	seen := map[string]bool{}
 	for seed := range uint64(8) {
-		g, err := sim.New(sim.Params{Seed: seed})
+		g, err := sim.New(sim.Params{Seed: seed, Tools: []sim.Tool{sim.Weather}})
 		require.NoError(t, err)
 		require.Equal(t, sim.Pick(seed).Name, g.Answer().Name)
 		seen[g.Answer().Name] = true

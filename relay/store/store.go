@@ -16,6 +16,8 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+
+	"github.com/trickle-dev/trickle/relay/wire"
 )
 
 // Store keeps the relay's stream logs. A Store serves one relay.
@@ -78,13 +80,8 @@ type Stream interface {
 	Running() bool
 }
 
-// Usage is what a stream generated: its output tokens, Estimated when
-// they are counted from the events the relay received (a real upstream's,
-// one token an event) rather than known (the simulated model's).
-type Usage struct {
-	CompletionTokens int  `json:"completion_tokens"`
-	Estimated        bool `json:"estimated"`
-}
+// Usage is what a stream generated (the contract's wire.Usage).
+type Usage = wire.Usage
 
 // Unstored is what a store takes from a stream in one round trip.
 type Unstored struct {
@@ -128,6 +125,45 @@ type Host interface {
 	// NewFollower makes the log of a stream another relay generates;
 	// unfollow stops the store's following.
 	NewFollower(id, dialect string, created time.Time, unfollow func()) Follower
+}
+
+// LimitStore is a Store that can also count the relay's per-identity
+// limits (rate, generations at once, tokens a day) where every relay using
+// it sees the counts: the relays of a fleet then share their clients'
+// limits. A store that does not offer it leaves each relay counting in
+// its own memory. The relay asks for it once, after Bind.
+type LimitStore interface {
+	Store
+	// Limits is the store's Counter.
+	Limits() Counter
+}
+
+// Counter is where a relay's limits are counted; storetest.Run checks the
+// contract of a LimitStore's. Its calls that take a context may fail (the
+// backing unreachable: wrap ErrUnavailable or not, the relay treats any
+// failure as the store being unavailable); Release and Spend never block.
+type Counter interface {
+	// Allow counts one request of key against a rate of n requests per
+	// per: n may come at once, then one each per/n (GCRA). It returns 0
+	// when the request is allowed, else how long until one would be; a
+	// request it refuses is not counted.
+	Allow(ctx context.Context, key string, n int, per time.Duration) (time.Duration, error)
+	// Refund takes back one request Allow counted against the same rate,
+	// for a request that was refused after all.
+	Refund(ctx context.Context, key string, n int, per time.Duration) error
+	// Acquire takes one of key's max slots for lease (a generation); false
+	// when all are taken. A slot taken by a relay that died lapses within
+	// the lease (Settings.Lease).
+	Acquire(ctx context.Context, key, lease string, max int) (bool, error)
+	// Release frees lease's slot of key.
+	Release(key, lease string)
+	// Spent is what key spent on day (2006-01-02, UTC).
+	Spent(ctx context.Context, key, day string) (int64, error)
+	// Spend adds n to what key spent on day.
+	Spend(key, day string, n int64)
+	// Wait waits for the writes still under way (Release, Spend), so that
+	// they are not lost when the relay closes.
+	Wait()
 }
 
 // Settings are the relay's options a store follows.

@@ -260,3 +260,79 @@ func TestAChatSendsTheHistoryRunsToolsAndShowsAStoredThreadAgain(t *testing.T) {
 		require.JSONEq(t, stored, browsertest.Eval[string](t, ctx, `JSON.stringify(document.getElementById("chat").messages)`))
 	})
 }
+
+// The chat declares its tools in every request (OpenAI's tools, with the
+// page's description and JSON Schema) and the simulated model, like a real
+// one, calls only what was declared: with no tool it answers in words,
+// with a declared tool it calls it with arguments valid against the
+// schema, and tool_choice "none" keeps it from calling.
+func TestAChatDeclaresItsToolsAndTheModelCallsOnlyThose(t *testing.T) {
+	rr := startRecordingRelay(t)
+	ctx := tabAt(t, rr.url)
+	require.True(t, browsertest.Eval[bool](t, ctx, newChat))
+	ask := func(setup, text string) (reqs []chatRequest, last map[string]any) {
+		t.Helper()
+		n := len(rr.requests())
+		browsertest.Eval[bool](t, ctx, `(async () => { const c = document.getElementById("chat"); `+setup+`; await c.send(`+browsertest.JSString(text)+`); return true; })()`)
+		return rr.requests()[n:], browsertest.Eval[map[string]any](t, ctx, `document.getElementById("chat").messages.at(-1)`)
+	}
+
+	// No tool: none declared, none called, the model says so.
+	reqs, last := ask(`c.tools = {}`, "What's the weather in Lyon?")
+	require.Len(t, reqs, 1)
+	require.NotContains(t, reqs[0], "tools", "no tool, no declaration")
+	require.Equal(t, "complete", last["status"])
+	require.Empty(t, last["tool_calls"], "the model never calls an undeclared tool")
+	require.Contains(t, last["content"], "declares no tool")
+
+	// A declared tool with its own schema: called, with arguments that fit it.
+	reqs, last = ask(`window.ran = []; c.tools = { get_weather: {
+		description: "The weather in a city.",
+		parameters: { type: "object", properties: { city: { type: "string", maxLength: 4 } }, required: ["city"], additionalProperties: false },
+		run: async (args, call) => { window.ran.push({ args, call }); return { city: args.city, temperature: 21 }; },
+	} }`, "What's the weather in Lyon?")
+	require.Len(t, reqs, 2, "the question, then the tool's result")
+	require.JSONEq(t, `[{"type":"function","function":{"name":"get_weather","description":"The weather in a city.",
+		"parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":4}},"required":["city"],"additionalProperties":false}}}]`, string(reqs[0]["tools"]))
+	require.JSONEq(t, string(reqs[0]["tools"]), string(reqs[1]["tools"]), "every request declares them")
+	ran := browsertest.Eval[[]map[string]any](t, ctx, `window.ran`)
+	require.Len(t, ran, 1)
+	require.Equal(t, map[string]any{"city": "Lyon"}, ran[0]["args"], "arguments valid against the declared schema")
+	require.Equal(t, "complete", last["status"])
+	require.Contains(t, last["content"], `"temperature":21`)
+
+	// tool_choice "none": declared, not called.
+	reqs, last = ask(`c.toolChoice = "none"`, "What's the weather in Lyon?")
+	require.Len(t, reqs, 1)
+	require.JSONEq(t, `"none"`, string(reqs[0]["tool_choice"]))
+	require.Empty(t, last["tool_calls"])
+	require.Len(t, browsertest.Eval[[]any](t, ctx, `window.ran`), 1, "not run again")
+}
+
+// A turn that failed stays in the thread for the reader but is not sent
+// back as an empty assistant message, which the simulated model (like
+// the providers) refuses: the next question is answered.
+func TestAFailedTurnIsKeptButNotSentBack(t *testing.T) {
+	rr := startRecordingRelay(t)
+	ctx := tabAt(t, rr.url)
+	require.True(t, browsertest.Eval[bool](t, ctx, newChat))
+	browsertest.Eval[bool](t, ctx, `(async () => {
+		const c = document.getElementById("chat");
+		const ok = c.getAttribute("endpoint");
+		c.setAttribute("endpoint", ok + "&error_after=1");
+		await c.send("hello");
+		c.setAttribute("endpoint", ok);
+		await c.send("hello again");
+		return true;
+	})()`)
+	hist := browsertest.Eval[[]map[string]any](t, ctx, `document.getElementById("chat").messages`)
+	require.Len(t, hist, 4, "the failed turn is kept")
+	require.Equal(t, "failed", hist[1]["status"])
+	require.Equal(t, "", hist[1]["content"])
+	require.Equal(t, 2, browsertest.Eval[int](t, ctx, `document.querySelectorAll("#chat [data-trickle-chat=turn][data-role=assistant]").length`), "and shown")
+	reqs := rr.requests()
+	require.Len(t, reqs, 2)
+	msgs := reqs[1].messages(t)
+	require.Equal(t, []map[string]any{{"role": "user", "content": "hello"}, {"role": "user", "content": "hello again"}}, msgs)
+	require.Equal(t, "complete", hist[3]["status"], "the model answered the next question")
+}

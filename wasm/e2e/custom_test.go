@@ -60,6 +60,18 @@ func custom(w http.ResponseWriter, r *http.Request) {
 		unauthorized(w, r)
 		return
 	}
+	if r.URL.Path == "/custom/completion" {
+		customCompletion(w, r)
+		return
+	}
+	if r.URL.Path == "/custom/empty404" {
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	if r.URL.Path == "/custom/silent" {
+		customSilent(w, r)
+		return
+	}
 	if r.URL.Path == "/custom/text" {
 		customText(w, r)
 		return
@@ -229,7 +241,7 @@ func TestAnErrorBodyOfNonASCIITextFailsTheAnswerWithAReadableMessage(t *testing.
 	require.Equal(t, "The server failed to answer (502).", r.Notice)
 	d := errorDetail(t, r)
 	require.True(t, utf8.ValidString(d.Detail))
-	require.Contains(t, d.Detail, "HTTP 502: "+errorBody, "the whole body (400 bytes, 134 characters), no character cut in two")
+	require.Contains(t, d.Detail, "HTTP 502 at "+server(t)+"/custom/error: "+errorBody, "the URL, then the whole body (400 bytes, 134 characters), no character cut in two")
 	require.Equal(t, "serverError", d.Reason)
 }
 

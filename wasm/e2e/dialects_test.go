@@ -17,9 +17,10 @@ import (
 	"github.com/trickle-dev/trickle/internal/browsertest"
 )
 
-// recordings is stream/testdata: the AI SDK's own bodies among them
-// (stream/testdata/aisdk/record.mjs wrote them, with the headers it sent
-// in aisdk/headers.json).
+// recordings is stream/testdata: the AI SDK's and the AG-UI SDK's own
+// bodies among them (stream/testdata/aisdk/record.mjs, aisdk7/record.mjs
+// and agui/record.mjs wrote them, with the headers they sent in their
+// headers.json).
 var recordings = filepath.Join("..", "..", "stream", "testdata")
 
 // customRecorded is a plain backend that answers a recording as the AI SDK
@@ -42,14 +43,21 @@ func customRecorded(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusNotFound)
 		return
 	}
-	var headers map[string]map[string]string
-	b, err := os.ReadFile(filepath.Join(recordings, "aisdk", "headers.json"))
-	if err == nil {
-		err = json.Unmarshal(b, &headers)
-	}
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+	// Each recording project keeps the headers its SDK sent.
+	headers := map[string]map[string]string{}
+	for _, dir := range []string{"aisdk", "aisdk7", "agui"} {
+		var hs map[string]map[string]string
+		b, err := os.ReadFile(filepath.Join(recordings, dir, "headers.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &hs)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		for f, h := range hs {
+			headers[f] = h
+		}
 	}
 	h, ok := headers[file]
 	if !ok {
@@ -135,6 +143,33 @@ func TestTheAISDKsErrorFailsTheAnswerWithItsMessageAndItsAbortStopsIt(t *testing
 	r = ask(t, ctx, map[string]string{"endpoint": "/custom/recorded/ai-sdk-abort.sse"}, "go on")
 	require.Equal(t, "stopped", r.Status, r.Notice)
 	require.Equal(t, "Stopped mid", r.Text)
+}
+
+// The AG-UI SDK's own streams (stream/testdata/agui/record.mjs): text,
+// thinking, a tool call with its result; a cancelled run is stopped, a
+// failed one fails with its message.
+func TestAnAGUIStreamShowsItsTextThinkingAndToolAndItsOutcome(t *testing.T) {
+	ctx := tab(t)
+	r := ask(t, ctx, map[string]string{"endpoint": "/custom/recorded/ag-ui-tool.sse"}, "weather")
+	require.Equal(t, "complete", r.Status, r.Notice)
+	require.Equal(t, "## Paris\n\nLet me check the weather in *Paris* 🌦️ — one moment.\n\nIt is **21 °C** and clear.\n\n| city | sky |\n| --- | --- |\n| Paris | clear |\n", r.Text)
+	sameDOM(t, ctx, r.Text, r.HTML)
+	require.True(t, r.ThinkShown)
+	require.Equal(t, "The reader asks about Paris. The weather tool can tell.", strings.TrimSpace(r.Thinking))
+	require.Contains(t, r.Tools, "<code>get_weather</code>")
+	require.Contains(t, r.Tools, `<pre><code>{"city":"Paris"}</code></pre>`, "the arguments, assembled")
+	require.Contains(t, r.Tools, `<pre data-trickle="tool-output"><code>{"city":"Paris","temperature":21,"sky":"clear"}</code></pre>`, "and the tool's result")
+	require.False(t, r.NoticeShown)
+
+	r = ask(t, ctx, map[string]string{"endpoint": "/custom/recorded/ag-ui-cancelled.sse"}, "go on")
+	require.Equal(t, "stopped", r.Status, r.Notice)
+	require.Equal(t, "Stopped mid sentence", r.Text)
+
+	r = ask(t, ctx, map[string]string{"endpoint": "/custom/recorded/ag-ui-error.sse"}, "story")
+	require.Equal(t, "failed", r.Status)
+	require.Equal(t, "The first half of the answer, then", r.Text, "the text before the error stays")
+	require.Equal(t, "The model's service reported an error.", r.Notice, "the reader's sentence")
+	require.Contains(t, errorDetail(t, r).Detail, "The model is overloaded, try again", "the agent's message goes to the developer's detail")
 }
 
 func TestATextBodyIsTheAnswerAndABodyCutShortIsNotComplete(t *testing.T) {

@@ -216,17 +216,34 @@ const collect = `(() => {
 	};
 })()`
 
+// weatherTool declares get_weather, the tool the canned tool-call answer
+// calls: the simulated model, like a real one, calls only declared tools.
+const weatherTool = `{"type":"function","function":{"name":"get_weather","parameters":{"type":"object",` +
+	`"properties":{"location":{"type":"string"},"unit":{"type":"string","enum":["celsius","fahrenheit"]},"include_forecast":{"type":"boolean"}},"required":["location"]}}}`
+
+// withWeather is a request body (for ask) asking prompt with get_weather
+// declared.
+func withWeather(prompt string) string {
+	q, _ := json.Marshal(prompt)
+	return `{"messages":[{"role":"user","content":` + string(q) + `}],"tools":[` + weatherTool + `]}`
+}
+
 // ask sets the element's attributes, asks, waits for the end and collects.
+// A prompt that is a JSON object (withWeather) is asked as the request body.
 func ask(t testing.TB, ctx context.Context, attrs map[string]string, prompt string) result {
 	t.Helper()
 	var set strings.Builder
 	for k, v := range attrs {
 		fmt.Fprintf(&set, "a.setAttribute(%q, %q);\n", k, v)
 	}
+	arg := browsertest.JSString(prompt)
+	if strings.HasPrefix(prompt, "{") && json.Valid([]byte(prompt)) {
+		arg = prompt
+	}
 	status := browsertest.Eval[string](t, ctx, `(async () => {
 		const a = document.getElementById("a");
 		`+set.String()+`
-		return await a.ask(`+browsertest.JSString(prompt)+`);
+		return await a.ask(`+arg+`);
 	})()`)
 	r := waitAnnouncer(t, ctx)
 	require.Equal(t, status, r.Status, "ask() resolves with the final status")
@@ -352,7 +369,7 @@ func TestEveryDialectOfTheSimulatedModelRendersTheSameAnswer(t *testing.T) {
 	want := canned(t, "tool-call")
 	for _, d := range sim.Dialects() {
 		t.Run(d.String(), func(t *testing.T) {
-			r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=tool-call&gap_ms=0.5&dialect=" + d.String()}, "weather")
+			r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=tool-call&gap_ms=0.5&dialect=" + d.String()}, withWeather("weather"))
 			require.Equal(t, "complete", r.Status)
 			require.Equal(t, want.Text, r.Text)
 			sameDOM(t, ctx, r.Text, r.HTML)

@@ -229,7 +229,7 @@ func TestTheAnnouncerSaysEachUnitOnceAndTheStatusOnce(t *testing.T) {
 	for _, answer := range []string{"short", "tool-call"} {
 		t.Run(answer, func(t *testing.T) {
 			ctx := tab(t)
-			r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=" + answer + "&token_chars=3"}, "speak")
+			r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=" + answer + "&token_chars=3"}, withWeather("speak"))
 			require.Equal(t, "complete", r.Status)
 			requireAnnounced(t, r)
 			require.NotEmpty(t, r.StatusText, "the end is announced in the status region")
@@ -262,7 +262,7 @@ func TestSSEAndWebSocketGiveTheSameDOM(t *testing.T) {
 				r := ask(t, ctx, map[string]string{
 					"endpoint":  "/v1/chat/completions?answer=" + answer + "&dialect=anthropic&token_chars=5",
 					"transport": tr,
-				}, "same")
+				}, withWeather("same"))
 				require.Equal(t, "complete", r.Status, tr)
 				got = append(got, r)
 			}

@@ -18,7 +18,7 @@ func TestAStoredMessageShowsTheSameAnswerAgain(t *testing.T) {
 	ctx := tab(t)
 	for _, answer := range []string{"tool-call", "short"} {
 		t.Run(answer, func(t *testing.T) {
-			r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=" + answer + "&gap_ms=0.5"}, "hello")
+			r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=" + answer + "&gap_ms=0.5"}, withWeather("hello"))
 			require.Equal(t, "complete", r.Status)
 			stored := browsertest.Eval[string](t, ctx, `JSON.stringify(document.getElementById("a").message)`)
 

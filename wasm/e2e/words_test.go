@@ -85,7 +85,7 @@ func TestA401WithAnHTMLBodyShowsOnePlainSentenceOnceAndTheChainToTheDeveloper(t 
 	require.Contains(t, d.Detail, "<h1>401 Authorization Required</h1>", "the developer gets the body")
 
 	require.Len(t, v.Console, 1, "the chain goes to the console once: %q", v.Console)
-	require.Contains(t, v.Console[0], "HTTP 401: "+unauthorizedPage[:60])
+	require.Contains(t, v.Console[0], "HTTP 401 at "+server(t)+"/custom/401: "+unauthorizedPage[:60])
 }
 
 func TestThePagesStringsReplaceTheWordsShownAndSpoken(t *testing.T) {

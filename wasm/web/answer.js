@@ -3,14 +3,14 @@
 // settle, and how its updates reach the DOM: announcements and status at
 // once (early), the rest in the page's animation frame (apply).
 
-import { COMMAND_ATTRIBUTES, KIND_ATTACH, KIND_DETACH, KIND_RETRY } from "./contract.js";
+import { COMMAND_ATTRIBUTES, KIND_ATTACH, KIND_DETACH, KIND_RETRY, STR_FAILED, STR_UNAVAILABLE } from "./contract.js";
 import { follow } from "./follow.js";
 import { epochNow } from "./host.js";
 import { patchAnswer } from "./patch.js";
 import { holdSelection, restoreSelection } from "./selection.js";
 import { decorate } from "./reading.js";
 import { speakerOf } from "./speech.js";
-import { replaced } from "./strings.js";
+import { replaced, wordOf } from "./strings.js";
 
 // Every element of the page has its own number, whichever Host serves it:
 // Go derives the element's footnote ids from it (trickle-N-fn:1), so two
@@ -96,7 +96,7 @@ export class Answer {
     const n = this.host.newCall();
     const p = new Promise((resolve) => this.calls.set(n, resolve));
     if (this.host.failure) {
-      this.reject(n, this.host.failure);
+      this.unavailable(n, this.host.failure);
       return p;
     }
     this.host.send({ ...cmd, id: this.id, n, at: epochNow() }, init);
@@ -108,6 +108,30 @@ export class Answer {
   reject(n, message) {
     console.error(message);
     this.dispatch("trickle-error", { status: "failed", message, reason: "call", detail: message });
+    const resolve = this.calls.get(n);
+    this.calls.delete(n);
+    resolve?.("failed");
+  }
+
+  // unavailable fails call n because the widget could not start on this
+  // page (a CSP, the .wasm not found, no worker nor main thread to run
+  // on): the reader sees one sentence in the notice and hears it, the
+  // developer gets why in trickle-error's detail and on the console.
+  unavailable(n, detail) {
+    console.error(detail);
+    const sentence = wordOf(this.el, STR_UNAVAILABLE);
+    this.state = "failed";
+    this.el.setAttribute("data-status", "failed");
+    this.content.removeAttribute("aria-busy");
+    this.earlyEnd?.();
+    this.noticeText.textContent = sentence;
+    this.notice.setAttribute("data-kind", "failed");
+    this.notice.hidden = false;
+    this.retryBtn.hidden = true;
+    const failed = wordOf(this.el, STR_FAILED);
+    if (this.status !== this.srStatus) this.status.textContent = failed;
+    this.srStatus.textContent = `${failed} ${sentence}`;
+    this.dispatch("trickle-error", { status: "failed", message: sentence, reason: "unavailable", detail });
     const resolve = this.calls.get(n);
     this.calls.delete(n);
     resolve?.("failed");

@@ -9,6 +9,7 @@
 
 import {
   ATTR_MODEL,
+  ATTR_PROTOCOL,
   CHAT_FORWARDS,
   STR_CHAT_ASSISTANT,
   STR_CHAT_CUT_OFF,
@@ -21,11 +22,26 @@ import {
   STR_JUMP_TO_LATEST,
   STR_TOOL_FAILED,
 } from "./contract.js";
-import { toRequest, checkMessages, turnsOf } from "./history.js";
+import { requestMessages, uiMessages, checkMessages, turnsOf, checkTools, runnerOf, toolDeclarations, toolChoiceOf } from "./history.js";
 import { elementStrings, setElementStrings, wordOf } from "./strings.js";
 import { follow } from "./follow.js";
 
 const Base = typeof HTMLElement === "function" ? HTMLElement : class {};
+
+// PROTOCOLS are what a chat can send (its protocol attribute): "openai"
+// (the default: {messages, model, tools, tool_choice}, OpenAI-style) and
+// "ai-sdk" (what the AI SDK's DefaultChatTransport sends a useChat route:
+// {id, messages: UIMessage[], trigger, messageId}).
+const PROTOCOLS = new Set(["openai", "ai-sdk"]);
+
+// newId is a fresh message or chat id (the AI SDK's are 16 letters and
+// digits; any unique string does).
+function newId() {
+  const abc = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => abc[b % abc.length]).join("");
+}
 
 // MAX_TOOL_ROUNDS bounds how many times in a row the model may call tools
 // before the chat stops asking: a model that calls a tool after every
@@ -43,8 +59,23 @@ export class TrickleChat extends Base {
   #follower = null;
   #stopped = false;
   #headers = {};
-  /** Client-side tools by name: async (args, call) => result. */
-  tools = {};
+  #tools = {};
+  #toolChoice = undefined;
+  #chatId = newId();
+
+  constructor() {
+    super();
+    // A property the page set before the element was defined (its script
+    // ran first) sits on the instance and hides the class's accessor:
+    // take it through the setter.
+    for (const k of ["tools", "toolChoice", "chatId", "headers", "messages"]) {
+      if (Object.hasOwn(this, k)) {
+        const v = this[k];
+        delete this[k];
+        this[k] = v;
+      }
+    }
+  }
 
   connectedCallback() {
     if (this.#parts) return;
@@ -141,6 +172,48 @@ export class TrickleChat extends Base {
     for (const a of this.querySelectorAll("trickle-answer")) a.strings = value;
   }
 
+  /** The page's tools by name, which the model may call: each either
+   *  {description, parameters (a JSON Schema), run(args, call)} or a plain
+   *  async (args, call) => result (declared by its name alone). Every
+   *  request declares them (OpenAI's tools); a call runs here and its
+   *  result goes back to the model. */
+  get tools() {
+    return this.#tools;
+  }
+
+  set tools(value) {
+    this.#tools = checkTools(value);
+  }
+
+  /** OpenAI's tool_choice for every request: "auto", "none", "required",
+   *  or a tool's name (that tool must be called); unset, the model
+   *  decides. */
+  get toolChoice() {
+    return this.#toolChoice;
+  }
+
+  set toolChoice(value) {
+    this.#toolChoice = value == null || value === "" ? undefined : value;
+  }
+
+  /** The conversation's id, sent as the AI SDK's chat id (protocol
+   *  "ai-sdk"); a fresh one by default, set it to go on with a saved
+   *  thread. */
+  get chatId() {
+    return this.#chatId;
+  }
+
+  set chatId(value) {
+    this.#chatId = value == null || value === "" ? newId() : String(value);
+  }
+
+  /** What the chat sends: "openai" (default) or "ai-sdk" (the protocol
+   *  attribute; anything else reads as "openai"). */
+  get protocol() {
+    const p = this.getAttribute?.(ATTR_PROTOCOL) ?? "";
+    return PROTOCOLS.has(p) ? p : "openai";
+  }
+
   /** Extra request headers (e.g. Authorization) for every answer. */
   get headers() {
     return this.#headers;
@@ -154,9 +227,9 @@ export class TrickleChat extends Base {
    *  (and the tools it called) ended. */
   send(text) {
     if (this.#busy) return Promise.reject(new Error("trickle: the chat is answering: stop it first"));
-    this.#messages.push({ role: "user", content: String(text) });
+    this.#messages.push(this.#withId({ role: "user", content: String(text) }));
     this.#addUser(this.#messages.length - 1);
-    return this.#answer();
+    return this.#answer("submit-message");
   }
 
   /** Answers the last question again, in place of the last answer. */
@@ -164,9 +237,10 @@ export class TrickleChat extends Base {
     if (this.#busy) return Promise.reject(new Error("trickle: the chat is answering: stop it first"));
     const i = this.#messages.findLastIndex((m) => m.role === "user");
     if (i < 0) return Promise.reject(new Error("trickle: there is no question to answer again"));
+    const again = this.#messages[i + 1]?.role === "assistant" ? this.#idOf(i + 1) : undefined;
     this.#messages.length = i + 1;
     this.#render();
-    return this.#answer();
+    return this.#answer("regenerate-message", again);
   }
 
   /** Replaces the last question with text and answers it. */
@@ -175,10 +249,11 @@ export class TrickleChat extends Base {
     this.#editing = false;
     const i = this.#messages.findLastIndex((m) => m.role === "user");
     if (i < 0) return this.send(text);
+    const id = this.protocol === "ai-sdk" ? this.#idOf(i) : undefined;
     this.#messages.length = i;
-    this.#messages.push({ role: "user", content: String(text) });
+    this.#messages.push(id ? { role: "user", content: String(text), id } : { role: "user", content: String(text) });
     this.#render();
-    return this.#answer();
+    return this.#answer("submit-message", id);
   }
 
   /** Stops the answer streaming now (its text stays, flagged cut off). */
@@ -187,22 +262,29 @@ export class TrickleChat extends Base {
     this.#current?.stop();
   }
 
-  async #answer() {
+  // #answer asks for the next answer and runs the tools it calls, round
+  // after round. trigger and messageId are the AI SDK's for the first
+  // request (protocol "ai-sdk"); a round after tools goes on with the
+  // answer that called them.
+  async #answer(trigger, messageId) {
     this.#setBusy(true);
     this.#stopped = false;
     try {
       for (let round = 0; round <= MAX_TOOL_ROUNDS && !this.#stopped; round++) {
         const { answer } = this.#addAnswer();
-        const body = { messages: this.#messages.map(toRequest(wordOf(this, STR_CHAT_CUT_OFF))) };
-        const model = this.getAttribute(ATTR_MODEL);
-        if (model) body.model = model;
+        const body = this.#request(trigger, messageId);
         this.#current = answer;
         this.#follower.start();
         await answer.ask(body);
         this.#current = null;
         const m = answer.message;
-        if (!m) break;
-        this.#messages.push(m);
+        if (!m) {
+          // No answer at all (the widget could not start): the turn shows
+          // why, and the page hears of the turn.
+          this.#changed();
+          break;
+        }
+        this.#messages.push(this.#withId(m));
         const turn = answer.closest('[data-trickle-chat="turn"]');
         turn.dataset.index = String(this.#messages.length - 1);
         // A stopped answer's cost arrives after its end: the history takes it.
@@ -215,9 +297,11 @@ export class TrickleChat extends Base {
         this.#changed();
         const calls = (m.tool_calls ?? []).filter((c) => c.complete);
         if (this.#stopped || m.status !== "complete" || calls.length === 0) break;
-        if (!calls.every((c) => typeof this.tools?.[c.name] === "function")) break;
+        if (!calls.every((c) => runnerOf(this.#tools[c.name]))) break;
         for (const c of calls) await this.#runTool(c, answer);
         this.#changed();
+        trigger = "submit-message";
+        messageId = this.#idOf(this.#roundStart());
       }
     } finally {
       this.#current = null;
@@ -227,20 +311,64 @@ export class TrickleChat extends Base {
     }
   }
 
+  // #withId gives a message an id, for the AI SDK's UI messages.
+  #withId(m) {
+    if (this.protocol === "ai-sdk" && m && !m.id) m.id = newId();
+    return m;
+  }
+
+  // #idOf is the id of messages[i]: its own, or one made of the chat's id
+  // and the index (a thread stored without ids).
+  #idOf(i) {
+    return this.#messages[i]?.id ?? `${this.#chatId}-${i}`;
+  }
+
+  // #roundStart is the index of the answer the last tool round goes on
+  // from: the first assistant message after the last user message.
+  #roundStart() {
+    const u = this.#messages.findLastIndex((m) => m.role === "user");
+    return this.#messages.findIndex((m, i) => i > u && m.role === "assistant");
+  }
+
+  // #request is the body of the next request. OpenAI's: the history as the
+  // model takes it, the model, the page's tools and its tool choice. The AI
+  // SDK's (DefaultChatTransport's body): the chat's id, the history as UI
+  // messages, the trigger and the message id it is about; the route
+  // declares the tools itself.
+  #request(trigger, messageId) {
+    if (this.protocol === "ai-sdk") {
+      const body = { id: this.#chatId, messages: uiMessages(this.#messages, (i) => this.#idOf(i), wordOf(this, STR_CHAT_CUT_OFF)), trigger };
+      if (messageId !== undefined) body.messageId = messageId;
+      return body;
+    }
+    const body = { messages: requestMessages(this.#messages, wordOf(this, STR_CHAT_CUT_OFF)) };
+    const model = this.getAttribute(ATTR_MODEL);
+    if (model) body.model = model;
+    const tools = toolDeclarations(this.#tools);
+    if (tools.length > 0) body.tools = tools;
+    const choice = toolChoiceOf(this.#toolChoice);
+    if (choice !== undefined) body.tool_choice = choice;
+    return body;
+  }
+
   async #runTool(call, answer) {
     let content;
+    let error;
     try {
-      const result = await this.tools[call.name](call.arguments ?? {}, { id: call.id, name: call.name });
+      const result = await runnerOf(this.#tools[call.name])(call.arguments ?? {}, { id: call.id, name: call.name });
       content = typeof result === "string" ? result : JSON.stringify(result ?? null);
     } catch (err) {
       const message = String(err?.message ?? err);
       content = JSON.stringify({ error: message });
+      error = message;
       const note = document.createElement("p");
       note.dataset.trickleChat = "tool-error";
       note.textContent = `${call.name}: ${wordOf(this, STR_TOOL_FAILED).replace("{error}", message)}`;
       answer.after(note);
     }
-    this.#messages.push({ role: "tool", tool_call_id: call.id, name: call.name, content });
+    const m = { role: "tool", tool_call_id: call.id, name: call.name, content };
+    if (error !== undefined) m.error = error; // the AI SDK's output-error
+    this.#messages.push(m);
   }
 
   #changed() {

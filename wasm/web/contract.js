@@ -51,7 +51,7 @@ export const ATTR_ENDPOINT = "endpoint";
 export const ATTR_TRANSPORT = "transport";
 /** Another WebSocket URL. */
 export const ATTR_WS_ENDPOINT = "ws-endpoint";
-/** auto (default), openai, responses, anthropic, gemini, ollama, plain, text or ai-sdk. */
+/** auto (default), openai, responses, anthropic, gemini, ollama, plain, text, ai-sdk or ag-ui. */
 export const ATTR_DIALECT = "dialect";
 /** What a screen reader hears: sentences (default), complete or off. */
 export const ATTR_ANNOUNCE = "announce";
@@ -65,16 +65,20 @@ export const ATTR_IMAGE_ORIGINS = "image-origins";
 export const ATTR_SHOW_METRICS = "show-metrics";
 /** Syntax highlighting of settled code blocks, by the highlighting build (import trickle-answer/highlight). */
 export const ATTR_HIGHLIGHT = "highlight";
+/** Seconds without a byte after which the answer ends incomplete, its text kept (default 60; 0: never). */
+export const ATTR_IDLE_TIMEOUT = "idle-timeout";
 /** off: run the widget's Go side on the page's main thread. */
 export const ATTR_WORKER = "worker";
+/** What the chat sends: openai (default: {messages, model, tools, tool_choice}) or ai-sdk (what the AI SDK's DefaultChatTransport sends a useChat route). */
+export const ATTR_PROTOCOL = "protocol";
 
 /** <trickle-answer>'s attributes. */
-export const ANSWER_ATTRIBUTES = /* @__PURE__ */ Object.freeze(["endpoint", "transport", "ws-endpoint", "dialect", "announce", "speak", "model", "image-origins", "show-metrics", "highlight", "worker"]);
+export const ANSWER_ATTRIBUTES = /* @__PURE__ */ Object.freeze(["endpoint", "transport", "ws-endpoint", "dialect", "announce", "speak", "model", "image-origins", "show-metrics", "highlight", "idle-timeout", "worker"]);
 /** <trickle-chat>'s attributes. */
-export const CHAT_ATTRIBUTES = /* @__PURE__ */ Object.freeze(["endpoint", "transport", "ws-endpoint", "dialect", "announce", "speak", "model", "image-origins", "show-metrics", "highlight", "worker"]);
+export const CHAT_ATTRIBUTES = /* @__PURE__ */ Object.freeze(["endpoint", "transport", "ws-endpoint", "dialect", "announce", "speak", "model", "image-origins", "show-metrics", "highlight", "idle-timeout", "worker", "protocol"]);
 /** What a chat hands to each of its answers: every answer attribute the
  *  chat takes, and the global attributes lang and dir. */
-export const CHAT_FORWARDS = /* @__PURE__ */ Object.freeze(["endpoint", "transport", "ws-endpoint", "dialect", "announce", "speak", "model", "image-origins", "show-metrics", "highlight", "worker", "lang", "dir"]);
+export const CHAT_FORWARDS = /* @__PURE__ */ Object.freeze(["endpoint", "transport", "ws-endpoint", "dialect", "announce", "speak", "model", "image-origins", "show-metrics", "highlight", "idle-timeout", "worker", "lang", "dir"]);
 /** The attributes an answer sends Go with a command: [attribute, command
  *  key, boolean (its presence is its value), default]. */
 export const COMMAND_ATTRIBUTES = /* @__PURE__ */ Object.freeze([
@@ -87,6 +91,7 @@ export const COMMAND_ATTRIBUTES = /* @__PURE__ */ Object.freeze([
   ["image-origins", "images", false, ""],
   ["show-metrics", "metrics", true, ""],
   ["highlight", "highlight", true, ""],
+  ["idle-timeout", "idle", false, "60"],
 ]);
 
 // The keys of the widget's words (TrickleAnswer.strings, el.strings).
@@ -98,6 +103,7 @@ export const STR_COPY_FAILED = "copyFailed";
 export const STR_THINKING = "thinking";
 export const STR_JUMP_TO_LATEST = "jumpToLatest";
 export const STR_RETRY = "retry";
+export const STR_UNAVAILABLE = "unavailable";
 export const STR_CHAT_INPUT = "chatInput";
 export const STR_CHAT_SEND = "chatSend";
 export const STR_CHAT_STOP = "chatStop";
@@ -128,9 +134,11 @@ export const STR_CUT_OFF = "cutOff";
 export const STR_EMPTY = "empty";
 export const STR_UNREADABLE = "unreadable";
 export const STR_UPSTREAM = "upstream";
+export const STR_RELAY_FAILED = "relayFailed";
 export const STR_TOO_LARGE = "tooLarge";
 export const STR_EXPIRED = "expired";
 export const STR_WITHHELD = "withheld";
+export const STR_IDLE = "idle";
 export const STR_UNKNOWN = "unknown";
 export const STR_METRIC_TTFB = "metricTTFB";
 export const STR_METRIC_TTFT = "metricTTFT";
@@ -151,6 +159,7 @@ export const ENGLISH = /* @__PURE__ */ Object.freeze({
   thinking: "Thinking",
   jumpToLatest: "Jump to latest",
   retry: "Retry",
+  unavailable: "The answer cannot be shown on this page.",
   chatInput: "Message",
   chatSend: "Send",
   chatStop: "Stop",
@@ -181,9 +190,11 @@ export const ENGLISH = /* @__PURE__ */ Object.freeze({
   empty: "The server sent an empty answer.",
   unreadable: "The server's answer is in a form this page cannot read.",
   upstream: "The model's service reported an error.",
+  relayFailed: "The relay serving this answer failed.",
   tooLarge: "Part of the answer was too large to read.",
   expired: "The answer expired on the server and cannot be resumed.",
   withheld: "This answer was withheld.",
+  idle: "The server went silent, so the answer stops here.",
   unknown: "Something went wrong.",
   metricTTFB: "Time to first byte",
   metricTTFT: "Time to first token",

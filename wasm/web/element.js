@@ -4,7 +4,7 @@
 // is never instantiated.
 
 import { Answer, ensureParts } from "./answer.js";
-import { ATTR_HIGHLIGHT, ATTR_SPEAK, KIND_ASK, KIND_DETACH, KIND_RETRY, KIND_SHOW, KIND_STOP, KIND_STREAM } from "./contract.js";
+import { ATTR_HIGHLIGHT, ATTR_IDLE_TIMEOUT, ATTR_SPEAK, KIND_ASK, KIND_DETACH, KIND_RETRY, KIND_SHOW, KIND_STOP, KIND_STREAM } from "./contract.js";
 import { builds } from "./builds.js";
 import { hostFor } from "./host.js";
 import { speakerOf } from "./speech.js";
@@ -260,6 +260,17 @@ export class TrickleAnswer extends Base {
   }
 
   /** Extra request headers (e.g. Authorization) sent with every ask. */
+  /** Seconds without a byte before the answer ends as incomplete (the
+   *  idle-timeout attribute; 60 by default, 0: no bound). */
+  get idleTimeout() {
+    const v = (this.getAttribute(ATTR_IDLE_TIMEOUT) ?? "").trim();
+    return v === "" ? 60 : Number(v);
+  }
+
+  set idleTimeout(seconds) {
+    this.setAttribute(ATTR_IDLE_TIMEOUT, String(seconds));
+  }
+
   get headers() {
     return this.#headers;
   }

@@ -10,6 +10,7 @@ import { builds } from "./builds.js";
 import { ATTR_WORKER, KIND_ASK, KIND_DETACH, KIND_RETRY, KIND_STATS, KIND_STOP, MSG_ALIVE, MSG_FAIL, MSG_FRAME, MSG_READY, MSG_SAY, MSG_STATS, MSG_WARM, VERSION } from "./contract.js";
 import { mergeUpdates } from "./merge.js";
 import { startEarly } from "./early/early.js";
+import { refusals } from "./csp.js";
 
 // A worker that has not run its first line by then is taken as blocked
 // (some engines report a CSP refusal of a blob: worker with no error).
@@ -198,6 +199,7 @@ class Host {
 
   async #startMain(why) {
     this.onMain = true;
+    this.#whyMain = why ?? "";
     if (why && !this.#warned) {
       this.#warned = true;
       console.warn(`trickle: the widget runs on the page's main thread: ${why}`);
@@ -232,17 +234,25 @@ class Host {
     }
   }
 
+  // #whyMain is why Go runs on this thread (the worker's failure), kept
+  // for the message should it fail here too.
+  #whyMain = "";
+
   // failed: Go could not start anywhere; every call made so far fails
   // with the reason, and so will the next ones.
   #failed(message) {
-    const msg = `Trickle failed to load: ${message}`;
+    let before = "";
+    if (this.#whyMain) {
+      before = this.#whyMain.includes(message) ? " (in the Web Worker, then on the page's main thread)" : ` (the Web Worker first: ${this.#whyMain})`;
+    }
+    const msg = `Trickle failed to load: ${message}${before}${refusals()}`;
     this.#readyReject(new Error(msg));
     this.failure = msg;
     for (const { cmd, early } of this.#queue) {
       early?.stop();
       const st = this.els.get(cmd.id);
       if (early) st?.earlyEnd(); // Go will not show it: the text goes too
-      if (st && cmd.n) st.reject(cmd.n, msg);
+      if (st && cmd.n) st.unavailable(cmd.n, msg);
     }
     this.#queue = [];
     this.#early.clear();

@@ -146,13 +146,17 @@ import { MSG_ALIVE, MSG_FAIL } from "./contract.js";
         return frame;
       },
       now: () => performance.timeOrigin + performance.now(),
-      // cancel sends a Stop's DELETE and hands done the relay's answer,
-      // the stream's info with what it cost ("" when there is none): done
-      // is called exactly once, so Go can release it.
-      cancel(url, done) {
-        fetch(url, { method: "DELETE", keepalive: true, headers: { Accept: "application/json" } })
-          .then((r) => (r.ok ? r.text() : ""))
-          .catch(() => "")
+      // cancel sends a Stop's DELETE with headers (the request's own:
+      // [name, value] pairs) and hands done what came back: { status,
+      // body } (the stream's info with what it cost), or { error } when
+      // no response came. done is called exactly once, so Go can release
+      // it.
+      cancel(url, headers, done) {
+        fetch(url, { method: "DELETE", keepalive: true, headers })
+          .then(
+            (r) => r.text().then((body) => ({ status: r.status, body }), () => ({ status: r.status, body: "" })),
+            (err) => ({ status: 0, body: "", error: String(err?.message ?? err) || "fetch failed" }),
+          )
           .then(done);
       },
       idle(fn, timeout) {
@@ -246,8 +250,18 @@ import { MSG_ALIVE, MSG_FAIL } from "./contract.js";
       await booted;
       delete g.__trickleBoot;
     } catch (err) {
-      port.postMessage(JSON.stringify({ t: MSG_FAIL, message: String(err?.message ?? err) }));
+      port.postMessage(JSON.stringify({ t: MSG_FAIL, message: bootError(err, wasmURL) }));
     }
+  }
+
+  // bootError says why Go could not start, naming what the page must
+  // change: the CSP directive, or the file that did not load.
+  function bootError(err, wasmURL) {
+    const m = String(err?.message ?? err);
+    if (/content.security.policy|unsafe-eval/i.test(m)) {
+      return `the page's Content-Security-Policy does not allow WebAssembly: add 'wasm-unsafe-eval' to its script-src (the browser said: ${m})`;
+    }
+    return m.includes(wasmURL) ? m : `loading ${wasmURL}: ${m}`;
   }
 
   const inWorker = typeof g.WorkerGlobalScope === "function" && g instanceof g.WorkerGlobalScope;

@@ -30,6 +30,7 @@
 //	                    and apply (one update, in an animation frame)
 //	host.js             Host: boots Go (worker or main thread), queues
 //	                    commands, schedules frames; hostFor, ready, stats
+//	csp.js              the page's CSP refusals seen while Go starts
 //	merge.js            frame merging (mergeUpdates, mergeUpdate, mergePatch)
 //	patch.js            tail patching (patchTail, patchAnswer)
 //	selection.js        the reader's selection in the tail, kept across a frame

@@ -8,15 +8,29 @@ const chat = document.getElementById("chat");
 const pill = document.getElementById("status");
 const saved = document.getElementById("saved");
 
-// get_weather is the page's tool: the simulated model calls it for a
-// question about the weather and answers with what it returned.
+// get_weather is the page's tool, declared as a real model needs it (a
+// description and a JSON Schema for its arguments; every request carries
+// it as OpenAI's tools): the model calls it for a question about the
+// weather and answers with what it returned.
 chat.tools = {
-  get_weather: async ({ location = "somewhere", unit = "celsius" } = {}) => ({
-    location,
-    temperature: unit === "fahrenheit" ? 64 : 18,
-    unit,
-    conditions: "light rain, clearing by evening",
-  }),
+  get_weather: {
+    description: "The current weather in a place.",
+    parameters: {
+      type: "object",
+      properties: {
+        location: { type: "string", description: "City and country, e.g. Lyon, France" },
+        unit: { type: "string", enum: ["celsius", "fahrenheit"] },
+      },
+      required: ["location"],
+      additionalProperties: false,
+    },
+    run: async ({ location = "somewhere", unit = "celsius" } = {}) => ({
+      location,
+      temperature: unit === "fahrenheit" ? 64 : 18,
+      unit,
+      conditions: "light rain, clearing by evening",
+    }),
+  },
 };
 
 const refresh = () => {

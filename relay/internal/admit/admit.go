@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/trickle-dev/trickle/relay/wire"
 )
 
 // Fields are the request fields that pass to the model (OpenAI Chat
@@ -39,19 +41,27 @@ type Policy struct {
 // Refusal is a request the policy refuses: Code says which rule, Param
 // names the request field.
 type Refusal struct {
-	Code    string
+	Code    wire.Code
 	Param   string
 	Message string
 }
 
 func (r *Refusal) Error() string { return "relay: " + r.Message }
 
-// Refusal codes.
+// Refusal is how the relay refuses the request: 400 with the rule's code
+// and the field it is about.
+func (r *Refusal) Refusal() wire.Error {
+	return wire.Error{Type: wire.TypeInvalidRequest, Code: r.Code, Param: r.Param, Message: r.Error()}
+}
+
+// Refusal codes (package wire has the contract).
 const (
-	ModelNotAllowed  = "model_not_allowed"
-	MaxTokensOverCap = "max_tokens_over_cap"
-	BadMaxTokens     = "invalid_max_tokens"
-	InputTooLong     = "input_too_long"
+	ModelNotAllowed  = wire.CodeModelNotAllowed
+	MaxTokensOverCap = wire.CodeMaxTokensOverCap
+	BadMaxTokens     = wire.CodeInvalidMaxTokens
+	InputTooLong     = wire.CodeInputTooLong
+	NotAnObject      = wire.CodeInvalidJSON
+	BadMessages      = wire.CodeInvalidMessages
 )
 
 // Filter returns the request body as it may reach the model, or a
@@ -59,7 +69,7 @@ const (
 func (p Policy) Filter(body []byte) ([]byte, error) {
 	var in map[string]json.RawMessage
 	if err := json.Unmarshal(body, &in); err != nil {
-		return nil, &Refusal{Code: "invalid_request_error", Message: "the body is not a JSON object: " + err.Error()}
+		return nil, &Refusal{Code: NotAnObject, Message: "the body is not an OpenAI chat request (a JSON object): " + err.Error()}
 	}
 	out := make(map[string]json.RawMessage, len(in))
 	for k, v := range in {
@@ -147,7 +157,7 @@ func messages(raw json.RawMessage) (json.RawMessage, int, error) {
 	}
 	var in []map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, 0, &Refusal{Code: "invalid_request_error", Param: "messages", Message: `"messages" is not an array of objects`}
+		return nil, 0, &Refusal{Code: BadMessages, Param: "messages", Message: `"messages" is not an array of objects`}
 	}
 	chars := 0
 	for i, m := range in {

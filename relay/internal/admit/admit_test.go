@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/relay/internal/admit"
+	"github.com/trickle-dev/trickle/relay/wire"
 )
 
 func filtered(t *testing.T, p admit.Policy, body string) map[string]any {
@@ -68,7 +69,11 @@ func TestMaxTokensIsCappedAndSetWhenTheRequestNamesNone(t *testing.T) {
 	m := filtered(t, p, `{"max_completion_tokens":499}`)
 	require.Equal(t, float64(499), m["max_completion_tokens"])
 	require.NotContains(t, m, "max_tokens", "the request's own field is kept, not doubled")
-	for _, c := range []struct{ body, code, param string }{
+	for _, c := range []struct {
+		body  string
+		code  wire.Code
+		param string
+	}{
 		{`{"max_tokens":100000}`, admit.MaxTokensOverCap, "max_tokens"},
 		{`{"max_tokens":10,"max_completion_tokens":501}`, admit.MaxTokensOverCap, "max_completion_tokens"},
 		{`{"max_tokens":-1}`, admit.BadMaxTokens, "max_tokens"},
@@ -106,4 +111,85 @@ func TestTheConversationIsBoundedInCharacters(t *testing.T) {
 	long := `"` + strings.Repeat("x", 1000) + `"`
 	_, err = admit.Policy{}.Filter([]byte(msg(long)))
 	require.NoError(t, err, "no bound: any length")
+}
+
+// What the policy cannot read is refused with a code of its own (never
+// the error's type as a code) and the field it is about, and the refusal
+// is answered as a 400 invalid_request_error.
+func TestMalformedBodiesAreRefusedWithTheirOwnCodes(t *testing.T) {
+	for _, c := range []struct {
+		body  string
+		code  wire.Code
+		param string
+		says  string
+	}{
+		{`{`, admit.NotAnObject, "", "not an OpenAI chat request"},
+		{`[1,2]`, admit.NotAnObject, "", "not an OpenAI chat request"},
+		{`"text"`, admit.NotAnObject, "", "not an OpenAI chat request"},
+		{`{"messages":"hi"}`, admit.BadMessages, "messages", `"messages" is not an array of objects`},
+		{`{"messages":[1]}`, admit.BadMessages, "messages", `"messages" is not an array of objects`},
+		{`{"model":7}`, admit.ModelNotAllowed, "model", `"model" is not a string`},
+	} {
+		_, err := admit.Policy{Models: []string{"small"}}.Filter([]byte(c.body))
+		var r *admit.Refusal
+		require.ErrorAs(t, err, &r, c.body)
+		require.Equal(t, c.code, r.Code, c.body)
+		require.Equal(t, c.param, r.Param, c.body)
+		require.Contains(t, r.Error(), c.says, c.body)
+		require.True(t, strings.HasPrefix(r.Error(), "relay: "), c.body)
+
+		e := r.Refusal()
+		require.Equal(t, wire.TypeInvalidRequest, e.Type, c.body)
+		require.Equal(t, c.code, e.Code, c.body)
+		require.Equal(t, c.param, e.Param, c.body)
+		require.Equal(t, r.Error(), e.Message, c.body)
+		require.Equal(t, 400, e.HTTPStatus(), c.body)
+		require.NotEqual(t, string(e.Type), string(e.Code), "a type is not a code")
+	}
+}
+
+// Every code the policy refuses with belongs to invalid_request_error in
+// the contract.
+func TestThePolicysCodesAreInvalidRequestsInTheContract(t *testing.T) {
+	for _, c := range []wire.Code{admit.ModelNotAllowed, admit.MaxTokensOverCap, admit.BadMaxTokens, admit.InputTooLong, admit.NotAnObject, admit.BadMessages} {
+		require.Equal(t, wire.TypeInvalidRequest, c.Type(), c)
+	}
+}
+
+// Filtering is idempotent: what the policy let through passes again
+// unchanged, whatever the request held (the relay forwards the filtered
+// body, and a retry through a second relay must not change it).
+func TestFilteringWhatPassedChangesNothing(t *testing.T) {
+	policies := []admit.Policy{{}, {MaxTokens: 300}, {Models: []string{"a", "b"}, MaxTokens: 50, MaxInputChars: 1000}}
+	bodies := []string{
+		`{}`,
+		`{"messages":[]}`,
+		`{"model":"b","n":3,"messages":[{"role":"user","content":"hi","x":1}],"max_tokens":20}`,
+		`{"stream":true,"temperature":0.2,"tools":[{"type":"function","function":{"name":"f"}}],"messages":[{"role":"user","content":[{"type":"text","text":"hé"},{"type":"image_url","image_url":{"url":"data:"}}]},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"ok"}]}`,
+		`{"max_completion_tokens":null,"max_tokens":null,"model":null}`,
+	}
+	for _, p := range policies {
+		for _, body := range bodies {
+			once, err := p.Filter([]byte(body))
+			require.NoError(t, err, body)
+			twice, err := p.Filter(once)
+			require.NoError(t, err, body)
+			require.JSONEq(t, string(once), string(twice), "%+v %s", p, body)
+		}
+	}
+}
+
+// A conversation at exactly the bound passes; one character more is
+// refused: the bound is inclusive, counted in characters, not bytes.
+func TestTheBoundOnTheConversationIsInclusive(t *testing.T) {
+	for n := 1; n <= 12; n++ {
+		p := admit.Policy{MaxInputChars: n}
+		at := `{"messages":[{"role":"user","content":"` + strings.Repeat("é", n) + `"}]}`
+		_, err := p.Filter([]byte(at))
+		require.NoError(t, err, "%d characters at a bound of %d", n, n)
+		over := `{"messages":[{"role":"user","content":"` + strings.Repeat("é", n+1) + `"}]}`
+		_, err = p.Filter([]byte(over))
+		var r *admit.Refusal
+		require.ErrorAs(t, err, &r, "%d characters over a bound of %d", n+1, n)
+	}
 }

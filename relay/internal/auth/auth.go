@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trickle-dev/trickle/relay/wire"
+
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -22,18 +24,19 @@ import (
 // lies further ahead is refused, so that a leaked token is worth little.
 const MaxLifetime = 24 * time.Hour
 
-// Why a token is refused: the code of an *Error.
+// Why a token is refused: the code of an *Error (package wire has the
+// contract).
 const (
-	Missing     = "token_missing"       // no token was sent
-	Malformed   = "token_malformed"     // not three base64url parts of JSON
-	AlgNone     = "token_alg_none"      // "alg":"none": unsigned
-	Algorithm   = "token_algorithm"     // signed with an algorithm other than HS256
-	Signature   = "token_bad_signature" // forged, altered or signed with another secret
-	Expired     = "token_expired"       // past its exp
-	NotYetValid = "token_not_yet_valid" // before its nbf or iat
-	NoExpiry    = "token_no_expiry"     // no exp claim
-	TooLong     = "token_too_long"      // exp more than MaxLifetime ahead
-	NoSubject   = "token_no_subject"    // no sub claim: no identity to count
+	Missing     = string(wire.CodeTokenMissing)      // no token was sent
+	Malformed   = string(wire.CodeTokenMalformed)    // not three base64url parts of JSON
+	AlgNone     = string(wire.CodeTokenAlgNone)      // "alg":"none": unsigned
+	Algorithm   = string(wire.CodeTokenAlgorithm)    // signed with an algorithm other than HS256
+	Signature   = string(wire.CodeTokenBadSignature) // forged, altered or signed with another secret
+	Expired     = string(wire.CodeTokenExpired)      // past its exp
+	NotYetValid = string(wire.CodeTokenNotYetValid)  // before its nbf or iat
+	NoExpiry    = string(wire.CodeTokenNoExpiry)     // no exp claim
+	TooLong     = string(wire.CodeTokenTooLong)      // exp more than MaxLifetime ahead
+	NoSubject   = string(wire.CodeTokenNoSubject)    // no sub claim: no identity to count
 )
 
 // Error is a refused token: Code (one of the constants) and a message
@@ -44,6 +47,12 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return "relay: " + e.Message }
+
+// Refusal is how the relay refuses a request with the token: 401 with the
+// code.
+func (e *Error) Refusal() wire.Error {
+	return wire.Error{Type: wire.TypeAuthentication, Code: wire.Code(e.Code), Message: e.Error()}
+}
 
 // Verifier checks tokens against one secret.
 type Verifier struct {
@@ -92,6 +101,7 @@ func (v *Verifier) Verify(token string) (string, error) {
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
 		jwt.WithTimeFunc(v.now),
+		jwt.WithLeeway(Leeway),
 	)
 	switch {
 	case err == nil:
@@ -117,15 +127,25 @@ func (v *Verifier) Verify(token string) (string, error) {
 	return claims.Subject, nil
 }
 
-// Mint signs a token for sub valid for ttl from now, with HS256.
+// Leeway is the clock skew allowed between the backend that mints a
+// token and the relay, on its exp, nbf and iat.
+const Leeway = 60 * time.Second
+
+// MinSecret is the shortest secret a token is signed or checked with:
+// HS256 keys shorter than the hash (RFC 7518 3.2) are guessable offline
+// from one token.
+const MinSecret = 32
+
+// Mint signs a token for sub valid for ttl from now, with HS256. A secret
+// shorter than MinSecret is refused, as the relay refuses to check with it.
 func Mint(secret []byte, sub string, ttl time.Duration, now time.Time) (string, error) {
 	switch {
 	case sub == "":
 		return "", errors.New("the subject is empty")
 	case ttl <= 0 || ttl > MaxLifetime:
 		return "", fmt.Errorf("the lifetime %s is not between 0 and %s", ttl, MaxLifetime)
-	case len(secret) == 0:
-		return "", errors.New("the secret is empty")
+	case len(secret) < MinSecret:
+		return "", fmt.Errorf("the secret has %d bytes: give at least %d (e.g. openssl rand -hex 32), as trickle serve requires", len(secret), MinSecret)
 	}
 	claims := jwt.RegisteredClaims{
 		Subject:   sub,

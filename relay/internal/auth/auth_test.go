@@ -52,7 +52,7 @@ func TestTheRFC7515ExampleVerifiesWithItsKey(t *testing.T) {
 	_, err = auth.NewVerifier(key, before).Verify(tok)
 	requireCode(t, err, auth.NoSubject)
 
-	_, err = auth.NewVerifier(key, func() time.Time { return time.Unix(1300819400, 0) }).Verify(tok)
+	_, err = auth.NewVerifier(key, func() time.Time { return time.Unix(1300819380, 0).Add(auth.Leeway + time.Second) }).Verify(tok)
 	requireCode(t, err, auth.Expired)
 	_, err = auth.NewVerifier(secret, before).Verify(tok)
 	requireCode(t, err, auth.Signature)
@@ -90,9 +90,9 @@ func TestEveryBadTokenIsRefusedSayingWhy(t *testing.T) {
 		{"another secret", sign(t, jwt.SigningMethodHS256, []byte("someone else's secret"), claims("u", time.Minute)), auth.Signature},
 		{"a forged payload with the old signature", parts[0] + "." + otherPayload + "." + parts[2], auth.Signature},
 		{"no signature", parts[0] + "." + parts[1] + ".", auth.Signature},
-		{"expired", sign(t, jwt.SigningMethodHS256, secret, jwt.RegisteredClaims{Subject: "u", ExpiresAt: jwt.NewNumericDate(now.Add(-time.Second))}), auth.Expired},
-		{"not before in the future", sign(t, jwt.SigningMethodHS256, secret, jwt.RegisteredClaims{Subject: "u", ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour)), NotBefore: jwt.NewNumericDate(now.Add(time.Minute))}), auth.NotYetValid},
-		{"issued in the future", sign(t, jwt.SigningMethodHS256, secret, jwt.RegisteredClaims{Subject: "u", ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour)), IssuedAt: jwt.NewNumericDate(now.Add(time.Minute))}), auth.NotYetValid},
+		{"expired past the leeway", sign(t, jwt.SigningMethodHS256, secret, jwt.RegisteredClaims{Subject: "u", ExpiresAt: jwt.NewNumericDate(now.Add(-auth.Leeway - time.Second))}), auth.Expired},
+		{"not before, past the leeway", sign(t, jwt.SigningMethodHS256, secret, jwt.RegisteredClaims{Subject: "u", ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour)), NotBefore: jwt.NewNumericDate(now.Add(auth.Leeway + time.Second))}), auth.NotYetValid},
+		{"issued in the future, past the leeway", sign(t, jwt.SigningMethodHS256, secret, jwt.RegisteredClaims{Subject: "u", ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour)), IssuedAt: jwt.NewNumericDate(now.Add(auth.Leeway + time.Second))}), auth.NotYetValid},
 		{"no expiry", sign(t, jwt.SigningMethodHS256, secret, jwt.RegisteredClaims{Subject: "u"}), auth.NoExpiry},
 		{"valid for a year", sign(t, jwt.SigningMethodHS256, secret, claims("u", 365*24*time.Hour)), auth.TooLong},
 		{"no subject", sign(t, jwt.SigningMethodHS256, secret, claims("", time.Minute)), auth.NoSubject},
@@ -110,12 +110,28 @@ func TestEveryBadTokenIsRefusedSayingWhy(t *testing.T) {
 	require.Equal(t, "u", sub)
 }
 
+// A backend's clock a little off the relay's is not a refusal: exp, nbf
+// and iat are read with auth.Leeway.
+func TestTokensWithinTheLeewayOfTheClockPass(t *testing.T) {
+	v := auth.NewVerifier(secret, func() time.Time { return now })
+	skew := auth.Leeway - time.Second
+	for name, c := range map[string]jwt.RegisteredClaims{
+		"just expired":         {Subject: "u", ExpiresAt: jwt.NewNumericDate(now.Add(-skew))},
+		"not before, just now": {Subject: "u", ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour)), NotBefore: jwt.NewNumericDate(now.Add(skew))},
+		"issued just ahead":    {Subject: "u", ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour)), IssuedAt: jwt.NewNumericDate(now.Add(skew))},
+	} {
+		sub, err := v.Verify(sign(t, jwt.SigningMethodHS256, secret, c))
+		require.NoError(t, err, name)
+		require.Equal(t, "u", sub, name)
+	}
+}
+
 func TestMintRefusesWhatVerifyWouldRefuse(t *testing.T) {
 	for _, c := range []struct {
 		sub    string
 		ttl    time.Duration
 		secret []byte
-	}{{"", time.Minute, secret}, {"u", 0, secret}, {"u", 25 * time.Hour, secret}, {"u", time.Minute, nil}} {
+	}{{"", time.Minute, secret}, {"u", 0, secret}, {"u", 25 * time.Hour, secret}, {"u", time.Minute, nil}, {"u", time.Minute, []byte("short")}, {"u", time.Minute, secret[:auth.MinSecret-1]}} {
 		_, err := auth.Mint(c.secret, c.sub, c.ttl, now)
 		require.Error(t, err, "%+v", c)
 	}

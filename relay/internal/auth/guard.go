@@ -7,7 +7,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
+
+	"github.com/trickle-dev/trickle/relay/wire"
 
 	"github.com/trickle-dev/trickle/relay/internal/apierr"
 )
@@ -31,20 +34,20 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 		case g.Verifier != nil:
 			sub, err := g.Verifier.Verify(tok)
 			if err != nil {
-				code := Malformed
-				if ae := (*Error)(nil); errors.As(err, &ae) {
-					code = ae.Code
-				}
-				g.Log.Info("token refused", "code", code, "path", r.URL.Path, "remote", r.RemoteAddr)
+				ae := &Error{Code: Malformed}
+				errors.As(err, &ae)
+				refusal := ae.Refusal()
+				refusal.Message = err.Error()
+				g.Log.Info("token refused", "code", refusal.Code, "path", r.URL.Path, "remote", r.RemoteAddr)
 				w.Header().Set("WWW-Authenticate", `Bearer realm="trickle", error="invalid_token"`)
-				apierr.WriteCoded(w, http.StatusUnauthorized, "authentication_error", code, "", err.Error())
+				apierr.Write(w, refusal)
 				return
 			}
 			r = r.WithContext(context.WithValue(r.Context(), identityKey{}, "sub:"+sub))
 		case g.Token != "":
 			if !sent || subtle.ConstantTimeCompare([]byte(tok), []byte(g.Token)) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="trickle"`)
-				apierr.Write(w, http.StatusUnauthorized, "unauthorized", "relay: missing or wrong bearer token")
+				apierr.Write(w, wire.Error{Type: wire.TypeUnauthorized, Message: "relay: missing or wrong bearer token"})
 				return
 			}
 		}
@@ -56,7 +59,8 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 // WebSocket (whose handshake a browser cannot give headers) the
 // access_token query parameter.
 func bearer(r *http.Request) (string, bool) {
-	if got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+	// The scheme is case-insensitive (RFC 9110 11.1): "bearer" is Bearer.
+	if scheme, got, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " "); ok && strings.EqualFold(scheme, "Bearer") {
 		return strings.TrimSpace(got), true
 	}
 	if r.URL.Path == "/v1/ws" && r.URL.Query().Has("access_token") {
@@ -78,5 +82,25 @@ func Identity(r *http.Request) string {
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	return "addr:" + host
+	return "addr:" + addressIdentity(host)
+}
+
+// addressIdentity is the part of a client's address its limits count
+// under: an IPv4 address whole, an IPv6 address by its /64 (one host gets
+// a whole /64 and could otherwise take a fresh budget per address), an
+// IPv4-mapped IPv6 address as the IPv4 it is.
+func addressIdentity(host string) string {
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap()
+	if ip.Is4() {
+		return ip.String()
+	}
+	p, err := ip.WithZone("").Prefix(64)
+	if err != nil {
+		return host
+	}
+	return p.String()
 }

@@ -54,6 +54,8 @@ func TestAGuardWithAVerifierLetsInAValidTokenAsItsSubject(t *testing.T) {
 	for _, r := range []*http.Request{
 		request("/v1/chat/completions", "Bearer "+tok),
 		request("/v1/chat/completions", "Bearer  "+tok+" "),
+		request("/v1/chat/completions", "bearer "+tok), // the scheme in any case (RFC 9110 11.1)
+		request("/v1/chat/completions", "BEARER "+tok),
 		request("/v1/ws?access_token="+tok, ""),
 	} {
 		rec, who := through(t, g, r)
@@ -63,7 +65,7 @@ func TestAGuardWithAVerifierLetsInAValidTokenAsItsSubject(t *testing.T) {
 }
 
 func TestAGuardWithAVerifierRefusesABadTokenSayingWhy(t *testing.T) {
-	other, err := auth.Mint([]byte("another secret, also 32 bytes!!"), "u", time.Minute, time.Now())
+	other, err := auth.Mint([]byte("another secret, also 32 bytes long!"), "u", time.Minute, time.Now())
 	require.NoError(t, err)
 	g := &auth.Guard{Verifier: auth.NewVerifier(secret, nil), Log: slog.New(slog.DiscardHandler)}
 	for _, tc := range []struct {
@@ -132,4 +134,21 @@ func TestIdentityTakesARemoteAddressWithoutAPortAsItIs(t *testing.T) {
 func TestARefusedTokensErrorSaysRelayAndWhatToDo(t *testing.T) {
 	_, err := auth.NewVerifier(secret, nil).Verify("")
 	require.ErrorContains(t, err, "relay: this relay needs a token")
+}
+
+// Without auth a client is its address, and an IPv6 client its /64: one
+// host holds a whole /64 and would otherwise get a fresh budget per
+// address.
+func TestAnAddressIdentityGroupsIPv6ByItsSlash64(t *testing.T) {
+	id := func(remote string) string {
+		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
+		r.RemoteAddr = remote
+		return auth.Identity(r)
+	}
+	require.Equal(t, "addr:192.0.2.7", id("192.0.2.7:51234"))
+	require.Equal(t, "addr:192.0.2.7", id("[::ffff:192.0.2.7]:51234"), "an IPv4-mapped address is the IPv4 it is")
+	require.Equal(t, "addr:2001:db8:1:2::/64", id("[2001:db8:1:2:aaaa:bbbb:cccc:dddd]:443"))
+	require.Equal(t, id("[2001:db8:1:2::1]:1"), id("[2001:db8:1:2:ffff::9]:2"), "one /64, one identity")
+	require.NotEqual(t, id("[2001:db8:1:2::1]:1"), id("[2001:db8:1:3::1]:1"), "another /64, another identity")
+	require.Equal(t, "addr:fe80::/64", id("[fe80::1%eth0]:1"), "a zone does not make another identity")
 }

@@ -6,15 +6,17 @@ package chat
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/trickle-dev/trickle/relay/wire"
 
 	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/stream"
@@ -29,6 +31,22 @@ type Request struct {
 	Seed                *int64    `json:"seed,omitempty"`
 	MaxTokens           *int      `json:"max_tokens,omitempty"`
 	MaxCompletionTokens *int      `json:"max_completion_tokens,omitempty"`
+	// Tools the model may call (OpenAI's function tools), ToolChoice
+	// ("auto", "none", "required" or {"type":"function","function":{"name"}})
+	// and Stop (a string or up to four): the simulated model honours them.
+	Tools      []ToolDecl      `json:"tools,omitempty"`
+	ToolChoice json.RawMessage `json:"tool_choice,omitempty"`
+	Stop       json.RawMessage `json:"stop,omitempty"`
+}
+
+// ToolDecl is one entry of a request's tools.
+type ToolDecl struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters,omitempty"`
+	} `json:"function"`
 }
 
 // Message is one message of a Request; Content is a string or an
@@ -41,7 +59,8 @@ type Message struct {
 	ToolCalls  []struct {
 		ID       string `json:"id"`
 		Function struct {
-			Name string `json:"name"`
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
 		} `json:"function"`
 	} `json:"tool_calls,omitempty"`
 }
@@ -98,27 +117,229 @@ func (c *Request) ToolResult() (name, content string, ok bool) {
 	return name, m.Text(), true
 }
 
-// Check refuses what the OpenAI API refuses before any model runs: a
-// request without messages, or without a user message to answer.
+// Check refuses what the OpenAI API refuses before any model runs (and
+// what other providers refuse where OpenAI is lenient), as the simulated
+// model does: see docs/relay.md, "What the simulated model refuses".
 func (c *Request) Check() error {
 	if len(c.Messages) == 0 {
-		return fmt.Errorf(`%w: the request has no "messages": send at least one, e.g. {"messages":[{"role":"user","content":"Hello"}]}`, ErrBadRequest)
+		return badf("messages", "missing_required_parameter", `the request has no "messages": send at least one, e.g. {"messages":[{"role":"user","content":"Hello"}]}`)
 	}
-	for _, m := range c.Messages {
-		if m.Role == "user" {
-			return nil
+	user := false
+	for i, m := range c.Messages {
+		at := fmt.Sprintf("messages.[%d]", i)
+		switch m.Role {
+		case "system", "developer", "user", "assistant", "tool":
+		default:
+			return badf(at+".role", "invalid_value", "Invalid value for %s.role: %q. Supported values are: 'system', 'developer', 'user', 'assistant' and 'tool'.", at, m.Role)
+		}
+		user = user || m.Role == "user"
+		if c := strings.TrimSpace(string(m.Content)); c != "" && c != "null" && c[0] != '"' && c[0] != '[' {
+			return badf(at+".content", "invalid_type", "Invalid type for '%s.content': expected a string or an array of parts, but got %.40s instead.", at, c)
+		}
+		empty := m.empty()
+		switch {
+		case m.Role == "assistant" && empty && len(m.ToolCalls) == 0:
+			return badf(at+".content", "invalid_value", "%s: an assistant message must have content or tool_calls; this one has neither (an empty answer, such as a failed turn, must not be sent back)", at)
+		case m.Role == "tool":
+			if err := c.checkToolMessage(i); err != nil {
+				return err
+			}
+		case m.Role != "assistant" && (len(m.Content) == 0 || string(m.Content) == "null"):
+			return badf(at+".content", "invalid_type", "Invalid type for '%s.content': expected a string or an array of parts, but got null instead.", at)
+		}
+		if len(m.ToolCalls) > 0 {
+			if err := c.checkAnswered(i); err != nil {
+				return err
+			}
 		}
 	}
-	return fmt.Errorf(`%w: "messages" has no message with "role":"user": add the question to answer, e.g. {"role":"user","content":"Hello"}`, ErrBadRequest)
+	if !user {
+		return badf("messages", "invalid_value", `"messages" has no message with "role":"user": add the question to answer, e.g. {"role":"user","content":"Hello"}`)
+	}
+	for i, t := range c.Tools {
+		at := fmt.Sprintf("tools[%d]", i)
+		if t.Type != "function" {
+			return badf(at+".type", "invalid_value", "Invalid value for '%s.type': %q. Supported value: 'function'.", at, t.Type)
+		}
+		if !toolName.MatchString(t.Function.Name) {
+			return badf(at+".function.name", "invalid_value", "Invalid '%s.function.name': %q does not match the pattern '^[a-zA-Z0-9_-]{1,64}$'.", at, t.Function.Name)
+		}
+		if p := t.Function.Parameters; len(p) > 0 && string(p) != "null" {
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(p, &obj) != nil {
+				return badf(at+".function.parameters", "invalid_type", "Invalid type for '%s.function.parameters': expected a JSON Schema object.", at)
+			}
+		}
+	}
+	if _, err := c.toolChoice(); err != nil {
+		return err
+	}
+	if _, err := c.stop(); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+	}{{"max_tokens", c.MaxTokens}, {"max_completion_tokens", c.MaxCompletionTokens}} {
+		if f.v != nil && *f.v < 1 {
+			return badf(f.name, "integer_below_min_value", "Invalid '%s': integer below minimum value. Expected a value >= 1, but got %d instead.", f.name, *f.v)
+		}
+	}
+	return nil
 }
 
-// ErrBadRequest is wrapped by every request the relay refuses as malformed.
-var ErrBadRequest = errors.New("relay: bad request")
+var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// empty reports a message with no content: none, null, "" or no parts.
+func (m Message) empty() bool {
+	switch strings.TrimSpace(string(m.Content)) {
+	case "", "null", `""`, "[]":
+		return true
+	}
+	return false
+}
+
+// checkToolMessage refuses a tool message that answers no call: it must
+// follow (with only other tool messages between) the assistant message
+// whose tool_calls has its tool_call_id.
+func (c *Request) checkToolMessage(i int) error {
+	at := fmt.Sprintf("messages.[%d]", i)
+	id := c.Messages[i].ToolCallID
+	for j := i - 1; j >= 0; j-- {
+		p := c.Messages[j]
+		if p.Role == "tool" {
+			continue
+		}
+		if p.Role == "assistant" {
+			for _, call := range p.ToolCalls {
+				if call.ID == id {
+					return nil
+				}
+			}
+		}
+		break
+	}
+	return badf(at+".role", "invalid_value", "Invalid parameter: messages with role 'tool' must be a response to a preceding message with 'tool_calls': %s answers tool_call_id %q, which no such message has.", at, id)
+}
+
+// checkAnswered refuses an assistant message whose tool calls are not all
+// answered by the tool messages right after it (unless it is the last).
+func (c *Request) checkAnswered(i int) error {
+	if i == len(c.Messages)-1 {
+		return nil
+	}
+	answered := map[string]bool{}
+	for j := i + 1; j < len(c.Messages) && c.Messages[j].Role == "tool"; j++ {
+		answered[c.Messages[j].ToolCallID] = true
+	}
+	var missing []string
+	for _, call := range c.Messages[i].ToolCalls {
+		if !answered[call.ID] {
+			missing = append(missing, call.ID)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return badf(fmt.Sprintf("messages.[%d].role", i+1), "invalid_value", "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: %s", strings.Join(missing, ", "))
+}
+
+// ToolChoiceName is the request's tool_choice as a word: "", "auto",
+// "none", "required" or the tool's name (Check refuses any other).
+func (c *Request) ToolChoiceName() string {
+	s, _ := c.toolChoice()
+	return s
+}
+
+// StopSequences is the request's stop: none, one or up to four.
+func (c *Request) StopSequences() []string {
+	s, _ := c.stop()
+	return s
+}
+
+// toolChoice is the request's tool_choice as the simulated model reads it:
+// "", "auto", "none", "required" or a declared tool's name.
+func (c *Request) toolChoice() (string, error) {
+	raw := c.ToolChoice
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		switch s {
+		case "auto", "none", "required":
+			if s == "required" && len(c.Tools) == 0 {
+				return "", badf("tool_choice", "invalid_value", "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.")
+			}
+			return s, nil
+		}
+		return "", badf("tool_choice", "invalid_value", "Invalid value for 'tool_choice': %q. Supported values are: 'none', 'auto', 'required' or a named function.", s)
+	}
+	var named struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(raw, &named) != nil || named.Type != "function" {
+		return "", badf("tool_choice", "invalid_value", `Invalid value for 'tool_choice': expected a string or {"type":"function","function":{"name":...}}.`)
+	}
+	for _, t := range c.Tools {
+		if t.Function.Name == named.Function.Name {
+			return named.Function.Name, nil
+		}
+	}
+	return "", badf("tool_choice", "invalid_value", "Invalid value for 'tool_choice': function %q is not in 'tools'.", named.Function.Name)
+}
+
+// stop is the request's stop sequences: a string or an array of up to 4.
+func (c *Request) stop() ([]string, error) {
+	raw := c.Stop
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}, nil
+	}
+	var many []string
+	if json.Unmarshal(raw, &many) != nil {
+		return nil, badf("stop", "invalid_type", "Invalid type for 'stop': expected a string or an array of strings.")
+	}
+	if len(many) > 4 {
+		return nil, badf("stop", "array_above_max_length", "Invalid 'stop': array too long. Expected an array with maximum length 4, but got an array with length %d instead.", len(many))
+	}
+	return many, nil
+}
+
+// RequestError is a request refused as malformed, in the OpenAI API's
+// terms: the field it is about (Param, e.g. "messages.[2].content") and
+// a code. It wraps ErrBadRequest.
+type RequestError struct {
+	Param, Code, Message string
+}
+
+func (e *RequestError) Error() string { return ErrBadRequest.Error() + ": " + e.Message }
+func (e *RequestError) Unwrap() error { return ErrBadRequest }
+
+// Refusal makes a RequestError a wire.Refuser: 400 invalid_request_error
+// with the field it is about and its code, as OpenAI's errors have them.
+func (e *RequestError) Refusal() wire.Error {
+	return wire.Error{Type: wire.TypeInvalidRequest, Code: wire.Code(e.Code), Param: e.Param, Message: e.Error()}
+}
+
+func badf(param, code, format string, args ...any) error {
+	return &RequestError{Param: param, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrBadRequest is wrapped by every request the relay refuses as malformed
+// (400, invalid_request_error).
+var ErrBadRequest error = &wire.Error{Type: wire.TypeInvalidRequest, Message: "relay: bad request"}
 
 // Decode reads an OpenAI chat request.
 func Decode(body []byte, req *Request) error {
 	if err := json.Unmarshal(body, req); err != nil {
-		return fmt.Errorf("%w: the body is not an OpenAI chat request: %w", ErrBadRequest, err)
+		return &RequestError{Code: "invalid_json", Message: "the body is not an OpenAI chat request (We could not parse the JSON body of your request): " + err.Error()}
 	}
 	return nil
 }
@@ -171,6 +392,11 @@ func SimParams(req *Request, q url.Values, d sim.Params) (sim.Params, error) {
 	for _, m := range req.Messages {
 		p.PromptTokens += (len(m.Text()) + 3) / 4
 	}
+	for _, t := range req.Tools {
+		p.Tools = append(p.Tools, sim.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
+	}
+	p.ToolChoice, _ = req.toolChoice() // Check refused a bad one
+	p.Stop, _ = req.stop()
 	switch {
 	case req.MaxCompletionTokens != nil:
 		p.MaxTokens = *req.MaxCompletionTokens
@@ -206,9 +432,17 @@ func SimParams(req *Request, q url.Values, d sim.Params) (sim.Params, error) {
 	return p, nil
 }
 
-// WriteCompletion answers stream:false with one chat.completion object.
+// WriteCompletion answers stream:false with one chat.completion object:
+// the generation drained, so max_tokens, stop and the tools apply as they
+// do to a stream.
 func WriteCompletion(w http.ResponseWriter, gen *sim.Generator, p sim.Params) (completionTokens int) {
-	a := gen.Answer()
+	whole := gen.Drain()
+	if gen.Failed() {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, `{"error":{"message":"simulated upstream failure","type":"server_error","param":null,"code":"upstream_error"}}`+"\n")
+		return whole.Tokens
+	}
 	type toolCall struct {
 		ID       string `json:"id"`
 		Type     string `json:"type"`
@@ -219,18 +453,19 @@ func WriteCompletion(w http.ResponseWriter, gen *sim.Generator, p sim.Params) (c
 	}
 	msg := struct {
 		Role      string     `json:"role"`
-		Content   string     `json:"content"`
+		Content   *string    `json:"content"`
 		Reasoning string     `json:"reasoning_content,omitempty"`
 		ToolCalls []toolCall `json:"tool_calls,omitempty"`
-	}{Role: "assistant", Content: a.Text, Reasoning: a.Thinking}
-	finish := "stop"
-	if a.Tool != nil {
+	}{Role: "assistant", Content: &whole.Text, Reasoning: whole.Thinking}
+	if t := whole.Tool; t != nil {
 		var tc toolCall
-		tc.ID, tc.Type = a.Tool.ID, "function"
-		tc.Function.Name, tc.Function.Arguments = a.Tool.Name, a.Tool.Arguments
-		msg.ToolCalls, finish = []toolCall{tc}, "tool_calls"
+		tc.ID, tc.Type = t.ID, "function"
+		tc.Function.Name, tc.Function.Arguments = t.Name, t.Arguments
+		msg.ToolCalls = []toolCall{tc}
+		if whole.Text == "" {
+			msg.Content = nil // as the API sends a call alone
+		}
 	}
-	completion := (len(a.Thinking) + len(a.Text) + 3) / 4
 	model := p.Model
 	if model == "" {
 		model = "trickle-sim"
@@ -240,11 +475,11 @@ func WriteCompletion(w http.ResponseWriter, gen *sim.Generator, p sim.Params) (c
 		"object":  "chat.completion",
 		"created": p.Created,
 		"model":   model,
-		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
-		"usage": map[string]int{"prompt_tokens": p.PromptTokens, "completion_tokens": completion,
-			"total_tokens": p.PromptTokens + completion},
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": whole.FinishReason}},
+		"usage": map[string]int{"prompt_tokens": p.PromptTokens, "completion_tokens": whole.Tokens,
+			"total_tokens": p.PromptTokens + whole.Tokens},
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(out)
-	return completion
+	return whole.Tokens
 }

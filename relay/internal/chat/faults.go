@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/trickle-dev/trickle/relay/wire"
 )
 
 // ErrFaultRefused: a request asked a relay with a real upstream for a
@@ -45,20 +47,17 @@ func UpstreamFaults(q url.Values, drop int, allowed bool) error {
 	return nil
 }
 
-// ResumeHeader is the request header with which a client that will never
-// resume says so: "off" makes its disconnect cancel the generation at
-// once instead of after the grace period.
-const ResumeHeader = "X-Trickle-Resume"
-
-// NoResume reads ResumeHeader: "off" or "on" (the default), any case.
-func NoResume(h http.Header) (bool, error) {
-	switch v := strings.ToLower(strings.TrimSpace(h.Get(ResumeHeader))); v {
-	case "", "on":
-		return false, nil
-	case "off":
+// Resumes reads wire.HeaderResume: true for "on", false for "off" or
+// none (the default over HTTP), any case; any other value is a bad
+// request.
+func Resumes(h http.Header) (bool, error) {
+	switch v := strings.ToLower(strings.TrimSpace(h.Get(wire.HeaderResume))); v {
+	case wire.ResumeOn:
 		return true, nil
+	case "", wire.ResumeOff:
+		return false, nil
 	default:
-		return false, fmt.Errorf("%w: %s must be on or off, not %q", ErrBadRequest, ResumeHeader, v)
+		return false, fmt.Errorf("%w: %s must be %s or %s, not %q", ErrBadRequest, wire.HeaderResume, wire.ResumeOn, wire.ResumeOff, v)
 	}
 }
 
@@ -66,10 +65,10 @@ func NoResume(h http.Header) (bool, error) {
 // Last-Event-ID header, or the last_event_id query parameter of a client
 // that cannot set headers.
 func LastEventID(r *http.Request) string {
-	if v := r.Header.Get("Last-Event-ID"); v != "" {
+	if v := r.Header.Get(wire.HeaderLastEventID); v != "" {
 		return v
 	}
-	return r.URL.Query().Get("last_event_id")
+	return r.URL.Query().Get(wire.QueryLastEventID)
 }
 
 // Position turns a last event id "<stream>:<seq>" of stream id, which has

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/trickle-dev/trickle/relay/wire"
 )
 
 // Allowed says whether a browser page at origin may use the API of the
@@ -43,12 +45,12 @@ func Answer(h http.Header, origin string, credentials bool) {
 func Preflight(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
-	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Last-Event-ID, X-Trickle-Resume")
+	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, "+wire.HeaderLastEventID+", "+wire.HeaderResume)
 	h.Set("Access-Control-Max-Age", "600")
 	w.WriteHeader(http.StatusNoContent)
 }
 
 // Expose lets an allowed page read the relay's own response headers.
 func Expose(h http.Header) {
-	h.Set("Access-Control-Expose-Headers", "X-Trickle-Stream, X-Trickle-Stream-URL, X-Request-Id, Retry-After")
+	h.Set("Access-Control-Expose-Headers", wire.HeaderStream+", "+wire.HeaderStreamURL+", "+wire.HeaderRequestID+", "+wire.HeaderRetryAfter)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/trickle-dev/trickle/a11y"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
+	"github.com/trickle-dev/trickle/relay/wire"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
@@ -61,7 +62,7 @@ type gate struct {
 	mu       sync.Mutex
 	queue    []event // taken from the generator, not yet read
 	ended    bool    // the generator ended (HoldEnd)
-	endState string
+	endState wire.State
 	endMsg   string
 
 	// The run goroutine's.
@@ -80,7 +81,7 @@ func (t *gate) Hold(_ time.Time, ev, data string, token bool) {
 	t.poke()
 }
 
-func (t *gate) HoldEnd(state, message string) {
+func (t *gate) HoldEnd(state wire.State, message string) {
 	t.mu.Lock()
 	if !t.ended {
 		t.ended, t.endState, t.endMsg = true, state, message
@@ -104,7 +105,7 @@ func (t *gate) run() {
 	defer t.cancel()
 	if t.dec == nil {
 		// Text the gate cannot read is text it cannot check: fail closed.
-		t.log.Stop(streamlog.StateWithheld, stream.WithheldMessage)
+		t.log.Stop(wire.StateWithheld, wire.WithheldMessage)
 		return
 	}
 	for {
@@ -186,7 +187,7 @@ func (t *gate) clear(end int) bool {
 	if strings.TrimSpace(sentence) != "" {
 		if !t.check(Request{Sentence: sentence, Context: text[:t.cleared], StreamID: t.log.ID(), RequestID: t.rid}) {
 			t.releaseCleared()
-			t.log.Stop(streamlog.StateWithheld, stream.WithheldMessage)
+			t.log.Stop(wire.StateWithheld, wire.WithheldMessage)
 			return false
 		}
 	}

@@ -16,16 +16,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
+	"github.com/trickle-dev/trickle/relay/wire"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
 )
 
 // host hears when a log ends.
-type host struct{ ended chan string }
+type host struct{ ended chan wire.State }
 
 func (h host) Token(bool, time.Duration) {}
 func (h host) Touch(*streamlog.Log)      {}
-func (h host) Ended(_ *streamlog.Log, s string) {
+func (h host) Ended(_ *streamlog.Log, s wire.State) {
 	h.ended <- s
 }
 func (h host) Watched(string) bool         { return false }
@@ -42,9 +43,9 @@ func anthropicDelta(s string) (string, string) {
 
 // newLog is a stream log of dialect behind gates g; the returned channel
 // hears its end.
-func newLog(t *testing.T, g *Gates, dialect string) (*streamlog.Log, chan string, chan struct{}) {
+func newLog(t *testing.T, g *Gates, dialect string) (*streamlog.Log, chan wire.State, chan struct{}) {
 	t.Helper()
-	h := host{ended: make(chan string, 1)}
+	h := host{ended: make(chan wire.State, 1)}
 	l := streamlog.New(&streamlog.Config{MaxEventSize: 1 << 16, MaxEvents: 1 << 10, Grace: time.Minute, Logger: quiet()}, h, "s1", dialect)
 	cancelled := make(chan struct{})
 	l.SetCancel(sync.OnceFunc(func() { close(cancelled) }))
@@ -173,7 +174,7 @@ func TestAGateReadsAnAnthropicAnswer(t *testing.T) {
 func TestACheckerThatFailsWithholdsTheAnswerUnlessTheOperatorSaidAllow(t *testing.T) {
 	for _, tc := range []struct {
 		onError string
-		want    string
+		want    wire.State
 	}{{"", streamlog.StateWithheld}, {OnErrorBlock, streamlog.StateWithheld}, {OnErrorAllow, streamlog.StateComplete}} {
 		t.Run("on error "+tc.onError, func(t *testing.T) {
 			var verdicts []string

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trickle-dev/trickle/relay/wire"
+
 	"github.com/trickle-dev/trickle/relay/internal/admit"
 )
 
@@ -118,7 +120,7 @@ func New(s Settings, observe func(verdict string, wait time.Duration), log *slog
 
 // StreamRequired is the code of the refusal of a request for an answer in
 // one piece (Admit).
-const StreamRequired = "stream_required"
+const StreamRequired = wire.CodeStreamRequired
 
 // Admit refuses a request that does not stream its answer: one sent in
 // one piece cannot be held back sentence by sentence, and must not get

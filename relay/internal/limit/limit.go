@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trickle-dev/trickle/relay/wire"
+
 	"github.com/trickle-dev/trickle/relay/store"
 )
 
@@ -84,32 +86,32 @@ const (
 	TokenLimit  = "tokens"
 )
 
+// The error codes of the limits' refusals.
+const (
+	CodeRateLimited          = wire.CodeRateLimited
+	CodeTooManyStreams       = wire.CodeTooManyStreams
+	CodeTokenBudgetExhausted = wire.CodeTokenBudgetExhausted
+)
+
 // Refusal is a request over one of its identity's limits.
 type Refusal struct {
 	Limit      string        // RateLimit, StreamLimit or TokenLimit
-	Code       string        // the error code clients get: rate_limited, too_many_streams, token_budget_exhausted
+	Code       wire.Code     // the error code clients get: rate_limited, too_many_streams, token_budget_exhausted
 	RetryAfter time.Duration // when trying again may succeed
 	Message    string        // what happened and what the client can do
 }
 
 func (r *Refusal) Error() string { return r.Message }
 
-// Counter is where the counts live. Its calls that take a context may
-// fail (Redis unreachable); Release and Spend never block.
-type Counter interface {
-	// Allow counts one request of key against r. It returns 0 when the
-	// request is allowed, else how long until one would be.
-	Allow(ctx context.Context, key string, r Rate) (time.Duration, error)
-	// Acquire takes one of key's max slots for lease; false when all
-	// are taken.
-	Acquire(ctx context.Context, key, lease string, max int) (bool, error)
-	// Release frees lease's slot of key.
-	Release(key, lease string)
-	// Spent is what key spent on day (2006-01-02, UTC).
-	Spent(ctx context.Context, key, day string) (int64, error)
-	// Spend adds n to what key spent on day.
-	Spend(key, day string, n int64)
+// Refusal is how the relay refuses the request: 429 with the limit's code
+// and Retry-After.
+func (r *Refusal) Refusal() wire.Error {
+	return wire.Error{Type: wire.TypeRateLimit, Code: r.Code, Message: r.Message, RetryAfter: RetryAfter(r.RetryAfter)}
 }
+
+// Counter is where the counts live: Memory, Redis, or what a store
+// offers (store.LimitStore).
+type Counter = store.Counter
 
 // Limiter applies Settings to identities, counting in a Counter.
 type Limiter struct {
@@ -142,31 +144,23 @@ func (l *Limiter) Counter() Counter {
 // Wait waits for the counts still being written (Redis's releases and
 // spends), so that they are not lost when the relay closes its client.
 func (l *Limiter) Wait() {
-	if w, ok := l.Counter().(interface{ Wait() }); ok {
-		w.Wait()
+	if l != nil {
+		l.c.Wait()
 	}
 }
 
-// Admit counts one request of the identity key: its rate, then its
-// token budget, then a slot for its generation. It returns the ticket to
-// End when the generation ends, a *Refusal naming the limit, or the
-// counter's failure (wrapping store.ErrUnavailable). A nil Limiter
-// admits everything (a nil ticket, which End ignores).
+// Admit counts one request of the identity key: its token budget (read
+// only), then its rate, then a slot for its generation. It returns the
+// ticket to End when the generation ends (or Refund when the request is
+// refused after all), a *Refusal naming the limit, or the counter's
+// failure (wrapping store.ErrUnavailable). A request refused here counts
+// against no limit. A nil Limiter admits everything (a nil ticket, which
+// End and Refund ignore).
 func (l *Limiter) Admit(ctx context.Context, key string) (*Ticket, error) {
 	if l == nil {
 		return nil, nil
 	}
 	s := l.set
-	if !s.Rate.IsZero() {
-		retry, err := l.c.Allow(ctx, key, s.Rate)
-		if err != nil {
-			return nil, unavailable(err)
-		}
-		if retry > 0 {
-			return nil, l.refuse(&Refusal{Limit: RateLimit, Code: "rate_limited", RetryAfter: retry,
-				Message: fmt.Sprintf("relay: too many requests: this client may send %s %s; try again in %s", count(s.Rate.N, "request"), per(s.Rate.Per), seconds(retry))})
-		}
-	}
 	if s.TokensPerDay > 0 {
 		now := l.now().UTC()
 		spent, err := l.c.Spent(ctx, key, day(now))
@@ -176,21 +170,36 @@ func (l *Limiter) Admit(ctx context.Context, key string) (*Ticket, error) {
 		if spent >= s.TokensPerDay {
 			midnight := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
 			retry := midnight.Sub(now)
-			return nil, l.refuse(&Refusal{Limit: TokenLimit, Code: "token_budget_exhausted", RetryAfter: retry,
+			return nil, l.refuse(&Refusal{Limit: TokenLimit, Code: CodeTokenBudgetExhausted, RetryAfter: retry,
 				Message: fmt.Sprintf("relay: daily token budget used up: this client may generate %s a day and has generated %d today; it renews at 00:00 UTC, in %s",
 					count(int(s.TokensPerDay), "output token"), spent, retry.Round(time.Minute))})
 		}
 	}
 	t := &Ticket{l: l, key: key}
-	if s.Streams > 0 {
-		t.lease = newLease()
-		ok, err := l.c.Acquire(ctx, key, t.lease, s.Streams)
+	if !s.Rate.IsZero() {
+		retry, err := l.c.Allow(ctx, key, s.Rate.N, s.Rate.Per)
 		if err != nil {
 			return nil, unavailable(err)
 		}
-		if !ok {
-			return nil, l.refuse(&Refusal{Limit: StreamLimit, Code: "too_many_streams", RetryAfter: time.Second,
+		if retry > 0 {
+			return nil, l.refuse(&Refusal{Limit: RateLimit, Code: CodeRateLimited, RetryAfter: retry,
+				Message: fmt.Sprintf("relay: too many requests: this client may send %s %s; try again in %s", count(s.Rate.N, "request"), per(s.Rate.Per), seconds(retry))})
+		}
+		t.rated = true
+	}
+	if s.Streams > 0 {
+		t.lease = newLease()
+		ok, err := l.c.Acquire(ctx, key, t.lease, s.Streams)
+		if err == nil && !ok {
+			err = l.refuse(&Refusal{Limit: StreamLimit, Code: CodeTooManyStreams, RetryAfter: time.Second,
 				Message: fmt.Sprintf("relay: too many answers at once: this client may have %d generating at a time; wait for one to end or stop one (DELETE /v1/streams/{id}), then try again", s.Streams)})
+		} else if err != nil {
+			err = unavailable(err)
+		}
+		if err != nil {
+			t.lease = ""
+			t.Refund(ctx)
+			return nil, err
 		}
 	}
 	return t, nil
@@ -243,12 +252,33 @@ func newLease() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Ticket is one admitted generation: End it when the generation ends.
+// Ticket is one admitted generation: End it when the generation ends,
+// or Refund it when the request is refused after all.
 type Ticket struct {
 	l     *Limiter
 	key   string
 	lease string // its slot, when streams are limited
+	rated bool   // the rate counted it
 	once  sync.Once
+}
+
+// Refund gives back what admitting the request took: its slot and its
+// place in the rate, for a request refused after Admit (the relay full,
+// the store unavailable). A refund the counter could not make is logged
+// by nobody: the request then counts, as it did before refunds. After
+// End or Refund it does nothing; a nil ticket's does nothing.
+func (t *Ticket) Refund(ctx context.Context) {
+	if t == nil {
+		return
+	}
+	t.once.Do(func() {
+		if t.lease != "" {
+			t.l.c.Release(t.key, t.lease)
+		}
+		if t.rated {
+			t.l.c.Refund(ctx, t.key, t.l.set.Rate.N, t.l.set.Rate.Per)
+		}
+	})
 }
 
 // End frees the generation's slot and adds the output tokens it

@@ -64,7 +64,14 @@ func TestEachLimitRefusesSayingWhichAndWhen(t *testing.T) {
 	require.LessOrEqual(t, r.RetryAfter, 24*time.Hour, "until midnight UTC")
 	require.Positive(t, r.RetryAfter)
 
-	_, err = l.Admit(ctx, "sub:alice")
+	// Alice was refused twice and counted once: her rate has two
+	// requests left; carol's third is her last.
+	for _, who := range []string{"sub:carol", "sub:carol", "sub:carol"} {
+		tk, err := l.Admit(ctx, who)
+		require.NoError(t, err)
+		tk.End(0)
+	}
+	_, err = l.Admit(ctx, "sub:carol")
 	r = refusal(t, err, "rate_limited")
 	require.Equal(t, limit.RateLimit, r.Limit)
 	require.Contains(t, r.Message, "3 requests a minute")
@@ -77,13 +84,40 @@ func TestEachLimitRefusesSayingWhichAndWhen(t *testing.T) {
 	tk, err := nothing.Admit(ctx, "x")
 	require.NoError(t, err, "no limiter admits everything")
 	tk.End(5)
+	tk.Refund(ctx)
+}
+
+// A request refused by a limit, or refunded because it was refused after
+// the limits admitted it, takes nothing: not its rate, not a slot.
+func TestARefusedRequestCountsAgainstNoLimit(t *testing.T) {
+	ctx := context.Background()
+	l := limit.New(limit.Settings{Rate: limit.Rate{N: 2, Per: time.Hour}, Streams: 1}, limit.NewMemory(), nil)
+	held, err := l.Admit(ctx, "k")
+	require.NoError(t, err)
+	for range 5 {
+		_, err := l.Admit(ctx, "k")
+		refusal(t, err, "too_many_streams")
+	}
+	held.End(0)
+	for range 5 {
+		tk, err := l.Admit(ctx, "k")
+		require.NoError(t, err, "a refunded request gave its place in the rate and its slot back")
+		tk.Refund(ctx)
+		tk.Refund(ctx) // a second refund gives nothing more
+		tk.End(0)      // nor an End after it
+	}
+	tk, err := l.Admit(ctx, "k")
+	require.NoError(t, err, "the second request of the rate")
+	tk.End(0)
+	_, err = l.Admit(ctx, "k")
+	refusal(t, err, "rate_limited")
 }
 
 func refusal(t *testing.T, err error, code string) *limit.Refusal {
 	t.Helper()
 	var r *limit.Refusal
 	require.ErrorAs(t, err, &r)
-	require.Equal(t, code, r.Code)
+	require.Equal(t, code, string(r.Code))
 	require.True(t, strings.HasPrefix(r.Message, "relay: "), r.Message)
 	return r
 }

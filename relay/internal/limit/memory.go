@@ -33,23 +33,42 @@ func NewMemory() *Memory {
 // Redis: each request moves key's theoretical arrival time one interval
 // (Per/N) on; a request is allowed while that time stays within N
 // intervals of now.
-func (m *Memory) Allow(_ context.Context, key string, r Rate) (time.Duration, error) {
+func (m *Memory) Allow(_ context.Context, key string, n int, per time.Duration) (time.Duration, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.now()
-	interval := r.Per / time.Duration(r.N)
+	interval := per / time.Duration(n)
 	tat := m.tat[key]
 	if tat.Before(now) {
 		tat = now
 	}
 	next := tat.Add(interval)
-	if allowAt := next.Add(-time.Duration(r.N) * interval); now.Before(allowAt) {
+	if allowAt := next.Add(-time.Duration(n) * interval); now.Before(allowAt) {
 		return allowAt.Sub(now), nil
 	}
 	m.tat[key] = next
 	m.sweep(now)
 	return 0, nil
 }
+
+// Refund moves key's theoretical arrival time one interval back.
+func (m *Memory) Refund(_ context.Context, key string, n int, per time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tat, ok := m.tat[key]
+	if !ok {
+		return nil
+	}
+	if tat = tat.Add(-per / time.Duration(n)); tat.After(m.now()) {
+		m.tat[key] = tat
+	} else {
+		delete(m.tat, key)
+	}
+	return nil
+}
+
+// Wait does nothing: Memory writes nothing in the background.
+func (m *Memory) Wait() {}
 
 // Acquire takes a slot; a process that dies takes its slots with it.
 func (m *Memory) Acquire(_ context.Context, key, lease string, max int) (bool, error) {

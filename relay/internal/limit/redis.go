@@ -54,6 +54,26 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1
 `)
 
+// refund: ARGV the rate's emission interval (seconds). It moves back the
+// theoretical arrival time redis_rate keeps under KEYS[1], in redis_rate's
+// own units (seconds since 2017-01-01, as its script counts them).
+var refund = redis.NewScript(`
+redis.replicate_commands()
+local tat = redis.call('GET', KEYS[1])
+if not tat then
+  return 0
+end
+local t = redis.call('TIME')
+local now = (t[1] - 1483228800) + (t[2] / 1000000)
+local back = tonumber(tat) - tonumber(ARGV[1])
+if back <= now then
+  redis.call('DEL', KEYS[1])
+else
+  redis.call('SET', KEYS[1], back, 'EX', math.ceil(back - now))
+end
+return 1
+`)
+
 // Redis counts in Redis, shared by every relay using it: the request rate
 // through go-redis's redis_rate, the running generations as leases, the
 // day's tokens as a counter.
@@ -78,8 +98,8 @@ func NewRedis(rdb *redis.Client, lease time.Duration, log *slog.Logger) *Redis {
 
 // Allow counts the request in redis_rate's GCRA, N at once and one each
 // Per/N after.
-func (c *Redis) Allow(ctx context.Context, key string, r Rate) (time.Duration, error) {
-	res, err := c.rate.Allow(ctx, rateKey(key), redis_rate.Limit{Rate: r.N, Burst: r.N, Period: r.Per})
+func (c *Redis) Allow(ctx context.Context, key string, n int, per time.Duration) (time.Duration, error) {
+	res, err := c.rate.Allow(ctx, rateKey(key), redis_rate.Limit{Rate: n, Burst: n, Period: per})
 	if err != nil {
 		return 0, err
 	}
@@ -87,6 +107,13 @@ func (c *Redis) Allow(ctx context.Context, key string, r Rate) (time.Duration, e
 		return 0, nil
 	}
 	return max(res.RetryAfter, time.Millisecond), nil
+}
+
+// Refund takes back one request of redis_rate's count (its key is
+// "rate:" and the key Allow passed).
+func (c *Redis) Refund(ctx context.Context, key string, n int, per time.Duration) error {
+	interval := (per / time.Duration(n)).Seconds()
+	return refund.Run(ctx, c.rdb, []string{"rate:" + rateKey(key)}, interval).Err()
 }
 
 // Acquire takes a slot and renews it until Release.

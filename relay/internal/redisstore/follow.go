@@ -15,8 +15,8 @@ import (
 
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 	"github.com/trickle-dev/trickle/relay/store"
+	"github.com/trickle-dev/trickle/relay/wire"
 	"github.com/trickle-dev/trickle/sse"
-	"github.com/trickle-dev/trickle/stream"
 )
 
 // Follow replays the stream from Redis and follows it live.
@@ -164,10 +164,10 @@ func (st *Store) checkLease(ctx context.Context, l store.Follower, id, dialect s
 	}
 	seq := l.Events() + 1
 	msg := "relay: " + lapsedMessage + " (no news from it for over " + st.lease.String() + "); send the request again"
-	ev := sse.AppendMessage(nil, sse.Message{ID: id + ":" + strconv.Itoa(seq), Event: stream.StatusEventType, Data: streamlog.StatusData(stream.RelayFailed, msg, nil)})
-	ev = streamlog.AppendProviderEnd(ev, dialect, stream.RelayFailed, msg)
+	ev := sse.AppendMessage(nil, sse.Message{ID: id + ":" + strconv.Itoa(seq), Event: wire.StatusEvent, Data: streamlog.StatusData(wire.StatusFailed, msg, nil)})
+	ev = streamlog.AppendProviderEnd(ev, dialect, wire.StatusFailed, msg)
 	err = st.rdb.XAdd(ctx, &redis.XAddArgs{Stream: logKey(id), ID: strconv.Itoa(seq) + "-0",
-		Values: []any{"e", ev, "end", streamlog.StateFailed, "msg", msg, "uc", "0"}}).Err()
+		Values: []any{"e", ev, "end", string(wire.StateFailed), "msg", msg, "uc", "0"}}).Err()
 	if err != nil && !isConnError(err) {
 		return nil // written first by someone else: the next read gets it
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/trickle-dev/trickle/relay/internal/limit"
 	"github.com/trickle-dev/trickle/relay/store"
 )
 
@@ -103,6 +104,10 @@ func (st *Store) String() string { return "redis at " + st.addr }
 // Client is the store's client of its Redis, once bound: the relay's
 // limits count there too.
 func (st *Store) Client() *redis.Client { return st.rdb }
+
+// Limits counts the relay's limits in this Redis (store.LimitStore):
+// every relay using it shares them. It is called after Bind.
+func (st *Store) Limits() store.Counter { return limit.NewRedis(st.rdb, st.cfg.Lease, st.log) }
 
 // Bind connects the store to its relay and starts the writers, the lease
 // keeper and the Stop listener.

@@ -5,19 +5,21 @@
 package registry
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/trickle-dev/trickle/relay/wire"
+
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 )
 
-// Errors of Reserve.
+// Errors of Reserve, with how the relay refuses them.
 var (
-	ErrShuttingDown = errors.New("relay: shutting down")
-	ErrTooMany      = errors.New("relay: too many streams")
+	ErrShuttingDown error = &wire.Error{Type: wire.TypeShuttingDown, RetryAfter: 5, Message: "relay: shutting down"}
+	ErrTooMany      error = &wire.Error{Type: wire.TypeRateLimit, RetryAfter: 1, Message: "relay: too many streams"}
 )
 
 // Registry holds the streams by id. Its zero value is not usable: make
@@ -49,8 +51,30 @@ func (g *Registry) Drain()         { g.draining.Store(true) }
 func (g *Registry) Draining() bool { return g.draining.Load() }
 
 // Idle is signalled (without blocking, so it may coalesce) when a
-// generation ends.
+// generation ends or a reservation is given back.
 func (g *Registry) Idle() <-chan struct{} { return g.idle }
+
+// WaitIdle waits until no generation runs (none reserved), or ctx is
+// done; it returns ctx's error then. Every end and Unreserve signals it:
+// it never polls.
+func (g *Registry) WaitIdle(ctx context.Context) error {
+	for g.running.Load() > 0 {
+		select {
+		case <-g.idle:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// signal wakes a WaitIdle (after running went down).
+func (g *Registry) signal() {
+	select {
+	case g.idle <- struct{}{}:
+	default:
+	}
+}
 
 // Reserve takes a generation's place within the limit; Unreserve gives
 // back one that did not start, Ended one that did.
@@ -65,7 +89,10 @@ func (g *Registry) Reserve() error {
 	return nil
 }
 
-func (g *Registry) Unreserve() { g.running.Add(-1) }
+func (g *Registry) Unreserve() {
+	g.running.Add(-1)
+	g.signal()
+}
 
 // Add lists a generation that Reserve admitted.
 func (g *Registry) Add(l *streamlog.Log) {
@@ -78,10 +105,7 @@ func (g *Registry) Add(l *streamlog.Log) {
 // back, and it stays listed for the retention window.
 func (g *Registry) Ended(l *streamlog.Log) {
 	g.running.Add(-1)
-	select {
-	case g.idle <- struct{}{}:
-	default:
-	}
+	g.signal()
 	// At most twice the stream limit of finished streams are kept, so
 	// that many short answers cannot pile up in memory.
 	g.mu.Lock()

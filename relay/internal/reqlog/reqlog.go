@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/trickle-dev/trickle/relay/wire"
 )
 
 type statusWriter struct {
@@ -55,7 +57,7 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Header is the response header that carries the request id.
-const Header = "X-Request-Id"
+const Header = wire.HeaderRequestID
 
 type idKey struct{}
 
@@ -95,7 +97,7 @@ func Handler(log *slog.Logger, next http.Handler) http.Handler {
 				lvl = slog.LevelInfo
 			}
 			log.Log(r.Context(), lvl, "request", "method", r.Method, "path", r.URL.Path, "status", sw.code,
-				"bytes", sw.bytes, "duration", time.Since(start).Round(time.Microsecond), "stream", sw.Header().Get("X-Trickle-Stream"), "request_id", id)
+				"bytes", sw.bytes, "duration", time.Since(start).Round(time.Microsecond), "stream", sw.Header().Get(wire.HeaderStream), "request_id", id)
 		}()
 		next.ServeHTTP(sw, r)
 	})

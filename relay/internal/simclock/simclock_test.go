@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trickle-dev/trickle/relay/wire"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
@@ -57,11 +59,11 @@ func TestTheSimHeapYieldsGenerationsInDueOrderAfterAnyRemovals(t *testing.T) {
 // host is a server that keeps nothing (streamlog.Host).
 type host struct{}
 
-func (host) Token(bool, time.Duration)    {}
-func (host) Touch(*streamlog.Log)         {}
-func (host) Ended(*streamlog.Log, string) {}
-func (host) Watched(string) bool          { return false }
-func (host) DropFollowed(*streamlog.Log)  {}
+func (host) Token(bool, time.Duration)        {}
+func (host) Touch(*streamlog.Log)             {}
+func (host) Ended(*streamlog.Log, wire.State) {}
+func (host) Watched(string) bool              { return false }
+func (host) DropFollowed(*streamlog.Log)      {}
 
 // After Stop nothing more can be generated: the generator is off the
 // simulated clock (nothing left to wake it) and the log refuses events.

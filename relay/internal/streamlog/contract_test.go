@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trickle-dev/trickle/relay/wire"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/relay/store"
@@ -26,11 +28,11 @@ type host struct {
 	firsts  atomic.Int32
 	touches atomic.Int32
 	watched atomic.Bool
-	ended   chan string // the state of each log that ended
+	ended   chan wire.State // the state of each log that ended
 	dropped chan *Log
 }
 
-func newHost() *host { return &host{ended: make(chan string, 8), dropped: make(chan *Log, 8)} }
+func newHost() *host { return &host{ended: make(chan wire.State, 8), dropped: make(chan *Log, 8)} }
 
 func (h *host) Token(first bool, d time.Duration) {
 	h.tokens.Add(1)
@@ -38,11 +40,11 @@ func (h *host) Token(first bool, d time.Duration) {
 		h.firsts.Add(1)
 	}
 }
-func (h *host) Touch(*Log)             { h.touches.Add(1) }
-func (h *host) Ended(_ *Log, s string) { h.ended <- s }
-func (h *host) Watched(string) bool    { return h.watched.Load() }
-func (h *host) DropFollowed(l *Log)    { h.dropped <- l }
-func discard() *slog.Logger            { return slog.New(slog.DiscardHandler) }
+func (h *host) Touch(*Log)                 { h.touches.Add(1) }
+func (h *host) Ended(_ *Log, s wire.State) { h.ended <- s }
+func (h *host) Watched(string) bool        { return h.watched.Load() }
+func (h *host) DropFollowed(l *Log)        { h.dropped <- l }
+func discard() *slog.Logger                { return slog.New(slog.DiscardHandler) }
 func config(grace time.Duration) *Config {
 	return &Config{MaxEventSize: 1 << 10, MaxEvents: 1000, Grace: grace, Logger: discard()}
 }
@@ -444,8 +446,10 @@ type heldEvents struct{ taken []string }
 func (k *heldEvents) Hold(_ time.Time, _ string, data string, _ bool) {
 	k.taken = append(k.taken, data)
 }
-func (k *heldEvents) HoldEnd(state, _ string) { k.taken = append(k.taken, "end "+state) }
-func (k *heldEvents) Drop()                   {}
+func (k *heldEvents) HoldEnd(state wire.State, _ string) {
+	k.taken = append(k.taken, "end "+string(state))
+}
+func (k *heldEvents) Drop() {}
 
 func TestAGatedLogShowsReadersOnlyWhatTheStoreHolds(t *testing.T) {
 	h := newHost()
@@ -472,7 +476,7 @@ func TestAGatedLogShowsReadersOnlyWhatTheStoreHolds(t *testing.T) {
 	u, _ = l.TakeUnstored()
 	require.Empty(t, u.Events)
 	require.True(t, u.Ended)
-	require.Equal(t, StateComplete, u.State)
+	require.Equal(t, string(StateComplete), u.State) // the store contract carries the state as its word
 	require.Equal(t, 3, u.Usage.CompletionTokens)
 	u, _ = l.TakeUnstored()
 	require.False(t, u.Ended, "the end is handed over once")

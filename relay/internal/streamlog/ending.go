@@ -3,6 +3,7 @@ package streamlog
 import (
 	"encoding/json"
 
+	"github.com/trickle-dev/trickle/relay/wire"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
 )
@@ -16,12 +17,12 @@ import (
 // widget, which reads the typed status first, takes the error as its
 // trailer. Other dialects' SDKs read the status's "error" object
 // (StatusData); for them b is returned as it is.
-func AppendProviderEnd(b []byte, dialect string, status stream.RelayStatus, message string) []byte {
+func AppendProviderEnd(b []byte, dialect string, status wire.Status, message string) []byte {
 	if dialect != stream.DialectAnthropic.String() {
 		return b
 	}
 	typ := "api_error"
-	if status != stream.RelayFailed {
+	if status != wire.StatusFailed {
 		typ = "trickle_" + string(status) // stopped, cancelled, gone: no Anthropic type says so
 	}
 	type apiError struct {

@@ -1,6 +1,10 @@
 package streamlog
 
-import "time"
+import (
+	"time"
+
+	"github.com/trickle-dev/trickle/relay/wire"
+)
 
 // Holder holds a generation's events back before they enter the log: the
 // hold-back gate (package holdback) releases each one once the text it
@@ -11,7 +15,7 @@ type Holder interface {
 	// Hold takes one generator event.
 	Hold(now time.Time, event, data string, token bool)
 	// HoldEnd takes the generator's end (End).
-	HoldEnd(state, message string)
+	HoldEnd(state wire.State, message string)
 	// Drop says the log ended (stopped, cancelled, withheld, failed):
 	// nothing held will be released. It is called with the log's lock
 	// held and must not take it.
@@ -41,7 +45,7 @@ func (l *Log) EmitAt(now time.Time, event, data string, token, inline bool) bool
 
 // End is called by the generator when it has finished on its own. With a
 // Holder, the end goes to it, to follow the events it holds.
-func (l *Log) End(state, message string) {
+func (l *Log) End(state wire.State, message string) {
 	if l.holder != nil {
 		// The generator is done: a Stop or a withheld sentence before the
 		// Holder releases the end cancels nothing (Info's
@@ -63,4 +67,4 @@ func (l *Log) Release(event, data string, token bool) bool {
 
 // ReleaseEnd ends the log as the generator asked, once the Holder has
 // released every event before the end.
-func (l *Log) ReleaseEnd(state, message string) { l.end(state, message) }
+func (l *Log) ReleaseEnd(state wire.State, message string) { l.end(state, message) }

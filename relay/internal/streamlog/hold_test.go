@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trickle-dev/trickle/relay/wire"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -12,7 +14,7 @@ type quietHost struct{}
 
 func (quietHost) Token(bool, time.Duration) {}
 func (quietHost) Touch(*Log)                {}
-func (quietHost) Ended(*Log, string)        {}
+func (quietHost) Ended(*Log, wire.State)    {}
 func (quietHost) Watched(string) bool       { return false }
 func (quietHost) DropFollowed(*Log)         {}
 
@@ -20,7 +22,7 @@ func (quietHost) DropFollowed(*Log)         {}
 type keeper struct{ ended, dropped bool }
 
 func (k *keeper) Hold(time.Time, string, string, bool) {}
-func (k *keeper) HoldEnd(string, string)               { k.ended = true }
+func (k *keeper) HoldEnd(wire.State, string)           { k.ended = true }
 func (k *keeper) Drop()                                { k.dropped = true }
 
 // A generation that ended on its own while its end was held is not

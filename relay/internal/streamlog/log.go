@@ -13,18 +13,19 @@ import (
 	"time"
 
 	"github.com/trickle-dev/trickle/relay/store"
+	"github.com/trickle-dev/trickle/relay/wire"
 	"github.com/trickle-dev/trickle/sse"
-	"github.com/trickle-dev/trickle/stream"
 )
 
-// Stream states, as /v1/streams/{id}/info reports them.
+// Stream states (package wire has the contract), named here for the
+// log's own code and its tests.
 const (
-	StateRunning   = "running"   // the generation is going on
-	StateComplete  = "complete"  // the generator finished on its own
-	StateStopped   = "stopped"   // a client asked to stop
-	StateCancelled = "cancelled" // nobody came back within the grace period, or the relay shut down
-	StateFailed    = "failed"    // the upstream (or an injected fault) failed
-	StateWithheld  = "withheld"  // the hold-back checker blocked a sentence
+	StateRunning   = wire.StateRunning
+	StateComplete  = wire.StateComplete
+	StateStopped   = wire.StateStopped
+	StateCancelled = wire.StateCancelled
+	StateFailed    = wire.StateFailed
+	StateWithheld  = wire.StateWithheld
 )
 
 // Config is what every log of a server shares.
@@ -43,8 +44,8 @@ type Host interface {
 	Token(first bool, d time.Duration)
 	// Touch tells the store that a gated log has news (events, the end).
 	Touch(l *Log)
-	// Ended is called once when a log generated here ends.
-	Ended(l *Log, state string)
+	// Ended is called once when a log generated here ends, with its state.
+	Ended(l *Log, state wire.State)
 	// Watched reports (without the lock) that clients on other instances
 	// read the stream, so that the disconnect grace must not cancel it.
 	Watched(id string) bool
@@ -81,7 +82,10 @@ type Log struct {
 	// forgotten.
 	waiters []Waker
 
-	state    string
+	state wire.State
+	// endedCh is closed when the stream ends; made by the first WaitEnded
+	// of a running stream.
+	endedCh  chan struct{}
 	message  string // why it ended (stopped, failed, cancelled)
 	finished time.Time
 	cancel   func() // stops the generator; nil once it has ended
@@ -265,7 +269,7 @@ func (l *Log) emitAt(now time.Time, event, data string, token, inline bool) bool
 }
 
 // end records the generator's end: End's work, or a held end's release.
-func (l *Log) end(state, message string) {
+func (l *Log) end(state wire.State, message string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.state != StateRunning {
@@ -277,7 +281,7 @@ func (l *Log) end(state, message string) {
 
 // finishLocked records the end; with status it also appends the relay's
 // trickle.status event so readers learn why.
-func (l *Log) finishLocked(state, message string, status bool) {
+func (l *Log) finishLocked(state wire.State, message string, status bool) {
 	if l.state != StateRunning {
 		return
 	}
@@ -294,7 +298,7 @@ func (l *Log) finishLocked(state, message string, status bool) {
 	}
 	if status {
 		// The state is the status word: stopped and failed are
-		// stream.RelayStopped and stream.RelayFailed; cancelled (grace
+		// wire.StatusStopped and wire.StatusFailed; cancelled (grace
 		// expiry) is written as it is, for a resume's log.
 		var u *store.Usage
 		if state == StateStopped || state == StateCancelled {
@@ -303,11 +307,14 @@ func (l *Log) finishLocked(state, message string, status bool) {
 			uu := l.usageLocked()
 			u = &uu
 		}
-		l.appendLocked(stream.StatusEventType, StatusData(stream.RelayStatus(state), message, u))
-		l.buf = AppendProviderEnd(l.buf, l.dialect, stream.RelayStatus(state), message)
+		l.appendLocked(wire.StatusEvent, StatusData(wire.Status(state), message, u))
+		l.buf = AppendProviderEnd(l.buf, l.dialect, wire.Status(state), message)
 		l.ends[len(l.ends)-1] = len(l.buf)
 	}
 	l.state, l.message, l.finished = state, message, time.Now()
+	if l.endedCh != nil {
+		close(l.endedCh)
+	}
 	if l.onEnd != nil {
 		l.onEnd(l.usageLocked())
 	}
@@ -331,11 +338,11 @@ func (l *Log) finishLocked(state, message string, status bool) {
 // Stop ends the stream at once (Stop, grace expiry, shutdown), cancelling
 // the generator, with a terminal trickle.status event. It reports whether
 // the stream was still running.
-func (l *Log) Stop(state, message string) bool { return l.StopWith(state, message, true) }
+func (l *Log) Stop(state wire.State, message string) bool { return l.StopWith(state, message, true) }
 
 // StopWith is Stop; status false ends the log without the terminal event,
 // so that readers see a plain end they can resume from (shutdown).
-func (l *Log) StopWith(state, message string, status bool) bool {
+func (l *Log) StopWith(state wire.State, message string, status bool) bool {
 	if l.follow != nil {
 		return false // generated elsewhere: the store stops it
 	}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/trickle-dev/trickle/relay/wire"
+
 	"github.com/trickle-dev/trickle/relay/store"
 )
 
@@ -76,7 +78,7 @@ func (l *Log) AppendFollowed(seq int, data []byte) error {
 }
 
 // EndFollowed ends a followed log as the store's terminal entry says.
-func (l *Log) EndFollowed(state, message string, upstreamCancelled bool, u store.Usage) {
+func (l *Log) EndFollowed(state wire.State, message string, upstreamCancelled bool, u store.Usage) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.state != StateRunning {
@@ -133,7 +135,7 @@ func (l *Log) TakeUnstored() (u store.Unstored, ok bool) {
 	}
 	u.Running = l.state == StateRunning
 	if !u.Running && !l.endStored {
-		u.Ended, u.State, u.Message, u.UpstreamCancelled = true, l.state, l.message, l.upstreamCancelled
+		u.Ended, u.State, u.Message, u.UpstreamCancelled = true, string(l.state), l.message, l.upstreamCancelled
 		u.Usage = l.usageLocked()
 		l.endStored = true
 	}

@@ -263,48 +263,157 @@ func (u *Upstream) Body(req *chat.Request, body []byte, streaming bool) ([]byte,
 		}
 		return json.Marshal(m)
 	case stream.DialectAnthropic:
-		type msg struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		}
-		out := struct {
-			Model     string `json:"model"`
-			MaxTokens int    `json:"max_tokens"`
-			System    string `json:"system,omitempty"`
-			Messages  []msg  `json:"messages"`
-			Stream    bool   `json:"stream"`
-		}{Model: model, MaxTokens: 4096, Stream: streaming}
-		if req.MaxTokens != nil {
-			out.MaxTokens = *req.MaxTokens
-		}
-		if req.MaxCompletionTokens != nil {
-			out.MaxTokens = *req.MaxCompletionTokens
-		}
-		var system []string
-		for _, m := range req.Messages {
-			if m.Role == "system" || m.Role == "developer" {
-				system = append(system, m.Text())
-				continue
-			}
-			out.Messages = append(out.Messages, msg{Role: m.Role, Content: m.Text()})
-		}
-		out.System = strings.Join(system, "\n\n")
-		return json.Marshal(out)
+		return anthropicBody(req, model, streaming)
 	default: // ollama
-		type msg struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		}
-		out := struct {
-			Model    string `json:"model"`
-			Messages []msg  `json:"messages"`
-			Stream   bool   `json:"stream"`
-		}{Model: model, Stream: streaming}
-		for _, m := range req.Messages {
-			out.Messages = append(out.Messages, msg{Role: m.Role, Content: m.Text()})
-		}
-		return json.Marshal(out)
+		return ollamaBody(req, model, streaming)
 	}
+}
+
+// args is a tool call's arguments as the object Anthropic and Ollama take
+// (an empty one when they are not a JSON object).
+func args(raw string) json.RawMessage {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(raw), &obj) != nil || obj == nil {
+		return json.RawMessage(`{}`)
+	}
+	return json.RawMessage(raw)
+}
+
+// schema is a tool's parameters, an object schema when it gave none.
+func schema(p json.RawMessage) json.RawMessage {
+	if len(p) == 0 || string(p) == "null" {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	return p
+}
+
+// anthropicBody is the request in Anthropic's Messages API: system apart,
+// the conversation as content blocks (an assistant's tool calls as
+// tool_use, tool messages as tool_result blocks of a user message; a
+// message of the same role as the one before joins it), tools with
+// input_schema, tool_choice and stop_sequences.
+func anthropicBody(req *chat.Request, model string, streaming bool) ([]byte, error) {
+	type block map[string]any
+	type msg struct {
+		Role    string  `json:"role"`
+		Content []block `json:"content"`
+	}
+	type tool struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		InputSchema json.RawMessage `json:"input_schema"`
+	}
+	out := struct {
+		Model         string         `json:"model"`
+		MaxTokens     int            `json:"max_tokens"`
+		System        string         `json:"system,omitempty"`
+		Messages      []msg          `json:"messages"`
+		Tools         []tool         `json:"tools,omitempty"`
+		ToolChoice    map[string]any `json:"tool_choice,omitempty"`
+		StopSequences []string       `json:"stop_sequences,omitempty"`
+		Stream        bool           `json:"stream"`
+	}{Model: model, MaxTokens: 4096, Stream: streaming, StopSequences: req.StopSequences()}
+	if req.MaxTokens != nil {
+		out.MaxTokens = *req.MaxTokens
+	}
+	if req.MaxCompletionTokens != nil {
+		out.MaxTokens = *req.MaxCompletionTokens
+	}
+	add := func(role string, blocks ...block) {
+		if len(blocks) == 0 {
+			return
+		}
+		if n := len(out.Messages); n > 0 && out.Messages[n-1].Role == role {
+			out.Messages[n-1].Content = append(out.Messages[n-1].Content, blocks...)
+			return
+		}
+		out.Messages = append(out.Messages, msg{Role: role, Content: blocks})
+	}
+	var system []string
+	for _, m := range req.Messages {
+		text := m.Text()
+		var blocks []block
+		if text != "" {
+			blocks = append(blocks, block{"type": "text", "text": text})
+		}
+		switch m.Role {
+		case "system", "developer":
+			system = append(system, text)
+		case "assistant":
+			for _, c := range m.ToolCalls {
+				blocks = append(blocks, block{"type": "tool_use", "id": c.ID, "name": c.Function.Name, "input": args(c.Function.Arguments)})
+			}
+			add("assistant", blocks...)
+		case "tool":
+			add("user", block{"type": "tool_result", "tool_use_id": m.ToolCallID, "content": text})
+		default:
+			add("user", blocks...)
+		}
+	}
+	out.System = strings.Join(system, "\n\n")
+	for _, t := range req.Tools {
+		out.Tools = append(out.Tools, tool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: schema(t.Function.Parameters)})
+	}
+	switch c := req.ToolChoiceName(); c {
+	case "":
+	case "auto", "none":
+		out.ToolChoice = map[string]any{"type": c}
+	case "required":
+		out.ToolChoice = map[string]any{"type": "any"}
+	default:
+		out.ToolChoice = map[string]any{"type": "tool", "name": c}
+	}
+	if len(out.Tools) == 0 {
+		out.ToolChoice = nil
+	}
+	return json.Marshal(out)
+}
+
+// ollamaBody is the request in Ollama's /api/chat: the messages with an
+// assistant's tool calls (arguments as an object) and tool messages named
+// by their tool, the tools as OpenAI declares them, the stop sequences in
+// options.
+func ollamaBody(req *chat.Request, model string, streaming bool) ([]byte, error) {
+	type call struct {
+		Function struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"function"`
+	}
+	type msg struct {
+		Role      string `json:"role"`
+		Content   string `json:"content"`
+		ToolCalls []call `json:"tool_calls,omitempty"`
+		ToolName  string `json:"tool_name,omitempty"`
+	}
+	out := struct {
+		Model    string          `json:"model"`
+		Messages []msg           `json:"messages"`
+		Tools    []chat.ToolDecl `json:"tools,omitempty"`
+		Options  map[string]any  `json:"options,omitempty"`
+		Stream   bool            `json:"stream"`
+	}{Model: model, Stream: streaming, Tools: req.Tools}
+	names := map[string]string{} // call id -> tool name
+	for _, m := range req.Messages {
+		o := msg{Role: m.Role, Content: m.Text()}
+		for _, c := range m.ToolCalls {
+			var oc call
+			oc.Function.Name, oc.Function.Arguments = c.Function.Name, args(c.Function.Arguments)
+			o.ToolCalls = append(o.ToolCalls, oc)
+			names[c.ID] = c.Function.Name
+		}
+		if m.Role == "tool" {
+			o.ToolName = m.Name
+			if o.ToolName == "" {
+				o.ToolName = names[m.ToolCallID]
+			}
+		}
+		out.Messages = append(out.Messages, o)
+	}
+	if stop := req.StopSequences(); len(stop) > 0 {
+		out.Options = map[string]any{"stop": stop}
+	}
+	return json.Marshal(out)
 }
 
 func (u *Upstream) newRequest(ctx context.Context, payload []byte) (*http.Request, error) {

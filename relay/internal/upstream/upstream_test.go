@@ -244,7 +244,7 @@ func TestBodyWritesTheClientsRequestInTheUpstreamsDialect(t *testing.T) {
 			{"role":"user","content":"Hi"},{"role":"assistant","content":"Hello"},{"role":"user","content":[{"type":"text","text":"Tea?"}]}]}`},
 		{"anthropic takes the system and developer messages out as its system", stream.DialectAnthropic, "relay-model", true,
 			`{"model":"relay-model","max_tokens":77,"system":"Be brief.\n\nUse markdown.","stream":true,
-			"messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":"Hello"},{"role":"user","content":"Tea?"}]}`},
+			"messages":[{"role":"user","content":[{"type":"text","text":"Hi"}]},{"role":"assistant","content":[{"type":"text","text":"Hello"}]},{"role":"user","content":[{"type":"text","text":"Tea?"}]}]}`},
 		{"ollama flattens each message to its text", stream.DialectOllama, "", false,
 			`{"model":"page-model","stream":false,
 			"messages":[{"role":"system","content":"Be brief."},{"role":"developer","content":"Use markdown."},

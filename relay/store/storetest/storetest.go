@@ -1,4 +1,5 @@
-// Package storetest is the contract test of a store.Store: the one test
+// Package storetest is the contract test of a store.Store (and of the
+// limits' Counter of a store.LimitStore): the one test
 // the relay's memory and Redis stores both pass, and that another
 // implementation runs the same way:
 //
@@ -23,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trickle-dev/trickle/relay/internal/limit/limittest"
 	"github.com/trickle-dev/trickle/relay/store"
 )
 
@@ -35,6 +37,16 @@ const wait = 10 * time.Second
 
 // Run checks the contract of the stores open makes.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	t.Run("the limits a store counts are one count for every relay using it", func(t *testing.T) {
+		st, _ := bind(t, open)
+		if _, ok := st.(store.LimitStore); !ok {
+			t.Skip("the store counts no limits: each relay counts its own")
+		}
+		limittest.Run(t, func() store.Counter {
+			st, _ := bind(t, open)
+			return st.(store.LimitStore).Limits()
+		})
+	})
 	t.Run("an unknown stream cannot be followed", func(t *testing.T) {
 		st, _ := bind(t, open)
 		_, err := st.Follow(context.Background(), "never-was")

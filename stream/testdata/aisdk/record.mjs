@@ -82,6 +82,22 @@ const recordings = [
       }).toUIMessageStreamResponse({ sendReasoning: true }),
   },
   {
+    // Sources (a web page and a document) and a file the model gives
+    // with its answer, sent with sendSources.
+    file: "ai-sdk-sources.sse",
+    respond: () =>
+      streamText({
+        model: model([
+          ...text("t1", "Green tea is best at **80 °C** [1], ", "as the guide says [2]."),
+          { type: "source", sourceType: "url", id: "src_1", url: "https://example.com/green-tea", title: "Brewing green tea" },
+          { type: "source", sourceType: "document", id: "src_2", mediaType: "application/pdf", title: "The tea guide", filename: "tea-guide.pdf" },
+          { type: "file", mediaType: "image/png", data: "iVBORw0KGgo=" },
+          { type: "finish", finishReason: "stop", usage },
+        ]),
+        prompt: "How hot for green tea?",
+      }).toUIMessageStreamResponse({ sendSources: true }),
+  },
+  {
     // The model fails after some text; the server shows its message.
     file: "ai-sdk-error.sse",
     respond: () =>

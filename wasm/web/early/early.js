@@ -54,6 +54,15 @@ export function startEarly(cmd, onText) {
   return req ? new EarlyAnswer(req, cmd.dialect, onText) : null;
 }
 
+// cancelHeaders are a Stop's DELETE's headers, as Go's (widget's
+// cancelHeaders): the request's own (authorization) without those of its
+// body, its resume and its answer.
+export function cancelHeaders(headers) {
+  const out = headers.filter(([k]) => !/^(content-type|accept|last-event-id|x-trickle-resume)$/i.test(k));
+  out.push(["Accept", "application/json"]);
+  return out;
+}
+
 class EarlyAnswer {
   #ctl = new AbortController();
   #chunks = []; // [bytes, epoch ms of arrival]: everything read, for Go
@@ -65,8 +74,10 @@ class EarlyAnswer {
   #handing = false;
   #responded; // settles once the fetch has
   #loop; // settles once reading stopped
+  #headers; // the request's headers a Stop's DELETE carries too
 
   constructor(req, dialect, onText) {
+    this.#headers = cancelHeaders(req.init.headers);
     const text = earlyReader(dialect);
     let responded;
     this.#responded = new Promise((r) => (responded = r));
@@ -119,7 +130,7 @@ class EarlyAnswer {
     // The relay's ids are plain; another would be escaped differently from
     // Go's url.PathEscape, and Go's own stop sends its DELETE anyway.
     if (/^[\w.:-]+$/.test(id)) {
-      fetch(streamURL(this.#res, id), { method: "DELETE", keepalive: true }).catch(() => {});
+      fetch(streamURL(this.#res, id), { method: "DELETE", keepalive: true, headers: this.#headers }).catch(() => {});
     }
   }
 

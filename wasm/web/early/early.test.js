@@ -114,7 +114,10 @@ test("stop aborts the request, keeps what was read and asks the relay to stop th
   e.stop();
   await until(() => s.state().closed);
   await until(() => s.got.some((r) => r.method === "DELETE"));
-  assert.equal(s.got.find((r) => r.method === "DELETE").url, "/v1/streams/s1");
+  const del = s.got.find((r) => r.method === "DELETE");
+  assert.equal(del.url, "/v1/streams/s1");
+  assert.equal(del.headers.authorization, "Bearer k", "the DELETE carries the request's headers (Stop under auth)");
+  assert.equal(del.headers["content-type"], undefined, "but not its body's");
   const { value, transfer } = await e.handover();
   assert.equal(value.stopped, true);
   assert.equal(value.body, null);

@@ -25,8 +25,14 @@ const mediaType = (ct) => (ct ?? "").split(";")[0].trim().toLowerCase();
 
 // The AI SDK's UI message stream parts (stream.isAISDKPart): those that
 // carry nothing shown, then those with text or an end.
-const AISDK_QUIET = /^(start|start-step|finish-step|text-start|text-end|reasoning-start|reasoning-end|reasoning-delta|source-url|source-document|file|message-metadata|tool-input-(start|delta|available|error)|tool-output-(available|error)|data-.*)$/;
+const AISDK_QUIET = /^(start|start-step|finish-step|text-start|text-end|reasoning-start|reasoning-end|reasoning-delta|source-url|source-document|file|reasoning-file|message-metadata|custom|steering-message|tool-input-(start|delta|available|error)|tool-output-(available|error|denied)|tool-approval-(request|response)|data-.*)$/;
 const AISDK = /^(text-delta|abort|finish)$/;
+
+// AG-UI's event types (stream.isAGUIType): those that carry nothing shown
+// here, then the text ones. RUN_FINISHED, RUN_ERROR and a type not known
+// here stop.
+const AGUI_QUIET = /^(RUN_STARTED|TEXT_MESSAGE_END|STATE_(SNAPSHOT|DELTA)|MESSAGES_SNAPSHOT|ACTIVITY_(SNAPSHOT|DELTA)|RAW|CUSTOM|STEP_(STARTED|FINISHED)|SUBAGENT_(STARTED|FINISHED|ERROR)|REASONING_(START|END|MESSAGE_(START|END|CONTENT|CHUNK)|ENCRYPTED_VALUE)|THINKING_(START|END|TEXT_MESSAGE_(START|END|CONTENT))|TOOL_CALL_(START|ARGS|END|CHUNK|RESULT))$/;
+const AGUI = /^(TEXT_MESSAGE_(START|CONTENT|CHUNK)|RUN_FINISHED|RUN_ERROR)$/;
 
 // earlyReader returns a reader for one response: head(get) gives it the
 // response's headers (get is Headers.get) before the first byte;
@@ -47,7 +53,7 @@ export function earlyReader(dialect = "") {
   let out = "";
   const r = {
     text: "",
-    stopped: !["", "openai", "responses", "anthropic", "gemini", "ollama", "plain", "text", "ai-sdk"].includes(want),
+    stopped: !["", "openai", "responses", "anthropic", "gemini", "ollama", "plain", "text", "ai-sdk", "ag-ui"].includes(want),
     head(get) {
       const mt = mediaType(get("content-type"));
       if (TEXT_TYPES.test(mt)) {
@@ -166,6 +172,7 @@ export function earlyReader(dialect = "") {
     if (ANTHROPIC.test(t) || ANTHROPIC.test(ty)) return "anthropic";
     if (t.startsWith("response.") || ty.startsWith("response.")) return "responses";
     if (done) return "openai";
+    if (AGUI_QUIET.test(ty) || AGUI.test(ty)) return "ag-ui";
     if (AISDK_QUIET.test(ty) || AISDK.test(ty) || (ty === "error" && "errorText" in o)) return "ai-sdk";
     if (ty === "error" || "error" in o) return "error";
     if ("choices" in o || o.object === "chat.completion.chunk") return "openai";
@@ -258,5 +265,15 @@ const DIALECTS = {
     const ty = typeof o.type === "string" ? o.type : "";
     if (ty === "text-delta") return str(o.delta);
     return AISDK_QUIET.test(ty) ? "" : null;
+  },
+  // AG-UI: the assistant's text messages are the answer. A message of
+  // another role (Go leaves it out), an end, an error or a type not known
+  // here stops.
+  "ag-ui"(o) {
+    const ty = typeof o.type === "string" ? o.type : "";
+    const role = o.role;
+    if (/^TEXT_MESSAGE_(START|CHUNK)$/.test(ty) && role !== undefined && role !== null && role !== "assistant") return null;
+    if (ty === "TEXT_MESSAGE_CONTENT" || ty === "TEXT_MESSAGE_CHUNK") return str(o.delta);
+    return AGUI_QUIET.test(ty) || ty === "TEXT_MESSAGE_START" ? "" : null;
   },
 };

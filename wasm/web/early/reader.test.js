@@ -233,6 +233,31 @@ test("ai-sdk: the text deltas are the answer, the reasoning is not; finish stops
   assert.equal(read(ui({ type: "text-delta", delta: "a" }, { type: "some-new-part" }, { type: "text-delta", delta: "b" })).text, "a");
 });
 
+test("ag-ui: the assistant's text is the answer, reasoning and tools are not; RUN_FINISHED stops the reader", () => {
+  const body = ui(
+    { type: "RUN_STARTED", threadId: "t", runId: "r" },
+    { type: "REASONING_MESSAGE_CONTENT", messageId: "r1", delta: "thinking, not answer" },
+    { type: "TEXT_MESSAGE_START", messageId: "m1", role: "assistant" },
+    { type: "TEXT_MESSAGE_CONTENT", messageId: "m1", delta: "Hello" },
+    { type: "TOOL_CALL_START", toolCallId: "c", toolCallName: "f" },
+    { type: "TOOL_CALL_ARGS", toolCallId: "c", delta: '{"delta":"x"}' },
+    { type: "TEXT_MESSAGE_CHUNK", delta: " there" },
+    { type: "RUN_FINISHED", threadId: "t", runId: "r" },
+    { type: "TEXT_MESSAGE_CONTENT", messageId: "m1", delta: " late" },
+  );
+  const r = read(body);
+  assert.equal(r.text, "Hello there");
+  assert.equal(r.stopped, true);
+  // Its deltas are not the plain dialect's, though they look alike.
+  assert.equal(read(ui({ type: "TEXT_MESSAGE_CONTENT", messageId: "m", delta: "a" })).text, "a");
+  // A message of another role stops it before any text of its own, and so
+  // does an error.
+  const user = ui({ type: "TEXT_MESSAGE_START", messageId: "u", role: "user" }, { type: "TEXT_MESSAGE_CONTENT", messageId: "u", delta: "echo" });
+  assert.equal(read(user).text, "");
+  assert.equal(read(ui({ type: "TEXT_MESSAGE_CONTENT", messageId: "m", delta: "a" }, { type: "RUN_ERROR", message: "boom" }, { type: "TEXT_MESSAGE_CONTENT", messageId: "m", delta: "b" })).text, "a");
+  assert.equal(earlyReader("ag-ui").stopped, false, "the dialect attribute may name it");
+});
+
 test("ai-sdk: its header names the dialect before the first part", () => {
   const r = earlyReader();
   r.head((h) => ({ "content-type": "text/event-stream", "x-vercel-ai-ui-message-stream": "v1" })[h] ?? null);

@@ -24,6 +24,14 @@ function byBytes(a, b) {
 
 const wellFormed = (s) => typeof s !== "string" || !s.isWellFormed || s.isWellFormed();
 
+function sameOrigin(url, origin) {
+  try {
+    return typeof origin === "string" && new URL(url).origin === origin.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
 // earlyRequest is the fetch Go would start for an ask command (the object
 // trickle.js sends as JSON): { url, init: { method, headers, body } }, or
 // null when it is not one this file builds the same way — a WebSocket
@@ -50,5 +58,9 @@ export function earlyRequest(cmd) {
   // The body is JSON and the answer SSE whatever the page's headers say.
   const headers = (cmd.headers ?? []).filter(([k]) => !/^(content-type|accept)$/i.test(k));
   headers.push(["Content-Type", "application/json"], ["Accept", "text/event-stream"]);
+  // The widget resumes a cut stream, and says so to its own origin (no
+  // CORS preflight); Go also says so to origins that answered as a relay
+  // (widget.DeclaresResume), which it has seen none of before it runs.
+  if (sameOrigin(cmd.url, cmd.origin) && !headers.some(([k]) => /^x-trickle-resume$/i.test(k))) headers.push(["X-Trickle-Resume", "on"]);
   return { url: cmd.url, init: { method: "POST", headers, body } };
 }

@@ -52,6 +52,7 @@ const values = {
   [C.ATTR_IMAGE_ORIGINS]: "https://images.example",
   [C.ATTR_SHOW_METRICS]: "",
   [C.ATTR_HIGHLIGHT]: "",
+  [C.ATTR_IDLE_TIMEOUT]: "30",
   [C.ATTR_WORKER]: "off",
   lang: "fr",
   dir: "rtl",

@@ -30,9 +30,46 @@ function onlyDrawing(el) {
   }
 }
 
-test("a diagram keeps its drawing, classes, ids and fragment references", () => {
-  const svg = sanitizeSVG(parse('<svg viewBox="0 0 10 10" onload="x()"><defs><marker id="arrow" refX="5"><path d="M0,0L5,5"/></marker></defs><g class="node"><rect width="4" fill="#fff" style="stroke: red"/><path marker-end="url(#arrow)"/><text x="1">A &lt; B</text></g><use href="#arrow"/></svg>'), document);
-  assert.equal(svg.outerHTML, '<svg viewBox="0 0 10 10"><defs><marker id="arrow" refX="5"><path d="M0,0L5,5"></path></marker></defs><g class="node"><rect width="4" fill="#fff" style="stroke: red"></rect><path marker-end="url(#arrow)"></path><text x="1">A &lt; B</text></g><use href="#arrow"></use></svg>');
+test("a diagram keeps its drawing and fragment references, its ids prefixed to match, its classes dropped", () => {
+  const svg = sanitizeSVG(parse('<svg viewBox="0 0 10 10" onload="x()" aria-labelledby="t"><title id="t">Flow</title><defs><marker id="arrow" refX="5"><path d="M0,0L5,5"/></marker><linearGradient id="g"><stop offset="0" stop-color="rgb(1, 2, 3)"/></linearGradient></defs><g class="node" transform="translate(1, 2) rotate(3)"><rect width="4" fill="url(#g)" style="stroke: red; stroke-width: 2"/><path marker-end="url(#arrow)"/><text x="1">A &lt; B</text></g><use href="#arrow"/></svg>'), document);
+  const p = svg.querySelector("title").id.replace(/t$/, "");
+  assert.match(p, /^trickle-d\d+-$/);
+  assert.equal(
+    svg.outerHTML,
+    `<svg viewBox="0 0 10 10" aria-labelledby="${p}t"><title id="${p}t">Flow</title><defs><marker id="${p}arrow" refX="5"><path d="M0,0L5,5"></path></marker><linearGradient id="${p}g"><stop offset="0" stop-color="rgb(1, 2, 3)"></stop></linearGradient></defs><g transform="translate(1, 2) rotate(3)"><rect width="4" fill="url(#${p}g)" style="stroke: red; stroke-width: 2"></rect><path marker-end="url(#${p}arrow)"></path><text x="1">A &lt; B</text></g><use href="#${p}arrow"></use></svg>`,
+  );
+  const again = sanitizeSVG(parse('<svg><path id="arrow"/></svg>'), document);
+  assert.notEqual(again.querySelector("path").id, `${p}arrow`, "each diagram has its own prefix");
+});
+
+test("a style can neither fetch, nor place the drawing on the page, nor change the pointer", () => {
+  const hostile = [
+    "cursor: image-set(url(https://x.example/c.png) 1x)",
+    "fill: image-set('https://x.example/f.png' 1x)",
+    "stroke: -webkit-image-set(url(//x.example/s.png) 1x)",
+    "position: fixed; inset: 0; z-index: 99999",
+    "background: url(https://x.example/b.png)",
+    "mask: url(https://x.example/m.svg)",
+    "fill: var(--x)",
+    "fill: red !important",
+    "fill: im/**/age-set(x)",
+    "font-family: \\69mage-set",
+  ];
+  for (const st of hostile) {
+    const svg = sanitizeSVG(parse(`<svg><rect style="${st}" fill="image-set(url(https://x.example/a.png) 1x)" transform="url(https://x.example)"/></svg>`), document);
+    const rect = svg.querySelector("rect");
+    assert.equal(rect.getAttribute("fill"), null, st);
+    assert.equal(rect.getAttribute("transform"), null, st);
+    const kept = rect.getAttribute("style") ?? "";
+    assert.doesNotMatch(kept, /image-set|url\(\s*['"]?[^#]|position|inset|z-index|cursor|background|var\(|important|\\/i, st);
+  }
+  const svg = sanitizeSVG(parse('<svg><rect style="position: fixed; fill: hsl(10, 20%, 30%); opacity: .5; cursor: pointer"/></svg>'), document);
+  assert.equal(svg.querySelector("rect").getAttribute("style"), "fill: hsl(10, 20%, 30%); opacity: .5", "drawing properties stay");
+});
+
+test("no id of a diagram can name a page's global or element", () => {
+  const svg = sanitizeSVG(parse('<svg id="appSettings"><g id="getElementById"><rect id="main"/></g></svg>'), document);
+  for (const e of [svg, ...svg.querySelectorAll("*")]) assert.match(e.id, /^trickle-d\d+-/, e.outerHTML);
 });
 
 test("scripts, styles, HTML labels, images, links and external references are dropped", () => {
@@ -69,7 +106,9 @@ test("no element or attribute outside SVG drawing survives random trees", () => 
     build(root, 0);
     const svg = sanitizeSVG([root], document);
     onlyDrawing(svg);
-    assert.equal(sanitizeSVG([svg], document).outerHTML, svg.outerHTML, `seed ${seed}`);
+    // Once is enough: a second pass only adds its own prefix to the ids.
+    const unprefixed = (html) => html.replace(/trickle-d\d+-/g, "");
+    assert.equal(unprefixed(sanitizeSVG([svg], document).outerHTML), unprefixed(svg.outerHTML), `seed ${seed}`);
   }
 });
 

@@ -60,8 +60,8 @@ export interface TrickleAnswerAttributes {
   transport?: "sse" | "websocket";
   /** Another WebSocket URL. */
   "ws-endpoint"?: string;
-  /** auto (default), openai, responses, anthropic, gemini, ollama, plain, text or ai-sdk. */
-  dialect?: "auto" | "openai" | "responses" | "anthropic" | "gemini" | "ollama" | "plain" | "text" | "ai-sdk";
+  /** auto (default), openai, responses, anthropic, gemini, ollama, plain, text, ai-sdk or ag-ui. */
+  dialect?: "auto" | "openai" | "responses" | "anthropic" | "gemini" | "ollama" | "plain" | "text" | "ai-sdk" | "ag-ui";
   /** What a screen reader hears: sentences (default), complete or off. */
   announce?: "sentences" | "complete" | "off";
   /** Read the answer aloud with speechSynthesis, one utterance per confirmed sentence, while it streams. */
@@ -74,6 +74,8 @@ export interface TrickleAnswerAttributes {
   "show-metrics"?: boolean | "";
   /** Syntax highlighting of settled code blocks, by the highlighting build (import trickle-answer/highlight). */
   highlight?: boolean | "";
+  /** Seconds without a byte after which the answer ends incomplete, its text kept (default 60; 0: never). */
+  "idle-timeout"?: string;
   /** off: run the widget's Go side on the page's main thread. */
   worker?: "off";
 }
@@ -86,8 +88,8 @@ export interface TrickleChatAttributes {
   transport?: "sse" | "websocket";
   /** Another WebSocket URL. */
   "ws-endpoint"?: string;
-  /** auto (default), openai, responses, anthropic, gemini, ollama, plain, text or ai-sdk. */
-  dialect?: "auto" | "openai" | "responses" | "anthropic" | "gemini" | "ollama" | "plain" | "text" | "ai-sdk";
+  /** auto (default), openai, responses, anthropic, gemini, ollama, plain, text, ai-sdk or ag-ui. */
+  dialect?: "auto" | "openai" | "responses" | "anthropic" | "gemini" | "ollama" | "plain" | "text" | "ai-sdk" | "ag-ui";
   /** What a screen reader hears: sentences (default), complete or off. */
   announce?: "sentences" | "complete" | "off";
   /** Read the answer aloud with speechSynthesis, one utterance per confirmed sentence, while it streams. */
@@ -100,8 +102,12 @@ export interface TrickleChatAttributes {
   "show-metrics"?: boolean | "";
   /** Syntax highlighting of settled code blocks, by the highlighting build (import trickle-answer/highlight). */
   highlight?: boolean | "";
+  /** Seconds without a byte after which the answer ends incomplete, its text kept (default 60; 0: never). */
+  "idle-timeout"?: string;
   /** off: run the widget's Go side on the page's main thread. */
   worker?: "off";
+  /** What the chat sends: openai (default: {messages, model, tools, tool_choice}) or ai-sdk (what the AI SDK's DefaultChatTransport sends a useChat route). */
+  protocol?: "openai" | "ai-sdk";
 }
 // </generated attributes>
 
@@ -226,6 +232,8 @@ export interface TrickleStrings {
   jumpToLatest: string;
   /** Retry */
   retry: string;
+  /** The answer cannot be shown on this page. */
+  unavailable: string;
   /** Message */
   chatInput: string;
   /** Send */
@@ -286,12 +294,16 @@ export interface TrickleStrings {
   unreadable: string;
   /** The model's service reported an error. */
   upstream: string;
+  /** The relay serving this answer failed. */
+  relayFailed: string;
   /** Part of the answer was too large to read. */
   tooLarge: string;
   /** The answer expired on the server and cannot be resumed. */
   expired: string;
   /** This answer was withheld. */
   withheld: string;
+  /** The server went silent, so the answer stops here. */
+  idle: string;
   /** Something went wrong. */
   unknown: string;
   /** Time to first byte */
@@ -409,6 +421,9 @@ export declare class TrickleAnswer extends HTMLElement {
   diagramLanguages: string[];
   /** Extra request headers sent with every ask (e.g. Authorization). */
   headers: Record<string, string>;
+  /** Seconds without a byte before the answer ends as incomplete (the
+   *  idle-timeout attribute: 60 by default, 0 turns the bound off). */
+  idleTimeout: number;
   /** This element's words, over TrickleAnswer.strings; a key that is not
    *  one, or a value that is no string, throws a TypeError. */
   strings: Partial<TrickleStrings>;
@@ -444,14 +459,26 @@ export declare class TrickleAnswer extends HTMLElement {
  *  (user), an answer (assistant: a TrickleMessage), a tool's result (tool),
  *  or the page's own system or developer message. */
 export type TrickleChatMessage =
-  | { role: "user" | "system" | "developer"; content: string }
-  | TrickleMessage
-  | { role: "tool"; tool_call_id: string; name?: string; content: string };
+  | { role: "user" | "system" | "developer"; content: string; id?: string }
+  | (TrickleMessage & { id?: string })
+  | { role: "tool"; tool_call_id: string; name?: string; content: string; error?: string };
 
-/** A client-side tool: called with the call's parsed arguments when the
- *  model calls it; its result (a string, or any JSON value) goes back to
- *  the model. A tool that throws is reported to the model and the reader. */
-export type TrickleChatTool = (args: Record<string, unknown>, call: { id: string; name: string }) => unknown | Promise<unknown>;
+/** A client-side tool's function: called with the call's parsed
+ *  arguments when the model calls it; its result (a string, or any JSON
+ *  value) goes back to the model. A tool that throws is reported to the
+ *  model and the reader. */
+export type TrickleChatToolRun = (args: Record<string, unknown>, call: { id: string; name: string }) => unknown | Promise<unknown>;
+
+/** A client-side tool: declared to the model with its description and
+ *  its parameters' JSON Schema (sent as OpenAI's tools), or a plain
+ *  function (declared by its name alone, taking any object). */
+export type TrickleChatTool =
+  | TrickleChatToolRun
+  | { description?: string; parameters?: Record<string, unknown>; run: TrickleChatToolRun };
+
+/** OpenAI's tool_choice: the model decides (auto), calls none, calls
+ *  some (required), or calls the tool named. */
+export type TrickleToolChoice = "auto" | "none" | "required" | (string & {}) | { type: "function"; function: { name: string } };
 
 /** trickle-chat-change's detail: the history after a turn. */
 export interface TrickleChatChangeDetail {
@@ -467,8 +494,16 @@ export declare class TrickleChat extends HTMLElement {
   set messages(list: TrickleChatMessage[]);
   /** True while an answer streams or a tool runs. */
   readonly busy: boolean;
-  /** Client-side tools by name. */
+  /** Client-side tools by name, declared in every request (OpenAI's tools). */
   tools: Record<string, TrickleChatTool>;
+  /** tool_choice for every request; unset, the model decides. */
+  toolChoice: TrickleToolChoice | undefined;
+  /** What the chat sends, from its protocol attribute: "openai" (default)
+   *  or "ai-sdk" (the AI SDK's DefaultChatTransport body, for a useChat
+   *  route). */
+  readonly protocol: "openai" | "ai-sdk";
+  /** The chat's id, sent as the AI SDK's chat id (protocol "ai-sdk"). */
+  chatId: string;
   /** Extra request headers for every answer (e.g. Authorization). */
   headers: Record<string, string>;
   /** The chat's words (and its answers'), over TrickleAnswer.strings. */

@@ -21,11 +21,7 @@ import (
 )
 
 // flush waits for the counter's background writes (Release, Spend).
-func flush(c limit.Counter) {
-	if w, ok := c.(interface{ Wait() }); ok {
-		w.Wait()
-	}
-}
+func flush(c limit.Counter) { c.Wait() }
 
 // Run checks the contract of the counters open makes.
 func Run(t *testing.T, open func() limit.Counter) {
@@ -37,24 +33,24 @@ func Run(t *testing.T, open func() limit.Counter) {
 		r := limit.Rate{N: 5, Per: 500 * time.Millisecond}
 		alice := key(t, "alice")
 		for i := range r.N {
-			retry, err := a.Allow(ctx, alice, r)
+			retry, err := a.Allow(ctx, alice, r.N, r.Per)
 			require.NoError(t, err)
 			require.Zero(t, retry, "request %d is within the burst", i+1)
 		}
-		retry, err := b.Allow(ctx, alice, r)
+		retry, err := b.Allow(ctx, alice, r.N, r.Per)
 		require.NoError(t, err)
 		require.Positive(t, retry, "the next request, on another instance, is over the rate")
 		require.LessOrEqual(t, retry, r.Per/time.Duration(r.N)+10*time.Millisecond, "one interval at most")
 
-		other, err := a.Allow(ctx, key(t, "bob"), r)
+		other, err := a.Allow(ctx, key(t, "bob"), r.N, r.Per)
 		require.NoError(t, err)
 		require.Zero(t, other, "another identity has a budget of its own")
 
 		time.Sleep(retry + 5*time.Millisecond) // the interval passes: one more is allowed
-		again, err := a.Allow(ctx, alice, r)
+		again, err := a.Allow(ctx, alice, r.N, r.Per)
 		require.NoError(t, err)
 		require.Zero(t, again, "after the wait it said, the request is allowed")
-		refused, err := b.Allow(ctx, alice, r)
+		refused, err := b.Allow(ctx, alice, r.N, r.Per)
 		require.NoError(t, err)
 		require.Positive(t, refused, "and only one")
 	})
@@ -63,14 +59,44 @@ func Run(t *testing.T, open func() limit.Counter) {
 		a := open()
 		r := limit.Rate{N: 1, Per: time.Hour}
 		k := key(t, "k")
-		retry, err := a.Allow(ctx, k, r)
+		retry, err := a.Allow(ctx, k, r.N, r.Per)
 		require.NoError(t, err)
 		require.Zero(t, retry)
-		first, err := a.Allow(ctx, k, r)
+		first, err := a.Allow(ctx, k, r.N, r.Per)
 		require.NoError(t, err)
-		second, err := a.Allow(ctx, k, r)
+		second, err := a.Allow(ctx, k, r.N, r.Per)
 		require.NoError(t, err)
 		require.InDelta(t, float64(first), float64(second), float64(time.Second), "refusals do not push the wait on")
+	})
+
+	t.Run("a refund gives a counted request back, on every instance", func(t *testing.T) {
+		a, b := open(), open()
+		r := limit.Rate{N: 2, Per: time.Hour}
+		k := key(t, "k")
+		for range r.N {
+			retry, err := a.Allow(ctx, k, r.N, r.Per)
+			require.NoError(t, err)
+			require.Zero(t, retry)
+		}
+		require.NoError(t, a.Refund(ctx, k, r.N, r.Per))
+		retry, err := b.Allow(ctx, k, r.N, r.Per)
+		require.NoError(t, err)
+		require.Zero(t, retry, "the refunded request's place is free")
+		retry, err = b.Allow(ctx, k, r.N, r.Per)
+		require.NoError(t, err)
+		require.Positive(t, retry, "and only its place")
+		require.NoError(t, b.Refund(ctx, key(t, "nobody"), r.N, r.Per), "a refund of nothing counted is no error")
+		for range 3 {
+			require.NoError(t, a.Refund(ctx, k, r.N, r.Per))
+		}
+		for i := range r.N {
+			retry, err := a.Allow(ctx, k, r.N, r.Per)
+			require.NoError(t, err)
+			require.Zero(t, retry, "refunded to rest: request %d of the burst is allowed", i+1)
+		}
+		retry, err = a.Allow(ctx, k, r.N, r.Per)
+		require.NoError(t, err)
+		require.Positive(t, retry, "refunds never give more than the burst")
 	})
 
 	t.Run("slots are shared by the instances and freed on release", func(t *testing.T) {

@@ -1,0 +1,377 @@
+package stream
+
+import (
+	"github.com/trickle-dev/trickle/internal/jsonx"
+)
+
+// A backend that ignores stream: true answers with one JSON completion:
+// OpenAI's chat.completion, the Responses API's response object,
+// Anthropic's message (Gemini's generateContent response and Ollama's
+// done:true object have their streamed chunks' shape, and their own
+// decoders read them). completion is the union of the three shapes the
+// streaming decoders do not read; completionEvents turns one into the
+// whole answer's events, end marker included.
+type completion struct {
+	Object            string             `json:"object"` // "chat.completion", "response"
+	Type              string             `json:"type"`   // "message" (Anthropic)
+	Role              string             `json:"role"`
+	Status            string             `json:"status"` // Responses: "completed", "incomplete", "failed"
+	Choices           []completionChoice `json:"choices"`
+	Output            []completionItem   `json:"output"`
+	Content           []completionBlock  `json:"content"`
+	StopReason        string             `json:"stop_reason"`
+	Usage             *completionUsage   `json:"usage"`
+	Error             rawJSON            `json:"error"`
+	IncompleteDetails *completionReason  `json:"incomplete_details"`
+}
+
+// completionChoice is an OpenAI chat.completion's choice.
+type completionChoice struct {
+	Message      completionMessage `json:"message"`
+	FinishReason string            `json:"finish_reason"`
+}
+
+type completionMessage struct {
+	Content          *string              `json:"content"`
+	Refusal          string               `json:"refusal"`
+	ReasoningContent string               `json:"reasoning_content"`
+	Reasoning        string               `json:"reasoning"`
+	ToolCalls        []completionToolCall `json:"tool_calls"`
+}
+
+type completionToolCall struct {
+	ID       string             `json:"id"`
+	Function completionFunction `json:"function"`
+}
+
+type completionFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// completionItem is a Responses output item: a message (content), a
+// reasoning item (summary) or a function call.
+type completionItem struct {
+	Type      string           `json:"type"`
+	Content   []completionPart `json:"content"`
+	Summary   []completionPart `json:"summary"`
+	CallID    string           `json:"call_id"`
+	Name      string           `json:"name"`
+	Arguments string           `json:"arguments"`
+}
+
+type completionPart struct {
+	Type    string `json:"type"`
+	Text    string `json:"text"`
+	Refusal string `json:"refusal"`
+}
+
+// completionBlock is an Anthropic message's content block.
+type completionBlock struct {
+	Type     string  `json:"type"`
+	Text     string  `json:"text"`
+	Thinking string  `json:"thinking"`
+	ID       string  `json:"id"`
+	Name     string  `json:"name"`
+	Input    rawJSON `json:"input"`
+}
+
+// completionUsage holds OpenAI chat's names and the Responses and
+// Anthropic ones.
+type completionUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	InputTokens      int `json:"input_tokens"`
+	OutputTokens     int `json:"output_tokens"`
+}
+
+type completionReason struct {
+	Reason string `json:"reason"`
+}
+
+var (
+	completionFields         = []string{"object", "type", "role", "status", "choices", "output", "content", "stop_reason", "usage", "error", "incomplete_details"}
+	completionChoiceFields   = []string{"message", "finish_reason"}
+	completionMessageFields  = []string{"content", "refusal", "reasoning_content", "reasoning", "tool_calls"}
+	completionToolCallFields = []string{"id", "function"}
+	completionFunctionFields = []string{"name", "arguments"}
+	completionItemFields     = []string{"type", "content", "summary", "call_id", "name", "arguments"}
+	completionPartFields     = []string{"type", "text", "refusal"}
+	completionBlockFields    = []string{"type", "text", "thinking", "id", "name", "input"}
+	completionUsageFields    = []string{"prompt_tokens", "completion_tokens", "total_tokens", "input_tokens", "output_tokens"}
+	completionReasonFields   = []string{"reason"}
+)
+
+func (c *completion) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, completionFields) {
+		case "object":
+			r.Str(&c.Object)
+		case "type":
+			r.Str(&c.Type)
+		case "role":
+			r.Str(&c.Role)
+		case "status":
+			r.Str(&c.Status)
+		case "choices":
+			jsonx.Slice(r, &c.Choices, func(v *completionChoice) { v.read(r) })
+		case "output":
+			jsonx.Slice(r, &c.Output, func(v *completionItem) { v.read(r) })
+		case "content":
+			jsonx.Slice(r, &c.Content, func(v *completionBlock) { v.read(r) })
+		case "stop_reason":
+			r.Str(&c.StopReason)
+		case "usage":
+			readObject(r, &c.Usage)
+		case "error":
+			c.Error = rawJSON(r.Raw())
+		case "incomplete_details":
+			readObject(r, &c.IncompleteDetails)
+		}
+	})
+}
+
+func (c *completionChoice) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, completionChoiceFields) {
+		case "message":
+			c.Message.read(r)
+		case "finish_reason":
+			r.Str(&c.FinishReason)
+		}
+	})
+}
+
+func (m *completionMessage) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, completionMessageFields) {
+		case "content":
+			r.StrPtr(&m.Content)
+		case "refusal":
+			r.Str(&m.Refusal)
+		case "reasoning_content":
+			r.Str(&m.ReasoningContent)
+		case "reasoning":
+			r.Str(&m.Reasoning)
+		case "tool_calls":
+			jsonx.Slice(r, &m.ToolCalls, func(v *completionToolCall) { v.read(r) })
+		}
+	})
+}
+
+func (tc *completionToolCall) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, completionToolCallFields) {
+		case "id":
+			r.Str(&tc.ID)
+		case "function":
+			tc.Function.read(r)
+		}
+	})
+}
+
+func (f *completionFunction) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, completionFunctionFields) {
+		case "name":
+			r.Str(&f.Name)
+		case "arguments":
+			r.Str(&f.Arguments)
+		}
+	})
+}
+
+func (it *completionItem) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, completionItemFields) {
+		case "type":
+			r.Str(&it.Type)
+		case "content":
+			jsonx.Slice(r, &it.Content, func(v *completionPart) { v.read(r) })
+		case "summary":
+			jsonx.Slice(r, &it.Summary, func(v *completionPart) { v.read(r) })
+		case "call_id":
+			r.Str(&it.CallID)
+		case "name":
+			r.Str(&it.Name)
+		case "arguments":
+			r.Str(&it.Arguments)
+		}
+	})
+}
+
+func (p *completionPart) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, completionPartFields) {
+		case "type":
+			r.Str(&p.Type)
+		case "text":
+			r.Str(&p.Text)
+		case "refusal":
+			r.Str(&p.Refusal)
+		}
+	})
+}
+
+func (b *completionBlock) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, completionBlockFields) {
+		case "type":
+			r.Str(&b.Type)
+		case "text":
+			r.Str(&b.Text)
+		case "thinking":
+			r.Str(&b.Thinking)
+		case "id":
+			r.Str(&b.ID)
+		case "name":
+			r.Str(&b.Name)
+		case "input":
+			b.Input = rawJSON(r.Raw())
+		}
+	})
+}
+
+func (u *completionUsage) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, completionUsageFields) {
+		case "prompt_tokens":
+			r.Int(&u.PromptTokens)
+		case "completion_tokens":
+			r.Int(&u.CompletionTokens)
+		case "total_tokens":
+			r.Int(&u.TotalTokens)
+		case "input_tokens":
+			r.Int(&u.InputTokens)
+		case "output_tokens":
+			r.Int(&u.OutputTokens)
+		}
+	})
+}
+
+func (c *completionReason) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		if jsonx.Match(key, completionReasonFields) == "reason" {
+			r.Str(&c.Reason)
+		}
+	})
+}
+
+// completionDialect says which dialect's completion data is ("" for none
+// of the three shapes): read only as far as its kind.
+func completionDialect(c *completion) Dialect {
+	switch {
+	case c.Object == "chat.completion" && len(c.Choices) > 0:
+		return DialectOpenAI
+	case c.Object == "response" && (c.Output != nil || c.Status != ""):
+		return DialectResponses
+	case c.Type == "message" && c.Role == "assistant":
+		return DialectAnthropic
+	}
+	return ""
+}
+
+// completionEvents reads data as one JSON completion: its dialect and the
+// whole answer's events, the end marker last; ok is false when data is
+// none of the shapes.
+func completionEvents(data string, emit func(Event)) (d Dialect, ok bool) {
+	var c completion
+	if unmarshal(data, c.read) != nil {
+		return "", false
+	}
+	d = completionDialect(&c)
+	switch d {
+	case DialectOpenAI:
+		ch := c.Choices[0]
+		m := ch.Message
+		if t := m.ReasoningContent + m.Reasoning; t != "" {
+			emit(Event{Kind: KindThinking, Text: t})
+		}
+		if m.Content != nil && *m.Content != "" {
+			emit(Event{Kind: KindText, Text: *m.Content})
+		} else if m.Refusal != "" {
+			emit(Event{Kind: KindText, Text: m.Refusal})
+		}
+		for i, tc := range m.ToolCalls {
+			emit(Event{Kind: KindToolCallDelta, Index: i, ID: tc.ID, Name: tc.Function.Name, Text: tc.Function.Arguments})
+			emit(Event{Kind: KindToolCallDone, Index: i, ID: tc.ID, Name: tc.Function.Name, Text: tc.Function.Arguments})
+		}
+		if u := c.Usage; u != nil {
+			emit(Event{Kind: KindUsage, Usage: Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}})
+		}
+		if ch.FinishReason != "" {
+			emit(Event{Kind: KindFinish, Reason: ch.FinishReason})
+		}
+	case DialectResponses:
+		if c.Status == "failed" || (c.Error != "" && c.Error != "null") {
+			emit(Event{Kind: KindError, Err: bareError(DialectResponses, c.Error)})
+			return d, true
+		}
+		thought := false
+		for i, it := range c.Output {
+			switch it.Type {
+			case "message":
+				for _, p := range it.Content {
+					if t := p.Text + p.Refusal; t != "" {
+						emit(Event{Kind: KindText, Text: t})
+					}
+				}
+			case "reasoning":
+				for _, p := range it.Summary {
+					if p.Text == "" {
+						continue
+					}
+					if thought {
+						emit(Event{Kind: KindThinking, Text: "\n\n"})
+					}
+					emit(Event{Kind: KindThinking, Text: p.Text})
+					thought = true
+				}
+			case "function_call":
+				emit(Event{Kind: KindToolCallDelta, Index: i, ID: it.CallID, Name: it.Name, Text: it.Arguments})
+				emit(Event{Kind: KindToolCallDone, Index: i, ID: it.CallID, Name: it.Name, Text: it.Arguments})
+			}
+		}
+		if u := c.Usage; u != nil {
+			emit(Event{Kind: KindUsage, Usage: Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens}})
+		}
+		reason := c.Status
+		if c.IncompleteDetails != nil && c.IncompleteDetails.Reason != "" {
+			reason = c.IncompleteDetails.Reason
+		}
+		if reason != "" {
+			emit(Event{Kind: KindFinish, Reason: reason})
+		}
+	case DialectAnthropic:
+		for i, b := range c.Content {
+			switch b.Type {
+			case "text":
+				if b.Text != "" {
+					emit(Event{Kind: KindText, Text: b.Text})
+				}
+			case "thinking":
+				if b.Thinking != "" {
+					emit(Event{Kind: KindThinking, Text: b.Thinking})
+				}
+			case "tool_use":
+				args := string(jsonx.AppendCompact(nil, string(b.Input)))
+				if b.Input == "" || b.Input == "null" {
+					args = "{}"
+				}
+				emit(Event{Kind: KindToolCallDelta, Index: i, ID: b.ID, Name: b.Name, Text: args})
+				emit(Event{Kind: KindToolCallDone, Index: i, ID: b.ID, Name: b.Name, Text: args})
+			}
+		}
+		if u := c.Usage; u != nil {
+			emit(Event{Kind: KindUsage, Usage: Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.InputTokens + u.OutputTokens}})
+		}
+		if c.StopReason != "" {
+			emit(Event{Kind: KindFinish, Reason: c.StopReason})
+		}
+	default:
+		return "", false
+	}
+	emit(Event{Kind: KindEnd})
+	return d, true
+}

@@ -1,0 +1,220 @@
+// An AI SDK chat route as the AI SDK's docs write one (app/api/chat/route.ts,
+// POST below: unchanged but for the mock model and the tool), served with a
+// page that has <trickle-chat protocol="ai-sdk"> on it:
+//
+//   /                 index.html
+//   /trickle/...      the widget's files (WIDGET_DIR)
+//   POST /api/chat    the route
+//
+//   node server.mjs WIDGET_DIR
+//
+// The model is the package's own mock (MockLanguageModelV3). What it says
+// depends on the prompt the route built with convertToModelMessages:
+// after a tool's result, a sentence with that result; for "weather", its
+// reasoning, a sentence and a call of get_weather (a client-side tool: the
+// route declares it without execute, the page runs it); for "long", a
+// slow answer that a Stop cuts; otherwise its reasoning and a greeting.
+//
+// It listens on a free loopback port and prints "listening URL", then for
+// wasm/e2e/aisdk_route_test.go: "request {json}" for each POST body as it
+// arrived, "prompt {json}" for the prompt the model got, "error {json}"
+// when the route threw, "closed {}" when a client went away before its
+// answer ended, and "cancelled {}" when that ended the model's generation
+// (the route, as the docs write it, passes no abortSignal to streamText:
+// whether it ends is the AI SDK's business). It runs until it is killed.
+import { createReadStream, statSync } from "node:fs";
+import { createServer } from "node:http";
+import { dirname, extname, join, normalize, sep } from "node:path";
+import { Readable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { convertToModelMessages, streamText, tool } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+import { z } from "zod";
+
+const [widgetDir] = process.argv.slice(2);
+if (!widgetDir) {
+  console.error("usage: node server.mjs WIDGET_DIR");
+  process.exit(2);
+}
+const here = dirname(fileURLToPath(import.meta.url));
+
+const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 20, text: 15, reasoning: 5 } };
+
+// chunks cuts text into runs of n code points.
+function chunks(text, n) {
+  const chars = Array.from(text);
+  const out = [];
+  for (let i = 0; i < chars.length; i += n) out.push(chars.slice(i, i + n).join(""));
+  return out;
+}
+
+// reply is what the mock model streams for a prompt.
+function reply(prompt) {
+  const last = prompt[prompt.length - 1];
+  const parts = [{ type: "stream-start", warnings: [] }];
+  const say = (id, text) => {
+    parts.push({ type: "text-start", id });
+    for (const delta of chunks(text, 4)) parts.push({ type: "text-delta", id, delta });
+    parts.push({ type: "text-end", id });
+  };
+  const think = (text) => {
+    parts.push({ type: "reasoning-start", id: "r1" });
+    for (const delta of chunks(text, 5)) parts.push({ type: "reasoning-delta", id: "r1", delta });
+    parts.push({ type: "reasoning-end", id: "r1" });
+  };
+  if (last?.role === "tool") {
+    const result = last.content.find((p) => p.type === "tool-result");
+    say("t1", "The tool said: " + JSON.stringify(result?.output?.value ?? result?.output) + ".");
+    parts.push({ type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage });
+    return { parts, delayMs: 2 };
+  }
+  const text = (last?.content ?? []).filter((p) => p.type === "text").map((p) => p.text).join("");
+  if (/weather/i.test(text)) {
+    think("The reader wants the weather; the page's tool knows it.");
+    say("t1", "Let me check the weather.");
+    parts.push({ type: "tool-input-start", id: "call_1", toolName: "get_weather" });
+    parts.push({ type: "tool-input-delta", id: "call_1", delta: '{"city":' });
+    parts.push({ type: "tool-input-delta", id: "call_1", delta: '"Lyon"}' });
+    parts.push({ type: "tool-input-end", id: "call_1" });
+    parts.push({ type: "tool-call", toolCallId: "call_1", toolName: "get_weather", input: '{"city":"Lyon"}' });
+    parts.push({ type: "finish", finishReason: { unified: "tool-calls", raw: "tool_calls" }, usage });
+    return { parts, delayMs: 2 };
+  }
+  if (/long/i.test(text)) {
+    say("t1", "This answer goes on and on. ".repeat(400));
+    parts.push({ type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage });
+    return { parts, delayMs: 20 };
+  }
+  think("A greeting; I greet back.");
+  say("t1", "Hello from the **AI SDK** route.");
+  parts.push({ type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage });
+  return { parts, delayMs: 2 };
+}
+
+// model is the mock language model: it streams reply(prompt), one part
+// every delayMs, and says when its stream is cancelled before the end.
+const model = new MockLanguageModelV3({
+  doStream: async ({ prompt, abortSignal }) => {
+    console.log("prompt " + JSON.stringify(prompt));
+    const { parts, delayMs } = reply(prompt);
+    let timer;
+    let ended = false;
+    const cancelled = () => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(timer);
+      console.log("cancelled {}");
+    };
+    return {
+      stream: new ReadableStream({
+        start(c) {
+          abortSignal?.addEventListener("abort", () => {
+            cancelled();
+            try {
+              c.close();
+            } catch {}
+          });
+        },
+        pull(c) {
+          return new Promise((done) => {
+            timer = setTimeout(() => {
+              const p = parts.shift();
+              if (p) c.enqueue(p);
+              else {
+                ended = true;
+                c.close();
+              }
+              done();
+            }, delayMs);
+          });
+        },
+        cancel: cancelled,
+      }),
+    };
+  },
+});
+
+const tools = {
+  // A client-side tool: no execute, the page runs it (useChat's onToolCall;
+  // here <trickle-chat>'s tools).
+  get_weather: tool({
+    description: "The weather in a city",
+    inputSchema: z.object({ city: z.string() }),
+  }),
+};
+
+// POST is the route, as the AI SDK's docs write it.
+export async function POST(req) {
+  const { messages } = await req.json();
+
+  const result = streamText({
+    model,
+    messages: await convertToModelMessages(messages),
+    tools,
+  });
+
+  return result.toUIMessageStreamResponse();
+}
+
+// handle runs the route on a Node request, as a framework would: a fetch
+// Request in (aborted when the client goes away), the Response out, each
+// chunk written as it comes.
+async function handle(req, res) {
+  let raw = "";
+  for await (const chunk of req) raw += chunk;
+  console.log("request " + JSON.stringify({ body: raw }));
+  const gone = new AbortController();
+  res.on("close", () => {
+    if (res.writableFinished) return;
+    console.log("closed {}");
+    gone.abort();
+  });
+  let response;
+  try {
+    response = await POST(new Request("http://localhost" + req.url, { method: "POST", headers: req.headers, body: raw, signal: gone.signal }));
+  } catch (err) {
+    console.log("error " + JSON.stringify({ message: String(err?.message ?? err) }));
+    return res.writeHead(500, { "Content-Type": "text/plain" }).end("Internal Server Error\n");
+  }
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  if (!response.body) return res.end();
+  const body = Readable.fromWeb(response.body);
+  res.on("close", () => body.destroy());
+  body.pipe(res);
+}
+
+const types = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".json": "application/json",
+  ".wasm": "application/wasm",
+};
+
+function file(res, full) {
+  let st;
+  try {
+    st = statSync(full);
+  } catch {
+    return res.writeHead(404).end("not found\n");
+  }
+  if (!st.isFile()) return res.writeHead(404).end("not a file\n");
+  res.writeHead(200, { "Content-Type": types[extname(full)] ?? "application/octet-stream", "Content-Length": st.size, "Cache-Control": "no-store" });
+  createReadStream(full).pipe(res);
+}
+
+const server = createServer((req, res) => {
+  const path = decodeURIComponent(new URL(req.url, "http://localhost").pathname);
+  if (req.method === "POST" && path === "/api/chat") return handle(req, res);
+  if (req.method !== "GET" && req.method !== "HEAD") return res.writeHead(405).end("GET or POST\n");
+  if (path === "/") return file(res, join(here, "index.html"));
+  if (path.startsWith("/trickle/")) {
+    const full = normalize(join(widgetDir, path.slice("/trickle/".length)));
+    if (!full.startsWith(normalize(widgetDir) + sep)) return res.writeHead(403).end("outside the served folder\n");
+    return file(res, full);
+  }
+  res.writeHead(404).end("not found\n");
+});
+server.listen(0, "127.0.0.1", () => {
+  console.log(`listening http://127.0.0.1:${server.address().port}`);
+});

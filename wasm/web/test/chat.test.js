@@ -1,0 +1,137 @@
+// <trickle-chat>'s requests (chat.js), in jsdom with a stand-in
+// <trickle-answer> that records each body it is asked and answers with a
+// scripted message: what each protocol sends, turn after turn and tool
+// round after tool round.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { window, document, installGlobals } from "./dom.js";
+
+installGlobals();
+globalThis.HTMLElement = window.HTMLElement;
+globalThis.crypto ??= (await import("node:crypto")).webcrypto;
+
+const asked = []; // the bodies, in order
+const script = []; // the messages the next answers end with
+
+class FakeAnswer extends window.HTMLElement {
+  message = null;
+  async ask(body) {
+    asked.push(structuredClone(body));
+    this.message = script.shift();
+    return this.message?.status ?? "failed";
+  }
+  stop() {}
+}
+window.customElements.define("trickle-answer", FakeAnswer);
+const { TrickleChat } = await import("../chat.js");
+window.customElements.define("trickle-chat", TrickleChat);
+
+const answer = (content, calls = []) => ({
+  role: "assistant",
+  content,
+  status: "complete",
+  incomplete: false,
+  finish_reason: calls.length ? "tool_calls" : "stop",
+  usage: null,
+  tool_calls: calls.map(([id, name, args]) => ({ id, name, arguments: args, raw: JSON.stringify(args), complete: true })),
+  thinking: "",
+});
+
+function chat(attrs = {}) {
+  const c = document.createElement("trickle-chat");
+  for (const [k, v] of Object.entries(attrs)) c.setAttribute(k, v);
+  document.body.append(c);
+  asked.length = 0;
+  return c;
+}
+
+test("openai: the tools are declared in every request, the tool choice sent, the result goes back after its call", async () => {
+  const c = chat({ model: "m1" });
+  c.tools = {
+    get_weather: {
+      description: "The weather.",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      run: async ({ city }) => ({ city, temperature: 18 }),
+    },
+    ping: () => "pong",
+  };
+  c.toolChoice = "get_weather";
+  script.push(answer("", [["c1", "get_weather", { city: "Lyon" }]]), answer("18 degrees."));
+  await c.send("weather?");
+  assert.equal(asked.length, 2);
+  const decl = [
+    { type: "function", function: { name: "get_weather", description: "The weather.", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } },
+    { type: "function", function: { name: "ping", parameters: { type: "object" } } },
+  ];
+  for (const b of asked) {
+    assert.deepEqual(b.tools, decl);
+    assert.deepEqual(b.tool_choice, { type: "function", function: { name: "get_weather" } });
+    assert.equal(b.model, "m1");
+  }
+  assert.deepEqual(asked[1].messages, [
+    { role: "user", content: "weather?" },
+    { role: "assistant", content: "", tool_calls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: '{"city":"Lyon"}' } }] },
+    { role: "tool", tool_call_id: "c1", content: '{"city":"Lyon","temperature":18}' },
+  ]);
+  assert.throws(() => {
+    c.tools = { bad: 3 };
+  }, /chat.tools.bad must be a function or/);
+});
+
+test("openai: a failed turn is kept but not sent back", async () => {
+  const c = chat();
+  script.push({ ...answer(""), status: "failed" }, answer("Hi."));
+  await c.send("hello");
+  await c.send("hello?");
+  assert.equal(c.messages.length, 4, "kept");
+  assert.deepEqual(asked[1].messages, [
+    { role: "user", content: "hello" },
+    { role: "user", content: "hello?" },
+  ]);
+});
+
+test("ai-sdk: DefaultChatTransport's body, the trigger and message id of each request", async () => {
+  const c = chat({ protocol: "ai-sdk", model: "ignored" });
+  assert.equal(c.protocol, "ai-sdk");
+  c.chatId = "chat-7";
+  c.tools = { get_weather: { run: async () => ({ temperature: 18 }) } };
+  script.push(answer("Let me see.", [["c1", "get_weather", { city: "Lyon" }]]), answer("18 degrees."), answer("Again: 18."));
+  await c.send("weather?");
+  const hist = c.messages;
+  await c.regenerate();
+  const [first, round, again] = asked;
+  assert.deepEqual(Object.keys(first).sort(), ["id", "messages", "trigger"], "no model, no tools: the route has them");
+  assert.equal(first.id, "chat-7");
+  assert.equal(first.trigger, "submit-message");
+  const userId = first.messages[0].id;
+  assert.ok(userId);
+  assert.deepEqual(first.messages, [{ id: userId, role: "user", parts: [{ type: "text", text: "weather?" }] }]);
+  assert.equal(round.trigger, "submit-message");
+  assert.equal(round.messageId, round.messages[1].id, "the round goes on with the answer that called");
+  assert.equal(round.messages[1].id, hist[1].id, "the id the history keeps");
+  assert.deepEqual(round.messages[1].parts, [
+    { type: "step-start" },
+    { type: "text", text: "Let me see.", state: "done" },
+    { type: "tool-get_weather", toolCallId: "c1", input: { city: "Lyon" }, state: "output-available", output: { temperature: 18 } },
+  ]);
+  assert.equal(again.trigger, "regenerate-message");
+  assert.equal(again.messageId, hist[1].id, "the answer it replaces");
+  assert.deepEqual(again.messages.map((m) => m.id), [userId]);
+  assert.notEqual(c.messages[1].id, hist[1].id, "the new answer has an id of its own");
+});
+
+test("tools the page set before the element was defined are the chat's", async () => {
+  const c = document.createElement("trickle-chat-late");
+  c.tools = { ping: () => "pong" };
+  c.toolChoice = "required";
+  document.body.append(c);
+  window.customElements.define("trickle-chat-late", class extends TrickleChat {});
+  asked.length = 0;
+  script.push(answer("", [["c1", "ping", {}]]), answer("pong it is."));
+  await c.send("ping?");
+  assert.equal(asked.length, 2, "the tool ran and the chat asked again");
+  assert.deepEqual(asked[0].tools, [{ type: "function", function: { name: "ping", parameters: { type: "object" } } }]);
+  assert.equal(asked[0].tool_choice, "required");
+  assert.equal(asked[1].messages.at(-1).content, "pong");
+});
