@@ -3,8 +3,9 @@
 #   make build   generate the widget when its inputs changed (wasm, loader,
 #                wasm_exec.js, compressed copies) into assets/widget/,
 #                then build bin/trickle
-#   make dist    the npm package trickle-answer from the built widget:
-#                dist/trickle-answer/ and dist/trickle-answer.tgz
+#   make dist    the npm packages trickle-answer and trickle-answer-highlight
+#                from the built widget: dist/trickle-answer/, dist/trickle-answer.tgz
+#                and the same for trickle-answer-highlight
 #   make run     build, then start the relay on 127.0.0.1:8080
 #   make fleet   build, then three relays sharing Redis behind nginx
 #   make test    everything CI checks (native, js/wasm on Node, the page's
@@ -60,10 +61,13 @@ $(shell mkdir -p bin; echo '$(WIDGET_IN)' | cmp -s - bin/widget-inputs || echo '
 # The npm package (docs/package.md): the widget's files as ES modules and
 # assets beside them, types, the custom-elements manifest; npm pack makes
 # the tarball. VERSION is the package's version.
+# The highlighting build is its own package beside it,
+# dist/trickle-answer-highlight (and .tgz), which trickle-answer/highlight
+# imports. CHANGELOG.md's top entry must be VERSION.
 dist: widget
-	$(GO) run ./wasm/internal/build -out $(WIDGET) -pack dist/trickle-answer -version-file VERSION
-	cd dist && rm -f trickle-answer*.tgz && npm pack --silent ./trickle-answer >/dev/null && mv trickle-answer-$$(cat ../VERSION).tgz trickle-answer.tgz
-	@ls -l dist/trickle-answer.tgz
+	$(GO) run ./wasm/internal/build -out $(WIDGET) -pack dist/trickle-answer -version-file VERSION -changelog CHANGELOG.md
+	cd dist && rm -f trickle-answer*.tgz && for p in trickle-answer trickle-answer-highlight; do npm pack --silent ./$$p >/dev/null && mv $$p-$$(cat ../VERSION).tgz $$p.tgz || exit 1; done
+	@ls -l dist/trickle-answer.tgz dist/trickle-answer-highlight.tgz
 
 # A second `make run` with nothing changed only checks the widget's inputs
 # and lets go build find bin/trickle up to date: /healthz answers in about

@@ -153,17 +153,101 @@ func TestTheDocsNameEveryServeFlagAndNoOther(t *testing.T) {
 	}
 }
 
+// The reference pages of docs/reference: each element's, and the relay's
+// endpoints. Their blocks are checked like the README's.
+const (
+	answerPage = "docs/reference/trickle-answer.md"
+	chatPage   = "docs/reference/trickle-chat.md"
+	relayPage  = "docs/reference/relay-api.md"
+)
+
+// references returns the block of kind in each of docs that has one, by
+// file (the README keeps its blocks until its reference moves to the
+// pages; a page's blocks are required by TestTheReferencePagesHaveEveryTable).
+func references(t *testing.T, kind string, docs ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, doc := range docs {
+		b, err := os.ReadFile(filepath.Join("..", "..", doc))
+		require.NoError(t, err)
+		if regexp.MustCompile(`<!-- reference: ` + regexp.QuoteMeta(kind) + `[ (]`).Match(b) {
+			out[doc] = reference(t, doc, kind)
+		}
+	}
+	require.NotEmpty(t, out, "no doc of %v has a <!-- reference: %s --> block", docs, kind)
+	return out
+}
+
+func TestTheReferencePagesHaveEveryTable(t *testing.T) {
+	for page, kinds := range map[string][]string{
+		answerPage: {"attributes", "methods", "properties", "events", "metrics", "parts", "strings"},
+		chatPage:   {"attributes", "methods", "properties", "events", "parts", "strings"},
+		relayPage:  {"endpoints"},
+	} {
+		for _, kind := range kinds {
+			require.Contains(t, references(t, kind, page), page, "%s lost its %s table", page, kind)
+			require.Contains(t, reference(t, page, kind), "| --- |", "%s's %s block is no table", page, kind)
+		}
+	}
+}
+
 func TestTheReadmeNamesEveryAttributeTheElementReads(t *testing.T) {
 	code := codeAttributes(t)
 	require.NotEmpty(t, code, "no attribute reads found: if the widget reads its attributes another way, teach codeAttributes that way")
-	require.Equal(t, code, firstColumn(reference(t, "README.md", "attributes")), "the README's attribute table and the attributes the widget reads")
+	for doc, block := range references(t, "attributes", "README.md", answerPage) {
+		require.Equal(t, code, firstColumn(block), "%s's attribute table and the attributes the widget reads", doc)
+	}
+}
+
+// chatAttributes are the attributes <trickle-chat> takes, as chat.js reads
+// them: contract.js's CHAT_ATTRIBUTES and CHAT_FORWARDS.
+func chatAttributes(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "wasm", "web", "contract.js"))
+	require.NoError(t, err)
+	var out []string
+	for _, list := range []string{"CHAT_ATTRIBUTES", "CHAT_FORWARDS"} {
+		m := regexp.MustCompile(`export const ` + list + ` = [^\[]*\[([^\]]*)\]`).FindSubmatch(b)
+		require.NotNil(t, m, "contract.js lost %s", list)
+		for _, q := range regexp.MustCompile(`"([a-z-]+)"`).FindAllSubmatch(m[1], -1) {
+			if !slices.Contains(out, string(q[1])) {
+				out = append(out, string(q[1]))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestTheChatReferenceNamesEveryAttributeTheChatTakes(t *testing.T) {
+	src := chatSources(t)
+	require.Contains(t, src, "CHAT_FORWARDS", "chat.js no longer hands the contract's list to its answers: teach chatAttributes how it does")
+	require.Equal(t, chatAttributes(t), firstColumn(reference(t, chatPage, "attributes")), "trickle-chat.md's attribute table and the chat's attributes")
+}
+
+// chatSources is the text of chat.js and history.js.
+func chatSources(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for _, f := range []string{"chat.js", "history.js"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "wasm", "web", f))
+		require.NoError(t, err)
+		b.Write(data)
+	}
+	return b.String()
 }
 
 func TestTheReadmeNamesEveryEventTheElementDispatches(t *testing.T) {
 	code := codeEvents(t)
 	require.NotEmpty(t, code, "no dispatched events found: if the widget dispatches them another way, teach codeEvents that way")
-	require.Equal(t, code, names(reference(t, "README.md", "events"), regexp.MustCompile(`^trickle-[a-z-]+$`)),
-		"the README's events and the event names in the widget's sources")
+	for doc, block := range references(t, "events", "README.md", answerPage) {
+		require.Equal(t, code, names(block, regexp.MustCompile(`^trickle-[a-z-]+$`)),
+			"%s's events and the event names in the widget's sources", doc)
+	}
+	chat := found(chatSources(t), `CustomEvent\(\s*"(trickle-[a-z]+(?:-[a-z]+)*)"`)
+	require.Contains(t, chat, "trickle-chat-change")
+	require.Equal(t, chat, names(reference(t, chatPage, "events"), regexp.MustCompile(`^trickle-[a-z-]+$`)),
+		"trickle-chat.md's events and the events chat.js dispatches")
 }
 
 // metricsFields are the element's metrics: widget.Metrics' json tags and
@@ -186,23 +270,102 @@ func metricsFields(t *testing.T) []string {
 }
 
 func TestTheReadmeNamesEveryMetricsField(t *testing.T) {
-	require.Equal(t, metricsFields(t),
-		names(reference(t, "README.md", "metrics"), regexp.MustCompile(`^[a-z][a-z0-9_]*$`)),
-		"the README's metrics fields and the element's (widget.Metrics' json tags and element.js's)")
+	for doc, block := range references(t, "metrics", "README.md", answerPage) {
+		if doc == answerPage {
+			block = strings.Join(firstColumn(block), " ") // the table's first column: its descriptions quote values
+			block = "`" + strings.ReplaceAll(block, " ", "` `") + "`"
+		}
+		require.Equal(t, metricsFields(t),
+			names(block, regexp.MustCompile(`^[a-z][a-z0-9_]*$`)),
+			"%s's metrics fields and the element's (widget.Metrics' json tags and element.js's)", doc)
+	}
 }
 
 func TestTheReadmeNamesEveryLightDOMPart(t *testing.T) {
-	code := found(widgetSources(t), `data-trickle="([a-z][a-z-]*)"`)
+	src := widgetSources(t)
+	code := found(src, `data-trickle="([a-z][a-z-]*)"`)
 	require.Contains(t, code, "announcer")
-	require.Equal(t, code, names(reference(t, "README.md", "parts"), regexp.MustCompile(`^[a-z][a-z-]*$`)),
-		"the README's parts and the data-trickle parts in the widget's sources")
+	for doc, block := range references(t, "parts", "README.md") {
+		require.Equal(t, code, names(block, regexp.MustCompile(`^[a-z][a-z-]*$`)),
+			"%s's parts and the data-trickle parts in the widget's sources", doc)
+	}
+	// The reference page also names the parts the page's script adds
+	// (dataset.trickle = "copy", …).
+	all := found(src, `data-trickle="([a-z][a-z-]*)"`, `\bdataset\.trickle = "([a-z][a-z-]*)"`)
+	require.Contains(t, all, "copy")
+	require.Equal(t, all, firstColumn(reference(t, answerPage, "parts")),
+		"trickle-answer.md's parts and the data-trickle parts in the widget's sources")
+
+	chat := found(chatSources(t), `\bq\("[a-z]+", "([a-z][a-z-]*)"`, `\bdataset\.trickleChat = "([a-z][a-z-]*)"`, `\bbutton\("([a-z][a-z-]*)", STR_`)
+	require.Contains(t, chat, "composer")
+	require.Equal(t, chat, firstColumn(reference(t, chatPage, "parts")),
+		"trickle-chat.md's parts and the data-trickle-chat parts chat.js makes")
+}
+
+// classMembers returns the methods and the properties of a class of the
+// .d.ts (which types_test.go holds to element.js), without the event
+// listener methods every element has.
+func classMembers(t *testing.T, class string) (methods, props []string) {
+	t.Helper()
+	body := dts(t, "class", class)
+	for _, m := range regexp.MustCompile(`(?m)^  (readonly |get |set )?([a-z]\w*)([(:<])`).FindAllStringSubmatch(body, -1) {
+		name := m[2]
+		if name == "addEventListener" || name == "removeEventListener" {
+			continue
+		}
+		if m[3] == "(" && m[1] == "" {
+			if !slices.Contains(methods, name+"()") {
+				methods = append(methods, name+"()")
+			}
+		} else if !slices.Contains(props, name) {
+			props = append(props, name)
+		}
+	}
+	sort.Strings(methods)
+	sort.Strings(props)
+	return methods, props
+}
+
+// calls returns the first column of a table of methods as name() (the
+// table writes each with its arguments).
+func calls(table string) []string {
+	var out []string
+	for _, c := range firstColumn(table) {
+		name, _, _ := strings.Cut(c, "(")
+		out = append(out, name+"()")
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestTheReferenceNamesEveryMethodAndProperty(t *testing.T) {
+	for class, page := range map[string]string{"TrickleAnswer": answerPage, "TrickleChat": chatPage} {
+		methods, props := classMembers(t, class)
+		require.NotEmpty(t, methods, class)
+		require.Equal(t, methods, calls(reference(t, page, "methods")), "%s's methods and the %s class's", page, class)
+		require.Equal(t, props, firstColumn(reference(t, page, "properties")), "%s's properties and the %s class's", page, class)
+	}
+	// The chat's .d.ts class is chat.js's.
+	src := chatSources(t)
+	methods, props := classMembers(t, "TrickleChat")
+	for _, m := range methods {
+		require.Regexp(t, `(?m)^  (async )?`+strings.TrimSuffix(m, "()")+`\(`, src, "chat.js has no method %s", m)
+	}
+	for _, p := range props {
+		require.Regexp(t, `(?m)^  (get `+p+`\(|`+p+` = )`, src, "chat.js has no property %s", p)
+	}
 }
 
 func TestTheReadmeNamesEveryEndpointAndInfoField(t *testing.T) {
+	for doc, table := range references(t, "endpoints", "README.md", relayPage) {
+		checkEndpoints(t, doc, table)
+	}
+}
+
+func checkEndpoints(t *testing.T, doc, table string) {
 	// trickle serve's relay: the widget and the pages enabled.
 	srv, err := relay.New(relay.WithMissingWidget(noWidget), relay.WithPages(examples.Pages()))
 	require.NoError(t, err)
-	table := reference(t, "README.md", "endpoints")
 	documented := firstColumn(table)
 	// Paths the table mentions in its descriptions (redirects).
 	mentioned := names(table, regexp.MustCompile(`^/`))
@@ -215,11 +378,11 @@ func TestTheReadmeNamesEveryEndpointAndInfoField(t *testing.T) {
 		case slices.Contains(documented, r.Method+" "+r.Path):
 			code = append(code, r.Method+" "+r.Path)
 		default:
-			require.Contains(t, mentioned, r.Path, "the README's endpoint table says nothing of %s %s", r.Method, r.Path)
+			require.Contains(t, mentioned, r.Path, "%s's endpoint table says nothing of %s %s", doc, r.Method, r.Path)
 		}
 	}
 	sort.Strings(code)
-	require.Equal(t, documented, code, "every endpoint in the README is a route of the relay")
+	require.Equal(t, documented, code, "every endpoint in %s is a route of the relay", doc)
 
 	var row string
 	for _, line := range strings.Split(table, "\n") {
@@ -227,7 +390,7 @@ func TestTheReadmeNamesEveryEndpointAndInfoField(t *testing.T) {
 			row = strings.SplitN(line, "|", 3)[2]
 		}
 	}
-	require.NotEmpty(t, row, "the README's endpoint table has the info row")
+	require.NotEmpty(t, row, "%s's endpoint table has the info row", doc)
 	require.Equal(t, jsonTags(relay.Info{}), names(row, regexp.MustCompile(`^[a-z][a-z_]*$`)),
-		"the README's info fields and relay.Info's json tags")
+		"%s's info fields and relay.Info's json tags", doc)
 }

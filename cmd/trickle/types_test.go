@@ -266,15 +266,28 @@ func TestTheStringsAreOneSetInGoJavaScriptTheTypesAndTheDocs(t *testing.T) {
 	}
 	require.Equal(t, sorted, members(dts(t, "interface", "TrickleStrings"), `^  ([a-zA-Z]+): string;`), "the .d.ts's TrickleStrings and strings.js's keys")
 
-	table := reference(t, "docs/package.md", "strings")
-	require.Equal(t, sorted, firstColumn(table), "docs/package.md's strings table and strings.js's keys")
-	for _, line := range strings.Split(table, "\n") {
-		cells := strings.Split(line, " | ")
-		if len(cells) < 3 || !strings.HasPrefix(cells[0], "| `") {
-			continue
+	var chatKeys []string
+	for _, k := range sorted {
+		if strings.HasPrefix(k, "chat") {
+			chatKeys = append(chatKeys, k)
 		}
-		k := strings.Trim(cells[0], "| `")
-		require.Equal(t, english[k], strings.ReplaceAll(cells[1], `\|`, "|"), "docs/package.md's English of %s", k)
+	}
+	tables := references(t, "strings", "docs/package.md", answerPage)
+	tables[chatPage] = reference(t, chatPage, "strings")
+	for doc, table := range tables {
+		want := sorted
+		if doc == chatPage {
+			want = chatKeys // the chat's own words; its page points to the answer's for the rest
+		}
+		require.Equal(t, want, firstColumn(table), "%s's strings table and strings.js's keys", doc)
+		for _, line := range strings.Split(table, "\n") {
+			cells := strings.Split(line, " | ")
+			if len(cells) < 3 || !strings.HasPrefix(cells[0], "| `") {
+				continue
+			}
+			k := strings.Trim(cells[0], "| `")
+			require.Equal(t, english[k], strings.ReplaceAll(cells[1], `\|`, "|"), "%s's English of %s", doc, k)
+		}
 	}
 
 	b, err := os.ReadFile(filepath.Join("..", "..", "wasm", "web", "types", "trickle-answer.d.ts"))

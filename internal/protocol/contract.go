@@ -14,7 +14,9 @@ package protocol
 //     element's attributes and events, TrickleStrings), react.d.ts and
 //     vue.d.ts (both elements), and custom-elements.json's attributes and
 //     events;
-//   - english.go here: a Go constant per string key and per English.
+//   - english.go here: a Go constant per string key and per English;
+//   - the attribute, event and string tables of the reference pages
+//     docs/reference/trickle-answer.md and trickle-chat.md.
 //
 // TestGeneratedFilesAreFresh fails when one of them is stale.
 //
@@ -27,8 +29,8 @@ package protocol
 // with the other Key constants below and read it in widget.ParseCommand),
 // or "" for an attribute only the page reads. The answer's request()
 // sends every row with a Key; a <trickle-chat> hands every row it takes
-// (On has OnChat) to each answer. Then document it in the README's
-// attribute table (cmd/trickle's docs tests compare the two).
+// (On has OnChat) to each answer. The reference pages' tables follow;
+// say more of it there by hand if one line is not enough.
 
 // Element is a set of the page's elements.
 type Element uint8

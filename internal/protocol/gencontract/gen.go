@@ -34,7 +34,7 @@ const (
 )
 
 // Outputs lists the generated files.
-var Outputs = []string{contractJS, typesDTS, reactDTS, vueDTS, manifest, englishGo}
+var Outputs = []string{contractJS, typesDTS, reactDTS, vueDTS, manifest, englishGo, answerPage, chatPage}
 
 // header is the first line of every generated file (Go's convention:
 // `^// Code generated .* DO NOT EDIT\.$`).
@@ -67,6 +67,13 @@ func outputs(t table, read func(path string) ([]byte, error)) (map[string][]byte
 	}
 	if out[manifest], err = t.manifest(src); err != nil {
 		return nil, err
+	}
+	pages, err := t.referencePages(read)
+	if err != nil {
+		return nil, err
+	}
+	for path, b := range pages {
+		out[path] = b
 	}
 	return out, nil
 }

@@ -112,6 +112,14 @@ func TestAnAttributeAddedToTheTableReachesBothElementsTheirTypesAndTheManifest(t
 		require.Equal(t, want, slices.Contains(strings.Split(m[1], ", "), `"chat-only"`), list)
 	}
 
+	// Both reference pages list it in their generated attribute tables.
+	for _, page := range []string{answerPage, chatPage} {
+		_, table, ok := strings.Cut(string(out[page]), mdBegin("attributes")+"\n")
+		require.True(t, ok, page)
+		table, _, _ = strings.Cut(table, mdEnd("attributes"))
+		require.Contains(t, table, "| `throw-away` | `yes`, `no` |", page)
+	}
+
 	dts := string(out[typesDTS])
 	for _, iface := range []string{"TrickleAnswerAttributes", "TrickleChatAttributes"} {
 		_, body, ok := strings.Cut(dts, "export interface "+iface+" {")

@@ -4,7 +4,10 @@
 // package's typings (wasm/web/types: trickle-answer.d.ts between its
 // generated markers, react.d.ts and vue.d.ts whole), the attributes and
 // events of custom-elements.json's element declarations, and the Go
-// constants of the string keys (internal/protocol/english.go).
+// constants of the string keys (internal/protocol/english.go), and the
+// attribute, event and string tables of the elements' reference pages
+// (docs/reference/trickle-answer.md, trickle-chat.md, between their
+// generated markers).
 //
 //	go generate ./internal/protocol
 //

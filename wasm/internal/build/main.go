@@ -96,11 +96,16 @@ func main() {
 	flag.StringVar(&goTool, "go", "go", "the go command to build with (the Makefile's $(GO)); wasm_exec.js comes from its GOROOT")
 	packTo := flag.String("pack", "", "lay out the npm package in this folder from the widget already built in -out (no Go build)")
 	versionFile := flag.String("version-file", "VERSION", "the package's version (with -pack)")
+	changelogFile := flag.String("changelog", "CHANGELOG.md", "the changelog, whose top entry is the version (with -pack)")
 	flag.Parse()
 	if *packTo != "" {
 		v, err := os.ReadFile(*versionFile)
+		var changes []byte
 		if err == nil {
-			err = pack(*out, *web, *packTo, string(v))
+			changes, err = os.ReadFile(*changelogFile)
+		}
+		if err == nil {
+			err = pack(*out, *web, *packTo, string(v), changes)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -10,13 +10,20 @@
 // and temml, which the page installs, for every formula). Every asset is found with
 // new URL("./name", import.meta.url), which bundlers (Vite, webpack,
 // esbuild) follow and copy, and which a static host or a CDN serving the
-// files unchanged resolves beside the module. Only highlight.js names the
-// highlighting build's .wasm, so a bundle that never imports it ships one
-// .wasm.
+// files unchanged resolves beside the module.
+//
+// The highlighting build (12 MB of .wasm) is a package of its own,
+// trickle-answer-highlight, laid out beside it (-pack's folder's sibling):
+// its index.js names its .wasm and stylesheet, and trickle-answer's
+// highlight-assets.js imports them from it. trickle-answer names it as an
+// optional peer dependency of the same version, so installing
+// trickle-answer unpacks the default build only; a page that imports
+// trickle-answer/highlight installs both.
 
 package main
 
 import (
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,13 +54,41 @@ const mathConverter, mathConverterRange = "temml", "^0.13.5"
 // packHighlight is the package's highlight.js.
 const packHighlight = "import \"./highlight-assets.js\";\nexport * from \"./index.js\";\n"
 
+// highlightPackage is the package of the highlighting build.
+const highlightPackage = "trickle-answer-highlight"
+
+// packHighlightAssets is the package's highlight-assets.js, as esbuild reads
+// it in place of wasm/web/highlight-assets.js: the highlighting build's
+// URLs come from its own package.
+const packHighlightAssets = "import { useHighlightBuild } from \"./builds.js\";\n" +
+	"import { HIGHLIGHT_WASM, HIGHLIGHT_CSS } from \"" + highlightPackage + "\";\n" +
+	"export { HIGHLIGHT_WASM, HIGHLIGHT_CSS };\n" +
+	"useHighlightBuild(HIGHLIGHT_WASM, HIGHLIGHT_CSS);\n"
+
+// The package's metadata: who publishes it, under which terms, where it
+// lives.
+const (
+	packRepository = "git+https://github.com/trickle-dev/trickle.git"
+	packHomepage   = "https://github.com/trickle-dev/trickle#readme"
+	packBugs       = "https://github.com/trickle-dev/trickle/issues"
+	// packLicense is the SPDX identifier of the package's license. The
+	// repository has no LICENSE file yet: UNLICENSED says no rights are
+	// granted until its owner picks one (then name it here and ship the
+	// file).
+	packLicense = "UNLICENSED"
+	// packNode is the Node the entries import under (server-side
+	// rendering: they define nothing there).
+	packNode = ">=18"
+)
+
 // packTypes are the files of wasm/web/types the package ships as they are.
 var packTypes = []string{"trickle-answer.d.ts", "react.d.ts", "vue.d.ts", "custom-elements.json"}
 
 // pack writes the package into dst (replacing what an earlier pack left
 // there) from the widget built in widget and the sources in web; version
-// is the package's version (the repository's VERSION file).
-func pack(widget, web, dst, version string) error {
+// is the package's version (the repository's VERSION file), changelog the
+// repository's CHANGELOG.md, whose top entry must be that version.
+func pack(widget, web, dst, version string, changelog []byte) error {
 	mj, err := os.ReadFile(filepath.Join(widget, "manifest.json"))
 	if err != nil {
 		return fmt.Errorf("pack: no widget built in %s (run make build first): %w", widget, err)
@@ -66,16 +101,23 @@ func pack(widget, web, dst, version string) error {
 	if version == "" {
 		return errors.New("pack: the version is empty")
 	}
+	if top := changelogVersion(changelog); top != version {
+		return fmt.Errorf("pack: CHANGELOG.md's top entry is %q, not the version %s: add a \"## %s\" entry for what this release changes", top, version, version)
+	}
 	files := map[string][]byte{}
 	// trickle.js is the relay's one-file loader (highlighting included):
 	// with it the package's folder is also a widget trickle serve --widget
 	// serves, and a page can load that one file.
-	for _, name := range []string{m.Loader, m.Wasm, m.WasmExec, m.Worker, m.CSS, m.HighlightWasm, m.HighlightCSS} {
+	for _, name := range []string{m.Loader, m.Wasm, m.WasmExec, m.Worker, m.CSS} {
 		b, err := os.ReadFile(filepath.Join(widget, name))
 		if err != nil {
 			return fmt.Errorf("pack: the widget in %s lacks a file its manifest names: %w", widget, err)
 		}
 		files[name] = b
+	}
+	hl, err := highlightFiles(widget, m, version)
+	if err != nil {
+		return err
 	}
 	// The stylesheet under a stable name too: the package's "./trickle.css"
 	// export, for a page that links it itself.
@@ -100,6 +142,8 @@ func pack(widget, web, dst, version string) error {
 	files["math.d.ts"] = []byte("export * from \"./trickle-answer.js\";\n")
 	files["element.d.ts"] = []byte("export { TrickleAnswer } from \"./trickle-answer.js\";\nexport type * from \"./trickle-answer.js\";\n")
 	files["README.md"] = []byte(packReadme)
+	files["CHANGELOG.md"] = changelog
+	hl["CHANGELOG.md"] = changelog
 
 	names := make([]string, 0, len(files)+1)
 	for name := range files {
@@ -112,7 +156,15 @@ func pack(widget, web, dst, version string) error {
 		return err
 	}
 	files["package.json"] = pj
+	if err := writePackage(dst, files); err != nil {
+		return err
+	}
+	return writePackage(filepath.Join(filepath.Dir(dst), highlightPackage), hl)
+}
 
+// writePackage writes a package's files into dst, replacing what an
+// earlier pack left there.
+func writePackage(dst string, files map[string][]byte) error {
 	stage := dst + ".tmp"
 	if err := os.RemoveAll(stage); err != nil {
 		return err
@@ -150,7 +202,20 @@ func packModules(web string, m Manifest, css string) (map[string][]byte, error) 
 		Outdir:      outdir,
 		EntryNames:  "[name]",
 		ChunkNames:  "chunk-[hash]",
-		External:    []string{mathConverter},
+		External:    []string{mathConverter, highlightPackage},
+		Plugins: []api.Plugin{{
+			Name: "highlight-from-its-package",
+			Setup: func(b api.PluginBuild) {
+				own := filepath.Join(dir, "highlight-assets.js")
+				b.OnLoad(api.OnLoadOptions{Filter: `highlight-assets\.js$`}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
+					if a.Path != own {
+						return api.OnLoadResult{}, nil
+					}
+					src := packHighlightAssets
+					return api.OnLoadResult{Contents: &src, ResolveDir: dir, Loader: api.LoaderJS}, nil
+				})
+			},
+		}},
 	}, "the package's entries")
 	if err != nil {
 		return nil, err
@@ -160,13 +225,11 @@ func packModules(web string, m Manifest, css string) (map[string][]byte, error) 
 		return nil, err
 	}
 	values := map[string]string{
-		`"__TRICKLE_CSS_TEXT__"`:     string(cssText),
-		"__TRICKLE_WASM__":           "./" + m.Wasm,
-		"__TRICKLE_WASM_EXEC__":      "./" + m.WasmExec,
-		"__TRICKLE_WORKER__":         "./" + m.Worker,
-		"__TRICKLE_CSS__":            "./" + m.CSS,
-		"__TRICKLE_HIGHLIGHT_WASM__": "./" + m.HighlightWasm,
-		"__TRICKLE_HIGHLIGHT_CSS__":  "./" + m.HighlightCSS,
+		`"__TRICKLE_CSS_TEXT__"`: string(cssText),
+		"__TRICKLE_WASM__":       "./" + m.Wasm,
+		"__TRICKLE_WASM_EXEC__":  "./" + m.WasmExec,
+		"__TRICKLE_WORKER__":     "./" + m.Worker,
+		"__TRICKLE_CSS__":        "./" + m.CSS,
 	}
 	used := map[string]bool{}
 	out := map[string][]byte{}
@@ -205,112 +268,164 @@ func packModules(web string, m Manifest, css string) (map[string][]byte, error) 
 	return out, nil
 }
 
-// packageJSON is the package's manifest; files lists everything in it.
-func packageJSON(version string, files []string) ([]byte, error) {
-	type entry struct {
-		Types   string `json:"types,omitempty"`
-		Default string `json:"default,omitempty"`
-	}
-	p := struct {
-		Name           string            `json:"name"`
-		Version        string            `json:"version"`
-		Description    string            `json:"description"`
-		Keywords       []string          `json:"keywords"`
-		Type           string            `json:"type"`
-		Main           string            `json:"main"`
-		Module         string            `json:"module"`
-		Types          string            `json:"types"`
-		Exports        map[string]any    `json:"exports"`
-		Peers          map[string]string `json:"peerDependencies"`
-		PeersMeta      map[string]any    `json:"peerDependenciesMeta"`
-		CustomElements string            `json:"customElements"`
-		Files          []string          `json:"files"`
-		Repository     map[string]string `json:"repository"`
-	}{
-		Name:        "trickle-answer",
+// entry is a conditional export: its types and its module.
+type entry struct {
+	Types   string `json:"types,omitempty"`
+	Default string `json:"default,omitempty"`
+}
+
+// npmManifest is a package.json, in the order npm shows it.
+type npmManifest struct {
+	Name           string            `json:"name"`
+	Version        string            `json:"version"`
+	Description    string            `json:"description"`
+	Keywords       []string          `json:"keywords"`
+	Homepage       string            `json:"homepage"`
+	Bugs           map[string]string `json:"bugs"`
+	Repository     map[string]string `json:"repository"`
+	License        string            `json:"license"`
+	Type           string            `json:"type"`
+	Main           string            `json:"main"`
+	Module         string            `json:"module"`
+	Types          string            `json:"types"`
+	Exports        map[string]any    `json:"exports"`
+	SideEffects    any               `json:"sideEffects"`
+	Engines        map[string]string `json:"engines"`
+	Peers          map[string]string `json:"peerDependencies,omitempty"`
+	PeersMeta      map[string]any    `json:"peerDependenciesMeta,omitempty"`
+	CustomElements string            `json:"customElements,omitempty"`
+	Files          []string          `json:"files"`
+}
+
+// manifestOf is the metadata both packages share.
+func manifestOf(name, version, description string, keywords, files []string) npmManifest {
+	return npmManifest{
+		Name:        name,
 		Version:     version,
-		Description: "<trickle-answer>: stream a language model's answer into any page, rendered as markdown while it is written and announced to screen readers sentence by sentence.",
-		Keywords:    []string{"custom-element", "web-component", "llm", "streaming", "markdown", "sse", "accessibility", "webassembly"},
+		Description: description,
+		Keywords:    keywords,
+		Homepage:    packHomepage,
+		Bugs:        map[string]string{"url": packBugs},
+		Repository:  map[string]string{"type": "git", "url": packRepository},
+		License:     packLicense,
 		Type:        "module",
-		Main:        "./index.js",
-		Module:      "./index.js",
-		Types:       "./index.d.ts",
-		Exports: map[string]any{
-			".":                      entry{Types: "./index.d.ts", Default: "./index.js"},
-			"./element":              entry{Types: "./element.d.ts", Default: "./element.js"},
-			"./highlight":            entry{Types: "./highlight.d.ts", Default: "./highlight.js"},
-			"./math":                 entry{Types: "./math.d.ts", Default: "./math.js"},
-			"./react":                entry{Types: "./react.d.ts"},
-			"./vue":                  entry{Types: "./vue.d.ts"},
-			"./trickle.css":          "./trickle.css",
-			"./custom-elements.json": "./custom-elements.json",
-			"./package.json":         "./package.json",
-		},
-		Peers:          map[string]string{mathConverter: mathConverterRange},
-		PeersMeta:      map[string]any{mathConverter: map[string]bool{"optional": true}},
-		CustomElements: "custom-elements.json",
-		Files:          files,
-		Repository:     map[string]string{"type": "git", "url": "git+https://github.com/trickle-dev/trickle.git"},
+		Engines:     map[string]string{"node": packNode},
+		Files:       files,
 	}
+}
+
+func encodeJSON(v any) ([]byte, error) {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(p); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return []byte(b.String()), nil
 }
 
-const packReadme = "# trickle-answer\n\n" +
-	"Two custom elements for a language model's answers in any page. `<trickle-answer>` streams\n" +
-	"one answer: it reads the response (OpenAI, Anthropic, Gemini, Ollama, the AI SDK's UI\n" +
-	"message stream or plain SSE/NDJSON), renders the markdown as it is written and announces\n" +
-	"it to screen readers sentence by sentence. `<trickle-chat>` is a conversation: a thread of\n" +
-	"turns (the reader's message and a `<trickle-answer>`) under a composer, that sends the\n" +
-	"whole history each turn, runs the page's tools and hands the thread back to save. Their\n" +
-	"work runs in Go compiled to WebAssembly, in a Web Worker.\n\n" +
-	"```js\n" +
-	"import \"trickle-answer\";            // defines <trickle-answer> and <trickle-chat> (harmless on a server)\n" +
-	"// import \"trickle-answer/highlight\"; // the same, with syntax highlighting\n" +
-	"// import \"trickle-answer/math\";      // the same, formulas as MathML (npm install temml)\n" +
-	"// import { TrickleAnswer } from \"trickle-answer/element\"; // the class, not defined\n" +
-	"```\n\n" +
-	"## One answer: `<trickle-answer>`\n\n" +
-	"```html\n" +
-	"<trickle-answer endpoint=\"/api/chat\"></trickle-answer>\n" +
-	"<script type=\"module\">\n" +
-	"  import \"./node_modules/trickle-answer/index.js\";\n" +
-	"  const answer = document.querySelector(\"trickle-answer\");\n" +
-	"  answer.addEventListener(\"trickle-end\", (e) => console.log(e.detail.status));\n" +
-	"  answer.ask(\"Explain SSE in one paragraph.\");\n" +
-	"</script>\n" +
-	"```\n\n" +
-	"Attributes: `endpoint`, `transport` (`sse` or `websocket`), `ws-endpoint`, `dialect`,\n" +
-	"`announce`, `speak`, `model`, `image-origins`, `show-metrics`, `highlight`, `worker`.\n" +
-	"Methods: `ask(promptOrBody)`, `stream(url, init)`, `stop()`, `retry()`, `speak()`,\n" +
-	"`stopSpeaking()`. Events: `trickle-start`, `trickle-first-token`, `trickle-end`,\n" +
-	"`trickle-tool-call`, `trickle-usage`, `trickle-error`.\n\n" +
-	"## A conversation: `<trickle-chat>`\n\n" +
-	"```html\n" +
-	"<trickle-chat endpoint=\"/api/chat\" image-origins=\"https://images.example\"></trickle-chat>\n" +
-	"<script type=\"module\">\n" +
-	"  import \"./node_modules/trickle-answer/index.js\";\n" +
-	"  const chat = document.querySelector(\"trickle-chat\");\n" +
-	"  chat.tools = { get_weather: async ({ location }) => ({ location, temperature: 18 }) };\n" +
-	"  chat.messages = JSON.parse(localStorage.getItem(\"thread\") ?? \"[]\"); // shown at once, no request\n" +
-	"  chat.addEventListener(\"trickle-chat-change\", (e) => localStorage.setItem(\"thread\", JSON.stringify(e.detail.messages)));\n" +
-	"</script>\n" +
-	"```\n\n" +
-	"Its attributes are `<trickle-answer>`'s, every one, and `lang` and `dir`: each is handed\n" +
-	"to every answer. `chat.messages` gets and sets the history (OpenAI-style messages);\n" +
-	"`send(text)`, `regenerate()`, `edit(text)`, `stop()`, `busy`, `tools`, `headers` and\n" +
-	"`strings`; `trickle-chat-change` fires after every turn, and each answer's events bubble\n" +
-	"through the chat.\n\n" +
-	"## Types\n\n" +
-	"The types come with the package, for both elements (`TrickleAnswer`, `TrickleChat`, their\n" +
-	"attributes and events). For JSX in React 19 add `import type {} from \"trickle-answer/react\"`\n" +
-	"(`<trickle-answer>` and `<trickle-chat>`; events are `ontrickle-end`,\n" +
-	"`ontrickle-chat-change` and the like), for Vue 3 templates\n" +
-	"`import type {} from \"trickle-answer/vue\"` (`@trickle-end`, `@trickle-chat-change`).\n" +
-	"With Vite, list the package in `optimizeDeps.exclude` so its assets stay beside its modules.\n"
+// packSideEffects are the package's modules that do something when
+// imported (define the elements, register the highlighting build, add the
+// stylesheet): a bundler keeps them even when nothing of theirs is used.
+// element.js and the types are free of side effects.
+var packSideEffects = []string{"./index.js", "./highlight.js", "./highlight-assets.js", "./math.js", "./chunk-*.js", "./trickle.js", "./*.css"}
+
+// packageJSON is the package's manifest; files lists everything in it.
+func packageJSON(version string, files []string) ([]byte, error) {
+	p := manifestOf("trickle-answer", version,
+		"<trickle-answer> and <trickle-chat>: stream a language model's answer, or a whole conversation, into any page, rendered as markdown while it is written and announced to screen readers sentence by sentence.",
+		[]string{"custom-element", "web-component", "llm", "chat", "streaming", "markdown", "sse", "openai", "accessibility", "screen-reader", "webassembly", "react", "vue"},
+		files)
+	p.Main, p.Module, p.Types = "./index.js", "./index.js", "./index.d.ts"
+	p.Exports = map[string]any{
+		".":                      entry{Types: "./index.d.ts", Default: "./index.js"},
+		"./element":              entry{Types: "./element.d.ts", Default: "./element.js"},
+		"./highlight":            entry{Types: "./highlight.d.ts", Default: "./highlight.js"},
+		"./math":                 entry{Types: "./math.d.ts", Default: "./math.js"},
+		"./react":                entry{Types: "./react.d.ts"},
+		"./vue":                  entry{Types: "./vue.d.ts"},
+		"./trickle.css":          "./trickle.css",
+		"./custom-elements.json": "./custom-elements.json",
+		"./package.json":         "./package.json",
+	}
+	p.SideEffects = packSideEffects
+	// Both optional: a page installs temml for the math entry, and the
+	// highlighting build (the same version) for the highlight entry.
+	p.Peers = map[string]string{mathConverter: mathConverterRange, highlightPackage: version}
+	p.PeersMeta = map[string]any{mathConverter: map[string]bool{"optional": true}, highlightPackage: map[string]bool{"optional": true}}
+	p.CustomElements = "custom-elements.json"
+	return encodeJSON(p)
+}
+
+// packReadme is the package's README (what a registry shows).
+//
+//go:embed package-readme.md
+var packReadme string
+
+// changelogVersion is the version the top entry of a changelog names: the
+// first word of its first "## " heading, without brackets ("" when it has
+// none).
+func changelogVersion(changelog []byte) string {
+	for _, line := range strings.Split(string(changelog), "\n") {
+		if rest, ok := strings.CutPrefix(line, "## "); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return ""
+			}
+			return strings.Trim(f[0], "[]")
+		}
+	}
+	return ""
+}
+
+// highlightFiles are the files of the package trickle-answer-highlight:
+// the highlighting build's .wasm and stylesheet, unchanged, and an index.js
+// that names them (new URL beside the module, which bundlers follow and
+// copy, and a static host resolves).
+func highlightFiles(widget string, m Manifest, version string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	for _, name := range []string{m.HighlightWasm, m.HighlightCSS} {
+		b, err := os.ReadFile(filepath.Join(widget, name))
+		if err != nil {
+			return nil, fmt.Errorf("pack: the widget in %s lacks a file its manifest names: %w", widget, err)
+		}
+		files[name] = b
+	}
+	files["index.js"] = []byte("// The highlighting build of <trickle-answer>: import \"trickle-answer/highlight\", which imports this.\n" +
+		"export const HIGHLIGHT_WASM = new URL(\"./" + m.HighlightWasm + "\", import.meta.url);\n" +
+		"export const HIGHLIGHT_CSS = new URL(\"./" + m.HighlightCSS + "\", import.meta.url);\n")
+	files["index.d.ts"] = []byte("/** The highlighting build's WebAssembly, beside the module. */\nexport declare const HIGHLIGHT_WASM: URL;\n" +
+		"/** The highlighting build's stylesheet, beside the module. */\nexport declare const HIGHLIGHT_CSS: URL;\n")
+	files["README.md"] = []byte(highlightReadme)
+	names := []string{"CHANGELOG.md", "package.json"}
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	p := manifestOf(highlightPackage, version,
+		"The syntax-highlighting build of <trickle-answer> (Go and chroma compiled to WebAssembly): install it beside trickle-answer and import trickle-answer/highlight.",
+		[]string{"trickle-answer", "syntax-highlighting", "webassembly", "custom-element"}, names)
+	p.Main, p.Module, p.Types = "./index.js", "./index.js", "./index.d.ts"
+	p.Exports = map[string]any{
+		".":              entry{Types: "./index.d.ts", Default: "./index.js"},
+		"./package.json": "./package.json",
+	}
+	p.SideEffects = false
+	pj, err := encodeJSON(p)
+	if err != nil {
+		return nil, err
+	}
+	files["package.json"] = pj
+	return files, nil
+}
+
+const highlightReadme = "# trickle-answer-highlight\n\n" +
+	"The syntax-highlighting build of [`trickle-answer`](https://github.com/trickle-dev/trickle#readme)'s\n" +
+	"`<trickle-answer>` and `<trickle-chat>`: the widget's Go side with chroma inside, compiled to\n" +
+	"WebAssembly (about 12 MB, 3 MB compressed), and its stylesheet. It is a package of its own so\n" +
+	"that installing `trickle-answer` does not unpack it for pages that never highlight.\n\n" +
+	"```sh\nnpm install trickle-answer trickle-answer-highlight\n```\n\n" +
+	"```js\nimport \"trickle-answer/highlight\"; // defines the elements; <trickle-answer highlight> colours settled code blocks\n```\n\n" +
+	"Install the same version as `trickle-answer` (its optional peer dependency names it). With Vite,\n" +
+	"list both packages in `optimizeDeps.exclude`.\n"

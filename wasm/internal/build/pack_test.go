@@ -35,6 +35,8 @@ func fakeWidget(t *testing.T) (string, Manifest) {
 	return dir, m
 }
 
+const fakeChangelog = "# Changelog\n\n## 1.2.3 (unreleased)\n\n- A change.\n\n## 1.2.2\n\n- An older one.\n"
+
 type packageManifest struct {
 	Name, Version, Type, Types, CustomElements string
 	Exports                                    map[string]json.RawMessage
@@ -44,8 +46,10 @@ type packageManifest struct {
 func packed(t *testing.T) (string, Manifest, packageManifest) {
 	t.Helper()
 	widget, m := fakeWidget(t)
-	dst := filepath.Join(t.TempDir(), "trickle-answer")
-	require.NoError(t, pack(widget, "../../web", dst, "1.2.3\n"))
+	// In a node_modules folder, as npm installs them: the highlighting
+	// package is laid out beside, where trickle-answer's modules find it.
+	dst := filepath.Join(t.TempDir(), "node_modules", "trickle-answer")
+	require.NoError(t, pack(widget, "../../web", dst, "1.2.3\n", []byte(fakeChangelog)))
 	raw, err := os.ReadFile(filepath.Join(dst, "package.json"))
 	require.NoError(t, err)
 	var p packageManifest
@@ -66,11 +70,33 @@ func TestThePackageHoldsTheBuildsOwnFilesAndListsEveryFileItHas(t *testing.T) {
 	}
 	sort.Strings(have)
 	require.Equal(t, have, p.Files, "files lists exactly what the folder holds")
-	for _, name := range []string{m.Loader, m.Wasm, m.WasmExec, m.Worker, m.HighlightWasm, m.HighlightCSS} {
+	for _, name := range []string{m.Loader, m.Wasm, m.WasmExec, m.Worker} {
 		b, err := os.ReadFile(filepath.Join(dst, name))
 		require.NoError(t, err)
 		require.Equal(t, "content of "+name, string(b), "%s is the build's file, unchanged", name)
 	}
+	// The highlighting build is the other package's, beside it.
+	hl := filepath.Join(filepath.Dir(dst), highlightPackage)
+	for _, name := range []string{m.HighlightWasm, m.HighlightCSS} {
+		require.NoFileExists(t, filepath.Join(dst, name), "trickle-answer does not carry the highlighting build")
+		b, err := os.ReadFile(filepath.Join(hl, name))
+		require.NoError(t, err)
+		require.Equal(t, "content of "+name, string(b), "%s is the build's file, unchanged", name)
+	}
+	raw, err := os.ReadFile(filepath.Join(hl, "package.json"))
+	require.NoError(t, err)
+	var hp packageManifest
+	require.NoError(t, json.Unmarshal(raw, &hp))
+	require.Equal(t, highlightPackage, hp.Name)
+	require.Equal(t, "1.2.3", hp.Version, "both packages have one version")
+	entries, err = os.ReadDir(hl)
+	require.NoError(t, err)
+	have = nil
+	for _, e := range entries {
+		have = append(have, e.Name())
+	}
+	sort.Strings(have)
+	require.Equal(t, have, hp.Files, "the highlighting package's files lists exactly what its folder holds")
 	css, err := os.ReadFile(filepath.Join(dst, "trickle.css"))
 	require.NoError(t, err)
 	require.Equal(t, "trickle-answer{display:block}", string(css))
@@ -106,13 +132,16 @@ func TestEveryExportAndTheManifestsPointAtFilesOfThePackage(t *testing.T) {
 }
 
 var (
-	staticImport = regexp.MustCompile(`(?:import|export)\s*(?:[\w*{}\s,]*from\s*)?"(\./[^"]+)"`)
+	staticImport = regexp.MustCompile(`(?:import|export)\s*(?:[\w*{}\s,]*from\s*)?"(\./[^"]+|` + highlightPackage + `)"`)
 	assetURL     = regexp.MustCompile(`new URL\("\./([^"]+)",\s*import\.meta\.url\)`)
 )
 
 // reached is every module an entry imports, itself included, and every
 // asset those modules name with new URL(…, import.meta.url): what a
-// bundler that follows them ships.
+// bundler that follows them ships. An import of the highlighting package
+// is followed into its folder, beside dir, as a bundler resolves it in
+// node_modules; its modules and assets are named from dir
+// (../trickle-answer-highlight/…).
 func reached(t *testing.T, dir, entry string) (mods, assets []string) {
 	t.Helper()
 	seen := map[string]bool{}
@@ -126,10 +155,14 @@ func reached(t *testing.T, dir, entry string) (mods, assets []string) {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err)
 		for _, m := range staticImport.FindAllStringSubmatch(string(b), -1) {
-			walk(strings.TrimPrefix(m[1], "./"))
+			if m[1] == highlightPackage {
+				walk(filepath.Join("..", highlightPackage, "index.js"))
+				continue
+			}
+			walk(filepath.Join(filepath.Dir(name), m[1]))
 		}
 		for _, m := range assetURL.FindAllStringSubmatch(string(b), -1) {
-			assets = append(assets, m[1])
+			assets = append(assets, filepath.Join(filepath.Dir(name), m[1]))
 		}
 	}
 	walk(entry)
@@ -145,7 +178,9 @@ func TestAPageThatNeverImportsHighlightReachesOneWasm(t *testing.T) {
 		require.Equal(t, sortedCopy([]string{m.Worker, m.CSS, m.Wasm, m.WasmExec}), assets, "%s reaches the default build's assets only", entry)
 	}
 	_, assets := reached(t, dst, "highlight.js")
-	require.Equal(t, sortedCopy([]string{m.HighlightCSS, m.HighlightWasm, m.Worker, m.CSS, m.Wasm, m.WasmExec}), assets)
+	hl := func(name string) string { return filepath.Join("..", highlightPackage, name) }
+	require.Equal(t, sortedCopy([]string{hl(m.HighlightCSS), hl(m.HighlightWasm), m.Worker, m.CSS, m.Wasm, m.WasmExec}), assets,
+		"the highlight entry reaches the highlighting build in its own package")
 	for _, name := range []string{"index.js", "element.js", "highlight.js", "highlight-assets.js"} {
 		b, err := os.ReadFile(filepath.Join(dst, name))
 		require.NoError(t, err)
@@ -219,6 +254,109 @@ func TestTheVersionFileIsAVersion(t *testing.T) {
 }
 
 func TestPackingWithoutABuiltWidgetSaysToBuildIt(t *testing.T) {
-	err := pack(t.TempDir(), "../../web", filepath.Join(t.TempDir(), "p"), "1.0.0")
+	err := pack(t.TempDir(), "../../web", filepath.Join(t.TempDir(), "p"), "1.0.0", []byte("## 1.0.0\n"))
 	require.ErrorContains(t, err, "make build")
+}
+
+// The changelog's top entry is the version make dist packs, so a release
+// says what it changes.
+func TestTheChangelogsTopEntryIsTheVersion(t *testing.T) {
+	v, err := os.ReadFile("../../../VERSION")
+	require.NoError(t, err)
+	c, err := os.ReadFile("../../../CHANGELOG.md")
+	require.NoError(t, err)
+	require.Equal(t, strings.TrimSpace(string(v)), changelogVersion(c), "CHANGELOG.md's top entry names the version in VERSION")
+}
+
+func TestPackingRefusesAVersionTheChangelogDoesNotName(t *testing.T) {
+	widget, _ := fakeWidget(t)
+	for _, changes := range []string{"", "# Changelog\n", "## 1.2.2\n\n## 1.2.3\n"} {
+		err := pack(widget, "../../web", filepath.Join(t.TempDir(), "trickle-answer"), "1.2.3\n", []byte(changes))
+		require.ErrorContains(t, err, `add a "## 1.2.3" entry`, "%q", changes)
+	}
+	require.Equal(t, "1.2.3", changelogVersion([]byte("# C\n\n## [1.2.3] - 2026-12-06\n")))
+}
+
+// Everything a registry page and a bundler read: where it comes from, its
+// terms, what runs it, which modules have side effects, and the optional
+// peers of the optional entries (the highlighting build at the package's
+// own version).
+func TestThePackageJSONSaysWhatAPublishedPackageShould(t *testing.T) {
+	dst, _, _ := packed(t)
+	for _, dir := range []string{dst, filepath.Join(filepath.Dir(dst), highlightPackage)} {
+		raw, err := os.ReadFile(filepath.Join(dir, "package.json"))
+		require.NoError(t, err)
+		var p map[string]any
+		require.NoError(t, json.Unmarshal(raw, &p))
+		for _, field := range []string{"description", "keywords", "homepage", "bugs", "repository", "license", "engines", "exports", "types", "files"} {
+			require.NotEmpty(t, p[field], "%s's package.json has %s", dir, field)
+		}
+		require.Contains(t, p, "sideEffects", dir) // false for the highlighting package: it only names its files
+		require.Contains(t, p["files"], "README.md")
+		require.Contains(t, p["files"], "CHANGELOG.md")
+		c, err := os.ReadFile(filepath.Join(dir, "CHANGELOG.md"))
+		require.NoError(t, err)
+		require.Equal(t, fakeChangelog, string(c))
+	}
+	raw, err := os.ReadFile(filepath.Join(dst, "package.json"))
+	require.NoError(t, err)
+	var p struct {
+		SideEffects []string                     `json:"sideEffects"`
+		Peers       map[string]string            `json:"peerDependencies"`
+		PeersMeta   map[string]map[string]bool   `json:"peerDependenciesMeta"`
+		Exports     map[string]map[string]string `json:"exports"`
+	}
+	_ = json.Unmarshal(raw, &p) // exports has strings too: the entries are what matters here
+	require.Equal(t, "1.2.3", p.Peers[highlightPackage], "the highlighting build is the package's own version")
+	require.True(t, p.PeersMeta[highlightPackage]["optional"])
+	require.True(t, p.PeersMeta[mathConverter]["optional"])
+	// The modules that define or register something are side effects; the
+	// class alone is not.
+	for _, mod := range []string{"./index.js", "./highlight.js", "./highlight-assets.js", "./math.js"} {
+		require.Contains(t, p.SideEffects, mod)
+	}
+	require.NotContains(t, p.SideEffects, "./element.js")
+	entries, err := os.ReadDir(dst)
+	require.NoError(t, err)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "chunk-") {
+			ok, err := filepath.Match(strings.TrimPrefix(packSideEffects[4], "./"), e.Name())
+			require.NoError(t, err)
+			require.True(t, ok, "the shared chunk %s is listed among the side effects", e.Name())
+		}
+	}
+}
+
+// The package's README (what a registry shows) says what a user needs:
+// installing, both elements, the backend's side, CSP, bundlers,
+// frameworks, every entry, and building it from source with the Go
+// go.mod names.
+func TestThePackageReadmeSaysWhatAUserNeeds(t *testing.T) {
+	dst, _, p := packed(t)
+	b, err := os.ReadFile(filepath.Join(dst, "README.md"))
+	require.NoError(t, err)
+	readme := string(b)
+	for _, heading := range []string{"## Install", "## A chat", "## One answer", "## What your backend must send", "## Content-Security-Policy",
+		"## Bundlers", "## Frameworks", "## The optional entries", "## Build it yourself"} {
+		require.Contains(t, readme, "\n"+heading+"\n")
+	}
+	for _, s := range []string{"<trickle-chat", "<trickle-answer", "npm install trickle-answer\n", "text/event-stream", "trickle-answer-highlight", "worker-src", "wasm-unsafe-eval", "optimizeDeps.exclude"} {
+		require.Contains(t, readme, s)
+	}
+	for sub := range p.Exports {
+		if sub == "./package.json" || sub == "./custom-elements.json" {
+			continue
+		}
+		require.Contains(t, readme, "trickle-answer"+strings.TrimPrefix(sub, "."), "the README names the entry %s", sub)
+	}
+	mod, err := os.ReadFile("../../../go.mod")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^go (\d+\.\d+)`).FindSubmatch(mod)
+	require.NotNil(t, m)
+	_, build, ok := strings.Cut(readme, "## Build it yourself")
+	require.True(t, ok)
+	require.Contains(t, build, "Requires Go "+string(m[1]), "building from source names go.mod's Go")
+	_, use, _ := strings.Cut(readme, "## Install")
+	use, _, _ = strings.Cut(use, "## Build it yourself")
+	require.NotRegexp(t, `\bGo \d|\bgo (run|build|install)\b|make (build|dist)`, use, "using the package needs no Go")
 }
