@@ -233,11 +233,11 @@ func TestTheTypesReadmeAndManifestNameEveryDialect(t *testing.T) {
 	}
 	require.Equal(t, want, listed, "custom-elements.json: %q", desc)
 
-	b, err = os.ReadFile(filepath.Join("..", "..", "README.md"))
+	b, err = os.ReadFile(filepath.Join("..", "..", "docs", "reference", "trickle-answer.md"))
 	require.NoError(t, err)
 	m = regexp.MustCompile("(?m)^\\| `dialect` \\| (.+) \\|$").FindStringSubmatch(string(b))
-	require.NotNil(t, m, "the README's attribute table has the dialect row")
-	require.Equal(t, want, members(m[1], "`([a-z-]+)`"), "README.md")
+	require.NotNil(t, m, "the reference's attribute table has the dialect row")
+	require.Equal(t, want, members(m[1], "`([a-z-]+)`"), "docs/reference/trickle-answer.md")
 }
 
 // englishStrings are the contract's strings (internal/protocol.Strings,
