@@ -199,10 +199,18 @@ func TestStopCancelsTheUpstreamRequest(t *testing.T) {
 // A client that declares it resumes (X-Trickle-Resume: on, the widget)
 // keeps its generation for the grace period after a disconnect.
 func TestADisconnectOfAResumingClientCancelsTheUpstreamOnlyAfterTheGracePeriod(t *testing.T) {
+	// It says so, or asks for text/event-stream as SSE clients (the
+	// widget, EventSource) do.
+	for _, hdr := range [][]string{{relay.ResumeHeader, "on"}, {"Accept", "text/event-stream"}} {
+		t.Run(hdr[0], func(t *testing.T) { disconnectAndWaitOutTheGrace(t, hdr) })
+	}
+}
+
+func disconnectAndWaitOutTheGrace(t *testing.T, hdr []string) {
 	f := newFake(t, forever)
 	grace := 250 * time.Millisecond
 	base := upstreamRelay(t, f, "openai", relay.WithGrace(grace))
-	resp := post(t, base+"/v1/chat/completions", hello, relay.ResumeHeader, "on") // it will resume
+	resp := post(t, base+"/v1/chat/completions", hello, hdr...) // it will resume
 	id := resp.Header.Get("X-Trickle-Stream")
 	_, err := decoder(t, resp.Body).Next()
 	require.NoError(t, err)
@@ -372,7 +380,10 @@ func TestARequestWithoutAModelToARelayWithoutOneIsRefusedBeforeTheUpstream(t *te
 func TestAPlainClientsDisconnectCancelsTheUpstreamAtOnce(t *testing.T) {
 	f := newFake(t, forever)
 	base := upstreamRelay(t, f, "openai", relay.WithGrace(time.Hour))
-	for _, hdr := range [][]string{nil, {relay.ResumeHeader, "off"}, {relay.ResumeHeader, " OFF "}} {
+	for _, hdr := range [][]string{nil, {relay.ResumeHeader, "off"}, {relay.ResumeHeader, " OFF "},
+		{"Accept", "application/json"}, // the OpenAI SDKs
+		{"Accept", "*/*"},              // curl
+		{"Accept", "text/event-stream", relay.ResumeHeader, "off"}} {
 		resp := post(t, base+"/v1/chat/completions", hello, hdr...)
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		id := resp.Header.Get("X-Trickle-Stream")

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/internal/browsertest"
@@ -88,8 +89,13 @@ func TestAStopTheRelayRefusesIsSaid(t *testing.T) {
 	base := startRelay(relay.WithAuthSecret(secret))
 	ctx := tabAt(t, base)
 	// Minted once the page is up: it lives long enough for the answer to
-	// start, and expires while it streams.
-	token, err := relay.MintToken(secret, "reader", 5*time.Second)
+	// start, and expires while it streams. The relay reads exp with
+	// auth.Leeway (60 s) of clock skew, so the token's exp is that far in
+	// the past, less the 5 s it is meant to live.
+	now := time.Now()
+	token, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{Subject: "reader",
+		IssuedAt:  jwt.NewNumericDate(now.Add(-70 * time.Second)),
+		ExpiresAt: jwt.NewNumericDate(now.Add(-60*time.Second + 5*time.Second))}).SignedString(secret)
 	require.NoError(t, err)
 	browsertest.Eval[bool](t, ctx, `(document.getElementById("a").headers = { Authorization: `+browsertest.JSString("Bearer "+token)+` }, true)`)
 	start(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=sample-20k&gap_ms=5"}, 50)

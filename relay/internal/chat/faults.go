@@ -47,14 +47,26 @@ func UpstreamFaults(q url.Values, drop int, allowed bool) error {
 	return nil
 }
 
-// Resumes reads wire.HeaderResume: true for "on", false for "off" or
-// none (the default over HTTP), any case; any other value is a bad
-// request.
+// Resumes reads wire.HeaderResume: true for "on", false for "off", any
+// case; any other value is a bad request. Without it, a client resumes
+// when it asks for text/event-stream (Accept), as an SSE client does: the
+// SSE standard's clients (EventSource, the widget, whose first request to
+// a relay on another origin cannot send a custom header without a
+// preflight its backend may refuse) reconnect with Last-Event-ID, while the
+// OpenAI SDKs (Accept: application/json), curl and scripts (*/*) never
+// come back, and their disconnect cancels at once.
 func Resumes(h http.Header) (bool, error) {
 	switch v := strings.ToLower(strings.TrimSpace(h.Get(wire.HeaderResume))); v {
 	case wire.ResumeOn:
 		return true, nil
-	case "", wire.ResumeOff:
+	case wire.ResumeOff:
+		return false, nil
+	case "":
+		for _, a := range h.Values("Accept") {
+			if strings.Contains(strings.ToLower(a), "text/event-stream") {
+				return true, nil
+			}
+		}
 		return false, nil
 	default:
 		return false, fmt.Errorf("%w: %s must be %s or %s, not %q", ErrBadRequest, wire.HeaderResume, wire.ResumeOn, wire.ResumeOff, v)
