@@ -137,3 +137,36 @@ func TestTheReadmesReactSnippetTypeChecks(t *testing.T) {
 	out, err := exec.Command(tsc, "-p", dir).CombinedOutput()
 	require.NoError(t, err, "tsc on the README's React snippet:\n%s", out)
 }
+
+// The README's Vue snippet compiles as a single-file component with Vue's
+// own compiler (from wasm/web, which make test-js installs), its element
+// taken as a custom element as the README says to configure it.
+func TestTheReadmesVueSnippetCompiles(t *testing.T) {
+	sfc := readmeCode(t, "## React and Vue", "vue")
+	web, err := filepath.Abs(filepath.Join("..", "wasm", "web"))
+	require.NoError(t, err)
+	if _, err := os.Stat(filepath.Join(web, "node_modules", "vue")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("wasm/web/node_modules has no vue: make test-js installs it")
+		}
+		t.Skip("wasm/web/node_modules has no vue: run make test-js")
+	}
+	file := filepath.Join(t.TempDir(), "Readme.vue")
+	require.NoError(t, os.WriteFile(file, []byte(sfc), 0o644))
+	script := `import { readFileSync } from "node:fs";
+import { parse, compileScript, compileTemplate } from "vue/compiler-sfc";
+const { descriptor, errors } = parse(readFileSync(process.argv[1], "utf8"), { filename: "Readme.vue" });
+if (errors.length) throw errors[0];
+const script = compileScript(descriptor, { id: "readme", inlineTemplate: true,
+  templateOptions: { compilerOptions: { isCustomElement: (tag) => tag.startsWith("trickle-") } } });
+const tpl = compileTemplate({ source: descriptor.template.content, filename: "Readme.vue", id: "readme",
+  compilerOptions: { isCustomElement: (tag) => tag.startsWith("trickle-") } });
+if (tpl.errors.length) throw new Error(String(tpl.errors[0]));
+if (!tpl.code.includes('"trickle-chat"')) throw new Error("the template does not render <trickle-chat> as a custom element");
+console.log(script.content.length > 0 ? "compiled" : "empty");`
+	cmd := exec.Command("node", "--input-type=module", "-e", script, file)
+	cmd.Dir = web
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "Vue's compiler on the README's snippet:\n%s", out)
+	require.Equal(t, "compiled", strings.TrimSpace(string(out)))
+}
