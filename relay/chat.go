@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"time"
 
 	"github.com/trickle-dev/trickle/relay/internal/chat"
 	"github.com/trickle-dev/trickle/relay/internal/limit"
@@ -31,8 +33,23 @@ const ResumeHeader = wire.HeaderResume
 
 // readBody reads the request body within the size limit.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	// The body has its own deadline (a slow client's bytes would hold the
+	// connection for ever), lifted once it is read: the answer that
+	// follows may stream for minutes.
+	rc := http.NewResponseController(w)
+	deadline := rc.SetReadDeadline(time.Now().Add(s.cfg.bodyTimeout)) == nil
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.maxBodyBytes))
+	if deadline && err == nil {
+		rc.SetReadDeadline(time.Time{})
+	}
 	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// The deadline stays: the server would otherwise wait for the
+			// rest of the body before it sends the refusal.
+			w.Header().Set("Connection", "close")
+			return nil, &wire.Error{Type: wire.TypeInvalidRequest, Status: http.StatusRequestTimeout,
+				Message: fmt.Sprintf("relay: the request body did not arrive within %s", s.cfg.bodyTimeout)}
+		}
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return nil, &wire.Error{Type: wire.TypeInvalidRequest, Status: http.StatusRequestEntityTooLarge,

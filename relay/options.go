@@ -32,6 +32,7 @@ type config struct {
 
 	maxStreams   int
 	maxBodyBytes int64
+	bodyTimeout  time.Duration
 	maxEventSize int
 	maxEvents    int
 	allowFaults  bool
@@ -151,6 +152,8 @@ func (e *OptionError) Is(target error) bool { return target == ErrBadOption }
 // written once, in DefaultSettings.
 type Defaults struct {
 	Heartbeat, RetryHint, Grace, Retention, WriteTimeout, CutWait, Lease time.Duration
+	// BodyTimeout bounds the reading of a request's body.
+	BodyTimeout time.Duration
 
 	MaxStreams   int
 	MaxBodyBytes int64
@@ -180,6 +183,7 @@ func DefaultSettings() Defaults {
 		WriteTimeout: 10 * time.Second,
 		CutWait:      time.Minute,
 		Lease:        3 * time.Second,
+		BodyTimeout:  10 * time.Second,
 		MaxStreams:   20000,
 		MaxBodyBytes: 1 << 20,
 		MaxEventSize: 256 << 10,
@@ -203,6 +207,7 @@ func defaults() config {
 		lease:         d.Lease,
 		maxStreams:    d.MaxStreams,
 		maxBodyBytes:  d.MaxBodyBytes,
+		bodyTimeout:   d.BodyTimeout,
 		maxEventSize:  d.MaxEventSize,
 		maxEvents:     d.MaxEvents,
 		sim:           d.Sim,
@@ -265,6 +270,12 @@ func WithMaxStreams(n int) Option { return func(c *config) { c.maxStreams = n } 
 // WithMaxBodyBytes caps a request body (default: Defaults.MaxBodyBytes);
 // beyond it 413.
 func WithMaxBodyBytes(n int64) Option { return func(c *config) { c.maxBodyBytes = n } }
+
+// WithBodyTimeout bounds how long a request's body may take to arrive
+// (default: Defaults.BodyTimeout): a client that sends it a byte at a
+// time would otherwise hold a connection and its goroutine for as long as
+// it likes. Past it the request gets 408.
+func WithBodyTimeout(d time.Duration) Option { return func(c *config) { c.bodyTimeout = d } }
 
 // WithMaxEventSize caps one event's data (default:
 // Defaults.MaxEventSize); an upstream event over it fails the stream.
@@ -349,6 +360,7 @@ func (c *config) check() error {
 	}{
 		{"WithHeartbeat", "", c.heartbeat, false},
 		{"WithWriteTimeout", "", c.writeTimeout, false},
+		{"WithBodyTimeout", "", c.bodyTimeout, false},
 		{"WithLease", "", c.lease, false},
 		{"WithGrace", "", c.grace, true},
 		{"WithRetention", "", c.retention, true},

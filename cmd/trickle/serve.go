@@ -85,6 +85,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		cutWait       = fs.Duration("cut-wait", d.CutWait, "after cutting a slow client, wait this long at most for it to read what was sent and hang up before its --grace starts")
 		maxStreams    = fs.Int("max-streams", d.MaxStreams, "maximum generations running at once (then 429 with Retry-After)")
 		maxBody       = fs.Int64("max-body", d.MaxBodyBytes, "maximum request body in bytes (then 413)")
+		bodyTimeout   = fs.Duration("body-timeout", d.BodyTimeout, "how long a request's body may take to arrive (then 408)")
 		maxEvent      = fs.Int("max-event", d.MaxEventSize, "maximum bytes of one event's data (an upstream event over it fails the stream)")
 		maxEvents     = fs.Int("max-events", d.MaxEvents, "maximum events in one stream (in Redis: the length cap of its log)")
 		authSecretEnv = fs.String("auth-secret-env", "", "accept only API requests carrying a short-lived JWT (HS256) signed with the secret in the environment variable `NAME`; its sub is the identity the limits count (trickle token mints one)")
@@ -177,6 +178,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		relay.WithCutWait(*cutWait),
 		relay.WithMaxStreams(*maxStreams),
 		relay.WithMaxBodyBytes(*maxBody),
+		relay.WithBodyTimeout(*bodyTimeout),
 		relay.WithMaxEventSize(*maxEvent),
 		relay.WithMaxEvents(*maxEvents),
 		relay.WithAllowedOrigins(origins...),
@@ -336,6 +338,7 @@ var optionFlags = map[string]string{
 	"WithCutWait":                    "cut-wait",
 	"WithMaxStreams":                 "max-streams",
 	"WithMaxBodyBytes":               "max-body",
+	"WithBodyTimeout":                "body-timeout",
 	"WithMaxEventSize":               "max-event",
 	"WithMaxEvents":                  "max-events",
 	"WithLease":                      "lease",
