@@ -55,3 +55,22 @@ func TestASlowBodyIsRefusedAtTheBodyTimeout(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "[DONE]", evs[len(evs)-1].Data)
 }
+
+// A stream's log is bounded in bytes, whatever its events' sizes: over
+// WithMaxStreamBytes the stream fails, as at WithMaxEvents, and its
+// client is told so in the relay's words.
+func TestAStreamOverItsByteBoundFails(t *testing.T) {
+	_, base := start(t, relay.WithMaxStreamBytes(64<<10))
+	resp := post(t, base+"/v1/chat/completions?answer=sample-100k&gap_ms=0&token_chars=64", hello)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	evs, err := events(resp.Body)
+	require.NoError(t, err)
+	size := 0
+	for _, ev := range evs {
+		size += len(ev.Data)
+	}
+	require.Less(t, size, 64<<10, "the client got no more than the bound")
+	in := info(t, base, resp.Header.Get("X-Trickle-Stream"))
+	require.Equal(t, relay.StateFailed, in.State)
+	require.Contains(t, in.Message, "reached the limit of 65536 bytes")
+}

@@ -30,12 +30,13 @@ type config struct {
 	writeTimeout time.Duration
 	cutWait      time.Duration
 
-	maxStreams   int
-	maxBodyBytes int64
-	bodyTimeout  time.Duration
-	maxEventSize int
-	maxEvents    int
-	allowFaults  bool
+	maxStreams     int
+	maxBodyBytes   int64
+	bodyTimeout    time.Duration
+	maxEventSize   int
+	maxEvents      int
+	maxStreamBytes int
+	allowFaults    bool
 
 	origins       []string
 	hosts         []string // WithAllowedHosts
@@ -159,6 +160,9 @@ type Defaults struct {
 	MaxBodyBytes int64
 	MaxEventSize int
 	MaxEvents    int
+	// MaxStreamBytes bounds one stream's log in bytes: what a stream may
+	// hold of the relay's memory, for as long as it is kept.
+	MaxStreamBytes int
 
 	Sim SimDefaults
 	// Upstream holds the timeouts an Upstream left at zero gets, and the
@@ -176,41 +180,43 @@ type UpstreamDefaults struct {
 // DefaultSettings returns the relay's defaults.
 func DefaultSettings() Defaults {
 	return Defaults{
-		Heartbeat:    15 * time.Second,
-		RetryHint:    2 * time.Second,
-		Grace:        10 * time.Second,
-		Retention:    5 * time.Minute,
-		WriteTimeout: 10 * time.Second,
-		CutWait:      time.Minute,
-		Lease:        3 * time.Second,
-		BodyTimeout:  10 * time.Second,
-		MaxStreams:   20000,
-		MaxBodyBytes: 1 << 20,
-		MaxEventSize: 256 << 10,
-		MaxEvents:    200000,
-		Sim:          SimDefaults{TTFT: 400 * time.Millisecond, Gap: 30 * time.Millisecond, Jitter: 15 * time.Millisecond, TokenChars: 4},
-		Upstream:     UpstreamDefaults{FirstTokenTimeout: 60 * time.Second, IdleTimeout: 60 * time.Second, TotalTimeout: 10 * time.Minute, Retries: 2},
+		Heartbeat:      15 * time.Second,
+		RetryHint:      2 * time.Second,
+		Grace:          10 * time.Second,
+		Retention:      5 * time.Minute,
+		WriteTimeout:   10 * time.Second,
+		CutWait:        time.Minute,
+		Lease:          3 * time.Second,
+		BodyTimeout:    10 * time.Second,
+		MaxStreams:     20000,
+		MaxBodyBytes:   1 << 20,
+		MaxEventSize:   256 << 10,
+		MaxEvents:      200000,
+		MaxStreamBytes: 64 << 20,
+		Sim:            SimDefaults{TTFT: 400 * time.Millisecond, Gap: 30 * time.Millisecond, Jitter: 15 * time.Millisecond, TokenChars: 4},
+		Upstream:       UpstreamDefaults{FirstTokenTimeout: 60 * time.Second, IdleTimeout: 60 * time.Second, TotalTimeout: 10 * time.Minute, Retries: 2},
 	}
 }
 
 func defaults() config {
 	d := DefaultSettings()
 	return config{
-		logger:        slog.Default(),
-		originRefusal: defaultOriginRefusal,
-		heartbeat:     d.Heartbeat,
-		retryHint:     d.RetryHint,
-		grace:         d.Grace,
-		retention:     d.Retention,
-		writeTimeout:  d.WriteTimeout,
-		cutWait:       d.CutWait,
-		lease:         d.Lease,
-		maxStreams:    d.MaxStreams,
-		maxBodyBytes:  d.MaxBodyBytes,
-		bodyTimeout:   d.BodyTimeout,
-		maxEventSize:  d.MaxEventSize,
-		maxEvents:     d.MaxEvents,
-		sim:           d.Sim,
+		logger:         slog.Default(),
+		originRefusal:  defaultOriginRefusal,
+		heartbeat:      d.Heartbeat,
+		retryHint:      d.RetryHint,
+		grace:          d.Grace,
+		retention:      d.Retention,
+		writeTimeout:   d.WriteTimeout,
+		cutWait:        d.CutWait,
+		lease:          d.Lease,
+		maxStreams:     d.MaxStreams,
+		maxBodyBytes:   d.MaxBodyBytes,
+		bodyTimeout:    d.BodyTimeout,
+		maxEventSize:   d.MaxEventSize,
+		maxEvents:      d.MaxEvents,
+		maxStreamBytes: d.MaxStreamBytes,
+		sim:            d.Sim,
 	}
 }
 
@@ -284,6 +290,13 @@ func WithMaxEventSize(n int) Option { return func(c *config) { c.maxEventSize = 
 // WithMaxEvents caps the events of one stream (default:
 // Defaults.MaxEvents).
 func WithMaxEvents(n int) Option { return func(c *config) { c.maxEvents = n } }
+
+// WithMaxStreamBytes caps the bytes of one stream's log (default:
+// Defaults.MaxStreamBytes): a stream over it fails as one over
+// WithMaxEvents does, and what it holds of the relay's memory is bounded
+// whatever its events' sizes (the events' cap times their size cap would
+// be tens of gigabytes).
+func WithMaxStreamBytes(n int) Option { return func(c *config) { c.maxStreamBytes = n } }
 
 // WithAllowFaults lets the fault a test asks for in the query
 // (drop_after) cut a real upstream's stream too. Without it the faults act
@@ -386,6 +399,7 @@ func (c *config) check() error {
 		{"WithMaxBodyBytes", c.maxBodyBytes},
 		{"WithMaxEventSize", int64(c.maxEventSize)},
 		{"WithMaxEvents", int64(c.maxEvents)},
+		{"WithMaxStreamBytes", int64(c.maxStreamBytes)},
 	}
 	for _, l := range limits {
 		if l.value <= 0 {

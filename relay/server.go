@@ -117,7 +117,7 @@ func New(opts ...Option) (*Server, error) {
 	s.instance = newStreamID()
 	s.clocks = simclock.New()
 	s.kickCtx, s.kick = context.WithCancel(context.Background())
-	s.logCfg = streamlog.Config{MaxEventSize: cfg.maxEventSize, MaxEvents: cfg.maxEvents, Grace: cfg.grace, Logger: cfg.logger}
+	s.logCfg = streamlog.Config{MaxEventSize: cfg.maxEventSize, MaxEvents: cfg.maxEvents, MaxBytes: cfg.maxStreamBytes, Grace: cfg.grace, Logger: cfg.logger}
 	s.readers = streamlog.Readers{Heartbeat: cfg.heartbeat, WriteTimeout: cfg.writeTimeout, CutWait: cfg.cutWait,
 		Kick: s.kickCtx, Connections: &s.metrics.Connections, Cuts: &s.metrics.Cuts, Logger: cfg.logger}
 	if err := s.store.Bind((*storeHost)(s)); err != nil {

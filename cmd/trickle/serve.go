@@ -88,6 +88,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		bodyTimeout   = fs.Duration("body-timeout", d.BodyTimeout, "how long a request's body may take to arrive (then 408)")
 		maxEvent      = fs.Int("max-event", d.MaxEventSize, "maximum bytes of one event's data (an upstream event over it fails the stream)")
 		maxEvents     = fs.Int("max-events", d.MaxEvents, "maximum events in one stream (in Redis: the length cap of its log)")
+		maxStreamB    = fs.Int("max-stream-bytes", d.MaxStreamBytes, "maximum bytes of one stream's log; a stream over it fails as one over --max-events does")
 		authSecretEnv = fs.String("auth-secret-env", "", "accept only API requests carrying a short-lived JWT (HS256) signed with the secret in the environment variable `NAME`; its sub is the identity the limits count (trickle token mints one)")
 		tokenEnv      = fs.String("token-env", "", "require clients to send this bearer token, read from the environment variable `NAME`")
 		upstreamURL   = fs.String("upstream", "", "forward to this model API `URL` (full endpoint) instead of the simulated model")
@@ -181,6 +182,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		relay.WithBodyTimeout(*bodyTimeout),
 		relay.WithMaxEventSize(*maxEvent),
 		relay.WithMaxEvents(*maxEvents),
+		relay.WithMaxStreamBytes(*maxStreamB),
 		relay.WithAllowedOrigins(origins...),
 		relay.WithAllowedHosts(hosts...),
 		relay.WithOriginRefusal(func(e *relay.OriginError) string {
@@ -341,6 +343,7 @@ var optionFlags = map[string]string{
 	"WithBodyTimeout":                "body-timeout",
 	"WithMaxEventSize":               "max-event",
 	"WithMaxEvents":                  "max-events",
+	"WithMaxStreamBytes":             "max-stream-bytes",
 	"WithLease":                      "lease",
 	"WithSimDefaults.TTFT":           "sim-ttft",
 	"WithSimDefaults.Gap":            "sim-gap",

@@ -32,6 +32,7 @@ const (
 type Config struct {
 	MaxEventSize int           // an event's data over it fails the stream
 	MaxEvents    int           // a stream's events beyond it fail the stream
+	MaxBytes     int           // a stream's log beyond it fails the stream (0: no bound)
 	Grace        time.Duration // a stream without readers runs this long
 	Logger       *slog.Logger
 }
@@ -234,6 +235,10 @@ func (l *Log) emitAt(now time.Time, event, data string, token, inline bool) bool
 		return false
 	case len(l.ends) >= cfg.MaxEvents:
 		l.finishLocked(StateFailed, "relay: stream "+l.id+" reached the limit of "+strconv.Itoa(cfg.MaxEvents)+" events", true)
+		l.mu.Unlock()
+		return false
+	case cfg.MaxBytes > 0 && len(l.buf)+len(data) > cfg.MaxBytes:
+		l.finishLocked(StateFailed, "relay: stream "+l.id+" reached the limit of "+strconv.Itoa(cfg.MaxBytes)+" bytes", true)
 		l.mu.Unlock()
 		return false
 	}
