@@ -43,8 +43,12 @@ export function follow(el, jump, parts) {
   };
   // moved: something scrolled the element up from where the widget left
   // it (its top and its bottom edge both higher: the element growing or
-  // shrinking on the page moves only one of them).
-  const moved = () => el.scrollTop < ownTop - 8 && el.scrollTop + el.clientHeight < ownBottom - 8;
+  // shrinking on the page moves only one of them), and it is not at the
+  // end: content that shrank (Go's frame taking over from the early view)
+  // pulls the scroll position up to the new end, which is no reader's
+  // doing.
+  const moved = () =>
+    el.scrollTop < ownTop - 8 && el.scrollTop + el.clientHeight < ownBottom - 8 && el.scrollHeight - el.scrollTop - el.clientHeight > 8;
   const grew = () => {
     if (!streaming) return;
     if (following && moved()) following = false;

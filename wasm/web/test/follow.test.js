@@ -108,3 +108,20 @@ test("a script's scroll in the same frame as the widget's is caught at the next 
   assert.equal(b.top, b.h - b.client, "still followed");
   f.stop();
 });
+
+test("content that shrinks (Go's frame taking over from the early view) pulls the scroll to the new end and is still followed", () => {
+  observed = [];
+  const b = box();
+  const jump = { hidden: true, addEventListener() {}, removeEventListener() {} };
+  const f = follow(b, jump, [{}]);
+  f.start();
+  frame(b, 900); // the early view: the widget follows to 900
+  assert.equal(b.top, 900);
+  // Go's first frame replaces it with less: the browser clamps the top.
+  b.h = 400;
+  b.top = Math.min(b.top, b.h - b.client);
+  frame(b, 30, { scrolled: true });
+  assert.equal(b.top, b.h - b.client, "at the end of the new content");
+  assert.equal(jump.hidden, true, "no jump button: the reader did not move");
+  f.stop();
+});
