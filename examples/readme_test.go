@@ -1,10 +1,7 @@
 package examples_test
 
 import (
-	"bufio"
-	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -66,20 +63,7 @@ func TestTheReadmesNodeBackendServesAnAnswer(t *testing.T) {
 	code = strings.Replace(code, listen, `.listen(0, "127.0.0.1", function () { console.log("listening http://127.0.0.1:" + this.address().port); });`, 1)
 	file := filepath.Join(t.TempDir(), "backend.mjs")
 	require.NoError(t, os.WriteFile(file, []byte(code), 0o644))
-	node, err := exec.LookPath("node")
-	require.NoError(t, err, "node runs the README's backend")
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, node, file)
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	cmd.Stderr = os.Stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { cancel(); cmd.Wait() })
-	lines := bufio.NewScanner(out)
-	require.True(t, lines.Scan(), "the backend printed where it listens")
-	backend, ok := strings.CutPrefix(lines.Text(), "listening ")
-	require.True(t, ok, lines.Text())
-	go io.Copy(io.Discard, out)
+	backend := browsertest.StartNode(t, filepath.Dir(file), nil, file)
 
 	_, rl := relaytest.Start(t, relay.WithWidget(assets.Widget()))
 	target, err := url.Parse(backend)

@@ -12,7 +12,6 @@
 package frameworks_test
 
 import (
-	"bufio"
 	"context"
 	"io/fs"
 	"os"
@@ -95,41 +94,14 @@ func backend(t *testing.T, dir string) *nodeBackend {
 	t.Helper()
 	answer := filepath.Join(t.TempDir(), "answer.md")
 	require.NoError(t, os.WriteFile(answer, []byte(answerText), 0o644))
-	cmd := exec.Command("node", "backend.mjs", dir, answer)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
 	b := &nodeBackend{}
-	ready := make(chan string, 1)
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			line := sc.Text()
-			if u, ok := strings.CutPrefix(line, "listening "); ok {
-				ready <- u
-			} else if p, ok := strings.CutPrefix(line, "GET "); ok {
-				b.mu.Lock()
-				b.gets = append(b.gets, p)
-				b.mu.Unlock()
-			}
+	b.url = browsertest.StartNode(t, ".", func(line string) {
+		if p, ok := strings.CutPrefix(line, "GET "); ok {
+			b.mu.Lock()
+			b.gets = append(b.gets, p)
+			b.mu.Unlock()
 		}
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-read // every line read before Wait closes the pipe
-		_ = cmd.Wait()
-	})
-	select {
-	case b.url = <-ready:
-	case <-read:
-		t.Fatalf("backend.mjs ended before it listened:\n%s", stderr.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("backend.mjs did not listen within 30 s:\n%s", stderr.String())
-	}
+	}, "backend.mjs", dir, answer)
 	return b
 }
 

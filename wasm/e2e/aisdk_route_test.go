@@ -3,10 +3,8 @@
 package e2e_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,59 +52,29 @@ func startAISDKRoute(t *testing.T) *aisdkRoute {
 	}
 	widget, err := filepath.Abs(filepath.Join("..", "..", "assets", "widget"))
 	require.NoError(t, err)
-	cmd := exec.Command("node", "server.mjs", widget)
-	cmd.Dir = filepath.Join("testdata", "aisdk-route")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
 	r := &aisdkRoute{}
-	ready := make(chan string, 1)
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(nil, 4<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			kind, raw, _ := strings.Cut(line, " ")
-			r.mu.Lock()
-			switch kind {
-			case "listening":
-				ready <- raw
-			case "request":
-				var q struct{ Body string }
-				var body map[string]any
-				if json.Unmarshal([]byte(raw), &q) == nil && json.Unmarshal([]byte(q.Body), &body) == nil {
-					r.bodies = append(r.bodies, body)
-				}
-			case "prompt":
-				var p []map[string]any
-				if json.Unmarshal([]byte(raw), &p) == nil {
-					r.prompts = append(r.prompts, p)
-				}
-			case "error":
-				r.errors = append(r.errors, raw)
-			case "closed":
-				r.closed++
+	r.url = browsertest.StartNode(t, filepath.Join("testdata", "aisdk-route"), func(line string) {
+		kind, raw, _ := strings.Cut(line, " ")
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		switch kind {
+		case "request":
+			var q struct{ Body string }
+			var body map[string]any
+			if json.Unmarshal([]byte(raw), &q) == nil && json.Unmarshal([]byte(q.Body), &body) == nil {
+				r.bodies = append(r.bodies, body)
 			}
-			r.mu.Unlock()
+		case "prompt":
+			var p []map[string]any
+			if json.Unmarshal([]byte(raw), &p) == nil {
+				r.prompts = append(r.prompts, p)
+			}
+		case "error":
+			r.errors = append(r.errors, raw)
+		case "closed":
+			r.closed++
 		}
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-read
-		_ = cmd.Wait()
-	})
-	select {
-	case u := <-ready:
-		r.url = u
-	case <-read:
-		t.Fatalf("server.mjs ended before it listened:\n%s", stderr.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("server.mjs did not listen within 30 s:\n%s", stderr.String())
-	}
+	}, "server.mjs", widget)
 	return r
 }
 

@@ -3,7 +3,6 @@
 package e2e_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -371,54 +369,24 @@ func startBackend(t *testing.T, prefix string) *nodeBackend {
 	require.NoError(t, err)
 	css, err := filepath.Abs(filepath.Join(resetModules, "tailwindcss", "preflight.css"))
 	require.NoError(t, err)
-	cmd := exec.Command("node", "backend.mjs", prefix, widget, css, answer, reasoning)
-	cmd.Dir = filepath.Join("testdata", "anypage")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
 	b := &nodeBackend{}
-	ready := make(chan string, 1)
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			if u, ok := strings.CutPrefix(line, "listening "); ok {
-				ready <- u
-			} else if raw, ok := strings.CutPrefix(line, "request "); ok {
-				var q request
-				if json.Unmarshal([]byte(raw), &q) == nil {
-					b.mu.Lock()
-					b.reqs = append(b.reqs, q)
-					b.mu.Unlock()
-				}
-			} else if raw, ok := strings.CutPrefix(line, "cancelled "); ok {
-				var c struct{ Path string }
-				if json.Unmarshal([]byte(raw), &c) == nil {
-					b.mu.Lock()
-					b.cancels = append(b.cancels, c.Path)
-					b.mu.Unlock()
-				}
+	b.url = browsertest.StartNode(t, filepath.Join("testdata", "anypage"), func(line string) {
+		if raw, ok := strings.CutPrefix(line, "request "); ok {
+			var q request
+			if json.Unmarshal([]byte(raw), &q) == nil {
+				b.mu.Lock()
+				b.reqs = append(b.reqs, q)
+				b.mu.Unlock()
+			}
+		} else if raw, ok := strings.CutPrefix(line, "cancelled "); ok {
+			var c struct{ Path string }
+			if json.Unmarshal([]byte(raw), &c) == nil {
+				b.mu.Lock()
+				b.cancels = append(b.cancels, c.Path)
+				b.mu.Unlock()
 			}
 		}
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-read
-		_ = cmd.Wait()
-	})
-	select {
-	case u := <-ready:
-		b.url = u + prefix
-	case <-read:
-		t.Fatalf("backend.mjs ended before it listened:\n%s", stderr.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("backend.mjs did not listen within 30 s:\n%s", stderr.String())
-	}
+	}, "backend.mjs", prefix, widget, css, answer, reasoning) + prefix
 	return b
 }
 
