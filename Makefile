@@ -26,7 +26,7 @@ GOROOT    := $(shell $(GO) env GOROOT)
 WASM_EXEC := $(GOROOT)/lib/wasm
 WIDGET    := assets/widget
 STATICCHECK := v0.8.2
-PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/... ./internal/buffering/... ./internal/protocol/... ./internal/widget/...
+PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/... ./internal/buffering/... ./wasm/protocol/... ./wasm/element/...
 export PATH := $(PATH):$(WASM_EXEC)
 
 .PHONY: all build widget dist run fleet test test-native test-wasm test-js e2e-resets lint bench bench-compare size orca screenshots clean
@@ -103,7 +103,7 @@ test-native: e2e-resets
 	TRICKLE_TEST_STORE=redis $(GO) test -count=1 -timeout 20m ./relay/
 	TRICKLE_WIDGET_THREAD=main $(GO) test -count=1 -timeout 20m ./wasm/e2e ./examples
 
-# The pure packages (the widget's Session, internal/widget, included) also run
+# The pure packages (the widget's Session, wasm/element, included) also run
 # compiled to js/wasm, on Node.
 # GOMODCACHE is passed on so tests on Node can read oracle data shipped in
 # modules (a11y reads uax29's SentenceBreakTest table).

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/trickle-dev/trickle/internal/testlog"
+	"github.com/trickle-dev/trickle/internal/testkit/testlog"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -31,9 +31,9 @@ import (
 
 	"github.com/trickle-dev/trickle/assets"
 	"github.com/trickle-dev/trickle/examples"
-	"github.com/trickle-dev/trickle/internal/browsertest"
-	"github.com/trickle-dev/trickle/internal/relaytest"
+	"github.com/trickle-dev/trickle/internal/testkit/browsertest"
 	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/relay/relaytest"
 )
 
 // -screenshots DIR saves a picture of each example once its answer has

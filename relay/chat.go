@@ -12,7 +12,7 @@ import (
 	"github.com/trickle-dev/trickle/relay/internal/limit"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 	"github.com/trickle-dev/trickle/relay/sim"
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 // ErrBadRequest is wrapped by every request the relay refuses as malformed.

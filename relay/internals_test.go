@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/testlog"
+	"github.com/trickle-dev/trickle/internal/testkit/testlog"
 	"github.com/trickle-dev/trickle/relay"
 )
 

@@ -18,7 +18,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/testlog"
+	"github.com/trickle-dev/trickle/internal/testkit/testlog"
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/sse"
 )

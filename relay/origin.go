@@ -12,7 +12,7 @@ import (
 	"github.com/trickle-dev/trickle/relay/internal/apierr"
 	"github.com/trickle-dev/trickle/relay/internal/cors"
 	"github.com/trickle-dev/trickle/relay/internal/sink"
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 // OriginError is why a browser page's request to the API was refused: its

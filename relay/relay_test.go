@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/trickle-dev/trickle/internal/relaytest"
 	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/relay/relaytest"
 	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"

@@ -24,7 +24,7 @@ import (
 	"github.com/trickle-dev/trickle/relay/internal/simclock"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 	"github.com/trickle-dev/trickle/relay/store"
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 // Errors the relay reports.

@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 
 	"github.com/trickle-dev/trickle/relay/internal/chat"
 	"github.com/trickle-dev/trickle/relay/internal/sink"

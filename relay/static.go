@@ -7,7 +7,7 @@ import (
 
 	"github.com/trickle-dev/trickle/relay/internal/apierr"
 	"github.com/trickle-dev/trickle/relay/internal/static"
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 // widgetHandler serves the widget at /trickle/, or says why there is none

@@ -13,7 +13,7 @@ import (
 	"github.com/trickle-dev/trickle/relay/internal/redisstore"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 	"github.com/trickle-dev/trickle/relay/store"
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 // Store keeps the relay's stream logs (package store has the contract):

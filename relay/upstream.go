@@ -14,7 +14,7 @@ import (
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 	"github.com/trickle-dev/trickle/relay/internal/upstream"
 	"github.com/trickle-dev/trickle/relay/sim"
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 // Upstream errors, wrapped with where and when they happened.

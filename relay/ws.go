@@ -14,8 +14,8 @@ import (
 	"github.com/trickle-dev/trickle/relay/internal/reqlog"
 	"github.com/trickle-dev/trickle/relay/internal/sink"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
-	"github.com/trickle-dev/trickle/relay/wire"
 	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 // websocket is GET /v1/ws: a chat request (the admission, as on SSE) or

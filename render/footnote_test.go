@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/rendertest"
+	"github.com/trickle-dev/trickle/internal/testkit/rendertest"
 )
 
 func TestFootnotesSettleAfterTheirMarkOnlyAtTheEnd(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trickle-dev/trickle/internal/rendertest"
+	"github.com/trickle-dev/trickle/internal/testkit/rendertest"
 )
 
 // continuations are adversarial futures: setext underlines, table delimiter

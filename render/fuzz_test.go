@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trickle-dev/trickle/internal/rendertest"
+	"github.com/trickle-dev/trickle/internal/testkit/rendertest"
 )
 
 // FuzzStreamEqualsConvert checks equivalence and write-once for arbitrary

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/html"
 
-	"github.com/trickle-dev/trickle/internal/rendertest"
+	"github.com/trickle-dev/trickle/internal/testkit/rendertest"
 )
 
 // The tags and attributes goldmark (with GFM) emits. Anything else in

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trickle-dev/trickle/internal/rendertest"
+	"github.com/trickle-dev/trickle/internal/testkit/rendertest"
 )
 
 // trickyLines are line shapes whose meaning depends on their neighbours:

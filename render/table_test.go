@@ -10,7 +10,7 @@ import (
 	extast "github.com/yuin/goldmark/extension/ast"
 	gmtext "github.com/yuin/goldmark/text"
 
-	"github.com/trickle-dev/trickle/internal/rendertest"
+	"github.com/trickle-dev/trickle/internal/testkit/rendertest"
 )
 
 // tableCases are tables in the shapes a model writes and the shapes that

@@ -4,17 +4,17 @@ import (
 	"fmt"
 
 	"github.com/trickle-dev/trickle/internal/jsonx"
-	"github.com/trickle-dev/trickle/relay/wire"
 	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 // StatusEventType is the SSE event type of the relay's own terminal event,
 // whose data is {"status": <RelayStatus>, "message": <why>} (package
-// relay/wire has the contract).
+// wire has the contract).
 const StatusEventType = wire.StatusEvent
 
 // RelayStatus is the status word of a "trickle.status" event: the relay
-// writes it and the Pipeline reads it; package relay/wire holds its one
+// writes it and the Pipeline reads it; package wire holds its one
 // list of words.
 type RelayStatus = wire.Status
 

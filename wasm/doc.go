@@ -9,9 +9,9 @@
 // headers, the page's origin); Go sends back one message per frame: for
 // each element that changed, the settled HTML and the live tail's
 // render.TailPatch, thinking, tools, announcements, status, events, the
-// text's growth and the metrics (internal/widget.Update). Go never touches
+// text's growth and the metrics (wasm/element.Update). Go never touches
 // the DOM. In a worker, a frame goes shortly before the page's next
-// animation frame (internal/widget.Pacer, timed from the page's
+// animation frame (wasm/element.Pacer, timed from the page's
 // acknowledgements of applied frames), with everything that arrived by
 // then: one message per page frame, painted in the first animation frame
 // after the bytes reached Go. On the main thread, the page has Go build
@@ -24,10 +24,10 @@
 // Every decision that can be made without a browser lives in plain Go
 // tested natively: an element's state machine — end or resume, which
 // connection a callback belongs to, what each update says — is
-// internal/widget.Element, driven by events and acting through a
+// wasm/element.Element, driven by events and acting through a
 // widget.Env; what a frame patches, what a metric is, what request to
-// send and how a failure reads are internal/widget too; the messages and
-// their layout are internal/protocol. This package is only the syscall/js
+// send and how a failure reads are wasm/element too; the messages and
+// their layout are wasm/protocol. This package is only the syscall/js
 // edge: the host loop (host_js.go), each element's Env over fetch,
 // WebSocket and timers (element_js.go), the connections
 // (transport_js.go), the collector's pacing (gc_js.go). Its API is Boot.

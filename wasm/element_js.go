@@ -8,18 +8,18 @@ import (
 
 	"syscall/js"
 
-	"github.com/trickle-dev/trickle/internal/protocol"
-	"github.com/trickle-dev/trickle/internal/widget"
+	"github.com/trickle-dev/trickle/wasm/element"
+	"github.com/trickle-dev/trickle/wasm/protocol"
 )
 
 // element is one <trickle-answer>'s browser edge: it gives its
-// widget.Element, which makes every decision, the browser's fetch,
-// WebSocket, timers and clock (widget.Env), and turns the callbacks of
+// element.Element, which makes every decision, the browser's fetch,
+// WebSocket, timers and clock (element.Env), and turns the callbacks of
 // its connections into the Element's events. It holds no goroutine and no
 // js.Func of its own (its connections do, until they end), so detach
 // releases everything it has.
-type element struct {
-	*widget.Element
+type mount struct {
+	*element.Element
 	h *host
 
 	conn *conn    // the open connection, nil when none
@@ -30,16 +30,16 @@ type element struct {
 	buf   []byte // the last inbox batch, reused
 }
 
-func newElement(h *host, id int) *element {
-	e := &element{h: h, init: js.Undefined(), early: js.Undefined()}
-	e.Element = widget.NewElement(id, e, gc, h.thread)
+func newElement(h *host, id int) *mount {
+	e := &mount{h: h, init: js.Undefined(), early: js.Undefined()}
+	e.Element = element.NewElement(id, e, gc, h.thread)
 	return e
 }
 
 // keep holds what an ask or stream command v brings beside its JSON:
 // stream()'s RequestInit and the page's early request, whose response it
 // returns for the Element.
-func (e *element) keep(c widget.Command, v js.Value) *widget.Early {
+func (e *mount) keep(c element.Command, v js.Value) *element.Early {
 	if c.Kind != protocol.Ask && c.Kind != protocol.Stream {
 		return nil
 	}
@@ -48,8 +48,8 @@ func (e *element) keep(c widget.Command, v js.Value) *widget.Early {
 		return nil
 	}
 	headers := e.early.Get("headers") // a plain object, lower-case names
-	return &widget.Early{OK: e.early.Get("ok").Bool(), Status: e.early.Get("status").Int(), StreamID: e.early.Get("stream").String(), StreamURL: e.early.Get("streamURL").String(),
-		Head: widget.ResponseHead(e.early.Get("type").String(), func(name string) string {
+	return &element.Early{OK: e.early.Get("ok").Bool(), Status: e.early.Get("status").Int(), StreamID: e.early.Get("stream").String(), StreamURL: e.early.Get("streamURL").String(),
+		Head: element.ResponseHead(e.early.Get("type").String(), func(name string) string {
 			if v := headers.Get(strings.ToLower(name)); v.Type() == js.TypeString {
 				return v.String()
 			}
@@ -59,7 +59,7 @@ func (e *element) keep(c widget.Command, v js.Value) *widget.Early {
 
 // handle turns a connection's or a timer's message into the Element's
 // event; a stale connection's callback releases it.
-func (e *element) handle(m msg) {
+func (e *mount) handle(m msg) {
 	switch m.kind {
 	case mResponse:
 		resp := m.val
@@ -70,8 +70,8 @@ func (e *element) handle(m msg) {
 			}
 			return ""
 		}
-		r := widget.Response{OK: resp.Get("ok").Bool(), Status: resp.Get("status").Int(), StreamID: get("X-Trickle-Stream"), StreamURL: get("X-Trickle-Stream-URL"),
-			Head: widget.ResponseHead(resp.Get("type").String(), get)}
+		r := element.Response{OK: resp.Get("ok").Bool(), Status: resp.Get("status").Int(), StreamID: get("X-Trickle-Stream"), StreamURL: get("X-Trickle-Stream-URL"),
+			Head: element.ResponseHead(resp.Get("type").String(), get)}
 		if e.Response(m.conn, r) {
 			m.c.read(resp)
 			return
@@ -81,14 +81,14 @@ func (e *element) handle(m msg) {
 			return
 		}
 	case mDone, mReadErr, mFetchErr:
-		end := widget.End{Kind: widget.EndDone}
+		end := element.End{Kind: element.EndDone}
 		switch {
 		case m.kind == mReadErr:
-			end = widget.End{Kind: widget.EndReadError, Err: jsErrText(m.val)}
+			end = element.End{Kind: element.EndReadError, Err: jsErrText(m.val)}
 		case m.kind == mFetchErr:
-			end = widget.End{Kind: widget.EndFetchError, Err: jsErrText(m.val)}
+			end = element.End{Kind: element.EndFetchError, Err: jsErrText(m.val)}
 		case m.c.ws.Truthy():
-			end.Close = &widget.WSClosed{URL: m.c.ws.Get("url").String(), Code: m.val.Get("code").Int(), Reason: m.val.Get("reason").String()}
+			end.Close = &element.WSClosed{URL: m.c.ws.Get("url").String(), Code: m.val.Get("code").Int(), Reason: m.val.Get("reason").String()}
 		}
 		if e.Ended(m.conn, end) {
 			return
@@ -97,7 +97,7 @@ func (e *element) handle(m msg) {
 		e.Timer(m.timer, e.h.inFlight)
 		return
 	case mCost:
-		r := widget.CancelResult{URL: m.url, Status: m.val.Get("status").Int(), Body: []byte(m.val.Get("body").String())}
+		r := element.CancelResult{URL: m.url, Status: m.val.Get("status").Int(), Body: []byte(m.val.Get("body").String())}
 		if v := m.val.Get("error"); v.Type() == js.TypeString {
 			r.Err = v.String()
 		}
@@ -125,13 +125,13 @@ func jsErrText(v js.Value) string {
 	return v.Call("toString").String()
 }
 
-// The widget.Env of the element.
+// The element.Env of the element.
 
-func (e *element) Now() time.Time { return time.Now() }
+func (e *mount) Now() time.Time { return time.Now() }
 
-func (e *element) EpochMS(t time.Time) float64 { return now().MS(t) }
+func (e *mount) EpochMS(t time.Time) float64 { return now().MS(t) }
 
-func (e *element) Open(o widget.Conn) {
+func (e *mount) Open(o element.Conn) {
 	switch {
 	case o.WebSocket:
 		e.conn = dialWS(e, o.Gen, o.URL)
@@ -160,20 +160,20 @@ func fetchInit(method string, headers [][2]string, body string) js.Value {
 	return init
 }
 
-func (e *element) Close(gen int, stop bool) {
+func (e *mount) Close(gen int, stop bool) {
 	if c := e.conn; c != nil && c.gen == gen {
 		c.stop(stop)
 		e.conn = nil
 	}
 }
 
-func (e *element) Send(gen int, text string) {
+func (e *mount) Send(gen int, text string) {
 	if c := e.conn; c != nil && c.gen == gen && c.ws.Truthy() {
 		c.ws.Call("send", text)
 	}
 }
 
-func (e *element) Take(gen int) []byte {
+func (e *mount) Take(gen int) []byte {
 	c := e.conn
 	if c == nil || c.gen != gen || c.inbox.IsUndefined() {
 		return nil
@@ -191,7 +191,7 @@ func (e *element) Take(gen int) []byte {
 	return b
 }
 
-func (e *element) Cancel(url string, headers [][2]string) {
+func (e *mount) Cancel(url string, headers [][2]string) {
 	var done js.Func
 	done = newFunc(func(_ js.Value, args []js.Value) any {
 		releaseFunc(done)
@@ -205,10 +205,10 @@ func (e *element) Cancel(url string, headers [][2]string) {
 	browser.Call("cancel", url, js.ValueOf(hs), done)
 }
 
-func (e *element) After(d time.Duration, t widget.Timer) {
+func (e *mount) After(d time.Duration, t element.Timer) {
 	time.AfterFunc(d, func() { e.h.push(msg{kind: mTimer, el: e, timer: t}) })
 }
 
-func (e *element) Want() { e.h.want = true }
+func (e *mount) Want() { e.h.want = true }
 
-func (e *element) Say(b []byte) { e.h.post(string(b)) }
+func (e *mount) Say(b []byte) { e.h.post(string(b)) }

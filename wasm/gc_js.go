@@ -7,19 +7,19 @@ import (
 	"runtime/debug"
 	"syscall/js"
 
-	"github.com/trickle-dev/trickle/internal/widget"
+	"github.com/trickle-dev/trickle/wasm/element"
 )
 
-// gc paces Go's collector for every element on the page (see widget.GCPacer).
-var gc = &widget.GCPacer{}
+// gc paces Go's collector for every element on the page (see element.GCPacer).
+var gc = &element.GCPacer{}
 
-// collectBetweenAnswers sets the collector up as widget.GCPacer describes: no
+// collectBetweenAnswers sets the collector up as element.GCPacer describes: no
 // proportional pacing, a memory limit, a collection at idle time after
 // answers. The collection runs on its own goroutine, which Go runs right
 // after the idle callback returns, still in the browser's idle period.
 func collectBetweenAnswers() {
 	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(widget.MemoryLimit)
+	debug.SetMemoryLimit(element.MemoryLimit)
 	now := make(chan struct{}, 1)
 	go func() {
 		for range now {

@@ -11,9 +11,9 @@ import (
 	"syscall/js"
 
 	"github.com/trickle-dev/trickle/a11y"
-	"github.com/trickle-dev/trickle/internal/protocol"
-	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/wasm/element"
+	"github.com/trickle-dev/trickle/wasm/protocol"
 )
 
 // Boot runs the Go side of every <trickle-answer> on the page with
@@ -21,7 +21,7 @@ import (
 // commands until the page goes. Called by wasm/cmd/widget's main.
 func Boot() {
 	collectBetweenAnswers()
-	h := &host{box: widget.NewMailbox[msg](), pace: widget.Pacer{Margin: widget.DefaultPostMargin}}
+	h := &host{box: element.NewMailbox[msg](), pace: element.Pacer{Margin: element.DefaultPostMargin}}
 	// Each callback lives as long as the page.
 	on := func(kind msgKind) js.Func {
 		return newFunc(func(_ js.Value, args []js.Value) any {
@@ -67,10 +67,10 @@ const (
 type msg struct {
 	kind  msgKind
 	val   js.Value
-	el    *element
+	el    *mount
 	conn  int   // connection generation the callback belongs to
 	c     *conn // the connection the callback belongs to
-	timer widget.Timer
+	timer element.Timer
 	url   string
 }
 
@@ -78,9 +78,9 @@ type msg struct {
 // (callbacks from JavaScript and timers only post to it), so nothing is
 // shared between goroutines and no element needs a goroutine of its own.
 type host struct {
-	box    *widget.Mailbox[msg]
+	box    *element.Mailbox[msg]
 	thread string
-	els    widget.Registry[*element]
+	els    element.Registry[*mount]
 
 	// want: something changed that a frame should show. inFlight: a frame
 	// message was posted and the page has not applied it yet (it
@@ -89,11 +89,11 @@ type host struct {
 	// go to the page at once, in its animation frame, and nothing is ever
 	// in flight.
 	want, inFlight bool
-	// pace says when a worker's frame goes (widget.Pacer.Due).
-	pace widget.Pacer
+	// pace says when a worker's frame goes (element.Pacer.Due).
+	pace element.Pacer
 
 	out  []byte
-	upds []widget.Update
+	upds []element.Update
 }
 
 func (h *host) push(m msg) { h.box.Post(m) }
@@ -142,7 +142,7 @@ func (h *host) port(v js.Value) {
 		h.want = h.want || ack.Wake
 		return
 	}
-	c, err := widget.ParseCommand(v.Get("j").String())
+	c, err := element.ParseCommand(v.Get("j").String())
 	if err != nil {
 		js.Global().Get("console").Call("error", err.Error())
 		return
@@ -174,7 +174,7 @@ func (h *host) port(v js.Value) {
 	}
 }
 
-func (h *host) attach(id int) *element {
+func (h *host) attach(id int) *mount {
 	e, ok := h.els.Get(id)
 	if !ok {
 		e = newElement(h, id)
@@ -210,7 +210,7 @@ func (h *host) flush() {
 	if len(h.upds) == 0 {
 		return
 	}
-	h.out = widget.AppendFrame(h.out[:0], h.upds)
+	h.out = element.AppendFrame(h.out[:0], h.upds)
 	clear(h.upds)
 	h.inFlight = browser.Call("post", string(h.out), true).Bool()
 }
@@ -229,7 +229,7 @@ var warmOnce sync.Once
 // off-screen: a page's first HTML fragment parse is slow (bench/browser).
 func (h *host) warm() {
 	warmOnce.Do(func() {
-		h.post(protocol.Warm(widget.WarmUp(render.Policy{})))
+		h.post(protocol.Warm(element.WarmUp(render.Policy{})))
 	})
 }
 

@@ -15,7 +15,7 @@ import (
 // terminal one arrived, or nothing was pending when it stopped).
 type conn struct {
 	gen int
-	el  *element
+	el  *mount
 
 	// inbox holds the bytes that arrived since the last frame (undefined
 	// until the body is being read or the WebSocket exists).
@@ -56,7 +56,7 @@ func (c *conn) on(kind msgKind) js.Func {
 
 // startFetch sends the request with an AbortController and reports the
 // response; read then pulls the body with one reused then/catch pair.
-func startFetch(e *element, gen int, url string, init js.Value) *conn {
+func startFetch(e *mount, gen int, url string, init js.Value) *conn {
 	c := &conn{gen: gen, el: e}
 	c.controller = js.Global().Get("AbortController").New()
 	opts := js.Global().Get("Object").New()
@@ -91,12 +91,12 @@ func (c *conn) endFunc() js.Func {
 
 // adoptFetch takes over the request the page sent for an ask before Go
 // was ready (wasm/web/early/early.js; the same request open would send,
-// see internal/widget/early_request_test.go): the connection startFetch
+// see wasm/element/early_request_test.go): the connection startFetch
 // would have once its response came (the Element knows the response from
 // widget.Early), its inbox holding every byte from the first
 // (trickle-worker.js's adopt). Stopping it cancels the body, which aborts
 // the request.
-func adoptFetch(e *element, gen int, early js.Value) *conn {
+func adoptFetch(e *mount, gen int, early js.Value) *conn {
 	c := &conn{gen: gen, el: e}
 	if early.Get("failed").Bool() {
 		c.send(msg{kind: mFetchErr, val: js.Global().Get("Error").New(early.Get("end"))})
@@ -197,7 +197,7 @@ func releaseStale(m msg) {
 // it opens. trickle.js puts every message — the relay sends one SSE
 // event's text per message — as bytes into the connection's inbox, which
 // feeds the same pipeline as the fetch transport.
-func dialWS(e *element, gen int, url string) *conn {
+func dialWS(e *mount, gen int, url string) *conn {
 	c := &conn{gen: gen, el: e}
 	ws := js.Global().Get("WebSocket").New(url)
 	ws.Set("binaryType", "arraybuffer")

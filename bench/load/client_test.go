@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/relaytest"
+	"github.com/trickle-dev/trickle/relay/relaytest"
 	"github.com/trickle-dev/trickle/sse"
 )
 

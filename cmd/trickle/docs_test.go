@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/examples"
-	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/wasm/element"
 )
 
 // The README's reference and docs/relay.md's flag table are checked against
@@ -24,7 +24,7 @@ import (
 // <!-- reference: KIND --> must name exactly what the code has. The code's
 // side is read from the code: trickle serve's flag set (its --help), the
 // widget's sources (the parts it writes, the attributes it reads, the
-// events it dispatches), the json tags of widget.Metrics and relay.Info,
+// events it dispatches), the json tags of element.Metrics and relay.Info,
 // and the relay's router.
 
 // reference returns the block that follows <!-- reference: kind ... -->:
@@ -73,11 +73,11 @@ func firstColumn(table string) []string {
 }
 
 // widgetSources is the text of the widget's non-test sources: the Go of
-// package wasm and internal/widget, and the JavaScript under wasm/web.
+// package wasm and wasm/element, and the JavaScript under wasm/web.
 func widgetSources(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
-	for _, pattern := range []string{"wasm/*.go", "wasm/*/*.go", "internal/widget/*.go", "wasm/web/*.js"} {
+	for _, pattern := range []string{"wasm/*.go", "wasm/*/*.go", "wasm/element/*.go", "wasm/web/*.js"} {
 		files, err := filepath.Glob(filepath.Join("..", "..", pattern))
 		require.NoError(t, err)
 		for _, f := range files {
@@ -250,7 +250,7 @@ func TestTheReadmeNamesEveryEventTheElementDispatches(t *testing.T) {
 		"trickle-chat.md's events and the events chat.js dispatches")
 }
 
-// metricsFields are the element's metrics: widget.Metrics' json tags and
+// metricsFields are the element's metrics: element.Metrics' json tags and
 // what element.js adds to them on the page (speech: reading aloud is the
 // page's).
 func metricsFields(t *testing.T) []string {
@@ -259,7 +259,7 @@ func metricsFields(t *testing.T) []string {
 	require.NoError(t, err)
 	m := regexp.MustCompile(`\{ \.\.\.m, ([^}]*)\}`).FindSubmatch(b)
 	require.NotNil(t, m, "element.js's metrics getter adds no field")
-	out := jsonTags(widget.Metrics{})
+	out := jsonTags(element.Metrics{})
 	for _, f := range strings.Split(string(m[1]), ",") {
 		if name, _, ok := strings.Cut(strings.TrimSpace(f), ":"); ok {
 			out = append(out, name)
@@ -277,7 +277,7 @@ func TestTheReadmeNamesEveryMetricsField(t *testing.T) {
 		}
 		require.Equal(t, metricsFields(t),
 			names(block, regexp.MustCompile(`^[a-z][a-z0-9_]*$`)),
-			"%s's metrics fields and the element's (widget.Metrics' json tags and element.js's)", doc)
+			"%s's metrics fields and the element's (element.Metrics' json tags and element.js's)", doc)
 	}
 }
 

@@ -13,9 +13,9 @@ import (
 	"strings"
 
 	"github.com/trickle-dev/trickle/a11y"
-	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
+	"github.com/trickle-dev/trickle/wasm/element"
 )
 
 var replayUsage = `Usage: trickle replay [--chunk N] [--sse] [--dialect NAME] [--frames] [--pace TOKENS_PER_SECOND] [--announce MODE] FILE|-
@@ -272,7 +272,7 @@ func replayAnswer(in io.Reader, o replayOptions) (replayOutput, error) {
 	if o.pace <= 0 {
 		o.pace = defaultPace
 	}
-	s, err := newSimulation(widget.Config{Dialect: o.dialect, ContentType: o.contentType, Announce: o.announce}, o.pace)
+	s, err := newSimulation(element.Config{Dialect: o.dialect, ContentType: o.contentType, Announce: o.announce}, o.pace)
 	if err != nil {
 		// The flags were checked as they were read (dialectFlag, --announce).
 		return replayOutput{}, err
@@ -319,7 +319,7 @@ func replayAnswer(in io.Reader, o replayOptions) (replayOutput, error) {
 }
 
 // answerOutput describes the session's answer.
-func answerOutput(s *widget.Session) replayOutput {
+func answerOutput(s *element.Session) replayOutput {
 	a := s.Answer()
 	o := replayOutput{
 		Dialect: s.Dialect(), Status: a.Status().String(), Text: a.Text(), Thinking: a.Thinking(),

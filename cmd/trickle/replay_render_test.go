@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/trickle-dev/trickle/a11y"
-	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/wasm/element"
 )
 
 // replayed is the JSON of a replay with the render and a11y fields.
@@ -209,7 +209,7 @@ func TestReplayRejectsABadPaceOrMode(t *testing.T) {
 // must be.
 func oracle(t testing.TB, text string) string {
 	t.Helper()
-	html, err := render.Convert(text, widget.RenderOptions(render.Policy{})...)
+	html, err := render.Convert(text, element.RenderOptions(render.Policy{})...)
 	require.NoError(t, err)
 	return html
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/stream"
+	"github.com/trickle-dev/trickle/wasm/element"
 )
 
 // screen is what the element shows after a frame: the settled HTML and the
@@ -22,7 +22,7 @@ type screen struct {
 	Tail    string
 }
 
-// elementRun drives a widget.Session the way the element does, written
+// elementRun drives a element.Session the way the element does, written
 // independently of replay's simulation: every byte piece waits in an inbox
 // until the next animation frame, which hands over everything that arrived
 // before it (each piece with its arrival time), ends the answer when the
@@ -52,7 +52,7 @@ func elementRun(t *testing.T, input []byte, contentType string, pace float64) ([
 
 	t0 := time.Unix(0, 0).UTC()
 	now := t0
-	sess, err := widget.NewSession(widget.Config{Dialect: "auto", ContentType: contentType, Announce: "sentences", Now: func() time.Time { return now }})
+	sess, err := element.NewSession(element.Config{Dialect: "auto", ContentType: contentType, Announce: "sentences", Now: func() time.Time { return now }})
 	require.NoError(t, err)
 	ms := func() float64 { return float64(now.Sub(t0).Round(10*time.Microsecond)) / 1e6 }
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/testlog"
+	"github.com/trickle-dev/trickle/internal/testkit/testlog"
 )
 
 func TestServeHelpExplainsEveryFlag(t *testing.T) {

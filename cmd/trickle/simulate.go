@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/stream"
+	"github.com/trickle-dev/trickle/wasm/element"
 )
 
 // frameInterval is one animation frame at 60 Hz: the widget renders at most
@@ -32,7 +32,7 @@ type replayAnnouncement struct {
 	Status bool    `json:"status,omitempty"`
 }
 
-// simulation runs the widget's own Session (internal/widget: the pipeline,
+// simulation runs the widget's own Session (wasm/element: the pipeline,
 // render.Document, a11y.Announcer and the patches the element applies) the
 // way the element drives it, on a simulated clock: bytes are written as
 // they arrive, one Frame per 60 Hz animation frame, End when the stream
@@ -43,7 +43,7 @@ type replayAnnouncement struct {
 // sleeps; the output depends only on the input and the pace, never on how
 // the bytes were cut.
 type simulation struct {
-	sess *widget.Session
+	sess *element.Session
 
 	t0, now, nextTick time.Time
 	perToken          time.Duration
@@ -56,7 +56,7 @@ type simulation struct {
 	anns   []replayAnnouncement
 }
 
-func newSimulation(cfg widget.Config, pace float64) (*simulation, error) {
+func newSimulation(cfg element.Config, pace float64) (*simulation, error) {
 	s := &simulation{t0: time.Unix(0, 0).UTC()}
 	s.now, s.nextTick = s.t0, s.t0.Add(frameInterval)
 	s.perToken = time.Duration(float64(time.Second) / pace)
@@ -66,7 +66,7 @@ func newSimulation(cfg widget.Config, pace float64) (*simulation, error) {
 			s.tokens++
 		}
 	}
-	sess, err := widget.NewSession(cfg)
+	sess, err := element.NewSession(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/testlog"
+	"github.com/trickle-dev/trickle/internal/testkit/testlog"
 )
 
 const testSecret = "a test secret of more than thirty-two bytes"

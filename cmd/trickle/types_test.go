@@ -12,9 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/protocol"
-	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/stream"
+	"github.com/trickle-dev/trickle/wasm/element"
+	"github.com/trickle-dev/trickle/wasm/protocol"
 )
 
 // The package's types (wasm/web/types/trickle-answer.d.ts) and its
@@ -240,7 +240,7 @@ func TestTheTypesReadmeAndManifestNameEveryDialect(t *testing.T) {
 	require.Equal(t, want, members(m[1], "`([a-z-]+)`"), "docs/reference/trickle-answer.md")
 }
 
-// englishStrings are the contract's strings (internal/protocol.Strings,
+// englishStrings are the contract's strings (wasm/protocol.Strings,
 // which wasm/web/contract.js's ENGLISH is generated from): every key and
 // its English, in order.
 func englishStrings(t *testing.T) (keys []string, english map[string]string) {
@@ -259,9 +259,9 @@ func englishStrings(t *testing.T) (keys []string, english map[string]string) {
 func TestTheStringsAreOneSetInGoJavaScriptTheTypesAndTheDocs(t *testing.T) {
 	keys, english := englishStrings(t)
 	sorted := slices.Sorted(slices.Values(keys))
-	for _, k := range widget.StringKeys() {
+	for _, k := range element.StringKeys() {
 		require.Contains(t, english, k, "Go's %s is not in strings.js", k)
-		goText, _ := widget.English.Get(k)
+		goText, _ := element.English.Get(k)
 		require.Equal(t, goText, english[k], "%s: Go's English and strings.js's", k)
 	}
 	require.Equal(t, sorted, members(dts(t, "interface", "TrickleStrings"), `^  ([a-zA-Z]+): string;`), "the .d.ts's TrickleStrings and strings.js's keys")
@@ -296,7 +296,7 @@ func TestTheStringsAreOneSetInGoJavaScriptTheTypesAndTheDocs(t *testing.T) {
 	require.NotNil(t, m)
 	for _, r := range members(m[1], `"(\w+)"`) {
 		if r != "call" {
-			require.Contains(t, widget.StringKeys(), r, "trickle-error's reason %q is no reason's key", r)
+			require.Contains(t, element.StringKeys(), r, "trickle-error's reason %q is no reason's key", r)
 		}
 	}
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/relaytest"
+	"github.com/trickle-dev/trickle/relay/relaytest"
 )
 
 // findNginx returns the nginx binary, skipping the test when there is none

@@ -17,7 +17,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 // Store keeps the relay's stream logs. A Store serves one relay.

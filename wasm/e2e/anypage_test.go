@@ -26,7 +26,7 @@ import (
 
 	"github.com/trickle-dev/trickle/a11y"
 	"github.com/trickle-dev/trickle/assets"
-	"github.com/trickle-dev/trickle/internal/browsertest"
+	"github.com/trickle-dev/trickle/internal/testkit/browsertest"
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/relay/sim"
 )

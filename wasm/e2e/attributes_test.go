@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/browsertest"
+	"github.com/trickle-dev/trickle/internal/testkit/browsertest"
 )
 
 // An attribute whose value cannot work fails the call with a trickle-error

@@ -12,7 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/browsertest"
+	"github.com/trickle-dev/trickle/internal/testkit/browsertest"
 )
 
 const diagramAnswer = "A flow:\n\n```mermaid\ngraph TD\n  A[Ask] --> B{Cached?}\n  B -->|yes| C[Answer]\n```\n\n" +

@@ -28,11 +28,11 @@ import (
 
 	"github.com/trickle-dev/trickle/a11y"
 	"github.com/trickle-dev/trickle/assets"
-	"github.com/trickle-dev/trickle/internal/browsertest"
-	"github.com/trickle-dev/trickle/internal/widget"
+	"github.com/trickle-dev/trickle/internal/testkit/browsertest"
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/wasm/element"
 )
 
 // page is the test page: the loader, one element, and traps that record
@@ -262,7 +262,7 @@ func waitAnnouncer(t testing.TB, ctx context.Context) result {
 	// Not the start status, nor the stall's: on a loaded machine a stream
 	// can go quiet long enough to be told stalled before it ends.
 	heard := `(() => { const s = document.querySelector('#a [data-trickle="sr-status"]').textContent;
-		return s !== "" && s !== ` + browsertest.JSString(a11y.StatusResponding) + ` && s !== ` + browsertest.JSString(widget.StallNotice) + `; })()`
+		return s !== "" && s !== ` + browsertest.JSString(a11y.StatusResponding) + ` && s !== ` + browsertest.JSString(element.StallNotice) + `; })()`
 	deadline := time.Now().Add(15 * time.Second)
 	for !browsertest.Eval[bool](t, ctx, heard) {
 		require.True(t, time.Now().Before(deadline), "the final status was never said: %+v", browsertest.Eval[result](t, ctx, collect))
@@ -293,7 +293,7 @@ func document(t testing.TB, opts ...render.Option) *render.Document {
 // like), so the comparison is byte for byte after one parse of each.
 func sameDOM(t testing.TB, ctx context.Context, text, html string) {
 	t.Helper()
-	want := convert(t, text, widget.RenderOptions(render.Policy{SameOrigin: server(t)})...)
+	want := convert(t, text, element.RenderOptions(render.Policy{SameOrigin: server(t)})...)
 	normalized := browsertest.Eval[string](t, ctx, `(() => {
 		const t = document.createElement("template");
 		t.innerHTML = `+browsertest.JSString(want)+`;

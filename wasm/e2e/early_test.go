@@ -21,10 +21,10 @@ import (
 
 	"github.com/trickle-dev/trickle/a11y"
 	"github.com/trickle-dev/trickle/assets"
-	"github.com/trickle-dev/trickle/internal/browsertest"
-	"github.com/trickle-dev/trickle/internal/widget"
+	"github.com/trickle-dev/trickle/internal/testkit/browsertest"
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/wasm/element"
 )
 
 // gated is a relay (widget included, the test page at /e2e) on an origin of
@@ -130,7 +130,7 @@ func navigate(t *testing.T, ctx context.Context, url string) {
 // suite's other tests do (sameDOM, requireAnnounced), on the gated origin.
 func requireRenderedAs(t *testing.T, ctx context.Context, g *gated, r result) {
 	t.Helper()
-	opts := widget.RenderOptions(render.Policy{SameOrigin: g.base})
+	opts := element.RenderOptions(render.Policy{SameOrigin: g.base})
 	want := convert(t, r.Text, opts...)
 	normalized := browsertest.Eval[string](t, ctx, `(() => {
 		const t = document.createElement("template");

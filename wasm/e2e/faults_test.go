@@ -17,10 +17,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/a11y"
-	"github.com/trickle-dev/trickle/internal/browsertest"
-	"github.com/trickle-dev/trickle/internal/widget"
+	"github.com/trickle-dev/trickle/internal/testkit/browsertest"
 	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/wasm/element"
 )
 
 var transports = []string{"sse", "websocket"}
@@ -213,7 +213,7 @@ func TestTheXSSCorpusRunsNothingAndRequestsNoThirdPartyImage(t *testing.T) {
 // once.
 func requireAnnounced(t *testing.T, r result) {
 	t.Helper()
-	doc := document(t, widget.RenderOptions(render.Policy{SameOrigin: relayURL})...)
+	doc := document(t, element.RenderOptions(render.Policy{SameOrigin: relayURL})...)
 	f := doc.Update(r.Text)
 	blocks := append(f.Settled, doc.Finish().Settled...)
 	var want []string

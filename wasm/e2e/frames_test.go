@@ -8,9 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/browsertest"
-	"github.com/trickle-dev/trickle/internal/widget"
+	"github.com/trickle-dev/trickle/internal/testkit/browsertest"
 	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/wasm/element"
 )
 
 // recordFrames makes the page snapshot the answer after every change (a
@@ -61,7 +61,7 @@ func TestEveryFrameShowsTheOneShotRenderOfTheTextSoFar(t *testing.T) {
 	require.Greater(t, len(texts), 20, "the answer took many frames")
 	wants := make([]string, len(texts))
 	for i, text := range texts {
-		wants[i] = convert(t, text, widget.RenderOptions(render.Policy{SameOrigin: server(t)})...)
+		wants[i] = convert(t, text, element.RenderOptions(render.Policy{SameOrigin: server(t)})...)
 	}
 	// The browser parses each one-shot render and compares it, node for
 	// node, with what the widget's patches left on screen.

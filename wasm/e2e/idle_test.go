@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/widget"
 	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/wasm/element"
 )
 
 // silentLeft counts the /custom/silent requests whose client left.
@@ -44,7 +44,7 @@ func TestAnAnswerWhoseBackendGoesSilentEndsAfterTheIdleTimeout(t *testing.T) {
 	r := ask(t, ctx, map[string]string{"endpoint": "/custom/silent", "idle-timeout": "0.5"}, "hello")
 	require.Equal(t, "incomplete", r.Status)
 	require.Equal(t, "Half an answer", r.Text, "the text is kept")
-	require.Equal(t, widget.English.Reasons[widget.ReasonIdle], r.Notice)
+	require.Equal(t, element.English.Reasons[element.ReasonIdle], r.Notice)
 	require.True(t, r.NoticeShown)
 	require.Equal(t, "Answer incomplete. "+r.Notice, r.StatusText, "the listener hears why")
 	require.Eventually(t, func() bool { return silentLeft.Load() > left }, 10*time.Second, 10*time.Millisecond, "the connection is closed")

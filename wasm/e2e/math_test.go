@@ -10,9 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/browsertest"
-	"github.com/trickle-dev/trickle/internal/widget"
+	"github.com/trickle-dev/trickle/internal/testkit/browsertest"
 	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/wasm/element"
 )
 
 // mathAnswers are the 20 KB sample (its one display formula, the
@@ -78,7 +78,7 @@ func TestFormulasBecomeMathMLThroughThePagesConverterOnceSettledAndPricesStayTex
 			r := ask(t, ctx, map[string]string{"endpoint": ans[1]}, "math")
 			require.Equal(t, "complete", r.Status)
 
-			want := convert(t, ans[0], widget.RenderOptions(policy)...)
+			want := convert(t, ans[0], element.RenderOptions(policy)...)
 			formulas := strings.Count(want, "data-trickle-math=")
 			require.Positive(t, formulas)
 			require.Equal(t, browsertest.Eval[string](t, ctx, converted+`(`+browsertest.JSString(want)+`)`), r.HTML,
@@ -111,7 +111,7 @@ func TestWithoutAConverterFormulasShowTheirExactTeXAndTheStreamedDOMIsTheOneShot
 	ctx := tab(t)
 	r := ask(t, ctx, map[string]string{"endpoint": ans[1]}, "math")
 	require.Equal(t, "complete", r.Status)
-	want := convert(t, ans[0], widget.RenderOptions(render.Policy{SameOrigin: server(t)})...)
+	want := convert(t, ans[0], element.RenderOptions(render.Policy{SameOrigin: server(t)})...)
 	require.Equal(t, browsertest.Eval[string](t, ctx, `(() => { const t = document.createElement("template"); t.innerHTML = `+browsertest.JSString(want)+`; return t.innerHTML; })()`), r.HTML)
 	tex := browsertest.Eval[string](t, ctx, `document.querySelector('#a [data-trickle-math="display"]').textContent`)
 	require.Equal(t, "\n\\text{overshoot} \\le (n - 1)\\,b + n \\cdot r_{\\text{node}} \\cdot \\Delta\n", tex, "the backslash escapes are kept")

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/browsertest"
+	"github.com/trickle-dev/trickle/internal/testkit/browsertest"
 )
 
 // completionBody is a chat.completion as OpenAI writes it (pretty), for a

@@ -17,9 +17,9 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/browsertest"
-	"github.com/trickle-dev/trickle/internal/widget"
+	"github.com/trickle-dev/trickle/internal/testkit/browsertest"
 	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/wasm/element"
 )
 
 var (
@@ -100,7 +100,7 @@ func TestAPagePackageFromAStaticHostStreamsFromItsOwnBackend(t *testing.T) {
 	require.Equal(t, packageAnswer, browsertest.Eval[string](t, ctx, `document.getElementById("a").text`))
 	require.Equal(t, thread, browsertest.Eval[string](t, ctx, `document.getElementById("a").metrics.thread`))
 
-	want := convert(t, packageAnswer, widget.RenderOptions(render.Policy{SameOrigin: srv.URL})...)
+	want := convert(t, packageAnswer, element.RenderOptions(render.Policy{SameOrigin: srv.URL})...)
 	got := browsertest.Eval[[]string](t, ctx, `(() => {
 		const t = document.createElement("template");
 		t.innerHTML = `+browsertest.JSString(want)+`;

@@ -15,10 +15,10 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/browsertest"
-	"github.com/trickle-dev/trickle/internal/widget"
+	"github.com/trickle-dev/trickle/internal/testkit/browsertest"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/render/highlight"
+	"github.com/trickle-dev/trickle/wasm/element"
 )
 
 // highlightPage is the test page with the highlight attribute on its
@@ -84,7 +84,7 @@ func TestSettledCodeBlocksGetAToolbarThatCopiesTheirExactTextByKeyboard(t *testi
 	browsertest.Eval[bool](t, ctx, watchBlocks)
 	r := ask(t, ctx, map[string]string{"endpoint": textEndpoint(codeAnswer, 5, 3)}, "code")
 	require.Equal(t, "complete", r.Status)
-	want := convert(t, codeAnswer, widget.RenderOptions(render.Policy{SameOrigin: server(t)})...)
+	want := convert(t, codeAnswer, element.RenderOptions(render.Policy{SameOrigin: server(t)})...)
 	require.Equal(t, browsertest.Eval[string](t, ctx, `(() => { const t = document.createElement("template"); t.innerHTML = `+browsertest.JSString(want)+`; return t.innerHTML; })()`),
 		browsertest.Eval[string](t, ctx, withoutToolbars), "the blocks are goldmark's; toolbars are siblings")
 
@@ -171,7 +171,7 @@ func TestTheHighlightAttributeHighlightsEachBlockInTheWriteThatSettlesIt(t *test
 		a.setAttribute("endpoint", `+browsertest.JSString(textEndpoint(codeAnswer, 5, 3))+`); return await a.ask("code"); })()`)
 	require.Equal(t, "complete", status)
 	applied(t, ctx)
-	want := convert(t, codeAnswer, widget.RenderOptions(render.Policy{SameOrigin: server(t)}, highlight.Option())...)
+	want := convert(t, codeAnswer, element.RenderOptions(render.Policy{SameOrigin: server(t)}, highlight.Option())...)
 	require.Equal(t, browsertest.Eval[string](t, ctx, `(() => { const t = document.createElement("template"); t.innerHTML = `+browsertest.JSString(want)+`; return t.innerHTML; })()`),
 		browsertest.Eval[string](t, ctx, withoutToolbars), "the final DOM is the one-shot highlighted rendering")
 	require.Contains(t, want, `<span class="hl-kd">func</span>`)
@@ -247,8 +247,8 @@ func TestHighlightingWorksForElementsThatAskForItAfterTheWidgetBooted(t *testing
 	require.Equal(t, []string{"default"}, before.Builds, "the page booted without chroma")
 
 	policy := render.Policy{SameOrigin: server(t)}
-	plain := normalized(t, ctx, convert(t, codeAnswer, widget.RenderOptions(policy)...))
-	coloured := normalized(t, ctx, convert(t, codeAnswer, widget.RenderOptions(policy, highlight.Option())...))
+	plain := normalized(t, ctx, convert(t, codeAnswer, element.RenderOptions(policy)...))
+	coloured := normalized(t, ctx, convert(t, codeAnswer, element.RenderOptions(policy, highlight.Option())...))
 	require.NotEqual(t, plain, coloured)
 
 	// An element that connects with the attribute.

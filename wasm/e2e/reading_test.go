@@ -17,10 +17,10 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/browsertest"
-	"github.com/trickle-dev/trickle/internal/widget"
+	"github.com/trickle-dev/trickle/internal/testkit/browsertest"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/wasm/element"
 )
 
 // customText streams the "text" query parameter in the plain dialect,
@@ -343,8 +343,8 @@ func TestTwoAnswersFootnotesOnOnePageLinkToTheirOwnNotes(t *testing.T) {
 	policy := render.Policy{SameOrigin: server(t)}
 	for i, id := range []string{"a", "b"} {
 		// The page's first element is number 1, the one added next 2.
-		want := convert(t, footnoteAnswer, widget.RenderOptions(policy, render.WithFootnotePrefix(widget.FootnotePrefix(i+1)))...)
-		require.Contains(t, want, `id="`+widget.FootnotePrefix(i+1)+`fn:1"`)
+		want := convert(t, footnoteAnswer, element.RenderOptions(policy, render.WithFootnotePrefix(element.FootnotePrefix(i+1)))...)
+		require.Contains(t, want, `id="`+element.FootnotePrefix(i+1)+`fn:1"`)
 		require.Equal(t, browsertest.Eval[string](t, ctx, `(() => { const t = document.createElement("template"); t.innerHTML = `+browsertest.JSString(want)+`; return t.innerHTML; })()`),
 			browsertest.Eval[string](t, ctx, `document.querySelector('#`+id+` [data-trickle="content"]').innerHTML`), "%s equals the one-shot rendering with its prefix", id)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/browsertest"
+	"github.com/trickle-dev/trickle/internal/testkit/browsertest"
 )
 
 // unauthorizedPage is what a proxy in front of a backend answers a request

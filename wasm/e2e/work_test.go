@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/browsertest"
+	"github.com/trickle-dev/trickle/internal/testkit/browsertest"
 )
 
 // An answer's frames do their DOM work in the page's animation frame and

@@ -23,12 +23,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/assets"
-	"github.com/trickle-dev/trickle/internal/browsertest"
-	"github.com/trickle-dev/trickle/internal/relaytest"
-	"github.com/trickle-dev/trickle/internal/widget"
+	"github.com/trickle-dev/trickle/internal/testkit/browsertest"
 	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/relay/relaytest"
 	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/render"
+	"github.com/trickle-dev/trickle/wasm/element"
 )
 
 // engineTimeout bounds one engine's whole run: start, page, both answers,
@@ -189,7 +189,7 @@ func serve(t *testing.T) string {
 	require.NotEqual(t, page.URL, rl.URL)
 	a, _ := sim.Lookup(answer)
 	// The widget's link and image policy takes the page's origin as its own.
-	want, err := render.Convert(a.Text, widget.RenderOptions(render.Policy{SameOrigin: page.URL})...)
+	want, err := render.Convert(a.Text, element.RenderOptions(render.Policy{SameOrigin: page.URL})...)
 	require.NoError(t, err)
 	page.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/selection" {

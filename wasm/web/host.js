@@ -19,7 +19,7 @@ const WORKER_START_MS = 4000;
 export const epochNow = () => performance.timeOrigin + performance.now();
 
 // PROTOCOL_VERSION is the page↔Go protocol this loader speaks
-// (internal/protocol.Version, sent in Go's ready message; contract.js's
+// (wasm/protocol.Version, sent in Go's ready message; contract.js's
 // VERSION): a .wasm from another build is refused with a message, not
 // misread.
 export const PROTOCOL_VERSION = VERSION;

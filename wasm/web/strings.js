@@ -2,10 +2,10 @@
 // them: one object of strings for the whole page (TrickleAnswer.strings)
 // and one per element (el.strings), the element's winning. English is
 // built in. The keys and their English are the contract's (contract.js,
-// generated from internal/protocol's table). The words the page shows
+// generated from wasm/protocol's table). The words the page shows
 // itself (Copy, Thinking, Retry, …) are applied here; the others (the
 // statuses, the notices, the tool calls, the metrics' names) are Go's
-// (internal/widget/strings.go): the page's replacements go to Go with
+// (wasm/element/strings.go): the page's replacements go to Go with
 // every ask.
 
 import { ENGLISH, STR_COPY, STR_COPY_CODE, STR_COPY_TABLE, STR_JUMP_TO_LATEST, STR_RETRY, STR_STALLED, STR_THINKING } from "./contract.js";

@@ -9,7 +9,7 @@
 // chunk: an inbox that gathers a connection's chunks until Go's next frame
 // takes them all, the wake-up that tells Go bytes arrived, and the
 // adoption of a request the page sent before Go was ready (adopt). Every
-// decision is Go's (wasm/, internal/widget).
+// decision is Go's (wasm/, wasm/element).
 //
 // A classic script (importScripts) and a module (import()) alike: it only
 // assigns globals explicitly. Its one import, the contract's constants, is
@@ -26,7 +26,7 @@ import { MSG_ALIVE, MSG_FAIL } from "./contract.js";
   // hands everything over as one Uint8Array, little-endian: the
   // performance.now() of the take (float64), the number of chunks
   // (uint32), then per chunk its length (uint32) and arrival time
-  // (float64), then the bytes (internal/protocol/inbox.go reads it).
+  // (float64), then the bytes (wasm/protocol/inbox.go reads it).
   class Inbox {
     #wake;
     #bytes = new Uint8Array(4096);

@@ -37,9 +37,9 @@
 //	follow.js           keeping a streaming answer's newest text in view
 //	reading.js          reading aids: code and table toolbars, highlighter, math
 //	strings.js          the words shown and spoken: English, or the page's
-//	contract.js         generated (go generate ./internal/protocol): the
+//	contract.js         generated (go generate ./wasm/protocol): the
 //	                    message types, command kinds, attributes and string
-//	                    keys with their English, from internal/protocol
+//	                    keys with their English, from wasm/protocol
 //	sanitize.js         sanitizeSpans: a highlighter's output to <span class>
 //	mathml.js           sanitizeMath: a TeX converter's output to MathML Core
 //	svg.js              sanitizeSVG: a diagram renderer's output to SVG drawing

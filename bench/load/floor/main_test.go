@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trickle-dev/trickle/internal/relaytest"
+	"github.com/trickle-dev/trickle/relay/relaytest"
 )
 
 // The floor is only a fair baseline if a client cannot tell it from the

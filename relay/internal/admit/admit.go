@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 // Fields are the request fields that pass to the model (OpenAI Chat

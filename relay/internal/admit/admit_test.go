@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/relay/internal/admit"
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 func filtered(t *testing.T, p admit.Policy, body string) map[string]any {

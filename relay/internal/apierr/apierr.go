@@ -11,7 +11,7 @@ import (
 	"net/http"
 
 	"github.com/trickle-dev/trickle/relay/internal/reqlog"
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 // Write answers the request with the refusal e: its status, its

@@ -12,7 +12,7 @@ import (
 
 	"github.com/trickle-dev/trickle/relay/internal/apierr"
 	"github.com/trickle-dev/trickle/relay/internal/reqlog"
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 // body reads an answer the way an OpenAI SDK does: the error object.

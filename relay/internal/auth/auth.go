@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 
 	"github.com/golang-jwt/jwt/v5"
 )

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 
 	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/stream"

@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 // Allowed says whether a browser page at origin may use the API of the

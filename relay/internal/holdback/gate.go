@@ -16,10 +16,10 @@ import (
 
 	"github.com/trickle-dev/trickle/a11y"
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
-	"github.com/trickle-dev/trickle/relay/wire"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 // Hold puts l behind a gate of its own (before its generation starts);

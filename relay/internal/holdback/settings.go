@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 
 	"github.com/trickle-dev/trickle/relay/internal/admit"
 )

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 
 	"github.com/trickle-dev/trickle/relay/store"
 )

@@ -15,8 +15,8 @@ import (
 
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 	"github.com/trickle-dev/trickle/relay/store"
-	"github.com/trickle-dev/trickle/relay/wire"
 	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 // Follow replays the stream from Redis and follows it live.

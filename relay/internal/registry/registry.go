@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 
 	"github.com/trickle-dev/trickle/relay/internal/streamlog"
 )

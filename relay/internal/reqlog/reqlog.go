@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 type statusWriter struct {

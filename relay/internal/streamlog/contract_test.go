@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 
 	"github.com/stretchr/testify/require"
 

@@ -3,9 +3,9 @@ package streamlog
 import (
 	"encoding/json"
 
-	"github.com/trickle-dev/trickle/relay/wire"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 // AppendProviderEnd appends to b, after a terminal trickle.status event of

@@ -3,7 +3,7 @@ package streamlog
 import (
 	"time"
 
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 // Holder holds a generation's events back before they enter the log: the

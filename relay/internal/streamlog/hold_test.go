@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 
 	"github.com/stretchr/testify/require"
 )

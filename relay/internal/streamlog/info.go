@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/trickle-dev/trickle/relay/wire"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 // StatusData is the JSON data of a trickle.status event (wire.StatusData)

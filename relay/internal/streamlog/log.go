@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/trickle-dev/trickle/relay/store"
-	"github.com/trickle-dev/trickle/relay/wire"
 	"github.com/trickle-dev/trickle/sse"
+	"github.com/trickle-dev/trickle/wire"
 )
 
 // Stream states (package wire has the contract), named here for the

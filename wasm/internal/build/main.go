@@ -287,7 +287,7 @@ var hotPackages = []string{
 	"runtime", "internal/runtime/...", "strings", "bytes", "unicode/utf8",
 	"github.com/trickle-dev/trickle/sse", "github.com/trickle-dev/trickle/stream",
 	"github.com/trickle-dev/trickle/render", "github.com/trickle-dev/trickle/a11y",
-	"github.com/trickle-dev/trickle/internal/jsonx", "github.com/trickle-dev/trickle/internal/widget",
+	"github.com/trickle-dev/trickle/internal/jsonx", "github.com/trickle-dev/trickle/wasm/element",
 	"github.com/yuin/goldmark/parser", "github.com/yuin/goldmark/text", "github.com/yuin/goldmark/util",
 }
 

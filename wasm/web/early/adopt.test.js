@@ -22,7 +22,7 @@ async function helpers() {
   return h;
 }
 
-// take reads an inbox's batch as internal/protocol/inbox.go does: [text, at].
+// take reads an inbox's batch as wasm/protocol/inbox.go does: [text, at].
 function take(inbox) {
   const buf = inbox.take();
   if (!buf) return [];

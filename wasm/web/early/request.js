@@ -1,8 +1,8 @@
 // The early request: what Go's widget.Command.Request builds for an ask()
-// over fetch (internal/widget/command.go, request.go), in JavaScript, so
+// over fetch (wasm/element/command.go, request.go), in JavaScript, so
 // that a first visit sends the request while the .wasm is still on its way.
 // The same bytes as Go's, checked against the fixtures Go writes
-// (testdata/requests.json, internal/widget/early_request_test.go): Go
+// (testdata/requests.json, wasm/element/early_request_test.go): Go
 // adopts this request's response as if it had sent it.
 
 import { KIND_ASK } from "../contract.js";

@@ -1,6 +1,6 @@
 // The early request against Go's: every fixture in testdata/requests.json
 // holds an ask command as trickle.js sends it and the fetch Go starts for
-// it (internal/widget/early_request_test.go writes them from
+// it (wasm/element/early_request_test.go writes them from
 // widget.Command.Request).
 import { test } from "node:test";
 import assert from "node:assert/strict";

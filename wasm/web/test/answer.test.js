@@ -11,7 +11,7 @@ installGlobals();
 const answerJS = await import("../answer.js");
 
 // The status spacing Go sends in its ready message (a11y.MinGap).
-const READY = JSON.parse(readFileSync(new URL("../../../internal/protocol/testdata/ready.json", import.meta.url), "utf8"));
+const READY = JSON.parse(readFileSync(new URL("../../../wasm/protocol/testdata/ready.json", import.meta.url), "utf8"));
 const MIN_GAP_MS = READY.min_gap_ms;
 
 const answer = () => mount(answerJS, { minGap: MIN_GAP_MS });

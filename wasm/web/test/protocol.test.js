@@ -1,5 +1,5 @@
 // The page↔Go protocol from the page's side, against the golden files Go's
-// tests write and check (internal/protocol/testdata): the ready message's
+// tests write and check (wasm/protocol/testdata): the ready message's
 // version and status spacing, and a real element's frames for one answer,
 // applied by the page's own code, showing what Go rendered.
 
@@ -13,12 +13,12 @@ const { PROTOCOL_VERSION } = await import("../host.js");
 const { mergeUpdates } = await import("../merge.js");
 const { Answer, ensureParts } = await import("../answer.js");
 
-const fixture = (name) => JSON.parse(readFileSync(new URL(`../../../internal/protocol/testdata/${name}`, import.meta.url), "utf8"));
+const fixture = (name) => JSON.parse(readFileSync(new URL(`../../../wasm/protocol/testdata/${name}`, import.meta.url), "utf8"));
 
 test("the loader speaks the protocol version Go sends in ready", () => {
   const ready = fixture("ready.json");
   assert.equal(ready.t, "ready");
-  assert.equal(ready.v, PROTOCOL_VERSION, "internal/protocol.Version and host.js's PROTOCOL_VERSION differ");
+  assert.equal(ready.v, PROTOCOL_VERSION, "wasm/protocol.Version and host.js's PROTOCOL_VERSION differ");
   assert.ok(Number.isFinite(ready.min_gap_ms) && ready.min_gap_ms > 0, "ready carries the status spacing");
 });
 

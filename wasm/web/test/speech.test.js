@@ -12,7 +12,7 @@ installGlobals();
 const answerJS = await import("../answer.js");
 const { speakerOf, speechAvailable } = await import("../speech.js");
 
-const READY = JSON.parse(readFileSync(new URL("../../../internal/protocol/testdata/ready.json", import.meta.url), "utf8"));
+const READY = JSON.parse(readFileSync(new URL("../../../wasm/protocol/testdata/ready.json", import.meta.url), "utf8"));
 
 // recorder stands in for the browser's speechSynthesis.
 function recorder() {

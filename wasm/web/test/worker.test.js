@@ -1,6 +1,6 @@
 // trickle-worker.js, booted for real on Node with a stand-in for Go's
 // wasm_exec.js (a Go class whose run() calls __trickleBoot, as the widget's
-// main does): its inbox and the layout Go reads (internal/protocol/inbox.go),
+// main does): its inbox and the layout Go reads (wasm/protocol/inbox.go),
 // the wake-ups, and the acks of frames.
 
 import { test } from "node:test";
@@ -33,7 +33,7 @@ async function boot(page) {
   return { port, go };
 }
 
-// decode reads take()'s bytes as internal/protocol/inbox.go does.
+// decode reads take()'s bytes as wasm/protocol/inbox.go does.
 function decode(buf) {
   const v = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   const takenAt = v.getFloat64(0, true);
@@ -50,11 +50,11 @@ function decode(buf) {
   return { takenAt, chunks };
 }
 
-// The decoder reads Go's own batch (internal/protocol's golden file) as Go
+// The decoder reads Go's own batch (wasm/protocol's golden file) as Go
 // does, so what it reads of the worker's batches is what Go reads.
 test("decode reads the batch Go's layout describes", async () => {
   const { readFileSync } = await import("node:fs");
-  const fx = JSON.parse(readFileSync(new URL("../../../internal/protocol/testdata/inbox.json", import.meta.url), "utf8"));
+  const fx = JSON.parse(readFileSync(new URL("../../../wasm/protocol/testdata/inbox.json", import.meta.url), "utf8"));
   const got = decode(new Uint8Array(Buffer.from(fx.batch, "base64")));
   assert.equal(got.takenAt, fx.took);
   assert.deepEqual(got.chunks.map((c) => [new TextDecoder().decode(c.bytes), c.at]), fx.chunks.map((c) => [c.data, c.arrived]));

@@ -2,8 +2,8 @@
 // <trickle-chat> elements, their events and the answer's metrics.
 // Hand-written beside the JavaScript it describes (wasm/web), except the
 // parts between <generated> markers: the elements' attributes and events
-// and the strings, which go generate ./internal/protocol writes from the
-// contract table (internal/protocol/contract.go). cmd/trickle's docs tests
+// and the strings, which go generate ./wasm/protocol writes from the
+// contract table (wasm/protocol/contract.go). cmd/trickle's docs tests
 // check it names every metrics field, method and property the widget has,
 // and no other.
 
@@ -51,7 +51,7 @@ export interface TrickleAnswerMetrics {
   speech: "on" | "off" | "unavailable";
 }
 
-// <generated attributes>: go generate ./internal/protocol writes this part from its contract table; do not edit.
+// <generated attributes>: go generate ./wasm/protocol writes this part from its contract table; do not edit.
 /** <trickle-answer>'s attributes, as a page sets them in HTML or JSX. */
 export interface TrickleAnswerAttributes {
   /** The chat completions URL (default /v1/chat/completions). */
@@ -210,7 +210,7 @@ export interface TrickleErrorDetail {
   httpStatus?: number;
 }
 
-// <generated strings>: go generate ./internal/protocol writes this part from its contract table; do not edit.
+// <generated strings>: go generate ./wasm/protocol writes this part from its contract table; do not edit.
 /** Every word the widget shows or speaks, by key (English built in: see
  *  docs/package.md). {status} is an HTTP status code, {name} a tool's
  *  name. Set some for the page (TrickleAnswer.strings) or one element
@@ -325,7 +325,7 @@ export interface TrickleStrings {
 }
 // </generated strings>
 
-// <generated events>: go generate ./internal/protocol writes this part from its contract table; do not edit.
+// <generated events>: go generate ./wasm/protocol writes this part from its contract table; do not edit.
 /** <trickle-answer>'s events (bubbling, composed), by name. */
 export interface TrickleAnswerEventMap {
   /** The answer started streaming. */

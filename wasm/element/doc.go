@@ -1,0 +1,12 @@
+// Package widget is the <trickle-answer> element's logic without the
+// browser: a Session takes a connection's bytes and gives, once per frame,
+// the Patch that changes the screen (settled HTML, the live tail's patch,
+// thinking, tools, announcements, status); the Recorder keeps the metrics;
+// the request bodies, the relay's resume and control URLs, the backoff,
+// the inbox batch layout and the collector's pacing are decided here too.
+//
+// It is plain Go, tested natively and on Node (js/wasm). Package wasm is
+// the thin syscall/js edge that moves bytes in and patches out, and
+// cmd/trickle's replay runs the same Session. It never imports syscall/js
+// and never touches the DOM.
+package element

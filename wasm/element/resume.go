@@ -1,0 +1,134 @@
+package element
+
+import (
+	"net/url"
+	"strings"
+	"time"
+)
+
+// StreamID extracts the relay's stream id from an event id "<stream>:<seq>"
+// (the relay's format); it returns "" for ids of another shape.
+func StreamID(eventID string) string {
+	i := strings.LastIndexByte(eventID, ':')
+	if i <= 0 || i == len(eventID)-1 {
+		return ""
+	}
+	for _, c := range eventID[i+1:] {
+		if c < '0' || c > '9' {
+			return ""
+		}
+	}
+	return eventID[:i]
+}
+
+// Backoff paces reconnection attempts: the server's retry: value (or Base)
+// doubled at each attempt, capped at Max, for at most Attempts attempts.
+type Backoff struct {
+	Base     time.Duration
+	Max      time.Duration
+	Attempts int
+}
+
+// DefaultBackoff: quick first retry (the relay keeps the stream for a grace
+// period, usually tens of seconds), five attempts within about ten seconds.
+var DefaultBackoff = Backoff{Base: 250 * time.Millisecond, Max: 4 * time.Second, Attempts: 5}
+
+// Delay is the wait before attempt n (0-based); retry is the last retry:
+// value the server sent (0 when none). ok is false when no attempt is left.
+func (b Backoff) Delay(n int, retry time.Duration) (d time.Duration, ok bool) {
+	if n >= b.Attempts {
+		return 0, false
+	}
+	d = b.Base
+	if retry > 0 {
+		d = retry
+	}
+	for i := 0; i < n && d < b.Max; i++ {
+		d *= 2
+	}
+	return min(d, max(b.Max, retry)), true
+}
+
+// RelayURLs are the relay endpoints that control one stream.
+type RelayURLs struct {
+	Resume string // GET with Last-Event-ID
+	Cancel string // DELETE
+}
+
+// StreamURLs finds the control endpoints for stream id of the endpoint URL
+// (absolute) that started it. ref is the relay's X-Trickle-Stream-URL, the
+// stream's address relative to the request ("../streams/ID"), resolved
+// against the endpoint: it holds wherever the relay's API is mounted (under
+// http.StripPrefix, behind a proxy's location /ai/). Without it (an older
+// relay, a header a page on another origin cannot read) the address is
+// derived from the endpoint's path: the API's prefix is what comes before
+// its /v1/ (see apiPrefix). The endpoint's query, where the fault
+// injection is, is not carried over: a resume must not inject the fault
+// again.
+func StreamURLs(endpoint, id, ref string) (RelayURLs, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return RelayURLs{}, err
+	}
+	u.RawQuery, u.Fragment = "", ""
+	if ref != "" {
+		r, err := url.Parse(ref)
+		if err == nil && r.Scheme == "" && r.Host == "" && r.Path != "" {
+			s := u.ResolveReference(r)
+			s.RawQuery, s.Fragment = "", ""
+			return RelayURLs{Resume: s.String(), Cancel: s.String()}, nil
+		}
+	}
+	base := u.Scheme + "://" + u.Host + apiPrefix(u.Path) + "/v1/streams/" + url.PathEscape(id)
+	return RelayURLs{Resume: base, Cancel: base}, nil
+}
+
+// apiPrefix is the path the relay's API is mounted under, read from an
+// endpoint path: what comes before its last "/v1/" ("/ai" for
+// /ai/v1/chat/completions), "" for a path with none (the site's root, as
+// a backend of the page's own that is not the relay).
+func apiPrefix(path string) string {
+	if i := strings.LastIndex(path, "/v1/"); i >= 0 {
+		return path[:i]
+	}
+	return ""
+}
+
+// WebSocketURLs are the relay's /v1/ws beside endpoint (absolute: on its
+// origin, under its API prefix, see apiPrefix), or wsEndpoint resolved
+// against endpoint when set. first
+// carries endpoint's query (dialect and simulation parameters, faults
+// included); resume carries none of it, so a resume does not inject the
+// fault again. Browsers cannot set headers on a WebSocket handshake, so a
+// bearer token from the Authorization header goes in as ?access_token= (the
+// relay accepts it on /v1/ws only).
+func WebSocketURLs(endpoint, wsEndpoint, authorization string) (first, resume string, err error) {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return "", "", err
+	}
+	if wsEndpoint != "" {
+		ws, err := u.Parse(wsEndpoint)
+		if err != nil {
+			return "", "", err
+		}
+		u = ws
+	} else {
+		u = &url.URL{Scheme: u.Scheme, Host: u.Host, Path: apiPrefix(u.Path) + "/v1/ws", RawQuery: u.RawQuery}
+	}
+	switch u.Scheme {
+	case "http":
+		u.Scheme = "ws"
+	case "https":
+		u.Scheme = "wss"
+	}
+	r := *u
+	r.RawQuery = ""
+	if token, ok := strings.CutPrefix(strings.TrimSpace(authorization), "Bearer "); ok && token != "" {
+		q := u.Query()
+		q.Set("access_token", token)
+		u.RawQuery = q.Encode()
+		r.RawQuery = url.Values{"access_token": {token}}.Encode()
+	}
+	return u.String(), r.String(), nil
+}
