@@ -57,10 +57,18 @@ func run(t *testing.T, dir string, timeout time.Duration, name string, args ...s
 	return string(out)
 }
 
+// installed holds the apps install has installed in this run.
+var installed sync.Map
+
 // install installs the app's pinned dependencies, then the package from
-// the tarball (not saved: the tarball changes with every build).
+// the tarball (not saved: the tarball changes with every build), once a
+// run.
 func install(t *testing.T, app string) {
 	t.Helper()
+	if _, done := installed.Load(app); done {
+		return
+	}
+	defer installed.Store(app, true)
 	tgz := tarball(t)
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Fatal("npm is needed to install the apps' dependencies")

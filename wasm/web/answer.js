@@ -40,6 +40,7 @@ export class Answer {
   streamId = "";
   metrics = null;
   message = null; // the ended answer as an assistant message (end.msg)
+  showing = null; // a stored message set to be shown, until Go has shown it
   calls = new Map(); // call number → resolve
   tail = null;
   saidAt = -Infinity; // when the last sentence was written (performance.now())
@@ -93,6 +94,7 @@ export class Answer {
   // call sends an ask/stream/retry and returns the promise of its final
   // status.
   call(cmd, init) {
+    this.showing = null;
     const n = this.host.newCall();
     const p = new Promise((resolve) => this.calls.set(n, resolve));
     if (this.host.failure) {
@@ -249,7 +251,7 @@ export class Answer {
       return;
     }
     if (u.reset) {
-      this.message = null;
+      this.message = this.showing;
       this.content.innerHTML = '<div data-trickle="tail"></div>';
       this.tail = this.content.firstElementChild;
       // The early view stays until Go's frames show text (below).
@@ -321,6 +323,7 @@ export class Answer {
     if (u.end) {
       const e = u.end;
       if (e.msg) this.message = e.msg;
+      this.showing = null;
       this.content.removeAttribute("aria-busy");
       this.el.removeAttribute("data-trickle-stalled");
       this.el.setAttribute("data-status", e.status);

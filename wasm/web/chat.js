@@ -214,6 +214,12 @@ export class TrickleChat extends Base {
     return PROTOCOLS.has(p) ? p : "openai";
   }
 
+  /** Sets the protocol attribute (React 19 sets a prop the element has as
+   *  a property: `<trickle-chat protocol="ai-sdk">` comes here). */
+  set protocol(value) {
+    this.setAttribute(ATTR_PROTOCOL, String(value));
+  }
+
   /** Extra request headers (e.g. Authorization) for every answer. */
   get headers() {
     return this.#headers;

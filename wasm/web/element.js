@@ -184,7 +184,11 @@ export class TrickleAnswer extends Base {
       throw new TypeError('trickle: a message to show must be an object with a "content" string');
     }
     const a = this.#attachFor();
-    a.host.send({ t: KIND_SHOW, ...a.request(), id: a.id, body: JSON.parse(JSON.stringify(m)) });
+    const body = JSON.parse(JSON.stringify(m));
+    a.host.send({ t: KIND_SHOW, ...a.request(), id: a.id, body });
+    // Read back at once as it was set, while Go shows it.
+    a.showing = body;
+    a.message = body;
   }
 
   // markdown is the answer's markdown; setting it shows that markdown as a

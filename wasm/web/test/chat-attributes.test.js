@@ -104,3 +104,26 @@ test("the chat forwards exactly the answer's attributes it takes, and lang and d
   assert.deepEqual([...C.CHAT_FORWARDS], [...C.CHAT_ATTRIBUTES.filter((a) => C.ANSWER_ATTRIBUTES.includes(a)), "lang", "dir"]);
   for (const [name] of C.COMMAND_ATTRIBUTES) assert.ok(C.CHAT_FORWARDS.includes(name), `${name}, which Go reads, is forwarded`);
 });
+
+// React 19 sets a JSX prop as a property when the element has a property
+// of that name, and as an attribute otherwise: an attribute whose name is
+// also a read-only property (`protocol` was) threw "Cannot set property"
+// as React rendered <trickle-chat protocol="ai-sdk">.
+test("every attribute that is also a property of the chat can be set, and sets the attribute", () => {
+  const setters = [];
+  for (const name of C.CHAT_ATTRIBUTES) {
+    let proto = TrickleChat.prototype;
+    let d;
+    while (proto && !(d = Object.getOwnPropertyDescriptor(proto, name))) proto = Object.getPrototypeOf(proto);
+    if (!d) continue;
+    assert.ok(d.set || d.writable, `${name} is a property of <trickle-chat> with no setter`);
+    setters.push(name);
+  }
+  assert.ok(setters.includes("protocol"), "protocol is a property");
+  const c = document.createElement("trickle-chat");
+  c.protocol = "ai-sdk";
+  assert.equal(c.getAttribute("protocol"), "ai-sdk");
+  assert.equal(c.protocol, "ai-sdk");
+  c.protocol = "openai";
+  assert.equal(c.protocol, "openai");
+});

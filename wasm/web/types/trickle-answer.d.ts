@@ -501,7 +501,7 @@ export declare class TrickleChat extends HTMLElement {
   /** What the chat sends, from its protocol attribute: "openai" (default)
    *  or "ai-sdk" (the AI SDK's DefaultChatTransport body, for a useChat
    *  route). */
-  readonly protocol: "openai" | "ai-sdk";
+  protocol: "openai" | "ai-sdk";
   /** The chat's id, sent as the AI SDK's chat id (protocol "ai-sdk"). */
   chatId: string;
   /** Extra request headers for every answer (e.g. Authorization). */

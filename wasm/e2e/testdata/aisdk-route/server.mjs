@@ -6,7 +6,12 @@
 //   /trickle/...      the widget's files (WIDGET_DIR)
 //   POST /api/chat    the route
 //
-//   node server.mjs WIDGET_DIR
+//   node server.mjs WIDGET_DIR [JWT_SECRET]
+//
+// With JWT_SECRET the app's server checks, before the route runs (as a
+// framework's middleware would), that the request carries a JWT (HS256)
+// signed with it, and answers 401 otherwise (examples/frameworks'
+// pairwise suite runs the route under auth).
 //
 // The model is the package's own mock (MockLanguageModelV3). What it says
 // depends on the prompt the route built with convertToModelMessages:
@@ -22,6 +27,7 @@
 // answer ended, and "cancelled {}" when that ended the model's generation
 // (the route, as the docs write it, passes no abortSignal to streamText:
 // whether it ends is the AI SDK's business). It runs until it is killed.
+import { createHmac, timingSafeEqual } from "node:crypto";
 import { createReadStream, statSync } from "node:fs";
 import { createServer } from "node:http";
 import { dirname, extname, join, normalize, sep } from "node:path";
@@ -31,7 +37,7 @@ import { convertToModelMessages, streamText, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 
-const [widgetDir] = process.argv.slice(2);
+const [widgetDir, jwtSecret] = process.argv.slice(2);
 if (!widgetDir) {
   console.error("usage: node server.mjs WIDGET_DIR");
   process.exit(2);
@@ -156,6 +162,23 @@ export async function POST(req) {
   return result.toUIMessageStreamResponse();
 }
 
+// authorized says whether a request carries a JWT signed with jwtSecret
+// that has not expired (always, without a secret).
+function authorized(req) {
+  if (!jwtSecret) return true;
+  const m = /^Bearer ([\w-]+)\.([\w-]+)\.([\w-]+)$/i.exec(req.headers.authorization ?? "");
+  if (!m) return false;
+  const want = createHmac("sha256", jwtSecret).update(m[1] + "." + m[2]).digest();
+  const got = Buffer.from(m[3], "base64url");
+  if (got.length !== want.length || !timingSafeEqual(got, want)) return false;
+  try {
+    const claims = JSON.parse(Buffer.from(m[2], "base64url").toString("utf8"));
+    return JSON.parse(Buffer.from(m[1], "base64url").toString("utf8")).alg === "HS256" && !(claims.exp * 1000 < Date.now());
+  } catch {
+    return false;
+  }
+}
+
 // handle runs the route on a Node request, as a framework would: a fetch
 // Request in (aborted when the client goes away), the Response out, each
 // chunk written as it comes.
@@ -163,6 +186,10 @@ async function handle(req, res) {
   let raw = "";
   for await (const chunk of req) raw += chunk;
   console.log("request " + JSON.stringify({ body: raw }));
+  if (!authorized(req)) {
+    console.log("refused " + JSON.stringify({ status: 401 }));
+    return res.writeHead(401, { "Content-Type": "text/plain" }).end("Unauthorized\n");
+  }
   const gone = new AbortController();
   res.on("close", () => {
     if (res.writableFinished) return;
