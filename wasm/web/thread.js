@@ -25,6 +25,11 @@ import { wordOf } from "./strings.js";
 
 const TURN = '[data-trickle-chat="turn"]';
 
+// INNER is what can take focus inside a turn: its actions and the
+// answer's own controls (links, a code block's Copy, the thinking
+// summary, Retry).
+const INNER = "a[href], button, summary, input, select, textarea, [tabindex]";
+
 // ICONS are the action buttons' pictures: 16-unit line drawings in
 // currentColor, hidden from screen readers (each button is named by its
 // word). Written here, not taken from an icon set.
@@ -47,6 +52,8 @@ export class Thread {
   #input;
   #on;
   #stop = null; // the turn in the tab order (the thread's one stop)
+  #placed = false; // the reader put it there (else it is the newest turn)
+  #pointer = false; // a pointer went down in the thread: its focus is the reader's aim
   #prefix;
   #ids = 0;
 
@@ -57,14 +64,27 @@ export class Thread {
     this.#input = input;
     this.#on = on;
     turns.addEventListener("keydown", (e) => this.#key(e));
-    // Wherever focus lands in a turn (a click, a link in the answer, a
-    // button), that turn becomes the thread's stop.
+    turns.addEventListener("pointerdown", () => (this.#pointer = true));
     turns.addEventListener("focusin", (e) => {
       const turn = e.target.closest?.(TURN);
-      if (turn && turn.parentElement === turns && turn !== this.#stop) {
-        this.#stop = turn;
-        this.#rove();
+      if (!turn || turn.parentElement !== turns) return;
+      const pointer = this.#pointer;
+      this.#pointer = false;
+      // Tab or Shift+Tab from outside lands on the thread's one stop, even
+      // where a control an answer added since the last sweep was still in
+      // the tab order (a turn focused on purpose is taken as it is).
+      const from = e.relatedTarget;
+      if (!pointer && e.target !== turn && (!from || !turns.contains(from)) && this.#stop && !this.#stop.contains(e.target)) {
+        this.focus(this.#stop);
+        return;
       }
+      // Wherever else focus lands in a turn (a click, an arrow), that turn
+      // becomes the thread's stop.
+      if (turn !== this.#stop) {
+        this.#stop = turn;
+        this.#placed = true;
+      }
+      this.#rove();
     });
   }
 
@@ -161,11 +181,27 @@ export class Thread {
   // of the tab order, reachable by the arrows.
   #rove() {
     const list = this.list();
-    if (!list.includes(this.#stop)) this.#stop = list.at(-1) ?? null;
+    if (!this.#placed || !list.includes(this.#stop)) {
+      this.#stop = list.at(-1) ?? null;
+      this.#placed = false;
+    }
     for (const turn of list) {
       const on = turn === this.#stop;
       turn.tabIndex = on ? 0 : -1;
-      for (const b of turn.querySelectorAll('[data-trickle-chat="actions"] > button')) b.tabIndex = on ? 0 : -1;
+      // What can take focus inside the other turns is out of the tab
+      // order (its own tabindex kept aside in data-trickle-tabindex); the
+      // stop's is back in it.
+      for (const e of turn.querySelectorAll(INNER)) {
+        const kept = e.dataset.trickleTabindex;
+        if (on && kept !== undefined) {
+          if (kept === "") e.removeAttribute("tabindex");
+          else e.setAttribute("tabindex", kept);
+          delete e.dataset.trickleTabindex;
+        } else if (!on && kept === undefined) {
+          e.dataset.trickleTabindex = e.getAttribute("tabindex") ?? "";
+          e.tabIndex = -1;
+        }
+      }
     }
   }
 
@@ -213,6 +249,7 @@ export class Thread {
   // scrolled into view, its start first when it is taller than the thread.
   focus(turn) {
     this.#stop = turn;
+    this.#placed = true;
     this.#rove();
     turn.focus({ preventScroll: true });
     const box = this.#turns.parentElement;
@@ -235,7 +272,6 @@ export class Thread {
     const b = document.createElement("button");
     b.type = "button";
     b.dataset.trickleChat = part;
-    b.tabIndex = -1;
     b.innerHTML = icon(part === "copy-answer" ? "copy" : part);
     b.append(document.createElement("span"));
     b.lastChild.dataset.trickleChat = "action-label";
