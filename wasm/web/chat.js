@@ -109,7 +109,12 @@ export class TrickleChat extends Base {
     this.#follower = follow(thread, jump, [turns]);
     this.#thread = new Thread(this, turns, input, `trickle-chat-${n}`, {
       busy: () => this.#busy,
-      regenerate: () => this.regenerate().catch((err) => console.error(err)),
+      // The button goes with the answer it replaces: the reader waits for
+      // the new one in the composer, as after Send.
+      regenerate: () => {
+        input.focus();
+        this.regenerate().catch((err) => console.error(err));
+      },
       edit: () => {
         const i = this.#messages.findLastIndex((m) => m.role === "user");
         input.value = this.#messages[i]?.content ?? "";
@@ -452,7 +457,6 @@ export class TrickleChat extends Base {
     text.textContent = this.#messages[index].content;
     const turn = this.#thread.turn("user", text);
     turn.dataset.index = String(index);
-    this.#thread.refresh();
   }
 
   #addAnswer(index) {
