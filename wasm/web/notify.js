@@ -9,6 +9,9 @@
 // notifier is el's way to speak text now: a function, or null where the
 // browser has no ariaNotify (the live regions speak).
 export function notifier(el) {
+  // ChromeOS's Chromium has the method but speaks none of it (MDN's
+  // compatibility data, 2026-09): the live regions speak there.
+  if (/\bCrOS\b/.test(el.ownerDocument?.defaultView?.navigator?.userAgent ?? "")) return null;
   const own = el.ariaNotify;
   if (typeof own === "function") return (text) => own.call(el, text);
   const doc = el.ownerDocument;

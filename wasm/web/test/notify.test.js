@@ -86,3 +86,15 @@ test("without ariaNotify the live regions speak and nothing is notified", async 
   assert.equal(part("announcer").textContent, "One.");
   assert.equal(part("sr-status").textContent, "Answer complete.");
 });
+
+test("ChromeOS, whose ariaNotify speaks nothing, keeps the live regions", (t) => {
+  const ua = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(window.navigator), "userAgent");
+  Object.defineProperty(window.navigator, "userAgent", { value: "Mozilla/5.0 (X11; CrOS x86_64 16181.61.0) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36", configurable: true });
+  t.after(() => delete window.navigator.userAgent);
+  const { a, part, heard } = withNotify(t, window.Element.prototype);
+  assert.equal(a.notify, null);
+  assert.equal(part("announcer").getAttribute("role"), "log");
+  a.early({ id: a.id, reset: true, say: "<p>One.</p>" });
+  assert.deepEqual(heard, []);
+  assert.ok(ua, "the user agent is the prototype's again after");
+});
