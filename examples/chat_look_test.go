@@ -180,7 +180,10 @@ func TestTheChatWithNoPageCSSLooksFinished(t *testing.T) {
 			browsertest.Eval[bool](t, tab, `(document.getElementById("chat").style.cssText = "", document.activeElement.blur(), true)`)
 
 			if *screenshots != "" {
-				png, err := chromedp.Run(browsertest.Timeout(t, tab, 20*time.Second), chromedp.FullScreenshot(100))
+				// The end of the thread, cropped to the element (the page
+				// itself has no colours of its own).
+				browsertest.Eval[bool](t, tab, `(document.querySelector('#chat [data-trickle-chat="thread"]').scrollTop = 1e9, true)`)
+				png, err := chromedp.Run(browsertest.Timeout(t, tab, 20*time.Second), chromedp.Screenshot(chromedp.CSS("#chat")))
 				require.NoError(t, err)
 				require.NoError(t, os.MkdirAll(*screenshots, 0o755))
 				require.NoError(t, os.WriteFile(filepath.Join(*screenshots, fmt.Sprintf("chat-plain-%d-%s.png", tc.width, tc.scheme)), png, 0o644))
