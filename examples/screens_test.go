@@ -44,10 +44,16 @@ body { margin: 0; padding: 12px; background: Canvas; }
 <trickle-answer id="a" highlight></trickle-answer>
 </body></html>`
 
-// serveScreens serves the screenshot page (/screens/reading) and its
+// serveScreens serves the screenshot pages (/screens/reading; /screens/chat,
+// chat_look_test.go) and the reading page's
 // answer (/screens/answer: readingAnswer in the plain dialect, a few
 // characters per event, held open at its end as a stalled model would).
 func serveScreens(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/screens/chat" {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, plainChatPage)
+		return
+	}
 	if r.URL.Path == "/screens/reading" {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, readingPage)

@@ -229,7 +229,7 @@ func TestTheChatReferenceNamesEveryAttributeTheChatTakes(t *testing.T) {
 func chatSources(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
-	for _, f := range []string{"chat.js", "history.js"} {
+	for _, f := range []string{"chat.js", "history.js", "thread.js"} {
 		data, err := os.ReadFile(filepath.Join("..", "..", "wasm", "web", f))
 		require.NoError(t, err)
 		b.Write(data)

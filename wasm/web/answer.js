@@ -10,6 +10,7 @@ import { patchAnswer, patchRemoves } from "./patch.js";
 import { holdSelection, restoreSelection } from "./selection.js";
 import { decorate } from "./reading.js";
 import { speakerOf } from "./speech.js";
+import { notifier, quiet } from "./notify.js";
 import { replaced, wordOf } from "./strings.js";
 
 // Every element of the page has its own number, whichever Host serves it:
@@ -72,6 +73,10 @@ export class Answer {
     this.status = q("status"); // visible: the element's state at once
     this.srStatus = q("sr-status") ?? this.status; // heard: after the last sentence
     this.announcer = q("announcer");
+    // ariaNotify where the browser has it: the regions become a silent
+    // record (notify.js).
+    this.notify = notifier(el);
+    if (this.notify) quiet(this.announcer, this.srStatus === this.status ? null : this.srStatus);
     this.follower = follow(el, q("jump"), [this.content, this.thinking, this.tools]);
     this.onRetry = () => h.send({ t: KIND_RETRY, id: this.id, n: 0, at: epochNow() });
     this.retryBtn?.addEventListener("click", this.onRetry);
@@ -133,6 +138,7 @@ export class Answer {
     const failed = wordOf(this.el, STR_FAILED);
     if (this.status !== this.srStatus) this.status.textContent = failed;
     this.srStatus.textContent = `${failed} ${sentence}`;
+    this.notify?.(this.srStatus.textContent);
     this.dispatch("trickle-error", { status: "failed", message: sentence, reason: "unavailable", detail });
     const resolve = this.calls.get(n);
     this.calls.delete(n);
@@ -180,7 +186,10 @@ export class Answer {
       speakerOf(this.el).reset(); // a new answer: what was queued goes
     }
     if (u.say) {
+      const last = this.announcer.lastChild;
       this.announcer.insertAdjacentHTML("beforeend", u.say);
+      // Each new paragraph is one announcement, as the log reads them.
+      if (this.notify) for (let n = last ? last.nextSibling : this.announcer.firstChild; n; n = n.nextSibling) this.notify(n.textContent);
       // Read aloud: the units the announcements join, one an utterance.
       speakerOf(this.el).said(u.speak ?? []);
       this.saidAt = performance.now();
@@ -202,6 +211,7 @@ export class Answer {
       return;
     }
     this.srStatus.textContent = this.pendingStatus;
+    if (this.notify && this.pendingStatus) this.notify(this.pendingStatus);
     this.pendingStatus = undefined;
   }
 

@@ -11,20 +11,17 @@ import {
   ATTR_MODEL,
   ATTR_PROTOCOL,
   CHAT_FORWARDS,
-  STR_CHAT_ASSISTANT,
   STR_CHAT_CUT_OFF,
-  STR_CHAT_EDIT,
   STR_CHAT_INPUT,
-  STR_CHAT_REGENERATE,
   STR_CHAT_SEND,
   STR_CHAT_STOP,
-  STR_CHAT_YOU,
   STR_JUMP_TO_LATEST,
   STR_TOOL_FAILED,
 } from "./contract.js";
 import { requestMessages, uiMessages, checkMessages, turnsOf, checkTools, runnerOf, toolDeclarations, toolChoiceOf } from "./history.js";
 import { elementStrings, setElementStrings, wordOf } from "./strings.js";
 import { follow } from "./follow.js";
+import { Thread } from "./thread.js";
 
 const Base = typeof HTMLElement === "function" ? HTMLElement : class {};
 
@@ -57,6 +54,8 @@ export class TrickleChat extends Base {
   #editing = false; // Send replaces the last question (edit)
   #parts = null;
   #follower = null;
+  #thread = null; // the turns as the reader walks them (thread.js)
+  #statusOf = null; // watches the newest answer's status for the chat's one line
   #stopped = false;
   #headers = {};
   #tools = {};
@@ -80,6 +79,10 @@ export class TrickleChat extends Base {
   connectedCallback() {
     if (this.#parts) return;
     const n = ++chats;
+    // As an answer does: a page that sets color-scheme is followed,
+    // otherwise the reader's preference (trickle.css).
+    const scheme = typeof getComputedStyle === "function" ? getComputedStyle(this.parentElement ?? document.documentElement).colorScheme : "";
+    if (scheme && scheme !== "normal") this.dataset.trickleScheme = "inherit";
     this.innerHTML = "";
     const q = (tag, part, attrs = {}) => {
       const e = document.createElement(tag);
@@ -90,6 +93,10 @@ export class TrickleChat extends Base {
     const thread = q("div", "thread");
     const turns = q("div", "turns");
     const jump = q("button", "jump", { type: "button", hidden: "" });
+    // The chat's one visible status line: the newest answer's (each
+    // answer's own is hidden in a chat). Screen readers hear each
+    // answer's spoken status, so this one is not read.
+    const status = q("div", "status", { "aria-hidden": "true" });
     const form = q("form", "composer");
     const label = q("label", "label", { for: `trickle-chat-${n}-input` });
     const input = q("textarea", "input", { id: `trickle-chat-${n}-input`, rows: "2" });
@@ -97,9 +104,29 @@ export class TrickleChat extends Base {
     const stop = q("button", "stop", { type: "button", hidden: "" });
     thread.append(turns);
     form.append(label, input, send, stop);
-    this.append(thread, jump, form);
-    this.#parts = { thread, turns, jump, form, label, input, send, stop };
+    this.append(thread, jump, status, form);
+    this.#parts = { thread, turns, jump, status, form, label, input, send, stop };
     this.#follower = follow(thread, jump, [turns]);
+    this.#thread = new Thread(this, turns, input, `trickle-chat-${n}`, {
+      busy: () => this.#busy,
+      // The button goes with the answer it replaces: the reader waits for
+      // the new one in the composer, as after Send.
+      regenerate: () => {
+        input.focus();
+        this.regenerate().catch((err) => console.error(err));
+      },
+      edit: () => {
+        const i = this.#messages.findLastIndex((m) => m.role === "user");
+        input.value = this.#messages[i]?.content ?? "";
+        this.#editing = true;
+        input.focus();
+      },
+      copy: (turn) => {
+        const a = turn.querySelector("trickle-answer");
+        return a?.message?.content ?? a?.text ?? "";
+      },
+    });
+    this.#statusOf = typeof MutationObserver === "function" ? new MutationObserver(() => this.#showStatus()) : null;
     this.relabel();
 
     form.addEventListener("submit", (e) => {
@@ -133,11 +160,7 @@ export class TrickleChat extends Base {
     p.send.textContent = w(STR_CHAT_SEND);
     p.stop.textContent = w(STR_CHAT_STOP);
     p.jump.textContent = w(STR_JUMP_TO_LATEST);
-    for (const h of p.turns.querySelectorAll('[data-trickle-chat="speaker"]')) {
-      h.textContent = w(h.parentElement.dataset.role === "user" ? STR_CHAT_YOU : STR_CHAT_ASSISTANT);
-    }
-    for (const b of p.turns.querySelectorAll('[data-trickle-chat="regenerate"]')) b.textContent = w(STR_CHAT_REGENERATE);
-    for (const b of p.turns.querySelectorAll('[data-trickle-chat="edit"]')) b.textContent = w(STR_CHAT_EDIT);
+    this.#thread.refresh();
   }
 
   /** The conversation as OpenAI-style messages (a copy): user, assistant
@@ -277,12 +300,16 @@ export class TrickleChat extends Base {
     this.#stopped = false;
     try {
       for (let round = 0; round <= MAX_TOOL_ROUNDS && !this.#stopped; round++) {
-        const { answer } = this.#addAnswer();
+        const { turn, answer } = this.#addAnswer();
         const body = this.#request(trigger, messageId);
         this.#current = answer;
+        turn.dataset.streaming = "";
+        this.#thread.refresh();
         this.#follower.start();
         await answer.ask(body);
         this.#current = null;
+        delete turn.dataset.streaming;
+        this.#thread.refresh();
         const m = answer.message;
         if (!m) {
           // No answer at all (the widget could not start): the turn shows
@@ -291,7 +318,6 @@ export class TrickleChat extends Base {
           break;
         }
         this.#messages.push(this.#withId(m));
-        const turn = answer.closest('[data-trickle-chat="turn"]');
         turn.dataset.index = String(this.#messages.length - 1);
         // A stopped answer's cost arrives after its end: the history takes it.
         answer.addEventListener("trickle-usage", (e) => {
@@ -313,7 +339,7 @@ export class TrickleChat extends Base {
       this.#current = null;
       this.#follower.end(true);
       this.#setBusy(false);
-      this.#markLast();
+      this.#thread.refresh();
     }
   }
 
@@ -385,11 +411,15 @@ export class TrickleChat extends Base {
     this.#busy = on;
     const p = this.#parts;
     if (!p) return;
-    const hadFocus = p.stop.contains(document.activeElement);
+    // Stop takes Send's place in the composer while the chat answers;
+    // focus on the one that goes moves to the text area, where it stays.
+    const hadFocus = (on ? p.send : p.stop).contains(document.activeElement);
     p.stop.hidden = !on;
+    p.send.hidden = on;
     p.send.disabled = on;
     p.thread.setAttribute("aria-busy", "false"); // never busy: each answer has its own live regions
-    if (hadFocus && !on) p.input.focus();
+    if (hadFocus) p.input.focus();
+    this.#thread.refresh();
   }
 
   // #render rebuilds the thread from the messages: stored answers are
@@ -402,34 +432,40 @@ export class TrickleChat extends Base {
       if (t.role === "user") this.#addUser(t.index);
       else this.#addAnswer(t.index).answer.message = this.#messages[t.index];
     }
-    this.#markLast();
+    this.#thread.refresh();
   }
 
-  #turn(role) {
-    const turn = document.createElement("div");
-    turn.dataset.trickleChat = "turn";
-    turn.dataset.role = role;
-    // Each turn says who speaks, for screen readers (visually hidden).
-    const who = document.createElement("h3");
-    who.dataset.trickleChat = "speaker";
-    who.textContent = wordOf(this, role === "user" ? STR_CHAT_YOU : STR_CHAT_ASSISTANT);
-    turn.append(who);
-    this.#parts.turns.append(turn);
-    return turn;
+  // #showStatus writes the chat's one status line: the newest answer's
+  // status, or nothing while its notice (Stopped., why it failed) says it.
+  #showStatus() {
+    const p = this.#parts;
+    const a = [...p.turns.querySelectorAll("trickle-answer")].at(-1);
+    const notice = a?.querySelector('[data-trickle="notice"]');
+    const text = !a || (notice && !notice.hidden) ? "" : (a.querySelector('[data-trickle="status"]')?.textContent ?? "");
+    if (p.status.textContent !== text) p.status.textContent = text;
+  }
+
+  // #watch has the status line follow answer, the newest.
+  #watch(answer) {
+    const o = this.#statusOf;
+    if (!o) return;
+    o.disconnect();
+    const status = answer.querySelector('[data-trickle="status"]');
+    const notice = answer.querySelector('[data-trickle="notice"]');
+    if (status) o.observe(status, { childList: true, characterData: true, subtree: true });
+    if (notice) o.observe(notice, { attributes: true, attributeFilter: ["hidden"] });
+    this.#showStatus();
   }
 
   #addUser(index) {
-    const turn = this.#turn("user");
-    turn.dataset.index = String(index);
     const text = document.createElement("div");
     text.dataset.trickleChat = "text";
     text.textContent = this.#messages[index].content;
-    turn.append(text);
+    const turn = this.#thread.turn("user", text);
+    turn.dataset.index = String(index);
   }
 
   #addAnswer(index) {
-    const turn = this.#turn("assistant");
-    if (index !== undefined) turn.dataset.index = String(index);
     const answer = document.createElement("trickle-answer");
     // Every answer attribute the chat takes, and its lang and dir
     // (the contract's CHAT_FORWARDS).
@@ -437,37 +473,9 @@ export class TrickleChat extends Base {
     answer.headers = this.#headers;
     const own = elementStrings(this);
     if (Object.keys(own).length > 0) answer.strings = own;
-    turn.append(answer);
+    const turn = this.#thread.turn("assistant", answer);
+    if (index !== undefined) turn.dataset.index = String(index);
+    this.#watch(answer);
     return { turn, answer };
-  }
-
-  // #markLast puts Regenerate under the last answer and Edit on the last
-  // question, and removes them elsewhere.
-  #markLast() {
-    const p = this.#parts;
-    if (!p) return;
-    for (const b of p.turns.querySelectorAll('[data-trickle-chat="regenerate"], [data-trickle-chat="edit"]')) b.remove();
-    const turns = [...p.turns.children];
-    const lastUser = turns.findLast((t) => t.dataset.role === "user");
-    const lastAnswer = turns.findLast((t) => t.dataset.role === "assistant");
-    const button = (part, key, onClick) => {
-      const b = document.createElement("button");
-      b.type = "button";
-      b.dataset.trickleChat = part;
-      b.textContent = wordOf(this, key);
-      b.addEventListener("click", onClick);
-      return b;
-    };
-    if (lastAnswer && !this.#busy) lastAnswer.append(button("regenerate", STR_CHAT_REGENERATE, () => this.regenerate()));
-    if (lastUser && !this.#busy) {
-      lastUser.append(
-        button("edit", STR_CHAT_EDIT, () => {
-          const i = this.#messages.findLastIndex((m) => m.role === "user");
-          p.input.value = this.#messages[i]?.content ?? "";
-          this.#editing = true;
-          p.input.focus();
-        }),
-      );
-    }
   }
 }

@@ -111,6 +111,11 @@ export const STR_CHAT_YOU = "chatYou";
 export const STR_CHAT_ASSISTANT = "chatAssistant";
 export const STR_CHAT_REGENERATE = "chatRegenerate";
 export const STR_CHAT_EDIT = "chatEdit";
+export const STR_CHAT_COPY_ANSWER = "chatCopyAnswer";
+export const STR_CHAT_THREAD = "chatThread";
+export const STR_CHAT_THREAD_KEYS = "chatThreadKeys";
+export const STR_CHAT_TURN_YOU = "chatTurnYou";
+export const STR_CHAT_TURN_ASSISTANT = "chatTurnAssistant";
 export const STR_CHAT_CUT_OFF = "chatCutOff";
 export const STR_RESPONDING = "responding";
 export const STR_COMPLETE = "complete";
@@ -167,6 +172,11 @@ export const ENGLISH = /* @__PURE__ */ Object.freeze({
   chatAssistant: "The assistant said:",
   chatRegenerate: "Regenerate",
   chatEdit: "Edit",
+  chatCopyAnswer: "Copy answer",
+  chatThread: "Conversation",
+  chatThreadKeys: "Up and down arrows move between messages, Home and End to the first and last, Escape back to the message box.",
+  chatTurnYou: "You said, {n} of {total}",
+  chatTurnAssistant: "The assistant said, {n} of {total}",
   chatCutOff: "[This answer was cut off before it finished.]",
   responding: "Assistant is responding.",
   complete: "Answer complete.",

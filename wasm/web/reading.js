@@ -86,7 +86,10 @@ function say(answer, text) {
   const s = answer.srStatus;
   // The same words again are a new announcement: clear first.
   s.textContent = "";
-  requestAnimationFrame(() => (s.textContent = text));
+  requestAnimationFrame(() => {
+    s.textContent = text;
+    answer.notify?.(text);
+  });
 }
 
 // highlightWith runs the page's highlighter on a settled code block. Its

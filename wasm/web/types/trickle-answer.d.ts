@@ -248,6 +248,16 @@ export interface TrickleStrings {
   chatRegenerate: string;
   /** Edit */
   chatEdit: string;
+  /** Copy answer */
+  chatCopyAnswer: string;
+  /** Conversation */
+  chatThread: string;
+  /** Up and down arrows move between messages, Home and End to the first and last, Escape back to the message box. */
+  chatThreadKeys: string;
+  /** You said, {n} of {total} */
+  chatTurnYou: string;
+  /** The assistant said, {n} of {total} */
+  chatTurnAssistant: string;
   /** [This answer was cut off before it finished.] */
   chatCutOff: string;
   /** Assistant is responding. */

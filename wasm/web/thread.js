@@ -1,0 +1,317 @@
+// The chat's thread as a reader walks it (docs/chat-thread.md): one tab
+// stop (a roving tabindex over the turns), ArrowUp and ArrowDown between
+// turns, Home and End to the first and the last, Enter or Escape back to
+// the composer. Each turn is an article named by its speaker and its
+// place ("The assistant said, 4 of 9") and described by its text, and
+// carries its own actions (copy the answer as markdown, regenerate, edit)
+// as small labelled buttons, in the tab order only while their turn is
+// the thread's stop. The thread decides nothing about the conversation:
+// the chat tells it what is busy and does what its buttons ask.
+
+import {
+  STR_CHAT_ASSISTANT,
+  STR_CHAT_COPY_ANSWER,
+  STR_CHAT_EDIT,
+  STR_CHAT_REGENERATE,
+  STR_CHAT_THREAD,
+  STR_CHAT_THREAD_KEYS,
+  STR_CHAT_TURN_ASSISTANT,
+  STR_CHAT_TURN_YOU,
+  STR_CHAT_YOU,
+  STR_COPIED,
+  STR_COPY_FAILED,
+} from "./contract.js";
+import { wordOf } from "./strings.js";
+
+const TURN = '[data-trickle-chat="turn"]';
+
+// INNER is what can take focus inside a turn: its actions and the
+// answer's own controls (links, a code block's Copy, the thinking
+// summary, Retry).
+const INNER = "a[href], button, summary, input, select, textarea, [tabindex]";
+
+// ICONS are the action buttons' pictures: 16-unit line drawings in
+// currentColor, hidden from screen readers (each button is named by its
+// word). Written here, not taken from an icon set.
+const ICONS = {
+  copy: '<rect x="5.5" y="5.5" width="8" height="8" rx="1.5"/><path d="M10.5 3.5v-.5a1.5 1.5 0 0 0-1.5-1.5H4A1.5 1.5 0 0 0 2.5 3v5A1.5 1.5 0 0 0 4 9.5h.5"/>',
+  regenerate: '<path d="M13.5 8a5.5 5.5 0 1 1-1.6-3.9"/><path d="M12.5 1.5v3h-3"/>',
+  edit: '<path d="M10.5 2.5l3 3-8 8h-3v-3z"/><path d="M9 4l3 3"/>',
+};
+
+function icon(name) {
+  return `<svg viewBox="0 0 16 16" width="16" height="16" aria-hidden="true" focusable="false" fill="none" stroke="currentColor" stroke-width="1.4" stroke-linecap="round" stroke-linejoin="round">${ICONS[name]}</svg>`;
+}
+
+// Thread walks the turns of one chat. on has what the buttons do:
+// {regenerate(), edit(turn), copy(turn) → the markdown or ""}, and
+// busy() → true while an answer streams or a tool runs.
+export class Thread {
+  #chat;
+  #turns;
+  #input;
+  #on;
+  #stop = null; // the turn in the tab order (the thread's one stop)
+  #placed = false; // the reader put it there (else it is the newest turn)
+  #pointer = false; // a pointer went down in the thread: its focus is the reader's aim
+  #prefix;
+  #ids = 0;
+
+  constructor(chat, turns, input, prefix, on) {
+    this.#chat = chat;
+    this.#prefix = prefix;
+    this.#turns = turns;
+    this.#input = input;
+    this.#on = on;
+    turns.addEventListener("keydown", (e) => this.#key(e));
+    turns.addEventListener("pointerdown", () => (this.#pointer = true));
+    turns.addEventListener("focusin", (e) => {
+      const turn = e.target.closest?.(TURN);
+      if (!turn || turn.parentElement !== turns) return;
+      const pointer = this.#pointer;
+      this.#pointer = false;
+      // Tab or Shift+Tab from outside lands on the thread's one stop, even
+      // where a control an answer added since the last sweep was still in
+      // the tab order (a turn focused on purpose is taken as it is).
+      const from = e.relatedTarget;
+      if (!pointer && e.target !== turn && (!from || !turns.contains(from)) && this.#stop && !this.#stop.contains(e.target)) {
+        this.focus(this.#stop);
+        return;
+      }
+      // Wherever else focus lands in a turn (a click, an arrow), that turn
+      // becomes the thread's stop.
+      if (turn !== this.#stop) {
+        this.#stop = turn;
+        this.#placed = true;
+      }
+      this.#rove();
+    });
+  }
+
+  // turn makes a turn of role ("user" or "assistant") holding body, at
+  // the end.
+  turn(role, body) {
+    const w = (k) => wordOf(this.#chat, k);
+    const turn = document.createElement("div");
+    turn.dataset.trickleChat = "turn";
+    turn.dataset.role = role;
+    turn.id = this.#id();
+    turn.setAttribute("role", "article");
+    turn.tabIndex = -1;
+    // Who speaks, for screen readers' heading navigation (hidden on screen).
+    const who = document.createElement("h3");
+    who.dataset.trickleChat = "speaker";
+    who.textContent = w(role === "user" ? STR_CHAT_YOU : STR_CHAT_ASSISTANT);
+    const actions = document.createElement("div");
+    actions.dataset.trickleChat = "actions";
+    if (role === "user") {
+      actions.append(this.#button("edit", STR_CHAT_EDIT, () => this.#on.edit(turn)));
+    } else {
+      actions.append(
+        this.#button("copy-answer", STR_CHAT_COPY_ANSWER, (b) => this.#copy(turn, b)),
+        this.#button("regenerate", STR_CHAT_REGENERATE, () => this.#on.regenerate()),
+      );
+    }
+    turn.append(who, body, actions);
+    this.#turns.append(turn);
+    return turn;
+  }
+
+  // refresh brings every turn's name, description, actions and tab stop up
+  // to date: after turns came or went, an answer began or ended.
+  refresh() {
+    const w = (k) => wordOf(this.#chat, k);
+    // The thread is a feed of articles, named, and described by its keys
+    // (a hidden paragraph beside it: said when focus enters, never seen).
+    const t = this.#turns;
+    t.setAttribute("role", "feed");
+    t.setAttribute("aria-label", w(STR_CHAT_THREAD));
+    let hint = t.previousElementSibling;
+    if (hint?.dataset.trickleChat !== "keys") {
+      hint = document.createElement("p");
+      hint.dataset.trickleChat = "keys";
+      hint.id = this.#id();
+      hint.hidden = true;
+      t.before(hint);
+      t.setAttribute("aria-describedby", hint.id);
+    }
+    hint.textContent = w(STR_CHAT_THREAD_KEYS);
+    const list = this.list();
+    const busy = this.#on.busy();
+    const lastUser = list.findLast((x) => x.dataset.role === "user");
+    const lastAnswer = list.findLast((x) => x.dataset.role === "assistant");
+    list.forEach((turn, i) => {
+      const user = turn.dataset.role === "user";
+      turn.setAttribute("aria-label", w(user ? STR_CHAT_TURN_YOU : STR_CHAT_TURN_ASSISTANT).replace("{n}", String(i + 1)).replace("{total}", String(list.length)));
+      turn.setAttribute("aria-posinset", String(i + 1));
+      turn.setAttribute("aria-setsize", String(list.length));
+      turn.querySelector('[data-trickle-chat="speaker"]').textContent = w(user ? STR_CHAT_YOU : STR_CHAT_ASSISTANT);
+      const described = this.#described(turn);
+      if (described) turn.setAttribute("aria-describedby", described);
+      // An answer still being written has no actions; nor has any turn
+      // but the last question (Edit) and the last answer (Regenerate),
+      // and those only while nothing streams.
+      const streaming = turn.dataset.streaming !== undefined;
+      for (const b of turn.querySelectorAll('[data-trickle-chat="actions"] > button')) {
+        const part = b.dataset.trickleChat;
+        b.hidden =
+          streaming ||
+          (part === "edit" && (busy || turn !== lastUser)) ||
+          (part === "regenerate" && (busy || turn !== lastAnswer)) ||
+          (part === "copy-answer" && this.#on.copy(turn) === "");
+        const word = w(part === "edit" ? STR_CHAT_EDIT : part === "regenerate" ? STR_CHAT_REGENERATE : STR_CHAT_COPY_ANSWER);
+        if (b.dataset.copied === undefined) this.#name(b, word);
+      }
+    });
+    this.#rove();
+  }
+
+  // list is the turns, in order.
+  list() {
+    return [...this.#turns.children].filter((x) => x.matches(TURN));
+  }
+
+  // stop is the turn in the tab order.
+  get stop() {
+    return this.#stop;
+  }
+
+  // #rove gives the tab stop to one turn (the one the reader last was on,
+  // else the newest) and its actions; every other turn and action is out
+  // of the tab order, reachable by the arrows.
+  #rove() {
+    const list = this.list();
+    if (!this.#placed || !list.includes(this.#stop)) {
+      this.#stop = list.at(-1) ?? null;
+      this.#placed = false;
+    }
+    for (const turn of list) {
+      const on = turn === this.#stop;
+      turn.tabIndex = on ? 0 : -1;
+      // What can take focus inside the other turns is out of the tab
+      // order (its own tabindex kept aside in data-trickle-tabindex); the
+      // stop's is back in it.
+      for (const e of turn.querySelectorAll(INNER)) {
+        const kept = e.dataset.trickleTabindex;
+        if (on && kept !== undefined) {
+          if (kept === "") e.removeAttribute("tabindex");
+          else e.setAttribute("tabindex", kept);
+          delete e.dataset.trickleTabindex;
+        } else if (!on && kept === undefined) {
+          e.dataset.trickleTabindex = e.getAttribute("tabindex") ?? "";
+          e.tabIndex = -1;
+        }
+      }
+    }
+  }
+
+  // #key walks the thread: on a turn, or on one of its actions.
+  #key(e) {
+    if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey || e.isComposing) return;
+    const turn = e.target.closest?.(TURN);
+    if (!turn || turn.parentElement !== this.#turns) return;
+    const onTurn = e.target === turn;
+    // Links and buttons inside an answer keep their own keys.
+    if (!onTurn && !e.target.closest('[data-trickle-chat="actions"]')) return;
+    const list = this.list();
+    const i = list.indexOf(turn);
+    let to = -1;
+    switch (e.key) {
+      case "ArrowUp":
+        to = Math.max(0, i - 1);
+        break;
+      case "ArrowDown":
+        to = Math.min(list.length - 1, i + 1);
+        break;
+      case "Home":
+        to = 0;
+        break;
+      case "End":
+        to = list.length - 1;
+        break;
+      case "Escape":
+        break;
+      case "Enter":
+        if (!onTurn) return; // Enter on a button presses it
+        break;
+      default:
+        return;
+    }
+    e.preventDefault();
+    if (to < 0) {
+      this.#input.focus();
+      return;
+    }
+    this.focus(list[to]);
+  }
+
+  // focus moves the reader to turn: it becomes the thread's stop and is
+  // scrolled into view, its start first when it is taller than the thread.
+  focus(turn) {
+    this.#stop = turn;
+    this.#placed = true;
+    this.#rove();
+    turn.focus({ preventScroll: true });
+    const box = this.#turns.parentElement;
+    const tall = box && turn.getBoundingClientRect?.().height > box.clientHeight;
+    turn.scrollIntoView?.({ block: tall ? "start" : "nearest" });
+  }
+
+  // #described is the ids of what a turn says: the reader's text, or the
+  // answer's content and its tool calls (never its thinking, its live
+  // regions or its status).
+  #described(turn) {
+    const parts = turn.dataset.role === "user" ? [turn.querySelector('[data-trickle-chat="text"]')] : [...turn.querySelectorAll('trickle-answer [data-trickle="content"], trickle-answer [data-trickle="tools"]')];
+    return parts
+      .filter(Boolean)
+      .map((p) => p.id || (p.id = this.#id()))
+      .join(" ");
+  }
+
+  #button(part, key, onClick) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.dataset.trickleChat = part;
+    b.innerHTML = icon(part === "copy-answer" ? "copy" : part);
+    b.append(document.createElement("span"));
+    b.lastChild.dataset.trickleChat = "action-label";
+    this.#name(b, wordOf(this.#chat, key));
+    b.addEventListener("click", () => onClick(b));
+    return b;
+  }
+
+  // #name is a button's word: its text for screen readers (visually
+  // hidden) and its tooltip.
+  #name(b, word) {
+    b.lastChild.textContent = word;
+    b.title = word;
+  }
+
+  // #copy puts the answer's markdown on the clipboard, and says so on the
+  // button for a moment (its name is what a screen reader hears).
+  #copy(turn, b) {
+    const text = this.#on.copy(turn);
+    const said = (key) => {
+      b.dataset.copied = "";
+      this.#name(b, wordOf(this.#chat, key));
+      setTimeout(() => {
+        delete b.dataset.copied;
+        this.#name(b, wordOf(this.#chat, STR_CHAT_COPY_ANSWER));
+      }, 2000);
+    };
+    Promise.resolve()
+      .then(() => navigator.clipboard.writeText(text))
+      .then(
+        () => said(STR_COPIED),
+        (err) => {
+          console.error("trickle: copying the answer failed:", err);
+          said(STR_COPY_FAILED);
+        },
+      );
+  }
+
+  #id() {
+    this.#ids++;
+    return `${this.#prefix}-${this.#ids}`;
+  }
+}
