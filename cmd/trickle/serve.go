@@ -96,7 +96,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		upKeyEnv      = fs.String("upstream-key-env", "", "read the upstream API key from the environment variable `NAME` (it never leaves the server)")
 		maxTokens     = fs.Int("max-tokens", 0, "refuse (400) a request asking for more output tokens than `N`, and send N as max_tokens when it names none (default: no cap)")
 		allowFaults   = fs.Bool("allow-faults", false, "let the drop_after test fault cut a real upstream's stream too (without it, a request asking an --upstream relay for a fault gets 400)")
-		maxInput      = fs.Int("max-input-chars", 0, "refuse (400) a request whose conversation has more than `N` characters (default: no bound)")
+		maxInput      = fs.Int("max-input-chars", 0, "refuse (400) a request with more than `N` characters of text in all it sends the model: messages, tools, response_format, stop, user, names (default: no bound)")
 		rateLimit     = fs.String("rate-limit", "", "let each client (the token's sub with --auth-secret-env, else its address) start this many generations per period, written `N/s`, N/min or N/h (e.g. 20/min); beyond it 429 rate_limited with Retry-After (default: no limit)")
 		perClient     = fs.Int("max-streams-per-client", 0, "let each client have at most `N` generations running at once; beyond it 429 too_many_streams (default: no limit)")
 		tokensPerDay  = fs.Int64("tokens-per-day", 0, "let each client generate at most `N` output tokens per UTC day; then 429 token_budget_exhausted until midnight UTC (default: no limit)")
