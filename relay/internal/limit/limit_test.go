@@ -43,21 +43,21 @@ func TestEachLimitRefusesSayingWhichAndWhen(t *testing.T) {
 	l := limit.New(limit.Settings{Rate: limit.Rate{N: 3, Per: time.Minute}, Streams: 1, TokensPerDay: 100},
 		limit.NewMemory(), func(name string) { refused = append(refused, name) })
 
-	first, err := l.Admit(ctx, "sub:alice")
+	first, err := l.Admit(ctx, "sub:alice", 0)
 	require.NoError(t, err)
-	_, err = l.Admit(ctx, "sub:alice")
+	_, err = l.Admit(ctx, "sub:alice", 0)
 	r := refusal(t, err, "too_many_streams")
 	require.Equal(t, limit.StreamLimit, r.Limit)
 	require.Contains(t, r.Message, "1 generating at a time")
 	require.Contains(t, r.Message, "DELETE /v1/streams/{id}")
 
-	other, err := l.Admit(ctx, "sub:bob")
+	other, err := l.Admit(ctx, "sub:bob", 0)
 	require.NoError(t, err, "bob has limits of his own")
 	other.End(5)
 
 	first.End(100)
 	first.End(100) // a second End counts nothing
-	_, err = l.Admit(ctx, "sub:alice")
+	_, err = l.Admit(ctx, "sub:alice", 0)
 	r = refusal(t, err, "token_budget_exhausted")
 	require.Equal(t, limit.TokenLimit, r.Limit)
 	require.Contains(t, r.Message, "100 output tokens a day and has generated 100 today")
@@ -67,11 +67,11 @@ func TestEachLimitRefusesSayingWhichAndWhen(t *testing.T) {
 	// Alice was refused twice and counted once: her rate has two
 	// requests left; carol's third is her last.
 	for _, who := range []string{"sub:carol", "sub:carol", "sub:carol"} {
-		tk, err := l.Admit(ctx, who)
+		tk, err := l.Admit(ctx, who, 0)
 		require.NoError(t, err)
 		tk.End(0)
 	}
-	_, err = l.Admit(ctx, "sub:carol")
+	_, err = l.Admit(ctx, "sub:carol", 0)
 	r = refusal(t, err, "rate_limited")
 	require.Equal(t, limit.RateLimit, r.Limit)
 	require.Contains(t, r.Message, "3 requests a minute")
@@ -81,7 +81,7 @@ func TestEachLimitRefusesSayingWhichAndWhen(t *testing.T) {
 	require.Equal(t, []string{"streams", "tokens", "rate"}, refused)
 
 	var nothing *limit.Limiter
-	tk, err := nothing.Admit(ctx, "x")
+	tk, err := nothing.Admit(ctx, "x", 0)
 	require.NoError(t, err, "no limiter admits everything")
 	tk.End(5)
 	tk.Refund(ctx)
@@ -92,24 +92,24 @@ func TestEachLimitRefusesSayingWhichAndWhen(t *testing.T) {
 func TestARefusedRequestCountsAgainstNoLimit(t *testing.T) {
 	ctx := context.Background()
 	l := limit.New(limit.Settings{Rate: limit.Rate{N: 2, Per: time.Hour}, Streams: 1}, limit.NewMemory(), nil)
-	held, err := l.Admit(ctx, "k")
+	held, err := l.Admit(ctx, "k", 0)
 	require.NoError(t, err)
 	for range 5 {
-		_, err := l.Admit(ctx, "k")
+		_, err := l.Admit(ctx, "k", 0)
 		refusal(t, err, "too_many_streams")
 	}
 	held.End(0)
 	for range 5 {
-		tk, err := l.Admit(ctx, "k")
+		tk, err := l.Admit(ctx, "k", 0)
 		require.NoError(t, err, "a refunded request gave its place in the rate and its slot back")
 		tk.Refund(ctx)
 		tk.Refund(ctx) // a second refund gives nothing more
 		tk.End(0)      // nor an End after it
 	}
-	tk, err := l.Admit(ctx, "k")
+	tk, err := l.Admit(ctx, "k", 0)
 	require.NoError(t, err, "the second request of the rate")
 	tk.End(0)
-	_, err = l.Admit(ctx, "k")
+	_, err = l.Admit(ctx, "k", 0)
 	refusal(t, err, "rate_limited")
 }
 
@@ -126,9 +126,9 @@ func TestACounterThatFailsIsTheStoreBeingUnavailable(t *testing.T) {
 	r := redistest.Start(t)
 	rdb := newClient(t, r)
 	l := limit.New(limit.Settings{Rate: limit.Rate{N: 1, Per: time.Second}}, limit.NewRedis(rdb, time.Second, quiet()), nil)
-	_, err := l.Admit(context.Background(), "k")
+	_, err := l.Admit(context.Background(), "k", 0)
 	require.NoError(t, err)
 	r.Stop()
-	_, err = l.Admit(context.Background(), "k")
+	_, err = l.Admit(context.Background(), "k", 0)
 	require.True(t, errors.Is(err, store.ErrUnavailable), "%v", err)
 }

@@ -103,6 +103,7 @@ type Log struct {
 	estimated bool
 	lastTok   time.Time
 	tokens    int
+	fromText  int // tokens estimated from the text's bytes (EstimateAtLeast)
 	// reported: the output tokens the model reported (its usage), which
 	// replace the count of events (ReportTokens).
 	reported int

@@ -14,7 +14,17 @@ func (l *Log) usageLocked() store.Usage {
 	if l.reported > 0 {
 		return store.Usage{CompletionTokens: l.reported}
 	}
-	return store.Usage{CompletionTokens: l.tokens, Estimated: l.estimated}
+	return store.Usage{CompletionTokens: max(l.tokens, l.fromText), Estimated: l.estimated}
+}
+
+// EstimateAtLeast raises the stream's estimated tokens to n (a real
+// upstream's, estimated from the bytes of its text) when it is more than
+// its events: an upstream that reports no usage may send a long text in
+// one event.
+func (l *Log) EstimateAtLeast(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.fromText = max(l.fromText, n)
 }
 
 // ReportTokens records the output tokens the model reported so far (a
