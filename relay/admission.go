@@ -112,9 +112,9 @@ func (s *Server) start(r *http.Request, a *admission) (*streamlog.Log, error) {
 		err error
 	)
 	if s.cfg.upstream != nil {
-		l, err = s.startUpstream(a.payload, a.drop, a.rid, a.ticket)
+		l, err = s.startUpstream(a.payload, a.drop, a.rid, s.owner(r), a.ticket)
 	} else {
-		l, err = s.startSim(a.gen, a.sim, a.drop, a.rid, a.ticket)
+		l, err = s.startSim(a.gen, a.sim, a.drop, a.rid, s.owner(r), a.ticket)
 	}
 	if err != nil {
 		a.ticket.Refund(r.Context())

@@ -39,9 +39,9 @@ func checkUpstream(u *upstream.Upstream) error {
 
 // startUpstream registers a stream and relays the upstream's answer into
 // it; payload is the body the upstream is sent.
-func (s *Server) startUpstream(payload []byte, drop int, rid string, t *limit.Ticket) (*streamlog.Log, error) {
+func (s *Server) startUpstream(payload []byte, drop int, rid, owner string, t *limit.Ticket) (*streamlog.Log, error) {
 	u := s.cfg.upstream
-	l, err := s.register(u.Dialect.String(), drop, rid, t)
+	l, err := s.register(u.Dialect.String(), drop, rid, owner, t)
 	if err != nil {
 		return nil, err
 	}

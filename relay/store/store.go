@@ -168,6 +168,21 @@ type Counter interface {
 	Wait()
 }
 
+// Owned is a Stream that belongs to the identity that made it (the
+// relay's with auth on: only it may resume, inspect or stop the stream).
+// A store that keeps Owner with the stream's meta in Begin, and hands it
+// to the Follower of another relay (an OwnedFollower) in Follow, keeps
+// streams their owners' across a fleet; a store that does not leaves a
+// followed stream anyone's who knows its id.
+type Owned interface {
+	Owner() string // "" for anyone's
+}
+
+// OwnedFollower is a Follower that takes its stream's owner (Owned).
+type OwnedFollower interface {
+	SetOwner(identity string)
+}
+
 // Reserver is a Counter that reserves in one step: the relay holds each
 // request's output cap against its identity's day at admission, and
 // settles it to what the generation cost when it ends. A Counter without

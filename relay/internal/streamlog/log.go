@@ -103,7 +103,8 @@ type Log struct {
 	estimated bool
 	lastTok   time.Time
 	tokens    int
-	fromText  int // tokens estimated from the text's bytes (EstimateAtLeast)
+	fromText  int    // tokens estimated from the text's bytes (EstimateAtLeast)
+	owner     string // the identity that made the stream (SetOwner)
 	// reported: the output tokens the model reported (its usage), which
 	// replace the count of events (ReportTokens).
 	reported int
