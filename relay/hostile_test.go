@@ -325,3 +325,41 @@ func TestTheInputBoundCountsEveryFieldThatReachesTheModel(t *testing.T) {
 	require.Len(t, got, 1)
 	require.JSONEq(t, `[{"role":"user","content":[{"type":"text","text":"hi"}]}]`, string(got[0]["messages"]))
 }
+
+// --auth-audience and --auth-issuer: a JWT without the matching aud or
+// iss is 401 with a code and a reason naming the claim.
+func TestTokensForAnotherAudienceOrIssuerAreRefused(t *testing.T) {
+	_, base := startMemory(t, relay.WithAuthSecret(authSecret), relay.WithAuthAudience("trickle"), relay.WithAuthIssuer("backend"))
+	token := func(aud, iss string) string {
+		c := jwt.RegisteredClaims{Subject: "alice", Issuer: iss, IssuedAt: jwt.NewNumericDate(time.Now()), ExpiresAt: jwt.NewNumericDate(time.Now().Add(time.Minute))}
+		if aud != "" {
+			c.Audience = jwt.ClaimStrings{aud}
+		}
+		s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(authSecret)
+		require.NoError(t, err)
+		return s
+	}
+	chat := base + "/v1/chat/completions"
+	for _, c := range []struct{ name, token, code, says string }{
+		{"a token minted without aud or iss", mint(t, "alice", time.Minute), "token_audience", `accepts only tokens for "trickle"`},
+		{"another audience", token("billing", "backend"), "token_audience", `its "aud" is "billing"`},
+		{"another issuer", token("trickle", "elsewhere"), "token_issuer", `issued by "backend"`},
+		{"no issuer", token("trickle", ""), "token_issuer", `its "iss" is missing`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := refusalOf(t, post(t, chat, hello, "Authorization", "Bearer "+c.token), http.StatusUnauthorized)
+			require.Equal(t, "authentication_error", r.Error.Type)
+			require.Equal(t, c.code, r.Error.Code)
+			require.Contains(t, r.Error.Message, c.says)
+		})
+	}
+	completes(t, chat, hello, "Authorization", "Bearer "+token("trickle", "backend"))
+
+	for _, opts := range [][]relay.Option{
+		{relay.WithAuthAudience("trickle")},
+		{relay.WithAuthSecret(authSecret), relay.WithAuthIssuer("")},
+	} {
+		_, err := relay.New(opts...)
+		require.ErrorIs(t, err, relay.ErrBadOption)
+	}
+}

@@ -18,6 +18,10 @@ import (
 type guardConfig struct {
 	authSecret    []byte
 	authSecretSet bool
+	// The aud and iss a token must carry (WithAuthAudience,
+	// WithAuthIssuer).
+	audience, issuer       string
+	audienceSet, issuerSet bool
 
 	models                         []string
 	modelsSet                      bool
@@ -42,10 +46,36 @@ func WithAuthSecret(secret []byte) Option {
 	}
 }
 
+// WithAuthAudience makes WithAuthSecret's tokens valid only with this
+// audience in their "aud" claim: another, or none, gets 401 (code
+// token_audience) naming it. For a backend whose secret signs tokens for
+// more than one service.
+func WithAuthAudience(aud string) Option {
+	return func(c *config) { c.guard.audience, c.guard.audienceSet = aud, true }
+}
+
+// WithAuthIssuer makes WithAuthSecret's tokens valid only when their
+// "iss" claim is iss: another, or none, gets 401 (code token_issuer)
+// naming it.
+func WithAuthIssuer(iss string) Option {
+	return func(c *config) { c.guard.issuer, c.guard.issuerSet = iss, true }
+}
+
 // minSecret is the shortest secret WithAuthSecret takes (auth.MinSecret).
 const minSecret = auth.MinSecret
 
 func (g *guardConfig) check(c *config) error {
+	for _, o := range []struct {
+		option, value string
+		set           bool
+	}{{"WithAuthAudience", g.audience, g.audienceSet}, {"WithAuthIssuer", g.issuer, g.issuerSet}} {
+		switch {
+		case o.set && o.value == "":
+			return &OptionError{Option: o.option, Value: `""`, Reason: "name the claim's value, or leave the option out"}
+		case o.set && !g.authSecretSet:
+			return &OptionError{Option: o.option, Value: fmt.Sprintf("%q", o.value), Reason: "it checks the tokens of WithAuthSecret, which is not set"}
+		}
+	}
 	if g.authSecretSet {
 		switch {
 		case len(g.authSecret) < minSecret:

@@ -126,6 +126,7 @@ func New(opts ...Option) (*Server, error) {
 	s.newLimiter()
 	if cfg.guard.authSecretSet {
 		s.verifier = auth.NewVerifier(cfg.guard.authSecret, nil)
+		s.verifier.Audience, s.verifier.Issuer = cfg.guard.audience, cfg.guard.issuer
 	}
 	s.handler = s.routes()
 	return s, nil

@@ -85,6 +85,8 @@ const (
 	CodeTokenNoExpiry     Code = "token_no_expiry"     // no exp claim
 	CodeTokenTooLong      Code = "token_too_long"      // exp further ahead than the relay allows
 	CodeTokenNoSubject    Code = "token_no_subject"    // no sub claim: no identity to count
+	CodeTokenAudience     Code = "token_audience"      // the relay expects an aud (--auth-audience) the token lacks
+	CodeTokenIssuer       Code = "token_issuer"        // the relay expects an iss (--auth-issuer) the token does not have
 
 	// TypeOriginNotAllowed: a relay without auth refuses a browser's
 	// request under a host name it does not know (DNS rebinding).
@@ -101,7 +103,8 @@ func (c Code) Type() ErrorType {
 	case CodeRateLimited, CodeTooManyStreams, CodeTokenBudgetExhausted:
 		return TypeRateLimit
 	case CodeTokenMissing, CodeTokenMalformed, CodeTokenAlgNone, CodeTokenAlgorithm, CodeTokenBadSignature,
-		CodeTokenExpired, CodeTokenNotYetValid, CodeTokenNoExpiry, CodeTokenTooLong, CodeTokenNoSubject:
+		CodeTokenExpired, CodeTokenNotYetValid, CodeTokenNoExpiry, CodeTokenTooLong, CodeTokenNoSubject,
+		CodeTokenAudience, CodeTokenIssuer:
 		return TypeAuthentication
 	case CodeHostNotAllowed:
 		return TypeOriginNotAllowed

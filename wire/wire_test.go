@@ -63,7 +63,8 @@ func TestTypesHaveTheirStatusAndCodesTheirType(t *testing.T) {
 		wire.CodeStreamRequired: wire.TypeInvalidRequest, wire.CodeRateLimited: wire.TypeRateLimit,
 		wire.CodeTooManyStreams: wire.TypeRateLimit, wire.CodeTokenBudgetExhausted: wire.TypeRateLimit,
 		wire.CodeTokenExpired: wire.TypeAuthentication, wire.CodeTokenNoSubject: wire.TypeAuthentication,
-		wire.CodeStreamNotOwned: wire.TypePermission,
+		wire.CodeStreamNotOwned: wire.TypePermission, wire.CodeTokenAudience: wire.TypeAuthentication,
+		wire.CodeTokenIssuer: wire.TypeAuthentication,
 	} {
 		require.Equal(t, typ, code.Type(), code)
 	}
