@@ -323,7 +323,7 @@ func (l *Log) finishLocked(state wire.State, message string, status bool) {
 		close(l.endedCh)
 	}
 	if l.onEnd != nil {
-		l.onEnd(l.usageLocked())
+		l.onEnd(l.spentLocked())
 	}
 	if l.grace != nil && l.follow == nil {
 		l.grace.Stop()
