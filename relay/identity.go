@@ -73,7 +73,7 @@ func (g *guardConfig) check(c *config) error {
 		case o.set && o.value == "":
 			return &OptionError{Option: o.option, Value: `""`, Reason: "name the claim's value, or leave the option out"}
 		case o.set && !g.authSecretSet:
-			return &OptionError{Option: o.option, Value: fmt.Sprintf("%q", o.value), Reason: "it checks the tokens of WithAuthSecret, which is not set"}
+			return &OptionError{Option: o.option, Value: fmt.Sprintf("%q", o.value), Reason: "it checks the claims of JWTs, and no auth secret is set to verify them"}
 		}
 	}
 	if g.authSecretSet {
@@ -102,4 +102,10 @@ const MaxTokenLifetime = auth.MaxLifetime
 // iat (now) and exp (now + ttl, at most MaxTokenLifetime).
 func MintToken(secret []byte, sub string, ttl time.Duration) (string, error) {
 	return auth.Mint(secret, sub, ttl, time.Now())
+}
+
+// MintTokenFor is MintToken with the "aud" and "iss" claims that
+// WithAuthAudience and WithAuthIssuer check (each left out when "").
+func MintTokenFor(secret []byte, sub string, ttl time.Duration, audience, issuer string) (string, error) {
+	return auth.MintFor(secret, sub, ttl, time.Now(), audience, issuer)
 }

@@ -165,6 +165,12 @@ const MinSecret = 32
 // Mint signs a token for sub valid for ttl from now, with HS256. A secret
 // shorter than MinSecret is refused, as the relay refuses to check with it.
 func Mint(secret []byte, sub string, ttl time.Duration, now time.Time) (string, error) {
+	return MintFor(secret, sub, ttl, now, "", "")
+}
+
+// MintFor is Mint with an audience ("aud") and an issuer ("iss"), each
+// left out when "".
+func MintFor(secret []byte, sub string, ttl time.Duration, now time.Time, audience, issuer string) (string, error) {
 	switch {
 	case sub == "":
 		return "", errors.New("the subject is empty")
@@ -177,6 +183,10 @@ func Mint(secret []byte, sub string, ttl time.Duration, now time.Time) (string, 
 		Subject:   sub,
 		IssuedAt:  jwt.NewNumericDate(now),
 		ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
+		Issuer:    issuer,
+	}
+	if audience != "" {
+		claims.Audience = jwt.ClaimStrings{audience}
 	}
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(secret)
 }
