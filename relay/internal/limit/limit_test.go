@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,4 +133,60 @@ func TestACounterThatFailsIsTheStoreBeingUnavailable(t *testing.T) {
 	r.Stop()
 	_, err = l.Admit(context.Background(), "k", 0)
 	require.True(t, errors.Is(err, store.ErrUnavailable), "%v", err)
+}
+
+// plainCounter hides Memory's Reserve: a Counter as outside code may
+// write it, without store.Reserver.
+type plainCounter struct{ limit.Counter }
+
+// The day's budget holds each request's cap from its admission to its
+// end, and the end settles it to what was generated: given back when
+// less, added when more. So it holds with a counter that reserves in one
+// step and, one request at a time, with one that does not.
+func TestTheBudgetHoldsEachRequestsCapUntilItEnds(t *testing.T) {
+	ctx := context.Background()
+	for name, c := range map[string]limit.Counter{"a store.Reserver": limit.NewMemory(), "Spent then Spend": plainCounter{limit.NewMemory()}} {
+		t.Run(name, func(t *testing.T) {
+			l := limit.New(limit.Settings{TokensPerDay: 30}, c, nil)
+			a, err := l.Admit(ctx, "k", 20)
+			require.NoError(t, err)
+			b, err := l.Admit(ctx, "k", 20)
+			require.NoError(t, err, "20 of 30 held: the day has room")
+			_, err = l.Admit(ctx, "k", 20)
+			refusal(t, err, "token_budget_exhausted")
+			a.End(5) // 15 given back: 25 held or spent
+			spent, err := c.Spent(ctx, "k", time.Now().UTC().Format(time.DateOnly))
+			require.NoError(t, err)
+			require.Equal(t, int64(25), spent)
+			c2, err := l.Admit(ctx, "k", 20)
+			require.NoError(t, err)
+			c2.Refund(ctx) // refused after all: its 20 given back
+			b.End(26)      // over its cap: the excess counts too
+			spent, _ = c.Spent(ctx, "k", time.Now().UTC().Format(time.DateOnly))
+			require.Equal(t, int64(31), spent)
+			_, err = l.Admit(ctx, "k", 1)
+			refusal(t, err, "token_budget_exhausted")
+		})
+	}
+}
+
+// 12 requests at once hold 20 tokens each against a 30-token day: two
+// are admitted, whatever the order.
+func TestParallelAdmissionsCannotOvershootTheBudget(t *testing.T) {
+	ctx := context.Background()
+	l := limit.New(limit.Settings{TokensPerDay: 30}, limit.NewMemory(), nil)
+	var admitted atomic.Int32
+	var wg sync.WaitGroup
+	for range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if tk, err := l.Admit(ctx, "k", 20); err == nil {
+				admitted.Add(1)
+				tk.End(20)
+			}
+		}()
+	}
+	wg.Wait()
+	require.LessOrEqual(t, 20*int(admitted.Load()), 30+20)
 }
