@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"strings"
@@ -14,10 +15,12 @@ import (
 // Request is what a checker is asked about one sentence: the JSON body
 // the relay POSTs to the checker's URL.
 type Request struct {
-	// Text is the sentence as a reader sees it: rendered (markdown
-	// emphasis and entities resolved, as the a11y package reads the
-	// rendered answer), then Normalize'd (NFKC, without zero-width
-	// characters and soft hyphens). Match words here.
+	// Text is the sentence rendered, as the a11y package tells it to a
+	// screen reader (markdown emphasis and entities resolved; a heading or
+	// a list item named as such, "Heading: Tea."; a code block or a table
+	// summarised, "Code block, Go, 3 lines."), then Normalize'd (NFKC,
+	// without zero-width characters and soft hyphens). Match prose here,
+	// and code and tables in Sentence.
 	Text string `json:"text"`
 	// Sentence is the answer's source text from the end of the last
 	// cleared sentence to the end of this one (markdown as the model
@@ -90,13 +93,18 @@ func (c *httpChecker) Check(ctx context.Context, r Request) (bool, error) {
 
 // wordChecker is the simulated checker (Settings.Sim "block=WORD"): it
 // blocks any sentence containing the word, in any case, in its rendered
-// text or its source, both normalised (Normalize): markdown, entities,
-// zero-width characters and fullwidth letters do not hide it.
+// text, its source, or its source without entities and emphasis markers
+// (a table cell's, which Text summarises), each normalised (Normalize):
+// markdown, entities, zero-width characters and fullwidth letters do not
+// hide it.
 type wordChecker struct{ word string }
+
+// emphasis drops markdown's inline markers from a source.
+var emphasis = strings.NewReplacer("*", "", "_", "", "~", "", "`", "")
 
 func (c wordChecker) Check(_ context.Context, r Request) (bool, error) {
 	w := strings.ToLower(Normalize(c.word))
-	for _, s := range []string{r.Text, r.Sentence} {
+	for _, s := range []string{r.Text, r.Sentence, emphasis.Replace(html.UnescapeString(r.Sentence))} {
 		if strings.Contains(strings.ToLower(Normalize(s)), w) {
 			return false, nil
 		}

@@ -103,3 +103,21 @@ func TestAWithheldAnswerCountsOnlyTheReleasedTokens(t *testing.T) {
 	require.Equal(t, streamlog.StateWithheld, <-ended)
 	require.Equal(t, 1, l.Info().Usage.CompletionTokens, "one event released")
 }
+
+// A table's cells and a code block are summarised in the rendered text a
+// screen reader gets: the simulated checker reads their source too,
+// without its emphasis markers and entities.
+func TestAnObfuscatedWordInATableOrCodeIsCaught(t *testing.T) {
+	for _, answer := range []string{
+		"All fine.\n\n| a | b |\n|---|---|\n| x | for**bid**den |\n",
+		"All fine.\n\n| a | b |\n|---|---|\n| x | &#102;or\u200bbidden |\n",
+		"All fine.\n\n```\nｆｏｒｂｉｄｄｅｎ\n```\n",
+	} {
+		g, err := New(Settings{Sim: "block=forbidden"}, nil, quiet())
+		require.NoError(t, err)
+		l, ended, _ := newLog(t, g, "openai")
+		l.Emit("", delta(answer), true)
+		l.End(streamlog.StateComplete, "")
+		require.Equal(t, streamlog.StateWithheld, <-ended, "%q", answer)
+	}
+}
