@@ -82,10 +82,25 @@ func (s *Server) admit(r *http.Request, body []byte, streamed bool) (*admission,
 		}
 	}
 	// Counted last: a refused request reaches no model and uses no limit.
-	if a.ticket, err = s.limits.Admit(r.Context(), Identity(r)); err != nil {
+	// The request's output cap is held against its day's token budget
+	// until the generation ends.
+	if a.ticket, err = s.limits.Admit(r.Context(), Identity(r), outputCap(&a.req)); err != nil {
 		return nil, err
 	}
 	return a, nil
+}
+
+// outputCap is the most output tokens the filtered request may generate
+// (the policy sets max_tokens to the relay's cap when the request names
+// none): 0 when nothing caps it.
+func outputCap(req *chat.Request) int64 {
+	switch {
+	case req.MaxCompletionTokens != nil:
+		return int64(*req.MaxCompletionTokens)
+	case req.MaxTokens != nil:
+		return int64(*req.MaxTokens)
+	}
+	return 0
 }
 
 // start starts the admitted generation as a stream; when it cannot (the
@@ -97,9 +112,9 @@ func (s *Server) start(r *http.Request, a *admission) (*streamlog.Log, error) {
 		err error
 	)
 	if s.cfg.upstream != nil {
-		l, err = s.startUpstream(a.payload, a.drop, a.rid, a.ticket)
+		l, err = s.startUpstream(a.payload, a.drop, a.rid, s.owner(r), a.ticket)
 	} else {
-		l, err = s.startSim(a.gen, a.sim, a.drop, a.rid, a.ticket)
+		l, err = s.startSim(a.gen, a.sim, a.drop, a.rid, s.owner(r), a.ticket)
 	}
 	if err != nil {
 		a.ticket.Refund(r.Context())

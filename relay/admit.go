@@ -36,9 +36,13 @@ func WithMaxTokens(n int) Option {
 	return func(c *config) { c.guard.maxTokens, c.guard.maxTokensSet = n, true }
 }
 
-// WithMaxInputChars bounds the conversation a request sends, in
-// characters of its messages' text (other content parts and tool calls
-// count by their JSON's length): beyond it 400 (code input_too_long).
+// WithMaxInputChars bounds the text a request sends the model, in
+// characters: every string of every field that passes counts (the
+// messages' text, names and tool call ids, tool calls, tools and their
+// schemas' keys, tool_choice, response_format, stop, user, content parts'
+// data); numbers, booleans, field names, the vocabulary's roles and part
+// types and a model WithModels allows do not. Beyond it 400 (code
+// input_too_long, its param the field holding the most).
 func WithMaxInputChars(n int) Option {
 	return func(c *config) { c.guard.maxInputChars, c.guard.maxInputCharsSet = n, true }
 }

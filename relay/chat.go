@@ -103,8 +103,8 @@ func (s *Server) answerOnce(w http.ResponseWriter, r *http.Request, a *admission
 }
 
 // startSim registers a stream and starts the simulated generation on it.
-func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int, rid string, t *limit.Ticket) (*streamlog.Log, error) {
-	l, err := s.register(p.Dialect.String(), drop, rid, t)
+func (s *Server) startSim(gen *sim.Generator, p sim.Params, drop int, rid, owner string, t *limit.Ticket) (*streamlog.Log, error) {
+	l, err := s.register(p.Dialect.String(), drop, rid, owner, t)
 	if err != nil {
 		return nil, err
 	}

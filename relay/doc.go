@@ -22,6 +22,8 @@
 // internal/sink (the socket writers), internal/upstream, internal/chat,
 // internal/simclock, internal/redisstore, internal/metrics.
 //
-// It never parses markdown, and never sends the upstream API key to a
-// client.
+// It never sends the upstream API key to a client. It parses markdown in
+// one place only: with hold-back, the gate (internal/holdback) reads the
+// held answer as the widget would (render's parse, no HTML and no DOM) to
+// find its sentences and their rendered text.
 package relay

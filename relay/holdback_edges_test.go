@@ -204,9 +204,7 @@ func TestHoldBackACheckerThatAnswersNonsenseHasFailed(t *testing.T) {
 		{"302", http.StatusFound, `{"allow": true}`},
 		{"broken JSON", http.StatusOK, `{"allow": tru`},
 		{"not JSON", http.StatusOK, `OK`},
-		{"no verdict", http.StatusOK, `{}`},
 		{"a string verdict", http.StatusOK, `{"allow": "yes"}`},
-		{"null", http.StatusOK, `{"allow": null}`},
 		{"empty", http.StatusOK, ``},
 		{"unreachable", 0, ""},
 	} {
@@ -235,6 +233,31 @@ func TestHoldBackACheckerThatAnswersNonsenseHasFailed(t *testing.T) {
 				}
 				a := answerOf(t, "openai", body)
 				require.Equal(t, stream.Complete, a.Status(), "on-error allow: %v", a.Err())
+			}
+		})
+	}
+}
+
+// A checker that answers JSON without "allow" ({} or null) has not
+// allowed: the answer is withheld and the verdict counted as a block,
+// even with --hold-back-on-error allow (issue 36: it counted as an error,
+// which allow let through).
+func TestHoldBackACheckerAnswerWithoutAllowIsABlock(t *testing.T) {
+	for _, body := range []string{`{}`, `{"allow": null}`, `{"allowed": true}`} {
+		t.Run(body, func(t *testing.T) {
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, body)
+			}))
+			t.Cleanup(ts.Close)
+			for _, onError := range []string{"block", "allow"} {
+				_, base := start(t, relay.WithHoldBack(relay.HoldBack{URL: ts.URL, OnError: onError}))
+				got, err := readAll(post(t, base+"/v1/chat/completions"+shortQuery, hello))
+				require.NoError(t, err)
+				require.Empty(t, requireWithheld(t, "openai", got).Text(), "on-error %s", onError)
+				m := metricValues(t, base)
+				require.Positive(t, m[`trickle_hold_back_total{verdict="block"}`], "on-error %s", onError)
+				require.Zero(t, m[`trickle_hold_back_total{verdict="error"}`], "on-error %s", onError)
 			}
 		})
 	}

@@ -287,3 +287,79 @@ func TestPolicyOptionsThatCannotWorkAreRefusedByName(t *testing.T) {
 		require.ErrorContains(t, err, c.option+"(")
 	}
 }
+
+// Issue 36's reproduction: about 300 KB in any field that carries text
+// (not only the messages' text) under a 200-character bound is refused on
+// both transports, and the upstream receives none of it; unknown keys
+// inside content parts never reach it.
+func TestTheInputBoundCountsEveryFieldThatReachesTheModel(t *testing.T) {
+	rec := newRecording(t)
+	base := guarded(t, rec, relay.WithMaxInputChars(200))
+	chat := base + "/v1/chat/completions"
+	q, _ := json.Marshal(strings.Repeat("x", 300<<10))
+	big := string(q)
+	hi := `{"role":"user","content":"hi"}`
+	for _, c := range []struct{ field, body string }{
+		{"tools", `{"stream":true,"tools":[{"type":"function","function":{"name":"f","description":` + big + `}}],"messages":[` + hi + `]}`},
+		{"response_format", `{"stream":true,"response_format":{"type":"json_schema","json_schema":{"name":"s","schema":{"description":` + big + `}}},"messages":[` + hi + `]}`},
+		{"stop", `{"stream":true,"stop":` + big + `,"messages":[` + hi + `]}`},
+		{"user", `{"stream":true,"user":` + big + `,"messages":[` + hi + `]}`},
+		{"name", `{"stream":true,"messages":[{"role":"user","name":` + big + `,"content":"hi"}]}`},
+		{"tool_call_id", `{"stream":true,"messages":[` + hi + `,{"role":"tool","tool_call_id":` + big + `,"content":"ok"}]}`},
+		{"a content part's key", `{"stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi","image_url":{"url":` + big + `}}]}]}`},
+	} {
+		t.Run(c.field, func(t *testing.T) {
+			r := refusalOf(t, post(t, chat, c.body), http.StatusBadRequest)
+			require.Equal(t, "input_too_long", r.Error.Code)
+			require.Contains(t, r.Error.Message, "limit of 200")
+			msgs, _ := wsMessages(t, wsDial(t, base, "", c.body))
+			require.Len(t, msgs, 1)
+			require.Contains(t, msgs[0], "limit of 200")
+		})
+	}
+	require.Empty(t, rec.requests(), "a request over the bound reached the upstream")
+
+	// A content part's unknown keys are dropped; the request then passes.
+	completes(t, chat, `{"stream":true,"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"hi","secret":"s","cache_control":{"type":"ephemeral"}}]}]}`)
+	got := rec.requests()
+	require.Len(t, got, 1)
+	require.JSONEq(t, `[{"role":"user","content":[{"type":"text","text":"hi"}]}]`, string(got[0]["messages"]))
+}
+
+// --auth-audience and --auth-issuer: a JWT without the matching aud or
+// iss is 401 with a code and a reason naming the claim.
+func TestTokensForAnotherAudienceOrIssuerAreRefused(t *testing.T) {
+	_, base := startMemory(t, relay.WithAuthSecret(authSecret), relay.WithAuthAudience("trickle"), relay.WithAuthIssuer("backend"))
+	token := func(aud, iss string) string {
+		c := jwt.RegisteredClaims{Subject: "alice", Issuer: iss, IssuedAt: jwt.NewNumericDate(time.Now()), ExpiresAt: jwt.NewNumericDate(time.Now().Add(time.Minute))}
+		if aud != "" {
+			c.Audience = jwt.ClaimStrings{aud}
+		}
+		s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(authSecret)
+		require.NoError(t, err)
+		return s
+	}
+	chat := base + "/v1/chat/completions"
+	for _, c := range []struct{ name, token, code, says string }{
+		{"a token minted without aud or iss", mint(t, "alice", time.Minute), "token_audience", `accepts only tokens for "trickle"`},
+		{"another audience", token("billing", "backend"), "token_audience", `its "aud" is "billing"`},
+		{"another issuer", token("trickle", "elsewhere"), "token_issuer", `issued by "backend"`},
+		{"no issuer", token("trickle", ""), "token_issuer", `its "iss" is missing`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := refusalOf(t, post(t, chat, hello, "Authorization", "Bearer "+c.token), http.StatusUnauthorized)
+			require.Equal(t, "authentication_error", r.Error.Type)
+			require.Equal(t, c.code, r.Error.Code)
+			require.Contains(t, r.Error.Message, c.says)
+		})
+	}
+	completes(t, chat, hello, "Authorization", "Bearer "+token("trickle", "backend"))
+
+	for _, opts := range [][]relay.Option{
+		{relay.WithAuthAudience("trickle")},
+		{relay.WithAuthSecret(authSecret), relay.WithAuthIssuer("")},
+	} {
+		_, err := relay.New(opts...)
+		require.ErrorIs(t, err, relay.ErrBadOption)
+	}
+}

@@ -18,6 +18,10 @@ import (
 type guardConfig struct {
 	authSecret    []byte
 	authSecretSet bool
+	// The aud and iss a token must carry (WithAuthAudience,
+	// WithAuthIssuer).
+	audience, issuer       string
+	audienceSet, issuerSet bool
 
 	models                         []string
 	modelsSet                      bool
@@ -42,10 +46,36 @@ func WithAuthSecret(secret []byte) Option {
 	}
 }
 
+// WithAuthAudience makes WithAuthSecret's tokens valid only with this
+// audience in their "aud" claim: another, or none, gets 401 (code
+// token_audience) naming it. For a backend whose secret signs tokens for
+// more than one service.
+func WithAuthAudience(aud string) Option {
+	return func(c *config) { c.guard.audience, c.guard.audienceSet = aud, true }
+}
+
+// WithAuthIssuer makes WithAuthSecret's tokens valid only when their
+// "iss" claim is iss: another, or none, gets 401 (code token_issuer)
+// naming it.
+func WithAuthIssuer(iss string) Option {
+	return func(c *config) { c.guard.issuer, c.guard.issuerSet = iss, true }
+}
+
 // minSecret is the shortest secret WithAuthSecret takes (auth.MinSecret).
 const minSecret = auth.MinSecret
 
 func (g *guardConfig) check(c *config) error {
+	for _, o := range []struct {
+		option, value string
+		set           bool
+	}{{"WithAuthAudience", g.audience, g.audienceSet}, {"WithAuthIssuer", g.issuer, g.issuerSet}} {
+		switch {
+		case o.set && o.value == "":
+			return &OptionError{Option: o.option, Value: `""`, Reason: "name the claim's value, or leave the option out"}
+		case o.set && !g.authSecretSet:
+			return &OptionError{Option: o.option, Value: fmt.Sprintf("%q", o.value), Reason: "it checks the claims of JWTs, and no auth secret is set to verify them"}
+		}
+	}
 	if g.authSecretSet {
 		switch {
 		case len(g.authSecret) < minSecret:
@@ -72,4 +102,10 @@ const MaxTokenLifetime = auth.MaxLifetime
 // iat (now) and exp (now + ttl, at most MaxTokenLifetime).
 func MintToken(secret []byte, sub string, ttl time.Duration) (string, error) {
 	return auth.Mint(secret, sub, ttl, time.Now())
+}
+
+// MintTokenFor is MintToken with the "aud" and "iss" claims that
+// WithAuthAudience and WithAuthIssuer check (each left out when "").
+func MintTokenFor(secret []byte, sub string, ttl time.Duration, audience, issuer string) (string, error) {
+	return auth.MintFor(secret, sub, ttl, time.Now(), audience, issuer)
 }

@@ -51,8 +51,13 @@ func WithMaxStreamsPerClient(n int) Option {
 
 // WithTokensPerDay caps the output tokens each identity may generate per
 // UTC day: once its day's count reaches n, requests get 429 (code
-// token_budget_exhausted) until midnight UTC. A generation counts when
-// it ends: the tokens the upstream reported, else the relay's count.
+// token_budget_exhausted) until midnight UTC. Each request's output cap
+// (its max_tokens or max_completion_tokens, else WithMaxTokens) is
+// reserved against the day at admission, and settled when the generation
+// ends to what it cost: the tokens the upstream reported, else the
+// relay's count (for an upstream that reports none, estimated from the
+// bytes, a token per four). Parallel requests then spend at most n and
+// one request's cap.
 func WithTokensPerDay(n int64) Option {
 	return func(c *config) { c.guard.limits.TokensPerDay, c.guard.tokensSet = n, true }
 }

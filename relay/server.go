@@ -126,6 +126,7 @@ func New(opts ...Option) (*Server, error) {
 	s.newLimiter()
 	if cfg.guard.authSecretSet {
 		s.verifier = auth.NewVerifier(cfg.guard.authSecret, nil)
+		s.verifier.Audience, s.verifier.Issuer = cfg.guard.audience, cfg.guard.issuer
 	}
 	s.handler = s.routes()
 	return s, nil
@@ -214,9 +215,10 @@ func newStreamID() string {
 }
 
 // register admits a new generation (dropAfter is its fault injection, set
-// before any reader can see it) for the request rid, whose ticket ends
-// with it, or refuses it (limit, shutdown).
-func (s *Server) register(dialect string, dropAfter int, rid string, t *limit.Ticket) (*streamlog.Log, error) {
+// before any reader can see it) for the request rid of the identity owner
+// ("" with auth off), whose ticket ends with it, or refuses it (limit,
+// shutdown).
+func (s *Server) register(dialect string, dropAfter int, rid, owner string, t *limit.Ticket) (*streamlog.Log, error) {
 	if err := s.reg.Reserve(); err != nil {
 		if errors.Is(err, registry.ErrTooMany) {
 			s.metrics.Rejected.Add(1)
@@ -225,6 +227,7 @@ func (s *Server) register(dialect string, dropAfter int, rid string, t *limit.Ti
 	}
 	l := s.newLog(dialect)
 	l.SetDropAfter(dropAfter)
+	l.SetOwner(owner)
 	if t != nil {
 		l.OnEnd(func(u store.Usage) { t.End(u.CompletionTokens) })
 	}

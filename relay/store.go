@@ -157,6 +157,7 @@ func (g *generated) Unstored() (u store.Unstored, ok bool) { return g.log().Take
 func (g *generated) Stored(n int)                          { g.log().Commit(n) }
 func (g *generated) Lost(message string)                   { g.log().StoreFailed(message) }
 func (g *generated) Running() bool                         { return g.log().StoredRunning() }
+func (g *generated) Owner() string                         { return g.log().Owner() }
 
 // followed is a log followed from the store (store.Follower).
 type followed streamlog.Log
@@ -169,3 +170,4 @@ func (f *followed) End(state, message string, uc bool, u store.Usage) {
 func (f *followed) Lost(message string) { f.log().StoreFailed(message) }
 func (f *followed) Events() int         { return f.log().Count() }
 func (f *followed) Readers() int        { return f.log().Readers() }
+func (f *followed) SetOwner(id string)  { f.log().SetOwner(id) }

@@ -54,7 +54,7 @@ func statusData(status wire.Status, message string) string {
 // request with why not and returns nil.
 func (s *Server) streamOr404(w http.ResponseWriter, r *http.Request) *streamlog.Log {
 	id := mux.Vars(r)["id"]
-	l, err := s.find(id)
+	l, err := s.findFor(r, id)
 	if err != nil {
 		apierr.Write(w, s.streamRefusal(reqlog.ID(r.Context()), id, err))
 		return nil
@@ -62,10 +62,35 @@ func (s *Server) streamOr404(w http.ResponseWriter, r *http.Request) *streamlog.
 	return l
 }
 
-// resumeAt finds a stream and the position after the client's last event
-// id, for GET /v1/streams/{id} and the WebSocket's resume message.
-func (s *Server) resumeAt(id, last, transport string) (*streamlog.Log, int, error) {
+// findFor finds stream id for the request r: with auth on, a stream made
+// by another identity is refused (403 stream_not_owned), so that a
+// stream's id alone lets no one else read, inspect or stop it.
+func (s *Server) findFor(r *http.Request, id string) (*streamlog.Log, error) {
 	l, err := s.find(id)
+	if err != nil {
+		return nil, err
+	}
+	if owner := l.Owner(); owner != "" && owner != Identity(r) {
+		s.log.Info("stream refused to another identity", "stream", id, "request_id", reqlog.ID(r.Context()), "identity", Identity(r))
+		return nil, &wire.Error{Type: wire.TypePermission, Code: wire.CodeStreamNotOwned,
+			Message: "relay: stream " + id + " was started with another token's identity: only it may resume, inspect or stop the stream"}
+	}
+	return l, nil
+}
+
+// owner is the identity a stream started by r belongs to: its token's,
+// with auth on; "" (anyone's) without.
+func (s *Server) owner(r *http.Request) string {
+	if !s.cfg.guard.authSecretSet {
+		return ""
+	}
+	return Identity(r)
+}
+
+// resumeAt finds a stream for r and the position after the client's last
+// event id, for GET /v1/streams/{id} and the WebSocket's resume message.
+func (s *Server) resumeAt(r *http.Request, id, last, transport string) (*streamlog.Log, int, error) {
+	l, err := s.findFor(r, id)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -81,7 +106,7 @@ func (s *Server) resumeAt(id, last, transport string) (*streamlog.Log, int, erro
 // resume is GET /v1/streams/{id}: the events after Last-Event-ID, then live.
 func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["id"]
-	l, pos, err := s.resumeAt(id, chat.LastEventID(r), "sse")
+	l, pos, err := s.resumeAt(r, id, chat.LastEventID(r), "sse")
 	switch {
 	case errors.Is(err, store.ErrUnknown):
 		s.gone(w, r, id)

@@ -39,13 +39,13 @@ func checkUpstream(u *upstream.Upstream) error {
 
 // startUpstream registers a stream and relays the upstream's answer into
 // it; payload is the body the upstream is sent.
-func (s *Server) startUpstream(payload []byte, drop int, rid string, t *limit.Ticket) (*streamlog.Log, error) {
+func (s *Server) startUpstream(payload []byte, drop int, rid, owner string, t *limit.Ticket) (*streamlog.Log, error) {
 	u := s.cfg.upstream
-	l, err := s.register(u.Dialect.String(), drop, rid, t)
+	l, err := s.register(u.Dialect.String(), drop, rid, owner, t)
 	if err != nil {
 		return nil, err
 	}
-	l.EstimateTokens() // one token an event: the relay does not read the dialect here
+	l.EstimateTokens() // until the upstream reports its usage
 	ctx, cancel := context.WithCancel(context.Background())
 	l.SetCancel(cancel)
 	s.log.Info("stream started", "stream", l.ID(), "request_id", rid, "model", "upstream", "dialect", u.Dialect, "upstream", u.Where())
@@ -62,12 +62,15 @@ func (s *Server) startUpstream(payload []byte, drop int, rid string, t *limit.Ti
 func (s *Server) runUpstream(ctx context.Context, cancel context.CancelFunc, l *streamlog.Log, payload []byte, rid string) {
 	defer cancel()
 	u := s.cfg.upstream
-	// Every upstream event counts as a token, until the upstream reports
-	// its usage (the meter reads it).
+	// Until the upstream reports its usage (the meter reads it), the
+	// stream's tokens are estimated: an event a token, or a token per four
+	// bytes of its text when that is more.
 	meter := u.NewMeter()
 	emit := func(event, data string) bool {
 		if n := meter.See(event, data); n > 0 {
 			l.ReportTokens(n)
+		} else {
+			l.EstimateAtLeast(meter.Estimate())
 		}
 		return l.Emit(event, data, true)
 	}

@@ -56,7 +56,7 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 		pos int
 	)
 	if ctl.Type == wire.WSResume {
-		if l, pos, err = s.resumeAt(ctl.Stream, ctl.LastEventID, "websocket"); err != nil {
+		if l, pos, err = s.resumeAt(r, ctl.Stream, ctl.LastEventID, "websocket"); err != nil {
 			f := s.streamRefusal(rid, ctl.Stream, err)
 			msg := f.Message
 			if f.Type == wire.TypeStreamGone {

@@ -12,6 +12,7 @@ const (
 	TypeAuthentication   ErrorType = "authentication_error"  // 401: the token is refused (Code says why)
 	TypeUnauthorized     ErrorType = "unauthorized"          // 401: the shared bearer token is missing or wrong
 	TypeOriginNotAllowed ErrorType = "origin_not_allowed"    // 403: the page's origin may not call this relay
+	TypePermission       ErrorType = "permission_error"      // 403: the token's identity may not do this (Code says why)
 	TypeNotFound         ErrorType = "not_found"             // 404: no such route
 	TypeStreamGone       ErrorType = "stream_gone"           // 404: the stream expired or never existed here
 	TypeMethodNotAllowed ErrorType = "method_not_allowed"    // 405
@@ -35,7 +36,7 @@ func (t ErrorType) HTTPStatus() int {
 		return 400
 	case TypeAuthentication, TypeUnauthorized:
 		return 401
-	case TypeOriginNotAllowed:
+	case TypeOriginNotAllowed, TypePermission:
 		return 403
 	case TypeNotFound, TypeStreamGone:
 		return 404
@@ -84,10 +85,15 @@ const (
 	CodeTokenNoExpiry     Code = "token_no_expiry"     // no exp claim
 	CodeTokenTooLong      Code = "token_too_long"      // exp further ahead than the relay allows
 	CodeTokenNoSubject    Code = "token_no_subject"    // no sub claim: no identity to count
+	CodeTokenAudience     Code = "token_audience"      // the relay expects an aud (--auth-audience) the token lacks
+	CodeTokenIssuer       Code = "token_issuer"        // the relay expects an iss (--auth-issuer) the token does not have
 
 	// TypeOriginNotAllowed: a relay without auth refuses a browser's
 	// request under a host name it does not know (DNS rebinding).
 	CodeHostNotAllowed Code = "host_not_allowed"
+
+	// TypePermission: with auth on, a stream is its creator's.
+	CodeStreamNotOwned Code = "stream_not_owned" // the stream was made by another identity: only it may resume, inspect or stop it
 )
 
 // Type is the error type code belongs to (TypeInvalidRequest for a code
@@ -97,10 +103,13 @@ func (c Code) Type() ErrorType {
 	case CodeRateLimited, CodeTooManyStreams, CodeTokenBudgetExhausted:
 		return TypeRateLimit
 	case CodeTokenMissing, CodeTokenMalformed, CodeTokenAlgNone, CodeTokenAlgorithm, CodeTokenBadSignature,
-		CodeTokenExpired, CodeTokenNotYetValid, CodeTokenNoExpiry, CodeTokenTooLong, CodeTokenNoSubject:
+		CodeTokenExpired, CodeTokenNotYetValid, CodeTokenNoExpiry, CodeTokenTooLong, CodeTokenNoSubject,
+		CodeTokenAudience, CodeTokenIssuer:
 		return TypeAuthentication
 	case CodeHostNotAllowed:
 		return TypeOriginNotAllowed
+	case CodeStreamNotOwned:
+		return TypePermission
 	}
 	return TypeInvalidRequest
 }

@@ -99,7 +99,8 @@ const WithheldMessage = "This answer was withheld."
 
 // Usage is what a stream generated: its output tokens, Estimated when they
 // are counted from the events the relay received (a real upstream's, one
-// token an event) rather than known (the simulated model's, or the usage
+// token an event or one per four bytes of its text, whichever is more)
+// rather than known (the simulated model's, or the usage
 // the upstream reported).
 type Usage struct {
 	CompletionTokens int  `json:"completion_tokens"`
@@ -162,8 +163,9 @@ type Info struct {
 	// against it).
 	Created time.Time `json:"created"`
 	// Usage is what was generated so far: exact for the simulated model,
-	// estimated (one token an event) for a real upstream's, until it
-	// reports its own. On an instance following the stream from the store
+	// estimated (one token an event, or per four bytes of text) for a
+	// real upstream's, until it reports its own; behind hold-back, until
+	// the answer completes, only the tokens released to clients. On an instance following the stream from the store
 	// it is known once the stream ended.
 	Usage Usage `json:"usage"`
 }

@@ -49,7 +49,7 @@ func TestEveryStateButRunningIsAnEnd(t *testing.T) {
 func TestTypesHaveTheirStatusAndCodesTheirType(t *testing.T) {
 	for typ, status := range map[wire.ErrorType]int{
 		wire.TypeInvalidRequest: 400, wire.TypeAuthentication: 401, wire.TypeUnauthorized: 401,
-		wire.TypeOriginNotAllowed: 403, wire.TypeNotFound: 404, wire.TypeStreamGone: 404,
+		wire.TypeOriginNotAllowed: 403, wire.TypePermission: 403, wire.TypeNotFound: 404, wire.TypeStreamGone: 404,
 		wire.TypeMethodNotAllowed: 405, wire.TypeStreamExpired: 410, wire.TypeRateLimit: 429,
 		wire.TypeServer: 500, wire.TypeUpstream: 502, wire.TypeShuttingDown: 503,
 		wire.TypeStoreUnavailable: 503, wire.TypeUnavailable: 503, "unheard_of": 500,
@@ -63,6 +63,8 @@ func TestTypesHaveTheirStatusAndCodesTheirType(t *testing.T) {
 		wire.CodeStreamRequired: wire.TypeInvalidRequest, wire.CodeRateLimited: wire.TypeRateLimit,
 		wire.CodeTooManyStreams: wire.TypeRateLimit, wire.CodeTokenBudgetExhausted: wire.TypeRateLimit,
 		wire.CodeTokenExpired: wire.TypeAuthentication, wire.CodeTokenNoSubject: wire.TypeAuthentication,
+		wire.CodeStreamNotOwned: wire.TypePermission, wire.CodeTokenAudience: wire.TypeAuthentication,
+		wire.CodeTokenIssuer: wire.TypeAuthentication,
 	} {
 		require.Equal(t, typ, code.Type(), code)
 	}

@@ -89,6 +89,8 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		maxEvent      = fs.Int("max-event", d.MaxEventSize, "maximum bytes of one event's data (an upstream event over it fails the stream)")
 		maxEvents     = fs.Int("max-events", d.MaxEvents, "maximum events in one stream (in Redis: the length cap of its log)")
 		maxStreamB    = fs.Int("max-stream-bytes", d.MaxStreamBytes, "maximum bytes of one stream's log; a stream over it fails as one over --max-events does")
+		authAudience  = fs.String("auth-audience", "", "with --auth-secret-env, accept only tokens whose aud claim holds this `NAME`; another gets 401 token_audience (default: aud not checked)")
+		authIssuer    = fs.String("auth-issuer", "", "with --auth-secret-env, accept only tokens whose iss claim is this `NAME`; another gets 401 token_issuer (default: iss not checked)")
 		authSecretEnv = fs.String("auth-secret-env", "", "accept only API requests carrying a short-lived JWT (HS256) signed with the secret in the environment variable `NAME`; its sub is the identity the limits count (trickle token mints one)")
 		tokenEnv      = fs.String("token-env", "", "require clients to send this bearer token, read from the environment variable `NAME`")
 		upstreamURL   = fs.String("upstream", "", "forward to this model API `URL` (full endpoint) instead of the simulated model")
@@ -96,7 +98,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		upKeyEnv      = fs.String("upstream-key-env", "", "read the upstream API key from the environment variable `NAME` (it never leaves the server)")
 		maxTokens     = fs.Int("max-tokens", 0, "refuse (400) a request asking for more output tokens than `N`, and send N as max_tokens when it names none (default: no cap)")
 		allowFaults   = fs.Bool("allow-faults", false, "let the drop_after test fault cut a real upstream's stream too (without it, a request asking an --upstream relay for a fault gets 400)")
-		maxInput      = fs.Int("max-input-chars", 0, "refuse (400) a request whose conversation has more than `N` characters (default: no bound)")
+		maxInput      = fs.Int("max-input-chars", 0, "refuse (400) a request with more than `N` characters of text in all it sends the model: messages, tools, response_format, stop, user, names (default: no bound)")
 		rateLimit     = fs.String("rate-limit", "", "let each client (the token's sub with --auth-secret-env, else its address) start this many generations per period, written `N/s`, N/min or N/h (e.g. 20/min); beyond it 429 rate_limited with Retry-After (default: no limit)")
 		perClient     = fs.Int("max-streams-per-client", 0, "let each client have at most `N` generations running at once; beyond it 429 too_many_streams (default: no limit)")
 		tokensPerDay  = fs.Int64("tokens-per-day", 0, "let each client generate at most `N` output tokens per UTC day; then 429 token_budget_exhausted until midnight UTC (default: no limit)")
@@ -253,6 +255,12 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		}
 		opts = append(opts, relay.WithAuthSecret([]byte(secret)))
 	}
+	if isSet(fs, "auth-audience") {
+		opts = append(opts, relay.WithAuthAudience(*authAudience))
+	}
+	if isSet(fs, "auth-issuer") {
+		opts = append(opts, relay.WithAuthIssuer(*authIssuer))
+	}
 	if *upstreamURL != "" {
 		u := relay.Upstream{URL: *upstreamURL, Dialect: stream.Dialect(*upDialect), Model: *upModel,
 			FirstTokenTimeout: *firstToken, IdleTimeout: *idle, TotalTimeout: *total, Retries: *retries}
@@ -357,6 +365,8 @@ var optionFlags = map[string]string{
 	"WithUpstream.Retries":           "upstream-retries",
 	"RedisStore":                     "store",
 	"WithAuthSecret":                 "auth-secret-env",
+	"WithAuthAudience":               "auth-audience",
+	"WithAuthIssuer":                 "auth-issuer",
 	"WithModels":                     "models",
 	"WithMaxTokens":                  "max-tokens",
 	"WithMaxInputChars":              "max-input-chars",

@@ -15,9 +15,10 @@ const tokenUsage = `trickle token — mint a JWT that trickle serve --auth-secre
 and scripts (a page's own backend mints its users' tokens: docs/security.md).
 
 Usage:
-  trickle token --sub ID [--ttl 10m] [--auth-secret-env NAME]
+  trickle token --sub ID [--ttl 10m] [--audience NAME] [--issuer NAME] [--auth-secret-env NAME]
 
-It prints the token (HS256, with sub, iat and exp) on standard output:
+It prints the token (HS256, with sub, iat and exp, and aud and iss when
+given) on standard output:
   curl -H "Authorization: Bearer $(trickle token --sub alice)" ...
 
 Flags:
@@ -34,6 +35,8 @@ func token(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var (
 		sub       = fs.String("sub", "", "the token's subject `ID`: the identity the relay's limits count (required)")
 		ttl       = fs.Duration("ttl", 10*time.Minute, "how long the token is valid (at most "+relay.MaxTokenLifetime.String()+")")
+		audience  = fs.String("audience", "", "the token's aud claim `NAME` (what trickle serve --auth-audience checks; default: none)")
+		issuer    = fs.String("issuer", "", "the token's iss claim `NAME` (what trickle serve --auth-issuer checks; default: none)")
 		secretEnv = fs.String("auth-secret-env", "TRICKLE_AUTH_SECRET", "read the secret from the environment variable `NAME` (the one trickle serve --auth-secret-env reads)")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -59,7 +62,7 @@ func token(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "trickle token: --auth-secret-env %s: the variable is empty or unset\n", *secretEnv)
 		return 2
 	}
-	tok, err := relay.MintToken([]byte(secret), *sub, *ttl)
+	tok, err := relay.MintTokenFor([]byte(secret), *sub, *ttl, *audience, *issuer)
 	if err != nil {
 		fmt.Fprintf(stderr, "trickle token: %v\n", err)
 		return 1

@@ -67,6 +67,8 @@ func TestTokenAndServeRefuseWhatCannotMintOrCheck(t *testing.T) {
 		{[]string{"serve", "--auth-secret-env", "TRICKLE_TEST_SURELY_UNSET"}, "--auth-secret-env TRICKLE_TEST_SURELY_UNSET"},
 		{[]string{"serve", "--auth-secret-env", "TRICKLE_TEST_SHORT_SECRET"}, "--auth-secret-env (5 bytes): the secret has too few bytes"},
 		{[]string{"serve", "--auth-secret-env", "TRICKLE_TEST_AUTH_SECRET", "--token-env", "TRICKLE_TEST_AUTH_SECRET"}, "--auth-secret-env"},
+		{[]string{"serve", "--auth-audience", "relay"}, "--auth-audience"},
+		{[]string{"serve", "--auth-secret-env", "TRICKLE_TEST_AUTH_SECRET", "--auth-issuer", ""}, "--auth-issuer"},
 	} {
 		var out, errOut bytes.Buffer
 		require.Equal(t, 2, run(c.args, nil, &out, &errOut), "%v: %s", c.args, errOut.String())
@@ -74,4 +76,46 @@ func TestTokenAndServeRefuseWhatCannotMintOrCheck(t *testing.T) {
 		require.NotContains(t, errOut.String(), "With", "%v: the message names the flag, not the library's option", c.args)
 		require.Empty(t, out.String())
 	}
+}
+
+// --auth-audience and --auth-issuer: a token trickle token mints with the
+// same --audience and --issuer passes; one without gets 401 naming the
+// claim.
+func TestServeChecksTheAudienceAndIssuerTrickleTokenMints(t *testing.T) {
+	t.Setenv("TRICKLE_TEST_AUTH_SECRET", testSecret)
+	mint := func(args ...string) string {
+		var tok, errOut bytes.Buffer
+		require.Equal(t, 0, run(append([]string{"token", "--sub", "alice", "--auth-secret-env", "TRICKLE_TEST_AUTH_SECRET"}, args...), nil, &tok, &errOut), errOut.String())
+		return strings.TrimSpace(tok.String())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan int, 1)
+	var out, logs testlog.Buffer
+	go func() {
+		done <- serveContext(ctx, []string{"--addr", "127.0.0.1:0", "--sim-ttft", "1ms", "--sim-gap", "1ms", "--auth-secret-env", "TRICKLE_TEST_AUTH_SECRET",
+			"--auth-audience", "chat-relay", "--auth-issuer", "backend"}, &out, &logs, func(addr string) { ready <- addr })
+	}()
+	addr := <-ready
+	ask := func(tok string) (int, string) {
+		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/v1/chat/completions?answer=short",
+			strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, body := ask(mint("--audience", "chat-relay", "--issuer", "backend"))
+	require.Equal(t, http.StatusOK, code, body)
+	code, body = ask(mint())
+	require.Equal(t, http.StatusUnauthorized, code)
+	require.Contains(t, body, `"token_audience"`)
+	code, body = ask(mint("--audience", "chat-relay", "--issuer", "elsewhere"))
+	require.Equal(t, http.StatusUnauthorized, code)
+	require.Contains(t, body, `"token_issuer"`)
+	cancel()
+	require.Equal(t, 0, <-done, logs.String())
 }

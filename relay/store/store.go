@@ -159,11 +159,41 @@ type Counter interface {
 	Release(key, lease string)
 	// Spent is what key spent on day (2006-01-02, UTC).
 	Spent(ctx context.Context, key, day string) (int64, error)
-	// Spend adds n to what key spent on day.
+	// Spend adds n to what key spent on day; n may be negative (a
+	// reservation settled below what it held), and the sum stays at 0 or
+	// more.
 	Spend(key, day string, n int64)
 	// Wait waits for the writes still under way (Release, Spend), so that
 	// they are not lost when the relay closes.
 	Wait()
+}
+
+// Owned is a Stream that belongs to the identity that made it (the
+// relay's with auth on: only it may resume, inspect or stop the stream).
+// A store that keeps Owner with the stream's meta in Begin, and hands it
+// to the Follower of another relay (an OwnedFollower) in Follow, keeps
+// streams their owners' across a fleet; a store that does not leaves a
+// followed stream anyone's who knows its id.
+type Owned interface {
+	Owner() string // "" for anyone's
+}
+
+// OwnedFollower is a Follower that takes its stream's owner (Owned).
+type OwnedFollower interface {
+	SetOwner(identity string)
+}
+
+// Reserver is a Counter that reserves in one step: the relay holds each
+// request's output cap against its identity's day at admission, and
+// settles it to what the generation cost when it ends. A Counter without
+// Reserve is asked Spent, then Spend: parallel requests can then all pass
+// the check before any reservation is counted, so the day's budget holds
+// only within one relay's own Memory-like ordering.
+type Reserver interface {
+	// Reserve adds n to what key spent on day unless that is already
+	// budget or more, in one step no other Reserve or Spend interleaves
+	// with; it returns what was spent before, and whether n was added.
+	Reserve(ctx context.Context, key, day string, n, budget int64) (spent int64, ok bool, err error)
 }
 
 // Settings are the relay's options a store follows.

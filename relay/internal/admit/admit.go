@@ -1,8 +1,8 @@
 // Package admit decides what of a client's chat request may reach the
 // model: the request fields the relay knows pass and every other is
 // dropped, the model must be one the operator allows, max_tokens is
-// capped (and set to the cap when the client names none), and the
-// conversation is bounded in characters. It never sends anything: the
+// capped (and set to the cap when the client names none), and the text
+// the request sends the model, in every field, is bounded in characters. It never sends anything: the
 // relay forwards what Filter returns.
 package admit
 
@@ -35,7 +35,7 @@ var MessageFields = []string{"content", "name", "role", "tool_call_id", "tool_ca
 type Policy struct {
 	Models        []string // the models a request may name (empty: any); one that names none gets the first
 	MaxTokens     int      // the most output tokens a request may ask for (0: no cap)
-	MaxInputChars int      // the most characters of the conversation (0: no bound)
+	MaxInputChars int      // the most characters of text the request sends the model, every field counted (0: no bound)
 }
 
 // Refusal is a request the policy refuses: Code says which rule, Param
@@ -83,16 +83,19 @@ func (p Policy) Filter(body []byte) ([]byte, error) {
 	if err := p.maxTokens(out); err != nil {
 		return nil, err
 	}
-	msgs, chars, err := messages(out["messages"])
+	msgs, err := messages(out["messages"])
 	if err != nil {
 		return nil, err
 	}
 	if msgs != nil {
 		out["messages"] = msgs
 	}
-	if p.MaxInputChars > 0 && chars > p.MaxInputChars {
-		return nil, &Refusal{Code: InputTooLong, Param: "messages", Message: fmt.Sprintf(
-			"the conversation has %d characters, over this relay's limit of %d: send a shorter one (drop or summarise earlier messages)", chars, p.MaxInputChars)}
+	if p.MaxInputChars > 0 {
+		chars, most := p.count(out)
+		if chars > p.MaxInputChars {
+			return nil, &Refusal{Code: InputTooLong, Param: most, Message: fmt.Sprintf(
+				"the request has %d characters of text (the most in %q), over this relay's limit of %d: send a shorter one (drop or summarise earlier messages, trim the tools)", chars, most, p.MaxInputChars)}
+		}
 	}
 	return json.Marshal(out)
 }
@@ -148,51 +151,147 @@ func (p Policy) maxTokens(out map[string]json.RawMessage) error {
 	return nil
 }
 
-// messages drops the unknown fields of each message and counts the
-// conversation's characters: text counted as characters, any other
-// content part (an image, a file) and tool calls by their JSON's length.
-func messages(raw json.RawMessage) (json.RawMessage, int, error) {
+// PartFields are the fields of a content part that pass; any other is
+// dropped.
+var PartFields = []string{"file", "image_url", "input_audio", "refusal", "text", "type"}
+
+// messages drops the unknown fields of each message and of each of its
+// content parts.
+func messages(raw json.RawMessage) (json.RawMessage, error) {
 	if raw == nil {
-		return nil, 0, nil
+		return nil, nil
 	}
 	var in []map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, 0, &Refusal{Code: BadMessages, Param: "messages", Message: `"messages" is not an array of objects`}
+		return nil, &Refusal{Code: BadMessages, Param: "messages", Message: `"messages" is not an array of objects`}
 	}
-	chars := 0
-	for i, m := range in {
+	for _, m := range in {
 		for k := range m {
 			if !slices.Contains(MessageFields, k) {
 				delete(m, k)
 			}
 		}
-		chars += contentChars(m["content"]) + len(m["tool_calls"])
-		in[i] = m
+		var parts []map[string]json.RawMessage
+		if c, ok := m["content"]; ok && json.Unmarshal(c, &parts) == nil {
+			for _, part := range parts {
+				for k := range part {
+					if !slices.Contains(PartFields, k) {
+						delete(part, k)
+					}
+				}
+			}
+			m["content"], _ = json.Marshal(parts)
+		}
 	}
 	b, err := json.Marshal(in)
-	return b, chars, err
+	return b, err
 }
 
-func contentChars(raw json.RawMessage) int {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return utf8.RuneCountInString(s)
+// Words of the request's own vocabulary, which count for nothing: a
+// message's role and a content part's type (any other value counts by
+// its characters).
+var (
+	roles     = []string{"assistant", "developer", "function", "system", "tool", "user"}
+	partTypes = []string{"file", "image_url", "input_audio", "input_text", "refusal", "text"}
+)
+
+// count is the characters of text in the filtered request out, and the
+// field holding the most. Everything that reaches the model counts: each
+// string by its characters, wherever it is (the messages' text, names and
+// tool call ids, tools, response_format, stop, user, a content part's
+// data); the keys of objects below the request's own structure (a tool's
+// JSON schema) by their characters too. Numbers, booleans and null count
+// for nothing, and so do the request's and messages' field names, the
+// roles and part types of the vocabulary, and the model's name when the
+// operator's allow-list holds it.
+func (p Policy) count(out map[string]json.RawMessage) (int, string) {
+	total, most, mostN := 0, "", -1
+	for k, raw := range out {
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			continue // out holds only what was decoded from JSON
+		}
+		n := 0
+		switch {
+		case k == "model" && len(p.Models) > 0:
+		case k == "messages":
+			n = conversation(v)
+		default:
+			n = chars(v)
+		}
+		total += n
+		if n > mostN || n == mostN && k < most {
+			most, mostN = k, n
+		}
 	}
-	var parts []json.RawMessage
-	if json.Unmarshal(raw, &parts) != nil {
-		return len(raw)
-	}
+	return total, most
+}
+
+// conversation counts the messages' text: their fields and content
+// parts by value, not by their field names.
+func conversation(v any) int {
+	msgs, _ := v.([]any)
 	n := 0
-	for _, part := range parts {
-		var p struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
+	for _, m := range msgs {
+		fields, _ := m.(map[string]any)
+		for k, f := range fields {
+			switch k {
+			case "role":
+				n += word(f, roles)
+			case "content":
+				parts, ok := f.([]any)
+				if !ok {
+					n += chars(f)
+					continue
+				}
+				for _, part := range parts {
+					pf, ok := part.(map[string]any)
+					if !ok {
+						n += chars(part)
+						continue
+					}
+					for pk, pv := range pf {
+						if pk == "type" {
+							n += word(pv, partTypes)
+						} else {
+							n += chars(pv)
+						}
+					}
+				}
+			default:
+				n += chars(f)
+			}
 		}
-		if json.Unmarshal(part, &p) == nil && (p.Type == "text" || p.Type == "input_text") {
-			n += utf8.RuneCountInString(p.Text)
-			continue
-		}
-		n += len(part)
 	}
 	return n
+}
+
+// word counts a vocabulary word for nothing, any other value by chars.
+func word(v any, vocabulary []string) int {
+	if s, ok := v.(string); ok && slices.Contains(vocabulary, s) {
+		return 0
+	}
+	return chars(v)
+}
+
+// chars counts a JSON value's text: its strings' characters and its
+// objects' keys'.
+func chars(v any) int {
+	switch v := v.(type) {
+	case string:
+		return utf8.RuneCountInString(v)
+	case []any:
+		n := 0
+		for _, e := range v {
+			n += chars(e)
+		}
+		return n
+	case map[string]any:
+		n := 0
+		for k, e := range v {
+			n += utf8.RuneCountInString(k) + chars(e)
+		}
+		return n
+	}
+	return 0
 }

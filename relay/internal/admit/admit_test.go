@@ -193,3 +193,58 @@ func TestTheBoundOnTheConversationIsInclusive(t *testing.T) {
 		require.ErrorAs(t, err, &r, "%d characters over a bound of %d", n+1, n)
 	}
 }
+
+// Every field that reaches the model counts against the bound, not only
+// the messages' text (issue 36's reproduction: about 300 KB in tools,
+// response_format, stop, name, user, tool_call_id or a content part's
+// extra key passed a 200-character cap).
+func TestEveryFieldThatCarriesTextCountsAgainstTheBound(t *testing.T) {
+	p := admit.Policy{MaxInputChars: 200}
+	big := strings.Repeat("x", 300<<10)
+	q, _ := json.Marshal(big)
+	s := string(q)
+	for _, c := range []struct{ name, body, param string }{
+		{"tools", `{"tools":[{"type":"function","function":{"name":"f","description":` + s + `}}],"messages":[{"role":"user","content":"hi"}]}`, "tools"},
+		{"a tool's schema keys", `{"tools":[{"type":"function","function":{"name":"f","parameters":{"properties":{` + s + `:{}}}}}],"messages":[]}`, "tools"},
+		{"response_format", `{"response_format":{"type":"json_schema","json_schema":{"name":` + s + `}},"messages":[]}`, "response_format"},
+		{"stop", `{"stop":[` + s + `],"messages":[]}`, "stop"},
+		{"user", `{"user":` + s + `,"messages":[]}`, "user"},
+		{"tool_choice", `{"tool_choice":{"type":"function","function":{"name":` + s + `}},"messages":[]}`, "tool_choice"},
+		{"a number field holding text", `{"temperature":` + s + `,"messages":[]}`, "temperature"},
+		{"the model, with no allow-list", `{"model":` + s + `,"messages":[]}`, "model"},
+		{"a message's name", `{"messages":[{"role":"user","name":` + s + `,"content":"hi"}]}`, "messages"},
+		{"a message's tool_call_id", `{"messages":[{"role":"tool","tool_call_id":` + s + `,"content":"ok"}]}`, "messages"},
+		{"a message's role", `{"messages":[{"role":` + s + `,"content":"hi"}]}`, "messages"},
+		{"a part's type", `{"messages":[{"role":"user","content":[{"type":` + s + `,"text":"hi"}]}]}`, "messages"},
+		{"a part's data", `{"messages":[{"role":"user","content":[{"type":"input_audio","input_audio":{"data":` + s + `,"format":"wav"}}]}]}`, "messages"},
+		{"tool calls", `{"messages":[{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":` + s + `}}]}]}`, "messages"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := p.Filter([]byte(c.body))
+			var r *admit.Refusal
+			require.ErrorAs(t, err, &r)
+			require.Equal(t, admit.InputTooLong, r.Code)
+			require.Equal(t, c.param, r.Param, "the field holding the most is named")
+			require.Contains(t, r.Message, "limit of 200")
+		})
+	}
+	// The request's own vocabulary counts for nothing: field names, the
+	// roles, the part types, numbers, and a model the allow-list names.
+	at := `{"model":"m","temperature":0.5,"max_tokens":9,"stream":true,"messages":[{"role":"system","content":"` + strings.Repeat("a", 100) +
+		`"},{"role":"user","content":[{"type":"text","text":"` + strings.Repeat("b", 100) + `"}]}]}`
+	_, err := admit.Policy{MaxInputChars: 200, Models: []string{"m"}}.Filter([]byte(at))
+	require.NoError(t, err)
+	_, err = admit.Policy{MaxInputChars: 199, Models: []string{"m"}}.Filter([]byte(at))
+	require.Error(t, err)
+}
+
+// Unknown keys inside content parts are dropped before forwarding; the
+// known ones pass.
+func TestUnknownKeysOfContentPartsAreDropped(t *testing.T) {
+	m := filtered(t, admit.Policy{}, `{"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"x":1},"secret":"s"},
+		{"type":"image_url","image_url":{"url":"data:"},"extra":1}]}]}`)
+	require.Equal(t, []any{map[string]any{"role": "user", "content": []any{
+		map[string]any{"type": "text", "text": "hi"},
+		map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:"}},
+	}}}, m["messages"])
+}

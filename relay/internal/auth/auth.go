@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +38,8 @@ const (
 	NoExpiry    = string(wire.CodeTokenNoExpiry)     // no exp claim
 	TooLong     = string(wire.CodeTokenTooLong)      // exp more than MaxLifetime ahead
 	NoSubject   = string(wire.CodeTokenNoSubject)    // no sub claim: no identity to count
+	Audience    = string(wire.CodeTokenAudience)     // the relay expects an aud the token lacks
+	Issuer      = string(wire.CodeTokenIssuer)       // the relay expects an iss the token lacks
 )
 
 // Error is a refused token: Code (one of the constants) and a message
@@ -58,6 +61,9 @@ func (e *Error) Refusal() wire.Error {
 type Verifier struct {
 	secret []byte
 	now    func() time.Time
+	// When set, the token's "aud" must hold Audience and its "iss" be
+	// Issuer.
+	Audience, Issuer string
 }
 
 // NewVerifier checks tokens signed with secret; now is the clock (nil:
@@ -124,7 +130,27 @@ func (v *Verifier) Verify(token string) (string, error) {
 	if claims.Subject == "" {
 		return "", &Error{NoSubject, `the token has no "sub": the relay counts its limits per subject; mint it with the user's id as sub`}
 	}
+	if v.Audience != "" && !slices.Contains(claims.Audience, v.Audience) {
+		return "", &Error{Audience, fmt.Sprintf(`the token is not for this relay: its "aud" is %s, and this relay accepts only tokens for %q; mint it with that audience`, claimed(claims.Audience), v.Audience)}
+	}
+	if v.Issuer != "" && claims.Issuer != v.Issuer {
+		return "", &Error{Issuer, fmt.Sprintf(`the token's issuer is not the one this relay trusts: its "iss" is %s, and this relay accepts only tokens issued by %q`, claimed([]string{claims.Issuer}), v.Issuer)}
+	}
 	return claims.Subject, nil
+}
+
+// claimed phrases a claim's values for a refusal: "missing" when none.
+func claimed(values []string) string {
+	var q []string
+	for _, v := range values {
+		if v != "" {
+			q = append(q, fmt.Sprintf("%q", v))
+		}
+	}
+	if len(q) == 0 {
+		return "missing"
+	}
+	return strings.Join(q, ", ")
 }
 
 // Leeway is the clock skew allowed between the backend that mints a
@@ -139,6 +165,12 @@ const MinSecret = 32
 // Mint signs a token for sub valid for ttl from now, with HS256. A secret
 // shorter than MinSecret is refused, as the relay refuses to check with it.
 func Mint(secret []byte, sub string, ttl time.Duration, now time.Time) (string, error) {
+	return MintFor(secret, sub, ttl, now, "", "")
+}
+
+// MintFor is Mint with an audience ("aud") and an issuer ("iss"), each
+// left out when "".
+func MintFor(secret []byte, sub string, ttl time.Duration, now time.Time, audience, issuer string) (string, error) {
 	switch {
 	case sub == "":
 		return "", errors.New("the subject is empty")
@@ -151,6 +183,10 @@ func Mint(secret []byte, sub string, ttl time.Duration, now time.Time) (string, 
 		Subject:   sub,
 		IssuedAt:  jwt.NewNumericDate(now),
 		ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
+		Issuer:    issuer,
+	}
+	if audience != "" {
+		claims.Audience = jwt.ClaimStrings{audience}
 	}
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(secret)
 }

@@ -136,3 +136,37 @@ func TestMintRefusesWhatVerifyWouldRefuse(t *testing.T) {
 		require.Error(t, err, "%+v", c)
 	}
 }
+
+// With an audience and an issuer set, a token must carry both (issue 36:
+// aud and iss were ignored); without them set, neither is read.
+func TestAnAudienceAndAnIssuerWhenSetMustMatch(t *testing.T) {
+	v := auth.NewVerifier(secret, func() time.Time { return now })
+	v.Audience, v.Issuer = "trickle-relay", "https://backend.example"
+	with := func(aud []string, iss string) string {
+		c := claims("alice", time.Minute)
+		c.Audience, c.Issuer = aud, iss
+		return sign(t, jwt.SigningMethodHS256, secret, c)
+	}
+	sub, err := v.Verify(with([]string{"other", "trickle-relay"}, "https://backend.example"))
+	require.NoError(t, err, "one of its audiences is this relay's")
+	require.Equal(t, "alice", sub)
+	for _, c := range []struct {
+		name, token, code, says string
+	}{
+		{"no aud", with(nil, "https://backend.example"), auth.Audience, `its "aud" is missing`},
+		{"another aud", with([]string{"billing"}, "https://backend.example"), auth.Audience, `its "aud" is "billing"`},
+		{"no iss", with([]string{"trickle-relay"}, ""), auth.Issuer, `its "iss" is missing`},
+		{"another iss", with([]string{"trickle-relay"}, "https://evil.example"), auth.Issuer, `its "iss" is "https://evil.example"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := v.Verify(c.token)
+			var e *auth.Error
+			require.ErrorAs(t, err, &e)
+			require.Equal(t, c.code, e.Code)
+			require.Contains(t, e.Message, c.says)
+			require.Equal(t, 401, e.Refusal().HTTPStatus())
+		})
+	}
+	_, err = auth.NewVerifier(secret, func() time.Time { return now }).Verify(with([]string{"billing"}, "anyone"))
+	require.NoError(t, err, "unset: neither claim is read")
+}

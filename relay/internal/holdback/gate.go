@@ -3,13 +3,16 @@
 // checker has cleared every sentence of the text they carry. Sentences are
 // the a11y package's units (what a screen reader would be told as one
 // piece), read from the events' text in the stream's dialect (package
-// stream). A blocked sentence ends the answer with the "withheld" status
+// stream): the gate parses the held answer's markdown with render (a
+// Document per stream, no HTML), and the checker gets each sentence's
+// rendered text, normalised (Normalize), and its source. A blocked sentence ends the answer with the "withheld" status
 // and cancels the generation: no client, and no resume, ever gets it or
 // anything after it. It never writes to a client itself.
 package holdback
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -29,13 +32,21 @@ func (g *Gates) Hold(l *streamlog.Log, rid string) {
 		return // no hold-back
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	doc, _ := render.NewDocument() // no option, nothing to refuse
-	t := &gate{gates: g, log: l, rid: rid, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), doc: doc}
+	t := &gate{gates: g, log: l, rid: rid, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1)}
 	d := stream.Dialect(l.Dialect())
 	if d == "" || d == stream.DialectAuto {
 		d = stream.DialectOpenAI // what the relay speaks when a request names no dialect
 	}
-	t.dec, _ = stream.NewDecoder(d)
+	var err error
+	if t.dec, err = stream.NewDecoder(d); err == nil {
+		t.doc, err = render.NewDocument()
+	}
+	if err != nil {
+		// Text the gate cannot read is text it cannot check: run fails
+		// closed, and the operator learns why.
+		t.dec, t.doc = nil, nil
+		g.log.Error("hold-back cannot read the stream; its answer is withheld", "stream", l.ID(), "request_id", rid, "dialect", d, "err", err)
+	}
 	l.SetHolder(t)
 	go t.run()
 }
@@ -103,7 +114,7 @@ func (t *gate) poke() {
 // and releases the events whose text is cleared, until the end.
 func (t *gate) run() {
 	defer t.cancel()
-	if t.dec == nil {
+	if t.dec == nil || t.doc == nil {
 		// Text the gate cannot read is text it cannot check: fail closed.
 		t.log.Stop(wire.StateWithheld, wire.WithheldMessage)
 		return
@@ -141,11 +152,11 @@ func (t *gate) run() {
 			}
 		}
 		for _, u := range units {
-			if !t.clear(u.End) {
+			if !t.clear(u.End, u.Text) {
 				return
 			}
 		}
-		if t.finished && !t.clear(t.answer.Len()) {
+		if t.finished && !t.clear(t.answer.Len(), "") {
 			return // the incomplete tail
 		}
 		if !t.release() {
@@ -176,16 +187,21 @@ func (t *gate) read(e *event) {
 	e.end = t.answer.Len()
 }
 
-// clear checks the answer's text from the cleared part up to end; it
-// reports false when the answer was withheld (or the stream ended).
-func (t *gate) clear(end int) bool {
+// clear checks the answer's text from the cleared part up to end, whose
+// rendered text is rendered (the a11y unit's; "" for the incomplete tail,
+// which is checked as its source); it reports false when the answer was
+// withheld (or the stream ended).
+func (t *gate) clear(end int, rendered string) bool {
 	if end <= t.cleared {
 		return true
 	}
 	text := t.answer.String()
 	sentence := text[t.cleared:end]
+	if rendered == "" {
+		rendered = sentence
+	}
 	if strings.TrimSpace(sentence) != "" {
-		if !t.check(Request{Sentence: sentence, Context: text[:t.cleared], StreamID: t.log.ID(), RequestID: t.rid}) {
+		if !t.check(Request{Text: Normalize(rendered), Sentence: sentence, Context: text[:t.cleared], StreamID: t.log.ID(), RequestID: t.rid}) {
 			t.releaseCleared()
 			t.log.Stop(wire.StateWithheld, wire.WithheldMessage)
 			return false
@@ -208,6 +224,10 @@ func (t *gate) check(r Request) bool {
 	}
 	wait := time.Since(start)
 	switch {
+	case errors.Is(err, ErrNoAllow):
+		g.observe(string(VerdictBlock), wait)
+		g.log.Warn("hold-back checker answered without allow: blocked; answer withheld", "stream", r.StreamID, "request_id", r.RequestID, "err", err)
+		return false
 	case err != nil:
 		g.observe(string(VerdictError), wait)
 		g.log.Warn("hold-back checker failed", "stream", r.StreamID, "request_id", r.RequestID, "allow_on_error", g.allowOnError, "err", err)

@@ -298,7 +298,7 @@ func TestTheHTTPCheckerPostsTheSentenceAndReadsItsVerdict(t *testing.T) {
 	}{
 		{"allowed", 200, `{"allow":true}`, true, ""},
 		{"blocked", 200, `{"allow": false, "why": "secret"}`, false, ""},
-		{"a verdict without allow", 200, `{"ok":true}`, false, `not {"allow": true|false}`},
+		{"a verdict without allow", 200, `{"ok":true}`, false, `answered "{\"ok\":true}"`},
 		{"not JSON", 200, `yes`, false, `not {"allow": true|false}`},
 		{"a failed checker", 503, `{"allow":true}`, false, "503 Service Unavailable"},
 	} {
@@ -315,7 +315,7 @@ func TestTheHTTPCheckerPostsTheSentenceAndReadsItsVerdict(t *testing.T) {
 			defer srv.Close()
 			g, err := New(Settings{URL: srv.URL, Client: srv.Client()}, nil, nil)
 			require.NoError(t, err)
-			want := Request{Sentence: "It is 42.", Context: "Hi. ", StreamID: "s", RequestID: "r"}
+			want := Request{Text: "It is 42.", Sentence: "It is **42**.", Context: "Hi. ", StreamID: "s", RequestID: "r"}
 			allow, err := g.checker.Check(t.Context(), want)
 			require.Equal(t, want, got)
 			require.Equal(t, tc.allow, allow)
@@ -323,7 +323,11 @@ func TestTheHTTPCheckerPostsTheSentenceAndReadsItsVerdict(t *testing.T) {
 				require.NoError(t, err)
 				return
 			}
-			require.ErrorIs(t, err, ErrChecker)
+			if tc.name == "a verdict without allow" {
+				require.ErrorIs(t, err, ErrNoAllow, "an answer without allow is a block, not a failure")
+			} else {
+				require.ErrorIs(t, err, ErrChecker)
+			}
 			require.ErrorContains(t, err, tc.err)
 		})
 	}

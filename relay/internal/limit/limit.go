@@ -149,25 +149,33 @@ func (l *Limiter) Wait() {
 	}
 }
 
-// Admit counts one request of the identity key: its token budget (read
-// only), then its rate, then a slot for its generation. It returns the
+// Admit counts one request of the identity key: its token budget, then
+// its rate, then a slot for its generation. The budget holds the
+// request's output cap (reserve: what the request may generate at most,
+// 0 when nothing caps it) against the identity's day until End settles it
+// to what the generation cost, so parallel requests cannot together
+// spend more than the budget and one request's cap. It returns the
 // ticket to End when the generation ends (or Refund when the request is
 // refused after all), a *Refusal naming the limit, or the counter's
 // failure (wrapping store.ErrUnavailable). A request refused here counts
 // against no limit. A nil Limiter admits everything (a nil ticket, which
 // End and Refund ignore).
-func (l *Limiter) Admit(ctx context.Context, key string) (*Ticket, error) {
+func (l *Limiter) Admit(ctx context.Context, key string, reserve int64) (*Ticket, error) {
 	if l == nil {
 		return nil, nil
 	}
 	s := l.set
+	t := &Ticket{l: l, key: key}
 	if s.TokensPerDay > 0 {
 		now := l.now().UTC()
-		spent, err := l.c.Spent(ctx, key, day(now))
+		t.day = day(now)
+		spent, ok, err := l.reserve(ctx, key, t.day, max(0, reserve))
 		if err != nil {
 			return nil, unavailable(err)
 		}
-		if spent >= s.TokensPerDay {
+		if ok {
+			t.reserved = max(0, reserve)
+		} else {
 			midnight := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
 			retry := midnight.Sub(now)
 			return nil, l.refuse(&Refusal{Limit: TokenLimit, Code: CodeTokenBudgetExhausted, RetryAfter: retry,
@@ -175,13 +183,14 @@ func (l *Limiter) Admit(ctx context.Context, key string) (*Ticket, error) {
 					count(int(s.TokensPerDay), "output token"), spent, retry.Round(time.Minute))})
 		}
 	}
-	t := &Ticket{l: l, key: key}
 	if !s.Rate.IsZero() {
 		retry, err := l.c.Allow(ctx, key, s.Rate.N, s.Rate.Per)
 		if err != nil {
+			t.Refund(ctx)
 			return nil, unavailable(err)
 		}
 		if retry > 0 {
+			t.Refund(ctx)
 			return nil, l.refuse(&Refusal{Limit: RateLimit, Code: CodeRateLimited, RetryAfter: retry,
 				Message: fmt.Sprintf("relay: too many requests: this client may send %s %s; try again in %s", count(s.Rate.N, "request"), per(s.Rate.Per), seconds(retry))})
 		}
@@ -203,6 +212,22 @@ func (l *Limiter) Admit(ctx context.Context, key string) (*Ticket, error) {
 		}
 	}
 	return t, nil
+}
+
+// reserve holds n tokens of key's day unless the day's budget is spent,
+// in one step when the counter can (a store.Reserver).
+func (l *Limiter) reserve(ctx context.Context, key, day string, n int64) (int64, bool, error) {
+	if r, ok := l.c.(store.Reserver); ok {
+		return r.Reserve(ctx, key, day, n, l.set.TokensPerDay)
+	}
+	spent, err := l.c.Spent(ctx, key, day)
+	if err != nil || spent >= l.set.TokensPerDay {
+		return spent, false, err
+	}
+	if n > 0 {
+		l.c.Spend(key, day, n)
+	}
+	return spent, true, nil
 }
 
 func (l *Limiter) refuse(r *Refusal) *Refusal {
@@ -259,11 +284,15 @@ type Ticket struct {
 	key   string
 	lease string // its slot, when streams are limited
 	rated bool   // the rate counted it
-	once  sync.Once
+	// The output tokens held against the day's budget (day) at
+	// admission, settled at End.
+	reserved int64
+	day      string
+	once     sync.Once
 }
 
-// Refund gives back what admitting the request took: its slot and its
-// place in the rate, for a request refused after Admit (the relay full,
+// Refund gives back what admitting the request took: its slot, its
+// place in the rate and the tokens it held against the day, for a request refused after Admit (the relay full,
 // the store unavailable). A refund the counter could not make is logged
 // by nobody: the request then counts, as it did before refunds. After
 // End or Refund it does nothing; a nil ticket's does nothing.
@@ -278,12 +307,16 @@ func (t *Ticket) Refund(ctx context.Context) {
 		if t.rated {
 			t.l.c.Refund(ctx, t.key, t.l.set.Rate.N, t.l.set.Rate.Per)
 		}
+		if t.reserved > 0 {
+			t.l.c.Spend(t.key, t.day, -t.reserved)
+		}
 	})
 }
 
-// End frees the generation's slot and adds the output tokens it
-// generated to its identity's day. It never blocks; the second End and
-// a nil ticket's do nothing.
+// End frees the generation's slot and settles its identity's day (the
+// day it was admitted) to the output tokens it generated: what it held
+// at admission is given back, or the excess added. It never blocks; the
+// second End and a nil ticket's do nothing.
 func (t *Ticket) End(tokens int) {
 	if t == nil {
 		return
@@ -292,8 +325,8 @@ func (t *Ticket) End(tokens int) {
 		if t.lease != "" {
 			t.l.c.Release(t.key, t.lease)
 		}
-		if t.l.set.TokensPerDay > 0 && tokens > 0 {
-			t.l.c.Spend(t.key, day(t.l.now()), int64(tokens))
+		if d := int64(max(0, tokens)) - t.reserved; t.l.set.TokensPerDay > 0 && d != 0 {
+			t.l.c.Spend(t.key, t.day, d)
 		}
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,21 +45,21 @@ func TestEachLimitRefusesSayingWhichAndWhen(t *testing.T) {
 	l := limit.New(limit.Settings{Rate: limit.Rate{N: 3, Per: time.Minute}, Streams: 1, TokensPerDay: 100},
 		limit.NewMemory(), func(name string) { refused = append(refused, name) })
 
-	first, err := l.Admit(ctx, "sub:alice")
+	first, err := l.Admit(ctx, "sub:alice", 0)
 	require.NoError(t, err)
-	_, err = l.Admit(ctx, "sub:alice")
+	_, err = l.Admit(ctx, "sub:alice", 0)
 	r := refusal(t, err, "too_many_streams")
 	require.Equal(t, limit.StreamLimit, r.Limit)
 	require.Contains(t, r.Message, "1 generating at a time")
 	require.Contains(t, r.Message, "DELETE /v1/streams/{id}")
 
-	other, err := l.Admit(ctx, "sub:bob")
+	other, err := l.Admit(ctx, "sub:bob", 0)
 	require.NoError(t, err, "bob has limits of his own")
 	other.End(5)
 
 	first.End(100)
 	first.End(100) // a second End counts nothing
-	_, err = l.Admit(ctx, "sub:alice")
+	_, err = l.Admit(ctx, "sub:alice", 0)
 	r = refusal(t, err, "token_budget_exhausted")
 	require.Equal(t, limit.TokenLimit, r.Limit)
 	require.Contains(t, r.Message, "100 output tokens a day and has generated 100 today")
@@ -67,11 +69,11 @@ func TestEachLimitRefusesSayingWhichAndWhen(t *testing.T) {
 	// Alice was refused twice and counted once: her rate has two
 	// requests left; carol's third is her last.
 	for _, who := range []string{"sub:carol", "sub:carol", "sub:carol"} {
-		tk, err := l.Admit(ctx, who)
+		tk, err := l.Admit(ctx, who, 0)
 		require.NoError(t, err)
 		tk.End(0)
 	}
-	_, err = l.Admit(ctx, "sub:carol")
+	_, err = l.Admit(ctx, "sub:carol", 0)
 	r = refusal(t, err, "rate_limited")
 	require.Equal(t, limit.RateLimit, r.Limit)
 	require.Contains(t, r.Message, "3 requests a minute")
@@ -81,7 +83,7 @@ func TestEachLimitRefusesSayingWhichAndWhen(t *testing.T) {
 	require.Equal(t, []string{"streams", "tokens", "rate"}, refused)
 
 	var nothing *limit.Limiter
-	tk, err := nothing.Admit(ctx, "x")
+	tk, err := nothing.Admit(ctx, "x", 0)
 	require.NoError(t, err, "no limiter admits everything")
 	tk.End(5)
 	tk.Refund(ctx)
@@ -92,24 +94,24 @@ func TestEachLimitRefusesSayingWhichAndWhen(t *testing.T) {
 func TestARefusedRequestCountsAgainstNoLimit(t *testing.T) {
 	ctx := context.Background()
 	l := limit.New(limit.Settings{Rate: limit.Rate{N: 2, Per: time.Hour}, Streams: 1}, limit.NewMemory(), nil)
-	held, err := l.Admit(ctx, "k")
+	held, err := l.Admit(ctx, "k", 0)
 	require.NoError(t, err)
 	for range 5 {
-		_, err := l.Admit(ctx, "k")
+		_, err := l.Admit(ctx, "k", 0)
 		refusal(t, err, "too_many_streams")
 	}
 	held.End(0)
 	for range 5 {
-		tk, err := l.Admit(ctx, "k")
+		tk, err := l.Admit(ctx, "k", 0)
 		require.NoError(t, err, "a refunded request gave its place in the rate and its slot back")
 		tk.Refund(ctx)
 		tk.Refund(ctx) // a second refund gives nothing more
 		tk.End(0)      // nor an End after it
 	}
-	tk, err := l.Admit(ctx, "k")
+	tk, err := l.Admit(ctx, "k", 0)
 	require.NoError(t, err, "the second request of the rate")
 	tk.End(0)
-	_, err = l.Admit(ctx, "k")
+	_, err = l.Admit(ctx, "k", 0)
 	refusal(t, err, "rate_limited")
 }
 
@@ -126,9 +128,65 @@ func TestACounterThatFailsIsTheStoreBeingUnavailable(t *testing.T) {
 	r := redistest.Start(t)
 	rdb := newClient(t, r)
 	l := limit.New(limit.Settings{Rate: limit.Rate{N: 1, Per: time.Second}}, limit.NewRedis(rdb, time.Second, quiet()), nil)
-	_, err := l.Admit(context.Background(), "k")
+	_, err := l.Admit(context.Background(), "k", 0)
 	require.NoError(t, err)
 	r.Stop()
-	_, err = l.Admit(context.Background(), "k")
+	_, err = l.Admit(context.Background(), "k", 0)
 	require.True(t, errors.Is(err, store.ErrUnavailable), "%v", err)
+}
+
+// plainCounter hides Memory's Reserve: a Counter as outside code may
+// write it, without store.Reserver.
+type plainCounter struct{ limit.Counter }
+
+// The day's budget holds each request's cap from its admission to its
+// end, and the end settles it to what was generated: given back when
+// less, added when more. So it holds with a counter that reserves in one
+// step and, one request at a time, with one that does not.
+func TestTheBudgetHoldsEachRequestsCapUntilItEnds(t *testing.T) {
+	ctx := context.Background()
+	for name, c := range map[string]limit.Counter{"a store.Reserver": limit.NewMemory(), "Spent then Spend": plainCounter{limit.NewMemory()}} {
+		t.Run(name, func(t *testing.T) {
+			l := limit.New(limit.Settings{TokensPerDay: 30}, c, nil)
+			a, err := l.Admit(ctx, "k", 20)
+			require.NoError(t, err)
+			b, err := l.Admit(ctx, "k", 20)
+			require.NoError(t, err, "20 of 30 held: the day has room")
+			_, err = l.Admit(ctx, "k", 20)
+			refusal(t, err, "token_budget_exhausted")
+			a.End(5) // 15 given back: 25 held or spent
+			spent, err := c.Spent(ctx, "k", time.Now().UTC().Format(time.DateOnly))
+			require.NoError(t, err)
+			require.Equal(t, int64(25), spent)
+			c2, err := l.Admit(ctx, "k", 20)
+			require.NoError(t, err)
+			c2.Refund(ctx) // refused after all: its 20 given back
+			b.End(26)      // over its cap: the excess counts too
+			spent, _ = c.Spent(ctx, "k", time.Now().UTC().Format(time.DateOnly))
+			require.Equal(t, int64(31), spent)
+			_, err = l.Admit(ctx, "k", 1)
+			refusal(t, err, "token_budget_exhausted")
+		})
+	}
+}
+
+// 12 requests at once hold 20 tokens each against a 30-token day: two
+// are admitted, whatever the order.
+func TestParallelAdmissionsCannotOvershootTheBudget(t *testing.T) {
+	ctx := context.Background()
+	l := limit.New(limit.Settings{TokensPerDay: 30}, limit.NewMemory(), nil)
+	var admitted atomic.Int32
+	var wg sync.WaitGroup
+	for range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if tk, err := l.Admit(ctx, "k", 20); err == nil {
+				admitted.Add(1)
+				tk.End(20)
+			}
+		}()
+	}
+	wg.Wait()
+	require.LessOrEqual(t, 20*int(admitted.Load()), 30+20)
 }

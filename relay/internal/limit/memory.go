@@ -117,9 +117,30 @@ func (m *Memory) Spend(key, day string, n int64) {
 	case day > s.day:
 		s = spent{day: day}
 	}
+	s.n = max(0, s.n+n)
+	m.spent[key] = s
+	m.sweep(m.now())
+}
+
+// Reserve adds n to key's day unless it is already budget or more.
+func (m *Memory) Reserve(_ context.Context, key, day string, n, budget int64) (int64, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.spent[key]
+	switch {
+	case day < s.day:
+		return 0, true, nil // a day gone by: nothing to hold against
+	case day > s.day:
+		s = spent{day: day}
+	}
+	if s.n >= budget {
+		return s.n, false, nil
+	}
+	before := s.n
 	s.n += n
 	m.spent[key] = s
 	m.sweep(m.now())
+	return before, true, nil
 }
 
 // sweep drops, once the maps have doubled since the last sweep, the rates

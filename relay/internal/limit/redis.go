@@ -74,6 +74,30 @@ end
 return 1
 `)
 
+// reserve: ARGV n, budget, the key's time to live (s). It adds n to the
+// day's count unless that is already budget or more, and returns what was
+// spent before and 1 when it added n.
+var reserve = redis.NewScript(`
+local spent = tonumber(redis.call('GET', KEYS[1]) or '0')
+if spent >= tonumber(ARGV[2]) then
+  return {spent, 0}
+end
+redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return {spent, 1}
+`)
+
+// settle: ARGV n (may be negative), the key's time to live (s). It adds n
+// to the day's count, never below 0.
+var settle = redis.NewScript(`
+local spent = tonumber(redis.call('GET', KEYS[1]) or '0') + tonumber(ARGV[1])
+if spent < 0 then
+  spent = 0
+end
+redis.call('SET', KEYS[1], spent, 'EX', ARGV[2])
+return spent
+`)
+
 // Redis counts in Redis, shared by every relay using it: the request rate
 // through go-redis's redis_rate, the running generations as leases, the
 // day's tokens as a counter.
@@ -155,16 +179,22 @@ func (c *Redis) Spent(ctx context.Context, key, day string) (int64, error) {
 	return n, err
 }
 
-// Spend adds n to key's day, in the background.
+// Spend adds n to key's day (never below 0), in the background.
 func (c *Redis) Spend(key, day string, n int64) {
 	c.background(func(ctx context.Context) error {
-		_, err := c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.IncrBy(ctx, tokensKey(key, day), n)
-			p.Expire(ctx, tokensKey(key, day), tokensTTL)
-			return nil
-		})
-		return err
+		return settle.Run(ctx, c.rdb, []string{tokensKey(key, day)}, n, int64(tokensTTL/time.Second)).Err()
 	})
+}
+
+// Reserve adds n to key's day unless it is already budget or more, in
+// one script: the fleet's relays cannot all pass the check before any
+// adds.
+func (c *Redis) Reserve(ctx context.Context, key, day string, n, budget int64) (int64, bool, error) {
+	res, err := reserve.Run(ctx, c.rdb, []string{tokensKey(key, day)}, n, budget, int64(tokensTTL/time.Second)).Int64Slice()
+	if err != nil {
+		return 0, false, err
+	}
+	return res[0], res[1] == 1, nil
 }
 
 // background runs a write that must not hold up its caller (a stream's

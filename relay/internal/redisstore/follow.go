@@ -42,6 +42,9 @@ func (st *Store) Follow(ctx context.Context, id string) (store.Follower, error) 
 	}
 	fctx, cancel := context.WithCancel(st.ctx)
 	l := st.h.NewFollower(id, m["dialect"], created, cancel)
+	if o, ok := l.(store.OwnedFollower); ok && m["identity"] != "" {
+		o.SetOwner(m["identity"])
+	}
 	last := "0-0"
 	if len(msgs) > 0 {
 		if seq, sub, _ := entryID(msgs[0].ID); seq > 1 || seq == 1 && sub != 0 {

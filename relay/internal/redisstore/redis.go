@@ -33,7 +33,8 @@ import (
 //     uc (upstream cancelled); when no event comes with the end, it is the
 //     entry <last seq>-1. An explicit id makes a second writer's append
 //     fail instead of interleaving.
-//   - meta: a hash (dialect, created, owner).
+//   - meta: a hash (dialect, created, owner: the instance generating it,
+//     identity: the identity that made it, with auth on).
 //   - lease: present while the instance generating the stream is alive.
 //   - stop: the durable Stop flag, checked by the owner as it writes.
 //   - watch: present while clients read the stream on other instances.
@@ -202,6 +203,9 @@ func (st *Store) Begin(ctx context.Context, l store.Stream) error {
 	// takes the stream.
 	p := st.rdb.Pipeline()
 	p.HSet(ctx, metaKey(l.ID()), "dialect", l.Dialect(), "created", strconv.FormatInt(l.Created().UnixNano(), 10), "owner", st.h.Instance())
+	if o, ok := l.(store.Owned); ok && o.Owner() != "" {
+		p.HSet(ctx, metaKey(l.ID()), "identity", o.Owner())
+	}
 	p.PExpire(ctx, metaKey(l.ID()), 2*st.cfg.Retention+st.lease)
 	p.Set(ctx, leaseKey(l.ID()), st.h.Instance(), st.lease)
 	if _, err := p.Exec(ctx); err != nil {

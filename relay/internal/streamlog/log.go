@@ -103,6 +103,8 @@ type Log struct {
 	estimated bool
 	lastTok   time.Time
 	tokens    int
+	fromText  int    // tokens estimated from the text's bytes (EstimateAtLeast)
+	owner     string // the identity that made the stream (SetOwner)
 	// reported: the output tokens the model reported (its usage), which
 	// replace the count of events (ReportTokens).
 	reported int
@@ -321,7 +323,7 @@ func (l *Log) finishLocked(state wire.State, message string, status bool) {
 		close(l.endedCh)
 	}
 	if l.onEnd != nil {
-		l.onEnd(l.usageLocked())
+		l.onEnd(l.spentLocked())
 	}
 	if l.grace != nil && l.follow == nil {
 		l.grace.Stop()

@@ -10,11 +10,34 @@ func (l *Log) EstimateTokens() {
 	l.estimated = true
 }
 
+// usageLocked is the stream's usage as clients read it (Info, a stop's
+// status, the store): behind a hold-back gate, until the answer completes,
+// only the tokens released to clients count, not those the model
+// generated and the gate withheld.
 func (l *Log) usageLocked() store.Usage {
+	if l.holder != nil && l.state != StateComplete {
+		return store.Usage{CompletionTokens: l.tokens, Estimated: l.estimated}
+	}
+	return l.spentLocked()
+}
+
+// spentLocked is what the generation cost: the tokens the model reported,
+// else the estimate. The limits count it (OnEnd), released or not.
+func (l *Log) spentLocked() store.Usage {
 	if l.reported > 0 {
 		return store.Usage{CompletionTokens: l.reported}
 	}
-	return store.Usage{CompletionTokens: l.tokens, Estimated: l.estimated}
+	return store.Usage{CompletionTokens: max(l.tokens, l.fromText), Estimated: l.estimated}
+}
+
+// EstimateAtLeast raises the stream's estimated tokens to n (a real
+// upstream's, estimated from the bytes of its text) when it is more than
+// its events: an upstream that reports no usage may send a long text in
+// one event.
+func (l *Log) EstimateAtLeast(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.fromText = max(l.fromText, n)
 }
 
 // ReportTokens records the output tokens the model reported so far (a

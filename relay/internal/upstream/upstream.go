@@ -534,7 +534,7 @@ func (u *Upstream) Forward(ctx context.Context, w http.ResponseWriter, payload [
 	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(resp.StatusCode)
 	w.Write(body.Bytes())
-	return outputTokens(body.Bytes()[:min(body.Len(), maxUsageBody)]), nil
+	return outputTokens(body.Bytes()), nil
 }
 
 // maxForwardBody bounds a non-streamed answer the relay reads before

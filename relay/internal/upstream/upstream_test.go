@@ -671,7 +671,9 @@ func TestForwardCopiesAOneShotAnswerAndReadsItsOutputTokens(t *testing.T) {
 		{stream.DialectOpenAI, `{"choices":[{"message":{"content":"Hi"}}],"usage":{"prompt_tokens":3,"completion_tokens":12}}`, 12},
 		{stream.DialectAnthropic, `{"content":[{"type":"text","text":"Hi"}],"usage":{"input_tokens":3,"output_tokens":7}}`, 7},
 		{stream.DialectOllama, `{"message":{"content":"Hi"},"done":true,"eval_count":5}`, 5},
-		{stream.DialectOpenAI, `{"choices":[]}`, 0},
+		// No usage: a token per four bytes of the answer, rounded up.
+		{stream.DialectOpenAI, `{"choices":[]}`, 4},
+		{stream.DialectOpenAI, `{"choices":[{"message":{"content":"Hello there"}}]}`, 13},
 	} {
 		t.Run(string(tc.dialect)+" "+tc.answer, func(t *testing.T) {
 			up := newRecorder(t, func(w http.ResponseWriter, r *http.Request, _ int) {

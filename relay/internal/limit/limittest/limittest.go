@@ -12,12 +12,15 @@ package limittest
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/relay/internal/limit"
+	"github.com/trickle-dev/trickle/relay/store"
 )
 
 // flush waits for the counter's background writes (Release, Spend).
@@ -148,5 +151,56 @@ func Run(t *testing.T, open func() limit.Counter) {
 		n, err = b.Spent(ctx, k, "2026-12-05")
 		require.NoError(t, err)
 		require.Zero(t, n, "a new day starts at zero")
+
+		a.Spend(k, "2026-12-04", -1000)
+		flush(a)
+		n, err = b.Spent(ctx, k, "2026-12-04")
+		require.NoError(t, err)
+		require.Zero(t, n, "a settlement below zero stops at zero")
+	})
+
+	t.Run("reservations race and hold the budget, seen by every instance", func(t *testing.T) {
+		a, b := open(), open()
+		ra, ok := a.(store.Reserver)
+		if !ok {
+			t.Skip("the counter reserves with Spent then Spend (no store.Reserver)")
+		}
+		rb := b.(store.Reserver)
+		k := key(t, "alice")
+		// 12 requests hold 20 tokens each against a budget of 30, half
+		// on each instance, all at once: one reserves at 0, one at 20,
+		// and the rest find the budget held.
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var befores []int64
+		var errs []error
+		for i := range 12 {
+			r := ra
+			if i%2 == 1 {
+				r = rb
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				before, ok, err := r.Reserve(ctx, k, "2026-12-04", 20, 30)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, err)
+				} else if ok {
+					befores = append(befores, before)
+				}
+			}()
+		}
+		wg.Wait()
+		require.Empty(t, errs)
+		slices.Sort(befores)
+		require.Equal(t, []int64{0, 20}, befores)
+		n, err := b.Spent(ctx, k, "2026-12-04")
+		require.NoError(t, err)
+		require.Equal(t, int64(40), n)
+		_, ok, err = rb.Reserve(ctx, key(t, "bob"), "2026-12-04", 20, 30)
+		require.NoError(t, err)
+		require.True(t, ok, "another identity's budget is its own")
 	})
 }
