@@ -26,7 +26,7 @@ GOROOT    := $(shell $(GO) env GOROOT)
 WASM_EXEC := $(GOROOT)/lib/wasm
 WIDGET    := assets/widget
 STATICCHECK := v0.8.2
-PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/... ./internal/buffering/... ./wasm/protocol/... ./wasm/element/...
+PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/... ./internal/htmlx/... ./internal/buffering/... ./wasm/protocol/... ./wasm/element/...
 export PATH := $(PATH):$(WASM_EXEC)
 
 .PHONY: all build widget dist run fleet test test-native test-wasm test-js e2e-resets lint bench bench-compare size orca screenshots clean
