@@ -26,7 +26,7 @@ GOROOT    := $(shell $(GO) env GOROOT)
 WASM_EXEC := $(GOROOT)/lib/wasm
 WIDGET    := assets/widget
 STATICCHECK := v0.8.2
-PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/... ./internal/buffering/... ./wasm/protocol/... ./wasm/element/...
+PURE_PKGS := ./sse/... ./stream/... ./render/... ./a11y/... ./internal/jsonx/... ./internal/htmlx/... ./internal/buffering/... ./wasm/protocol/... ./wasm/element/...
 export PATH := $(PATH):$(WASM_EXEC)
 
 .PHONY: all build widget dist run fleet test test-native test-wasm test-js e2e-resets lint bench bench-compare size orca screenshots clean
@@ -107,8 +107,9 @@ test-native: e2e-resets
 # compiled to js/wasm, on Node.
 # GOMODCACHE is passed on so tests on Node can read oracle data shipped in
 # modules (a11y reads uax29's SentenceBreakTest table).
+# GOROOT likewise for the toolchain's own (htmlx reads html's entity table).
 test-wasm:
-	GOMODCACHE="$$($(GO) env GOMODCACHE)" GOOS=js GOARCH=wasm $(GO) test -count=1 -short $(PURE_PKGS)
+	GOMODCACHE="$$($(GO) env GOMODCACHE)" GOROOT="$(GOROOT)" GOOS=js GOARCH=wasm $(GO) test -count=1 -short $(PURE_PKGS)
 
 # The page's JavaScript (wasm/web): node --test over its pure functions
 # (frame merging, tail patching, the highlighter sanitizer, the worker's

@@ -1,9 +1,10 @@
 package render
 
 import (
-	"html"
 	"sort"
 	"strings"
+
+	"github.com/trickle-dev/trickle/internal/htmlx"
 )
 
 // TailPatch is the DOM work that turns the live tail, as the browser parsed
@@ -156,7 +157,7 @@ type node struct {
 func (n *node) data(src string) string {
 	s := src[n.start:n.end]
 	if strings.IndexByte(s, '&') >= 0 {
-		s = html.UnescapeString(s)
+		s = htmlx.Unescape(s)
 	}
 	if strings.IndexByte(s, '\r') >= 0 {
 		s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")

@@ -69,12 +69,10 @@ func (e *AttributeError) Unwrap() error { return e.Err }
 // mode never gets here: Command.Config reads it as the default, as HTML
 // does an enumerated attribute's invalid value.)
 func attributeError(err error) error {
-	var so *stream.OptionError
-	if errors.As(err, &so) && so.Option == "WithDialect" {
+	if so, ok := errors.AsType[*stream.OptionError](err); ok && so.Option == "WithDialect" {
 		return &AttributeError{Attribute: "dialect", Value: so.Value, Reason: so.Reason, Err: err}
 	}
-	var ro *render.OptionError
-	if errors.As(err, &ro) && ro.Option == "WithPolicy" && ro.Field == "AllowedImageOrigins" {
+	if ro, ok := errors.AsType[*render.OptionError](err); ok && ro.Option == "WithPolicy" && ro.Field == "AllowedImageOrigins" {
 		return &AttributeError{Attribute: "image-origins", Value: ro.Value, Reason: ro.Reason, Err: err}
 	}
 	return err

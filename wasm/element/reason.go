@@ -123,8 +123,7 @@ func Explain(st stream.Status, err error, a *stream.Answer, bytes int) (Reason, 
 	if st != stream.Incomplete && st != stream.Failed {
 		return ReasonNone, 0
 	}
-	var se *StatusError
-	if errors.As(err, &se) {
+	if se, ok := errors.AsType[*StatusError](err); ok {
 		switch s := se.Status; {
 		case s == 401 || s == 403:
 			return ReasonRefused, s

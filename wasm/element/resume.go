@@ -2,6 +2,7 @@ package element
 
 import (
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 )
@@ -125,10 +126,60 @@ func WebSocketURLs(endpoint, wsEndpoint, authorization string) (first, resume st
 	r := *u
 	r.RawQuery = ""
 	if token, ok := strings.CutPrefix(strings.TrimSpace(authorization), "Bearer "); ok && token != "" {
-		q := u.Query()
-		q.Set("access_token", token)
-		u.RawQuery = q.Encode()
-		r.RawQuery = url.Values{"access_token": {token}}.Encode()
+		u.RawQuery = withQueryValue(u.RawQuery, "access_token", token)
+		r.RawQuery = "access_token=" + url.QueryEscape(token)
 	}
 	return u.String(), r.String(), nil
+}
+
+// maxQueryParams is net/url's limit on a query's parameters: a query with
+// more is read as having none.
+const maxQueryParams = 10000
+
+// withQueryValue is the query q with key set to value, as url.Values
+// writes it after u.Query() and Set: the pairs net/url reads (not empty,
+// no ';', valid escapes) decoded and escaped again, sorted by key (a key's
+// values in their order), key's own values replaced by value. It spares
+// the widget url.Values's map and generic string sort.
+func withQueryValue(q, key, value string) string {
+	type pair struct {
+		k, v string
+		n    int
+	}
+	var pairs []pair
+	if strings.Count(q, "&")+1 <= maxQueryParams {
+		for q != "" {
+			var kv string
+			kv, q, _ = strings.Cut(q, "&")
+			if kv == "" || strings.Contains(kv, ";") {
+				continue
+			}
+			k, v, _ := strings.Cut(kv, "=")
+			k, err := url.QueryUnescape(k)
+			if err != nil {
+				continue
+			}
+			if v, err = url.QueryUnescape(v); err != nil || k == key {
+				continue
+			}
+			pairs = append(pairs, pair{k, v, len(pairs)})
+		}
+	}
+	pairs = append(pairs, pair{key, value, len(pairs)})
+	sort.Slice(pairs, func(i, j int) bool {
+		if pairs[i].k != pairs[j].k {
+			return pairs[i].k < pairs[j].k
+		}
+		return pairs[i].n < pairs[j].n
+	})
+	var b strings.Builder
+	for i, p := range pairs {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(url.QueryEscape(p.k))
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(p.v))
+	}
+	return b.String()
 }

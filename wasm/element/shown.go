@@ -4,10 +4,10 @@
 package element
 
 import (
-	"html"
 	"strings"
 	"time"
 
+	"github.com/trickle-dev/trickle/internal/htmlx"
 	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/stream"
@@ -41,28 +41,28 @@ func ToolsHTML(calls []stream.ToolCall, w *Strings) string {
 			before, after = words+" ", ""
 		}
 		b.WriteString(`<div data-trickle="tool"><p>`)
-		b.WriteString(html.EscapeString(before))
+		b.WriteString(htmlx.Escape(before))
 		b.WriteString(`<code>`)
-		b.WriteString(html.EscapeString(name))
+		b.WriteString(htmlx.Escape(name))
 		b.WriteString(`</code>`)
-		b.WriteString(html.EscapeString(after))
+		b.WriteString(htmlx.Escape(after))
 		if !c.Complete {
 			b.WriteString(`…</p></div>`)
 			continue
 		}
 		b.WriteString(`</p><pre><code>`)
-		b.WriteString(html.EscapeString(c.Arguments))
+		b.WriteString(htmlx.Escape(c.Arguments))
 		b.WriteString(`</code></pre>`)
 		// The backend ran the tool and sent what it gave (the AI SDK's
 		// tool-output-*): shown under the call, as text.
 		switch {
 		case c.OutputError != "":
 			b.WriteString(`<p data-trickle="tool-output">`)
-			b.WriteString(html.EscapeString(strings.ReplaceAll(w.ToolFailed, "{error}", c.OutputError)))
+			b.WriteString(htmlx.Escape(strings.ReplaceAll(w.ToolFailed, "{error}", c.OutputError)))
 			b.WriteString(`</p>`)
 		case c.Output != "":
 			b.WriteString(`<pre data-trickle="tool-output"><code>`)
-			b.WriteString(html.EscapeString(c.Output))
+			b.WriteString(htmlx.Escape(c.Output))
 			b.WriteString(`</code></pre>`)
 		}
 		b.WriteString(`</div>`)

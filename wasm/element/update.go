@@ -2,9 +2,9 @@ package element
 
 import (
 	"fmt"
-	"html"
 	"strconv"
 
+	"github.com/trickle-dev/trickle/internal/htmlx"
 	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/stream"
 	"github.com/trickle-dev/trickle/wasm/protocol"
@@ -184,7 +184,7 @@ func AnnouncementHTML(texts []string) string {
 	b := make([]byte, 0, n)
 	for _, t := range texts {
 		b = append(b, "<p>"...)
-		b = append(b, html.EscapeString(t)...)
+		b = append(b, htmlx.Escape(t)...)
 		b = append(b, "</p>"...)
 	}
 	return string(b)

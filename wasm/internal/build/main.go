@@ -45,6 +45,7 @@ import (
 	"github.com/evanw/esbuild/pkg/api"
 
 	"github.com/trickle-dev/trickle/render/highlight"
+	"github.com/trickle-dev/trickle/wasm/internal/inline"
 )
 
 // Manifest describes one build; the relay's tests and the size report read
@@ -276,31 +277,6 @@ func (s *Sizes) add(o Sizes) {
 	s.Brotli += o.Brotli
 }
 
-// hotPackages run for every network chunk or frame (the runtime's
-// allocation and maps, the byte and string helpers, SSE, the dialects, the
-// markdown parser, render, a11y, the widget's Session): the compiler's
-// inlining stays on for them. Everything else (fmt, regexp, time, net/url,
-// reflect, goldmark's extensions and renderer, the wasm glue...) runs
-// rarely, and without inlining the widget is smaller brotli
-// (docs/notes/widget-size.md).
-var hotPackages = []string{
-	"runtime", "internal/runtime/...", "strings", "bytes", "unicode/utf8",
-	"github.com/trickle-dev/trickle/sse", "github.com/trickle-dev/trickle/stream",
-	"github.com/trickle-dev/trickle/render", "github.com/trickle-dev/trickle/a11y",
-	"github.com/trickle-dev/trickle/internal/jsonx", "github.com/trickle-dev/trickle/wasm/element",
-	"github.com/yuin/goldmark/parser", "github.com/yuin/goldmark/text", "github.com/yuin/goldmark/util",
-}
-
-// inlineFlags are go build's -gcflags: no inlining (-l) anywhere but in
-// hotPackages (the last pattern a package matches wins).
-func inlineFlags() []string {
-	flags := []string{"-gcflags=all=-l"}
-	for _, p := range hotPackages {
-		flags = append(flags, "-gcflags="+p+"=")
-	}
-	return flags
-}
-
 // goBuild compiles pkg for js/wasm with the given build tags ("" for none)
 // and returns the .wasm (built in dir, then removed from it).
 func goBuild(dir, pkg, tags string) ([]byte, error) {
@@ -308,7 +284,7 @@ func goBuild(dir, pkg, tags string) ([]byte, error) {
 	// -buildvcs=false: the .wasm must not embed the commit, so the same
 	// sources give the same content-hashed names on any machine and commit.
 	args := []string{"build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w"}
-	args = append(args, inlineFlags()...)
+	args = append(args, inline.Flags()...)
 	args = append(args, "-o", raw)
 	if tags != "" {
 		args = append(args, "-tags", tags)

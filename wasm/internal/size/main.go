@@ -1,6 +1,6 @@
 // Command size is `make size`: what the widget's .wasm is made of. It
 // builds ./wasm/cmd/widget for js/wasm as the widget's build does
-// (-trimpath), once stripped (-ldflags=-s -w, what ships) and once with
+// (-trimpath, wasm/internal/inline's inlining), once stripped (-ldflags=-s -w, what ships) and once with
 // its name section, and reports the shipped size and its brotli beside
 // the floor (goldmark with GFM and the Go runtime alone, ./floor), then
 // the code section's bytes per Go package, from the function names.
@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"github.com/andybalholm/brotli"
+
+	"github.com/trickle-dev/trickle/wasm/internal/inline"
 )
 
 func main() {
@@ -65,7 +67,7 @@ func run(w io.Writer, wasm string, top int) error {
 		{"", "./wasm/cmd/widget", "named.wasm", ""},
 	}
 	for _, b := range builds {
-		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags="+b.ldflags, "-o", filepath.Join(dir, b.out), b.pkg)
+		cmd := exec.Command("go", buildArgs(b.ldflags, filepath.Join(dir, b.out), b.pkg)...)
 		cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0")
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
@@ -104,6 +106,13 @@ func run(w io.Writer, wasm string, top int) error {
 	}
 	fmt.Fprintln(w)
 	return byPackage(w, m, pkgs, top)
+}
+
+// buildArgs are go build's arguments for one of the report's builds: the
+// widget build's (-trimpath, no VCS stamp, its inlining) with ldflags.
+func buildArgs(ldflags, out, pkg string) []string {
+	args := append([]string{"build", "-trimpath", "-buildvcs=false", "-ldflags=" + ldflags}, inline.Flags()...)
+	return append(args, "-o", out, pkg)
 }
 
 // byPackage writes the code section's bytes by group and by package.

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/wasm/internal/inline"
 )
 
 func leb(n int) []byte {
@@ -125,4 +127,15 @@ func TestNumbersAreWrittenWithThousandsSeparators(t *testing.T) {
 	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 1264531: "1,264,531"} {
 		require.Equal(t, want, num(n))
 	}
+}
+
+// The report measures what ships: every build is compiled with the widget
+// build's inlining (wasm/internal/inline), not the compiler's default.
+func TestTheReportBuildsWithTheWidgetsInlining(t *testing.T) {
+	args := strings.Join(buildArgs("-s -w", "w.wasm", "./wasm/cmd/widget"), " ")
+	require.Contains(t, args, "-gcflags=all=-l")
+	for _, f := range inline.Flags() {
+		require.Contains(t, args, f)
+	}
+	require.Contains(t, args, "-trimpath")
 }
