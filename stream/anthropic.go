@@ -23,6 +23,7 @@ type anthropicBlock struct {
 	input string // the input object given in content_block_start
 }
 
+//jsonx:reader
 type anthropicEvent struct {
 	Type         string                 `json:"type"`
 	Index        int                    `json:"index"`
@@ -57,92 +58,6 @@ type anthropicDelta struct {
 type anthropicUsage struct {
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
-}
-
-var anthropicEventFields = []string{"type", "index", "message", "content_block", "delta", "usage", "error"}
-
-func (e *anthropicEvent) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, anthropicEventFields) {
-		case "type":
-			r.Str(&e.Type)
-		case "index":
-			r.Int(&e.Index)
-		case "message":
-			readObject(r, &e.Message)
-		case "content_block":
-			readObject(r, &e.ContentBlock)
-		case "delta":
-			readObject(r, &e.Delta)
-		case "usage":
-			readObject(r, &e.Usage)
-		case "error":
-			readObject(r, &e.Error)
-		}
-	})
-}
-
-var anthropicMessageFields = []string{"usage"}
-
-func (m *anthropicMessage) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		if jsonx.Match(key, anthropicMessageFields) == "usage" {
-			readObject(r, &m.Usage)
-		}
-	})
-}
-
-var anthropicContentBlockFields = []string{"type", "text", "thinking", "id", "name", "input"}
-
-func (b *anthropicContentBlock) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, anthropicContentBlockFields) {
-		case "type":
-			r.Str(&b.Type)
-		case "text":
-			r.Str(&b.Text)
-		case "thinking":
-			r.Str(&b.Thinking)
-		case "id":
-			r.Str(&b.ID)
-		case "name":
-			r.Str(&b.Name)
-		case "input":
-			b.Input = rawJSON(r.Raw())
-		}
-	})
-}
-
-var anthropicDeltaFields = []string{"type", "text", "thinking", "partial_json", "stop_reason"}
-
-func (d *anthropicDelta) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, anthropicDeltaFields) {
-		case "type":
-			r.Str(&d.Type)
-		case "text":
-			r.Str(&d.Text)
-		case "thinking":
-			r.Str(&d.Thinking)
-		case "partial_json":
-			r.Str(&d.PartialJSON)
-		case "stop_reason":
-			r.Str(&d.StopReason)
-		}
-	})
-}
-
-var anthropicUsageFields = []string{"input_tokens", "output_tokens"}
-
-func (u *anthropicUsage) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, anthropicUsageFields) {
-		case "input_tokens":
-			r.Int(&u.InputTokens)
-		case "output_tokens":
-			r.Int(&u.OutputTokens)
-		}
-	})
 }
 
 func (d *anthropicDecoder) Dialect() Dialect  { return DialectAnthropic }

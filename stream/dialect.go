@@ -139,8 +139,9 @@ func NewDecoder(d Dialect) (Decoder, error) {
 // TestTheDefaultWidgetLinksNoneOfTheHeavyPackagesItDropped in
 // wasm/internal/build keeps out, for the widget's size; docs/notes/widget-size.md)
 // and an event's fields cost no allocation (see BenchmarkPipeline). The
-// structs keep their json tags: they document the wire names, and the
-// tests decode the same structs with encoding/json as the oracle.
+// structs' json tags are where each wire name is written: the readers are
+// generated from them (readers_gen.go, go generate), and the tests decode
+// the same structs with encoding/json as the oracle.
 func unmarshal(data string, read func(r *jsonx.Reader)) error {
 	r, err := jsonx.NewReader(data)
 	if err == nil {
@@ -148,21 +149,6 @@ func unmarshal(data string, read func(r *jsonx.Reader)) error {
 		err = r.Err()
 	}
 	return eventError(err)
-}
-
-// object is a payload type that reads itself from a jsonx.Reader.
-type object[T any] interface {
-	*T
-	read(r *jsonx.Reader)
-}
-
-// readObject reads an object (or null) into the pointer field *dst the way
-// encoding/json fills a pointer: null leaves it nil, an object is read into
-// the existing value or a new one.
-func readObject[T any, P object[T]](r *jsonx.Reader, dst **T) {
-	if jsonx.Ptr(r, dst) {
-		P(*dst).read(r)
-	}
 }
 
 // eventError sorts what jsonx returned into ErrBadJSON and ErrUnknownEvent.
@@ -182,30 +168,18 @@ func eventError(err error) error {
 // (null is "null", a missing value "").
 type rawJSON string
 
+// readRaw keeps a value's text (the generated readers hand it over).
+func (j *rawJSON) readRaw(text string) { *j = rawJSON(text) }
+
 // apiError is the error object the OpenAI-style APIs and Gemini put in a
 // stream: {"message","type","code","status"}; code may be a number.
+//
+//jsonx:reader
 type apiError struct {
 	Message string  `json:"message"`
 	Type    string  `json:"type"`
 	Code    rawJSON `json:"code"`
 	Status  string  `json:"status"`
-}
-
-var apiErrorFields = []string{"message", "type", "code", "status"}
-
-func (e *apiError) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, apiErrorFields) {
-		case "message":
-			r.Str(&e.Message)
-		case "type":
-			r.Str(&e.Type)
-		case "code":
-			e.Code = rawJSON(r.Raw())
-		case "status":
-			r.Str(&e.Status)
-		}
-	})
 }
 
 func (e *apiError) provider(dialect Dialect) *ProviderError {
@@ -256,6 +230,8 @@ var anthropicTypes = map[string]bool{
 
 // detectProbe is the union of the top-level keys that tell the dialects
 // apart.
+//
+//jsonx:reader
 type detectProbe struct {
 	Type           string  `json:"type"`
 	Object         string  `json:"object"`
@@ -270,42 +246,6 @@ type detectProbe struct {
 	Error          rawJSON `json:"error"`
 	Code           rawJSON `json:"code"`
 	ErrorText      rawJSON `json:"errorText"`
-}
-
-var detectProbeFields = []string{"type", "object", "choices", "candidates", "usageMetadata", "promptFeedback",
-	"message", "done", "created_at", "delta", "error", "code", "errorText"}
-
-func (p *detectProbe) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, detectProbeFields) {
-		case "type":
-			r.Str(&p.Type)
-		case "object":
-			r.Str(&p.Object)
-		case "choices":
-			p.Choices = rawJSON(r.Raw())
-		case "candidates":
-			p.Candidates = rawJSON(r.Raw())
-		case "usageMetadata":
-			p.UsageMetadata = rawJSON(r.Raw())
-		case "promptFeedback":
-			p.PromptFeedback = rawJSON(r.Raw())
-		case "message":
-			p.Message = rawJSON(r.Raw())
-		case "done":
-			r.BoolPtr(&p.Done)
-		case "created_at":
-			p.CreatedAt = rawJSON(r.Raw())
-		case "delta":
-			p.Delta = rawJSON(r.Raw())
-		case "error":
-			p.Error = rawJSON(r.Raw())
-		case "code":
-			p.Code = rawJSON(r.Raw())
-		case "errorText":
-			p.ErrorText = rawJSON(r.Raw())
-		}
-	})
 }
 
 // Detect names the dialect an event belongs to, from its SSE type and the

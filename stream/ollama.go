@@ -16,6 +16,7 @@ type ollamaDecoder struct {
 	calls int
 }
 
+//jsonx:reader
 type ollamaChunk struct {
 	Message         *ollamaMessage `json:"message"`
 	Response        *string        `json:"response"`
@@ -42,74 +43,6 @@ type ollamaFunction struct {
 	Index     *int    `json:"index"`
 	Name      string  `json:"name"`
 	Arguments rawJSON `json:"arguments"`
-}
-
-var ollamaChunkFields = []string{"message", "response", "thinking", "done", "done_reason", "prompt_eval_count", "eval_count", "error"}
-
-func (c *ollamaChunk) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, ollamaChunkFields) {
-		case "message":
-			readObject(r, &c.Message)
-		case "response":
-			r.StrPtr(&c.Response)
-		case "thinking":
-			r.Str(&c.Thinking)
-		case "done":
-			r.BoolPtr(&c.Done)
-		case "done_reason":
-			r.Str(&c.DoneReason)
-		case "prompt_eval_count":
-			r.Int(&c.PromptEvalCount)
-		case "eval_count":
-			r.Int(&c.EvalCount)
-		case "error":
-			c.Error = rawJSON(r.Raw())
-		}
-	})
-}
-
-var ollamaMessageFields = []string{"content", "thinking", "tool_calls"}
-
-func (m *ollamaMessage) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, ollamaMessageFields) {
-		case "content":
-			r.Str(&m.Content)
-		case "thinking":
-			r.Str(&m.Thinking)
-		case "tool_calls":
-			jsonx.Slice(r, &m.ToolCalls, func(v *ollamaToolCall) { v.read(r) })
-		}
-	})
-}
-
-var ollamaToolCallFields = []string{"id", "function"}
-
-func (tc *ollamaToolCall) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, ollamaToolCallFields) {
-		case "id":
-			r.Str(&tc.ID)
-		case "function":
-			tc.Function.read(r)
-		}
-	})
-}
-
-var ollamaFunctionFields = []string{"index", "name", "arguments"}
-
-func (f *ollamaFunction) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, ollamaFunctionFields) {
-		case "index":
-			r.IntPtr(&f.Index)
-		case "name":
-			r.Str(&f.Name)
-		case "arguments":
-			f.Arguments = rawJSON(r.Raw())
-		}
-	})
 }
 
 func (d *ollamaDecoder) Dialect() Dialect  { return DialectOllama }

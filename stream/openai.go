@@ -24,6 +24,7 @@ type openTool struct {
 	done     bool
 }
 
+//jsonx:reader
 type openaiChunk struct {
 	Object  string         `json:"object"`
 	Choices []openaiChoice `json:"choices"`
@@ -67,112 +68,6 @@ type openaiUsage struct {
 
 type openaiTokensDetails struct {
 	ReasoningTokens int `json:"reasoning_tokens"`
-}
-
-var openaiChunkFields = []string{"object", "choices", "usage", "error"}
-
-func (c *openaiChunk) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, openaiChunkFields) {
-		case "object":
-			r.Str(&c.Object)
-		case "choices":
-			jsonx.Slice(r, &c.Choices, func(v *openaiChoice) { v.read(r) })
-		case "usage":
-			readObject(r, &c.Usage)
-		case "error":
-			readObject(r, &c.Error)
-		}
-	})
-}
-
-var openaiChoiceFields = []string{"index", "delta", "finish_reason"}
-
-func (ch *openaiChoice) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, openaiChoiceFields) {
-		case "index":
-			r.Int(&ch.Index)
-		case "delta":
-			ch.Delta.read(r)
-		case "finish_reason":
-			r.Str(&ch.FinishReason)
-		}
-	})
-}
-
-var openaiDeltaFields = []string{"content", "reasoning_content", "reasoning", "refusal", "tool_calls"}
-
-func (d *openaiDelta) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, openaiDeltaFields) {
-		case "content":
-			r.StrPtr(&d.Content)
-		case "reasoning_content":
-			r.Str(&d.ReasoningContent)
-		case "reasoning":
-			r.Str(&d.Reasoning)
-		case "refusal":
-			r.Str(&d.Refusal)
-		case "tool_calls":
-			jsonx.Slice(r, &d.ToolCalls, func(v *openaiToolCall) { v.read(r) })
-		}
-	})
-}
-
-var openaiToolCallFields = []string{"index", "id", "function"}
-
-func (tc *openaiToolCall) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, openaiToolCallFields) {
-		case "index":
-			r.Int(&tc.Index)
-		case "id":
-			r.Str(&tc.ID)
-		case "function":
-			tc.Function.read(r)
-		}
-	})
-}
-
-var openaiFunctionFields = []string{"name", "arguments"}
-
-func (f *openaiFunction) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, openaiFunctionFields) {
-		case "name":
-			r.Str(&f.Name)
-		case "arguments":
-			r.Str(&f.Arguments)
-		}
-	})
-}
-
-var openaiUsageFields = []string{"prompt_tokens", "completion_tokens", "total_tokens", "completion_tokens_details"}
-
-func (u *openaiUsage) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, openaiUsageFields) {
-		case "prompt_tokens":
-			r.Int(&u.PromptTokens)
-		case "completion_tokens":
-			r.Int(&u.CompletionTokens)
-		case "total_tokens":
-			r.Int(&u.TotalTokens)
-		case "completion_tokens_details":
-			u.CompletionTokensDetails.read(r)
-		}
-	})
-}
-
-var openaiTokensDetailsFields = []string{"reasoning_tokens"}
-
-func (t *openaiTokensDetails) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		if jsonx.Match(key, openaiTokensDetailsFields) == "reasoning_tokens" {
-			r.Int(&t.ReasoningTokens)
-		}
-	})
 }
 
 func (d *openaiDecoder) Dialect() Dialect  { return DialectOpenAI }
@@ -286,22 +181,10 @@ func (d *openaiDecoder) finishTools(emit func(Event)) {
 // data: [DONE]. {"error":…} (a string or an object) is an error.
 type plainDecoder struct{}
 
+//jsonx:reader
 type plainChunk struct {
 	Delta *string `json:"delta"`
 	Error rawJSON `json:"error"`
-}
-
-var plainChunkFields = []string{"delta", "error"}
-
-func (c *plainChunk) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, plainChunkFields) {
-		case "delta":
-			r.StrPtr(&c.Delta)
-		case "error":
-			c.Error = rawJSON(r.Raw())
-		}
-	})
 }
 
 func (plainDecoder) Dialect() Dialect  { return DialectPlain }
