@@ -119,7 +119,7 @@ func (d *aguiDecoder) Close(func(Event)) {}
 
 func (d *aguiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	var e aguiEvent
-	if err := unmarshal(ev.Data, e.read); err != nil {
+	if err := eventError(e.decode(ev.Data)); err != nil {
 		if aguiQuiet[e.Type] && errors.Is(err, ErrUnknownEvent) {
 			return nil // STATE_DELTA's delta is a JSON Patch, not text
 		}

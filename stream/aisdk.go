@@ -96,7 +96,7 @@ func (d *aisdkDecoder) trailer(ev sse.Event) bool {
 		return true
 	}
 	var c aisdkPart
-	return unmarshal(data, c.read) == nil && (c.Type == "finish" || c.Type == "finish-step")
+	return c.decode(data) == nil && (c.Type == "finish" || c.Type == "finish-step")
 }
 
 func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
@@ -105,7 +105,7 @@ func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return nil
 	}
 	var c aisdkPart
-	if err := unmarshal(ev.Data, c.read); err != nil {
+	if err := eventError(c.decode(ev.Data)); err != nil {
 		return err
 	}
 	switch {

@@ -3,7 +3,6 @@ package stream
 import (
 	"fmt"
 
-	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -74,12 +73,7 @@ func (d *anthropicDecoder) Close(func(Event)) {}
 
 func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	var e anthropicEvent
-	r, err := jsonx.NewReader(ev.Data)
-	if err == nil {
-		e.read(&r)
-		err = r.Err()
-	}
-	if err := eventError(err); err != nil {
+	if err := eventError(e.decode(ev.Data)); err != nil {
 		return err
 	}
 	typ := e.Type

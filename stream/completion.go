@@ -111,7 +111,7 @@ func completionDialect(c *completion) Dialect {
 // none of the shapes.
 func completionEvents(data string, emit func(Event)) (d Dialect, ok bool) {
 	var c completion
-	if unmarshal(data, c.read) != nil {
+	if c.decode(data) != nil {
 		return "", false
 	}
 	d = completionDialect(&c)

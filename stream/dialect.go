@@ -130,30 +130,19 @@ func NewDecoder(d Dialect) (Decoder, error) {
 	return mk(), nil
 }
 
-// unmarshal decodes an event's JSON data through read, telling apart data
-// that is not JSON at all (ErrBadJSON) from JSON of an unexpected shape
-// (ErrUnknownEvent).
+// eventError sorts what a payload's decode returned into ErrBadJSON
+// (data that is not JSON at all) and ErrUnknownEvent (JSON of an
+// unexpected shape).
 //
 // The decoders read with jsonx rather than encoding/json so the widget
 // does not link encoding/json and its reflection (which
 // TestTheDefaultWidgetLinksNoneOfTheHeavyPackagesItDropped in
 // wasm/internal/build keeps out, for the widget's size; docs/notes/widget-size.md)
-// and an event's fields cost no allocation (see BenchmarkPipeline). The
-// structs' json tags are where each wire name is written: the readers are
+// and an event's fields cost no allocation (see BenchmarkPipeline): each
+// payload's decode keeps its Reader on the stack. The structs' json tags
+// are where each wire name is written: the readers and decode are
 // generated from them (readers_gen.go, go generate), and the tests decode
 // the same structs with encoding/json as the oracle.
-func unmarshal(data string, read func(r *jsonx.Reader)) error {
-	r, err := jsonx.NewReader(data)
-	if err == nil {
-		read(&r)
-		err = r.Err()
-	}
-	return eventError(err)
-}
-
-// eventError sorts what jsonx returned into ErrBadJSON and ErrUnknownEvent.
-// The hot decoders call jsonx.NewReader and their read method directly,
-// rather than unmarshal, so the Reader stays on the stack.
 func eventError(err error) error {
 	if err == nil {
 		return nil
@@ -265,7 +254,7 @@ func Detect(ev sse.Event) Dialect {
 		return DialectOpenAI
 	}
 	var p detectProbe
-	if jsonx.Decode(data, p.read) != nil {
+	if p.decode(data) != nil {
 		return ""
 	}
 	switch {

@@ -3,7 +3,6 @@ package stream
 import (
 	"fmt"
 
-	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -70,12 +69,7 @@ func (d *geminiDecoder) Close(emit func(Event)) {
 
 func (d *geminiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	var c geminiChunk
-	r, err := jsonx.NewReader(ev.Data)
-	if err == nil {
-		c.read(&r)
-		err = r.Err()
-	}
-	if err := eventError(err); err != nil {
+	if err := eventError(c.decode(ev.Data)); err != nil {
 		return err
 	}
 	if c.Error != nil {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -81,12 +80,7 @@ func (d *openaiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return nil
 	}
 	var c openaiChunk
-	r, err := jsonx.NewReader(ev.Data)
-	if err == nil {
-		c.read(&r)
-		err = r.Err()
-	}
-	if err := eventError(err); err != nil {
+	if err := eventError(c.decode(ev.Data)); err != nil {
 		return err
 	}
 	if c.Error != nil {
@@ -197,7 +191,7 @@ func (plainDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return nil
 	}
 	var c plainChunk
-	if err := unmarshal(ev.Data, c.read); err != nil {
+	if err := eventError(c.decode(ev.Data)); err != nil {
 		return err
 	}
 	switch {
@@ -217,7 +211,7 @@ func (plainDecoder) Decode(ev sse.Event, emit func(Event)) error {
 // error object.
 func bareError(dialect Dialect, raw rawJSON) *ProviderError {
 	var obj apiError
-	if jsonx.Decode(string(raw), obj.read) == nil {
+	if obj.decode(string(raw)) == nil {
 		return obj.provider(dialect)
 	}
 	return &ProviderError{Dialect: dialect, Type: "error", Message: rawString(raw)}

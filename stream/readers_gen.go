@@ -39,6 +39,15 @@ func (v *aguiEvent) read(r *jsonx.Reader) {
 	})
 }
 
+func (v *aguiEvent) decode(data string) error {
+	r, err := jsonx.NewReader(data)
+	if err != nil {
+		return err
+	}
+	v.read(&r)
+	return r.Err()
+}
+
 var aguiPartFields = []string{"type", "text"}
 
 func (v *aguiPart) read(r *jsonx.Reader) {
@@ -50,6 +59,15 @@ func (v *aguiPart) read(r *jsonx.Reader) {
 			r.Str(&v.Text)
 		}
 	})
+}
+
+func (v *aguiPart) decode(data string) error {
+	r, err := jsonx.NewReader(data)
+	if err != nil {
+		return err
+	}
+	v.read(&r)
+	return r.Err()
 }
 
 var aisdkPartFields = []string{"type", "delta", "toolCallId", "toolName", "inputTextDelta", "input", "output", "errorText", "finishReason", "sourceId", "url", "title", "mediaType", "filename", "approvalId", "reason", "citations"}
@@ -95,6 +113,15 @@ func (v *aisdkPart) read(r *jsonx.Reader) {
 	})
 }
 
+func (v *aisdkPart) decode(data string) error {
+	r, err := jsonx.NewReader(data)
+	if err != nil {
+		return err
+	}
+	v.read(&r)
+	return r.Err()
+}
+
 var anthropicEventFields = []string{"type", "index", "message", "content_block", "delta", "usage", "error"}
 
 func (v *anthropicEvent) read(r *jsonx.Reader) {
@@ -128,6 +155,15 @@ func (v *anthropicEvent) read(r *jsonx.Reader) {
 	})
 }
 
+func (v *anthropicEvent) decode(data string) error {
+	r, err := jsonx.NewReader(data)
+	if err != nil {
+		return err
+	}
+	v.read(&r)
+	return r.Err()
+}
+
 var apiErrorFields = []string{"message", "type", "code", "status"}
 
 func (v *apiError) read(r *jsonx.Reader) {
@@ -143,6 +179,15 @@ func (v *apiError) read(r *jsonx.Reader) {
 			r.Str(&v.Status)
 		}
 	})
+}
+
+func (v *apiError) decode(data string) error {
+	r, err := jsonx.NewReader(data)
+	if err != nil {
+		return err
+	}
+	v.read(&r)
+	return r.Err()
 }
 
 var completionFields = []string{"object", "type", "role", "status", "choices", "output", "content", "stop_reason", "usage", "error", "incomplete_details"}
@@ -180,6 +225,15 @@ func (v *completion) read(r *jsonx.Reader) {
 	})
 }
 
+func (v *completion) decode(data string) error {
+	r, err := jsonx.NewReader(data)
+	if err != nil {
+		return err
+	}
+	v.read(&r)
+	return r.Err()
+}
+
 var detectProbeFields = []string{"type", "object", "choices", "candidates", "usageMetadata", "promptFeedback", "message", "done", "created_at", "delta", "error", "code", "errorText"}
 
 func (v *detectProbe) read(r *jsonx.Reader) {
@@ -215,6 +269,15 @@ func (v *detectProbe) read(r *jsonx.Reader) {
 	})
 }
 
+func (v *detectProbe) decode(data string) error {
+	r, err := jsonx.NewReader(data)
+	if err != nil {
+		return err
+	}
+	v.read(&r)
+	return r.Err()
+}
+
 var geminiChunkFields = []string{"candidates", "usageMetadata", "promptFeedback", "error"}
 
 func (v *geminiChunk) read(r *jsonx.Reader) {
@@ -236,6 +299,15 @@ func (v *geminiChunk) read(r *jsonx.Reader) {
 			}
 		}
 	})
+}
+
+func (v *geminiChunk) decode(data string) error {
+	r, err := jsonx.NewReader(data)
+	if err != nil {
+		return err
+	}
+	v.read(&r)
+	return r.Err()
 }
 
 var ollamaChunkFields = []string{"message", "response", "thinking", "done", "done_reason", "prompt_eval_count", "eval_count", "error"}
@@ -265,6 +337,15 @@ func (v *ollamaChunk) read(r *jsonx.Reader) {
 	})
 }
 
+func (v *ollamaChunk) decode(data string) error {
+	r, err := jsonx.NewReader(data)
+	if err != nil {
+		return err
+	}
+	v.read(&r)
+	return r.Err()
+}
+
 var openaiChunkFields = []string{"object", "choices", "usage", "error"}
 
 func (v *openaiChunk) read(r *jsonx.Reader) {
@@ -286,6 +367,15 @@ func (v *openaiChunk) read(r *jsonx.Reader) {
 	})
 }
 
+func (v *openaiChunk) decode(data string) error {
+	r, err := jsonx.NewReader(data)
+	if err != nil {
+		return err
+	}
+	v.read(&r)
+	return r.Err()
+}
+
 var plainChunkFields = []string{"delta", "error"}
 
 func (v *plainChunk) read(r *jsonx.Reader) {
@@ -297,6 +387,15 @@ func (v *plainChunk) read(r *jsonx.Reader) {
 			v.Error.readRaw(r.Raw())
 		}
 	})
+}
+
+func (v *plainChunk) decode(data string) error {
+	r, err := jsonx.NewReader(data)
+	if err != nil {
+		return err
+	}
+	v.read(&r)
+	return r.Err()
 }
 
 var responsesEventFields = []string{"type", "output_index", "summary_index", "delta", "arguments", "item", "response", "code", "message", "error"}
@@ -334,6 +433,15 @@ func (v *responsesEvent) read(r *jsonx.Reader) {
 	})
 }
 
+func (v *responsesEvent) decode(data string) error {
+	r, err := jsonx.NewReader(data)
+	if err != nil {
+		return err
+	}
+	v.read(&r)
+	return r.Err()
+}
+
 var statusDataUsageFields = []string{"completion_tokens", "estimated"}
 
 var statusDataFields = []string{"status", "message", "usage"}
@@ -356,6 +464,15 @@ func (v *statusData) read(r *jsonx.Reader) {
 			})
 		}
 	})
+}
+
+func (v *statusData) decode(data string) error {
+	r, err := jsonx.NewReader(data)
+	if err != nil {
+		return err
+	}
+	v.read(&r)
+	return r.Err()
 }
 
 var aguiOutcomeFields = []string{"type", "interrupts"}

@@ -43,7 +43,7 @@ type statusData struct {
 
 func (p *Pipeline) status(ev sse.Event) {
 	var s statusData
-	if err := unmarshal(ev.Data, s.read); err != nil {
+	if err := eventError(s.decode(ev.Data)); err != nil {
 		p.skipped(ev, p.seq, err)
 		return
 	}

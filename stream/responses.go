@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -79,12 +78,7 @@ func (d *responsesDecoder) Close(func(Event)) {}
 
 func (d *responsesDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	var e responsesEvent
-	r, err := jsonx.NewReader(ev.Data)
-	if err == nil {
-		e.read(&r)
-		err = r.Err()
-	}
-	if err := eventError(err); err != nil {
+	if err := eventError(e.decode(ev.Data)); err != nil {
 		return err
 	}
 	typ := e.Type

@@ -52,6 +52,9 @@ func Generate(dir, out string) ([]byte, error) {
 		if err := g.reader(&b, name); err != nil {
 			return nil, err
 		}
+		if slices.Contains(p.roots, name) {
+			fmt.Fprintf(&b, "\nfunc (v *%s) decode(data string) error {\nr, err := jsonx.NewReader(data)\nif err != nil {\nreturn err\n}\nv.read(&r)\nreturn r.Err()\n}\n", name)
+		}
 		queue = append(queue, g.reached...)
 		g.reached = nil
 	}

@@ -11,7 +11,9 @@
 //
 // and every struct type of the package a root's fields reach gets a
 // reader too: a method read(r *jsonx.Reader) and the list of its JSON
-// names. A field may be a string, int, float64 or bool, a pointer to one,
+// names. A root also gets decode(data string) error, which reads a whole
+// document (a *jsonx.SyntaxError, else the first *jsonx.TypeError); it
+// keeps the Reader on its stack, so an event costs no allocation for it. A field may be a string, int, float64 or bool, a pointer to one,
 // a struct of the package (by value, by pointer or in a slice), an
 // anonymous struct, or a type with a method readRaw (it is handed the
 // value's raw JSON text). Anything else is an error that names the field.
