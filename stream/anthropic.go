@@ -46,6 +46,17 @@ type anthropicContentBlock struct {
 	Input    rawJSON `json:"input"`
 }
 
+// emitText emits a text or thinking block's text (a block that starts
+// with some, or a whole message's block).
+func (cb *anthropicContentBlock) emitText(emit func(Event)) {
+	switch {
+	case cb.Type == "text" && cb.Text != "":
+		emit(Event{Kind: KindText, Text: cb.Text})
+	case cb.Type == "thinking" && cb.Thinking != "":
+		emit(Event{Kind: KindThinking, Text: cb.Thinking})
+	}
+}
+
 type anthropicDelta struct {
 	Type        string `json:"type"`
 	Text        string `json:"text"`
@@ -97,15 +108,8 @@ func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		}
 		b := &anthropicBlock{typ: cb.Type}
 		d.blocks[e.Index] = b
+		cb.emitText(emit)
 		switch cb.Type {
-		case "text":
-			if cb.Text != "" {
-				emit(Event{Kind: KindText, Text: cb.Text})
-			}
-		case "thinking":
-			if cb.Thinking != "" {
-				emit(Event{Kind: KindThinking, Text: cb.Thinking})
-			}
 		case "tool_use", "server_tool_use", "mcp_tool_use":
 			b.tool = &openTool{index: e.Index, id: cb.ID, name: cb.Name}
 			if cb.Input != "" && cb.Input != "{}" && cb.Input != "null" {

@@ -14,41 +14,24 @@ import (
 //
 //jsonx:reader
 type completion struct {
-	Object            string             `json:"object"` // "chat.completion", "response"
-	Type              string             `json:"type"`   // "message" (Anthropic)
-	Role              string             `json:"role"`
-	Status            string             `json:"status"` // Responses: "completed", "incomplete", "failed"
-	Choices           []completionChoice `json:"choices"`
-	Output            []completionItem   `json:"output"`
-	Content           []completionBlock  `json:"content"`
-	StopReason        string             `json:"stop_reason"`
-	Usage             *completionUsage   `json:"usage"`
-	Error             rawJSON            `json:"error"`
-	IncompleteDetails *completionReason  `json:"incomplete_details"`
+	Object            string                  `json:"object"` // "chat.completion", "response"
+	Type              string                  `json:"type"`   // "message" (Anthropic)
+	Role              string                  `json:"role"`
+	Status            string                  `json:"status"` // Responses: "completed", "incomplete", "failed"
+	Choices           []completionChoice      `json:"choices"`
+	Output            []completionItem        `json:"output"`
+	Content           []anthropicContentBlock `json:"content"` // Anthropic's blocks, as content_block_start has them
+	StopReason        string                  `json:"stop_reason"`
+	Usage             *completionUsage        `json:"usage"`
+	Error             rawJSON                 `json:"error"`
+	IncompleteDetails *responsesIncomplete    `json:"incomplete_details"`
 }
 
-// completionChoice is an OpenAI chat.completion's choice.
+// completionChoice is an OpenAI chat.completion's choice: its message has
+// a streamed chunk's delta's fields (tool calls without an index).
 type completionChoice struct {
-	Message      completionMessage `json:"message"`
-	FinishReason string            `json:"finish_reason"`
-}
-
-type completionMessage struct {
-	Content          *string              `json:"content"`
-	Refusal          string               `json:"refusal"`
-	ReasoningContent string               `json:"reasoning_content"`
-	Reasoning        string               `json:"reasoning"`
-	ToolCalls        []completionToolCall `json:"tool_calls"`
-}
-
-type completionToolCall struct {
-	ID       string             `json:"id"`
-	Function completionFunction `json:"function"`
-}
-
-type completionFunction struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
+	Message      openaiDelta `json:"message"`
+	FinishReason string      `json:"finish_reason"`
 }
 
 // completionItem is a Responses output item: a message (content), a
@@ -68,16 +51,6 @@ type completionPart struct {
 	Refusal string `json:"refusal"`
 }
 
-// completionBlock is an Anthropic message's content block.
-type completionBlock struct {
-	Type     string  `json:"type"`
-	Text     string  `json:"text"`
-	Thinking string  `json:"thinking"`
-	ID       string  `json:"id"`
-	Name     string  `json:"name"`
-	Input    rawJSON `json:"input"`
-}
-
 // completionUsage holds OpenAI chat's names and the Responses and
 // Anthropic ones.
 type completionUsage struct {
@@ -86,10 +59,6 @@ type completionUsage struct {
 	TotalTokens      int `json:"total_tokens"`
 	InputTokens      int `json:"input_tokens"`
 	OutputTokens     int `json:"output_tokens"`
-}
-
-type completionReason struct {
-	Reason string `json:"reason"`
 }
 
 // completionDialect says which dialect's completion data is ("" for none
@@ -119,14 +88,7 @@ func completionEvents(data string, emit func(Event)) (d Dialect, ok bool) {
 	case DialectOpenAI:
 		ch := c.Choices[0]
 		m := ch.Message
-		if t := m.ReasoningContent + m.Reasoning; t != "" {
-			emit(Event{Kind: KindThinking, Text: t})
-		}
-		if m.Content != nil && *m.Content != "" {
-			emit(Event{Kind: KindText, Text: *m.Content})
-		} else if m.Refusal != "" {
-			emit(Event{Kind: KindText, Text: m.Refusal})
-		}
+		m.emitText(emit)
 		for i, tc := range m.ToolCalls {
 			emit(Event{Kind: KindToolCallDelta, Index: i, ID: tc.ID, Name: tc.Function.Name, Text: tc.Function.Arguments})
 			emit(Event{Kind: KindToolCallDone, Index: i, ID: tc.ID, Name: tc.Function.Name, Text: tc.Function.Arguments})
@@ -179,16 +141,8 @@ func completionEvents(data string, emit func(Event)) (d Dialect, ok bool) {
 		}
 	case DialectAnthropic:
 		for i, b := range c.Content {
-			switch b.Type {
-			case "text":
-				if b.Text != "" {
-					emit(Event{Kind: KindText, Text: b.Text})
-				}
-			case "thinking":
-				if b.Thinking != "" {
-					emit(Event{Kind: KindThinking, Text: b.Thinking})
-				}
-			case "tool_use":
+			b.emitText(emit)
+			if b.Type == "tool_use" {
 				args := string(jsonx.AppendCompact(nil, string(b.Input)))
 				if b.Input == "" || b.Input == "null" {
 					args = "{}"

@@ -47,6 +47,20 @@ type openaiDelta struct {
 	ToolCalls        []openaiToolCall `json:"tool_calls"`
 }
 
+// emitText emits a delta's (or a whole message's) thinking, then its
+// text or refusal.
+func (dl *openaiDelta) emitText(emit func(Event)) {
+	if t := dl.ReasoningContent + dl.Reasoning; t != "" {
+		emit(Event{Kind: KindThinking, Text: t})
+	}
+	if dl.Content != nil && *dl.Content != "" {
+		emit(Event{Kind: KindText, Text: *dl.Content})
+	}
+	if dl.Refusal != "" {
+		emit(Event{Kind: KindText, Text: dl.Refusal})
+	}
+}
+
 type openaiToolCall struct {
 	Index    int            `json:"index"`
 	ID       string         `json:"id"`
@@ -96,15 +110,7 @@ func (d *openaiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 			continue // n > 1: the answer is the first choice
 		}
 		dl := ch.Delta
-		if t := dl.ReasoningContent + dl.Reasoning; t != "" {
-			emit(Event{Kind: KindThinking, Text: t})
-		}
-		if dl.Content != nil && *dl.Content != "" {
-			emit(Event{Kind: KindText, Text: *dl.Content})
-		}
-		if dl.Refusal != "" {
-			emit(Event{Kind: KindText, Text: dl.Refusal})
-		}
+		dl.emitText(emit)
 		for _, tc := range dl.ToolCalls {
 			t := d.tools.get(tc.Index)
 			if t == nil {

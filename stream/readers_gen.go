@@ -208,7 +208,7 @@ func (v *completion) read(r *jsonx.Reader) {
 		case "output":
 			jsonx.Slice(r, &v.Output, func(e *completionItem) { e.read(r) })
 		case "content":
-			jsonx.Slice(r, &v.Content, func(e *completionBlock) { e.read(r) })
+			jsonx.Slice(r, &v.Content, func(e *anthropicContentBlock) { e.read(r) })
 		case "stop_reason":
 			r.Str(&v.StopReason)
 		case "usage":
@@ -616,27 +616,6 @@ func (v *completionItem) read(r *jsonx.Reader) {
 	})
 }
 
-var completionBlockFields = []string{"type", "text", "thinking", "id", "name", "input"}
-
-func (v *completionBlock) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, completionBlockFields) {
-		case "type":
-			r.Str(&v.Type)
-		case "text":
-			r.Str(&v.Text)
-		case "thinking":
-			r.Str(&v.Thinking)
-		case "id":
-			r.Str(&v.ID)
-		case "name":
-			r.Str(&v.Name)
-		case "input":
-			v.Input.readRaw(r.Raw())
-		}
-	})
-}
-
 var completionUsageFields = []string{"prompt_tokens", "completion_tokens", "total_tokens", "input_tokens", "output_tokens"}
 
 func (v *completionUsage) read(r *jsonx.Reader) {
@@ -656,11 +635,11 @@ func (v *completionUsage) read(r *jsonx.Reader) {
 	})
 }
 
-var completionReasonFields = []string{"reason"}
+var responsesIncompleteFields = []string{"reason"}
 
-func (v *completionReason) read(r *jsonx.Reader) {
+func (v *responsesIncomplete) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
-		switch jsonx.Match(key, completionReasonFields) {
+		switch jsonx.Match(key, responsesIncompleteFields) {
 		case "reason":
 			r.Str(&v.Reason)
 		}
@@ -837,21 +816,21 @@ func (v *aisdkSource) read(r *jsonx.Reader) {
 	})
 }
 
-var completionMessageFields = []string{"content", "refusal", "reasoning_content", "reasoning", "tool_calls"}
+var openaiDeltaFields = []string{"content", "reasoning_content", "reasoning", "refusal", "tool_calls"}
 
-func (v *completionMessage) read(r *jsonx.Reader) {
+func (v *openaiDelta) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
-		switch jsonx.Match(key, completionMessageFields) {
+		switch jsonx.Match(key, openaiDeltaFields) {
 		case "content":
 			r.StrPtr(&v.Content)
-		case "refusal":
-			r.Str(&v.Refusal)
 		case "reasoning_content":
 			r.Str(&v.ReasoningContent)
 		case "reasoning":
 			r.Str(&v.Reasoning)
+		case "refusal":
+			r.Str(&v.Refusal)
 		case "tool_calls":
-			jsonx.Slice(r, &v.ToolCalls, func(e *completionToolCall) { e.read(r) })
+			jsonx.Slice(r, &v.ToolCalls, func(e *openaiToolCall) { e.read(r) })
 		}
 	})
 }
@@ -895,25 +874,6 @@ func (v *ollamaToolCall) read(r *jsonx.Reader) {
 	})
 }
 
-var openaiDeltaFields = []string{"content", "reasoning_content", "reasoning", "refusal", "tool_calls"}
-
-func (v *openaiDelta) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, openaiDeltaFields) {
-		case "content":
-			r.StrPtr(&v.Content)
-		case "reasoning_content":
-			r.Str(&v.ReasoningContent)
-		case "reasoning":
-			r.Str(&v.Reasoning)
-		case "refusal":
-			r.Str(&v.Refusal)
-		case "tool_calls":
-			jsonx.Slice(r, &v.ToolCalls, func(e *openaiToolCall) { e.read(r) })
-		}
-	})
-}
-
 var openaiTokensDetailsFields = []string{"reasoning_tokens"}
 
 func (v *openaiTokensDetails) read(r *jsonx.Reader) {
@@ -921,17 +881,6 @@ func (v *openaiTokensDetails) read(r *jsonx.Reader) {
 		switch jsonx.Match(key, openaiTokensDetailsFields) {
 		case "reasoning_tokens":
 			r.Int(&v.ReasoningTokens)
-		}
-	})
-}
-
-var responsesIncompleteFields = []string{"reason"}
-
-func (v *responsesIncomplete) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, responsesIncompleteFields) {
-		case "reason":
-			r.Str(&v.Reason)
 		}
 	})
 }
@@ -953,11 +902,13 @@ func (v *responsesUsage) read(r *jsonx.Reader) {
 	})
 }
 
-var completionToolCallFields = []string{"id", "function"}
+var openaiToolCallFields = []string{"index", "id", "function"}
 
-func (v *completionToolCall) read(r *jsonx.Reader) {
+func (v *openaiToolCall) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
-		switch jsonx.Match(key, completionToolCallFields) {
+		switch jsonx.Match(key, openaiToolCallFields) {
+		case "index":
+			r.Int(&v.Index)
 		case "id":
 			r.Str(&v.ID)
 		case "function":
@@ -998,21 +949,6 @@ func (v *ollamaFunction) read(r *jsonx.Reader) {
 	})
 }
 
-var openaiToolCallFields = []string{"index", "id", "function"}
-
-func (v *openaiToolCall) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, openaiToolCallFields) {
-		case "index":
-			r.Int(&v.Index)
-		case "id":
-			r.Str(&v.ID)
-		case "function":
-			v.Function.read(r)
-		}
-	})
-}
-
 var responsesTokensDetailsFields = []string{"reasoning_tokens"}
 
 func (v *responsesTokensDetails) read(r *jsonx.Reader) {
@@ -1024,11 +960,11 @@ func (v *responsesTokensDetails) read(r *jsonx.Reader) {
 	})
 }
 
-var completionFunctionFields = []string{"name", "arguments"}
+var openaiFunctionFields = []string{"name", "arguments"}
 
-func (v *completionFunction) read(r *jsonx.Reader) {
+func (v *openaiFunction) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
-		switch jsonx.Match(key, completionFunctionFields) {
+		switch jsonx.Match(key, openaiFunctionFields) {
 		case "name":
 			r.Str(&v.Name)
 		case "arguments":
@@ -1048,19 +984,6 @@ func (v *geminiFunctionCall) read(r *jsonx.Reader) {
 			r.Str(&v.Name)
 		case "args":
 			v.Args.readRaw(r.Raw())
-		}
-	})
-}
-
-var openaiFunctionFields = []string{"name", "arguments"}
-
-func (v *openaiFunction) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, openaiFunctionFields) {
-		case "name":
-			r.Str(&v.Name)
-		case "arguments":
-			r.Str(&v.Arguments)
 		}
 	})
 }
