@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/trickle-dev/trickle/sse"
@@ -87,10 +88,7 @@ func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	if err := eventError(e.decode(ev.Data)); err != nil {
 		return err
 	}
-	typ := e.Type
-	if typ == "" {
-		typ = ev.Type
-	}
+	typ := cmp.Or(e.Type, ev.Type) // the data's type, else the SSE event's
 	switch typ {
 	case "ping":
 		emit(Event{Kind: KindKeepAlive})

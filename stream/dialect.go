@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -172,20 +173,8 @@ type apiError struct {
 }
 
 func (e *apiError) provider(dialect Dialect) *ProviderError {
-	typ := e.Type
-	if typ == "" {
-		typ = e.Status
-	}
-	if typ == "" {
-		typ = rawString(e.Code)
-	}
-	if typ == "" {
-		typ = "error"
-	}
-	msg := e.Message
-	if msg == "" {
-		msg = "the provider reported an error without a message"
-	}
+	typ := cmp.Or(e.Type, e.Status, rawString(e.Code), "error")
+	msg := cmp.Or(e.Message, "the provider reported an error without a message")
 	return &ProviderError{Dialect: dialect, Type: typ, Message: msg}
 }
 

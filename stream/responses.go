@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -81,10 +82,7 @@ func (d *responsesDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	if err := eventError(e.decode(ev.Data)); err != nil {
 		return err
 	}
-	typ := e.Type
-	if typ == "" {
-		typ = ev.Type
-	}
+	typ := cmp.Or(e.Type, ev.Type) // the data's type, else the SSE event's
 	switch typ {
 	case "response.output_text.delta", "response.refusal.delta":
 		if e.Delta != "" {
