@@ -6,10 +6,12 @@
 package relay
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 
+	"github.com/trickle-dev/trickle/relay/internal/admit"
 	"github.com/trickle-dev/trickle/relay/internal/chat"
 	"github.com/trickle-dev/trickle/relay/internal/limit"
 	"github.com/trickle-dev/trickle/relay/internal/registry"
@@ -22,9 +24,9 @@ import (
 // that can be refused has been, before anything is counted against its
 // identity's limits.
 type admission struct {
-	req  chat.Request
-	body []byte // the request as the operator's policy lets it reach the model
-	drop int    // the drop_after fault (streamed answers)
+	req     chat.Request
+	members map[string]json.RawMessage // the request's members as the operator's policy lets them reach the model
+	drop    int                        // the drop_after fault (streamed answers)
 	// With the simulated model: its parameters and its generator. With
 	// an upstream: the body it is sent.
 	sim     sim.Params
@@ -47,14 +49,18 @@ func (s *Server) admit(r *http.Request, body []byte, streamed bool) (*admission,
 		return nil, registry.ErrShuttingDown
 	}
 	a := &admission{rid: reqlog.ID(r.Context())}
-	clean, err := s.cfg.guard.policy().Filter(body)
+	s.bodyDecodes.Add(1) // the one decode of the body: tests count them
+	members, err := admit.Decode(body)
 	if err != nil {
 		return nil, err
 	}
-	if err := chat.Decode(clean, &a.req); err != nil {
+	if a.members, err = s.cfg.guard.policy().FilterFields(members); err != nil {
 		return nil, err
 	}
-	a.body, a.req.Stream = clean, a.req.Stream || streamed
+	if err := chat.Read(a.members, &a.req); err != nil {
+		return nil, err
+	}
+	a.req.Stream = a.req.Stream || streamed
 	if err := s.gates.Admit(a.req.Stream); err != nil { // hold-back: streamed answers only
 		return nil, err
 	}
@@ -70,7 +76,7 @@ func (s *Server) admit(r *http.Request, body []byte, streamed bool) (*admission,
 				return nil, err
 			}
 		}
-		if a.payload, err = u.Body(&a.req, a.body, a.req.Stream); err != nil {
+		if a.payload, err = u.Body(&a.req, a.members, a.req.Stream); err != nil {
 			return nil, err
 		}
 	} else {

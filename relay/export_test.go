@@ -13,3 +13,7 @@ func (s *Server) Crash() {
 		c.Crash()
 	}
 }
+
+// BodyDecodes is how many request bodies the relay has decoded: one per
+// generation admitted or refused after its body was read.
+func (s *Server) BodyDecodes() int64 { return s.bodyDecodes.Load() }

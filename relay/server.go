@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -60,6 +61,8 @@ type Server struct {
 
 	logCfg  streamlog.Config  // what every log shares
 	readers streamlog.Readers // what every reader shares
+
+	bodyDecodes atomic.Int64 // request bodies decoded (admission decodes each once)
 }
 
 // logHost is the server as its logs see it (streamlog.Host).

@@ -30,6 +30,7 @@ type fakeUpstream struct {
 	mu      sync.Mutex
 	headers []http.Header
 	bodies  []map[string]any
+	raw     []string // the bodies as they came
 }
 
 // upstreamScript answers one request (attempt is 1 for the first); it
@@ -41,11 +42,13 @@ func newFake(t *testing.T, script upstreamScript) *fakeUpstream {
 	f := &fakeUpstream{cancelled: make(chan time.Time, 16)}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := int(f.requests.Add(1))
+		raw, _ := io.ReadAll(r.Body)
 		var body map[string]any
-		json.NewDecoder(r.Body).Decode(&body)
+		json.Unmarshal(raw, &body)
 		f.mu.Lock()
 		f.headers = append(f.headers, r.Header.Clone())
 		f.bodies = append(f.bodies, body)
+		f.raw = append(f.raw, string(raw))
 		f.mu.Unlock()
 		if !script(w, r, n) {
 			f.cancelled <- time.Now()

@@ -48,6 +48,7 @@ type aguiCall struct {
 	done  bool
 }
 
+//jsonx:reader
 type aguiEvent struct {
 	Type         string       `json:"type"`
 	MessageID    string       `json:"messageId"`
@@ -63,57 +64,11 @@ type aguiEvent struct {
 	RunID        string       `json:"runId"`
 }
 
-var aguiEventFields = []string{"type", "messageId", "role", "delta", "toolCallId", "toolCallName", "content", "outcome", "usage", "message", "code", "runId"}
-
-func (e *aguiEvent) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, aguiEventFields) {
-		case "type":
-			r.Str(&e.Type)
-		case "messageId":
-			r.Str(&e.MessageID)
-		case "role":
-			r.Str(&e.Role)
-		case "delta":
-			r.Str(&e.Delta)
-		case "toolCallId":
-			r.Str(&e.ToolCallID)
-		case "toolCallName":
-			r.Str(&e.ToolCallName)
-		case "content":
-			e.Content = rawJSON(r.Raw())
-		case "outcome":
-			readObject(r, &e.Outcome)
-		case "usage":
-			jsonx.Slice(r, &e.Usage, func(u *aguiUsage) { u.read(r) })
-		case "message":
-			r.Str(&e.Message)
-		case "code":
-			r.Str(&e.Code)
-		case "runId":
-			r.Str(&e.RunID)
-		}
-	})
-}
-
 // aguiOutcome is RUN_FINISHED's outcome: success (also when absent),
 // interrupt (with what the run waits for) or cancelled.
 type aguiOutcome struct {
 	Type       string          `json:"type"`
 	Interrupts []aguiInterrupt `json:"interrupts"`
-}
-
-var aguiOutcomeFields = []string{"type", "interrupts"}
-
-func (o *aguiOutcome) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, aguiOutcomeFields) {
-		case "type":
-			r.Str(&o.Type)
-		case "interrupts":
-			jsonx.Slice(r, &o.Interrupts, func(i *aguiInterrupt) { i.read(r) })
-		}
-	})
 }
 
 type aguiInterrupt struct {
@@ -123,23 +78,6 @@ type aguiInterrupt struct {
 	ToolCallID string `json:"toolCallId"`
 }
 
-var aguiInterruptFields = []string{"id", "reason", "message", "toolCallId"}
-
-func (i *aguiInterrupt) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, aguiInterruptFields) {
-		case "id":
-			r.Str(&i.ID)
-		case "reason":
-			r.Str(&i.Reason)
-		case "message":
-			r.Str(&i.Message)
-		case "toolCallId":
-			r.Str(&i.ToolCallID)
-		}
-	})
-}
-
 // aguiUsage is one TokenUsage entry: a run that called several models
 // reports one entry each.
 type aguiUsage struct {
@@ -147,23 +85,6 @@ type aguiUsage struct {
 	OutputTokens    int `json:"outputTokens"`
 	TotalTokens     int `json:"totalTokens"`
 	ReasoningTokens int `json:"reasoningTokens"`
-}
-
-var aguiUsageFields = []string{"inputTokens", "outputTokens", "totalTokens", "reasoningTokens"}
-
-func (u *aguiUsage) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, aguiUsageFields) {
-		case "inputTokens":
-			r.Int(&u.InputTokens)
-		case "outputTokens":
-			r.Int(&u.OutputTokens)
-		case "totalTokens":
-			r.Int(&u.TotalTokens)
-		case "reasoningTokens":
-			r.Int(&u.ReasoningTokens)
-		}
-	})
 }
 
 // aguiQuiet are the event types that carry nothing the answer shows.
@@ -198,7 +119,7 @@ func (d *aguiDecoder) Close(func(Event)) {}
 
 func (d *aguiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	var e aguiEvent
-	if err := unmarshal(ev.Data, e.read); err != nil {
+	if err := eventError(e.decode(ev.Data)); err != nil {
 		if aguiQuiet[e.Type] && errors.Is(err, ErrUnknownEvent) {
 			return nil // STATE_DELTA's delta is a JSON Patch, not text
 		}
@@ -408,20 +329,8 @@ func aguiContent(raw rawJSON) string {
 	return b.String()
 }
 
+//jsonx:reader
 type aguiPart struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
-}
-
-var aguiPartFields = []string{"type", "text"}
-
-func (p *aguiPart) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, aguiPartFields) {
-		case "type":
-			r.Str(&p.Type)
-		case "text":
-			r.Str(&p.Text)
-		}
-	})
 }

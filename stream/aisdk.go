@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -25,6 +24,7 @@ type aisdkDecoder struct {
 	tools map[string]int
 }
 
+//jsonx:reader
 type aisdkPart struct {
 	Type           string          `json:"type"`
 	Delta          string          `json:"delta"`
@@ -45,62 +45,10 @@ type aisdkPart struct {
 	Citations      []aisdkCitation `json:"citations"`
 }
 
-var aisdkPartFields = []string{"type", "delta", "toolCallId", "toolName", "inputTextDelta", "input", "output", "errorText", "finishReason",
-	"sourceId", "url", "title", "mediaType", "filename", "approvalId", "reason", "citations"}
-
-func (c *aisdkPart) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, aisdkPartFields) {
-		case "type":
-			r.Str(&c.Type)
-		case "delta":
-			r.Str(&c.Delta)
-		case "toolCallId":
-			r.Str(&c.ToolCallID)
-		case "toolName":
-			r.Str(&c.ToolName)
-		case "inputTextDelta":
-			r.Str(&c.InputTextDelta)
-		case "input":
-			c.Input = rawJSON(r.Raw())
-		case "output":
-			c.Output = rawJSON(r.Raw())
-		case "errorText":
-			r.Str(&c.ErrorText)
-		case "finishReason":
-			r.Str(&c.FinishReason)
-		case "sourceId":
-			r.Str(&c.SourceID)
-		case "url":
-			r.Str(&c.URL)
-		case "title":
-			r.Str(&c.Title)
-		case "mediaType":
-			r.Str(&c.MediaType)
-		case "filename":
-			r.Str(&c.Filename)
-		case "approvalId":
-			r.Str(&c.ApprovalID)
-		case "reason":
-			r.Str(&c.Reason)
-		case "citations":
-			jsonx.Slice(r, &c.Citations, func(v *aisdkCitation) { v.read(r) })
-		}
-	})
-}
-
 // aisdkCitation is one of ai@7's citations on text-end: the source a span
 // of the text cites.
 type aisdkCitation struct {
 	Source aisdkSource `json:"source"`
-}
-
-func (c *aisdkCitation) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		if jsonx.Match(key, []string{"source"}) != "" {
-			c.Source.read(r)
-		}
-	})
 }
 
 // aisdkSource is a citation's source: a URL or a document.
@@ -110,25 +58,6 @@ type aisdkSource struct {
 	Title     string `json:"title"`
 	MediaType string `json:"mediaType"`
 	Filename  string `json:"filename"`
-}
-
-var aisdkSourceFields = []string{"id", "url", "title", "mediaType", "filename"}
-
-func (s *aisdkSource) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, aisdkSourceFields) {
-		case "id":
-			r.Str(&s.ID)
-		case "url":
-			r.Str(&s.URL)
-		case "title":
-			r.Str(&s.Title)
-		case "mediaType":
-			r.Str(&s.MediaType)
-		case "filename":
-			r.Str(&s.Filename)
-		}
-	})
 }
 
 // aisdkQuiet are the parts that carry nothing the answer shows: a message's
@@ -167,7 +96,7 @@ func (d *aisdkDecoder) trailer(ev sse.Event) bool {
 		return true
 	}
 	var c aisdkPart
-	return unmarshal(data, c.read) == nil && (c.Type == "finish" || c.Type == "finish-step")
+	return c.decode(data) == nil && (c.Type == "finish" || c.Type == "finish-step")
 }
 
 func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
@@ -176,7 +105,7 @@ func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return nil
 	}
 	var c aisdkPart
-	if err := unmarshal(ev.Data, c.read); err != nil {
+	if err := eventError(c.decode(ev.Data)); err != nil {
 		return err
 	}
 	switch {

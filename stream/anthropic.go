@@ -1,9 +1,9 @@
 package stream
 
 import (
+	"cmp"
 	"fmt"
 
-	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -23,6 +23,7 @@ type anthropicBlock struct {
 	input string // the input object given in content_block_start
 }
 
+//jsonx:reader
 type anthropicEvent struct {
 	Type         string                 `json:"type"`
 	Index        int                    `json:"index"`
@@ -46,6 +47,17 @@ type anthropicContentBlock struct {
 	Input    rawJSON `json:"input"`
 }
 
+// emitText emits a text or thinking block's text (a block that starts
+// with some, or a whole message's block).
+func (cb *anthropicContentBlock) emitText(emit func(Event)) {
+	switch {
+	case cb.Type == "text" && cb.Text != "":
+		emit(Event{Kind: KindText, Text: cb.Text})
+	case cb.Type == "thinking" && cb.Thinking != "":
+		emit(Event{Kind: KindThinking, Text: cb.Thinking})
+	}
+}
+
 type anthropicDelta struct {
 	Type        string `json:"type"`
 	Text        string `json:"text"`
@@ -57,92 +69,6 @@ type anthropicDelta struct {
 type anthropicUsage struct {
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
-}
-
-var anthropicEventFields = []string{"type", "index", "message", "content_block", "delta", "usage", "error"}
-
-func (e *anthropicEvent) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, anthropicEventFields) {
-		case "type":
-			r.Str(&e.Type)
-		case "index":
-			r.Int(&e.Index)
-		case "message":
-			readObject(r, &e.Message)
-		case "content_block":
-			readObject(r, &e.ContentBlock)
-		case "delta":
-			readObject(r, &e.Delta)
-		case "usage":
-			readObject(r, &e.Usage)
-		case "error":
-			readObject(r, &e.Error)
-		}
-	})
-}
-
-var anthropicMessageFields = []string{"usage"}
-
-func (m *anthropicMessage) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		if jsonx.Match(key, anthropicMessageFields) == "usage" {
-			readObject(r, &m.Usage)
-		}
-	})
-}
-
-var anthropicContentBlockFields = []string{"type", "text", "thinking", "id", "name", "input"}
-
-func (b *anthropicContentBlock) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, anthropicContentBlockFields) {
-		case "type":
-			r.Str(&b.Type)
-		case "text":
-			r.Str(&b.Text)
-		case "thinking":
-			r.Str(&b.Thinking)
-		case "id":
-			r.Str(&b.ID)
-		case "name":
-			r.Str(&b.Name)
-		case "input":
-			b.Input = rawJSON(r.Raw())
-		}
-	})
-}
-
-var anthropicDeltaFields = []string{"type", "text", "thinking", "partial_json", "stop_reason"}
-
-func (d *anthropicDelta) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, anthropicDeltaFields) {
-		case "type":
-			r.Str(&d.Type)
-		case "text":
-			r.Str(&d.Text)
-		case "thinking":
-			r.Str(&d.Thinking)
-		case "partial_json":
-			r.Str(&d.PartialJSON)
-		case "stop_reason":
-			r.Str(&d.StopReason)
-		}
-	})
-}
-
-var anthropicUsageFields = []string{"input_tokens", "output_tokens"}
-
-func (u *anthropicUsage) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, anthropicUsageFields) {
-		case "input_tokens":
-			r.Int(&u.InputTokens)
-		case "output_tokens":
-			r.Int(&u.OutputTokens)
-		}
-	})
 }
 
 func (d *anthropicDecoder) Dialect() Dialect  { return DialectAnthropic }
@@ -159,18 +85,10 @@ func (d *anthropicDecoder) Close(func(Event)) {}
 
 func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	var e anthropicEvent
-	r, err := jsonx.NewReader(ev.Data)
-	if err == nil {
-		e.read(&r)
-		err = r.Err()
-	}
-	if err := eventError(err); err != nil {
+	if err := eventError(e.decode(ev.Data)); err != nil {
 		return err
 	}
-	typ := e.Type
-	if typ == "" {
-		typ = ev.Type
-	}
+	typ := cmp.Or(e.Type, ev.Type) // the data's type, else the SSE event's
 	switch typ {
 	case "ping":
 		emit(Event{Kind: KindKeepAlive})
@@ -188,15 +106,8 @@ func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		}
 		b := &anthropicBlock{typ: cb.Type}
 		d.blocks[e.Index] = b
+		cb.emitText(emit)
 		switch cb.Type {
-		case "text":
-			if cb.Text != "" {
-				emit(Event{Kind: KindText, Text: cb.Text})
-			}
-		case "thinking":
-			if cb.Thinking != "" {
-				emit(Event{Kind: KindThinking, Text: cb.Thinking})
-			}
 		case "tool_use", "server_tool_use", "mcp_tool_use":
 			b.tool = &openTool{index: e.Index, id: cb.ID, name: cb.Name}
 			if cb.Input != "" && cb.Input != "{}" && cb.Input != "null" {

@@ -11,42 +11,27 @@ import (
 // decoders read them). completion is the union of the three shapes the
 // streaming decoders do not read; completionEvents turns one into the
 // whole answer's events, end marker included.
+//
+//jsonx:reader
 type completion struct {
-	Object            string             `json:"object"` // "chat.completion", "response"
-	Type              string             `json:"type"`   // "message" (Anthropic)
-	Role              string             `json:"role"`
-	Status            string             `json:"status"` // Responses: "completed", "incomplete", "failed"
-	Choices           []completionChoice `json:"choices"`
-	Output            []completionItem   `json:"output"`
-	Content           []completionBlock  `json:"content"`
-	StopReason        string             `json:"stop_reason"`
-	Usage             *completionUsage   `json:"usage"`
-	Error             rawJSON            `json:"error"`
-	IncompleteDetails *completionReason  `json:"incomplete_details"`
+	Object            string                  `json:"object"` // "chat.completion", "response"
+	Type              string                  `json:"type"`   // "message" (Anthropic)
+	Role              string                  `json:"role"`
+	Status            string                  `json:"status"` // Responses: "completed", "incomplete", "failed"
+	Choices           []completionChoice      `json:"choices"`
+	Output            []completionItem        `json:"output"`
+	Content           []anthropicContentBlock `json:"content"` // Anthropic's blocks, as content_block_start has them
+	StopReason        string                  `json:"stop_reason"`
+	Usage             *completionUsage        `json:"usage"`
+	Error             rawJSON                 `json:"error"`
+	IncompleteDetails *responsesIncomplete    `json:"incomplete_details"`
 }
 
-// completionChoice is an OpenAI chat.completion's choice.
+// completionChoice is an OpenAI chat.completion's choice: its message has
+// a streamed chunk's delta's fields (tool calls without an index).
 type completionChoice struct {
-	Message      completionMessage `json:"message"`
-	FinishReason string            `json:"finish_reason"`
-}
-
-type completionMessage struct {
-	Content          *string              `json:"content"`
-	Refusal          string               `json:"refusal"`
-	ReasoningContent string               `json:"reasoning_content"`
-	Reasoning        string               `json:"reasoning"`
-	ToolCalls        []completionToolCall `json:"tool_calls"`
-}
-
-type completionToolCall struct {
-	ID       string             `json:"id"`
-	Function completionFunction `json:"function"`
-}
-
-type completionFunction struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
+	Message      openaiDelta `json:"message"`
+	FinishReason string      `json:"finish_reason"`
 }
 
 // completionItem is a Responses output item: a message (content), a
@@ -66,16 +51,6 @@ type completionPart struct {
 	Refusal string `json:"refusal"`
 }
 
-// completionBlock is an Anthropic message's content block.
-type completionBlock struct {
-	Type     string  `json:"type"`
-	Text     string  `json:"text"`
-	Thinking string  `json:"thinking"`
-	ID       string  `json:"id"`
-	Name     string  `json:"name"`
-	Input    rawJSON `json:"input"`
-}
-
 // completionUsage holds OpenAI chat's names and the Responses and
 // Anthropic ones.
 type completionUsage struct {
@@ -84,178 +59,6 @@ type completionUsage struct {
 	TotalTokens      int `json:"total_tokens"`
 	InputTokens      int `json:"input_tokens"`
 	OutputTokens     int `json:"output_tokens"`
-}
-
-type completionReason struct {
-	Reason string `json:"reason"`
-}
-
-var (
-	completionFields         = []string{"object", "type", "role", "status", "choices", "output", "content", "stop_reason", "usage", "error", "incomplete_details"}
-	completionChoiceFields   = []string{"message", "finish_reason"}
-	completionMessageFields  = []string{"content", "refusal", "reasoning_content", "reasoning", "tool_calls"}
-	completionToolCallFields = []string{"id", "function"}
-	completionFunctionFields = []string{"name", "arguments"}
-	completionItemFields     = []string{"type", "content", "summary", "call_id", "name", "arguments"}
-	completionPartFields     = []string{"type", "text", "refusal"}
-	completionBlockFields    = []string{"type", "text", "thinking", "id", "name", "input"}
-	completionUsageFields    = []string{"prompt_tokens", "completion_tokens", "total_tokens", "input_tokens", "output_tokens"}
-	completionReasonFields   = []string{"reason"}
-)
-
-func (c *completion) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, completionFields) {
-		case "object":
-			r.Str(&c.Object)
-		case "type":
-			r.Str(&c.Type)
-		case "role":
-			r.Str(&c.Role)
-		case "status":
-			r.Str(&c.Status)
-		case "choices":
-			jsonx.Slice(r, &c.Choices, func(v *completionChoice) { v.read(r) })
-		case "output":
-			jsonx.Slice(r, &c.Output, func(v *completionItem) { v.read(r) })
-		case "content":
-			jsonx.Slice(r, &c.Content, func(v *completionBlock) { v.read(r) })
-		case "stop_reason":
-			r.Str(&c.StopReason)
-		case "usage":
-			readObject(r, &c.Usage)
-		case "error":
-			c.Error = rawJSON(r.Raw())
-		case "incomplete_details":
-			readObject(r, &c.IncompleteDetails)
-		}
-	})
-}
-
-func (c *completionChoice) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, completionChoiceFields) {
-		case "message":
-			c.Message.read(r)
-		case "finish_reason":
-			r.Str(&c.FinishReason)
-		}
-	})
-}
-
-func (m *completionMessage) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, completionMessageFields) {
-		case "content":
-			r.StrPtr(&m.Content)
-		case "refusal":
-			r.Str(&m.Refusal)
-		case "reasoning_content":
-			r.Str(&m.ReasoningContent)
-		case "reasoning":
-			r.Str(&m.Reasoning)
-		case "tool_calls":
-			jsonx.Slice(r, &m.ToolCalls, func(v *completionToolCall) { v.read(r) })
-		}
-	})
-}
-
-func (tc *completionToolCall) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, completionToolCallFields) {
-		case "id":
-			r.Str(&tc.ID)
-		case "function":
-			tc.Function.read(r)
-		}
-	})
-}
-
-func (f *completionFunction) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, completionFunctionFields) {
-		case "name":
-			r.Str(&f.Name)
-		case "arguments":
-			r.Str(&f.Arguments)
-		}
-	})
-}
-
-func (it *completionItem) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, completionItemFields) {
-		case "type":
-			r.Str(&it.Type)
-		case "content":
-			jsonx.Slice(r, &it.Content, func(v *completionPart) { v.read(r) })
-		case "summary":
-			jsonx.Slice(r, &it.Summary, func(v *completionPart) { v.read(r) })
-		case "call_id":
-			r.Str(&it.CallID)
-		case "name":
-			r.Str(&it.Name)
-		case "arguments":
-			r.Str(&it.Arguments)
-		}
-	})
-}
-
-func (p *completionPart) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, completionPartFields) {
-		case "type":
-			r.Str(&p.Type)
-		case "text":
-			r.Str(&p.Text)
-		case "refusal":
-			r.Str(&p.Refusal)
-		}
-	})
-}
-
-func (b *completionBlock) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, completionBlockFields) {
-		case "type":
-			r.Str(&b.Type)
-		case "text":
-			r.Str(&b.Text)
-		case "thinking":
-			r.Str(&b.Thinking)
-		case "id":
-			r.Str(&b.ID)
-		case "name":
-			r.Str(&b.Name)
-		case "input":
-			b.Input = rawJSON(r.Raw())
-		}
-	})
-}
-
-func (u *completionUsage) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, completionUsageFields) {
-		case "prompt_tokens":
-			r.Int(&u.PromptTokens)
-		case "completion_tokens":
-			r.Int(&u.CompletionTokens)
-		case "total_tokens":
-			r.Int(&u.TotalTokens)
-		case "input_tokens":
-			r.Int(&u.InputTokens)
-		case "output_tokens":
-			r.Int(&u.OutputTokens)
-		}
-	})
-}
-
-func (c *completionReason) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		if jsonx.Match(key, completionReasonFields) == "reason" {
-			r.Str(&c.Reason)
-		}
-	})
 }
 
 // completionDialect says which dialect's completion data is ("" for none
@@ -277,7 +80,7 @@ func completionDialect(c *completion) Dialect {
 // none of the shapes.
 func completionEvents(data string, emit func(Event)) (d Dialect, ok bool) {
 	var c completion
-	if unmarshal(data, c.read) != nil {
+	if c.decode(data) != nil {
 		return "", false
 	}
 	d = completionDialect(&c)
@@ -285,14 +88,7 @@ func completionEvents(data string, emit func(Event)) (d Dialect, ok bool) {
 	case DialectOpenAI:
 		ch := c.Choices[0]
 		m := ch.Message
-		if t := m.ReasoningContent + m.Reasoning; t != "" {
-			emit(Event{Kind: KindThinking, Text: t})
-		}
-		if m.Content != nil && *m.Content != "" {
-			emit(Event{Kind: KindText, Text: *m.Content})
-		} else if m.Refusal != "" {
-			emit(Event{Kind: KindText, Text: m.Refusal})
-		}
+		m.emitText(emit)
 		for i, tc := range m.ToolCalls {
 			emit(Event{Kind: KindToolCallDelta, Index: i, ID: tc.ID, Name: tc.Function.Name, Text: tc.Function.Arguments})
 			emit(Event{Kind: KindToolCallDone, Index: i, ID: tc.ID, Name: tc.Function.Name, Text: tc.Function.Arguments})
@@ -345,16 +141,8 @@ func completionEvents(data string, emit func(Event)) (d Dialect, ok bool) {
 		}
 	case DialectAnthropic:
 		for i, b := range c.Content {
-			switch b.Type {
-			case "text":
-				if b.Text != "" {
-					emit(Event{Kind: KindText, Text: b.Text})
-				}
-			case "thinking":
-				if b.Thinking != "" {
-					emit(Event{Kind: KindThinking, Text: b.Thinking})
-				}
-			case "tool_use":
+			b.emitText(emit)
+			if b.Type == "tool_use" {
 				args := string(jsonx.AppendCompact(nil, string(b.Input)))
 				if b.Input == "" || b.Input == "null" {
 					args = "{}"

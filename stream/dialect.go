@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -130,44 +131,19 @@ func NewDecoder(d Dialect) (Decoder, error) {
 	return mk(), nil
 }
 
-// unmarshal decodes an event's JSON data through read, telling apart data
-// that is not JSON at all (ErrBadJSON) from JSON of an unexpected shape
-// (ErrUnknownEvent).
+// eventError sorts what a payload's decode returned into ErrBadJSON
+// (data that is not JSON at all) and ErrUnknownEvent (JSON of an
+// unexpected shape).
 //
 // The decoders read with jsonx rather than encoding/json so the widget
 // does not link encoding/json and its reflection (which
 // TestTheDefaultWidgetLinksNoneOfTheHeavyPackagesItDropped in
 // wasm/internal/build keeps out, for the widget's size; docs/notes/widget-size.md)
-// and an event's fields cost no allocation (see BenchmarkPipeline). The
-// structs keep their json tags: they document the wire names, and the
-// tests decode the same structs with encoding/json as the oracle.
-func unmarshal(data string, read func(r *jsonx.Reader)) error {
-	r, err := jsonx.NewReader(data)
-	if err == nil {
-		read(&r)
-		err = r.Err()
-	}
-	return eventError(err)
-}
-
-// object is a payload type that reads itself from a jsonx.Reader.
-type object[T any] interface {
-	*T
-	read(r *jsonx.Reader)
-}
-
-// readObject reads an object (or null) into the pointer field *dst the way
-// encoding/json fills a pointer: null leaves it nil, an object is read into
-// the existing value or a new one.
-func readObject[T any, P object[T]](r *jsonx.Reader, dst **T) {
-	if jsonx.Ptr(r, dst) {
-		P(*dst).read(r)
-	}
-}
-
-// eventError sorts what jsonx returned into ErrBadJSON and ErrUnknownEvent.
-// The hot decoders call jsonx.NewReader and their read method directly,
-// rather than unmarshal, so the Reader stays on the stack.
+// and an event's fields cost no allocation (see BenchmarkPipeline): each
+// payload's decode keeps its Reader on the stack. The structs' json tags
+// are where each wire name is written: the readers and decode are
+// generated from them (readers_gen.go, go generate), and the tests decode
+// the same structs with encoding/json as the oracle.
 func eventError(err error) error {
 	if err == nil {
 		return nil
@@ -182,8 +158,13 @@ func eventError(err error) error {
 // (null is "null", a missing value "").
 type rawJSON string
 
+// readRaw keeps a value's text (the generated readers hand it over).
+func (j *rawJSON) readRaw(text string) { *j = rawJSON(text) }
+
 // apiError is the error object the OpenAI-style APIs and Gemini put in a
 // stream: {"message","type","code","status"}; code may be a number.
+//
+//jsonx:reader
 type apiError struct {
 	Message string  `json:"message"`
 	Type    string  `json:"type"`
@@ -191,38 +172,9 @@ type apiError struct {
 	Status  string  `json:"status"`
 }
 
-var apiErrorFields = []string{"message", "type", "code", "status"}
-
-func (e *apiError) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, apiErrorFields) {
-		case "message":
-			r.Str(&e.Message)
-		case "type":
-			r.Str(&e.Type)
-		case "code":
-			e.Code = rawJSON(r.Raw())
-		case "status":
-			r.Str(&e.Status)
-		}
-	})
-}
-
 func (e *apiError) provider(dialect Dialect) *ProviderError {
-	typ := e.Type
-	if typ == "" {
-		typ = e.Status
-	}
-	if typ == "" {
-		typ = rawString(e.Code)
-	}
-	if typ == "" {
-		typ = "error"
-	}
-	msg := e.Message
-	if msg == "" {
-		msg = "the provider reported an error without a message"
-	}
+	typ := cmp.Or(e.Type, e.Status, rawString(e.Code), "error")
+	msg := cmp.Or(e.Message, "the provider reported an error without a message")
 	return &ProviderError{Dialect: dialect, Type: typ, Message: msg}
 }
 
@@ -256,6 +208,8 @@ var anthropicTypes = map[string]bool{
 
 // detectProbe is the union of the top-level keys that tell the dialects
 // apart.
+//
+//jsonx:reader
 type detectProbe struct {
 	Type           string  `json:"type"`
 	Object         string  `json:"object"`
@@ -270,42 +224,6 @@ type detectProbe struct {
 	Error          rawJSON `json:"error"`
 	Code           rawJSON `json:"code"`
 	ErrorText      rawJSON `json:"errorText"`
-}
-
-var detectProbeFields = []string{"type", "object", "choices", "candidates", "usageMetadata", "promptFeedback",
-	"message", "done", "created_at", "delta", "error", "code", "errorText"}
-
-func (p *detectProbe) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, detectProbeFields) {
-		case "type":
-			r.Str(&p.Type)
-		case "object":
-			r.Str(&p.Object)
-		case "choices":
-			p.Choices = rawJSON(r.Raw())
-		case "candidates":
-			p.Candidates = rawJSON(r.Raw())
-		case "usageMetadata":
-			p.UsageMetadata = rawJSON(r.Raw())
-		case "promptFeedback":
-			p.PromptFeedback = rawJSON(r.Raw())
-		case "message":
-			p.Message = rawJSON(r.Raw())
-		case "done":
-			r.BoolPtr(&p.Done)
-		case "created_at":
-			p.CreatedAt = rawJSON(r.Raw())
-		case "delta":
-			p.Delta = rawJSON(r.Raw())
-		case "error":
-			p.Error = rawJSON(r.Raw())
-		case "code":
-			p.Code = rawJSON(r.Raw())
-		case "errorText":
-			p.ErrorText = rawJSON(r.Raw())
-		}
-	})
 }
 
 // Detect names the dialect an event belongs to, from its SSE type and the
@@ -325,7 +243,7 @@ func Detect(ev sse.Event) Dialect {
 		return DialectOpenAI
 	}
 	var p detectProbe
-	if jsonx.Decode(data, p.read) != nil {
+	if p.decode(data) != nil {
 		return ""
 	}
 	switch {

@@ -40,3 +40,7 @@
 //
 // It never touches the DOM or the network: bytes in, values out.
 package stream
+
+// The jsonx readers of the payload structs (those marked //jsonx:reader
+// and every struct they reach) are generated from their json tags.
+//go:generate go run ../internal/jsonx/jsonxgen -out readers_gen.go

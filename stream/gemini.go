@@ -3,7 +3,6 @@ package stream
 import (
 	"fmt"
 
-	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -17,6 +16,7 @@ type geminiDecoder struct {
 	calls    int
 }
 
+//jsonx:reader
 type geminiChunk struct {
 	Candidates     []geminiCandidate     `json:"candidates"`
 	UsageMetadata  *geminiUsage          `json:"usageMetadata"`
@@ -58,104 +58,6 @@ type geminiPromptFeedback struct {
 	BlockReasonMessage string `json:"blockReasonMessage"`
 }
 
-var geminiChunkFields = []string{"candidates", "usageMetadata", "promptFeedback", "error"}
-
-func (c *geminiChunk) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, geminiChunkFields) {
-		case "candidates":
-			jsonx.Slice(r, &c.Candidates, func(v *geminiCandidate) { v.read(r) })
-		case "usageMetadata":
-			readObject(r, &c.UsageMetadata)
-		case "promptFeedback":
-			readObject(r, &c.PromptFeedback)
-		case "error":
-			readObject(r, &c.Error)
-		}
-	})
-}
-
-var geminiCandidateFields = []string{"index", "content", "finishReason"}
-
-func (c *geminiCandidate) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, geminiCandidateFields) {
-		case "index":
-			r.Int(&c.Index)
-		case "content":
-			r.Object(func(key string) {
-				if jsonx.Match(key, geminiContentFields) == "parts" {
-					jsonx.Slice(r, &c.Content.Parts, func(v *geminiPart) { v.read(r) })
-				}
-			})
-		case "finishReason":
-			r.Str(&c.FinishReason)
-		}
-	})
-}
-
-var geminiContentFields = []string{"parts"}
-
-var geminiPartFields = []string{"text", "thought", "functionCall"}
-
-func (p *geminiPart) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, geminiPartFields) {
-		case "text":
-			r.StrPtr(&p.Text)
-		case "thought":
-			r.Bool(&p.Thought)
-		case "functionCall":
-			readObject(r, &p.FunctionCall)
-		}
-	})
-}
-
-var geminiFunctionCallFields = []string{"id", "name", "args"}
-
-func (fc *geminiFunctionCall) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, geminiFunctionCallFields) {
-		case "id":
-			r.Str(&fc.ID)
-		case "name":
-			r.Str(&fc.Name)
-		case "args":
-			fc.Args = rawJSON(r.Raw())
-		}
-	})
-}
-
-var geminiUsageFields = []string{"promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "totalTokenCount"}
-
-func (u *geminiUsage) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, geminiUsageFields) {
-		case "promptTokenCount":
-			r.Int(&u.PromptTokenCount)
-		case "candidatesTokenCount":
-			r.Int(&u.CandidatesTokenCount)
-		case "thoughtsTokenCount":
-			r.Int(&u.ThoughtsTokenCount)
-		case "totalTokenCount":
-			r.Int(&u.TotalTokenCount)
-		}
-	})
-}
-
-var geminiPromptFeedbackFields = []string{"blockReason", "blockReasonMessage"}
-
-func (pf *geminiPromptFeedback) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, geminiPromptFeedbackFields) {
-		case "blockReason":
-			r.Str(&pf.BlockReason)
-		case "blockReasonMessage":
-			r.Str(&pf.BlockReasonMessage)
-		}
-	})
-}
-
 func (d *geminiDecoder) Dialect() Dialect  { return DialectGemini }
 func (d *geminiDecoder) EndMarker() string { return "a finishReason followed by a clean close" }
 
@@ -167,12 +69,7 @@ func (d *geminiDecoder) Close(emit func(Event)) {
 
 func (d *geminiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	var c geminiChunk
-	r, err := jsonx.NewReader(ev.Data)
-	if err == nil {
-		c.read(&r)
-		err = r.Err()
-	}
-	if err := eventError(err); err != nil {
+	if err := eventError(c.decode(ev.Data)); err != nil {
 		return err
 	}
 	if c.Error != nil {

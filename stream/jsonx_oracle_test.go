@@ -19,6 +19,16 @@ import (
 // decoders to, fill a rawJSON as it fills a json.RawMessage.
 func (r *rawJSON) UnmarshalJSON(b []byte) error { *r = rawJSON(b); return nil }
 
+// unmarshal decodes data through read as a payload's decode does.
+func unmarshal(data string, read func(r *jsonx.Reader)) error {
+	r, err := jsonx.NewReader(data)
+	if err == nil {
+		read(&r)
+		err = r.Err()
+	}
+	return eventError(err)
+}
+
 // payloadShapes are every struct the decoders read an event's data into,
 // each with its jsonx reader.
 var payloadShapes = []struct {

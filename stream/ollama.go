@@ -3,7 +3,6 @@ package stream
 import (
 	"fmt"
 
-	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -16,6 +15,7 @@ type ollamaDecoder struct {
 	calls int
 }
 
+//jsonx:reader
 type ollamaChunk struct {
 	Message         *ollamaMessage `json:"message"`
 	Response        *string        `json:"response"`
@@ -44,86 +44,13 @@ type ollamaFunction struct {
 	Arguments rawJSON `json:"arguments"`
 }
 
-var ollamaChunkFields = []string{"message", "response", "thinking", "done", "done_reason", "prompt_eval_count", "eval_count", "error"}
-
-func (c *ollamaChunk) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, ollamaChunkFields) {
-		case "message":
-			readObject(r, &c.Message)
-		case "response":
-			r.StrPtr(&c.Response)
-		case "thinking":
-			r.Str(&c.Thinking)
-		case "done":
-			r.BoolPtr(&c.Done)
-		case "done_reason":
-			r.Str(&c.DoneReason)
-		case "prompt_eval_count":
-			r.Int(&c.PromptEvalCount)
-		case "eval_count":
-			r.Int(&c.EvalCount)
-		case "error":
-			c.Error = rawJSON(r.Raw())
-		}
-	})
-}
-
-var ollamaMessageFields = []string{"content", "thinking", "tool_calls"}
-
-func (m *ollamaMessage) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, ollamaMessageFields) {
-		case "content":
-			r.Str(&m.Content)
-		case "thinking":
-			r.Str(&m.Thinking)
-		case "tool_calls":
-			jsonx.Slice(r, &m.ToolCalls, func(v *ollamaToolCall) { v.read(r) })
-		}
-	})
-}
-
-var ollamaToolCallFields = []string{"id", "function"}
-
-func (tc *ollamaToolCall) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, ollamaToolCallFields) {
-		case "id":
-			r.Str(&tc.ID)
-		case "function":
-			tc.Function.read(r)
-		}
-	})
-}
-
-var ollamaFunctionFields = []string{"index", "name", "arguments"}
-
-func (f *ollamaFunction) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, ollamaFunctionFields) {
-		case "index":
-			r.IntPtr(&f.Index)
-		case "name":
-			r.Str(&f.Name)
-		case "arguments":
-			f.Arguments = rawJSON(r.Raw())
-		}
-	})
-}
-
 func (d *ollamaDecoder) Dialect() Dialect  { return DialectOllama }
 func (d *ollamaDecoder) EndMarker() string { return `"done":true` }
 func (d *ollamaDecoder) Close(func(Event)) {}
 
 func (d *ollamaDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	var c ollamaChunk
-	r, err := jsonx.NewReader(ev.Data)
-	if err == nil {
-		c.read(&r)
-		err = r.Err()
-	}
-	if err := eventError(err); err != nil {
+	if err := eventError(c.decode(ev.Data)); err != nil {
 		return err
 	}
 	if c.Error != "" && c.Error != "null" {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -24,6 +23,7 @@ type openTool struct {
 	done     bool
 }
 
+//jsonx:reader
 type openaiChunk struct {
 	Object  string         `json:"object"`
 	Choices []openaiChoice `json:"choices"`
@@ -45,6 +45,20 @@ type openaiDelta struct {
 	Reasoning        string           `json:"reasoning"`
 	Refusal          string           `json:"refusal"`
 	ToolCalls        []openaiToolCall `json:"tool_calls"`
+}
+
+// emitText emits a delta's (or a whole message's) thinking, then its
+// text or refusal.
+func (dl *openaiDelta) emitText(emit func(Event)) {
+	if t := dl.ReasoningContent + dl.Reasoning; t != "" {
+		emit(Event{Kind: KindThinking, Text: t})
+	}
+	if dl.Content != nil && *dl.Content != "" {
+		emit(Event{Kind: KindText, Text: *dl.Content})
+	}
+	if dl.Refusal != "" {
+		emit(Event{Kind: KindText, Text: dl.Refusal})
+	}
 }
 
 type openaiToolCall struct {
@@ -69,112 +83,6 @@ type openaiTokensDetails struct {
 	ReasoningTokens int `json:"reasoning_tokens"`
 }
 
-var openaiChunkFields = []string{"object", "choices", "usage", "error"}
-
-func (c *openaiChunk) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, openaiChunkFields) {
-		case "object":
-			r.Str(&c.Object)
-		case "choices":
-			jsonx.Slice(r, &c.Choices, func(v *openaiChoice) { v.read(r) })
-		case "usage":
-			readObject(r, &c.Usage)
-		case "error":
-			readObject(r, &c.Error)
-		}
-	})
-}
-
-var openaiChoiceFields = []string{"index", "delta", "finish_reason"}
-
-func (ch *openaiChoice) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, openaiChoiceFields) {
-		case "index":
-			r.Int(&ch.Index)
-		case "delta":
-			ch.Delta.read(r)
-		case "finish_reason":
-			r.Str(&ch.FinishReason)
-		}
-	})
-}
-
-var openaiDeltaFields = []string{"content", "reasoning_content", "reasoning", "refusal", "tool_calls"}
-
-func (d *openaiDelta) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, openaiDeltaFields) {
-		case "content":
-			r.StrPtr(&d.Content)
-		case "reasoning_content":
-			r.Str(&d.ReasoningContent)
-		case "reasoning":
-			r.Str(&d.Reasoning)
-		case "refusal":
-			r.Str(&d.Refusal)
-		case "tool_calls":
-			jsonx.Slice(r, &d.ToolCalls, func(v *openaiToolCall) { v.read(r) })
-		}
-	})
-}
-
-var openaiToolCallFields = []string{"index", "id", "function"}
-
-func (tc *openaiToolCall) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, openaiToolCallFields) {
-		case "index":
-			r.Int(&tc.Index)
-		case "id":
-			r.Str(&tc.ID)
-		case "function":
-			tc.Function.read(r)
-		}
-	})
-}
-
-var openaiFunctionFields = []string{"name", "arguments"}
-
-func (f *openaiFunction) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, openaiFunctionFields) {
-		case "name":
-			r.Str(&f.Name)
-		case "arguments":
-			r.Str(&f.Arguments)
-		}
-	})
-}
-
-var openaiUsageFields = []string{"prompt_tokens", "completion_tokens", "total_tokens", "completion_tokens_details"}
-
-func (u *openaiUsage) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, openaiUsageFields) {
-		case "prompt_tokens":
-			r.Int(&u.PromptTokens)
-		case "completion_tokens":
-			r.Int(&u.CompletionTokens)
-		case "total_tokens":
-			r.Int(&u.TotalTokens)
-		case "completion_tokens_details":
-			u.CompletionTokensDetails.read(r)
-		}
-	})
-}
-
-var openaiTokensDetailsFields = []string{"reasoning_tokens"}
-
-func (t *openaiTokensDetails) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		if jsonx.Match(key, openaiTokensDetailsFields) == "reasoning_tokens" {
-			r.Int(&t.ReasoningTokens)
-		}
-	})
-}
-
 func (d *openaiDecoder) Dialect() Dialect  { return DialectOpenAI }
 func (d *openaiDecoder) EndMarker() string { return "data: [DONE]" }
 func (d *openaiDecoder) Close(func(Event)) {}
@@ -186,12 +94,7 @@ func (d *openaiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return nil
 	}
 	var c openaiChunk
-	r, err := jsonx.NewReader(ev.Data)
-	if err == nil {
-		c.read(&r)
-		err = r.Err()
-	}
-	if err := eventError(err); err != nil {
+	if err := eventError(c.decode(ev.Data)); err != nil {
 		return err
 	}
 	if c.Error != nil {
@@ -207,15 +110,7 @@ func (d *openaiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 			continue // n > 1: the answer is the first choice
 		}
 		dl := ch.Delta
-		if t := dl.ReasoningContent + dl.Reasoning; t != "" {
-			emit(Event{Kind: KindThinking, Text: t})
-		}
-		if dl.Content != nil && *dl.Content != "" {
-			emit(Event{Kind: KindText, Text: *dl.Content})
-		}
-		if dl.Refusal != "" {
-			emit(Event{Kind: KindText, Text: dl.Refusal})
-		}
+		dl.emitText(emit)
 		for _, tc := range dl.ToolCalls {
 			t := d.tools.get(tc.Index)
 			if t == nil {
@@ -286,22 +181,10 @@ func (d *openaiDecoder) finishTools(emit func(Event)) {
 // data: [DONE]. {"error":…} (a string or an object) is an error.
 type plainDecoder struct{}
 
+//jsonx:reader
 type plainChunk struct {
 	Delta *string `json:"delta"`
 	Error rawJSON `json:"error"`
-}
-
-var plainChunkFields = []string{"delta", "error"}
-
-func (c *plainChunk) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, plainChunkFields) {
-		case "delta":
-			r.StrPtr(&c.Delta)
-		case "error":
-			c.Error = rawJSON(r.Raw())
-		}
-	})
 }
 
 func (plainDecoder) Dialect() Dialect  { return DialectPlain }
@@ -314,7 +197,7 @@ func (plainDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return nil
 	}
 	var c plainChunk
-	if err := unmarshal(ev.Data, c.read); err != nil {
+	if err := eventError(c.decode(ev.Data)); err != nil {
 		return err
 	}
 	switch {
@@ -334,7 +217,7 @@ func (plainDecoder) Decode(ev sse.Event, emit func(Event)) error {
 // error object.
 func bareError(dialect Dialect, raw rawJSON) *ProviderError {
 	var obj apiError
-	if jsonx.Decode(string(raw), obj.read) == nil {
+	if obj.decode(string(raw)) == nil {
 		return obj.provider(dialect)
 	}
 	return &ProviderError{Dialect: dialect, Type: "error", Message: rawString(raw)}

@@ -3,7 +3,6 @@ package stream
 import (
 	"fmt"
 
-	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/wire"
 )
@@ -30,6 +29,8 @@ const (
 const WithheldMessage = wire.WithheldMessage
 
 // statusData is the relay's control event payload.
+//
+//jsonx:reader
 type statusData struct {
 	Status  string `json:"status"`
 	Message string `json:"message"`
@@ -40,36 +41,9 @@ type statusData struct {
 	} `json:"usage"`
 }
 
-var (
-	statusDataFields  = []string{"status", "message", "usage"}
-	statusUsageFields = []string{"completion_tokens", "estimated"}
-)
-
-func (s *statusData) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, statusDataFields) {
-		case "status":
-			r.Str(&s.Status)
-		case "message":
-			r.Str(&s.Message)
-		case "usage":
-			r.Object(func(key string) {
-				switch jsonx.Match(key, statusUsageFields) {
-				case "completion_tokens":
-					r.Int(&s.Usage.CompletionTokens)
-				case "estimated":
-					r.Bool(&s.Usage.Estimated)
-				default:
-					r.Skip()
-				}
-			})
-		}
-	})
-}
-
 func (p *Pipeline) status(ev sse.Event) {
 	var s statusData
-	if err := unmarshal(ev.Data, s.read); err != nil {
+	if err := eventError(s.decode(ev.Data)); err != nil {
 		p.skipped(ev, p.seq, err)
 		return
 	}

@@ -1,10 +1,10 @@
 package stream
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
-	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -18,6 +18,7 @@ type responsesDecoder struct {
 	tools openTools // keyed by output_index
 }
 
+//jsonx:reader
 type responsesEvent struct {
 	Type         string             `json:"type"`
 	OutputIndex  int                `json:"output_index"`
@@ -62,104 +63,6 @@ type responsesTokensDetails struct {
 	ReasoningTokens int `json:"reasoning_tokens"`
 }
 
-var responsesEventFields = []string{"type", "output_index", "summary_index", "delta", "arguments", "item", "response", "code", "message", "error"}
-
-func (e *responsesEvent) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, responsesEventFields) {
-		case "type":
-			r.Str(&e.Type)
-		case "output_index":
-			r.Int(&e.OutputIndex)
-		case "summary_index":
-			r.Int(&e.SummaryIndex)
-		case "delta":
-			r.Str(&e.Delta)
-		case "arguments":
-			r.Str(&e.Arguments)
-		case "item":
-			readObject(r, &e.Item)
-		case "response":
-			readObject(r, &e.Response)
-		case "code":
-			e.Code = rawJSON(r.Raw())
-		case "message":
-			r.Str(&e.Message)
-		case "error":
-			readObject(r, &e.Error)
-		}
-	})
-}
-
-var responsesItemFields = []string{"type", "id", "call_id", "name", "arguments"}
-
-func (it *responsesItem) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, responsesItemFields) {
-		case "type":
-			r.Str(&it.Type)
-		case "id":
-			r.Str(&it.ID)
-		case "call_id":
-			r.Str(&it.CallID)
-		case "name":
-			r.Str(&it.Name)
-		case "arguments":
-			r.Str(&it.Arguments)
-		}
-	})
-}
-
-var responsesResponseFields = []string{"status", "error", "incomplete_details", "usage"}
-
-func (rs *responsesResponse) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, responsesResponseFields) {
-		case "status":
-			r.Str(&rs.Status)
-		case "error":
-			readObject(r, &rs.Error)
-		case "incomplete_details":
-			readObject(r, &rs.IncompleteDetails)
-		case "usage":
-			readObject(r, &rs.Usage)
-		}
-	})
-}
-
-var responsesIncompleteFields = []string{"reason"}
-
-func (in *responsesIncomplete) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		if jsonx.Match(key, responsesIncompleteFields) == "reason" {
-			r.Str(&in.Reason)
-		}
-	})
-}
-
-var responsesUsageFields = []string{"input_tokens", "output_tokens", "total_tokens", "output_tokens_details"}
-
-func (u *responsesUsage) read(r *jsonx.Reader) {
-	r.Object(func(key string) {
-		switch jsonx.Match(key, responsesUsageFields) {
-		case "input_tokens":
-			r.Int(&u.InputTokens)
-		case "output_tokens":
-			r.Int(&u.OutputTokens)
-		case "total_tokens":
-			r.Int(&u.TotalTokens)
-		case "output_tokens_details":
-			r.Object(func(key string) {
-				if jsonx.Match(key, responsesTokensDetailsFields) == "reasoning_tokens" {
-					r.Int(&u.OutputTokensDetails.ReasoningTokens)
-				}
-			})
-		}
-	})
-}
-
-var responsesTokensDetailsFields = []string{"reasoning_tokens"}
-
 // responsesIgnored are events that carry nothing the answer needs (their
 // content also arrives as deltas, or they only announce structure).
 var responsesIgnored = map[string]bool{
@@ -176,18 +79,10 @@ func (d *responsesDecoder) Close(func(Event)) {}
 
 func (d *responsesDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	var e responsesEvent
-	r, err := jsonx.NewReader(ev.Data)
-	if err == nil {
-		e.read(&r)
-		err = r.Err()
-	}
-	if err := eventError(err); err != nil {
+	if err := eventError(e.decode(ev.Data)); err != nil {
 		return err
 	}
-	typ := e.Type
-	if typ == "" {
-		typ = ev.Type
-	}
+	typ := cmp.Or(e.Type, ev.Type) // the data's type, else the SSE event's
 	switch typ {
 	case "response.output_text.delta", "response.refusal.delta":
 		if e.Delta != "" {

@@ -3,7 +3,11 @@
 // reader that decodes straight into the caller's structs without
 // reflection (strings come back as substrings of the input when they hold
 // no escapes, so an event's fields cost no allocation), and the few writers
-// the widget needs (string quoting, compaction, float formatting).
+// the widget needs (string quoting, with or without HTML escaping: the
+// tree's one JSON string quoter; compaction, float formatting).
+//
+// A struct's reader is not written by hand: jsonxgen (go generate) writes
+// it from the struct's json tags, so each wire name is written once.
 //
 // Its results are encoding/json's, byte for byte where it writes and value
 // for value where it reads: the same inputs are accepted and rejected

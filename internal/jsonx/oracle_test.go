@@ -1,6 +1,7 @@
 package jsonx_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -386,6 +387,11 @@ func checkString(t *testing.T, s string) {
 	want, err := json.Marshal(s)
 	require.NoError(t, err)
 	require.Equal(t, string(want), string(jsonx.AppendString(nil, s)), "string %q", s)
+	var keep bytes.Buffer
+	enc := json.NewEncoder(&keep)
+	enc.SetEscapeHTML(false)
+	require.NoError(t, enc.Encode(s))
+	require.Equal(t, strings.TrimSuffix(keep.String(), "\n"), string(jsonx.AppendStringKeepHTML(nil, s)), "string %q, HTML kept", s)
 }
 
 func TestAppendStringWritesWhatEncodingJSONWrites(t *testing.T) {

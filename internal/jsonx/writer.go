@@ -12,12 +12,27 @@ const hexDigits = "0123456789abcdef"
 // writes it: besides quotes, backslashes and control characters it escapes
 // <, > and & and U+2028/U+2029, so the text is safe inside HTML <script>
 // and JavaScript source, and each byte that is not UTF-8 becomes \ufffd.
-func AppendString(dst []byte, s string) []byte {
+//
+// Not inlined: the widget quotes at many call sites, and a call at each
+// keeps its .wasm smaller than appendString inlined with its flag (make
+// size; docs/notes/widget-size.md).
+//
+//go:noinline
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s, true) }
+
+// AppendStringKeepHTML appends s as a JSON string as encoding/json's
+// Encoder writes it after SetEscapeHTML(false): as AppendString, but <, >
+// and & stay as they are (text that must arrive byte for byte, as a
+// provider sends it). Both come from one function, the tree's one JSON
+// string quoter.
+func AppendStringKeepHTML(dst []byte, s string) []byte { return appendString(dst, s, false) }
+
+func appendString(dst []byte, s string, html bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if c >= 0x20 && c != '"' && c != '\\' && (!html || c != '<' && c != '>' && c != '&') {
 				i++
 				continue
 			}

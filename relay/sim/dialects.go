@@ -1,10 +1,9 @@
 package sim
 
 import (
-	"fmt"
 	"strconv"
-	"unicode/utf8"
 
+	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/stream"
 )
 
@@ -34,42 +33,7 @@ var dialects = map[stream.Dialect]dialect{
 
 // q quotes s as a JSON string without HTML escaping (providers send < and >
 // as they are, and the xss corpus must arrive byte for byte).
-func q(s string) string {
-	b := make([]byte, 0, len(s)+2)
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20:
-				b = append(b, fmt.Sprintf(`\u%04x`, c)...)
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, fmt.Sprintf(`\u%04x`, r)...)
-		default:
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return string(append(b, '"'))
-}
+func q(s string) string { return string(jsonx.AppendStringKeepHTML(make([]byte, 0, len(s)+2), s)) }
 
 func itoa(n int) string { return strconv.Itoa(n) }
 

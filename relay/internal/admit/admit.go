@@ -64,13 +64,34 @@ const (
 	BadMessages      = wire.CodeInvalidMessages
 )
 
-// Filter returns the request body as it may reach the model, or a
-// *Refusal. body must be a JSON object (the relay has decoded it once).
-func (p Policy) Filter(body []byte) ([]byte, error) {
+// Decode decodes a request body: its members, each as its raw JSON, or a
+// *Refusal when the body is not a JSON object. The relay decodes a body
+// once, here; the policy and everything after it read these members.
+func Decode(body []byte) (map[string]json.RawMessage, error) {
 	var in map[string]json.RawMessage
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, &Refusal{Code: NotAnObject, Message: "the body is not an OpenAI chat request (a JSON object): " + err.Error()}
 	}
+	return in, nil
+}
+
+// Filter returns the request body as it may reach the model, or a
+// *Refusal: Decode, FilterFields and the JSON of what passes.
+func (p Policy) Filter(body []byte) ([]byte, error) {
+	in, err := Decode(body)
+	if err != nil {
+		return nil, err
+	}
+	out, err := p.FilterFields(in)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(out)
+}
+
+// FilterFields returns the members of a decoded request (Decode) that may
+// reach the model, or a *Refusal. in is left as it is.
+func (p Policy) FilterFields(in map[string]json.RawMessage) (map[string]json.RawMessage, error) {
 	out := make(map[string]json.RawMessage, len(in))
 	for k, v := range in {
 		if slices.Contains(Fields, k) {
@@ -97,7 +118,7 @@ func (p Policy) Filter(body []byte) ([]byte, error) {
 				"the request has %d characters of text (the most in %q), over this relay's limit of %d: send a shorter one (drop or summarise earlier messages, trim the tools)", chars, most, p.MaxInputChars)}
 		}
 	}
-	return json.Marshal(out)
+	return out, nil
 }
 
 func (p Policy) model(out map[string]json.RawMessage) error {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -336,10 +337,21 @@ func badf(param, code, format string, args ...any) error {
 // (400, invalid_request_error).
 var ErrBadRequest error = &wire.Error{Type: wire.TypeInvalidRequest, Message: "relay: bad request"}
 
-// Decode reads an OpenAI chat request.
-func Decode(body []byte, req *Request) error {
-	if err := json.Unmarshal(body, req); err != nil {
-		return &RequestError{Code: "invalid_json", Message: "the body is not an OpenAI chat request (We could not parse the JSON body of your request): " + err.Error()}
+// Read reads an OpenAI chat request from its members, each as its raw
+// JSON (the body decoded once, as admit.Decode does): each field of
+// Request from the member its json tag names, so that no name is written
+// twice. A member of the wrong type is refused as invalid JSON, naming it.
+func Read(members map[string]json.RawMessage, req *Request) error {
+	v := reflect.ValueOf(req).Elem()
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		raw, ok := members[name]
+		if !ok || name == "" || name == "-" {
+			continue
+		}
+		if err := json.Unmarshal(raw, v.FieldByIndex(f.Index).Addr().Interface()); err != nil {
+			return &RequestError{Param: name, Code: "invalid_json", Message: fmt.Sprintf("the body is not an OpenAI chat request (We could not parse the JSON body of your request): %q: %v", name, err)}
+		}
 	}
 	return nil
 }

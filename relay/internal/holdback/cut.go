@@ -1,8 +1,9 @@
 package holdback
 
 import (
-	"bytes"
 	"encoding/json"
+
+	"github.com/trickle-dev/trickle/internal/jsonx"
 )
 
 // cut rewrites the data of an event that carries text so that it carries
@@ -44,9 +45,5 @@ func cut(data, text string, n int) (string, bool) {
 	if at < 0 {
 		return "", false
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(text[:n])
-	return data[:at] + string(bytes.TrimSuffix(b.Bytes(), []byte("\n"))) + data[end:], true
+	return data[:at] + string(jsonx.AppendStringKeepHTML(nil, text[:n])) + data[end:], true
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -236,11 +237,12 @@ func (u *Upstream) Check(d Defaults) error {
 // ask upstream.
 var ErrNoModel = errors.New("the request names no model and the relay has no upstream model")
 
-// Body turns the client's OpenAI request into the upstream's. The model is
+// Body turns the client's OpenAI request, read (req) from its members (as
+// admit.Decode returns them, filtered), into the upstream's. The model is
 // u.Model when set, else the request's; a request without one, to a relay
 // without one, is refused (wrapping chat.ErrBadRequest and ErrNoModel):
 // the widget sends a model only when the page names one.
-func (u *Upstream) Body(req *chat.Request, body []byte, streaming bool) ([]byte, error) {
+func (u *Upstream) Body(req *chat.Request, members map[string]json.RawMessage, streaming bool) ([]byte, error) {
 	model := req.Model
 	if u.Model != "" {
 		model = u.Model
@@ -250,14 +252,16 @@ func (u *Upstream) Body(req *chat.Request, body []byte, streaming bool) ([]byte,
 	}
 	switch u.Dialect {
 	case stream.DialectOpenAI:
-		var m map[string]any
-		if err := json.Unmarshal(body, &m); err != nil {
-			return nil, fmt.Errorf("%w: %w", chat.ErrBadRequest, err)
+		// The client's members as they came (the body is not decoded
+		// again), the model and streaming set.
+		m := maps.Clone(members)
+		if m == nil {
+			m = map[string]json.RawMessage{}
 		}
-		m["model"] = model
-		m["stream"] = streaming
+		m["model"], _ = json.Marshal(model)
+		m["stream"] = json.RawMessage(strconv.FormatBool(streaming))
 		if streaming {
-			m["stream_options"] = map[string]any{"include_usage": true}
+			m["stream_options"] = json.RawMessage(`{"include_usage":true}`)
 		} else {
 			delete(m, "stream_options")
 		}

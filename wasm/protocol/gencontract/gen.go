@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/wasm/protocol"
 )
 
@@ -133,15 +134,7 @@ func camel(key string) string {
 }
 
 // quote is s as a JavaScript (and TypeScript) string literal.
-func quote(s string) string {
-	var b bytes.Buffer
-	e := json.NewEncoder(&b)
-	e.SetEscapeHTML(false)
-	if err := e.Encode(s); err != nil {
-		panic(err) // a string always encodes
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
+func quote(s string) string { return string(jsonx.AppendStringKeepHTML(nil, s)) }
 
 func (t table) on(e protocol.Element) []protocol.Attribute {
 	var out []protocol.Attribute

@@ -1,0 +1,62 @@
+package relay_test
+
+import (
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/relay"
+	"github.com/trickle-dev/trickle/stream"
+)
+
+// The admission decodes a request's body once, whichever way it comes:
+// the policy, the request the simulated model reads and the body an
+// upstream is sent all come from that one decode.
+func TestTheRequestBodyIsDecodedOnceOverSSEAndWebSocket(t *testing.T) {
+	srv, base := startMemory(t)
+	resp := post(t, base+"/v1/chat/completions", hello)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	_, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, srv.BodyDecodes(), "SSE")
+
+	msgs, _ := wsMessages(t, wsDial(t, base, "", hello))
+	require.NotEmpty(t, wsEvents(t, msgs))
+	require.EqualValues(t, 2, srv.BodyDecodes(), "WebSocket")
+
+	once := post(t, base+"/v1/chat/completions", `{"messages":[{"role":"user","content":"hello"}]}`)
+	require.Equal(t, http.StatusOK, once.StatusCode)
+	require.EqualValues(t, 3, srv.BodyDecodes(), "one JSON answer")
+
+	refused := post(t, base+"/v1/chat/completions", `{"messages":"hello"}`)
+	require.Equal(t, http.StatusBadRequest, refused.StatusCode)
+	require.EqualValues(t, 4, srv.BodyDecodes(), "a refused body")
+}
+
+// An OpenAI upstream is sent the client's members as the client wrote
+// them: a seed past float64's exact integers arrives to the digit (a
+// second decode through map[string]any rounded it).
+func TestAnOpenAIUpstreamGetsTheClientsMembersFromTheOneDecode(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, _ int) bool {
+		return play(w, r, "text/event-stream", simEvents("openai", "thinking"), time.Millisecond)
+	})
+	u := relay.Upstream{URL: f.url, Dialect: stream.DialectOpenAI, Model: "real-model",
+		FirstTokenTimeout: 2 * time.Second, IdleTimeout: 2 * time.Second, TotalTimeout: 10 * time.Second}
+	srv, base := startMemory(t, relay.WithUpstream(u))
+	const body = `{"stream":true,"seed":9007199254740993,"temperature":0.50,"messages":[{"role":"user","content":"hello"}]}`
+	resp := post(t, base+"/v1/chat/completions", body)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	_, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, srv.BodyDecodes())
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	require.Len(t, f.raw, 1)
+	require.Contains(t, f.raw[0], `"seed":9007199254740993`)
+	require.Contains(t, f.raw[0], `"temperature":0.50`)
+	require.Contains(t, f.raw[0], `"model":"real-model"`)
+	require.Contains(t, f.raw[0], `"stream_options":{"include_usage":true}`)
+}
