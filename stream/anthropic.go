@@ -21,6 +21,9 @@ type anthropicBlock struct {
 	typ   string
 	tool  *openTool
 	input string // the input object given in content_block_start
+	// cites are the text block's citations, given before its text and
+	// placed at its end.
+	cites []Event
 }
 
 type anthropicEvent struct {
@@ -44,14 +47,100 @@ type anthropicContentBlock struct {
 	ID       string  `json:"id"`
 	Name     string  `json:"name"`
 	Input    rawJSON `json:"input"`
+	// Content is a web_search_tool_result's results (an array), or its
+	// error (an object).
+	Content rawJSON `json:"content"`
+}
+
+// anthropicSearchResult is one result of the web search tool.
+type anthropicSearchResult struct {
+	Type  string `json:"type"`
+	URL   string `json:"url"`
+	Title string `json:"title"`
+}
+
+var anthropicSearchResultFields = []string{"type", "url", "title"}
+
+func (sr *anthropicSearchResult) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, anthropicSearchResultFields) {
+		case "type":
+			r.Str(&sr.Type)
+		case "url":
+			r.Str(&sr.URL)
+		case "title":
+			r.Str(&sr.Title)
+		}
+	})
+}
+
+// anthropicCitation is a citations_delta's citation: a web search result
+// (web_search_result_location: url, title), a search result given to the
+// model (search_result_location: source, title), or a passage of a
+// document in the request (char_location, page_location,
+// content_block_location: document_index, document_title), each with the
+// cited_text.
+type anthropicCitation struct {
+	Type          string `json:"type"`
+	CitedText     string `json:"cited_text"`
+	URL           string `json:"url"`
+	Title         string `json:"title"`
+	Source        string `json:"source"`
+	DocumentIndex *int   `json:"document_index"`
+	DocumentTitle string `json:"document_title"`
+}
+
+var anthropicCitationFields = []string{"type", "cited_text", "url", "title", "source", "document_index", "document_title"}
+
+func (c *anthropicCitation) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, anthropicCitationFields) {
+		case "type":
+			r.Str(&c.Type)
+		case "cited_text":
+			r.Str(&c.CitedText)
+		case "url":
+			r.Str(&c.URL)
+		case "title":
+			r.Str(&c.Title)
+		case "source":
+			r.Str(&c.Source)
+		case "document_index":
+			jsonx.Ptr(r, &c.DocumentIndex)
+			if c.DocumentIndex != nil {
+				r.Int(c.DocumentIndex)
+			}
+		case "document_title":
+			r.Str(&c.DocumentTitle)
+		}
+	})
+}
+
+// event is the citation as a KindCitation at the end of its block, or
+// false when it names no source.
+func (c *anthropicCitation) event() (Event, bool) {
+	ev := Event{Kind: KindCitation, Index: CiteHere, Text: c.CitedText, Title: c.Title}
+	switch {
+	case c.URL != "":
+		ev.URL = c.URL
+	case c.Source != "":
+		ev.URL = c.Source
+	case c.DocumentIndex != nil:
+		ev.ID = fmt.Sprintf("document-%d", *c.DocumentIndex)
+		ev.Title = c.DocumentTitle
+	default:
+		return Event{}, false
+	}
+	return ev, true
 }
 
 type anthropicDelta struct {
-	Type        string `json:"type"`
-	Text        string `json:"text"`
-	Thinking    string `json:"thinking"`
-	PartialJSON string `json:"partial_json"`
-	StopReason  string `json:"stop_reason"`
+	Type        string             `json:"type"`
+	Text        string             `json:"text"`
+	Thinking    string             `json:"thinking"`
+	PartialJSON string             `json:"partial_json"`
+	StopReason  string             `json:"stop_reason"`
+	Citation    *anthropicCitation `json:"citation"`
 }
 
 type anthropicUsage struct {
@@ -92,7 +181,7 @@ func (m *anthropicMessage) read(r *jsonx.Reader) {
 	})
 }
 
-var anthropicContentBlockFields = []string{"type", "text", "thinking", "id", "name", "input"}
+var anthropicContentBlockFields = []string{"type", "text", "thinking", "id", "name", "input", "content"}
 
 func (b *anthropicContentBlock) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
@@ -109,11 +198,13 @@ func (b *anthropicContentBlock) read(r *jsonx.Reader) {
 			r.Str(&b.Name)
 		case "input":
 			b.Input = rawJSON(r.Raw())
+		case "content":
+			b.Content = rawJSON(r.Raw())
 		}
 	})
 }
 
-var anthropicDeltaFields = []string{"type", "text", "thinking", "partial_json", "stop_reason"}
+var anthropicDeltaFields = []string{"type", "text", "thinking", "partial_json", "stop_reason", "citation"}
 
 func (d *anthropicDelta) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
@@ -128,6 +219,8 @@ func (d *anthropicDelta) read(r *jsonx.Reader) {
 			r.Str(&d.PartialJSON)
 		case "stop_reason":
 			r.Str(&d.StopReason)
+		case "citation":
+			readObject(r, &d.Citation)
 		}
 	})
 }
@@ -143,6 +236,30 @@ func (u *anthropicUsage) read(r *jsonx.Reader) {
 			r.Int(&u.OutputTokens)
 		}
 	})
+}
+
+// searchResults reads a web_search_tool_result's content: its results, or
+// none when it is the tool's error.
+func searchResults(content rawJSON) []anthropicSearchResult {
+	if len(content) == 0 || content[0] != '[' {
+		return nil
+	}
+	var out []anthropicSearchResult
+	r, err := jsonx.NewReader(string(content))
+	if err != nil {
+		return nil
+	}
+	jsonx.Slice(&r, &out, func(v *anthropicSearchResult) { v.read(&r) })
+	if r.Err() != nil {
+		return nil
+	}
+	kept := out[:0]
+	for _, res := range out {
+		if res.Type == "web_search_result" && res.URL != "" {
+			kept = append(kept, res)
+		}
+	}
+	return kept
 }
 
 func (d *anthropicDecoder) Dialect() Dialect  { return DialectAnthropic }
@@ -203,6 +320,12 @@ func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 				b.input = string(cb.Input)
 			}
 			emit(Event{Kind: KindToolCallDelta, Index: e.Index, ID: cb.ID, Name: cb.Name})
+		case "web_search_tool_result":
+			// The pages the search found are the answer's sources, in
+			// the order found, whether or not a passage cites them.
+			for _, res := range searchResults(cb.Content) {
+				emit(Event{Kind: KindSource, URL: res.URL, Title: res.Title})
+			}
 		}
 	case "content_block_delta":
 		dl := e.Delta
@@ -222,8 +345,20 @@ func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 			}
 			b.tool.args.WriteString(dl.PartialJSON)
 			emit(Event{Kind: KindToolCallDelta, Index: e.Index, Text: dl.PartialJSON})
-		case "signature_delta", "citations_delta":
-			// The thinking block's signature and citations matter when the
+		case "citations_delta":
+			if dl.Citation == nil {
+				return fmt.Errorf("%w: citations_delta without a citation", ErrUnknownEvent)
+			}
+			ev, ok := dl.Citation.event()
+			switch b := d.blocks[e.Index]; {
+			case !ok:
+			case b == nil:
+				emit(ev) // a block that never started has no end to wait for
+			case len(b.cites) < maxCitations:
+				b.cites = append(b.cites, ev)
+			}
+		case "signature_delta":
+			// The thinking block's signature matters when the
 			// conversation is sent back, not for what is shown.
 		default:
 			return fmt.Errorf("%w: content_block_delta of type %q", ErrUnknownEvent, dl.Type)
@@ -233,6 +368,10 @@ func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		if b == nil {
 			return fmt.Errorf("%w: content_block_stop for content block %d, which never started", ErrUnknownEvent, e.Index)
 		}
+		for _, c := range b.cites {
+			emit(c)
+		}
+		b.cites = nil
 		if t := b.tool; t != nil && !t.done {
 			t.done = true
 			args := t.args.String()

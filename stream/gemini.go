@@ -15,6 +15,9 @@ import (
 type geminiDecoder struct {
 	finished bool
 	calls    int
+	// chunks are the grounding chunks last given: supports in a later
+	// chunk name them by index.
+	chunks []geminiGroundingChunk
 }
 
 type geminiChunk struct {
@@ -28,7 +31,112 @@ type geminiCandidate struct {
 	Index        int           `json:"index"`
 	Content      geminiContent `json:"content"`
 	FinishReason string        `json:"finishReason"`
+	// GroundingMetadata is how a grounded answer (Google Search, a
+	// retrieval store) rests on its sources.
+	GroundingMetadata *geminiGrounding `json:"groundingMetadata"`
 }
+
+// geminiGrounding: groundingChunks are the sources (web: uri, title; or
+// retrievedContext), groundingSupports the passages of the answer they
+// support, by byte offsets into the answer's text.
+type geminiGrounding struct {
+	GroundingChunks   []geminiGroundingChunk   `json:"groundingChunks"`
+	GroundingSupports []geminiGroundingSupport `json:"groundingSupports"`
+}
+
+type geminiGroundingChunk struct {
+	Web              *geminiWebSource `json:"web"`
+	RetrievedContext *geminiWebSource `json:"retrievedContext"`
+}
+
+type geminiWebSource struct {
+	URI   string `json:"uri"`
+	Title string `json:"title"`
+}
+
+type geminiGroundingSupport struct {
+	Segment               geminiSegment `json:"segment"`
+	GroundingChunkIndices []int         `json:"groundingChunkIndices"`
+}
+
+type geminiSegment struct {
+	StartIndex int    `json:"startIndex"`
+	EndIndex   int    `json:"endIndex"`
+	Text       string `json:"text"`
+}
+
+var geminiGroundingFields = []string{"groundingChunks", "groundingSupports"}
+
+func (g *geminiGrounding) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, geminiGroundingFields) {
+		case "groundingChunks":
+			jsonx.Slice(r, &g.GroundingChunks, func(v *geminiGroundingChunk) { v.read(r) })
+		case "groundingSupports":
+			jsonx.Slice(r, &g.GroundingSupports, func(v *geminiGroundingSupport) { v.read(r) })
+		}
+	})
+}
+
+var geminiGroundingChunkFields = []string{"web", "retrievedContext"}
+
+func (c *geminiGroundingChunk) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, geminiGroundingChunkFields) {
+		case "web":
+			readObject(r, &c.Web)
+		case "retrievedContext":
+			readObject(r, &c.RetrievedContext)
+		}
+	})
+}
+
+// source is the chunk's page, or false when it names none.
+func (c *geminiGroundingChunk) source() (*geminiWebSource, bool) {
+	for _, s := range []*geminiWebSource{c.Web, c.RetrievedContext} {
+		if s != nil && s.URI != "" {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
+var geminiWebSourceFields = []string{"uri", "title"}
+
+func (w *geminiWebSource) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, geminiWebSourceFields) {
+		case "uri":
+			r.Str(&w.URI)
+		case "title":
+			r.Str(&w.Title)
+		}
+	})
+}
+
+var geminiGroundingSupportFields = []string{"segment", "groundingChunkIndices"}
+
+func (s *geminiGroundingSupport) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, geminiGroundingSupportFields) {
+		case "segment":
+			r.Object(func(key string) {
+				switch jsonx.Match(key, geminiSegmentFields) {
+				case "startIndex":
+					r.Int(&s.Segment.StartIndex)
+				case "endIndex":
+					r.Int(&s.Segment.EndIndex)
+				case "text":
+					r.Str(&s.Segment.Text)
+				}
+			})
+		case "groundingChunkIndices":
+			jsonx.Slice(r, &s.GroundingChunkIndices, func(v *int) { r.Int(v) })
+		}
+	})
+}
+
+var geminiSegmentFields = []string{"startIndex", "endIndex", "text"}
 
 type geminiContent struct {
 	Parts []geminiPart `json:"parts"`
@@ -75,7 +183,7 @@ func (c *geminiChunk) read(r *jsonx.Reader) {
 	})
 }
 
-var geminiCandidateFields = []string{"index", "content", "finishReason"}
+var geminiCandidateFields = []string{"index", "content", "finishReason", "groundingMetadata"}
 
 func (c *geminiCandidate) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
@@ -90,6 +198,8 @@ func (c *geminiCandidate) read(r *jsonx.Reader) {
 			})
 		case "finishReason":
 			r.Str(&c.FinishReason)
+		case "groundingMetadata":
+			readObject(r, &c.GroundingMetadata)
 		}
 	})
 }
@@ -205,6 +315,9 @@ func (d *geminiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 				emit(Event{Kind: k, Text: *p.Text})
 			}
 		}
+		if g := cand.GroundingMetadata; g != nil {
+			d.grounding(g, emit)
+		}
 		if cand.FinishReason != "" {
 			d.finished = true
 			emit(Event{Kind: KindFinish, Reason: cand.FinishReason})
@@ -224,4 +337,29 @@ func (d *geminiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		emit(Event{Kind: KindError, Err: &ProviderError{Dialect: DialectGemini, Type: pf.BlockReason, Message: msg}})
 	}
 	return nil
+}
+
+// grounding turns grounding metadata into sources, in the order of its
+// chunks, and a citation for each chunk a passage rests on, at the
+// passage's end. Gemini may repeat the metadata in later chunks; the
+// answer keeps each source and citation once.
+func (d *geminiDecoder) grounding(g *geminiGrounding, emit func(Event)) {
+	if len(g.GroundingChunks) > 0 {
+		d.chunks = g.GroundingChunks
+	}
+	for i := range d.chunks {
+		if src, ok := d.chunks[i].source(); ok && len(g.GroundingChunks) > 0 {
+			emit(Event{Kind: KindSource, URL: src.URI, Title: src.Title})
+		}
+	}
+	for _, sup := range g.GroundingSupports {
+		for _, ci := range sup.GroundingChunkIndices {
+			if ci < 0 || ci >= len(d.chunks) {
+				continue
+			}
+			if src, ok := d.chunks[ci].source(); ok {
+				emit(Event{Kind: KindCitation, URL: src.URI, Title: src.Title, Index: sup.Segment.EndIndex, Text: sup.Segment.Text})
+			}
+		}
+	}
 }
