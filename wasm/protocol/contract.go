@@ -241,6 +241,8 @@ var Strings = []String{
 	{"called", "Called {name}", ByGo, "a tool call whose arguments are complete"},
 	{"aTool", "a tool", ByGo, "a call's name before it has one"},
 	{"toolFailed", "Failed: {error}", ByGo, "what a tool the backend ran reported as its error"},
+	{"sources", "Sources", ByGo, "the heading of an answer's numbered list of the sources it cites"},
+	{"sourcesSaid", "Sources listed after the answer: {count}.", ByGo, "said once, after the end status, when the answer has sources"},
 	{"refused", "The server refused the request ({status}).", ByGo, "HTTP 401 or 403"},
 	{"notFound", "The server has no answer at this address ({status}).", ByGo, "HTTP 404 or 410"},
 	{"rateLimited", "Too many requests ({status}): wait a moment, then retry.", ByGo, "HTTP 429"},

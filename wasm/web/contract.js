@@ -123,6 +123,8 @@ export const STR_CALLING = "calling";
 export const STR_CALLED = "called";
 export const STR_A_TOOL = "aTool";
 export const STR_TOOL_FAILED = "toolFailed";
+export const STR_SOURCES = "sources";
+export const STR_SOURCES_SAID = "sourcesSaid";
 export const STR_REFUSED = "refused";
 export const STR_NOT_FOUND = "notFound";
 export const STR_RATE_LIMITED = "rateLimited";
@@ -179,6 +181,8 @@ export const ENGLISH = /* @__PURE__ */ Object.freeze({
   called: "Called {name}",
   aTool: "a tool",
   toolFailed: "Failed: {error}",
+  sources: "Sources",
+  sourcesSaid: "Sources listed after the answer: {count}.",
   refused: "The server refused the request ({status}).",
   notFound: "The server has no answer at this address ({status}).",
   rateLimited: "Too many requests ({status}): wait a moment, then retry.",

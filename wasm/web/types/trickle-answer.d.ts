@@ -153,6 +153,30 @@ export interface TrickleMessage {
   tool_calls: TrickleToolCall[];
   /** The model's reasoning, when it sent it. */
   thinking: string;
+  /** The sources the answer drew on, numbered from 1 in this order (only
+   *  when it has some). */
+  sources?: TrickleSource[];
+  /** Where the answer cites its sources (only when it does). */
+  citations?: TrickleCitation[];
+}
+
+/** A source an answer drew on: a web page or a document, with what the
+ *  backend gave of it. */
+export interface TrickleSource {
+  id?: string;
+  url?: string;
+  title?: string;
+  media_type?: string;
+  filename?: string;
+}
+
+/** A citation: the source's number (1 for the first of `sources`), the
+ *  byte offset in `content` where the cited passage ends, and the passage
+ *  as the provider quoted it. */
+export interface TrickleCitation {
+  source: number;
+  end: number;
+  quote?: string;
 }
 
 /** A message to show again (el.message = …): a TrickleMessage, or at least
@@ -272,6 +296,10 @@ export interface TrickleStrings {
   aTool: string;
   /** Failed: {error} */
   toolFailed: string;
+  /** Sources */
+  sources: string;
+  /** Sources listed after the answer: {count}. */
+  sourcesSaid: string;
   /** The server refused the request ({status}). */
   refused: string;
   /** The server has no answer at this address ({status}). */
