@@ -13,6 +13,7 @@ import {
   CHAT_FORWARDS,
   STR_CHAT_ASSISTANT,
   STR_CHAT_CUT_OFF,
+  STR_CHAT_REFUSAL,
   STR_CHAT_EDIT,
   STR_CHAT_INPUT,
   STR_CHAT_REGENERATE,
@@ -22,6 +23,7 @@ import {
   STR_JUMP_TO_LATEST,
   STR_TOOL_FAILED,
 } from "./contract.js";
+import { askApproval, needsApproval } from "./approval.js";
 import { requestMessages, uiMessages, checkMessages, turnsOf, checkTools, runnerOf, toolDeclarations, toolChoiceOf } from "./history.js";
 import { elementStrings, setElementStrings, wordOf } from "./strings.js";
 import { follow } from "./follow.js";
@@ -60,6 +62,7 @@ export class TrickleChat extends Base {
   #stopped = false;
   #headers = {};
   #tools = {};
+  #asking = null; // the open approval question's AbortController
   #toolChoice = undefined;
   #chatId = newId();
 
@@ -260,6 +263,7 @@ export class TrickleChat extends Base {
   stop() {
     this.#stopped = true;
     this.#current?.stop();
+    this.#asking?.abort(); // a question still open is denied
   }
 
   // #answer asks for the next answer and runs the tools it calls, round
@@ -354,6 +358,18 @@ export class TrickleChat extends Base {
   async #runTool(call, answer) {
     let content;
     let error;
+    const tool = this.#tools[call.name];
+    if (await needsApproval(tool, call.arguments ?? {}, { id: call.id, name: call.name })) {
+      this.#asking = new AbortController();
+      const input = this.#parts?.input;
+      const ok = await askApproval(this, answer, call, { signal: this.#asking.signal, done: () => input?.focus() });
+      this.#asking = null;
+      if (!ok) {
+        // Denied: the call never runs, and the model hears so.
+        this.#messages.push({ role: "tool", tool_call_id: call.id, name: call.name, content: wordOf(this, STR_CHAT_REFUSAL), denied: true });
+        return;
+      }
+    }
     try {
       const result = await runnerOf(this.#tools[call.name])(call.arguments ?? {}, { id: call.id, name: call.name });
       content = typeof result === "string" ? result : JSON.stringify(result ?? null);

@@ -112,6 +112,12 @@ export const STR_CHAT_ASSISTANT = "chatAssistant";
 export const STR_CHAT_REGENERATE = "chatRegenerate";
 export const STR_CHAT_EDIT = "chatEdit";
 export const STR_CHAT_CUT_OFF = "chatCutOff";
+export const STR_CHAT_APPROVE_ASK = "chatApproveAsk";
+export const STR_CHAT_APPROVE = "chatApprove";
+export const STR_CHAT_DENY = "chatDeny";
+export const STR_CHAT_APPROVED = "chatApproved";
+export const STR_CHAT_DENIED = "chatDenied";
+export const STR_CHAT_REFUSAL = "chatRefusal";
 export const STR_RESPONDING = "responding";
 export const STR_COMPLETE = "complete";
 export const STR_STOPPED = "stopped";
@@ -170,6 +176,12 @@ export const ENGLISH = /* @__PURE__ */ Object.freeze({
   chatRegenerate: "Regenerate",
   chatEdit: "Edit",
   chatCutOff: "[This answer was cut off before it finished.]",
+  chatApproveAsk: "Run {name}?",
+  chatApprove: "Approve",
+  chatDeny: "Deny",
+  chatApproved: "Approved: {name} ran.",
+  chatDenied: "Denied: {name} did not run.",
+  chatRefusal: "The user denied this tool call; it did not run.",
   responding: "Assistant is responding.",
   complete: "Answer complete.",
   stopped: "Answer stopped.",

@@ -135,7 +135,9 @@ export function uiMessages(messages, idOf, cutOffNote) {
       if (!c || c.complete === false || !r) continue;
       called++;
       const part = { type: `tool-${c.name}`, toolCallId: c.id, input: c.arguments ?? {} };
-      if (r.error) Object.assign(part, { state: "output-error", errorText: String(r.error) });
+      // A call the reader denied reads as an error every major takes,
+      // its text the refusal.
+      if (r.error || r.denied) Object.assign(part, { state: "output-error", errorText: String(r.error ?? r.content) });
       else Object.assign(part, { state: "output-available", output: parseOutput(r.content) });
       parts.push(part);
     }

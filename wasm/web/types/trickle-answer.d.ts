@@ -274,6 +274,18 @@ export interface TrickleStrings {
   chatEdit: string;
   /** [This answer was cut off before it finished.] */
   chatCutOff: string;
+  /** Run {name}? */
+  chatApproveAsk: string;
+  /** Approve */
+  chatApprove: string;
+  /** Deny */
+  chatDeny: string;
+  /** Approved: {name} ran. */
+  chatApproved: string;
+  /** Denied: {name} did not run. */
+  chatDenied: string;
+  /** The user denied this tool call; it did not run. */
+  chatRefusal: string;
   /** Assistant is responding. */
   responding: string;
   /** Answer complete. */
@@ -499,10 +511,18 @@ export type TrickleChatToolRun = (args: Record<string, unknown>, call: { id: str
 
 /** A client-side tool: declared to the model with its description and
  *  its parameters' JSON Schema (sent as OpenAI's tools), or a plain
- *  function (declared by its name alone, taking any object). */
+ *  function (declared by its name alone, taking any object). With
+ *  needsApproval (true, or a function of the call's arguments), a call
+ *  runs only once the reader approves it; denied, the model gets the
+ *  refusal as its result. */
 export type TrickleChatTool =
   | TrickleChatToolRun
-  | { description?: string; parameters?: Record<string, unknown>; run: TrickleChatToolRun };
+  | {
+      description?: string;
+      parameters?: Record<string, unknown>;
+      run: TrickleChatToolRun;
+      needsApproval?: boolean | ((args: Record<string, unknown>, call: { id: string; name: string }) => boolean | Promise<boolean>);
+    };
 
 /** OpenAI's tool_choice: the model decides (auto), calls none, calls
  *  some (required), or calls the tool named. */
