@@ -247,7 +247,7 @@ func TestThreeProvidersCitationsShowTheSameNumberedSources(t *testing.T) {
 			[]any{"[1]", "https://tea.example.org/brewing-green-tea", rel},
 			[]any{"[2]", "https://journal.example.com/catechins", rel},
 		}, got["markers"], file)
-		require.Equal(t, "Green tea tastes best brewed at 70–80 °C for two to three minutes.[1] Boiling water draws out catechins, which make it bitter.[2]", got["text"], file)
+		require.Equal(t, "Green tea tastes best brewed at 70–80 °C for two to three minutes.[1] Boiling water draws out catechins, which make it bitter.[2]\n", got["text"], file)
 		require.Equal(t, []any{"https://tea.example.org/brewing-green-tea", "https://journal.example.com/catechins"}, got["sources"], file)
 		require.Equal(t, []any{[]any{float64(1), float64(69)}, []any{float64(2), float64(126)}}, got["citations"], file)
 		html := browsertest.Eval[string](t, ctx, `document.getElementById("a").querySelector('[data-trickle="sources"]').innerHTML`)

@@ -16,7 +16,9 @@ import (
 // answer), finish_reason and usage (null when the stream gave none),
 // tool_calls (id, name, arguments parsed — null until complete or when
 // not JSON — and the raw text) and thinking; and, when the answer has
-// them, sources (id, url, title, media_type, filename: those given) and
+// them, approvals (id, tool_call_id, reason, message: what the backend
+// waits on the reader for), sources (id, url, title, media_type,
+// filename: those given) and
 // citations (source: its number, 1 for the first; end: the byte offset in
 // content where the cited passage ends; quote).
 func AppendMessage(b []byte, a *stream.Answer) []byte {
@@ -47,6 +49,27 @@ func AppendMessage(b []byte, a *stream.Answer) []byte {
 				b = append(b, ',')
 			}
 			b = appendSource(b, s)
+		}
+		b = append(b, ']')
+	}
+	if aps := a.Approvals(); len(aps) > 0 {
+		// What the backend waits on the reader for (the AI SDK's
+		// tool-approval-request, an AG-UI interrupt): the chat asks, and
+		// sends the answer with the next request.
+		b = append(b, `,"approvals":[`...)
+		for i, ap := range aps {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"id":`...)
+			b = jsonx.AppendString(b, ap.ID)
+			b = append(b, `,"tool_call_id":`...)
+			b = appendStringOrNull(b, ap.ToolCallID)
+			b = append(b, `,"reason":`...)
+			b = appendStringOrNull(b, ap.Reason)
+			b = append(b, `,"message":`...)
+			b = appendStringOrNull(b, ap.Message)
+			b = append(b, '}')
 		}
 		b = append(b, ']')
 	}

@@ -118,3 +118,15 @@ func TestAStoredAnswerShowsItsSourcesAgain(t *testing.T) {
 	require.Equal(t, live.Marked, final.Marked)
 	require.Equal(t, msg, string(AppendMessage(nil, shown.Answer())), "the message survives the round trip")
 }
+
+func TestTheMessageCarriesWhatTheBackendWaitsOnTheReaderFor(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"ai-sdk7-approval.sse", `"approvals":[{"id":"approval_1","tool_call_id":"call_book_1","reason":"tool_approval","message":null}]`},
+		{"ag-ui-interrupt.sse", `"approvals":[{"id":"int_1","tool_call_id":"call_book_1","reason":"tool_approval","message":"Book a table for 2 at Chez Nous?"}]`},
+	} {
+		_, _, s := citedEnd(t, tc.file, render.Policy{})
+		require.Contains(t, string(AppendMessage(nil, s.Answer())), tc.want, tc.file)
+	}
+	_, _, s := citedEnd(t, "openai-text.sse", render.Policy{})
+	require.NotContains(t, string(AppendMessage(nil, s.Answer())), "approvals", "none asked, none said")
+}

@@ -203,3 +203,26 @@ test("Stop while a tool asks denies it: the call never runs and nothing more is 
   assert.equal(tool.role, "tool");
   assert.equal(tool.denied, true);
 });
+
+test("ai-sdk: the route's tool-approval-request is asked the same way, and Deny goes back as approval-responded", async () => {
+  const c = chat({ protocol: "ai-sdk" });
+  const asking = { ...answer("I can book that.", [["call_b", "book_table", { people: 2 }]]), approvals: [{ id: "ap_1", tool_call_id: "call_b", reason: "tool_approval", message: null }] };
+  script.push(asking, answer("I did not book it."));
+  const sent = c.send("book a table");
+  const box = await question(c);
+  assert.equal(document.getElementById(box.getAttribute("aria-labelledby")).textContent, "Run book_table?");
+  box.querySelector('[data-trickle-chat="deny"]').click();
+  await sent;
+  assert.equal(asked.length, 2, "the answer goes back at once");
+  const last = asked[1].messages.at(-1);
+  assert.equal(last.role, "assistant");
+  assert.deepEqual(last.parts.find((p) => p.type === "tool-book_table"), {
+    type: "tool-book_table", toolCallId: "call_b", state: "approval-responded", input: { people: 2 }, approval: { id: "ap_1", approved: false },
+  });
+  assert.equal(c.messages[1].approvals[0].approved, false, "the history keeps the decision");
+  // The next turn: the denied call is settled, as useChat keeps it.
+  script.push(answer("Anything else?"));
+  await c.send("thanks");
+  const part = asked[2].messages.flatMap((m) => m.parts).find((p) => p.type === "tool-book_table");
+  assert.equal(part.state, "output-denied");
+});
