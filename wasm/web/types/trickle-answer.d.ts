@@ -153,6 +153,10 @@ export interface TrickleMessage {
   tool_calls: TrickleToolCall[];
   /** The model's reasoning, when it sent it. */
   thinking: string;
+  /** What the backend waits on the reader for (the AI SDK's
+   *  tool-approval-request, an AG-UI interrupt), only when it asked;
+   *  <trickle-chat> sets approved once the reader answered. */
+  approvals?: { id: string; tool_call_id: string | null; reason: string | null; message: string | null; approved?: boolean }[];
   /** The sources the answer drew on, numbered from 1 in this order (only
    *  when it has some). */
   sources?: TrickleSource[];
