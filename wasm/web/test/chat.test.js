@@ -226,3 +226,16 @@ test("ai-sdk: the route's tool-approval-request is asked the same way, and Deny 
   const part = asked[2].messages.flatMap((m) => m.parts).find((p) => p.type === "tool-book_table");
   assert.equal(part.state, "output-denied");
 });
+
+test("an AG-UI interrupt on a tool call is asked the same way; the OpenAI protocol keeps the decision for the page and asks nothing more", async () => {
+  const c = chat();
+  const interrupted = { ...answer("I can book it. ", [["call_book_1", "book_table", { restaurant: "Chez Nous", people: 2 }]]),
+    finish_reason: "interrupt", approvals: [{ id: "int_1", tool_call_id: "call_book_1", reason: "tool_approval", message: "Book a table for 2 at Chez Nous?" }] };
+  script.push(interrupted);
+  const sent = c.send("book");
+  const box = await question(c);
+  box.querySelector('[data-trickle-chat="approve"]').click();
+  await sent;
+  assert.equal(asked.length, 1);
+  assert.equal(c.messages[1].approvals[0].approved, true);
+});
