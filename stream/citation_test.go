@@ -11,7 +11,7 @@ import (
 func TestThreeProvidersCiteTheSameSourcesAtTheSamePlaces(t *testing.T) {
 	type cite struct{ Source, End int }
 	var want []cite
-	for i, file := range []string{"responses-citations.sse", "anthropic-citations.sse", "gemini-citations.sse"} {
+	for i, file := range []string{"responses-citations.sse", "anthropic-citations.sse", "gemini-citations.sse", "openai-citations.sse"} {
 		s := run(t, readRecording(t, file), nil)
 		require.Equal(t, researchText, s.Text, file)
 		require.Equal(t, researchSources, s.Sources, file)

@@ -14,6 +14,9 @@ import (
 // choices, a mid-stream {"error":…}, and data: [DONE].
 type openaiDecoder struct {
 	tools openTools
+	// text is the answer's text so far, which a search model's
+	// url_citation annotations index by character.
+	text strings.Builder
 }
 
 // openTool is a tool call whose arguments are still arriving.
@@ -45,6 +48,55 @@ type openaiDelta struct {
 	Reasoning        string           `json:"reasoning"`
 	Refusal          string           `json:"refusal"`
 	ToolCalls        []openaiToolCall `json:"tool_calls"`
+	// Annotations are a search model's citations (url_citation).
+	Annotations []openaiAnnotation `json:"annotations"`
+}
+
+// openaiAnnotation is a Chat Completions annotation: a url_citation with
+// the url, title and the span it supports (characters of the content).
+type openaiAnnotation struct {
+	Type        string             `json:"type"`
+	URLCitation *openaiURLCitation `json:"url_citation"`
+}
+
+type openaiURLCitation struct {
+	StartIndex int    `json:"start_index"`
+	EndIndex   *int   `json:"end_index"`
+	URL        string `json:"url"`
+	Title      string `json:"title"`
+}
+
+var openaiAnnotationFields = []string{"type", "url_citation"}
+
+func (a *openaiAnnotation) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, openaiAnnotationFields) {
+		case "type":
+			r.Str(&a.Type)
+		case "url_citation":
+			readObject(r, &a.URLCitation)
+		}
+	})
+}
+
+var openaiURLCitationFields = []string{"start_index", "end_index", "url", "title"}
+
+func (u *openaiURLCitation) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, openaiURLCitationFields) {
+		case "start_index":
+			r.Int(&u.StartIndex)
+		case "end_index":
+			jsonx.Ptr(r, &u.EndIndex)
+			if u.EndIndex != nil {
+				r.Int(u.EndIndex)
+			}
+		case "url":
+			r.Str(&u.URL)
+		case "title":
+			r.Str(&u.Title)
+		}
+	})
 }
 
 type openaiToolCall struct {
@@ -101,7 +153,7 @@ func (ch *openaiChoice) read(r *jsonx.Reader) {
 	})
 }
 
-var openaiDeltaFields = []string{"content", "reasoning_content", "reasoning", "refusal", "tool_calls"}
+var openaiDeltaFields = []string{"content", "reasoning_content", "reasoning", "refusal", "tool_calls", "annotations"}
 
 func (d *openaiDelta) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
@@ -116,6 +168,8 @@ func (d *openaiDelta) read(r *jsonx.Reader) {
 			r.Str(&d.Refusal)
 		case "tool_calls":
 			jsonx.Slice(r, &d.ToolCalls, func(v *openaiToolCall) { v.read(r) })
+		case "annotations":
+			jsonx.Slice(r, &d.Annotations, func(v *openaiAnnotation) { v.read(r) })
 		}
 	})
 }
@@ -211,10 +265,21 @@ func (d *openaiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 			emit(Event{Kind: KindThinking, Text: t})
 		}
 		if dl.Content != nil && *dl.Content != "" {
+			d.text.WriteString(*dl.Content)
 			emit(Event{Kind: KindText, Text: *dl.Content})
 		}
 		if dl.Refusal != "" {
+			d.text.WriteString(dl.Refusal)
 			emit(Event{Kind: KindText, Text: dl.Refusal})
+		}
+		for _, an := range dl.Annotations {
+			if u := an.URLCitation; an.Type == "url_citation" && u != nil && u.URL != "" {
+				at := CiteHere
+				if u.EndIndex != nil {
+					at = byteOffset(d.text.String(), *u.EndIndex)
+				}
+				emit(Event{Kind: KindCitation, URL: u.URL, Title: u.Title, Index: at})
+			}
 		}
 		for _, tc := range dl.ToolCalls {
 			t := d.tools.get(tc.Index)

@@ -183,6 +183,11 @@ var recordings = []recording{
 		usage: &Usage{InputTokens: 25, OutputTokens: 15, TotalTokens: 40},
 	},
 	{
+		file: "openai-citations.sse", dialect: "openai", status: Complete, finish: "stop",
+		text: researchText, sources: researchSources, citations: researchCitations(),
+		usage: &Usage{InputTokens: 21, OutputTokens: 58, TotalTokens: 79},
+	},
+	{
 		file: "responses-citations.sse", dialect: "responses", status: Complete, finish: "completed",
 		text: researchText, sources: researchSources, citations: researchCitations(),
 		usage: &Usage{InputTokens: 8312, OutputTokens: 164, TotalTokens: 8476},
@@ -348,8 +353,8 @@ var recordings = []recording{
 	},
 }
 
-// The research answer the citation recordings of three providers give
-// (responses-, anthropic- and gemini-citations.sse): the same text, the
+// The research answer the citation recordings of four APIs give (openai-,
+// responses-, anthropic- and gemini-citations.sse): the same text, the
 // same two sources, each cited at the end of its sentence. The dash and
 // the degree sign are more than one byte, so offsets counted in
 // characters (Responses), bytes (Gemini) or at block ends (Anthropic) all

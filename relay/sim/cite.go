@@ -162,3 +162,15 @@ func anthropicText(g *Generator, tok string) []Message {
 	}
 	return out
 }
+
+// openaiAnnotations is a search model's url_citation annotations on Chat
+// Completions, their indexes in characters as on Responses.
+func openaiAnnotations(g *Generator) string {
+	var parts []string
+	for _, c := range g.streamedCites() {
+		// The same citation as Responses', nested under url_citation.
+		a := responsesAnnotation(g, c)
+		parts = append(parts, `{"type":"url_citation","url_citation":{`+strings.TrimPrefix(a, `{"type":"url_citation",`)+`}`)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}

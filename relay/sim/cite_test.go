@@ -19,7 +19,7 @@ func TestTheResearchAnswerCitesTheSameInEveryDialectThatCan(t *testing.T) {
 	for i := range a.Cites {
 		want = append(want, stream.Citation{Source: a.Cites[i].Source + 1, End: a.Cites[i].End})
 	}
-	for _, d := range []stream.Dialect{stream.DialectResponses, stream.DialectAnthropic, stream.DialectGemini, stream.DialectAISDK} {
+	for _, d := range []stream.Dialect{stream.DialectOpenAI, stream.DialectResponses, stream.DialectAnthropic, stream.DialectGemini, stream.DialectAISDK} {
 		for _, chars := range []int{1, 4, 9} {
 			g, err := New(Params{Answer: "research", Dialect: d, TokenChars: chars})
 			require.NoError(t, err)

@@ -112,7 +112,14 @@ func (o openai) delta(g *Generator, kind int, tok string, _ bool) []Message {
 	return []Message{o.delta1(g, `{"content":`+q(tok)+`}`)}
 }
 
-func (openai) end(*Generator, int) []Message { return nil }
+// end gives the text its citations, as a search model does: one delta of
+// url_citation annotations after the content.
+func (o openai) end(g *Generator, kind int) []Message {
+	if kind != phaseText || len(g.streamedCites()) == 0 {
+		return nil
+	}
+	return []Message{o.delta1(g, `{"annotations":`+openaiAnnotations(g)+`}`)}
+}
 
 func (o openai) finish(g *Generator, reason string) []Message {
 	p, c := g.p.PromptTokens, completionTokens(g)
