@@ -214,13 +214,13 @@ func TestABodyTheWidgetCannotReadFailsSayingWhatCame(t *testing.T) {
 }
 
 // The same research answer from OpenAI Responses, Anthropic and Gemini
-// recordings shows the same numbered Sources list, links that follow the
+// recordings (and OpenAI Chat Completions') shows the same numbered Sources list, links that follow the
 // answer's link policy, and [n] markers in the text that link to their
 // sources; el.message carries them for the page's history.
 func TestThreeProvidersCitationsShowTheSameNumberedSources(t *testing.T) {
 	ctx := tab(t)
 	var first string
-	for _, file := range []string{"responses-citations.sse", "anthropic-citations.sse", "gemini-citations.sse"} {
+	for _, file := range []string{"responses-citations.sse", "anthropic-citations.sse", "gemini-citations.sse", "openai-citations.sse"} {
 		r := ask(t, ctx, map[string]string{"endpoint": "/custom/recorded/" + file}, "tea")
 		require.Equal(t, "complete", r.Status, "%s: %s", file, r.Notice)
 		got := browsertest.Eval[map[string]any](t, ctx, `(() => {
@@ -257,5 +257,32 @@ func TestThreeProvidersCitationsShowTheSameNumberedSources(t *testing.T) {
 		require.Equal(t, first, html, "%s shows the same list", file)
 		require.Equal(t, "Answer complete. Sources listed after the answer: 2.",
 			browsertest.Eval[string](t, ctx, `document.getElementById("a").querySelector('[data-trickle="sr-status"]').textContent`), file)
+	}
+}
+
+// The simulated model's research answer, streamed by the relay in every
+// dialect that carries citations and over both transports, shows the same
+// numbered Sources list and markers: the example pages' research answer.
+func TestTheSimulatedResearchAnswerShowsItsSourcesInEveryDialect(t *testing.T) {
+	ctx := tab(t)
+	var first []any
+	for _, d := range []string{"openai", "responses", "anthropic", "gemini", "ai-sdk"} {
+		for _, tr := range []string{"sse", "websocket"} {
+			q := "?answer=research&gap_ms=1&dialect=" + d
+			r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions" + q, "ws-endpoint": "/v1/ws" + q, "transport": tr}, "sources?")
+			require.Equal(t, "complete", r.Status, "%s %s: %s", d, tr, r.Notice)
+			got := browsertest.Eval[[]any](t, ctx, `(() => {
+				const el = document.getElementById("a");
+				const items = [...el.querySelectorAll('[data-trickle="source"] a')].map((a) => [a.textContent, a.href]);
+				const markers = [...el.querySelector('[data-trickle="content"]').querySelectorAll("a")].map((a) => [a.textContent, a.href]);
+				return [items, markers];
+			})()`)
+			require.Len(t, got[0], 3, "%s %s", d, tr)
+			require.Len(t, got[1], 3, "%s %s: a marker for each citation", d, tr)
+			if first == nil {
+				first = got
+			}
+			require.Equal(t, first, got, "%s %s shows what openai over SSE shows", d, tr)
+		}
 	}
 }
