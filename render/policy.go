@@ -88,6 +88,11 @@ func scheme(u []byte) (s string, has, ok bool) {
 	return "", false, true
 }
 
+// AllowsLink reports whether u may be a link's href under the policy:
+// what a link in the answer may point at, for the links the widget makes
+// itself (a source's).
+func (p Policy) AllowsLink(u string) bool { return p.linkAllowed([]byte(u)) }
+
 // linkAllowed reports whether u (a destination as it will appear in href,
 // entities and escapes already resolved) may be a link.
 func (p Policy) linkAllowed(u []byte) bool {

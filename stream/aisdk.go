@@ -22,11 +22,17 @@ const UIMessageStreamHeader = "x-vercel-ai-ui-message-stream"
 // gets the next index in the order they open.
 type aisdkDecoder struct {
 	tools map[string]int
+	// textLen is the bytes of answer text so far, texts the text blocks
+	// by id: where each starts in the answer and its text, which ai@7's
+	// citations index in UTF-16 code units (JavaScript's).
+	textLen int
+	texts   map[string]*responsesPart
 }
 
 //jsonx:reader
 type aisdkPart struct {
 	Type           string          `json:"type"`
+	ID             string          `json:"id"`
 	Delta          string          `json:"delta"`
 	ToolCallID     string          `json:"toolCallId"`
 	ToolName       string          `json:"toolName"`
@@ -46,9 +52,13 @@ type aisdkPart struct {
 }
 
 // aisdkCitation is one of ai@7's citations on text-end: the source a span
-// of the text cites.
+// of the text cites, the span (startIndex, endIndex: UTF-16 code units of
+// the text block) and the cited text.
 type aisdkCitation struct {
-	Source aisdkSource `json:"source"`
+	Source     aisdkSource `json:"source"`
+	StartIndex int         `json:"startIndex"`
+	EndIndex   *int        `json:"endIndex"`
+	CitedText  string      `json:"citedText"`
 }
 
 // aisdkSource is a citation's source: a URL or a document.
@@ -88,6 +98,40 @@ func (d *aisdkDecoder) Dialect() Dialect  { return DialectAISDK }
 func (d *aisdkDecoder) EndMarker() string { return "finish" }
 func (d *aisdkDecoder) Close(func(Event)) {}
 
+// text returns the text block id, opening it where the answer's text is
+// now.
+func (d *aisdkDecoder) text(id string) *responsesPart {
+	if t := d.texts[id]; t != nil {
+		return t
+	}
+	if d.texts == nil {
+		d.texts = make(map[string]*responsesPart)
+	}
+	t := &responsesPart{start: d.textLen}
+	d.texts[id] = t
+	return t
+}
+
+// utf16Offset is the byte offset in s after n UTF-16 code units, or len(s)
+// when s is shorter; an offset inside a surrogate pair counts the whole
+// character.
+func utf16Offset(s string, n int) int {
+	if n <= 0 {
+		return 0
+	}
+	for i, r := range s {
+		if n <= 0 {
+			return i
+		}
+		if r >= 0x10000 {
+			n -= 2
+		} else {
+			n--
+		}
+	}
+	return len(s)
+}
+
 // trailer: after the end the SDK still sends [DONE], and after an error
 // or an abort its finish-step and finish; none of them is news.
 func (d *aisdkDecoder) trailer(ev sse.Event) bool {
@@ -111,13 +155,20 @@ func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	switch {
 	case c.Type == "text-end":
 		// ai@7 puts the text's citations here: their sources are the
-		// answer's (each once).
+		// answer's (each once), each marked where its span ends.
+		t := d.texts[c.ID]
 		for _, ct := range c.Citations {
 			s := ct.Source
-			emit(Event{Kind: KindSource, ID: s.ID, URL: s.URL, Title: s.Title, MediaType: s.MediaType, Name: s.Filename})
+			at := CiteHere
+			if t != nil && ct.EndIndex != nil {
+				at = t.start + utf16Offset(t.text.String(), *ct.EndIndex)
+			}
+			emit(Event{Kind: KindCitation, ID: s.ID, URL: s.URL, Title: s.Title, MediaType: s.MediaType, Name: s.Filename, Index: at, Text: ct.CitedText})
 		}
 	case aisdkQuiet[c.Type] || strings.HasPrefix(c.Type, "data-"):
 	case c.Type == "text-delta":
+		d.text(c.ID).text.WriteString(c.Delta)
+		d.textLen += len(c.Delta)
 		emit(Event{Kind: KindText, Text: c.Delta})
 	case c.Type == "reasoning-delta":
 		emit(Event{Kind: KindThinking, Text: c.Delta})

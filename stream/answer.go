@@ -1,6 +1,10 @@
 package stream
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
 
 // Status is where an answer is in its life.
 type Status int
@@ -40,6 +44,10 @@ func (s Status) Terminal() bool { return s >= Complete }
 // stream of garbage must not grow memory; the count keeps going.
 const maxProblems = 32
 
+// maxCitations bounds the citations an Answer keeps: a stream that cites
+// without end must not grow memory without a bound.
+const maxCitations = 1024
+
 // Answer accumulates a streamed answer: text, thinking, tool calls, usage,
 // finish reason and status. It is built by a Pipeline (or by Apply) and is
 // not safe for concurrent use.
@@ -49,7 +57,9 @@ type Answer struct {
 	callPos        map[int]int
 	usage          *Usage
 	sources        []Source
-	sourceKeys     map[string]bool
+	sourceKeys     map[string]int
+	citations      []Citation
+	cited          map[[2]int]bool
 	files          []File
 	approvals      []Approval
 	finish         string
@@ -118,6 +128,10 @@ func (a *Answer) SetStopUsage(u Usage) bool {
 // came, each once (a source repeated with the same id, or without an id at
 // the same URL, is kept the first time).
 func (a *Answer) Sources() []Source { return append([]Source(nil), a.sources...) }
+
+// Citations returns the answer's citations in the order they came, each
+// once (the same source at the same place is kept the first time).
+func (a *Answer) Citations() []Citation { return append([]Citation(nil), a.citations...) }
 
 // Files returns the files the answer carries, in the order they came.
 func (a *Answer) Files() []File { return append([]File(nil), a.files...) }
@@ -228,10 +242,14 @@ func (a *Answer) Apply(ev Event) bool {
 	case KindAbort:
 		a.end(Stopped, ErrAborted)
 	case KindSource:
-		src := Source{ID: ev.ID, URL: ev.URL, Title: ev.Title, MediaType: ev.MediaType, Filename: ev.Name}
-		if !a.hasSource(src) {
-			a.sources = append(a.sources, src)
+		a.source(Source{ID: ev.ID, URL: ev.URL, Title: ev.Title, MediaType: ev.MediaType, Filename: ev.Name})
+	case KindCitation:
+		n := a.source(Source{ID: ev.ID, URL: ev.URL, Title: ev.Title, MediaType: ev.MediaType, Filename: ev.Name})
+		if n == 0 {
+			a.skip(fmt.Errorf("%w: a citation that names no source", ErrUnknownEvent))
+			break
 		}
+		a.cite(Citation{Source: n, End: a.citeAt(ev.Index), Quote: ev.Text})
 	case KindFile:
 		a.files = append(a.files, File{URL: ev.URL, MediaType: ev.MediaType})
 	case KindApproval:
@@ -257,24 +275,64 @@ func (a *Answer) Apply(ev Event) bool {
 	return true
 }
 
-// hasSource reports whether the answer already has src: the same id, or,
-// for sources without one, the same URL; it notes src as seen.
-func (a *Answer) hasSource(src Source) bool {
-	key := "id:" + src.ID
-	if src.ID == "" {
-		if src.URL == "" {
-			return false
-		}
+// source adds src to the answer's sources unless it has it already (the
+// same id, or, for sources without one, the same URL, or for documents
+// with neither the same title and file name) and returns its number, 1
+// for the first; 0 when src names nothing.
+func (a *Answer) source(src Source) int {
+	var key string
+	switch {
+	case src.ID != "":
+		key = "id:" + src.ID
+	case src.URL != "":
 		key = "url:" + src.URL
+	case src.Title != "" || src.Filename != "":
+		key = "doc:" + src.Title + "\x00" + src.Filename
+	default:
+		return 0
 	}
-	if a.sourceKeys[key] {
-		return true
+	if n, ok := a.sourceKeys[key]; ok {
+		return n
 	}
 	if a.sourceKeys == nil {
-		a.sourceKeys = make(map[string]bool)
+		a.sourceKeys = make(map[string]int)
 	}
-	a.sourceKeys[key] = true
-	return false
+	a.sources = append(a.sources, src)
+	a.sourceKeys[key] = len(a.sources)
+	return len(a.sources)
+}
+
+// citeAt is where a citation's marker goes: at, within the text and moved
+// back to the start of the UTF-8 character it falls in; CiteHere (or any
+// offset past the text) is the end of the text so far.
+func (a *Answer) citeAt(at int) int {
+	n := a.text.Len()
+	if at < 0 || at > n {
+		return n
+	}
+	text := a.text.String()
+	for at > 0 && at < n && !utf8.RuneStart(text[at]) {
+		at--
+	}
+	return at
+}
+
+// cite keeps c unless the answer already cites the same source at the
+// same place (Gemini repeats its grounding in later chunks).
+func (a *Answer) cite(c Citation) {
+	key := [2]int{c.Source, c.End}
+	if a.cited[key] {
+		return
+	}
+	if len(a.citations) >= maxCitations {
+		a.skip(fmt.Errorf("%w: more than %d citations", ErrUnknownEvent, maxCitations))
+		return
+	}
+	if a.cited == nil {
+		a.cited = make(map[[2]int]bool)
+	}
+	a.cited[key] = true
+	a.citations = append(a.citations, c)
 }
 
 // call returns the tool call keyed by index, opening it if needed.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/trickle-dev/trickle/sse"
+
+	"github.com/trickle-dev/trickle/internal/jsonx"
 )
 
 // anthropicDecoder reads the Messages stream: message_start, then per
@@ -21,6 +23,9 @@ type anthropicBlock struct {
 	typ   string
 	tool  *openTool
 	input string // the input object given in content_block_start
+	// cites are the text block's citations, given before its text and
+	// placed at its end.
+	cites []Event
 }
 
 //jsonx:reader
@@ -45,6 +50,53 @@ type anthropicContentBlock struct {
 	ID       string  `json:"id"`
 	Name     string  `json:"name"`
 	Input    rawJSON `json:"input"`
+	// Content is a web_search_tool_result's results (an array), or its
+	// error (an object).
+	Content rawJSON `json:"content"`
+}
+
+// anthropicSearchResult is one result of the web search tool (read from
+// the raw content by searchResults).
+//
+//jsonx:reader
+type anthropicSearchResult struct {
+	Type  string `json:"type"`
+	URL   string `json:"url"`
+	Title string `json:"title"`
+}
+
+// anthropicCitation is a citations_delta's citation: a web search result
+// (web_search_result_location: url, title), a search result given to the
+// model (search_result_location: source, title), or a passage of a
+// document in the request (char_location, page_location,
+// content_block_location: document_index, document_title), each with the
+// cited_text.
+type anthropicCitation struct {
+	Type          string `json:"type"`
+	CitedText     string `json:"cited_text"`
+	URL           string `json:"url"`
+	Title         string `json:"title"`
+	Source        string `json:"source"`
+	DocumentIndex *int   `json:"document_index"`
+	DocumentTitle string `json:"document_title"`
+}
+
+// event is the citation as a KindCitation at the end of its block, or
+// false when it names no source.
+func (c *anthropicCitation) event() (Event, bool) {
+	ev := Event{Kind: KindCitation, Index: CiteHere, Text: c.CitedText, Title: c.Title}
+	switch {
+	case c.URL != "":
+		ev.URL = c.URL
+	case c.Source != "":
+		ev.URL = c.Source
+	case c.DocumentIndex != nil:
+		ev.ID = fmt.Sprintf("document-%d", *c.DocumentIndex)
+		ev.Title = c.DocumentTitle
+	default:
+		return Event{}, false
+	}
+	return ev, true
 }
 
 // emitText emits a text or thinking block's text (a block that starts
@@ -59,11 +111,12 @@ func (cb *anthropicContentBlock) emitText(emit func(Event)) {
 }
 
 type anthropicDelta struct {
-	Type        string `json:"type"`
-	Text        string `json:"text"`
-	Thinking    string `json:"thinking"`
-	PartialJSON string `json:"partial_json"`
-	StopReason  string `json:"stop_reason"`
+	Type        string             `json:"type"`
+	Text        string             `json:"text"`
+	Thinking    string             `json:"thinking"`
+	PartialJSON string             `json:"partial_json"`
+	StopReason  string             `json:"stop_reason"`
+	Citation    *anthropicCitation `json:"citation"`
 }
 
 type anthropicUsage struct {
@@ -114,6 +167,12 @@ func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 				b.input = string(cb.Input)
 			}
 			emit(Event{Kind: KindToolCallDelta, Index: e.Index, ID: cb.ID, Name: cb.Name})
+		case "web_search_tool_result":
+			// The pages the search found are the answer's sources, in
+			// the order found, whether or not a passage cites them.
+			for _, res := range searchResults(cb.Content) {
+				emit(Event{Kind: KindSource, URL: res.URL, Title: res.Title})
+			}
 		}
 	case "content_block_delta":
 		dl := e.Delta
@@ -133,8 +192,20 @@ func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 			}
 			b.tool.args.WriteString(dl.PartialJSON)
 			emit(Event{Kind: KindToolCallDelta, Index: e.Index, Text: dl.PartialJSON})
-		case "signature_delta", "citations_delta":
-			// The thinking block's signature and citations matter when the
+		case "citations_delta":
+			if dl.Citation == nil {
+				return fmt.Errorf("%w: citations_delta without a citation", ErrUnknownEvent)
+			}
+			ev, ok := dl.Citation.event()
+			switch b := d.blocks[e.Index]; {
+			case !ok:
+			case b == nil:
+				emit(ev) // a block that never started has no end to wait for
+			case len(b.cites) < maxCitations:
+				b.cites = append(b.cites, ev)
+			}
+		case "signature_delta":
+			// The thinking block's signature matters when the
 			// conversation is sent back, not for what is shown.
 		default:
 			return fmt.Errorf("%w: content_block_delta of type %q", ErrUnknownEvent, dl.Type)
@@ -144,6 +215,10 @@ func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		if b == nil {
 			return fmt.Errorf("%w: content_block_stop for content block %d, which never started", ErrUnknownEvent, e.Index)
 		}
+		for _, c := range b.cites {
+			emit(c)
+		}
+		b.cites = nil
 		if t := b.tool; t != nil && !t.done {
 			t.done = true
 			args := t.args.String()
@@ -176,4 +251,28 @@ func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return fmt.Errorf("%w: %q", ErrUnknownEvent, typ)
 	}
 	return nil
+}
+
+// searchResults reads a web_search_tool_result's content: its results, or
+// none when it is the tool's error.
+func searchResults(content rawJSON) []anthropicSearchResult {
+	if len(content) == 0 || content[0] != '[' {
+		return nil
+	}
+	var out []anthropicSearchResult
+	r, err := jsonx.NewReader(string(content))
+	if err != nil {
+		return nil
+	}
+	jsonx.Slice(&r, &out, func(v *anthropicSearchResult) { v.read(&r) })
+	if r.Err() != nil {
+		return nil
+	}
+	kept := out[:0]
+	for _, res := range out {
+		if res.Type == "web_search_result" && res.URL != "" {
+			kept = append(kept, res)
+		}
+	}
+	return kept
 }

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"github.com/trickle-dev/trickle/internal/jsonx"
+	"strings"
 )
 
 // A backend that ignores stream: true answers with one JSON completion:
@@ -88,7 +89,8 @@ func completionEvents(data string, emit func(Event)) (d Dialect, ok bool) {
 	case DialectOpenAI:
 		ch := c.Choices[0]
 		m := ch.Message
-		m.emitText(emit)
+		var text strings.Builder
+		m.emitText(&text, emit)
 		for i, tc := range m.ToolCalls {
 			emit(Event{Kind: KindToolCallDelta, Index: i, ID: tc.ID, Name: tc.Function.Name, Text: tc.Function.Arguments})
 			emit(Event{Kind: KindToolCallDone, Index: i, ID: tc.ID, Name: tc.Function.Name, Text: tc.Function.Arguments})

@@ -67,7 +67,20 @@ const (
 	// request's reason (AG-UI's interrupt reason; "tool_approval" for the
 	// AI SDK) and Event.Text its message for the reader, if any.
 	KindApproval
+	// KindCitation says a passage of the answer cites a source: Event.ID,
+	// Event.URL, Event.Title (and for a document Event.MediaType and
+	// Event.Name) describe the source as KindSource does, Event.Index is
+	// the byte offset in the answer's text where the cited passage ends
+	// (CiteHere: where the text is now) and Event.Text the cited passage
+	// as the provider quoted it, if it did. The source joins the answer's
+	// sources if it is new.
+	KindCitation
 )
+
+// CiteHere is the Index of a KindCitation whose passage ends where the
+// answer's text ends when the citation arrives (Anthropic's citations,
+// which belong to the text block they close).
+const CiteHere = -1
 
 // ApprovalToolCall is the Reason of a KindApproval that asks whether a
 // tool call may run (the AI SDK's tool-approval-request).
@@ -97,6 +110,7 @@ var kindNames = [...]string{
 	KindSource:        "source",
 	KindFile:          "file",
 	KindApproval:      "approval",
+	KindCitation:      "citation",
 }
 
 // String gives the kind's snake_case name, e.g. "tool_call_delta".
@@ -119,6 +133,7 @@ type Event struct {
 	// Index keys a tool call within the answer (the dialect's own index:
 	// OpenAI's tool_calls index, Anthropic's content block index, the
 	// Responses output_index, a running count for Gemini and Ollama).
+	// For KindCitation it is where the cited passage ends (see there).
 	Index int
 	// ID and Name identify a tool call when the dialect sent them. For
 	// KindSource, ID is the source's id and Name a document's file name;
@@ -149,6 +164,18 @@ type Source struct {
 	Title     string `json:"title,omitempty"`
 	MediaType string `json:"media_type,omitempty"`
 	Filename  string `json:"filename,omitempty"`
+}
+
+// Citation ties a passage of the answer to one of its sources.
+type Citation struct {
+	// Source is the source's number: 1 for the first of Answer.Sources.
+	Source int `json:"source"`
+	// End is the byte offset in the answer's text where the cited passage
+	// ends, on a UTF-8 character boundary: where a marker goes.
+	End int `json:"end"`
+	// Quote is the cited passage as the provider quoted it ("" when it
+	// did not).
+	Quote string `json:"quote,omitempty"`
 }
 
 // File is a file an answer carries: its URL (often a data: URL) and its

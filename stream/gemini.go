@@ -14,6 +14,9 @@ import (
 type geminiDecoder struct {
 	finished bool
 	calls    int
+	// chunks are the grounding chunks last given: supports in a later
+	// chunk name them by index.
+	chunks []geminiGroundingChunk
 }
 
 //jsonx:reader
@@ -28,6 +31,48 @@ type geminiCandidate struct {
 	Index        int           `json:"index"`
 	Content      geminiContent `json:"content"`
 	FinishReason string        `json:"finishReason"`
+	// GroundingMetadata is how a grounded answer (Google Search, a
+	// retrieval store) rests on its sources.
+	GroundingMetadata *geminiGrounding `json:"groundingMetadata"`
+}
+
+// geminiGrounding: groundingChunks are the sources (web: uri, title; or
+// retrievedContext), groundingSupports the passages of the answer they
+// support, by byte offsets into the answer's text.
+type geminiGrounding struct {
+	GroundingChunks   []geminiGroundingChunk   `json:"groundingChunks"`
+	GroundingSupports []geminiGroundingSupport `json:"groundingSupports"`
+}
+
+type geminiGroundingChunk struct {
+	Web              *geminiWebSource `json:"web"`
+	RetrievedContext *geminiWebSource `json:"retrievedContext"`
+}
+
+type geminiWebSource struct {
+	URI   string `json:"uri"`
+	Title string `json:"title"`
+}
+
+type geminiGroundingSupport struct {
+	Segment               geminiSegment `json:"segment"`
+	GroundingChunkIndices []int         `json:"groundingChunkIndices"`
+}
+
+type geminiSegment struct {
+	StartIndex int    `json:"startIndex"`
+	EndIndex   int    `json:"endIndex"`
+	Text       string `json:"text"`
+}
+
+// source is the chunk's page, or false when it names none.
+func (c *geminiGroundingChunk) source() (*geminiWebSource, bool) {
+	for _, s := range []*geminiWebSource{c.Web, c.RetrievedContext} {
+		if s != nil && s.URI != "" {
+			return s, true
+		}
+	}
+	return nil, false
 }
 
 type geminiContent struct {
@@ -102,6 +147,9 @@ func (d *geminiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 				emit(Event{Kind: k, Text: *p.Text})
 			}
 		}
+		if g := cand.GroundingMetadata; g != nil {
+			d.grounding(g, emit)
+		}
 		if cand.FinishReason != "" {
 			d.finished = true
 			emit(Event{Kind: KindFinish, Reason: cand.FinishReason})
@@ -121,4 +169,29 @@ func (d *geminiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		emit(Event{Kind: KindError, Err: &ProviderError{Dialect: DialectGemini, Type: pf.BlockReason, Message: msg}})
 	}
 	return nil
+}
+
+// grounding turns grounding metadata into sources, in the order of its
+// chunks, and a citation for each chunk a passage rests on, at the
+// passage's end. Gemini may repeat the metadata in later chunks; the
+// answer keeps each source and citation once.
+func (d *geminiDecoder) grounding(g *geminiGrounding, emit func(Event)) {
+	if len(g.GroundingChunks) > 0 {
+		d.chunks = g.GroundingChunks
+	}
+	for i := range d.chunks {
+		if src, ok := d.chunks[i].source(); ok && len(g.GroundingChunks) > 0 {
+			emit(Event{Kind: KindSource, URL: src.URI, Title: src.Title})
+		}
+	}
+	for _, sup := range g.GroundingSupports {
+		for _, ci := range sup.GroundingChunkIndices {
+			if ci < 0 || ci >= len(d.chunks) {
+				continue
+			}
+			if src, ok := d.chunks[ci].source(); ok {
+				emit(Event{Kind: KindCitation, URL: src.URI, Title: src.Title, Index: sup.Segment.EndIndex, Text: sup.Segment.Text})
+			}
+		}
+	}
 }

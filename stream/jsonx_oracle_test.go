@@ -47,6 +47,7 @@ var payloadShapes = []struct {
 	{"aisdkPart", func() (any, func(*jsonx.Reader)) { v := &aisdkPart{}; return v, v.read }},
 	{"completion", func() (any, func(*jsonx.Reader)) { v := &completion{}; return v, v.read }},
 	{"aguiEvent", func() (any, func(*jsonx.Reader)) { v := &aguiEvent{}; return v, v.read }},
+	{"anthropicSearchResult", func() (any, func(*jsonx.Reader)) { v := &anthropicSearchResult{}; return v, v.read }},
 }
 
 // checkPayload decodes data into every shape with encoding/json and with

@@ -13,6 +13,9 @@ import (
 // choices, a mid-stream {"error":…}, and data: [DONE].
 type openaiDecoder struct {
 	tools openTools
+	// text is the answer's text so far, which a search model's
+	// url_citation annotations index by character.
+	text strings.Builder
 }
 
 // openTool is a tool call whose arguments are still arriving.
@@ -45,19 +48,47 @@ type openaiDelta struct {
 	Reasoning        string           `json:"reasoning"`
 	Refusal          string           `json:"refusal"`
 	ToolCalls        []openaiToolCall `json:"tool_calls"`
+	// Annotations are a search model's citations (url_citation).
+	Annotations []openaiAnnotation `json:"annotations"`
+}
+
+// openaiAnnotation is a Chat Completions annotation: a url_citation with
+// the url, title and the span it supports (characters of the content).
+type openaiAnnotation struct {
+	Type        string             `json:"type"`
+	URLCitation *openaiURLCitation `json:"url_citation"`
+}
+
+type openaiURLCitation struct {
+	StartIndex int    `json:"start_index"`
+	EndIndex   *int   `json:"end_index"`
+	URL        string `json:"url"`
+	Title      string `json:"title"`
 }
 
 // emitText emits a delta's (or a whole message's) thinking, then its
-// text or refusal.
-func (dl *openaiDelta) emitText(emit func(Event)) {
+// text or refusal, which it adds to text (the answer's text so far), then
+// its url_citation annotations, placed in that text.
+func (dl *openaiDelta) emitText(text *strings.Builder, emit func(Event)) {
 	if t := dl.ReasoningContent + dl.Reasoning; t != "" {
 		emit(Event{Kind: KindThinking, Text: t})
 	}
 	if dl.Content != nil && *dl.Content != "" {
+		text.WriteString(*dl.Content)
 		emit(Event{Kind: KindText, Text: *dl.Content})
 	}
 	if dl.Refusal != "" {
+		text.WriteString(dl.Refusal)
 		emit(Event{Kind: KindText, Text: dl.Refusal})
+	}
+	for _, an := range dl.Annotations {
+		if u := an.URLCitation; an.Type == "url_citation" && u != nil && u.URL != "" {
+			at := CiteHere
+			if u.EndIndex != nil {
+				at = byteOffset(text.String(), *u.EndIndex)
+			}
+			emit(Event{Kind: KindCitation, URL: u.URL, Title: u.Title, Index: at})
+		}
 	}
 }
 
@@ -110,7 +141,7 @@ func (d *openaiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 			continue // n > 1: the answer is the first choice
 		}
 		dl := ch.Delta
-		dl.emitText(emit)
+		dl.emitText(&d.text, emit)
 		for _, tc := range dl.ToolCalls {
 			t := d.tools.get(tc.Index)
 			if t == nil {

@@ -70,13 +70,15 @@ func (v *aguiPart) decode(data string) error {
 	return r.Err()
 }
 
-var aisdkPartFields = []string{"type", "delta", "toolCallId", "toolName", "inputTextDelta", "input", "output", "errorText", "finishReason", "sourceId", "url", "title", "mediaType", "filename", "approvalId", "reason", "citations"}
+var aisdkPartFields = []string{"type", "id", "delta", "toolCallId", "toolName", "inputTextDelta", "input", "output", "errorText", "finishReason", "sourceId", "url", "title", "mediaType", "filename", "approvalId", "reason", "citations"}
 
 func (v *aisdkPart) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
 		switch jsonx.Match(key, aisdkPartFields) {
 		case "type":
 			r.Str(&v.Type)
+		case "id":
+			r.Str(&v.ID)
 		case "delta":
 			r.Str(&v.Delta)
 		case "toolCallId":
@@ -156,6 +158,30 @@ func (v *anthropicEvent) read(r *jsonx.Reader) {
 }
 
 func (v *anthropicEvent) decode(data string) error {
+	r, err := jsonx.NewReader(data)
+	if err != nil {
+		return err
+	}
+	v.read(&r)
+	return r.Err()
+}
+
+var anthropicSearchResultFields = []string{"type", "url", "title"}
+
+func (v *anthropicSearchResult) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, anthropicSearchResultFields) {
+		case "type":
+			r.Str(&v.Type)
+		case "url":
+			r.Str(&v.URL)
+		case "title":
+			r.Str(&v.Title)
+		}
+	})
+}
+
+func (v *anthropicSearchResult) decode(data string) error {
 	r, err := jsonx.NewReader(data)
 	if err != nil {
 		return err
@@ -398,7 +424,7 @@ func (v *plainChunk) decode(data string) error {
 	return r.Err()
 }
 
-var responsesEventFields = []string{"type", "output_index", "summary_index", "delta", "arguments", "item", "response", "code", "message", "error"}
+var responsesEventFields = []string{"type", "output_index", "content_index", "summary_index", "delta", "arguments", "item", "response", "annotation", "code", "message", "error"}
 
 func (v *responsesEvent) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
@@ -407,6 +433,8 @@ func (v *responsesEvent) read(r *jsonx.Reader) {
 			r.Str(&v.Type)
 		case "output_index":
 			r.Int(&v.OutputIndex)
+		case "content_index":
+			r.Int(&v.ContentIndex)
 		case "summary_index":
 			r.Int(&v.SummaryIndex)
 		case "delta":
@@ -420,6 +448,10 @@ func (v *responsesEvent) read(r *jsonx.Reader) {
 		case "response":
 			if jsonx.Ptr(r, &v.Response) {
 				v.Response.read(r)
+			}
+		case "annotation":
+			if jsonx.Ptr(r, &v.Annotation) {
+				v.Annotation.read(r)
 			}
 		case "code":
 			v.Code.readRaw(r.Raw())
@@ -505,13 +537,19 @@ func (v *aguiUsage) read(r *jsonx.Reader) {
 	})
 }
 
-var aisdkCitationFields = []string{"source"}
+var aisdkCitationFields = []string{"source", "startIndex", "endIndex", "citedText"}
 
 func (v *aisdkCitation) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
 		switch jsonx.Match(key, aisdkCitationFields) {
 		case "source":
 			v.Source.read(r)
+		case "startIndex":
+			r.Int(&v.StartIndex)
+		case "endIndex":
+			r.IntPtr(&v.EndIndex)
+		case "citedText":
+			r.Str(&v.CitedText)
 		}
 	})
 }
@@ -529,7 +567,7 @@ func (v *anthropicMessage) read(r *jsonx.Reader) {
 	})
 }
 
-var anthropicContentBlockFields = []string{"type", "text", "thinking", "id", "name", "input"}
+var anthropicContentBlockFields = []string{"type", "text", "thinking", "id", "name", "input", "content"}
 
 func (v *anthropicContentBlock) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
@@ -546,11 +584,13 @@ func (v *anthropicContentBlock) read(r *jsonx.Reader) {
 			r.Str(&v.Name)
 		case "input":
 			v.Input.readRaw(r.Raw())
+		case "content":
+			v.Content.readRaw(r.Raw())
 		}
 	})
 }
 
-var anthropicDeltaFields = []string{"type", "text", "thinking", "partial_json", "stop_reason"}
+var anthropicDeltaFields = []string{"type", "text", "thinking", "partial_json", "stop_reason", "citation"}
 
 func (v *anthropicDelta) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
@@ -565,6 +605,10 @@ func (v *anthropicDelta) read(r *jsonx.Reader) {
 			r.Str(&v.PartialJSON)
 		case "stop_reason":
 			r.Str(&v.StopReason)
+		case "citation":
+			if jsonx.Ptr(r, &v.Citation) {
+				v.Citation.read(r)
+			}
 		}
 	})
 }
@@ -646,7 +690,7 @@ func (v *responsesIncomplete) read(r *jsonx.Reader) {
 	})
 }
 
-var geminiCandidateFields = []string{"index", "content", "finishReason"}
+var geminiCandidateFields = []string{"index", "content", "finishReason", "groundingMetadata"}
 
 func (v *geminiCandidate) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
@@ -657,6 +701,10 @@ func (v *geminiCandidate) read(r *jsonx.Reader) {
 			v.Content.read(r)
 		case "finishReason":
 			r.Str(&v.FinishReason)
+		case "groundingMetadata":
+			if jsonx.Ptr(r, &v.GroundingMetadata) {
+				v.GroundingMetadata.read(r)
+			}
 		}
 	})
 }
@@ -780,6 +828,31 @@ func (v *responsesResponse) read(r *jsonx.Reader) {
 	})
 }
 
+var responsesAnnotationFields = []string{"type", "url", "title", "start_index", "end_index", "index", "file_id", "filename"}
+
+func (v *responsesAnnotation) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, responsesAnnotationFields) {
+		case "type":
+			r.Str(&v.Type)
+		case "url":
+			r.Str(&v.URL)
+		case "title":
+			r.Str(&v.Title)
+		case "start_index":
+			r.Int(&v.StartIndex)
+		case "end_index":
+			r.IntPtr(&v.EndIndex)
+		case "index":
+			r.IntPtr(&v.Index)
+		case "file_id":
+			r.Str(&v.FileID)
+		case "filename":
+			r.Str(&v.Filename)
+		}
+	})
+}
+
 var aguiInterruptFields = []string{"id", "reason", "message", "toolCallId"}
 
 func (v *aguiInterrupt) read(r *jsonx.Reader) {
@@ -816,7 +889,30 @@ func (v *aisdkSource) read(r *jsonx.Reader) {
 	})
 }
 
-var openaiDeltaFields = []string{"content", "reasoning_content", "reasoning", "refusal", "tool_calls"}
+var anthropicCitationFields = []string{"type", "cited_text", "url", "title", "source", "document_index", "document_title"}
+
+func (v *anthropicCitation) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, anthropicCitationFields) {
+		case "type":
+			r.Str(&v.Type)
+		case "cited_text":
+			r.Str(&v.CitedText)
+		case "url":
+			r.Str(&v.URL)
+		case "title":
+			r.Str(&v.Title)
+		case "source":
+			r.Str(&v.Source)
+		case "document_index":
+			r.IntPtr(&v.DocumentIndex)
+		case "document_title":
+			r.Str(&v.DocumentTitle)
+		}
+	})
+}
+
+var openaiDeltaFields = []string{"content", "reasoning_content", "reasoning", "refusal", "tool_calls", "annotations"}
 
 func (v *openaiDelta) read(r *jsonx.Reader) {
 	r.Object(func(key string) {
@@ -831,6 +927,8 @@ func (v *openaiDelta) read(r *jsonx.Reader) {
 			r.Str(&v.Refusal)
 		case "tool_calls":
 			jsonx.Slice(r, &v.ToolCalls, func(e *openaiToolCall) { e.read(r) })
+		case "annotations":
+			jsonx.Slice(r, &v.Annotations, func(e *openaiAnnotation) { e.read(r) })
 		}
 	})
 }
@@ -857,6 +955,19 @@ func (v *geminiContent) read(r *jsonx.Reader) {
 		switch jsonx.Match(key, geminiContentFields) {
 		case "parts":
 			jsonx.Slice(r, &v.Parts, func(e *geminiPart) { e.read(r) })
+		}
+	})
+}
+
+var geminiGroundingFields = []string{"groundingChunks", "groundingSupports"}
+
+func (v *geminiGrounding) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, geminiGroundingFields) {
+		case "groundingChunks":
+			jsonx.Slice(r, &v.GroundingChunks, func(e *geminiGroundingChunk) { e.read(r) })
+		case "groundingSupports":
+			jsonx.Slice(r, &v.GroundingSupports, func(e *geminiGroundingSupport) { e.read(r) })
 		}
 	})
 }
@@ -917,6 +1028,21 @@ func (v *openaiToolCall) read(r *jsonx.Reader) {
 	})
 }
 
+var openaiAnnotationFields = []string{"type", "url_citation"}
+
+func (v *openaiAnnotation) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, openaiAnnotationFields) {
+		case "type":
+			r.Str(&v.Type)
+		case "url_citation":
+			if jsonx.Ptr(r, &v.URLCitation) {
+				v.URLCitation.read(r)
+			}
+		}
+	})
+}
+
 var geminiPartFields = []string{"text", "thought", "functionCall"}
 
 func (v *geminiPart) read(r *jsonx.Reader) {
@@ -930,6 +1056,36 @@ func (v *geminiPart) read(r *jsonx.Reader) {
 			if jsonx.Ptr(r, &v.FunctionCall) {
 				v.FunctionCall.read(r)
 			}
+		}
+	})
+}
+
+var geminiGroundingChunkFields = []string{"web", "retrievedContext"}
+
+func (v *geminiGroundingChunk) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, geminiGroundingChunkFields) {
+		case "web":
+			if jsonx.Ptr(r, &v.Web) {
+				v.Web.read(r)
+			}
+		case "retrievedContext":
+			if jsonx.Ptr(r, &v.RetrievedContext) {
+				v.RetrievedContext.read(r)
+			}
+		}
+	})
+}
+
+var geminiGroundingSupportFields = []string{"segment", "groundingChunkIndices"}
+
+func (v *geminiGroundingSupport) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, geminiGroundingSupportFields) {
+		case "segment":
+			v.Segment.read(r)
+		case "groundingChunkIndices":
+			jsonx.Slice(r, &v.GroundingChunkIndices, func(e *int) { r.Int(e) })
 		}
 	})
 }
@@ -973,6 +1129,23 @@ func (v *openaiFunction) read(r *jsonx.Reader) {
 	})
 }
 
+var openaiURLCitationFields = []string{"start_index", "end_index", "url", "title"}
+
+func (v *openaiURLCitation) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, openaiURLCitationFields) {
+		case "start_index":
+			r.Int(&v.StartIndex)
+		case "end_index":
+			r.IntPtr(&v.EndIndex)
+		case "url":
+			r.Str(&v.URL)
+		case "title":
+			r.Str(&v.Title)
+		}
+	})
+}
+
 var geminiFunctionCallFields = []string{"id", "name", "args"}
 
 func (v *geminiFunctionCall) read(r *jsonx.Reader) {
@@ -984,6 +1157,34 @@ func (v *geminiFunctionCall) read(r *jsonx.Reader) {
 			r.Str(&v.Name)
 		case "args":
 			v.Args.readRaw(r.Raw())
+		}
+	})
+}
+
+var geminiWebSourceFields = []string{"uri", "title"}
+
+func (v *geminiWebSource) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, geminiWebSourceFields) {
+		case "uri":
+			r.Str(&v.URI)
+		case "title":
+			r.Str(&v.Title)
+		}
+	})
+}
+
+var geminiSegmentFields = []string{"startIndex", "endIndex", "text"}
+
+func (v *geminiSegment) read(r *jsonx.Reader) {
+	r.Object(func(key string) {
+		switch jsonx.Match(key, geminiSegmentFields) {
+		case "startIndex":
+			r.Int(&v.StartIndex)
+		case "endIndex":
+			r.Int(&v.EndIndex)
+		case "text":
+			r.Str(&v.Text)
 		}
 	})
 }

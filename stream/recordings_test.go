@@ -17,6 +17,7 @@ type snapshot struct {
 	Status, Text, Thinking, Finish, Err, LastID string
 	Tools                                       []ToolCall
 	Sources                                     []Source
+	Citations                                   []Citation
 	Files                                       []File
 	Approvals                                   []Approval
 	Usage                                       *Usage
@@ -51,7 +52,7 @@ func run(t testing.TB, data []byte, cuts []int, opts ...Option) snapshot {
 	s := snapshot{
 		Dialect: p.Dialect(), Status: a.Status().String(), Text: a.Text(), Thinking: a.Thinking(),
 		Finish: a.FinishReason(), LastID: p.LastEventID(), Tools: a.ToolCalls(), Usage: a.Usage(),
-		Sources: a.Sources(), Files: a.Files(), Approvals: a.Approvals(),
+		Sources: a.Sources(), Citations: a.Citations(), Files: a.Files(), Approvals: a.Approvals(),
 		Skipped: a.Skipped(), Events: evs,
 	}
 	if a.Err() != nil {
@@ -103,6 +104,7 @@ type recording struct {
 	thinking  string
 	tools     []ToolCall
 	sources   []Source
+	citations []Citation
 	files     []File
 	approvals []Approval
 	usage     *Usage
@@ -181,8 +183,35 @@ var recordings = []recording{
 		usage: &Usage{InputTokens: 25, OutputTokens: 15, TotalTokens: 40},
 	},
 	{
+		file: "openai-citations.sse", dialect: "openai", status: Complete, finish: "stop",
+		text: researchText, sources: researchSources, citations: researchCitations(),
+		usage: &Usage{InputTokens: 21, OutputTokens: 58, TotalTokens: 79},
+	},
+	{
+		file: "responses-citations.sse", dialect: "responses", status: Complete, finish: "completed",
+		text: researchText, sources: researchSources, citations: researchCitations(),
+		usage: &Usage{InputTokens: 8312, OutputTokens: 164, TotalTokens: 8476},
+	},
+	{
+		file: "anthropic-citations.sse", dialect: "anthropic", status: Complete, finish: "end_turn",
+		text: researchText, sources: researchSources,
+		citations: researchCitations("Brew green tea at 70 to 80 °C for 2–3 minutes.",
+			"Hotter water extracts more catechins, the compounds behind bitterness."),
+		tools: []ToolCall{{Index: 0, ID: "srvtoolu_01QbT6sWm3Hk9Ve2Rx8Ny4Ja", Name: "web_search",
+			Arguments: `{"query": "green tea brewing temperature bitterness"}`, Partial: `{"query": "green tea brewing temperature bitterness"}`, Complete: true}},
+		usage: &Usage{InputTokens: 9120, OutputTokens: 187, TotalTokens: 9307},
+	},
+	{
+		file: "gemini-citations.sse", dialect: "gemini", status: Complete, finish: "STOP",
+		text: researchText, sources: researchSources,
+		citations: researchCitations(researchFirst, researchText[len(researchFirst)+1:]),
+		usage:     &Usage{InputTokens: 14, OutputTokens: 41, TotalTokens: 123},
+	},
+	{
 		file: "anthropic-web-search.sse", dialect: "anthropic", status: Complete, finish: "end_turn",
-		text: "It is sunny in New York, about 24 °C.",
+		text:      "It is sunny in New York, about 24 °C.",
+		sources:   []Source{{URL: "https://weather.example/nyc", Title: "Weather in New York City"}},
+		citations: []Citation{{Source: 1, End: len("It is sunny in New York, about 24 °C."), Quote: "Sunny, 24 °C"}},
 		tools: []ToolCall{{Index: 1, ID: "srvtoolu_014hJH82Qum7Td6UV8gDXThB", Name: "web_search",
 			Arguments: `{"query": "weather NYC today"}`, Partial: `{"query": "weather NYC today"}`, Complete: true}},
 		usage: &Usage{InputTokens: 10682, OutputTokens: 510, TotalTokens: 11192},
@@ -273,6 +302,8 @@ var recordings = []recording{
 			{ID: "src_1", URL: "https://example.com/green-tea", Title: "Brewing green tea"},
 			{ID: "src_2", Title: "The tea guide", MediaType: "application/pdf", Filename: "tea-guide.pdf"},
 		},
+		// endIndex 30 counts UTF-16 code units: "°" is one, two bytes.
+		citations: []Citation{{Source: 1, End: 31, Quote: "Green tea is best at **80 °C**"}, {Source: 2, End: 9}},
 	},
 	{
 		file: "ai-sdk-error.sse", dialect: "ai-sdk", status: Failed, text: "The first half of the answer, then",
@@ -322,6 +353,32 @@ var recordings = []recording{
 	},
 }
 
+// The research answer the citation recordings of four APIs give (openai-,
+// responses-, anthropic- and gemini-citations.sse): the same text, the
+// same two sources, each cited at the end of its sentence. The dash and
+// the degree sign are more than one byte, so offsets counted in
+// characters (Responses), bytes (Gemini) or at block ends (Anthropic) all
+// have to land on the same byte.
+const (
+	researchFirst = "Green tea tastes best brewed at 70–80 °C for two to three minutes."
+	researchText  = researchFirst + " Boiling water draws out catechins, which make it bitter."
+)
+
+var researchSources = []Source{
+	{URL: "https://tea.example.org/brewing-green-tea", Title: "Brewing green tea"},
+	{URL: "https://journal.example.com/catechins", Title: "Catechins and bitterness"},
+}
+
+// researchCitations are the research answer's citations, with the quotes
+// the provider gave (none, or one a source).
+func researchCitations(quotes ...string) []Citation {
+	cs := []Citation{{Source: 1, End: len(researchFirst)}, {Source: 2, End: len(researchText)}}
+	for i, q := range quotes {
+		cs[i].Quote = q
+	}
+	return cs
+}
+
 // aisdkMarkdown is the answer the AI SDK recordings (testdata/aisdk)
 // stream, as a UI message stream and as text.
 const aisdkMarkdown = "## Brewing green tea\n\nUse water at **80 °C** — never boiling 🍵.\n\n" +
@@ -346,6 +403,7 @@ func TestRecordingsGiveTheExpectedAnswer(t *testing.T) {
 			require.Equal(t, rec.lastID, p.LastEventID(), "last event id")
 			require.Equal(t, rec.skipped, a.Skipped(), "skipped (problems: %v)", a.Problems())
 			require.Equal(t, rec.sources, a.Sources(), "sources")
+			require.Equal(t, rec.citations, a.Citations(), "citations")
 			require.Equal(t, rec.files, a.Files(), "files")
 			require.Equal(t, rec.approvals, a.Approvals(), "approvals")
 			if rec.tools == nil {

@@ -16,17 +16,32 @@ import (
 // three response.* terminal events end it.
 type responsesDecoder struct {
 	tools openTools // keyed by output_index
+	// textLen is the bytes of answer text emitted so far, and parts the
+	// output_text parts by (output_index, content_index): where each
+	// starts in the answer and its text, which annotations index by
+	// character.
+	textLen int
+	parts   map[[2]int]*responsesPart
+}
+
+// responsesPart is one output_text content part as the answer has it.
+type responsesPart struct {
+	start int
+	text  strings.Builder
 }
 
 //jsonx:reader
 type responsesEvent struct {
 	Type         string             `json:"type"`
 	OutputIndex  int                `json:"output_index"`
+	ContentIndex int                `json:"content_index"`
 	SummaryIndex int                `json:"summary_index"`
 	Delta        string             `json:"delta"`
 	Arguments    string             `json:"arguments"`
 	Item         *responsesItem     `json:"item"`
 	Response     *responsesResponse `json:"response"`
+	// Annotation is response.output_text.annotation.added's.
+	Annotation *responsesAnnotation `json:"annotation"`
 	// The top-level "error" event: {"type":"error","code","message","param"}.
 	Code    rawJSON   `json:"code"`
 	Message string    `json:"message"`
@@ -39,6 +54,21 @@ type responsesItem struct {
 	CallID    string `json:"call_id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+}
+
+// responsesAnnotation is a citation on output text: url_citation (url,
+// title, start_index, end_index), file_citation (file_id, filename,
+// index), container_file_citation (file_id, filename, start_index,
+// end_index). Indexes count characters (code points) of the part's text.
+type responsesAnnotation struct {
+	Type       string `json:"type"`
+	URL        string `json:"url"`
+	Title      string `json:"title"`
+	StartIndex int    `json:"start_index"`
+	EndIndex   *int   `json:"end_index"`
+	Index      *int   `json:"index"`
+	FileID     string `json:"file_id"`
+	Filename   string `json:"filename"`
 }
 
 type responsesResponse struct {
@@ -68,8 +98,8 @@ type responsesTokensDetails struct {
 var responsesIgnored = map[string]bool{
 	"response.created": true, "response.in_progress": true, "response.queued": true,
 	"response.content_part.added": true, "response.content_part.done": true,
-	"response.output_text.done": true, "response.output_text.annotation.added": true,
-	"response.refusal.done": true, "response.reasoning_summary_part.done": true,
+	"response.output_text.done": true,
+	"response.refusal.done":     true, "response.reasoning_summary_part.done": true,
 	"response.reasoning_summary_text.done": true, "response.reasoning_text.done": true,
 }
 
@@ -86,8 +116,14 @@ func (d *responsesDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	switch typ {
 	case "response.output_text.delta", "response.refusal.delta":
 		if e.Delta != "" {
+			if typ == "response.output_text.delta" {
+				d.part(e.OutputIndex, e.ContentIndex).text.WriteString(e.Delta)
+			}
+			d.textLen += len(e.Delta)
 			emit(Event{Kind: KindText, Text: e.Delta})
 		}
+	case "response.output_text.annotation.added":
+		return d.annotation(&e, emit)
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
 		if e.Delta != "" {
 			emit(Event{Kind: KindThinking, Text: e.Delta})
@@ -144,6 +180,67 @@ func (d *responsesDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return fmt.Errorf("%w: %q", ErrUnknownEvent, typ)
 	}
 	return nil
+}
+
+// part returns the output_text part (output, content), opening it where
+// the answer's text is now.
+func (d *responsesDecoder) part(output, content int) *responsesPart {
+	key := [2]int{output, content}
+	if p := d.parts[key]; p != nil {
+		return p
+	}
+	if d.parts == nil {
+		d.parts = make(map[[2]int]*responsesPart)
+	}
+	p := &responsesPart{start: d.textLen}
+	d.parts[key] = p
+	return p
+}
+
+// annotation turns a url_citation or a file citation into a citation at
+// the end of the passage it annotates; other annotations (file_path) cite
+// nothing.
+func (d *responsesDecoder) annotation(e *responsesEvent, emit func(Event)) error {
+	an := e.Annotation
+	if an == nil {
+		return fmt.Errorf("%w: output_text.annotation.added without an annotation", ErrUnknownEvent)
+	}
+	end := an.EndIndex
+	if end == nil {
+		end = an.Index
+	}
+	at := CiteHere
+	if p := d.parts[[2]int{e.OutputIndex, e.ContentIndex}]; p != nil && end != nil {
+		at = p.start + byteOffset(p.text.String(), *end)
+	}
+	switch an.Type {
+	case "url_citation":
+		if an.URL == "" {
+			return fmt.Errorf("%w: url_citation without a url", ErrUnknownEvent)
+		}
+		emit(Event{Kind: KindCitation, URL: an.URL, Title: an.Title, Index: at})
+	case "file_citation", "container_file_citation":
+		if an.FileID == "" {
+			return fmt.Errorf("%w: %s without a file_id", ErrUnknownEvent, an.Type)
+		}
+		emit(Event{Kind: KindCitation, ID: an.FileID, Title: an.Filename, Name: an.Filename, Index: at})
+	}
+	return nil
+}
+
+// byteOffset is where the n-th character (code point) of s starts, or
+// len(s) when s is shorter.
+func byteOffset(s string, n int) int {
+	if n <= 0 {
+		return 0
+	}
+	for i := range s {
+		if n == 0 {
+			return i
+		}
+		n--
+	}
+	return len(s)
 }
 
 func (d *responsesDecoder) terminal(typ string, e *responsesEvent, emit func(Event)) error {

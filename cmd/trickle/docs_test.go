@@ -95,11 +95,12 @@ func widgetSources(t *testing.T) string {
 	return b.String()
 }
 
-// chatSource says whether f is <trickle-chat>'s (chat.js, history.js),
-// whose attributes and events chat_types_test.go holds to its own types.
+// chatSource says whether f is <trickle-chat>'s (chat.js, history.js,
+// approval.js), whose attributes and events chat_types_test.go holds to
+// its own types.
 func chatSource(f string) bool {
 	base := filepath.Base(f)
-	return base == "chat.js" || base == "history.js"
+	return base == "chat.js" || base == "history.js" || base == "approval.js"
 }
 
 // found returns the first submatches of the patterns in src, sorted and
@@ -225,11 +226,11 @@ func TestTheChatReferenceNamesEveryAttributeTheChatTakes(t *testing.T) {
 	require.Equal(t, chatAttributes(t), firstColumn(reference(t, chatPage, "attributes")), "trickle-chat.md's attribute table and the chat's attributes")
 }
 
-// chatSources is the text of chat.js and history.js.
+// chatSources is the text of chat.js, history.js and approval.js.
 func chatSources(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
-	for _, f := range []string{"chat.js", "history.js", "thread.js"} {
+	for _, f := range []string{"chat.js", "history.js", "thread.js", "approval.js"} {
 		data, err := os.ReadFile(filepath.Join("..", "..", "wasm", "web", f))
 		require.NoError(t, err)
 		b.Write(data)

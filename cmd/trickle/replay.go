@@ -45,6 +45,7 @@ type replayOutput struct {
 	Thinking     string            `json:"thinking"`
 	ToolCalls    []replayTool      `json:"tool_calls"`
 	Sources      []stream.Source   `json:"sources,omitempty"`
+	Citations    []stream.Citation `json:"citations,omitempty"`
 	Files        []stream.File     `json:"files,omitempty"`
 	Approvals    []stream.Approval `json:"approvals,omitempty"`
 	FinishReason string            `json:"finish_reason"`
@@ -323,7 +324,7 @@ func answerOutput(s *element.Session) replayOutput {
 	a := s.Answer()
 	o := replayOutput{
 		Dialect: s.Dialect(), Status: a.Status().String(), Text: a.Text(), Thinking: a.Thinking(),
-		ToolCalls: []replayTool{}, Sources: a.Sources(), Files: a.Files(), Approvals: a.Approvals(),
+		ToolCalls: []replayTool{}, Sources: a.Sources(), Citations: a.Citations(), Files: a.Files(), Approvals: a.Approvals(),
 		FinishReason: a.FinishReason(), Usage: a.Usage(),
 		Error: describeError(a.Err()), LastEventID: s.LastEventID(),
 		Events: a.Events(), Skipped: a.Skipped(), Problems: []string{},

@@ -133,6 +133,14 @@ func TestReplayShowsSourcesFilesAndApprovals(t *testing.T) {
 	require.Equal(t, []any{map[string]any{"id": "int_1", "tool_call_id": "call_book_1", "reason": "tool_approval",
 		"message": "Book a table for 2 at Chez Nous?"}}, got["approvals"])
 	require.NotContains(t, got, "sources", "none came")
+
+	_, out, _ = trickle(t, "", "replay", filepath.Join(recordingsDir, "gemini-citations.sse"))
+	got = nil
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Equal(t, []any{
+		map[string]any{"source": float64(1), "end": float64(69), "quote": "Green tea tastes best brewed at 70–80 °C for two to three minutes."},
+		map[string]any{"source": float64(2), "end": float64(126), "quote": "Boiling water draws out catechins, which make it bitter."},
+	}, got["citations"])
 }
 
 func TestReplaySSEPrintsEventsRetryAndEOF(t *testing.T) {

@@ -15,7 +15,20 @@ type Answer struct {
 	Thinking string    // reasoning streamed before the text; may be empty
 	Text     string    // the markdown answer
 	Tool     *ToolCall // a function call streamed after the text; may be nil
+	// Sources are the pages the answer draws on, and Cites where its text
+	// cites them, for the dialects that carry citations (OpenAI
+	// Responses, Anthropic, Gemini, the AI SDK).
+	Sources []Source
+	Cites   []Cite
 }
+
+// Source is a page a canned answer cites.
+type Source struct{ URL, Title string }
+
+// Cite says the passage of the answer's text ending at byte End cites
+// Sources[Source] (0-based); the passage starts where the previous one
+// ended.
+type Cite struct{ Source, End int }
 
 // ToolCall is a function call the simulated model makes.
 type ToolCall struct {
@@ -47,6 +60,22 @@ func init() {
 		Name:     "thinking",
 		Thinking: strings.TrimSpace(mustRead("thinking.reasoning.txt")),
 		Text:     mustRead("thinking.md"),
+	}
+	research := mustRead("research.md")
+	first := strings.Index(research, "bitter.") + len("bitter.")
+	answers["research"] = Answer{
+		Name: "research",
+		Text: research,
+		Sources: []Source{
+			{URL: "https://tea.example.org/brewing-green-tea", Title: "Brewing green tea"},
+			{URL: "https://journal.example.com/catechins", Title: "Catechins and bitterness"},
+			{URL: "https://tea.example.org/gyokuro", Title: "Gyokuro, the shaded tea"},
+		},
+		Cites: []Cite{
+			{Source: 0, End: strings.Index(research, " Boiling")},
+			{Source: 1, End: first},
+			{Source: 2, End: strings.LastIndex(research, ".") + 1},
+		},
 	}
 	answers["tool-call"] = Answer{
 		Name: "tool-call",

@@ -76,7 +76,14 @@ func (o openai) delta(g *Generator, kind int, tok string, _ bool) []Message {
 	return []Message{o.delta1(g, `{"content":`+q(tok)+`}`)}
 }
 
-func (openai) end(*Generator, int) []Message { return nil }
+// end gives the text its citations, as a search model does: one delta of
+// url_citation annotations after the content.
+func (o openai) end(g *Generator, kind int) []Message {
+	if kind != phaseText || len(g.streamedCites()) == 0 {
+		return nil
+	}
+	return []Message{o.delta1(g, `{"annotations":`+openaiAnnotations(g)+`}`)}
+}
 
 func (o openai) finish(g *Generator, reason string) []Message {
 	p, c := g.p.PromptTokens, completionTokens(g)
@@ -102,11 +109,15 @@ type anthropic struct{}
 func (anthropic) ev(typ, data string) Message { return Message{Event: typ, Data: data} }
 
 func (a anthropic) start(g *Generator) []Message {
-	return []Message{
+	out := []Message{
 		a.ev("message_start", `{"type":"message_start","message":{"id":`+q("msg_"+g.p.ID)+`,"type":"message","role":"assistant","model":`+q(g.p.Model)+
 			`,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":`+itoa(g.p.PromptTokens)+`,"output_tokens":1}}}`),
 		a.ev("ping", `{"type":"ping"}`),
 	}
+	if len(g.answer.Sources) > 0 {
+		out = append(out, anthropicSearch(g)...)
+	}
+	return out
 }
 
 func (a anthropic) begin(g *Generator, kind int) []Message {
@@ -120,10 +131,18 @@ func (a anthropic) begin(g *Generator, kind int) []Message {
 	default:
 		block = `{"type":"text","text":""}`
 	}
-	return []Message{a.ev("content_block_start", `{"type":"content_block_start","index":`+itoa(g.block)+`,"content_block":`+block+`}`)}
+	out := []Message{a.ev("content_block_start", `{"type":"content_block_start","index":`+itoa(g.block)+`,"content_block":`+block+`}`)}
+	if kind == phaseText && len(g.answer.Cites) > 0 {
+		g.cite = 0
+		out = append(out, anthropicCitation(g, 0)...)
+	}
+	return out
 }
 
 func (a anthropic) delta(g *Generator, kind int, tok string, _ bool) []Message {
+	if kind == phaseText && len(g.answer.Cites) > 0 {
+		return anthropicText(g, tok)
+	}
 	var d string
 	switch kind {
 	case phaseThinking:
@@ -231,7 +250,7 @@ func (r responses) item(g *Generator, kind int, status string, done bool) string
 	}
 	content := `[]`
 	if done {
-		content = `[{"type":"output_text","text":` + q(text) + `,"annotations":[]}]`
+		content = `[{"type":"output_text","text":` + q(text) + `,"annotations":` + responsesAnnotations(g) + `}]`
 	}
 	return `{"id":` + id + `,"type":"message","status":` + q(status) + `,"role":"assistant","content":` + content + `}`
 }
@@ -273,9 +292,14 @@ func (r responses) end(g *Generator, kind int) []Message {
 	case phaseTool:
 		out = append(out, r.ev(g, "response.function_call_arguments.done", `,"item_id":`+id+r.pos(g)+`,"arguments":`+text))
 	default:
+		anns := responsesAnnotations(g)
+		for i, c := range g.streamedCites() {
+			out = append(out, r.ev(g, "response.output_text.annotation.added", `,"item_id":`+id+r.pos(g)+`,"content_index":0,"annotation_index":`+itoa(i)+
+				`,"annotation":`+responsesAnnotation(g, c)))
+		}
 		out = append(out,
 			r.ev(g, "response.output_text.done", `,"item_id":`+id+r.pos(g)+`,"content_index":0,"text":`+text),
-			r.ev(g, "response.content_part.done", `,"item_id":`+id+r.pos(g)+`,"content_index":0,"part":{"type":"output_text","text":`+text+`,"annotations":[]}`))
+			r.ev(g, "response.content_part.done", `,"item_id":`+id+r.pos(g)+`,"content_index":0,"part":{"type":"output_text","text":`+text+`,"annotations":`+anns+`}`))
 	}
 	out = append(out, r.ev(g, "response.output_item.done", r.pos(g)+`,"item":`+r.item(g, kind, "completed", true)))
 	g.block++

@@ -49,7 +49,7 @@ func (gm gemini) finish(g *Generator, reason string) []Message {
 	if g.p.NoEnd {
 		return nil
 	}
-	return []Message{gm.chunk(g, `[{"text":""}]`, `,"finishReason":`+q(gm.finishReason(reason)))}
+	return []Message{gm.chunk(g, `[{"text":""}]`, `,"finishReason":`+q(gm.finishReason(reason))+geminiGrounding(g))}
 }
 
 func (gemini) failure(_ *Generator, msg string) []Message {
@@ -172,7 +172,7 @@ func (a aisdk) end(g *Generator, kind int) []Message {
 		t := g.answer.Tool
 		m = a.part(`{"type":"tool-input-available","toolCallId":` + q("call_"+t.ID) + `,"toolName":` + q(t.Name) + `,"input":` + t.Arguments + `}`)
 	default:
-		m = a.part(`{"type":"text-end","id":` + q("t"+itoa(g.block)) + `}`)
+		m = a.part(`{"type":"text-end","id":` + q("t"+itoa(g.block)) + aisdkCitations(g) + `}`)
 	}
 	g.block++
 	return []Message{m}

@@ -117,6 +117,7 @@ type Generator struct {
 
 	// per-dialect bookkeeping
 	block  int    // index of the current content block (anthropic, responses)
+	cite   int    // the next citation whose passage is streaming (anthropic)
 	finish string // the finish reason, for a dialect that sends it with its end marker (ai-sdk)
 	acc    []byte // text of the current item (responses *.done events)
 	seqNum int    // responses sequence_number

@@ -34,6 +34,7 @@ type aisdkRoute struct {
 	prompts [][]map[string]any
 	errors  []string // what the route threw
 	closed  int      // answers whose client went away before their end
+	booked  int      // book_table runs
 }
 
 func (r *aisdkRoute) seen() (bodies []map[string]any, prompts [][]map[string]any, errs []string, closed int) {
@@ -73,6 +74,8 @@ func startAISDKRoute(t *testing.T) *aisdkRoute {
 			r.errors = append(r.errors, raw)
 		case "closed":
 			r.closed++
+		case "booked":
+			r.booked++
 		}
 	}, "server.mjs", widget)
 	return r
@@ -201,4 +204,62 @@ func TestAChatTalksToAnAISDKRouteUnchanged(t *testing.T) {
 	_, _, errs, _ = r.seen()
 	require.NotEmpty(t, errs)
 	require.Equal(t, "failed", history()[1]["status"])
+}
+
+// A route's tool with needsApproval (the AI SDK's tool-approval-request,
+// ai@6 and later) is asked in the chat as a page tool that asks first is:
+// the call, its arguments, Approve / Deny. Deny goes back as the tool
+// part's approval-responded, the route never runs the tool, and the
+// denial reaches the model as the tool's result.
+func TestAnAISDKRoutesApprovalRequestIsAskedAndDenyReachesTheModel(t *testing.T) {
+	r := startAISDKRoute(t)
+	ctx := untouchedTab(t)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(r.url+"/")))
+	require.True(t, browsertest.Eval[bool](t, ctx, `(async () => {
+		await customElements.whenDefined("trickle-chat");
+		const c = document.getElementById("chat");
+		if (`+browsertest.JSString(thread)+` === "main") c.setAttribute("worker", "off");
+		window.done = c.send("Book a table at Chez Nous");
+		return true;
+	})()`))
+	deadline := time.Now().Add(20 * time.Second)
+	for !browsertest.Eval[bool](t, ctx, `!!document.querySelector('[data-trickle-chat="approval"] [data-trickle-chat="deny"]')`) {
+		require.True(t, time.Now().Before(deadline), "the approval was never asked")
+		time.Sleep(20 * time.Millisecond)
+	}
+	got := browsertest.Eval[map[string]any](t, ctx, `(() => {
+		const box = document.querySelector('[data-trickle-chat="approval"]');
+		return { question: document.getElementById(box.getAttribute("aria-labelledby")).textContent,
+			args: JSON.parse(box.querySelector("pre code").textContent),
+			focused: document.activeElement === box.querySelector('[data-trickle-chat="approve"]') };
+	})()`)
+	require.Equal(t, "Run book_table?", got["question"])
+	require.Equal(t, map[string]any{"restaurant": "Chez Nous", "people": float64(2)}, got["args"])
+	require.Equal(t, true, got["focused"], "the question takes focus")
+	browsertest.Eval[bool](t, ctx, `(async () => { document.querySelector('[data-trickle-chat="deny"]').click(); await window.done; return true; })()`)
+
+	bodies, prompts, errs, _ := r.seen()
+	require.Empty(t, errs)
+	require.Len(t, bodies, 2, "the question, then the denial")
+	msgs := bodies[1]["messages"].([]any)
+	var tp map[string]any
+	for _, p := range msgs[len(msgs)-1].(map[string]any)["parts"].([]any) {
+		if p.(map[string]any)["type"] == "tool-book_table" {
+			tp = p.(map[string]any)
+		}
+	}
+	require.NotNil(t, tp)
+	require.Equal(t, "approval-responded", tp["state"])
+	require.Equal(t, false, tp["approval"].(map[string]any)["approved"])
+	r.mu.Lock()
+	booked := r.booked
+	r.mu.Unlock()
+	require.Zero(t, booked, "a denied tool never runs")
+	last := prompts[len(prompts)-1]
+	denial, _ := json.Marshal(last[len(last)-1])
+	require.Equal(t, "tool", last[len(last)-1]["role"], "the denial reached the model as the tool's result")
+	require.Contains(t, string(denial), "execution-denied")
+	h := browsertest.Eval[[]map[string]any](t, ctx, `document.getElementById("chat").messages`)
+	require.Contains(t, h[len(h)-1]["content"], "execution-denied", "and the model's answer says so")
+	require.Equal(t, "complete", h[len(h)-1]["status"])
 }

@@ -60,6 +60,11 @@ func customRecorded(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h, ok := headers[file]
+	if !ok && strings.HasSuffix(file, "-citations.sse") {
+		// The providers' citation recordings (written from their
+		// documented shapes, not by an SDK): an SSE body, as they send.
+		h, ok = map[string]string{"content-type": "text/event-stream"}, true
+	}
 	if !ok {
 		http.Error(w, "no headers recorded for "+file, http.StatusNotFound)
 		return
@@ -206,4 +211,78 @@ func TestABodyTheWidgetCannotReadFailsSayingWhatCame(t *testing.T) {
 	require.Contains(t, detail, `"<!doctype html><html><head><title>Sign in</title>`)
 	require.Empty(t, r.Text)
 	require.Empty(t, browsertest.Eval[string](t, ctx, `document.getElementById("a").querySelector('[data-trickle="content"]').textContent`), "no HTML of the body reaches the answer")
+}
+
+// The same research answer from OpenAI Responses, Anthropic and Gemini
+// recordings (and OpenAI Chat Completions') shows the same numbered Sources list, links that follow the
+// answer's link policy, and [n] markers in the text that link to their
+// sources; el.message carries them for the page's history.
+func TestThreeProvidersCitationsShowTheSameNumberedSources(t *testing.T) {
+	ctx := tab(t)
+	var first string
+	for _, file := range []string{"responses-citations.sse", "anthropic-citations.sse", "gemini-citations.sse", "openai-citations.sse"} {
+		r := ask(t, ctx, map[string]string{"endpoint": "/custom/recorded/" + file}, "tea")
+		require.Equal(t, "complete", r.Status, "%s: %s", file, r.Notice)
+		got := browsertest.Eval[map[string]any](t, ctx, `(() => {
+			const el = document.getElementById("a");
+			const part = el.querySelector('[data-trickle="sources"]');
+			const items = [...part.querySelectorAll('[data-trickle="source"]')].map((li) => {
+				const a = li.querySelector("a");
+				return [li.dataset.n, a.textContent, a.href, a.rel, a.target, li.querySelector('[data-trickle="source-host"]').textContent];
+			});
+			const markers = [...el.querySelector('[data-trickle="content"]').querySelectorAll("a")].map((a) => [a.textContent, a.href, a.rel]);
+			const m = el.message;
+			return { hidden: part.hidden, heading: part.querySelector('[data-trickle="sources-heading"]').textContent, items, markers,
+				text: el.querySelector('[data-trickle="content"]').textContent,
+				sources: m.sources.map((s) => s.url), citations: m.citations.map((c) => [c.source, c.end]) };
+		})()`)
+		require.Equal(t, false, got["hidden"], file)
+		require.Equal(t, "Sources", got["heading"], file)
+		rel := "noopener noreferrer nofollow ugc"
+		require.Equal(t, []any{
+			[]any{"1", "Brewing green tea", "https://tea.example.org/brewing-green-tea", rel, "_blank", "tea.example.org"},
+			[]any{"2", "Catechins and bitterness", "https://journal.example.com/catechins", rel, "_blank", "journal.example.com"},
+		}, got["items"], file)
+		require.Equal(t, []any{
+			[]any{"[1]", "https://tea.example.org/brewing-green-tea", rel},
+			[]any{"[2]", "https://journal.example.com/catechins", rel},
+		}, got["markers"], file)
+		require.Equal(t, "Green tea tastes best brewed at 70–80 °C for two to three minutes.[1] Boiling water draws out catechins, which make it bitter.[2]\n", got["text"], file)
+		require.Equal(t, []any{"https://tea.example.org/brewing-green-tea", "https://journal.example.com/catechins"}, got["sources"], file)
+		require.Equal(t, []any{[]any{float64(1), float64(69)}, []any{float64(2), float64(126)}}, got["citations"], file)
+		html := browsertest.Eval[string](t, ctx, `document.getElementById("a").querySelector('[data-trickle="sources"]').innerHTML`)
+		if first == "" {
+			first = html
+		}
+		require.Equal(t, first, html, "%s shows the same list", file)
+		require.Equal(t, "Answer complete. Sources listed after the answer: 2.",
+			browsertest.Eval[string](t, ctx, `document.getElementById("a").querySelector('[data-trickle="sr-status"]').textContent`), file)
+	}
+}
+
+// The simulated model's research answer, streamed by the relay in every
+// dialect that carries citations and over both transports, shows the same
+// numbered Sources list and markers: the example pages' research answer.
+func TestTheSimulatedResearchAnswerShowsItsSourcesInEveryDialect(t *testing.T) {
+	ctx := tab(t)
+	var first []any
+	for _, d := range []string{"openai", "responses", "anthropic", "gemini", "ai-sdk"} {
+		for _, tr := range []string{"sse", "websocket"} {
+			q := "?answer=research&gap_ms=1&dialect=" + d
+			r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions" + q, "ws-endpoint": "/v1/ws" + q, "transport": tr}, "sources?")
+			require.Equal(t, "complete", r.Status, "%s %s: %s", d, tr, r.Notice)
+			got := browsertest.Eval[[]any](t, ctx, `(() => {
+				const el = document.getElementById("a");
+				const items = [...el.querySelectorAll('[data-trickle="source"] a')].map((a) => [a.textContent, a.href]);
+				const markers = [...el.querySelector('[data-trickle="content"]').querySelectorAll("a")].map((a) => [a.textContent, a.href]);
+				return [items, markers];
+			})()`)
+			require.Len(t, got[0], 3, "%s %s", d, tr)
+			require.Len(t, got[1], 3, "%s %s: a marker for each citation", d, tr)
+			if first == nil {
+				first = got
+			}
+			require.Equal(t, first, got, "%s %s shows what openai over SSE shows", d, tr)
+		}
+	}
 }

@@ -15,7 +15,12 @@ import (
 // failed with text shown: the next turn must not take it for a finished
 // answer), finish_reason and usage (null when the stream gave none),
 // tool_calls (id, name, arguments parsed — null until complete or when
-// not JSON — and the raw text) and thinking.
+// not JSON — and the raw text) and thinking; and, when the answer has
+// them, approvals (id, tool_call_id, reason, message: what the backend
+// waits on the reader for), sources (id, url, title, media_type,
+// filename: those given) and
+// citations (source: its number, 1 for the first; end: the byte offset in
+// content where the cited passage ends; quote).
 func AppendMessage(b []byte, a *stream.Answer) []byte {
 	st := a.Status()
 	b = append(b, `{"role":"assistant","content":`...)
@@ -37,6 +42,74 @@ func AppendMessage(b []byte, a *stream.Answer) []byte {
 	}
 	b = append(b, `],"thinking":`...)
 	b = jsonx.AppendString(b, a.Thinking())
+	if srcs := a.Sources(); len(srcs) > 0 {
+		b = append(b, `,"sources":[`...)
+		for i, s := range srcs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendSource(b, s)
+		}
+		b = append(b, ']')
+	}
+	if aps := a.Approvals(); len(aps) > 0 {
+		// What the backend waits on the reader for (the AI SDK's
+		// tool-approval-request, an AG-UI interrupt): the chat asks, and
+		// sends the answer with the next request.
+		b = append(b, `,"approvals":[`...)
+		for i, ap := range aps {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"id":`...)
+			b = jsonx.AppendString(b, ap.ID)
+			b = append(b, `,"tool_call_id":`...)
+			b = appendStringOrNull(b, ap.ToolCallID)
+			b = append(b, `,"reason":`...)
+			b = appendStringOrNull(b, ap.Reason)
+			b = append(b, `,"message":`...)
+			b = appendStringOrNull(b, ap.Message)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if cites := a.Citations(); len(cites) > 0 {
+		b = append(b, `,"citations":[`...)
+		for i, c := range cites {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"source":`...)
+			b = strconv.AppendInt(b, int64(c.Source), 10)
+			b = append(b, `,"end":`...)
+			b = strconv.AppendInt(b, int64(c.End), 10)
+			if c.Quote != "" {
+				b = append(b, `,"quote":`...)
+				b = jsonx.AppendString(b, c.Quote)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// appendSource appends a source's object, with the fields it has.
+func appendSource(b []byte, s stream.Source) []byte {
+	b = append(b, '{')
+	first := true
+	for _, f := range [...]struct{ key, v string }{{"id", s.ID}, {"url", s.URL}, {"title", s.Title}, {"media_type", s.MediaType}, {"filename", s.Filename}} {
+		if f.v == "" {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = jsonx.AppendString(b, f.key)
+		b = append(b, ':')
+		b = jsonx.AppendString(b, f.v)
+	}
 	return append(b, '}')
 }
 
@@ -107,6 +180,8 @@ type Stored struct {
 	Content, Thinking, Status, FinishReason string
 	Usage                                   *stream.Usage
 	ToolCalls                               []StoredCall
+	Sources                                 []stream.Source
+	Citations                               []stream.Citation
 }
 
 // StoredCall is a stored tool call: its raw arguments text (or, without
@@ -178,6 +253,44 @@ func ParseStored(s string) (Stored, error) {
 					}
 					m.ToolCalls = append(m.ToolCalls, c)
 				})
+			case "sources":
+				r.Array(func(int) {
+					var src stream.Source
+					r.Object(func(key string) {
+						switch key {
+						case "id":
+							r.Str(&src.ID)
+						case "url":
+							r.Str(&src.URL)
+						case "title":
+							r.Str(&src.Title)
+						case "media_type":
+							r.Str(&src.MediaType)
+						case "filename":
+							r.Str(&src.Filename)
+						default:
+							r.Skip()
+						}
+					})
+					m.Sources = append(m.Sources, src)
+				})
+			case "citations":
+				r.Array(func(int) {
+					var c stream.Citation
+					r.Object(func(key string) {
+						switch key {
+						case "source":
+							r.Int(&c.Source)
+						case "end":
+							r.Int(&c.End)
+						case "quote":
+							r.Str(&c.Quote)
+						default:
+							r.Skip()
+						}
+					})
+					m.Citations = append(m.Citations, c)
+				})
 			default:
 				r.Skip()
 			}
@@ -203,6 +316,19 @@ func (m Stored) events() ([]stream.Event, error) {
 		evs = append(evs,
 			stream.Event{Kind: stream.KindToolCallDelta, Index: i, ID: c.ID, Name: c.Name, Text: c.Raw},
 			stream.Event{Kind: stream.KindToolCallDone, Index: i, Text: c.Raw})
+	}
+	for _, src := range m.Sources {
+		evs = append(evs, stream.Event{Kind: stream.KindSource, ID: src.ID, URL: src.URL, Title: src.Title, MediaType: src.MediaType, Name: src.Filename})
+	}
+	for _, c := range m.Citations {
+		// A citation names its source by number; one that names none of
+		// the stored sources is no citation.
+		if c.Source < 1 || c.Source > len(m.Sources) {
+			continue
+		}
+		src := m.Sources[c.Source-1]
+		evs = append(evs, stream.Event{Kind: stream.KindCitation, ID: src.ID, URL: src.URL, Title: src.Title,
+			MediaType: src.MediaType, Name: src.Filename, Index: max(c.End, 0), Text: c.Quote})
 	}
 	if m.Usage != nil {
 		evs = append(evs, stream.Event{Kind: stream.KindUsage, Usage: *m.Usage})

@@ -57,6 +57,17 @@ type Patch struct {
 	// Tools replaces the tool-call panel's HTML when ToolsChanged.
 	Tools        string
 	ToolsChanged bool
+	// Sources replaces the sources part's HTML (SourcesHTML) when
+	// SourcesChanged: only in the final frame, so the list comes once,
+	// whole, with the answer's end.
+	Sources        string
+	SourcesChanged bool
+	// Marked (only with Final, when the answer cites) is the whole
+	// answer's HTML again with its citation markers (render.Mark), which
+	// replaces the answer's content: a citation may name a passage long
+	// settled.
+	Marked    string
+	HasMarked bool
 	// Announce are texts for the announcer log, in order; Speak the units
 	// they join (sentences, block summaries), one an utterance for read
 	// aloud.
@@ -107,7 +118,9 @@ type Session struct {
 	pipe *stream.Pipeline
 	doc  *render.Document
 	ann  *a11y.Announcer
-	rec  Recorder
+	// renderOpts are the document's options, for the marked rendering.
+	renderOpts []render.Option
+	rec        Recorder
 
 	pipeOpts []stream.Option // each answer's pipeline and announcer, as
 	annOpts  []a11y.Option   // NewSession checked them
@@ -155,7 +168,8 @@ func NewSession(cfg Config) (*Session, error) {
 		cfg.Words = &English
 	}
 	s := &Session{cfg: cfg, now: now}
-	doc, err := render.NewDocument(s.options()...)
+	s.renderOpts = s.options()
+	doc, err := render.NewDocument(s.renderOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -436,12 +450,30 @@ func (s *Session) Frame() Patch {
 			s.apply(&p, f)
 		}
 		p.Final = true
-		s.ann.EndWith(o.Spoken()) // nothing once StopWith ended it
+		s.sources(&p, a)
+		spoken := o.Spoken()
+		if said := sourcesSaid(len(a.Sources()), s.cfg.Words); said != "" {
+			spoken += " " + said
+		}
+		s.ann.EndWith(spoken) // nothing once StopWith ended it
 	}
 	s.show(&p)
 	s.updateStall(&p)
 	s.poll(&p)
 	return p
+}
+
+// sources puts the answer's sources, and its content again with the
+// citation markers, in the final patch.
+func (s *Session) sources(p *Patch, a *stream.Answer) {
+	if html := SourcesHTML(a.Sources(), s.cfg.Policy, s.cfg.Words); html != "" {
+		p.Sources, p.SourcesChanged = html, true
+	}
+	if ms := Markers(a); len(ms) > 0 {
+		if html, err := render.Convert(render.Mark(a.Text(), ms, s.renderOpts...), s.renderOpts...); err == nil {
+			p.Marked, p.HasMarked = html, true
+		}
+	}
 }
 
 func (s *Session) apply(p *Patch, f render.Frame) {

@@ -28,6 +28,9 @@ type Strings struct {
 	// call that has none yet; ToolFailed is what a tool the backend ran
 	// reported as its error, {error}.
 	Calling, Called, ATool, ToolFailed string
+	// Sources heads an answer's list of sources; SourcesSaid is said once
+	// after the end status, {count} the number of sources.
+	Sources, SourcesSaid string
 	// Reasons are the sentences of the Reasons, by Reason; {status} is
 	// the HTTP status code.
 	Reasons [reasonCount]string
@@ -49,6 +52,8 @@ var English = Strings{
 	Called:        protocol.EnglishCalled,
 	ATool:         protocol.EnglishATool,
 	ToolFailed:    protocol.EnglishToolFailed,
+	Sources:       protocol.EnglishSources,
+	SourcesSaid:   protocol.EnglishSourcesSaid,
 	Reasons: [reasonCount]string{
 		ReasonRefused:     protocol.EnglishRefused,
 		ReasonNotFound:    protocol.EnglishNotFound,
@@ -87,6 +92,7 @@ func (s *Strings) fields() []keyed {
 		{protocol.StrIncomplete, &s.Incomplete}, {protocol.StrFailed, &s.Failed}, {protocol.StrStalled, &s.Stalled},
 		{protocol.StrStoppedNotice, &s.StoppedNotice}, {protocol.StrCalling, &s.Calling}, {protocol.StrCalled, &s.Called},
 		{protocol.StrATool, &s.ATool}, {protocol.StrToolFailed, &s.ToolFailed},
+		{protocol.StrSources, &s.Sources}, {protocol.StrSourcesSaid, &s.SourcesSaid},
 	}
 	for r := ReasonNone + 1; r < reasonCount; r++ {
 		f = append(f, keyed{r.String(), &s.Reasons[r]})

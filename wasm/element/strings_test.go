@@ -13,7 +13,7 @@ import (
 
 func TestEveryStringHasOneKeyAndEnglishForIt(t *testing.T) {
 	keys := StringKeys()
-	require.Len(t, keys, 11+int(reasonCount-1)+len(metricKeys))
+	require.Len(t, keys, 13+int(reasonCount-1)+len(metricKeys))
 	for i, k := range keys {
 		require.False(t, slices.Contains(keys[:i], k), "%s twice", k)
 		v, ok := English.Get(k)

@@ -229,6 +229,10 @@ func (u *Update) AppendJSON(b []byte) []byte {
 			if p.Unwrap {
 				b = append(b, `,"unwrap":true`...)
 			}
+			if p.HasMarked {
+				b = append(b, `,"marked":`...)
+				b = jsonx.AppendString(b, p.Marked)
+			}
 			b = append(b, '}')
 		}
 		if p.Thinking != "" {
@@ -238,6 +242,10 @@ func (u *Update) AppendJSON(b []byte) []byte {
 		if p.ToolsChanged {
 			b = append(b, `,"tools":`...)
 			b = jsonx.AppendString(b, p.Tools)
+		}
+		if p.SourcesChanged {
+			b = append(b, `,"sources":`...)
+			b = jsonx.AppendString(b, p.Sources)
 		}
 		if len(p.Announce) > 0 {
 			b = append(b, `,"say":`...)

@@ -22,7 +22,7 @@ let elementIds = 0;
 // announcer and status regions must be in the document, empty, before
 // anything is announced: screen readers ignore live regions that arrive
 // together with their content.
-const PARTS = `<div data-trickle="thinking" hidden><details><summary>Thinking</summary><div data-trickle="thinking-text"></div></details></div><div data-trickle="content"></div><div data-trickle="tools" hidden></div><div data-trickle="notice" hidden><span data-trickle="notice-text"></span> <button type="button" data-trickle="retry" hidden>Retry</button></div><button type="button" data-trickle="jump" hidden>Jump to latest</button><dl data-trickle="metrics" hidden></dl><div data-trickle="status" aria-hidden="true"></div><div data-trickle="sr-status" role="status"></div><div data-trickle="announcer" role="log" aria-live="polite" aria-relevant="additions"></div>`;
+const PARTS = `<div data-trickle="thinking" hidden><details><summary>Thinking</summary><div data-trickle="thinking-text"></div></details></div><div data-trickle="content"></div><div data-trickle="tools" hidden></div><div data-trickle="sources" hidden></div><div data-trickle="notice" hidden><span data-trickle="notice-text"></span> <button type="button" data-trickle="retry" hidden>Retry</button></div><button type="button" data-trickle="jump" hidden>Jump to latest</button><dl data-trickle="metrics" hidden></dl><div data-trickle="status" aria-hidden="true"></div><div data-trickle="sr-status" role="status"></div><div data-trickle="announcer" role="log" aria-live="polite" aria-relevant="additions"></div>`;
 
 export function ensureParts(el) {
   if (el.querySelector(':scope > [data-trickle="content"]')) return;
@@ -66,6 +66,7 @@ export class Answer {
     this.thinking = q("thinking");
     this.thinkingText = q("thinking-text");
     this.tools = q("tools");
+    this.sources = q("sources");
     this.notice = q("notice");
     this.noticeText = q("notice-text");
     this.retryBtn = q("retry");
@@ -77,7 +78,7 @@ export class Answer {
     // record (notify.js).
     this.notify = notifier(el);
     if (this.notify) quiet(this.announcer, this.srStatus === this.status ? null : this.srStatus);
-    this.follower = follow(el, q("jump"), [this.content, this.thinking, this.tools]);
+    this.follower = follow(el, q("jump"), [this.content, this.thinking, this.tools, this.sources]);
     this.onRetry = () => h.send({ t: KIND_RETRY, id: this.id, n: 0, at: epochNow() });
     this.retryBtn?.addEventListener("click", this.onRetry);
     h.els.set(this.id, this);
@@ -270,6 +271,8 @@ export class Answer {
       this.thinking.hidden = true;
       this.tools.innerHTML = "";
       this.tools.hidden = true;
+      this.sources.innerHTML = "";
+      this.sources.hidden = true;
       this.notice.hidden = true;
       this.notice.removeAttribute("data-kind");
       this.retryBtn.hidden = true;
@@ -300,6 +303,13 @@ export class Answer {
       // The reader's selection in the tail outlives the frame.
       if (held) restoreSelection(held, before ? before.nextSibling : this.content.firstChild);
       grew = !!u.p.a || u.p.keep >= 0;
+      // An answer that cites comes again, whole, with its markers: a
+      // citation may name a passage settled long ago.
+      if (u.p.marked !== undefined) {
+        this.content.innerHTML = u.p.marked;
+        decorate(this, null, null);
+        grew = true;
+      }
     }
     // Go's frames take over from the early view once they show text (Go
     // has every byte the early view read, so at least its text), or at the
@@ -313,6 +323,11 @@ export class Answer {
     if (u.tools !== undefined) {
       this.tools.innerHTML = u.tools;
       this.tools.hidden = u.tools === "";
+      grew = true;
+    }
+    if (u.sources !== undefined) {
+      this.sources.innerHTML = u.sources;
+      this.sources.hidden = u.sources === "";
       grew = true;
     }
     // The visible status line shows the element's state in the same frame

@@ -12,12 +12,14 @@ import {
   ATTR_PROTOCOL,
   CHAT_FORWARDS,
   STR_CHAT_CUT_OFF,
+  STR_CHAT_REFUSAL,
   STR_CHAT_INPUT,
   STR_CHAT_SEND,
   STR_CHAT_STOP,
   STR_JUMP_TO_LATEST,
   STR_TOOL_FAILED,
 } from "./contract.js";
+import { askApproval, needsApproval } from "./approval.js";
 import { requestMessages, uiMessages, checkMessages, turnsOf, checkTools, runnerOf, toolDeclarations, toolChoiceOf } from "./history.js";
 import { elementStrings, setElementStrings, wordOf } from "./strings.js";
 import { follow } from "./follow.js";
@@ -59,6 +61,7 @@ export class TrickleChat extends Base {
   #stopped = false;
   #headers = {};
   #tools = {};
+  #asking = null; // the open approval question's AbortController
   #toolChoice = undefined;
   #chatId = newId();
 
@@ -289,6 +292,7 @@ export class TrickleChat extends Base {
   stop() {
     this.#stopped = true;
     this.#current?.stop();
+    this.#asking?.abort(); // a question still open is denied
   }
 
   // #answer asks for the next answer and runs the tools it calls, round
@@ -329,6 +333,18 @@ export class TrickleChat extends Base {
         this.#changed();
         const calls = (m.tool_calls ?? []).filter((c) => c.complete);
         if (this.#stopped || m.status !== "complete" || calls.length === 0) break;
+        // The backend waits on the reader (the AI SDK's
+        // tool-approval-request): the same question as a page tool's,
+        // and the answer goes back with the next request.
+        const asks = (m.approvals ?? []).filter((a) => calls.some((c) => c.id === a.tool_call_id));
+        if (asks.length > 0) {
+          for (const a of asks) a.approved = await this.#approve(calls.find((c) => c.id === a.tool_call_id), answer);
+          this.#changed();
+          if (this.#stopped || this.protocol !== "ai-sdk") break;
+          trigger = "submit-message";
+          messageId = this.#idOf(this.#roundStart());
+          continue;
+        }
         if (!calls.every((c) => runnerOf(this.#tools[c.name]))) break;
         for (const c of calls) await this.#runTool(c, answer);
         this.#changed();
@@ -383,9 +399,29 @@ export class TrickleChat extends Base {
     return body;
   }
 
+  // #approve asks the reader whether call may run (approval.js), and
+  // resolves true or false; Stop denies.
+  async #approve(call, answer) {
+    this.#asking = new AbortController();
+    const input = this.#parts?.input;
+    try {
+      return await askApproval(this, answer, call, { signal: this.#asking.signal, done: () => input?.focus() });
+    } finally {
+      this.#asking = null;
+    }
+  }
+
   async #runTool(call, answer) {
     let content;
     let error;
+    const tool = this.#tools[call.name];
+    if (await needsApproval(tool, call.arguments ?? {}, { id: call.id, name: call.name })) {
+      if (!(await this.#approve(call, answer))) {
+        // Denied: the call never runs, and the model hears so.
+        this.#messages.push({ role: "tool", tool_call_id: call.id, name: call.name, content: wordOf(this, STR_CHAT_REFUSAL), denied: true });
+        return;
+      }
+    }
     try {
       const result = await runnerOf(this.#tools[call.name])(call.arguments ?? {}, { id: call.id, name: call.name });
       content = typeof result === "string" ? result : JSON.stringify(result ?? null);

@@ -117,6 +117,12 @@ export const STR_CHAT_THREAD_KEYS = "chatThreadKeys";
 export const STR_CHAT_TURN_YOU = "chatTurnYou";
 export const STR_CHAT_TURN_ASSISTANT = "chatTurnAssistant";
 export const STR_CHAT_CUT_OFF = "chatCutOff";
+export const STR_CHAT_APPROVE_ASK = "chatApproveAsk";
+export const STR_CHAT_APPROVE = "chatApprove";
+export const STR_CHAT_DENY = "chatDeny";
+export const STR_CHAT_APPROVED = "chatApproved";
+export const STR_CHAT_DENIED = "chatDenied";
+export const STR_CHAT_REFUSAL = "chatRefusal";
 export const STR_RESPONDING = "responding";
 export const STR_COMPLETE = "complete";
 export const STR_STOPPED = "stopped";
@@ -128,6 +134,8 @@ export const STR_CALLING = "calling";
 export const STR_CALLED = "called";
 export const STR_A_TOOL = "aTool";
 export const STR_TOOL_FAILED = "toolFailed";
+export const STR_SOURCES = "sources";
+export const STR_SOURCES_SAID = "sourcesSaid";
 export const STR_REFUSED = "refused";
 export const STR_NOT_FOUND = "notFound";
 export const STR_RATE_LIMITED = "rateLimited";
@@ -178,6 +186,12 @@ export const ENGLISH = /* @__PURE__ */ Object.freeze({
   chatTurnYou: "You said, {n} of {total}",
   chatTurnAssistant: "The assistant said, {n} of {total}",
   chatCutOff: "[This answer was cut off before it finished.]",
+  chatApproveAsk: "Run {name}?",
+  chatApprove: "Approve",
+  chatDeny: "Deny",
+  chatApproved: "Approved: {name} ran.",
+  chatDenied: "Denied: {name} did not run.",
+  chatRefusal: "The user denied this tool call; it did not run.",
   responding: "Assistant is responding.",
   complete: "Answer complete.",
   stopped: "Answer stopped.",
@@ -189,6 +203,8 @@ export const ENGLISH = /* @__PURE__ */ Object.freeze({
   called: "Called {name}",
   aTool: "a tool",
   toolFailed: "Failed: {error}",
+  sources: "Sources",
+  sourcesSaid: "Sources listed after the answer: {count}.",
   refused: "The server refused the request ({status}).",
   notFound: "The server has no answer at this address ({status}).",
   rateLimited: "Too many requests ({status}): wait a moment, then retry.",

@@ -130,12 +130,27 @@ export function uiMessages(messages, idOf, cutOffNote) {
     if (m.incomplete) text = text === "" ? cutOffNote : `${text}\n\n${cutOffNote}`;
     if (text !== "") parts.push({ type: "text", text, state: "done" });
     let called = 0;
+    const later = messages.slice(i + 1).some((n) => n.role === "assistant");
     for (const c of m.tool_calls ?? []) {
       const r = results.get(c.id);
+      const asked = (m.approvals ?? []).find((a) => a.tool_call_id === c?.id && typeof a.approved === "boolean");
+      if (c && c.complete !== false && !r && asked) {
+        // The backend asked, the reader answered: the AI SDK's
+        // approval-responded, until an answer came after it (then a
+        // denied call reads as output-denied, as useChat keeps it).
+        const approval = { id: asked.id, approved: asked.approved };
+        if (!later) parts.push({ type: `tool-${c.name}`, toolCallId: c.id, state: "approval-responded", input: c.arguments ?? {}, approval });
+        else if (!asked.approved) parts.push({ type: `tool-${c.name}`, toolCallId: c.id, state: "output-denied", input: c.arguments ?? {}, approval });
+        else continue;
+        called++;
+        continue;
+      }
       if (!c || c.complete === false || !r) continue;
       called++;
       const part = { type: `tool-${c.name}`, toolCallId: c.id, input: c.arguments ?? {} };
-      if (r.error) Object.assign(part, { state: "output-error", errorText: String(r.error) });
+      // A call the reader denied reads as an error every major takes,
+      // its text the refusal.
+      if (r.error || r.denied) Object.assign(part, { state: "output-error", errorText: String(r.error ?? r.content) });
       else Object.assign(part, { state: "output-available", output: parseOutput(r.content) });
       parts.push(part);
     }

@@ -211,6 +211,10 @@ func (g *gen) field(b *bytes.Buffer, where, dst string, t ast.Expr) error {
 		}
 	case *ast.ArrayType:
 		id, ok := t.Elt.(*ast.Ident)
+		if m, scalar := scalars[nameOf(id)]; ok && t.Len == nil && scalar {
+			fmt.Fprintf(b, "jsonx.Slice(r, &%s, func(e *%s) { r.%s(e) })\n", dst, id.Name, m)
+			return nil
+		}
 		if _, isStruct := g.structs[nameOf(id)]; ok && t.Len == nil && isStruct {
 			g.reached = append(g.reached, id.Name)
 			fmt.Fprintf(b, "jsonx.Slice(r, &%s, func(e *%s) { e.read(r) })\n", dst, id.Name)
@@ -219,7 +223,7 @@ func (g *gen) field(b *bytes.Buffer, where, dst string, t ast.Expr) error {
 	case *ast.StructType:
 		return g.object(b, where, dst, t)
 	}
-	return fmt.Errorf("%s: jsonxgen cannot read a %T field (a string, int, float64 or bool, a pointer to one, a struct of the package by value, pointer or slice, an anonymous struct or a type with readRaw)", where, t)
+	return fmt.Errorf("%s: jsonxgen cannot read a %T field (a string, int, float64 or bool, a pointer to one or a slice of them, a struct of the package by value, pointer or slice, an anonymous struct or a type with readRaw)", where, t)
 }
 
 func nameOf(id *ast.Ident) string {

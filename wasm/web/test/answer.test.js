@@ -131,3 +131,21 @@ test("a retired answer only settles its calls and writes nothing", () => {
   assert.equal(part("content").innerHTML, "");
   assert.equal(resolved, "stopped");
 });
+
+test("an answer that cites ends with its markers in place and its numbered sources, cleared by the next answer", () => {
+  const { a, part } = answer();
+  a.apply({ id: a.id, reset: true, state: "streaming", p: { a: "", path: [], keep: 0, text: "", html: "<p>Tea.</p>" }, text: "Tea." });
+  assert.equal(part("sources").hidden, true, "no sources while it streams");
+  const marked = '<p>Tea.<a href="https://tea.example/a" rel="noopener noreferrer nofollow ugc">[1]</a></p><pre><code>x</code></pre>';
+  const sources = '<p data-trickle="sources-heading">Sources</p><ol data-trickle="sources-list"><li data-trickle="source" data-n="1"><a href="https://tea.example/a" rel="noopener noreferrer nofollow ugc" target="_blank">Tea</a> <span data-trickle="source-host">tea.example</span></li></ol>';
+  a.apply({ id: a.id, p: { a: "<p>Tea.</p>", path: [], keep: -1, text: "", html: "", final: true, marked }, sources, state: "done", end: { status: "done" } });
+  const content = part("content");
+  assert.equal(content.querySelector("a").textContent, "[1]", "the marker links to its source");
+  assert.equal(content.querySelector("a").getAttribute("href"), "https://tea.example/a");
+  assert.ok(content.querySelector('[data-trickle="code-toolbar"]'), "the replaced content is decorated again");
+  assert.equal(part("sources").hidden, false);
+  assert.equal(part("sources").querySelectorAll("li").length, 1);
+  a.apply({ id: a.id, reset: true, p: { a: "", path: [], keep: 0, text: "", html: "" } });
+  assert.equal(part("sources").hidden, true);
+  assert.equal(part("sources").innerHTML, "");
+});

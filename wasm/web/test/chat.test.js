@@ -135,3 +135,107 @@ test("tools the page set before the element was defined are the chat's", async (
   assert.equal(asked[0].tool_choice, "required");
   assert.equal(asked[1].messages.at(-1).content, "pong");
 });
+
+// The approval question's parts in c, once it shows.
+async function question(c) {
+  for (let i = 0; i < 100; i++) {
+    const box = c.querySelector('[data-trickle-chat="approval"]:not([data-decision])');
+    if (box) return box;
+    await new Promise((r) => setTimeout(r, 0));
+  }
+  throw new Error("no approval question came");
+}
+
+test("a tool that asks first shows the call and waits: Deny sends the refusal back and never runs it", async () => {
+  const c = chat();
+  let ran = 0;
+  c.tools = { book_table: { needsApproval: true, run: () => (ran++, "booked") } };
+  script.push(answer("", [["c1", "book_table", { restaurant: "Chez Nous", people: 2 }]]), answer("I did not book it."));
+  const sent = c.send("book it");
+  const box = await question(c);
+  assert.equal(box.getAttribute("role"), "group");
+  assert.equal(document.getElementById(box.getAttribute("aria-labelledby")).textContent, "Run book_table?");
+  assert.deepEqual(JSON.parse(box.querySelector("pre code").textContent), { restaurant: "Chez Nous", people: 2 });
+  const approve = box.querySelector('[data-trickle-chat="approve"]');
+  assert.equal(document.activeElement, approve, "the question takes focus: the conversation waits on the reader");
+  assert.equal(asked.length, 1, "nothing is asked while the reader decides");
+  box.querySelector('[data-trickle-chat="deny"]').click();
+  await sent;
+  assert.equal(ran, 0, "a denied call never runs");
+  assert.equal(box.querySelector('[data-trickle-chat="approval-result"]').textContent, "Denied: book_table did not run.");
+  assert.equal(box.querySelector('[data-trickle-chat="approval-result"]').getAttribute("role"), "status");
+  assert.equal(document.activeElement, c.querySelector('[data-trickle-chat="input"]'), "focus goes back to the composer");
+  assert.equal(asked.length, 2);
+  assert.deepEqual(asked[1].messages.at(-1), { role: "tool", tool_call_id: "c1", content: "The user denied this tool call; it did not run." });
+});
+
+test("needsApproval as a function of the arguments: asked only when it says so, and Approve runs the tool", async () => {
+  const c = chat();
+  const ran = [];
+  c.tools = { pay: { needsApproval: ({ amount }) => amount > 100, run: ({ amount }) => (ran.push(amount), "paid") } };
+  script.push(answer("", [["p1", "pay", { amount: 5 }]]), answer("Paid 5."));
+  await c.send("pay 5");
+  assert.deepEqual(ran, [5], "a small payment runs without asking");
+  assert.equal(c.querySelector('[data-trickle-chat="approval"]'), null);
+  script.push(answer("", [["p2", "pay", { amount: 500 }]]), answer("Paid 500."));
+  const sent = c.send("pay 500");
+  const box = await question(c);
+  box.querySelector('[data-trickle-chat="approve"]').click();
+  await sent;
+  assert.deepEqual(ran, [5, 500]);
+  assert.equal(box.dataset.decision, "approved");
+  assert.deepEqual(asked.at(-1).messages.at(-1), { role: "tool", tool_call_id: "p2", content: "paid" });
+});
+
+test("Stop while a tool asks denies it: the call never runs and nothing more is asked", async () => {
+  const c = chat({ protocol: "ai-sdk" });
+  let ran = 0;
+  c.tools = { book_table: { needsApproval: true, run: () => (ran++, "booked") } };
+  script.push(answer("", [["c1", "book_table", { people: 2 }]]));
+  const sent = c.send("book it");
+  await question(c);
+  c.stop();
+  await sent;
+  assert.equal(ran, 0);
+  assert.equal(asked.length, 1, "a stopped chat asks nothing more");
+  assert.equal(c.querySelector('[data-trickle-chat="approval"]').dataset.decision, "denied");
+  const tool = c.messages.at(-1);
+  assert.equal(tool.role, "tool");
+  assert.equal(tool.denied, true);
+});
+
+test("ai-sdk: the route's tool-approval-request is asked the same way, and Deny goes back as approval-responded", async () => {
+  const c = chat({ protocol: "ai-sdk" });
+  const asking = { ...answer("I can book that.", [["call_b", "book_table", { people: 2 }]]), approvals: [{ id: "ap_1", tool_call_id: "call_b", reason: "tool_approval", message: null }] };
+  script.push(asking, answer("I did not book it."));
+  const sent = c.send("book a table");
+  const box = await question(c);
+  assert.equal(document.getElementById(box.getAttribute("aria-labelledby")).textContent, "Run book_table?");
+  box.querySelector('[data-trickle-chat="deny"]').click();
+  await sent;
+  assert.equal(asked.length, 2, "the answer goes back at once");
+  const last = asked[1].messages.at(-1);
+  assert.equal(last.role, "assistant");
+  assert.deepEqual(last.parts.find((p) => p.type === "tool-book_table"), {
+    type: "tool-book_table", toolCallId: "call_b", state: "approval-responded", input: { people: 2 }, approval: { id: "ap_1", approved: false },
+  });
+  assert.equal(c.messages[1].approvals[0].approved, false, "the history keeps the decision");
+  // The next turn: the denied call is settled, as useChat keeps it.
+  script.push(answer("Anything else?"));
+  await c.send("thanks");
+  const part = asked[2].messages.flatMap((m) => m.parts).find((p) => p.type === "tool-book_table");
+  assert.equal(part.state, "output-denied");
+});
+
+test("an AG-UI interrupt on a tool call is asked the same way; the OpenAI protocol keeps the decision for the page and asks nothing more", async () => {
+  const c = chat();
+  const interrupted = { ...answer("I can book it. ", [["call_book_1", "book_table", { restaurant: "Chez Nous", people: 2 }]]),
+    finish_reason: "interrupt", approvals: [{ id: "int_1", tool_call_id: "call_book_1", reason: "tool_approval", message: "Book a table for 2 at Chez Nous?" }] };
+  script.push(interrupted);
+  const sent = c.send("book");
+  const box = await question(c);
+  box.querySelector('[data-trickle-chat="approve"]').click();
+  await sent;
+  assert.equal(asked.length, 1);
+  assert.equal(c.messages[1].approvals[0].approved, true);
+});

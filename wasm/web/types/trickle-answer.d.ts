@@ -153,6 +153,34 @@ export interface TrickleMessage {
   tool_calls: TrickleToolCall[];
   /** The model's reasoning, when it sent it. */
   thinking: string;
+  /** What the backend waits on the reader for (the AI SDK's
+   *  tool-approval-request, an AG-UI interrupt), only when it asked;
+   *  <trickle-chat> sets approved once the reader answered. */
+  approvals?: { id: string; tool_call_id: string | null; reason: string | null; message: string | null; approved?: boolean }[];
+  /** The sources the answer drew on, numbered from 1 in this order (only
+   *  when it has some). */
+  sources?: TrickleSource[];
+  /** Where the answer cites its sources (only when it does). */
+  citations?: TrickleCitation[];
+}
+
+/** A source an answer drew on: a web page or a document, with what the
+ *  backend gave of it. */
+export interface TrickleSource {
+  id?: string;
+  url?: string;
+  title?: string;
+  media_type?: string;
+  filename?: string;
+}
+
+/** A citation: the source's number (1 for the first of `sources`), the
+ *  byte offset in `content` where the cited passage ends, and the passage
+ *  as the provider quoted it. */
+export interface TrickleCitation {
+  source: number;
+  end: number;
+  quote?: string;
 }
 
 /** A message to show again (el.message = …): a TrickleMessage, or at least
@@ -260,6 +288,18 @@ export interface TrickleStrings {
   chatTurnAssistant: string;
   /** [This answer was cut off before it finished.] */
   chatCutOff: string;
+  /** Run {name}? */
+  chatApproveAsk: string;
+  /** Approve */
+  chatApprove: string;
+  /** Deny */
+  chatDeny: string;
+  /** Approved: {name} ran. */
+  chatApproved: string;
+  /** Denied: {name} did not run. */
+  chatDenied: string;
+  /** The user denied this tool call; it did not run. */
+  chatRefusal: string;
   /** Assistant is responding. */
   responding: string;
   /** Answer complete. */
@@ -282,6 +322,10 @@ export interface TrickleStrings {
   aTool: string;
   /** Failed: {error} */
   toolFailed: string;
+  /** Sources */
+  sources: string;
+  /** Sources listed after the answer: {count}. */
+  sourcesSaid: string;
   /** The server refused the request ({status}). */
   refused: string;
   /** The server has no answer at this address ({status}). */
@@ -481,10 +525,18 @@ export type TrickleChatToolRun = (args: Record<string, unknown>, call: { id: str
 
 /** A client-side tool: declared to the model with its description and
  *  its parameters' JSON Schema (sent as OpenAI's tools), or a plain
- *  function (declared by its name alone, taking any object). */
+ *  function (declared by its name alone, taking any object). With
+ *  needsApproval (true, or a function of the call's arguments), a call
+ *  runs only once the reader approves it; denied, the model gets the
+ *  refusal as its result. */
 export type TrickleChatTool =
   | TrickleChatToolRun
-  | { description?: string; parameters?: Record<string, unknown>; run: TrickleChatToolRun };
+  | {
+      description?: string;
+      parameters?: Record<string, unknown>;
+      run: TrickleChatToolRun;
+      needsApproval?: boolean | ((args: Record<string, unknown>, call: { id: string; name: string }) => boolean | Promise<boolean>);
+    };
 
 /** OpenAI's tool_choice: the model decides (auto), calls none, calls
  *  some (required), or calls the tool named. */

@@ -17,14 +17,16 @@
 // depends on the prompt the route built with convertToModelMessages:
 // after a tool's result, a sentence with that result; for "weather", its
 // reasoning, a sentence and a call of get_weather (a client-side tool: the
-// route declares it without execute, the page runs it); for "long", a
+// route declares it without execute, the page runs it); for "book", a call
+// of book_table (a server-side tool with needsApproval); for "long", a
 // slow answer that a Stop cuts; otherwise its reasoning and a greeting.
 //
 // It listens on a free loopback port and prints "listening URL", then for
 // wasm/e2e/aisdk_route_test.go: "request {json}" for each POST body as it
 // arrived, "prompt {json}" for the prompt the model got, "error {json}"
 // when the route threw, "closed {}" when a client went away before its
-// answer ended, and "cancelled {}" when that ended the model's generation
+// answer ended, "booked {json}" when book_table ran, and "cancelled {}"
+// when that ended the model's generation
 // (the route, as the docs write it, passes no abortSignal to streamText:
 // whether it ends is the AI SDK's business). It runs until it is killed.
 import { createHmac, timingSafeEqual } from "node:crypto";
@@ -83,6 +85,14 @@ function reply(prompt) {
     parts.push({ type: "tool-input-delta", id: "call_1", delta: '"Lyon"}' });
     parts.push({ type: "tool-input-end", id: "call_1" });
     parts.push({ type: "tool-call", toolCallId: "call_1", toolName: "get_weather", input: '{"city":"Lyon"}' });
+    parts.push({ type: "finish", finishReason: { unified: "tool-calls", raw: "tool_calls" }, usage });
+    return { parts, delayMs: 2 };
+  }
+  if (/book/i.test(text)) {
+    // A server-side tool that asks first (needsApproval): the route sends
+    // tool-approval-request, and runs or denies it on the next request.
+    say("t1", "I can book that.");
+    parts.push({ type: "tool-call", toolCallId: "call_book", toolName: "book_table", input: '{"restaurant":"Chez Nous","people":2}' });
     parts.push({ type: "finish", finishReason: { unified: "tool-calls", raw: "tool_calls" }, usage });
     return { parts, delayMs: 2 };
   }
@@ -146,6 +156,16 @@ const tools = {
   get_weather: tool({
     description: "The weather in a city",
     inputSchema: z.object({ city: z.string() }),
+  }),
+  // A server-side tool that asks the reader first.
+  book_table: tool({
+    description: "Book a table",
+    inputSchema: z.object({ restaurant: z.string(), people: z.number() }),
+    needsApproval: true,
+    execute: async ({ restaurant, people }) => {
+      console.log("booked " + JSON.stringify({ restaurant, people }));
+      return { booked: restaurant, people };
+    },
   }),
 };
 
