@@ -20,6 +20,10 @@ import (
 var (
 	ErrShuttingDown error = &wire.Error{Type: wire.TypeShuttingDown, RetryAfter: 5, Message: "relay: shutting down"}
 	ErrTooMany      error = &wire.Error{Type: wire.TypeRateLimit, RetryAfter: 1, Message: "relay: too many streams"}
+	// ErrMemoryFull: the streams running hold the whole budget for
+	// streams' logs (SetMaxBytes), so a new one could not grow.
+	ErrMemoryFull error = &wire.Error{Type: wire.TypeRateLimit, Code: wire.CodeMemoryFull, RetryAfter: 5,
+		Message: "relay: the relay's memory for streams is full (the streams running hold it); try again shortly"}
 )
 
 // Registry holds the streams by id. Its zero value is not usable: make
@@ -30,7 +34,15 @@ type Registry struct {
 
 	mu       sync.Mutex
 	streams  map[string]*streamlog.Log
-	finished []string // ids of finished streams still kept, oldest first
+	finished []*streamlog.Log // finished streams still kept, oldest first
+
+	// The budget for the logs' bytes (SetMaxBytes), under mu: what each
+	// listed log holds, and their total.
+	maxBytes  int64
+	sizes     map[*streamlog.Log]int64
+	total     int64
+	retained  atomic.Int64 // total, for metrics
+	evictions atomic.Int64 // finished streams forgotten early for the budget
 
 	running  atomic.Int64 // generations running (reserved)
 	draining atomic.Bool
@@ -40,7 +52,64 @@ type Registry struct {
 // New makes a registry that admits at most max generations at once and
 // keeps a finished one for retention (and at most 2×max finished ones).
 func New(max int, retention time.Duration) *Registry {
-	return &Registry{max: max, retention: retention, streams: map[string]*streamlog.Log{}, idle: make(chan struct{}, 1)}
+	return &Registry{max: max, retention: retention, streams: map[string]*streamlog.Log{},
+		sizes: map[*streamlog.Log]int64{}, idle: make(chan struct{}, 1)}
+}
+
+// SetMaxBytes bounds the bytes every log listed holds together (0: no
+// bound; set before use). A log that grows past it makes room by
+// forgetting the oldest finished streams; a running one is never
+// forgotten: when the running streams alone fill it, the one that grows
+// fails (Retain) and new ones are refused (Reserve, ErrMemoryFull).
+func (g *Registry) SetMaxBytes(n int64) { g.maxBytes = n }
+
+// Retained is the bytes the listed logs hold, for metrics.
+func (g *Registry) Retained() *atomic.Int64 { return &g.retained }
+
+// Evictions counts the finished streams forgotten before their retention
+// ended, to make room within SetMaxBytes.
+func (g *Registry) Evictions() *atomic.Int64 { return &g.evictions }
+
+// Retain charges n more bytes to l (streamlog.Config.Retain): false when
+// they do not fit even once every finished stream is forgotten; force
+// takes them anyway. It is called with l's lock held and takes no log's.
+func (g *Registry) Retain(l *streamlog.Log, n int, force bool) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.maxBytes > 0 && !force {
+		g.makeRoomLocked(int64(n))
+		if g.total+int64(n) > g.maxBytes {
+			return false
+		}
+	}
+	g.sizes[l] += int64(n)
+	g.total += int64(n)
+	g.retained.Store(g.total)
+	return true
+}
+
+// makeRoomLocked forgets the oldest finished streams until n more bytes
+// fit within the budget, or none is left.
+func (g *Registry) makeRoomLocked(n int64) {
+	for g.total+n > g.maxBytes && len(g.finished) > 0 {
+		old := g.finished[0]
+		g.finished[0] = nil
+		g.finished = g.finished[1:]
+		g.forgetLocked(old)
+		g.evictions.Add(1)
+	}
+}
+
+// forgetLocked unlists l and gives back its bytes.
+func (g *Registry) forgetLocked(l *streamlog.Log) {
+	if g.streams[l.ID()] == l {
+		delete(g.streams, l.ID())
+	}
+	if n, ok := g.sizes[l]; ok {
+		g.total -= n
+		delete(g.sizes, l)
+		g.retained.Store(g.total)
+	}
 }
 
 // Running is the counter of generations running, for metrics.
@@ -86,8 +155,25 @@ func (g *Registry) Reserve() error {
 		g.running.Add(-1)
 		return fmt.Errorf("%w: %d running, limit %d", ErrTooMany, n-1, g.max)
 	}
+	if g.maxBytes > 0 {
+		// A new stream needs room to write its first event: with the
+		// finished streams forgotten, the running ones must leave some.
+		g.mu.Lock()
+		g.makeRoomLocked(minRoom)
+		full, total := g.total+minRoom > g.maxBytes, g.total
+		g.mu.Unlock()
+		if full {
+			g.running.Add(-1)
+			g.signal()
+			return fmt.Errorf("%w: the logs hold %d bytes of %d", ErrMemoryFull, total, g.maxBytes)
+		}
+	}
 	return nil
 }
+
+// minRoom is the room a new stream needs in the budget to be admitted:
+// enough for a few events and its end.
+const minRoom = 4 << 10
 
 func (g *Registry) Unreserve() {
 	g.running.Add(-1)
@@ -109,18 +195,21 @@ func (g *Registry) Ended(l *streamlog.Log) {
 	// At most twice the stream limit of finished streams are kept, so
 	// that many short answers cannot pile up in memory.
 	g.mu.Lock()
-	g.finished = append(g.finished, l.ID())
+	g.finished = append(g.finished, l)
 	if over := len(g.finished) - 2*g.max; over > 0 {
-		for _, id := range g.finished[:over] {
-			delete(g.streams, id)
+		for _, old := range g.finished[:over] {
+			g.forgetLocked(old)
 		}
 		g.finished = append(g.finished[:0:0], g.finished[over:]...)
 	}
 	g.mu.Unlock()
 	time.AfterFunc(g.retention, func() {
 		g.mu.Lock()
-		delete(g.streams, l.ID())
-		if len(g.finished) > 0 && g.finished[0] == l.ID() {
+		if _, kept := g.sizes[l]; kept || g.streams[l.ID()] == l {
+			g.forgetLocked(l)
+		}
+		if len(g.finished) > 0 && g.finished[0] == l {
+			g.finished[0] = nil
 			g.finished = g.finished[1:]
 		}
 		g.mu.Unlock()
@@ -153,8 +242,8 @@ func (g *Registry) DropIdle(l *streamlog.Log) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	idle := l.Readers() == 0
-	if idle && g.streams[l.ID()] == l {
-		delete(g.streams, l.ID())
+	if idle {
+		g.forgetLocked(l)
 	}
 	return idle
 }

@@ -7,6 +7,7 @@ package streamlog
 
 import (
 	"log/slog"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,11 +31,16 @@ const (
 
 // Config is what every log of a server shares.
 type Config struct {
-	MaxEventSize int           // an event's data over it fails the stream
-	MaxEvents    int           // a stream's events beyond it fail the stream
-	MaxBytes     int           // a stream's log beyond it fails the stream (0: no bound)
-	Grace        time.Duration // a stream without readers runs this long
-	Logger       *slog.Logger
+	MaxEventSize int // an event's data over it fails the stream
+	MaxEvents    int // a stream's events beyond it fail the stream
+	MaxBytes     int // a stream's log beyond it fails the stream (0: no bound)
+	// Retain, when set, is asked (with the log's lock held; it must not
+	// take it) for n more bytes of the relay's budget for every log: false
+	// refuses them, and the stream fails as over MaxBytes. force takes
+	// them whatever the budget (the terminal event, a followed stream's).
+	Retain func(l *Log, n int, force bool) bool
+	Grace  time.Duration // a stream without readers runs this long
+	Logger *slog.Logger
 }
 
 // Host is what a log tells the server keeping it. Its methods are called
@@ -76,9 +82,17 @@ type Log struct {
 	dropAfter int
 	dropTaken bool
 
-	mu   sync.Mutex
-	buf  []byte // encoded events, back to back; never rewritten
-	ends []int  // ends[i] is the end offset in buf of event seq i+1
+	mu sync.Mutex
+	// The encoded events, back to back, never rewritten: sealed segments
+	// of at least segmentSize bytes, then buf, the segment appended to,
+	// which starts at offset base of the log. An event lies whole in one
+	// segment. A long stream so grows a segment at a time: never one
+	// array copied into one twice its size, the old one left to readers
+	// (a 64 MiB log took three times that).
+	sealed []segment
+	base   int
+	buf    []byte
+	ends   []int // ends[i] is the end offset in the log of event seq i+1
 	// waiters are the readers waiting for news; each is woken once, then
 	// forgotten.
 	waiters []Waker
@@ -191,8 +205,44 @@ func (l *Log) wakeLocked() {
 	l.waiters = l.waiters[:0]
 }
 
+// segment is a sealed part of a log: data starts at offset base.
+type segment struct {
+	base int
+	data []byte
+}
+
+// segmentSize is the size past which the segment appended to is sealed
+// and a new one begun.
+const segmentSize = 1 << 20
+
+// sizeLocked is the log's length in bytes.
+func (l *Log) sizeLocked() int { return l.base + len(l.buf) }
+
+// sealLocked begins a new segment when the one appended to is full:
+// called between events, so that an event lies whole in one segment.
+func (l *Log) sealLocked() {
+	if len(l.buf) < segmentSize {
+		return
+	}
+	l.sealed = append(l.sealed, segment{base: l.base, data: l.buf})
+	l.base += len(l.buf)
+	l.buf = make([]byte, 0, segmentSize)
+}
+
+// sliceLocked is the log's bytes from start up to at most end, within the
+// segment holding start: the caller asks again for the rest.
+func (l *Log) sliceLocked(start, end int) []byte {
+	if start >= l.base {
+		return l.buf[start-l.base : end-l.base]
+	}
+	i := sort.Search(len(l.sealed), func(i int) bool { return l.sealed[i].base > start }) - 1
+	sg := l.sealed[i]
+	return sg.data[start-sg.base : min(end, sg.base+len(sg.data))-sg.base]
+}
+
 // appendLocked encodes one event with the next id.
 func (l *Log) appendLocked(event, data string) {
+	l.sealLocked()
 	seq := len(l.ends) + 1
 	if event == "" && data != "" && l.plainID && strings.IndexByte(data, '\n') < 0 && strings.IndexByte(data, '\r') < 0 {
 		// Every token: the bytes sse.AppendMessage writes for an id that
@@ -210,7 +260,20 @@ func (l *Log) appendLocked(event, data string) {
 	} else {
 		l.buf = sse.AppendMessage(l.buf, sse.Message{ID: l.id + ":" + strconv.Itoa(seq), Event: event, Data: data})
 	}
-	l.ends = append(l.ends, len(l.buf))
+	l.ends = append(l.ends, l.sizeLocked())
+}
+
+// eventOverhead is what an event costs besides its bytes in the buffer:
+// its end offset.
+const eventOverhead = 8
+
+// chargeLocked asks the relay's budget (Config.Retain) for the bytes the
+// buffer grew by since it was was long, and one event's overhead.
+func (l *Log) chargeLocked(was int, force bool) bool {
+	if l.cfg.Retain == nil {
+		return true
+	}
+	return l.cfg.Retain(l, len(l.buf)-was+eventOverhead, force)
 }
 
 // Emit appends one generator event. It reports false once the stream has
@@ -237,12 +300,22 @@ func (l *Log) emitAt(now time.Time, event, data string, token, inline bool) bool
 		l.finishLocked(StateFailed, "relay: stream "+l.id+" reached the limit of "+strconv.Itoa(cfg.MaxEvents)+" events", true)
 		l.mu.Unlock()
 		return false
-	case cfg.MaxBytes > 0 && len(l.buf)+len(data) > cfg.MaxBytes:
+	case cfg.MaxBytes > 0 && l.sizeLocked()+len(data) > cfg.MaxBytes:
 		l.finishLocked(StateFailed, "relay: stream "+l.id+" reached the limit of "+strconv.Itoa(cfg.MaxBytes)+" bytes", true)
 		l.mu.Unlock()
 		return false
 	}
+	l.sealLocked()
+	was, wasEnds := len(l.buf), len(l.ends)
 	l.appendLocked(event, data)
+	if !l.chargeLocked(was, false) {
+		// Nothing of the event was read: readers see only what the lock
+		// lets them.
+		l.buf, l.ends = l.buf[:was], l.ends[:wasEnds]
+		l.finishLocked(StateFailed, "relay: stream "+l.id+" cannot grow: the relay's memory for streams is full", true)
+		l.mu.Unlock()
+		return false
+	}
 	if token {
 		if l.tokens == 0 {
 			l.host.Token(true, now.Sub(l.created))
@@ -312,9 +385,12 @@ func (l *Log) finishLocked(state wire.State, message string, status bool) {
 			uu := l.usageLocked()
 			u = &uu
 		}
+		l.sealLocked()
+		was := len(l.buf)
 		l.appendLocked(wire.StatusEvent, StatusData(wire.Status(state), message, u))
 		l.buf = AppendProviderEnd(l.buf, l.dialect, wire.Status(state), message)
-		l.ends[len(l.ends)-1] = len(l.buf)
+		l.ends[len(l.ends)-1] = l.sizeLocked()
+		l.chargeLocked(was, true)
 	}
 	l.state, l.message, l.finished = state, message, time.Now()
 	if l.endedCh != nil {
@@ -395,8 +471,13 @@ func (l *Log) Read(pos, limit int, w Waker) (b Batch, next int, done bool) {
 		}
 		// Slices of buf stay valid after later appends: bytes already
 		// written are never changed, and a reallocation leaves the old
-		// array to the readers holding it.
-		return Batch{Data: l.buf[start:l.ends[n-1]], Ends: l.ends[pos:n], Base: start}, n, false
+		// array to the readers holding it. A batch ends with its
+		// segment: the reader asks again for the rest.
+		data := l.sliceLocked(start, l.ends[n-1])
+		if end := start + len(data); end < l.ends[n-1] {
+			n = pos + sort.SearchInts(l.ends[pos:n], end) + 1
+		}
+		return Batch{Data: data, Ends: l.ends[pos:n], Base: start}, n, false
 	}
 	if l.state != StateRunning && (!l.gated || l.durable >= len(l.ends)) {
 		return Batch{}, pos, true
