@@ -239,13 +239,15 @@ func (g *Registry) Adopt(l *streamlog.Log) (*streamlog.Log, bool) {
 // DropIdle unlists a followed stream if nobody reads it, and says whether
 // it did (its caller then unfollows it).
 func (g *Registry) DropIdle(l *streamlog.Log) bool {
+	// Readers takes l's lock: never with ours held, since a log takes
+	// ours with its own held (Retain, Ended).
+	if l.Readers() != 0 {
+		return false
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	idle := l.Readers() == 0
-	if idle {
-		g.forgetLocked(l)
-	}
-	return idle
+	g.forgetLocked(l)
+	return true
 }
 
 // All lists every stream listed, generated here or followed.
