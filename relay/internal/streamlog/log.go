@@ -65,9 +65,9 @@ type Host interface {
 // generator appends; every reader (SSE response, WebSocket, resume) keeps its
 // own position and reads what is new, so a slow reader never holds up the
 // generator or the other readers. Events are stored once, already encoded
-// (`id: <stream>:<seq>` included), in one contiguous buffer: readers send
-// slices of it without copying, and a resume replays exactly the bytes the
-// first connection got.
+// (`id: <stream>:<seq>` included), back to back in segments of about a
+// megabyte: readers send slices of them without copying, and a resume
+// replays exactly the bytes the first connection got.
 type Log struct {
 	id      string
 	plainID bool // id has no byte the encoder would drop (CR, LF, NUL) nor ':'
