@@ -36,12 +36,11 @@ type Registry struct {
 	streams  map[string]*streamlog.Log
 	finished []*streamlog.Log // finished streams still kept, oldest first
 
-	// The budget for the logs' bytes (SetMaxBytes), under mu: what each
-	// listed log holds, and their total.
+	// The budget for the logs' bytes (SetMaxBytes): what every listed log
+	// holds together (each log knows its own share, Log.Retained). It is
+	// added to without the lock; making room takes it.
 	maxBytes  int64
-	sizes     map[*streamlog.Log]int64
-	total     int64
-	retained  atomic.Int64 // total, for metrics
+	retained  atomic.Int64
 	evictions atomic.Int64 // finished streams forgotten early for the budget
 
 	running  atomic.Int64 // generations running (reserved)
@@ -52,8 +51,7 @@ type Registry struct {
 // New makes a registry that admits at most max generations at once and
 // keeps a finished one for retention (and at most 2×max finished ones).
 func New(max int, retention time.Duration) *Registry {
-	return &Registry{max: max, retention: retention, streams: map[string]*streamlog.Log{},
-		sizes: map[*streamlog.Log]int64{}, idle: make(chan struct{}, 1)}
+	return &Registry{max: max, retention: retention, streams: map[string]*streamlog.Log{}, idle: make(chan struct{}, 1)}
 }
 
 // SetMaxBytes bounds the bytes every log listed holds together (0: no
@@ -63,7 +61,8 @@ func New(max int, retention time.Duration) *Registry {
 // fails (Retain) and new ones are refused (Reserve, ErrMemoryFull).
 func (g *Registry) SetMaxBytes(n int64) { g.maxBytes = n }
 
-// Retained is the bytes the listed logs hold, for metrics.
+// Retained is the bytes the listed logs hold (a running one's with what
+// it took ahead of its events), for metrics.
 func (g *Registry) Retained() *atomic.Int64 { return &g.retained }
 
 // Evictions counts the finished streams forgotten before their retention
@@ -72,26 +71,39 @@ func (g *Registry) Evictions() *atomic.Int64 { return &g.evictions }
 
 // Retain charges n more bytes to l (streamlog.Config.Retain): false when
 // they do not fit even once every finished stream is forgotten; force
-// takes them anyway. It is called with l's lock held and takes no log's.
+// takes them anyway; a negative n gives back what l took ahead. It is
+// called with l's lock held and takes no log's.
 func (g *Registry) Retain(l *streamlog.Log, n int, force bool) bool {
+	if n < 0 {
+		g.retained.Add(-l.GiveBackRetained(int64(-n)))
+		return true
+	}
+	// Every event comes here: within the budget it costs two atomic adds,
+	// no lock (a little over it, by the events being added at the same
+	// moment, at worst).
+	if g.maxBytes == 0 || force || g.retained.Add(int64(n)) <= g.maxBytes {
+		if g.maxBytes == 0 || force {
+			g.retained.Add(int64(n))
+		}
+		l.AddRetained(int64(n))
+		return true
+	}
+	g.retained.Add(-int64(n))
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.maxBytes > 0 && !force {
-		g.makeRoomLocked(int64(n))
-		if g.total+int64(n) > g.maxBytes {
-			return false
-		}
+	g.makeRoomLocked(int64(n))
+	if g.retained.Add(int64(n)) > g.maxBytes {
+		g.retained.Add(-int64(n))
+		return false
 	}
-	g.sizes[l] += int64(n)
-	g.total += int64(n)
-	g.retained.Store(g.total)
+	l.AddRetained(int64(n))
 	return true
 }
 
 // makeRoomLocked forgets the oldest finished streams until n more bytes
 // fit within the budget, or none is left.
 func (g *Registry) makeRoomLocked(n int64) {
-	for g.total+n > g.maxBytes && len(g.finished) > 0 {
+	for g.retained.Load()+n > g.maxBytes && len(g.finished) > 0 {
 		old := g.finished[0]
 		g.finished[0] = nil
 		g.finished = g.finished[1:]
@@ -105,11 +117,7 @@ func (g *Registry) forgetLocked(l *streamlog.Log) {
 	if g.streams[l.ID()] == l {
 		delete(g.streams, l.ID())
 	}
-	if n, ok := g.sizes[l]; ok {
-		g.total -= n
-		delete(g.sizes, l)
-		g.retained.Store(g.total)
-	}
+	g.retained.Add(-l.TakeRetained())
 }
 
 // Running is the counter of generations running, for metrics.
@@ -160,7 +168,8 @@ func (g *Registry) Reserve() error {
 		// finished streams forgotten, the running ones must leave some.
 		g.mu.Lock()
 		g.makeRoomLocked(minRoom)
-		full, total := g.total+minRoom > g.maxBytes, g.total
+		total := g.retained.Load()
+		full := total+minRoom > g.maxBytes
 		g.mu.Unlock()
 		if full {
 			g.running.Add(-1)
@@ -205,9 +214,7 @@ func (g *Registry) Ended(l *streamlog.Log) {
 	g.mu.Unlock()
 	time.AfterFunc(g.retention, func() {
 		g.mu.Lock()
-		if _, kept := g.sizes[l]; kept || g.streams[l.ID()] == l {
-			g.forgetLocked(l)
-		}
+		g.forgetLocked(l)
 		if len(g.finished) > 0 && g.finished[0] == l {
 			g.finished[0] = nil
 			g.finished = g.finished[1:]
