@@ -73,3 +73,41 @@ func readAll(t *testing.T, l *Log, pos int) []byte {
 		pos = next
 	}
 }
+
+// A log counts against the relay's budget exactly the bytes it holds once
+// it has ended (8 more an event), whatever it took ahead while it ran; a
+// budget that cannot give it a step ahead still gives it what an event
+// needs, and one that cannot give that fails the stream in the relay's
+// words, the refused event unread.
+func TestALogCountsExactlyWhatItHoldsAgainstTheBudget(t *testing.T) {
+	for _, limit := range []int{1 << 30, 3000} {
+		var total int
+		cfg := &Config{MaxEventSize: 1 << 10, MaxEvents: 1000, Retain: func(_ *Log, n int, force bool) bool {
+			if !force && total+n > limit {
+				return false
+			}
+			total += n
+			return true
+		}}
+		l := New(cfg, quietHost{}, "abcdefghijklmnop", "openai")
+		emitted := 0
+		for range 40 {
+			if !l.Emit("", strings.Repeat("x", 100), true) {
+				break
+			}
+			emitted++
+			require.LessOrEqual(t, total, limit)
+		}
+		l.Stop(wire.StateStopped, "enough")
+		in := l.Info()
+		require.Equal(t, l.sizeLocked()+eventOverhead*len(l.ends), total, "limit %d: exactly what the log holds", limit)
+		if limit < 1<<30 {
+			require.Less(t, emitted, 40, "the budget ran out")
+			require.Equal(t, wire.StateFailed, in.State)
+			require.Contains(t, in.Message, "the relay's memory for streams is full")
+			require.Equal(t, emitted+1, len(l.ends), "the refused event was taken back; the end was added")
+		} else {
+			require.Equal(t, 40, emitted)
+		}
+	}
+}
