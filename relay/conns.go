@@ -4,10 +4,13 @@
 package relay
 
 import (
+	"errors"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"sync"
+	"syscall"
 
 	"github.com/trickle-dev/trickle/relay/internal/apierr"
 	"github.com/trickle-dev/trickle/relay/internal/auth"
@@ -128,6 +131,33 @@ type countedConn struct {
 func (c *countedConn) Close() error {
 	c.once.Do(func() { c.conns.closed(c.remote) })
 	return c.Conn.Close()
+}
+
+// The wrapper hides none of the socket's powers: the relay's fast path
+// writes on the descriptor without waiting (SyscallConn), ends a stream
+// with a FIN behind the queued bytes (CloseWrite), as net/http does before
+// closing a connection it refused, and serves files with sendfile
+// (ReadFrom).
+
+func (c *countedConn) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := c.Conn.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, errors.ErrUnsupported
+}
+
+func (c *countedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return errors.ErrUnsupported
+}
+
+func (c *countedConn) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{c.Conn}, r)
 }
 
 // capConns answers every request that came on a connection over the cap
