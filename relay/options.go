@@ -36,6 +36,8 @@ type config struct {
 	maxEventSize   int
 	maxEvents      int
 	maxStreamBytes int
+	maxRetained    int64
+	maxConnsPerIP  int
 	allowFaults    bool
 
 	origins       []string
@@ -163,6 +165,13 @@ type Defaults struct {
 	// MaxStreamBytes bounds one stream's log in bytes: what a stream may
 	// hold of the relay's memory, for as long as it is kept.
 	MaxStreamBytes int
+	// MaxRetainedBytes bounds the bytes of every stream's log together,
+	// running and finished: the relay's memory for streams.
+	MaxRetainedBytes int64
+	// MaxConnsPerAddr bounds the connections one client address (an IPv6
+	// /64) may hold open (0: no bound), on a listener the relay wraps
+	// (Server.Listener).
+	MaxConnsPerAddr int
 
 	Sim SimDefaults
 	// Upstream holds the timeouts an Upstream left at zero gets, and the
@@ -180,21 +189,23 @@ type UpstreamDefaults struct {
 // DefaultSettings returns the relay's defaults.
 func DefaultSettings() Defaults {
 	return Defaults{
-		Heartbeat:      15 * time.Second,
-		RetryHint:      2 * time.Second,
-		Grace:          10 * time.Second,
-		Retention:      5 * time.Minute,
-		WriteTimeout:   10 * time.Second,
-		CutWait:        time.Minute,
-		Lease:          3 * time.Second,
-		BodyTimeout:    10 * time.Second,
-		MaxStreams:     20000,
-		MaxBodyBytes:   1 << 20,
-		MaxEventSize:   256 << 10,
-		MaxEvents:      200000,
-		MaxStreamBytes: 64 << 20,
-		Sim:            SimDefaults{TTFT: 400 * time.Millisecond, Gap: 30 * time.Millisecond, Jitter: 15 * time.Millisecond, TokenChars: 4},
-		Upstream:       UpstreamDefaults{FirstTokenTimeout: 60 * time.Second, IdleTimeout: 60 * time.Second, TotalTimeout: 10 * time.Minute, Retries: 2},
+		Heartbeat:        15 * time.Second,
+		RetryHint:        2 * time.Second,
+		Grace:            10 * time.Second,
+		Retention:        5 * time.Minute,
+		WriteTimeout:     10 * time.Second,
+		CutWait:          time.Minute,
+		Lease:            3 * time.Second,
+		BodyTimeout:      10 * time.Second,
+		MaxStreams:       20000,
+		MaxBodyBytes:     1 << 20,
+		MaxEventSize:     256 << 10,
+		MaxEvents:        200000,
+		MaxStreamBytes:   64 << 20,
+		MaxRetainedBytes: 1 << 30,
+		MaxConnsPerAddr:  256,
+		Sim:              SimDefaults{TTFT: 400 * time.Millisecond, Gap: 30 * time.Millisecond, Jitter: 15 * time.Millisecond, TokenChars: 4},
+		Upstream:         UpstreamDefaults{FirstTokenTimeout: 60 * time.Second, IdleTimeout: 60 * time.Second, TotalTimeout: 10 * time.Minute, Retries: 2},
 	}
 }
 
@@ -216,6 +227,8 @@ func defaults() config {
 		maxEventSize:   d.MaxEventSize,
 		maxEvents:      d.MaxEvents,
 		maxStreamBytes: d.MaxStreamBytes,
+		maxRetained:    d.MaxRetainedBytes,
+		maxConnsPerIP:  d.MaxConnsPerAddr,
 		sim:            d.Sim,
 	}
 }
@@ -297,6 +310,23 @@ func WithMaxEvents(n int) Option { return func(c *config) { c.maxEvents = n } }
 // whatever its events' sizes (the events' cap times their size cap would
 // be tens of gigabytes).
 func WithMaxStreamBytes(n int) Option { return func(c *config) { c.maxStreamBytes = n } }
+
+// WithMaxRetainedBytes caps the bytes of every stream's log together
+// (default: Defaults.MaxRetainedBytes), running ones and finished ones
+// kept for WithRetention: past it the oldest finished streams are
+// forgotten first (a resume of one finds it gone); a running stream never
+// is. When the running streams alone fill it, the one that grows fails as
+// one over WithMaxStreamBytes does, and new streams are refused (429,
+// memory_full, Retry-After).
+func WithMaxRetainedBytes(n int64) Option { return func(c *config) { c.maxRetained = n } }
+
+// WithMaxConnsPerAddr caps the connections one client address (IPv6: its
+// /64) may hold open at once on the listener Server.Listener wraps
+// (default: Defaults.MaxConnsPerAddr; 0 lifts the cap). A connection over
+// it gets one answer, 429 too_many_connections with Retry-After, and is
+// closed. Behind a reverse proxy every client comes from the proxy's
+// address: lift the cap there (0) and let the proxy cap its clients.
+func WithMaxConnsPerAddr(n int) Option { return func(c *config) { c.maxConnsPerIP = n } }
 
 // WithAllowFaults lets the fault a test asks for in the query
 // (drop_after) cut a real upstream's stream too. Without it the faults act
@@ -400,11 +430,15 @@ func (c *config) check() error {
 		{"WithMaxEventSize", int64(c.maxEventSize)},
 		{"WithMaxEvents", int64(c.maxEvents)},
 		{"WithMaxStreamBytes", int64(c.maxStreamBytes)},
+		{"WithMaxRetainedBytes", c.maxRetained},
 	}
 	for _, l := range limits {
 		if l.value <= 0 {
 			return &OptionError{Option: l.option, Value: l.value, Reason: "the limit must be positive"}
 		}
+	}
+	if c.maxConnsPerIP < 0 {
+		return &OptionError{Option: "WithMaxConnsPerAddr", Value: c.maxConnsPerIP, Reason: "the limit must be zero (no cap) or more"}
 	}
 	if c.badPath != "" {
 		return &OptionError{Option: "WithWritePath", Value: fmt.Sprintf("%q", c.badPath), Reason: "want fast or plain"}

@@ -58,6 +58,7 @@ type Server struct {
 
 	verifier *auth.Verifier // with WithAuthSecret
 	limits   *limit.Limiter // with a per-identity limit (limits.go)
+	conns    *conns         // connections per address (conns.go)
 
 	logCfg  streamlog.Config  // what every log shares
 	readers streamlog.Readers // what every reader shares
@@ -110,17 +111,21 @@ func New(opts ...Option) (*Server, error) {
 		reg:   registry.New(cfg.maxStreams, cfg.retention),
 		store: cfg.store,
 	}
+	s.reg.SetMaxBytes(cfg.maxRetained)
 	s.metrics = metrics.New(s.reg.Running())
+	s.metrics.Retained, s.metrics.Evictions = s.reg.Retained(), s.reg.Evictions()
 	if err := s.holdBack(); err != nil {
 		return nil, err
 	}
 	if s.store == nil {
 		s.store = MemoryStore()
 	}
+	s.conns = newConns(cfg.maxConnsPerIP)
 	s.instance = newStreamID()
 	s.clocks = simclock.New()
 	s.kickCtx, s.kick = context.WithCancel(context.Background())
-	s.logCfg = streamlog.Config{MaxEventSize: cfg.maxEventSize, MaxEvents: cfg.maxEvents, MaxBytes: cfg.maxStreamBytes, Grace: cfg.grace, Logger: cfg.logger}
+	s.logCfg = streamlog.Config{MaxEventSize: cfg.maxEventSize, MaxEvents: cfg.maxEvents, MaxBytes: cfg.maxStreamBytes, Grace: cfg.grace, Logger: cfg.logger,
+		Retain: s.reg.Retain}
 	s.readers = streamlog.Readers{Heartbeat: cfg.heartbeat, WriteTimeout: cfg.writeTimeout, CutWait: cfg.cutWait,
 		Kick: s.kickCtx, Connections: &s.metrics.Connections, Cuts: &s.metrics.Cuts, Logger: cfg.logger}
 	if err := s.store.Bind((*storeHost)(s)); err != nil {
@@ -178,7 +183,7 @@ func (s *Server) routes() http.Handler {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		apierr.Write(w, wire.Error{Type: wire.TypeMethodNotAllowed, Message: "relay: " + r.Method + " is not allowed on " + r.URL.Path})
 	})
-	return reqlog.Handler(s.log, s.crossOrigin(r))
+	return reqlog.Handler(s.log, s.crossOrigin(s.capConns(r)))
 }
 
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
@@ -223,8 +228,12 @@ func newStreamID() string {
 // shutdown).
 func (s *Server) register(dialect string, dropAfter int, rid, owner string, t *limit.Ticket) (*streamlog.Log, error) {
 	if err := s.reg.Reserve(); err != nil {
-		if errors.Is(err, registry.ErrTooMany) {
+		switch {
+		case errors.Is(err, registry.ErrTooMany):
 			s.metrics.Rejected.Add(1)
+		case errors.Is(err, registry.ErrMemoryFull):
+			s.metrics.MemoryFull.Add(1)
+			s.log.Warn("stream refused: the running streams hold the whole --max-retained-bytes", "err", err)
 		}
 		return nil, err
 	}

@@ -3,7 +3,9 @@ package relay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -40,12 +42,21 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 
-	typ, first, err := ws.ReadFirst(30 * time.Second)
+	// The first message is the request's body: it gets --body-timeout to
+	// arrive, as a POST's body does, and a socket that upgrades and sends
+	// nothing holds the relay no longer.
+	typ, first, err := ws.ReadFirst(s.cfg.bodyTimeout)
 	if err == nil && typ != websocket.MessageText {
 		err = fmt.Errorf("%w: the first message must be JSON text", ErrBadRequest)
 	}
 	if err != nil {
-		ws.Close(websocket.StatusPolicyViolation, "relay: no request: "+sink.CloseReason(err.Error()))
+		reason := "relay: no request: " + err.Error()
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
+			reason = "relay: no request message within " + s.cfg.bodyTimeout.String()
+			s.log.Info("websocket closed: no request message in time", "request_id", reqlog.ID(r.Context()), "body_timeout", s.cfg.bodyTimeout)
+		}
+		ws.Close(websocket.StatusPolicyViolation, sink.CloseReason(reason))
 		return
 	}
 	var ctl wire.WSControl

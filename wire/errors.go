@@ -73,6 +73,8 @@ const (
 	CodeRateLimited          Code = "rate_limited"           // over the identity's request rate
 	CodeTooManyStreams       Code = "too_many_streams"       // the identity has its most generations running
 	CodeTokenBudgetExhausted Code = "token_budget_exhausted" // the identity's output tokens for the UTC day are spent
+	CodeMemoryFull           Code = "memory_full"            // the streams running hold the relay's whole memory for streams
+	CodeTooManyConnections   Code = "too_many_connections"   // the client's address has the most connections open
 
 	// TypeAuthentication: why a token is refused.
 	CodeTokenMissing      Code = "token_missing"       // no token was sent
@@ -100,7 +102,7 @@ const (
 // not listed above).
 func (c Code) Type() ErrorType {
 	switch c {
-	case CodeRateLimited, CodeTooManyStreams, CodeTokenBudgetExhausted:
+	case CodeRateLimited, CodeTooManyStreams, CodeTokenBudgetExhausted, CodeMemoryFull, CodeTooManyConnections:
 		return TypeRateLimit
 	case CodeTokenMissing, CodeTokenMalformed, CodeTokenAlgNone, CodeTokenAlgorithm, CodeTokenBadSignature,
 		CodeTokenExpired, CodeTokenNotYetValid, CodeTokenNoExpiry, CodeTokenTooLong, CodeTokenNoSubject,

@@ -62,6 +62,7 @@ func TestTypesHaveTheirStatusAndCodesTheirType(t *testing.T) {
 		wire.CodeModelNotAllowed: wire.TypeInvalidRequest, wire.CodeInvalidJSON: wire.TypeInvalidRequest,
 		wire.CodeStreamRequired: wire.TypeInvalidRequest, wire.CodeRateLimited: wire.TypeRateLimit,
 		wire.CodeTooManyStreams: wire.TypeRateLimit, wire.CodeTokenBudgetExhausted: wire.TypeRateLimit,
+		wire.CodeMemoryFull: wire.TypeRateLimit, wire.CodeTooManyConnections: wire.TypeRateLimit,
 		wire.CodeTokenExpired: wire.TypeAuthentication, wire.CodeTokenNoSubject: wire.TypeAuthentication,
 		wire.CodeStreamNotOwned: wire.TypePermission, wire.CodeTokenAudience: wire.TypeAuthentication,
 		wire.CodeTokenIssuer: wire.TypeAuthentication,

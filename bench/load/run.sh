@@ -67,8 +67,12 @@ for transport in ${transports}; do
   if [ "${server}" = floor ]; then
     bench/results/floor --addr "127.0.0.1:${port}" >/dev/null 2>bench/results/load-relay.log &
   else
+    # Every stream comes from 127.0.0.1: no per-address cap (a binary
+    # older than the flag has none).
+    cap_flags=""
+    if "${bin}" serve --help 2>&1 | grep -q -- -max-conns-per-addr; then cap_flags="--max-conns-per-addr 0"; fi
     "${bin}" serve --addr "127.0.0.1:${port}" --max-streams $((n + 100)) \
-      --retention 2m --log-level warn ${path_flags} ${LOAD_RELAY_FLAGS:-} >/dev/null 2>bench/results/load-relay.log &
+      --retention 2m --log-level warn ${cap_flags} ${path_flags} ${LOAD_RELAY_FLAGS:-} >/dev/null 2>bench/results/load-relay.log &
   fi
   relay=$!
   trap 'kill "${relay}" 2>/dev/null || true' EXIT

@@ -3,14 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -390,4 +394,80 @@ func checkEndpoints(t *testing.T, doc, table string) {
 	require.NotEmpty(t, row, "%s's endpoint table has the info row", doc)
 	require.Equal(t, jsonTags(relay.Info{}), names(row, regexp.MustCompile(`^[a-z][a-z_]*$`)),
 		"%s's info fields and relay.Info's json tags", doc)
+}
+
+// docs/security.md's table of bounds names every flag that bounds memory,
+// time, connections or spending, and no other, each with the default
+// trickle serve has.
+func TestTheSecurityPageListsEveryBoundWithItsFlagsDefault(t *testing.T) {
+	fs := serveFlags(t)
+	isBound := regexp.MustCompile(`^max-|-timeout$|^(rate-limit|tokens-per-day|retention|grace|cut-wait|lease|upstream-retries)$`)
+	var want []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if isBound.MatchString(f.Name) {
+			want = append(want, f.Name)
+		}
+	})
+	sort.Strings(want)
+	var listed []string
+	for _, line := range strings.Split(reference(t, "docs/security.md", "bounds"), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`--") {
+			continue
+		}
+		name := strings.Trim(strings.TrimSpace(cells[1]), "`-")
+		listed = append(listed, name)
+		f := fs.Lookup(name)
+		require.NotNil(t, f, "docs/security.md lists --%s, which trickle serve does not have", name)
+		require.Equal(t, humanDefault(t, f), strings.TrimSpace(cells[2]), "the default of --%s", name)
+	}
+	sort.Strings(listed)
+	require.Equal(t, want, listed, "docs/security.md's bounds and trickle serve's flags that bound")
+}
+
+// serveFlags is trickle serve's flag set, each flag with its default.
+func serveFlags(t *testing.T) *flag.FlagSet {
+	t.Helper()
+	var got *flag.FlagSet
+	defer func(old func(*flag.FlagSet)) { inspectServeFlags = old }(inspectServeFlags)
+	inspectServeFlags = func(fs *flag.FlagSet) { got = fs }
+	var out, help bytes.Buffer
+	require.Equal(t, 0, serveContext(context.Background(), []string{"--help"}, &out, &help, nil))
+	require.NotNil(t, got)
+	return got
+}
+
+// humanDefault writes a flag's default as the docs do: "10 s", "5 min",
+// "64 MiB", "20000", and for a flag that is off by default the words its
+// help gives ("no cap", "no limit", "no bound").
+func humanDefault(t *testing.T, f *flag.Flag) string {
+	t.Helper()
+	def := f.DefValue
+	if def == "" || def == "0" {
+		for _, words := range []string{"no cap", "no limit", "no bound"} {
+			if strings.Contains(f.Usage, words) {
+				return words
+			}
+		}
+		return "none"
+	}
+	if d, err := time.ParseDuration(def); err == nil {
+		if d%time.Minute == 0 {
+			return fmt.Sprintf("%d min", d/time.Minute)
+		}
+		return fmt.Sprintf("%d s", d/time.Second)
+	}
+	n, err := strconv.ParseInt(def, 10, 64)
+	require.NoError(t, err, "the default of --%s", f.Name)
+	if strings.Contains(f.Name, "bytes") || f.Name == "max-body" || f.Name == "max-event" {
+		for _, u := range []struct {
+			name string
+			size int64
+		}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+			if n%u.size == 0 {
+				return fmt.Sprintf("%d %s", n/u.size, u.name)
+			}
+		}
+	}
+	return def
 }

@@ -85,12 +85,14 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		cutWait       = fs.Duration("cut-wait", d.CutWait, "after cutting a slow client, wait this long at most for it to read what was sent and hang up before its --grace starts")
 		maxStreams    = fs.Int("max-streams", d.MaxStreams, "maximum generations running at once (then 429 with Retry-After)")
 		maxBody       = fs.Int64("max-body", d.MaxBodyBytes, "maximum request body in bytes (then 413)")
-		bodyTimeout   = fs.Duration("body-timeout", d.BodyTimeout, "how long a request's body may take to arrive (then 408)")
+		bodyTimeout   = fs.Duration("body-timeout", d.BodyTimeout, "how long a request's body may take to arrive (then 408), and a WebSocket's first message (then closed, 1008)")
 		maxEvent      = fs.Int("max-event", d.MaxEventSize, "maximum bytes of one event's data (an upstream event over it fails the stream)")
 		maxEvents     = fs.Int("max-events", d.MaxEvents, "maximum events in one stream (in Redis: the length cap of its log)")
 		maxStreamB    = fs.Int("max-stream-bytes", d.MaxStreamBytes, "maximum bytes of one stream's log; a stream over it fails as one over --max-events does")
 		authAudience  = fs.String("auth-audience", "", "with --auth-secret-env, accept only tokens whose aud claim holds this `NAME`; another gets 401 token_audience (default: aud not checked)")
 		authIssuer    = fs.String("auth-issuer", "", "with --auth-secret-env, accept only tokens whose iss claim is this `NAME`; another gets 401 token_issuer (default: iss not checked)")
+		maxRetained   = fs.Int64("max-retained-bytes", d.MaxRetainedBytes, "maximum bytes of every stream's log together, running and finished: past it the oldest finished streams are forgotten first; when the running ones fill it, new streams get 429 memory_full")
+		maxConns      = fs.Int("max-conns-per-addr", d.MaxConnsPerAddr, "maximum connections one client address (IPv6: its /64) may hold open; over it 429 too_many_connections and the connection is closed (0: no cap, e.g. behind a reverse proxy)")
 		authSecretEnv = fs.String("auth-secret-env", "", "accept only API requests carrying a short-lived JWT (HS256) signed with the secret in the environment variable `NAME`; its sub is the identity the limits count (trickle token mints one)")
 		tokenEnv      = fs.String("token-env", "", "require clients to send this bearer token, read from the environment variable `NAME`")
 		upstreamURL   = fs.String("upstream", "", "forward to this model API `URL` (full endpoint) instead of the simulated model")
@@ -129,6 +131,9 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	fs.Var(&models, "models", "allow only these `MODELS` (comma-separated or repeated): a request naming another gets 400, one naming none gets the first (default: any)")
 	fs.Var(&hosts, "allowed-host", "host `NAME` under which a relay without auth answers browsers besides localhost and IP addresses (a defence against DNS rebinding), repeatable or comma-separated")
 	fs.Var(&origins, "allow-origin", "browser `ORIGIN` allowed to call the API and open the WebSocket (the widget's files are public to any page), repeatable or comma-separated; \"*\" for any (default: same origin only)")
+	if inspectServeFlags != nil {
+		inspectServeFlags(fs)
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -185,6 +190,8 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		relay.WithMaxEventSize(*maxEvent),
 		relay.WithMaxEvents(*maxEvents),
 		relay.WithMaxStreamBytes(*maxStreamB),
+		relay.WithMaxRetainedBytes(*maxRetained),
+		relay.WithMaxConnsPerAddr(*maxConns),
 		relay.WithAllowedOrigins(origins...),
 		relay.WithAllowedHosts(hosts...),
 		relay.WithOriginRefusal(func(e *relay.OriginError) string {
@@ -286,6 +293,7 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		fmt.Fprintf(stderr, "trickle serve: %v\n", err)
 		return 1
 	}
+	ln = srv.Listener(ln)
 	hs := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -331,6 +339,10 @@ func serveContext(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	return code
 }
 
+// inspectServeFlags, when set, is shown serve's flag set before it is
+// parsed (a test reads the flags and their defaults).
+var inspectServeFlags func(*flag.FlagSet)
+
 // builtinWidget is the widget built into the binary (a test replaces it).
 var builtinWidget = assets.Widget
 
@@ -352,6 +364,8 @@ var optionFlags = map[string]string{
 	"WithMaxEventSize":               "max-event",
 	"WithMaxEvents":                  "max-events",
 	"WithMaxStreamBytes":             "max-stream-bytes",
+	"WithMaxRetainedBytes":           "max-retained-bytes",
+	"WithMaxConnsPerAddr":            "max-conns-per-addr",
 	"WithLease":                      "lease",
 	"WithSimDefaults.TTFT":           "sim-ttft",
 	"WithSimDefaults.Gap":            "sim-gap",

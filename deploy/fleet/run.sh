@@ -4,7 +4,8 @@
 #
 # Environment (the test in this folder sets them; the defaults suit a
 # person): BIN (bin/trickle), PORT (nginx, 8080), RELAY_PORTS ("8081 8082
-# 8083"), REDIS_PORT (6390), RELAY_ARGS (more `trickle serve` flags),
+# 8083"), REDIS_PORT (6390), RELAY_ARGS (more `trickle serve` flags;
+# the relays run --max-conns-per-addr 0: every client comes from nginx),
 # FLEET_DIR (where logs and nginx's files go; a new temporary folder).
 #
 # A relay that dies leaves the others serving (nginx passes its share on to
@@ -46,7 +47,7 @@ servers=""
 for port in $RELAY_PORTS; do
     n=$((n + 1))
     # shellcheck disable=SC2086 # RELAY_ARGS is a list of flags
-    "$BIN" serve --addr "127.0.0.1:$port" --store "redis://127.0.0.1:$REDIS_PORT/0" $RELAY_ARGS >"$dir/relay-$n.log" 2>&1 &
+    "$BIN" serve --addr "127.0.0.1:$port" --store "redis://127.0.0.1:$REDIS_PORT/0" --max-conns-per-addr 0 $RELAY_ARGS >"$dir/relay-$n.log" 2>&1 &
     pids+=($!)
     relays[$!]="relay $n (port $port)"
     echo "$!" >"$dir/relay-$n.pid"

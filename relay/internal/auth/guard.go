@@ -104,3 +104,7 @@ func addressIdentity(host string) string {
 	}
 	return p.String()
 }
+
+// AddressKey is what a client's address (host, without the port) counts
+// under: Identity's address part (an IPv6 address by its /64).
+func AddressKey(host string) string { return addressIdentity(host) }

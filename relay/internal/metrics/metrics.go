@@ -19,7 +19,15 @@ type Metrics struct {
 	Started, Rejected, Stops, Failures, Cancels atomic.Int64
 	Resumes, UpstreamErrors, Events, Cuts       atomic.Int64
 	Connections                                 atomic.Int64 // readers connected (SSE + WebSocket)
-	TTFT, Gap                                   prometheus.Histogram
+	// Retained and Evictions are the registry's: the bytes the streams'
+	// logs hold, and the finished streams forgotten early for the budget
+	// (set after New, before the first scrape).
+	Retained, Evictions *atomic.Int64
+	// MemoryFull counts the streams refused because the running ones hold
+	// the whole budget; ConnsRefused the connections refused over the
+	// per-address cap.
+	MemoryFull, ConnsRefused atomic.Int64
+	TTFT, Gap                prometheus.Histogram
 	// HoldBackWait is the latency hold-back added per sentence;
 	// HoldBackVerdicts counts its checks by verdict.
 	HoldBackWait     prometheus.Histogram
@@ -78,6 +86,14 @@ func New(running *atomic.Int64) *Metrics {
 			return float64(f(&ms))
 		}
 	}
+	load := func(c **atomic.Int64) func() float64 {
+		return func() float64 {
+			if *c == nil {
+				return 0
+			}
+			return float64((*c).Load())
+		}
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		gauge("trickle_streams_active", "Generations running now.", func() float64 { return float64(running.Load()) }),
@@ -89,6 +105,11 @@ func New(running *atomic.Int64) *Metrics {
 		counter("trickle_failures_total", "Streams that ended with an error.", &m.Failures),
 		counter("trickle_resumes_total", "Resumed connections (Last-Event-ID).", &m.Resumes),
 		counter("trickle_slow_client_cuts_total", "Connections cut because the client did not read within the write timeout.", &m.Cuts),
+		gauge("trickle_retained_bytes", "Bytes the streams' logs hold, running and finished (bounded by --max-retained-bytes).", load(&m.Retained)),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "trickle_retained_evictions_total",
+			Help: "Finished streams forgotten before their retention ended, to keep the logs within --max-retained-bytes."}, load(&m.Evictions)),
+		counter("trickle_memory_full_total", "Requests refused (429 memory_full) because the running streams hold all of --max-retained-bytes.", &m.MemoryFull),
+		counter("trickle_connections_refused_total", "Connections refused (429 too_many_connections) over --max-conns-per-addr.", &m.ConnsRefused),
 		counter("trickle_upstream_errors_total", "Upstream requests that failed.", &m.UpstreamErrors),
 		counter("trickle_tokens_total", "Answer events from the model (simulated: text, thinking and tool-call deltas; upstream: every event).", &m.Events),
 		gauge("trickle_go_heap_inuse_bytes", "Go heap in use (includes garbage not yet collected).", mem(func(ms *runtime.MemStats) uint64 { return ms.HeapInuse })),

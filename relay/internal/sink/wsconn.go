@@ -140,9 +140,28 @@ type wsLibrary struct {
 }
 
 func (w *wsLibrary) ReadFirst(d time.Duration) (websocket.MessageType, []byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	return w.c.Read(ctx)
+	// Not a Read with a deadline: the library closes the connection when
+	// a read's context ends, and the client would never learn why. The
+	// read goes on meanwhile; the caller's Close (its close handshake)
+	// ends it.
+	type first struct {
+		typ websocket.MessageType
+		msg []byte
+		err error
+	}
+	got := make(chan first, 1)
+	go func() {
+		typ, msg, err := w.c.Read(context.Background())
+		got <- first{typ, msg, err}
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case f := <-got:
+		return f.typ, f.msg, f.err
+	case <-t.C:
+		return 0, nil, context.DeadlineExceeded
+	}
 }
 
 func (w *wsLibrary) WatchReads(<-chan struct{}) {}

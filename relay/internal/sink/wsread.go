@@ -138,8 +138,15 @@ const payloadStep = 16 << 10
 // readPayload reads a payload of n bytes, allocating as its bytes arrive
 // (at most payloadStep, or twice what came, ahead of them), never on the
 // header's word alone: a client that declares a megabyte and sends
-// nothing holds 16 KiB of the relay's memory, not a megabyte.
+// nothing holds none of the relay's memory for it (from a buffered
+// reader, nothing is allocated before the payload's first byte), and one
+// that sends a byte holds 16 KiB, not a megabyte.
 func readPayload(r io.Reader, n int) ([]byte, error) {
+	if br, ok := r.(*bufio.Reader); ok && n > 0 {
+		if _, err := br.Peek(1); err != nil {
+			return nil, err
+		}
+	}
 	b := make([]byte, 0, min(n, payloadStep))
 	for len(b) < n {
 		if len(b) == cap(b) {

@@ -64,8 +64,13 @@ func (l *Log) AppendFollowed(seq int, data []byte) error {
 		l.mu.Unlock()
 		return fmt.Errorf("relay: stream %s: the store holds event %d where event %d was due", l.id, seq, want)
 	}
+	l.sealLocked()
+	was := len(l.buf)
 	l.buf = append(l.buf, data...)
-	l.ends = append(l.ends, len(l.buf))
+	l.ends = append(l.ends, l.sizeLocked())
+	// Counted, never refused: the generating relay bounds the stream, and
+	// an unread followed stream is dropped after the grace period.
+	l.chargeLocked(was, true)
 	var few [4]Waker
 	woken := append(few[:0], l.waiters...)
 	clear(l.waiters)
@@ -131,7 +136,7 @@ func (l *Log) TakeUnstored() (u store.Unstored, ok bool) {
 		if seq > 1 {
 			start = l.ends[seq-2]
 		}
-		u.Events = append(u.Events, l.buf[start:l.ends[seq-1]])
+		u.Events = append(u.Events, l.sliceLocked(start, l.ends[seq-1]))
 	}
 	u.Running = l.state == StateRunning
 	if !u.Running && !l.endStored {

@@ -639,13 +639,14 @@ func (u *Upstream) attempt(parent context.Context, id string, payload []byte, ma
 		return 0, retry, statusError(u.Where(), resp)
 	}
 
-	// The stream package's pipeline watches the same bytes to tell a
-	// complete answer (end marker) from a cut one.
-	pipe, err := stream.NewPipeline(stream.WithDialect(u.Dialect), stream.WithContentType(resp.Header.Get("Content-Type")), stream.WithRelayStatus(false))
+	// The dialect's decoder reads the same events to tell a complete
+	// answer (its end marker) from a cut one; it keeps nothing of the
+	// answer (the log holds it once).
+	end, err := newEnding(u.Dialect)
 	if err != nil {
 		return 0, false, fmt.Errorf("%w: %w", ErrUpstream, err)
 	}
-	body := &watchedBody{r: resp.Body, dog: dog, idle: u.IdleTimeout, pipe: pipe, got: gotByte}
+	body := &watchedBody{r: resp.Body, dog: dog, idle: u.IdleTimeout, got: gotByte}
 	// Only the relay's words reach a client: an upstream's own error event
 	// (which may quote its internal URLs or echo the key) ends the read
 	// and goes to the log, and the relay writes its own failure; an event
@@ -661,6 +662,7 @@ func (u *Upstream) attempt(parent context.Context, id string, payload []byte, ma
 			return false
 		}
 		relayed++
+		end.see(event, data)
 		return emit(event, data)
 	}
 	var readErr error
@@ -678,14 +680,14 @@ func (u *Upstream) attempt(parent context.Context, id string, payload []byte, ma
 		}
 		return relayed, false, fmt.Errorf("%w: reading %s after %d events: %w", ErrUpstream, u.Where(), relayed, cause(readErr))
 	}
-	pipe.Close()
-	switch st := pipe.Answer().Status(); st {
+	end.close()
+	switch st := end.status; st {
 	case stream.Complete:
 		return relayed, false, nil
 	case stream.Failed:
 		// The upstream reported its own error in its own shape; it was
 		// relayed as it came.
-		return relayed, false, fmt.Errorf("%w: %s reported an error after %d events: %v", ErrUpstream, u.Where(), relayed, pipe.Answer().Err())
+		return relayed, false, fmt.Errorf("%w: %s reported an error after %d events: %v", ErrUpstream, u.Where(), relayed, end.err)
 	default:
 		return relayed, !body.started, fmt.Errorf("%w: %s closed after %d events (%s)", ErrNoEndMarker, u.Where(), relayed, st)
 	}
@@ -724,12 +726,69 @@ func upstreamError(d stream.Dialect, event, data string) (string, bool) {
 	return raw, true
 }
 
-// watchedBody feeds the idle watchdog and the pipeline as bytes arrive.
+// ending follows an upstream's events to its end, as the widget's
+// pipeline would, with the dialect's decoder alone: whether the end
+// marker came, or an error, and nothing of the answer itself.
+type ending struct {
+	dec    stream.Decoder
+	status stream.Status // Waiting until the end marker (Complete), an error (Failed) or an abort (Stopped)
+	err    error
+}
+
+func newEnding(d stream.Dialect) (*ending, error) {
+	dec, err := stream.NewDecoder(d)
+	if err != nil {
+		return nil, err
+	}
+	return &ending{dec: dec}, nil
+}
+
+// see reads one event (an NDJSON line as a "message"); an event the
+// decoder cannot read is skipped, as the pipeline skips it.
+func (e *ending) see(event, data string) {
+	if e.status.Terminal() {
+		return
+	}
+	if event == "" {
+		event = "message"
+	}
+	_ = e.dec.Decode(sse.Event{Type: event, Data: data}, e.apply)
+}
+
+// close is the clean end of the bytes (a dialect whose end is the close
+// itself emits its end marker then); without an end the answer is
+// Incomplete.
+func (e *ending) close() {
+	if !e.status.Terminal() {
+		e.dec.Close(e.apply)
+	}
+	if !e.status.Terminal() {
+		e.status = stream.Incomplete
+	}
+}
+
+func (e *ending) apply(ev stream.Event) {
+	if e.status.Terminal() {
+		return
+	}
+	switch ev.Kind {
+	case stream.KindEnd:
+		e.status = stream.Complete
+	case stream.KindAbort:
+		e.status = stream.Stopped
+	case stream.KindError:
+		e.status, e.err = stream.Failed, ev.Err
+		if e.err == nil {
+			e.err = errors.New("unknown error")
+		}
+	}
+}
+
+// watchedBody feeds the idle watchdog as bytes arrive.
 type watchedBody struct {
 	r       io.Reader
 	dog     *time.Timer
 	idle    time.Duration
-	pipe    *stream.Pipeline
 	got     *atomic.Bool
 	started bool
 }
@@ -742,7 +801,6 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 			b.got.Store(true)
 		}
 		b.dog.Reset(b.idle)
-		b.pipe.Write(p[:n])
 	}
 	return n, err
 }
