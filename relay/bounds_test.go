@@ -123,7 +123,7 @@ func TestRunningStreamsAreNeverForgottenANewOneThatCannotFitIsRefused(t *testing
 
 // capped runs a relay behind its per-address connection cap
 // (Server.Listener), as trickle serve does.
-func capped(t *testing.T, max int) string {
+func connCapped(t *testing.T, max int) string {
 	t.Helper()
 	srv, err := relay.New(relay.WithSimDefaults(fast), relay.WithMaxConnsPerAddr(max), relay.WithGrace(time.Second),
 		relay.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
@@ -149,7 +149,7 @@ func capped(t *testing.T, max int) string {
 // closes, a new one is served.
 func TestAnAddressOverItsConnectionCapIsRefusedInTheRelaysWords(t *testing.T) {
 	const max = 4
-	base := capped(t, max)
+	base := connCapped(t, max)
 	addr := strings.TrimPrefix(base, "http://")
 	var held []net.Conn
 	for range max {
