@@ -121,7 +121,7 @@ func TestRunningStreamsAreNeverForgottenANewOneThatCannotFitIsRefused(t *testing
 	require.LessOrEqual(t, metric(t, base, "trickle_retained_bytes"), int64(budget+2<<10), "at most the terminal event over")
 }
 
-// capped runs a relay behind its per-address connection cap
+// connCapped runs a relay behind its per-address connection cap
 // (Server.Listener), as trickle serve does.
 func connCapped(t *testing.T, max int) string {
 	t.Helper()
