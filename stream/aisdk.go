@@ -161,13 +161,15 @@ func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
 			s := ct.Source
 			at := CiteHere
 			if t != nil && ct.EndIndex != nil {
-				at = t.start + utf16Offset(t.text.String(), *ct.EndIndex)
+				if o := t.text.at(*ct.EndIndex, utf16Offset); o != CiteHere {
+					at = t.start + o
+				}
 			}
 			emit(Event{Kind: KindCitation, ID: s.ID, URL: s.URL, Title: s.Title, MediaType: s.MediaType, Name: s.Filename, Index: at, Text: ct.CitedText})
 		}
 	case aisdkQuiet[c.Type] || strings.HasPrefix(c.Type, "data-"):
 	case c.Type == "text-delta":
-		d.text(c.ID).text.WriteString(c.Delta)
+		d.text(c.ID).text.add(c.Delta)
 		d.textLen += len(c.Delta)
 		emit(Event{Kind: KindText, Text: c.Delta})
 	case c.Type == "reasoning-delta":

@@ -2,7 +2,6 @@ package stream
 
 import (
 	"github.com/trickle-dev/trickle/internal/jsonx"
-	"strings"
 )
 
 // A backend that ignores stream: true answers with one JSON completion:
@@ -89,7 +88,7 @@ func completionEvents(data string, emit func(Event)) (d Dialect, ok bool) {
 	case DialectOpenAI:
 		ch := c.Choices[0]
 		m := ch.Message
-		var text strings.Builder
+		var text citable
 		m.emitText(&text, emit)
 		for i, tc := range m.ToolCalls {
 			emit(Event{Kind: KindToolCallDelta, Index: i, ID: tc.ID, Name: tc.Function.Name, Text: tc.Function.Arguments})

@@ -15,7 +15,7 @@ type openaiDecoder struct {
 	tools openTools
 	// text is the answer's text so far, which a search model's
 	// url_citation annotations index by character.
-	text strings.Builder
+	text citable
 }
 
 // openTool is a tool call whose arguments are still arriving.
@@ -69,23 +69,23 @@ type openaiURLCitation struct {
 // emitText emits a delta's (or a whole message's) thinking, then its
 // text or refusal, which it adds to text (the answer's text so far), then
 // its url_citation annotations, placed in that text.
-func (dl *openaiDelta) emitText(text *strings.Builder, emit func(Event)) {
+func (dl *openaiDelta) emitText(text *citable, emit func(Event)) {
 	if t := dl.ReasoningContent + dl.Reasoning; t != "" {
 		emit(Event{Kind: KindThinking, Text: t})
 	}
 	if dl.Content != nil && *dl.Content != "" {
-		text.WriteString(*dl.Content)
+		text.add(*dl.Content)
 		emit(Event{Kind: KindText, Text: *dl.Content})
 	}
 	if dl.Refusal != "" {
-		text.WriteString(dl.Refusal)
+		text.add(dl.Refusal)
 		emit(Event{Kind: KindText, Text: dl.Refusal})
 	}
 	for _, an := range dl.Annotations {
 		if u := an.URLCitation; an.Type == "url_citation" && u != nil && u.URL != "" {
 			at := CiteHere
 			if u.EndIndex != nil {
-				at = byteOffset(text.String(), *u.EndIndex)
+				at = text.at(*u.EndIndex, byteOffset)
 			}
 			emit(Event{Kind: KindCitation, URL: u.URL, Title: u.Title, Index: at})
 		}

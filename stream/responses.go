@@ -27,7 +27,7 @@ type responsesDecoder struct {
 // responsesPart is one output_text content part as the answer has it.
 type responsesPart struct {
 	start int
-	text  strings.Builder
+	text  citable
 }
 
 //jsonx:reader
@@ -117,7 +117,7 @@ func (d *responsesDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	case "response.output_text.delta", "response.refusal.delta":
 		if e.Delta != "" {
 			if typ == "response.output_text.delta" {
-				d.part(e.OutputIndex, e.ContentIndex).text.WriteString(e.Delta)
+				d.part(e.OutputIndex, e.ContentIndex).text.add(e.Delta)
 			}
 			d.textLen += len(e.Delta)
 			emit(Event{Kind: KindText, Text: e.Delta})
@@ -211,7 +211,9 @@ func (d *responsesDecoder) annotation(e *responsesEvent, emit func(Event)) error
 	}
 	at := CiteHere
 	if p := d.parts[[2]int{e.OutputIndex, e.ContentIndex}]; p != nil && end != nil {
-		at = p.start + byteOffset(p.text.String(), *end)
+		if o := p.text.at(*end, byteOffset); o != CiteHere {
+			at = p.start + o
+		}
 	}
 	switch an.Type {
 	case "url_citation":
