@@ -14,7 +14,23 @@
 //   - control: the same chat inside the page's own aria-live region, as a
 //     naive page would hold a thread: Orca reads the reader's message and
 //     the answer's raw fragments there, and the checks must say so (the
-//     control passes when they fail).
+//     control passes when they fail);
+//   - walk: a new chat showing a stored six-turn thread (chat.messages,
+//     no request); Shift+Tab from the composer to the newest turn, Orca+A
+//     twice (Orca's sticky focus mode, so that the arrows reach the
+//     page), then ArrowUp to the first turn, ArrowDown to the last, Home,
+//     End and Escape, each a real key press. Orca must say each focused
+//     turn's label ("You said, 5 of 6"), then its text, and nothing of
+//     another turn, and after Escape the composer's name, with the focus
+//     there (document.activeElement after each key);
+//   - walk-browse (not run unless named): the same without Orca+A, in the
+//     browse mode Orca is in on a turn, where the arrows, Home and End
+//     are Orca's own: its checks fail (docs/notes/orca.md).
+//
+// Every scenario runs twice (-arianotify on,off): with the browser's
+// ariaNotify, then with it removed before the page's scripts run, so the
+// widget speaks through its live regions; each result also checks which
+// way the page spoke.
 //
 // For each it prints the spoken timeline and checks it: one start status
 // before anything of the answer, each of the answer's sentences heard
