@@ -208,6 +208,9 @@ const focused = `(() => { const e = document.activeElement; return e.dataset?.tr
 // walk-browse scenario) the walk is what a reader who stays in browse
 // mode gets.
 func walkScenario(tab context.Context, lab *Lab, url string, focusMode bool) (*result, error) {
+	if focusMode && !lab.HasXKeys() {
+		return nil, fmt.Errorf("the walk needs xdotool: Orca must hear Orca+A")
+	}
 	if err := open(tab, url); err != nil {
 		return nil, err
 	}
