@@ -397,13 +397,14 @@ func (l *Lab) HasXKeys() bool {
 	return err == nil
 }
 
-// PressX presses a key on the lab's display (xdotool key NAME), into the
-// window under the pointer: without a window manager the keyboard focus
-// follows the pointer, and Chromium's window covers the screen.
-func (l *Lab) PressX(key string) error {
-	out, err := l.run("xdotool", "mousemove", "640", "500", "key", "--clearmodifiers", key)
+// PressX presses keys on the lab's display (xdotool key NAME…, 150 ms
+// apart: two of Orca's within its double-press time), into the window
+// under the pointer: without a window manager the keyboard focus follows
+// the pointer, and Chromium's window covers the screen.
+func (l *Lab) PressX(keys ...string) error {
+	out, err := l.run("xdotool", append([]string{"mousemove", "640", "500", "key", "--clearmodifiers", "--delay", "150"}, keys...)...)
 	if err != nil {
-		return fmt.Errorf("xdotool key %s: %v: %s", key, err, out)
+		return fmt.Errorf("xdotool key %s: %v: %s", strings.Join(keys, " "), err, out)
 	}
 	return nil
 }

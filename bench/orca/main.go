@@ -14,7 +14,23 @@
 //   - control: the same chat inside the page's own aria-live region, as a
 //     naive page would hold a thread: Orca reads the reader's message and
 //     the answer's raw fragments there, and the checks must say so (the
-//     control passes when they fail).
+//     control passes when they fail);
+//   - walk: a new chat showing a stored six-turn thread (chat.messages,
+//     no request); Shift+Tab from the composer to the newest turn, Orca+A
+//     twice (Orca's sticky focus mode, so that the arrows reach the
+//     page), then ArrowUp to the first turn, ArrowDown to the last, Home,
+//     End and Escape, each a real key press. Orca must say each focused
+//     turn's label ("You said, 5 of 6"), then its text, and nothing of
+//     another turn, and after Escape the composer's name, with the focus
+//     there (document.activeElement after each key);
+//   - walk-browse (not run unless named): the same without Orca+A, in the
+//     browse mode Orca is in on a turn, where the arrows, Home and End
+//     are Orca's own: its checks fail (docs/notes/orca.md).
+//
+// Every scenario runs twice (-arianotify on,off): with the browser's
+// ariaNotify, then with it removed before the page's scripts run, so the
+// widget speaks through its live regions; each result also checks which
+// way the page spoke.
 //
 // For each it prints the spoken timeline and checks it: one start status
 // before anything of the answer, each of the answer's sentences heard
@@ -47,6 +63,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
@@ -59,6 +76,7 @@ func main() {
 type options struct {
 	trickle, chromium string
 	scenarios         string
+	ariaNotify        string
 	message, message2 string
 	keep, verbose     bool
 }
@@ -67,7 +85,8 @@ func run() int {
 	var o options
 	flag.StringVar(&o.trickle, "trickle", "bin/trickle", "the relay binary (make build)")
 	flag.StringVar(&o.chromium, "chromium", firstNonEmpty(os.Getenv("TRICKLE_CHROMIUM"), "/usr/bin/chromium"), "the Chromium to run")
-	flag.StringVar(&o.scenarios, "scenarios", "answer,chat,stop,control", "the scenarios to run, comma-separated: answer, chat, stop, control (the chat in the page's own live region: the checks must fail)")
+	flag.StringVar(&o.scenarios, "scenarios", "answer,chat,stop,control,walk", "the scenarios to run, comma-separated: answer, chat, stop, control (the chat in the page's own live region: the checks must fail), walk (a stored thread walked by keyboard, in Orca's focus mode), walk-browse (the same in Orca's browse mode: Orca's own keys, which fail the walk's checks)")
+	flag.StringVar(&o.ariaNotify, "arianotify", "on,off", "run the scenarios with the browser's ariaNotify (on), with it removed before the page's scripts run (off: the live regions speak), or both, in that order")
 	flag.StringVar(&o.message, "message", "My parrot Zephyr wonders how you work.", "the reader's first message in the chat scenario (and the control's)")
 	flag.StringVar(&o.message2, "message2", "Tell Zephyr a parrot joke, please.", "the reader's second message in the chat scenario")
 	flag.BoolVar(&o.keep, "keep", false, "keep the run's directory (Orca's debug log, every program's log)")
@@ -224,6 +243,50 @@ func runLab(ctx context.Context, lab *Lab, o options) ([]*result, error) {
 	}
 
 	var results []*result
+	var hidden page.ScriptIdentifier // the script that removes ariaNotify, while it is added
+	for _, mode := range strings.Split(o.ariaNotify, ",") {
+		mode = strings.TrimSpace(mode)
+		switch {
+		case mode == "off" && hidden == "":
+			added, err := chromedp.Call(tab, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: removeAriaNotify})
+			if err != nil {
+				return nil, fmt.Errorf("removing ariaNotify: %w", err)
+			}
+			hidden = added.Identifier
+		case mode == "on" && hidden != "":
+			if _, err := chromedp.Call(tab, page.RemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams{Identifier: hidden}); err != nil {
+				return nil, fmt.Errorf("putting ariaNotify back: %w", err)
+			}
+			hidden = ""
+		case mode != "on" && mode != "off":
+			return nil, fmt.Errorf("-arianotify: %q is neither on nor off", mode)
+		}
+		// The page as it stands was loaded in the other mode: load it again.
+		if err := do(tab, 10*time.Second, js(`location.reload()`)); err != nil {
+			return nil, err
+		}
+		if err := waitJS(tab, 60*time.Second, `document.readyState === "complete" && (typeof Element.prototype.ariaNotify === "function") === `+fmt.Sprint(mode == "on")); err != nil {
+			return nil, fmt.Errorf("ariaNotify %s: %w", mode, err)
+		}
+		rs, err := runScenarios(tab, lab, o, want, pageOrigin, mode)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, rs...)
+	}
+	return results, nil
+}
+
+// removeAriaNotify runs before any script of every page in the off mode:
+// the widget finds no ariaNotify and speaks through its live regions.
+const removeAriaNotify = `delete Element.prototype.ariaNotify; delete Document.prototype.ariaNotify;`
+
+// runScenarios runs the scenarios in the tab, in one ariaNotify mode
+// ("on" or "off"), and adds to each result whether the page had
+// ariaNotify and which way the widget spoke.
+func runScenarios(tab context.Context, lab *Lab, o options, want Want, pageOrigin, mode string) ([]*result, error) {
+	var results []*result
+	var err error
 	for _, name := range strings.Split(o.scenarios, ",") {
 		var rs []*result
 		switch strings.TrimSpace(name) {
@@ -242,15 +305,47 @@ func runLab(ctx context.Context, lab *Lab, o options) ([]*result, error) {
 			var r *result
 			r, err = stopScenario(tab, lab, want, pageOrigin+"/chat/?stop", o.message) // a new chat
 			rs = []*result{r}
+		case "walk":
+			var r *result
+			r, err = walkScenario(tab, lab, pageOrigin+"/chat/?walk", true) // a new chat
+			rs = []*result{r}
+		case "walk-browse":
+			var r *result
+			r, err = walkScenario(tab, lab, pageOrigin+"/chat/?walk-browse", false)
+			rs = []*result{r}
 		default:
-			return nil, fmt.Errorf("no scenario %q (answer, chat, stop, control)", name)
+			return nil, fmt.Errorf("no scenario %q (answer, chat, stop, control, walk, walk-browse)", name)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("scenario %s: %w", name, err)
+			return nil, fmt.Errorf("scenario %s (ariaNotify %s): %w", name, mode, err)
+		}
+		// Which way the page spoke: ariaNotify takes the live roles off
+		// the answers' regions (wasm/web/notify.js).
+		way, err := evalJS[pathState](tab, 10*time.Second, `(() => {
+			const a = [...document.querySelectorAll("[data-trickle=announcer]")].at(-1);
+			return { has: typeof Element.prototype.ariaNotify === "function", live: a ? a.hasAttribute("aria-live") : null };
+		})()`)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			r.name += " [ariaNotify " + mode + "]"
+			ok := way.Has == (mode == "on") && (way.Live == nil || *way.Live == (mode == "off"))
+			why := fmt.Sprintf("the page has ariaNotify: %v", way.Has)
+			if way.Live != nil {
+				why += fmt.Sprintf("; the answers' log region is aria-live: %v", *way.Live)
+			}
+			r.exp = append(r.exp, Expectation{Name: "the page speaks through " + map[string]string{"on": "ariaNotify", "off": "its live regions"}[mode], OK: ok, Why: why})
 		}
 		results = append(results, rs...)
 	}
 	return results, nil
+}
+
+// pathState is what the page has to speak with.
+type pathState struct {
+	Has  bool  `json:"has"`  // Element.prototype.ariaNotify is a function
+	Live *bool `json:"live"` // the newest answer's log region is aria-live (null: no answer)
 }
 
 // simQuery is the canned answer both scenarios stream, at the simulated

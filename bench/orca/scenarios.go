@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ type result struct {
 	action  string    // what t0 is
 	t0      time.Time // the reader's action that starts the answer
 	mark    time.Time // a second action (Escape), if any
+	marks   []mark    // the keys of a walk, in order
 	notes   []string  // what the lab saw and reports, not an expectation
 	before  []Utterance
 	heard   []Heard
@@ -333,11 +335,15 @@ func (r *result) print(w io.Writer) {
 		}
 	}
 	fmt.Fprintln(w, "Orca said:")
-	marked := r.mark.IsZero()
+	marks := slices.Clone(r.marks)
+	if !r.mark.IsZero() {
+		marks = append(marks, mark{r.mark, "Escape"})
+	}
+	slices.SortStableFunc(marks, func(a, b mark) int { return a.at.Compare(b.at) })
 	for _, h := range r.heard {
-		if !marked && !h.At.Before(r.mark) {
-			fmt.Fprintf(w, "  %+8.3fs  %-14s\n", r.mark.Sub(r.t0).Seconds(), "[Escape pressed]")
-			marked = true
+		for len(marks) > 0 && !h.At.Before(marks[0].at) {
+			fmt.Fprintf(w, "  %+8.3fs  %-14s\n", marks[0].at.Sub(r.t0).Seconds(), "["+marks[0].name+" pressed]")
+			marks = marks[1:]
 		}
 		text := fmt.Sprintf("%q", h.Text)
 		if h.Interrupt {
