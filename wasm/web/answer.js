@@ -8,7 +8,7 @@ import { follow } from "./follow.js";
 import { epochNow } from "./host.js";
 import { patchAnswer, patchRemoves } from "./patch.js";
 import { holdSelection, restoreSelection } from "./selection.js";
-import { decorate } from "./reading.js";
+import { decorateBlocks } from "./reading.js";
 import { speakerOf } from "./speech.js";
 import { replaced, wordOf } from "./strings.js";
 
@@ -275,18 +275,18 @@ export class Answer {
     }
     let grew = false;
     if (u.p) {
-      const before = this.tail.previousSibling;
       // Only a patch that takes nodes away can lose the reader's
       // selection; asking the browser where the selection is brings its
       // style and layout up to date, so a patch that only adds does not.
       // A tail made in this same update holds no selection yet.
       const held = !u.reset && patchRemoves(this.tail, u.p) ? holdSelection(this.tail) : null;
-      patchAnswer(this.tail, u.p);
+      const settled = patchAnswer(this.tail, u.p);
       // Newly settled blocks get their toolbars (and the page's
       // highlighter) in this same task, before the browser paints them.
-      if (u.p.a || u.p.unwrap) decorate(this, before, u.p.final ? null : this.tail);
-      // The reader's selection in the tail outlives the frame.
-      if (held) restoreSelection(held, before ? before.nextSibling : this.content.firstChild);
+      if (settled.length) decorateBlocks(this, settled);
+      // The reader's selection in the tail outlives the frame: the tail's
+      // text now starts at the first block that settled, or in the tail.
+      if (held) restoreSelection(held, settled[0] ?? (this.tail.isConnected ? this.tail : null));
       grew = !!u.p.a || u.p.keep >= 0;
     }
     // Go's frames take over from the early view once they show text (Go

@@ -92,7 +92,7 @@ test("an update starts, streams and ends the answer on the element", () => {
   assert.equal(el.getAttribute("data-status"), "streaming");
   assert.equal(part("content").innerHTML, '<div data-trickle="tail"><p>Hi</p></div>');
   a.apply({ id: a.id, p: { a: "<p>Hi there.</p>", path: [], keep: -1, text: "", html: "", final: true }, text: " there.", state: "done", end: { status: "done", rows: [["Tokens", "2"]] }, ev: [["trickle-end", { status: "done" }]], resolve: "done", n: 1 });
-  assert.equal(part("content").innerHTML, "<p>Hi there.</p>");
+  assert.equal(part("content").innerHTML, '<div data-trickle="settled"><p>Hi there.</p></div>');
   assert.equal(a.text, "Hi there.");
   assert.equal(a.state, "done");
   assert.equal(el.hasAttribute("aria-busy"), false);
