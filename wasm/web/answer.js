@@ -23,6 +23,22 @@ let elementIds = 0;
 // together with their content.
 const PARTS = `<div data-trickle="thinking" hidden><details><summary>Thinking</summary><div data-trickle="thinking-text"></div></details></div><div data-trickle="content"></div><div data-trickle="tools" hidden></div><div data-trickle="notice" hidden><span data-trickle="notice-text"></span> <button type="button" data-trickle="retry" hidden>Retry</button></div><button type="button" data-trickle="jump" hidden>Jump to latest</button><dl data-trickle="metrics" hidden></dl><div data-trickle="status" aria-hidden="true"></div><div data-trickle="sr-status" role="status"></div><div data-trickle="announcer" role="log" aria-live="polite" aria-relevant="additions"></div>`;
 
+// ANNOUNCER_KEEP is how many of the announcer's nodes (one a sentence or
+// unit Go confirmed) stay in the log. A screen reader takes a live
+// region's additions as they come and queues them: the nodes it was given
+// are not read again (aria-relevant="additions"), so what was said is
+// trimmed from the front and the visually hidden log does not grow with
+// the answer. The last ones stay for a reader that reads the log after
+// the event, or reviews it.
+export const ANNOUNCER_KEEP = 32;
+
+// trimLog takes the oldest nodes out of the announcer, one at a time (a
+// removal, never a rewrite: nothing is said twice), down to
+// ANNOUNCER_KEEP.
+export function trimLog(log) {
+  for (let n = log.childNodes.length - ANNOUNCER_KEEP; n > 0; n--) log.firstChild.remove();
+}
+
 export function ensureParts(el) {
   if (el.querySelector(':scope > [data-trickle="content"]')) return;
   el.innerHTML = PARTS;
@@ -179,6 +195,7 @@ export class Answer {
     }
     if (u.say) {
       this.announcer.insertAdjacentHTML("beforeend", u.say);
+      trimLog(this.announcer);
       // Read aloud: the units the announcements join, one an utterance.
       speakerOf(this.el).said(u.speak ?? []);
       this.saidAt = performance.now();
