@@ -44,4 +44,4 @@ fi
 mkdir -p bench/results
 go build -o bench/results/.browser-bench ./bench/browser
 bench/results/.browser-bench -prepare "$@"
-flock /tmp/bench.lock flock /tmp/trickle-browser.lock bench/results/.browser-bench "$@" | tee bench/results/browser.md
+flock /tmp/bench.lock flock /tmp/trickle-browser.lock bench/results/.browser-bench "$@" | tee "${TRICKLE_BENCH_MD:-bench/results/browser.md}"

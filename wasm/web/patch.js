@@ -50,7 +50,7 @@ export function settle(tail, nodes) {
     if (!group || (block && n === GROUP_BLOCKS)) {
       if (group) flush();
       group = doc.createElement("div");
-      group.setAttribute("data-trickle", "settled");
+      group.dataset.trickle = "settled";
       tail.before(group);
       n = 0;
     }
