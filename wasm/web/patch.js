@@ -38,11 +38,14 @@ export function settle(tail, nodes) {
   let group = tail.previousSibling;
   if (group?.nodeType !== 1 || group.getAttribute("data-trickle") !== "settled" || !blocksIn.has(group)) group = null;
   let n = group ? blocksIn.get(group) : 0;
+  let fresh = false; // the group is new: it goes in filled, one insertion
   let batch = [];
   const placed = [];
   const flush = () => {
     if (batch.length) group.append(...batch);
+    if (fresh) tail.before(group);
     batch = [];
+    fresh = false;
     blocksIn.set(group, n);
   };
   for (const node of nodes) {
@@ -51,7 +54,7 @@ export function settle(tail, nodes) {
       if (group) flush();
       group = doc.createElement("div");
       group.dataset.trickle = "settled";
-      tail.before(group);
+      fresh = true;
       n = 0;
     }
     if (block) {
