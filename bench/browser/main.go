@@ -276,6 +276,12 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 	mux.HandleFunc("/marks", sent.handler(rate))
 	mux.HandleFunc("/clock", clock)
 	mux.HandleFunc("/sse", func(w http.ResponseWriter, r *http.Request) {
+		// The streams of -answers come from other ports (below): CORS.
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		w.Header().Set("Access-Control-Allow-Headers", "*")
+		if r.Method == http.MethodOptions {
+			return
+		}
 		answer, ok := answers[r.URL.Query().Get("sample")]
 		if !ok {
 			http.Error(w, "unknown sample", http.StatusNotFound)
@@ -292,6 +298,21 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
+	// A browser opens at most 6 HTTP/1.1 connections to one host and port:
+	// with more answers at once the 7th would wait for the 1st to end, a
+	// limit of the benchmark's server, not of the page (a relay over
+	// HTTP/2 has none). Each answer gets a port of its own.
+	var streamBases []string
+	for i := 0; answersAtOnce > 1 && i < answersAtOnce; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		s := &http.Server{Handler: mux}
+		go s.Serve(l)
+		defer s.Close()
+		streamBases = append(streamBases, "http://"+l.Addr().String())
+	}
 	// The widget's files come from a relay on another origin, as on a real
 	// page (the README's snippet): CORS, brotli, immutable hashed names.
 	widgetBase, stopRelay, err := serveWidget(widget, base)
@@ -352,7 +373,11 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 				src := "/sse?sample=" + name
 				u := base + "/bench/?renderer=" + r + "&widget=" + urlQueryEscape(widgetOf(r)) + "&src=" + urlQueryEscape(src)
 				if answersAtOnce > 1 {
-					u += "&answers=" + strconv.Itoa(answersAtOnce)
+					srcs := make([]string, len(streamBases))
+					for i, b := range streamBases {
+						srcs[i] = b + src
+					}
+					u += "&answers=" + strconv.Itoa(answersAtOnce) + "&srcs=" + urlQueryEscape(strings.Join(srcs, " "))
 				}
 				prof := ""
 				if cpuprof != "" {

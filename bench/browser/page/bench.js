@@ -31,6 +31,10 @@ const cold = params.get("cold") === "1";
 // with the last, and each one's end is noted.
 const answers = Math.max(1, Number(params.get("answers") ?? 1) || 1);
 const ends = [];
+// srcs: each answer's stream URL (a port of its own: a browser opens at
+// most 6 connections to one host and port); src for every one without it.
+const srcs = (params.get("srcs") ?? "").split(" ").filter(Boolean);
+const srcOf = (i) => srcs[i] ?? src;
 const out = document.getElementById("out");
 const request = { model: "bench", stream: true, messages: [{ role: "user", content: "bench" }] };
 
@@ -104,7 +108,7 @@ async function finished() {
   await new Promise((r) => setTimeout(r, 0));
 }
 
-async function peer(render, finish, box = out) {
+async function peer(render, finish, box = out, url = src) {
   out.classList.add("peer");
   let text = "", pending = "", scheduled = false;
   const flush = () => {
@@ -116,7 +120,7 @@ async function peer(render, finish, box = out) {
     render(text, delta);
     box.scrollTop = box.scrollHeight;
   };
-  await readSSE(src, (d) => {
+  await readSSE(url, (d) => {
     pending += d;
     if (!scheduled) { scheduled = true; requestAnimationFrame(flush); }
   });
@@ -139,7 +143,7 @@ async function many(one) {
       boxes[i] = b;
     }
   }
-  const texts = await Promise.all(boxes.map(one));
+  const texts = await Promise.all(boxes.map((b, i) => one(b, srcOf(i))));
   if (texts.some((t) => t !== texts[0])) throw new Error("the answers on the page differ");
   return texts[0];
 }
@@ -195,7 +199,7 @@ async function setup() {
     const els = [];
     for (let i = 0; i < answers; i++) {
       const el = document.createElement("trickle-answer");
-      el.setAttribute("endpoint", src);
+      el.setAttribute("endpoint", srcOf(i));
       el.setAttribute("announce", "sentences");
       // The page's first element decides where Go runs: attribute first.
       if (renderer === "trickle-off") el.setAttribute("worker", "off");
@@ -231,9 +235,9 @@ async function setup() {
   if (renderer === "smd") {
     const smd = await import("/peers/smd.js");
     return async () => {
-      const text = await many((box) => {
+      const text = await many((box, url) => {
         const parser = smd.parser(smd.default_renderer(box));
-        return peer((_, delta) => smd.parser_write(parser, delta), () => smd.parser_end(parser), box);
+        return peer((_, delta) => smd.parser_write(parser, delta), () => smd.parser_end(parser), box, url);
       });
       await finished();
       return { text, status: "complete", html: out.innerHTML.length };
