@@ -96,6 +96,9 @@ func printCompare(results []Result) {
 		{"script (ms)", func(r Result) float64 { return r.Script }},
 		{"layouts", func(r Result) float64 { return float64(r.Layouts) }},
 		{"style recalcs", func(r Result) float64 { return float64(r.StyleRecalcs) }},
+		{"style+layout (ms)", func(r Result) float64 { return r.StyleLayout }},
+		{"paint (ms)", func(r Result) float64 { return r.Paint }},
+		{"style+layout growth (last fifth / first, ×100)", func(r Result) float64 { return 100 * r.LayoutGrowth }},
 		{"forced layouts", func(r Result) float64 { return float64(r.ForcedLayouts) }},
 		{"forced style recalcs", func(r Result) float64 { return float64(r.ForcedStyle) }},
 		{"longest task (ms)", func(r Result) float64 { return r.LongestTask }},
@@ -123,8 +126,8 @@ func printCompare(results []Result) {
 	fmt.Println()
 	fmt.Println("Ratios of paired runs: median [min – max]")
 	fmt.Println()
-	fmt.Println("| answer | ratio | main-thread time | script | layouts | style recalcs |")
-	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: |")
+	fmt.Println("| answer | ratio | main-thread time | script | layouts | style recalcs | style+layout time | paint time |")
+	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, s := range samples {
 		for _, p := range pairs {
 			a, b := runs[key{s, p[0]}], runs[key{s, p[1]}]
@@ -142,8 +145,8 @@ func printCompare(results []Result) {
 				med, lo, hi, _ := spread(v)
 				return fmt.Sprintf("%.2f× [%.2f – %.2f]", med, lo, hi)
 			}
-			fmt.Printf("| %s | %s / %s | %s | %s | %s | %s |\n", s, p[0], p[1],
-				cell(figures[0].f), cell(figures[1].f), cell(figures[2].f), cell(figures[3].f))
+			fmt.Printf("| %s | %s / %s | %s | %s | %s | %s | %s | %s |\n", s, p[0], p[1],
+				cell(figures[0].f), cell(figures[1].f), cell(figures[2].f), cell(figures[3].f), cell(figures[4].f), cell(figures[5].f))
 		}
 	}
 }

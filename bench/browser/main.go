@@ -79,6 +79,7 @@ func main() {
 		wireOnly  = flag.String("wire", "", "instead: count the bytes on the wire of the relay's copy of this answer (e.g. sample-20k) over SSE and WebSocket")
 		baseRev   = flag.String("base", "", "the comparison mode: build this commit's widget in a temporary git worktree (kept in bench/results/.base/), serve it beside the work tree's (assets/widget) and run trickle-base, trickle and smd interleaved, -runs times (default 5), on the answers; prints the medians and spreads of main-thread time, layouts and style recalculations, and the ratios")
 		prepare   = flag.Bool("prepare", false, "only build what -base needs, then exit (run.sh does it before taking the benchmark locks)")
+		many      = flag.Int("answers", 1, "answers streaming at once on the page, each its own stream of the same answer (the widget: that many elements; the peers: that many boxes)")
 		cpuprof   = flag.String("profiles", "", "also save every run's Chrome trace and a V8 CPU profile into this folder (both open in Chrome's DevTools, Performance panel) and print the functions with the most self time while the answer streamed; build the widget with symbols for Go names (see docs/PERFORMANCE.md)")
 	)
 	flag.Parse()
@@ -115,18 +116,28 @@ func main() {
 	if *prepare {
 		return
 	}
+	answersAtOnce = *many
 	if err := run(*samples, *renderers, *measures, *rate**speed, *chars, *runs, *bootRuns, *latTokens, *latRuns, *widget, *out, *cpuprof); err != nil {
 		log.Fatalf("bench/browser: %v", err)
 	}
 }
 
+// answersAtOnce is -answers: how many answers stream at once on the page.
+var answersAtOnce = 1
+
 // Result is one renderer on one answer.
 type Result struct {
-	Sample   string  `json:"sample"`
-	Renderer string  `json:"renderer"`
-	Status   string  `json:"status"`
-	Thread   string  `json:"thread,omitempty"` // the widget's metrics.thread
-	Chars    int     `json:"chars"`
+	Sample   string `json:"sample"`
+	Renderer string `json:"renderer"`
+	Status   string `json:"status"`
+	Thread   string `json:"thread,omitempty"` // the widget's metrics.thread
+	Chars    int    `json:"chars"`
+	// Answers is how many answers streamed at once (-answers), and
+	// FirstEnd and LastEnd when the first and the last of them ended (ms
+	// after the start mark).
+	Answers  int     `json:"answers"`
+	FirstEnd float64 `json:"first_end_ms"`
+	LastEnd  float64 `json:"last_end_ms"`
 	Duration float64 `json:"duration_ms"`
 	// MainThread is the summed duration of the page's main-thread tasks
 	// while the answer streamed.
@@ -169,6 +180,14 @@ type Result struct {
 	// layout inside them), the answer box's DOM mutation records and the
 	// nodes they added or removed (a MutationObserver on the page), and the
 	// animation frames while it streamed, those in which the box changed.
+	// Growth is how the page's rendering per unit of time changes as the
+	// answer grows (the stream's rate is constant, so time is text): the
+	// style and layout time in the last fifth of the stream over that in
+	// its first fifth, and the same for paint (PrePaint, Paint, Layerize).
+	// Work bounded by the tail stays near 1; work that grows with the
+	// answer shows here, in one run, whatever the machine's speed.
+	LayoutGrowth      float64 `json:"style_layout_growth"`
+	PaintGrowth       float64 `json:"paint_growth"`
 	StyleRecalcs      int     `json:"style_recalcs"`
 	Layouts           int     `json:"layouts"`
 	ForcedStyle       int     `json:"forced_style_recalcs"`
@@ -227,12 +246,25 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 	answers := map[string]string{}
 	var names []string
 	for _, p := range strings.Split(samples, ",") {
+		// PATH*N: the answer N times over, its headings renamed per pass
+		// (the megabyte answer: sample-100k.md*10).
+		times := 1
+		if i := strings.LastIndexByte(p, '*'); i > 0 {
+			n, err := strconv.Atoi(p[i+1:])
+			if err != nil || n < 1 {
+				return fmt.Errorf("sample %q: want PATH*N with N ≥ 1", p)
+			}
+			p, times = p[:i], n
+		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
 		name := strings.TrimSuffix(filepath.Base(p), ".md")
-		answers[name] = string(b)
+		if times > 1 {
+			name = fmt.Sprintf("%s-x%d", name, times)
+		}
+		answers[name] = repeatAnswer(string(b), times)
 		names = append(names, name)
 	}
 
@@ -244,6 +276,12 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 	mux.HandleFunc("/marks", sent.handler(rate))
 	mux.HandleFunc("/clock", clock)
 	mux.HandleFunc("/sse", func(w http.ResponseWriter, r *http.Request) {
+		// The streams of -answers come from other ports (below): CORS.
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		w.Header().Set("Access-Control-Allow-Headers", "*")
+		if r.Method == http.MethodOptions {
+			return
+		}
 		answer, ok := answers[r.URL.Query().Get("sample")]
 		if !ok {
 			http.Error(w, "unknown sample", http.StatusNotFound)
@@ -260,6 +298,21 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
+	// A browser opens at most 6 HTTP/1.1 connections to one host and port:
+	// with more answers at once the 7th would wait for the 1st to end, a
+	// limit of the benchmark's server, not of the page (a relay over
+	// HTTP/2 has none). Each answer gets a port of its own.
+	var streamBases []string
+	for i := 0; answersAtOnce > 1 && i < answersAtOnce; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		s := &http.Server{Handler: mux}
+		go s.Serve(l)
+		defer s.Close()
+		streamBases = append(streamBases, "http://"+l.Addr().String())
+	}
 	// The widget's files come from a relay on another origin, as on a real
 	// page (the README's snippet): CORS, brotli, immutable hashed names.
 	widgetBase, stopRelay, err := serveWidget(widget, base)
@@ -319,6 +372,13 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 			for _, r := range order {
 				src := "/sse?sample=" + name
 				u := base + "/bench/?renderer=" + r + "&widget=" + urlQueryEscape(widgetOf(r)) + "&src=" + urlQueryEscape(src)
+				if answersAtOnce > 1 {
+					srcs := make([]string, len(streamBases))
+					for i, b := range streamBases {
+						srcs[i] = b + src
+					}
+					u += "&answers=" + strconv.Itoa(answersAtOnce) + "&srcs=" + urlQueryEscape(strings.Join(srcs, " "))
+				}
 				prof := ""
 				if cpuprof != "" {
 					if err := os.MkdirAll(cpuprof, 0o755); err != nil {
@@ -338,6 +398,10 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 					name, r, res.MainThread, res.StyleLayout, res.Paint, res.LongestTask, res.TasksOver4ms, res.TasksOver16ms, res.LongTasks, res.FPS, res.MaxFrameGap, res.Status, res.Duration/1000)
 				log.Printf("%-12s %-8s work: %d style recalcs (%d forced), %d layouts (%d forced), script %.0f ms, %d mutations touching %d nodes, %d frames (%d changed): per changed frame %.2f recalcs, %.2f layouts, %.2f ms script",
 					name, r, res.StyleRecalcs, res.ForcedStyle, res.Layouts, res.ForcedLayouts, res.Script, res.Mutations, res.NodesTouched, res.Frames, res.ChangedFrames, res.RecalcsPerChange, res.LayoutsPerChange, res.ScriptPerChangeMs)
+				if res.Answers > 1 {
+					log.Printf("%-12s %-8s %d answers at once: the first ended after %.1f s, the last after %.1f s", name, r, res.Answers, res.FirstEnd/1000, res.LastEnd/1000)
+				}
+				log.Printf("%-12s %-8s growth, last fifth of the stream over the first: style+layout %.2f×, paint %.2f×", name, r, res.LayoutGrowth, res.PaintGrowth)
 				log.Printf("%-12s %-8s longest task at %.0f ms: %s", name, r, res.LongestTaskAt, res.LongestTaskParts)
 				var bd strings.Builder
 				for i, p := range res.Breakdown {
@@ -531,19 +595,21 @@ func paceTokens(w http.ResponseWriter, r *http.Request, tokens []string, rate fl
 
 // pageResult is what bench.js leaves in window.bench.
 type pageResult struct {
-	Done        bool    `json:"done"`
-	Error       string  `json:"error"`
-	Status      string  `json:"status"`
-	TextLength  int     `json:"textLength"`
-	DurationMs  float64 `json:"durationMs"`
-	Frames      int     `json:"frames"`
-	FPS         float64 `json:"fps"`
-	MaxFrameGap float64 `json:"maxFrameGapMs"`
-	LongTasks   int     `json:"longTasksAfterLoad"`
-	Mutations   int     `json:"mutations"`
-	Nodes       int     `json:"nodesTouched"`
-	Changed     int     `json:"changedFrames"`
-	Thread      string  `json:"thread"`
+	Done        bool      `json:"done"`
+	Error       string    `json:"error"`
+	Status      string    `json:"status"`
+	TextLength  int       `json:"textLength"`
+	DurationMs  float64   `json:"durationMs"`
+	Frames      int       `json:"frames"`
+	FPS         float64   `json:"fps"`
+	MaxFrameGap float64   `json:"maxFrameGapMs"`
+	LongTasks   int       `json:"longTasksAfterLoad"`
+	Mutations   int       `json:"mutations"`
+	Nodes       int       `json:"nodesTouched"`
+	Changed     int       `json:"changedFrames"`
+	Thread      string    `json:"thread"`
+	Answers     int       `json:"answers"`
+	EndsMs      []float64 `json:"endsMs"`
 	Own         *struct {
 		Frames       int     `json:"frames"`
 		FrameMaxMs   float64 `json:"frameMaxMs"`
@@ -690,6 +756,12 @@ func measureWith(browser context.Context, url string, o measureOpts) (Result, st
 		FPS: page.FPS, MaxFrameGap: page.MaxFrameGap, LongTasks: page.LongTasks, Thread: page.Thread,
 		Mutations: page.Mutations, NodesTouched: page.Nodes, Frames: page.Frames, ChangedFrames: page.Changed,
 	}
+	res.Answers = page.Answers
+	if len(page.EndsMs) > 0 {
+		ends := append([]float64(nil), page.EndsMs...)
+		sort.Float64s(ends)
+		res.FirstEnd, res.LastEnd = ends[0], ends[len(ends)-1]
+	}
 	if page.Own != nil {
 		res.Own = &ownFrames{Frames: page.Own.Frames, FrameMaxMs: page.Own.FrameMaxMs, TotalMs: page.Own.FrameTotalMs}
 	}
@@ -796,15 +868,25 @@ func fromTraceBetween(events []traceEvent, startMark, endMark string, res *Resul
 	tasks := mainTasks(events, start, end)
 	res.Breakdown = breakdown(events, tasks, start)
 	res.ByPoster = byPoster(tasks)
+	var layoutFifths, paintFifths [5]float64
+	fifth := func(ts float64) int { return min(4, max(0, int(5*(ts-start.Ts)/(end.Ts-start.Ts)))) }
 	for _, e := range events {
 		if e.Pid == start.Pid && e.Tid == start.Tid && e.Ph == "X" && e.Ts+e.Dur >= start.Ts && e.Ts <= end.Ts && strings.Contains(e.Cat, "devtools.timeline") {
 			switch e.Name {
 			case "UpdateLayoutTree", "Layout":
 				res.StyleLayout += e.Dur / 1000
+				layoutFifths[fifth(e.Ts)] += e.Dur
 			case "Paint", "PrePaint", "Layerize", "UpdateLayer", "CompositeLayers":
 				res.Paint += e.Dur / 1000
+				paintFifths[fifth(e.Ts)] += e.Dur
 			}
 		}
+	}
+	if layoutFifths[0] > 0 {
+		res.LayoutGrowth = layoutFifths[4] / layoutFifths[0]
+	}
+	if paintFifths[0] > 0 {
+		res.PaintGrowth = paintFifths[4] / paintFifths[0]
 	}
 	countWork(events, start, end, res)
 	for _, t := range tasks {
@@ -888,6 +970,8 @@ func medians(results []Result) []Result {
 		m.Paint = med(rs, func(r Result) float64 { return r.Paint })
 		m.MaxFrameGap = med(rs, func(r Result) float64 { return r.MaxFrameGap })
 		m.Script = med(rs, func(r Result) float64 { return r.Script })
+		m.LayoutGrowth = med(rs, func(r Result) float64 { return r.LayoutGrowth })
+		m.PaintGrowth = med(rs, func(r Result) float64 { return r.PaintGrowth })
 		m.StyleRecalcs = int(med(rs, func(r Result) float64 { return float64(r.StyleRecalcs) }))
 		m.Layouts = int(med(rs, func(r Result) float64 { return float64(r.Layouts) }))
 		m.ForcedStyle = int(med(rs, func(r Result) float64 { return float64(r.ForcedStyle) }))
@@ -1040,4 +1124,39 @@ func countWork(events []traceEvent, start, end *traceEvent, res *Result) {
 		return // fromTraceBetween found the marks: not reached
 	}
 	res.StyleRecalcs, res.Layouts, res.ForcedStyle, res.ForcedLayouts, res.Script = w.StyleRecalcs, w.Layouts, w.ForcedStyle, w.ForcedLayouts, w.ScriptMs
+}
+
+// repeatAnswer is answer n times over, each pass's headings renamed (" ·
+// part k" after each ATX heading outside code fences), so that the passes
+// do not repeat one another's headings and their ids.
+func repeatAnswer(answer string, n int) string {
+	if n == 1 {
+		return answer
+	}
+	var b strings.Builder
+	for k := 1; k <= n; k++ {
+		fence := ""
+		for _, line := range strings.SplitAfter(answer, "\n") {
+			body := strings.TrimRight(line, "\n")
+			trimmed := strings.TrimLeft(body, " ")
+			switch {
+			case fence != "":
+				if strings.HasPrefix(trimmed, fence) {
+					fence = ""
+				}
+			case strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~"):
+				fence = trimmed[:3]
+			case len(body)-len(trimmed) < 4 && strings.HasPrefix(trimmed, "#"):
+				if h := strings.TrimLeft(trimmed, "#"); len(trimmed)-len(h) <= 6 && (h == "" || h[0] == ' ') {
+					line = body + fmt.Sprintf(" · part %d", k) + line[len(body):]
+				}
+			}
+			b.WriteString(line)
+		}
+		if !strings.HasSuffix(answer, "\n") {
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }

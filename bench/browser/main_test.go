@@ -277,3 +277,16 @@ func TestWidgetSizeCountsTheStylesheetOnlyWhenItIsAFileThePageLoads(t *testing.T
 		})
 	}
 }
+
+func TestTheMegabyteAnswerRenamesEachPassHeadingsOnly(t *testing.T) {
+	in := "# Title\n\nText with a # sign.\n\n```sh\n# a comment\n```\n\n## Part\n    # indented code\n"
+	got := repeatAnswer(in, 2)
+	require.Equal(t, 2, strings.Count(got, "# a comment\n"), "code is not touched")
+	require.Equal(t, 2, strings.Count(got, "    # indented code\n"))
+	for _, k := range []string{"1", "2"} {
+		require.Contains(t, got, "# Title · part "+k+"\n")
+		require.Contains(t, got, "## Part · part "+k+"\n")
+	}
+	require.Equal(t, 2, strings.Count(got, "Text with a # sign."))
+	require.Equal(t, in, repeatAnswer(in, 1))
+}

@@ -16,6 +16,12 @@
 #                                           Fast 4G, Slow 4G: -first-networks, -first-runs,
 #                                           -first-thread main for worker="off"); not in the
 #                                           default set (about 3 minutes)
+#   bench/browser/run.sh -answers 10        ten answers at once on the page, each its own
+#                                           stream from a port of its own (a browser opens
+#                                           at most 6 connections to one host and port)
+#   bench/browser/run.sh -samples 'relay/sim/answers/sample-100k.md*10'
+#                                           the sample ten times over, headings renamed per
+#                                           pass (bench/megabyte/run.sh: 1 MB at 2,000 tok/s)
 #   bench/browser/run.sh -base <commit>     the comparison mode (make bench-compare): <commit>'s
 #                                           widget, built in a temporary git worktree and kept
 #                                           in bench/results/.base/, beside the work tree's and
@@ -44,4 +50,4 @@ fi
 mkdir -p bench/results
 go build -o bench/results/.browser-bench ./bench/browser
 bench/results/.browser-bench -prepare "$@"
-flock /tmp/bench.lock flock /tmp/trickle-browser.lock bench/results/.browser-bench "$@" | tee bench/results/browser.md
+flock /tmp/bench.lock flock /tmp/trickle-browser.lock bench/results/.browser-bench "$@" | tee "${TRICKLE_BENCH_MD:-bench/results/browser.md}"

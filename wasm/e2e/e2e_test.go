@@ -147,8 +147,29 @@ func tabAt(t testing.TB, base string) context.Context {
 		return true;
 	})()`)
 	require.True(t, ready)
+	require.True(t, browsertest.Eval[bool](t, ctx, recordSaid))
 	return ctx
 }
+
+// recordSaid makes the page record what each announcer said, as a screen
+// reader hears a log: the nodes added to it, in order. The page trims what
+// was said from the front of the log (answer.js, trimLog), one node at a
+// time; a new answer empties it at once (one removal of every node, with
+// nothing before or after them), and the record starts again.
+const recordSaid = `(() => {
+	window.__said = new Map();
+	new MutationObserver((records) => {
+		for (const r of records) {
+			const n = r.target;
+			if (n.nodeType !== 1 || n.dataset.trickle !== "announcer") continue;
+			if (r.removedNodes.length > 0 && r.previousSibling === null && r.nextSibling === null) window.__said.set(n, []);
+			const list = window.__said.get(n) ?? [];
+			for (const a of r.addedNodes) if (a.nodeType === 1) list.push(a.textContent);
+			window.__said.set(n, list);
+		}
+	}).observe(document, { childList: true, subtree: true });
+	return true;
+})()`
 
 // browserTab is a new blank tab of the package's browser.
 func browserTab(t testing.TB) context.Context {
@@ -196,16 +217,20 @@ const collect = `(() => {
 	return {
 		status: a.status, text: a.text,
 		// The answer's blocks, without the toolbars the page adds beside
-		// settled code blocks and tables (reading_blocks_test.go tests them).
+		// settled code blocks and tables (reading_blocks_test.go tests them),
+		// out of the settled groups (settled_test.go tests those).
 		html: (() => { const c = part("content").cloneNode(true);
 			for (const b of c.querySelectorAll('[data-trickle="code-toolbar"], [data-trickle="table-toolbar"]')) b.remove();
+			for (const g of c.querySelectorAll('[data-trickle="settled"]')) g.replaceWith(...g.childNodes);
 			return c.innerHTML; })(),
 		tail: !!part("tail"),
 		notice: part("notice-text").textContent, noticeShown: !part("notice").hidden,
 		retryShown: !part("retry").hidden,
 		thinking: part("thinking-text").textContent, thinkingShown: !part("thinking").hidden,
 		tools: part("tools").innerHTML,
-		announced: [...part("announcer").children].map((p) => p.textContent),
+		// What the announcer said of this answer: what was added to it
+		// (the page trims the log; window.__said, from tab, records).
+		announced: window.__said?.get(part("announcer")) ?? [...part("announcer").children].map((p) => p.textContent),
 		statusText: part("sr-status").textContent,
 		shownText: part("status").textContent,
 		streamId: a.streamId,

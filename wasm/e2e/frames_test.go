@@ -44,7 +44,7 @@ const recordFrames = `(() => {
 	};
 	if (window.__frameObserver) window.__frameObserver.disconnect();
 	window.__frameObserver = new MutationObserver(() => {
-		const nodes = [...content.childNodes].flatMap((n) => n.dataset?.trickle === "tail" ? [...n.childNodes] : [n]);
+		const nodes = [...content.childNodes].flatMap((n) => n.dataset?.trickle === "tail" || n.dataset?.trickle === "settled" ? [...n.childNodes] : [n]);
 		window.__frames.push({ text: a.text, dom: window.__encode(nodes) });
 	});
 	window.__frameObserver.observe(content, { childList: true, subtree: true, characterData: true });

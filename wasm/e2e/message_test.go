@@ -33,6 +33,7 @@ func TestAStoredMessageShowsTheSameAnswerAgain(t *testing.T) {
 				while (b.status !== "complete" && performance.now() - t0 < 10000) await new Promise((r) => setTimeout(r, 20));
 				const html = (() => { const c = part("content").cloneNode(true);
 					for (const x of c.querySelectorAll('[data-trickle="code-toolbar"], [data-trickle="table-toolbar"]')) x.remove();
+					for (const g of c.querySelectorAll('[data-trickle="settled"]')) g.replaceWith(...g.childNodes);
 					return c.innerHTML; })();
 				const out = { status: b.status, text: b.text, html, tools: part("tools").innerHTML, streamId: b.streamId,
 					message: JSON.stringify(b.message), heard, said: part("announcer").textContent + part("sr-status").textContent };

@@ -55,6 +55,7 @@ func clipboard(t testing.TB, ctx context.Context) {
 const withoutToolbars = `(() => {
 	const c = document.querySelector('#a [data-trickle="content"]').cloneNode(true);
 	for (const b of c.querySelectorAll('[data-trickle="code-toolbar"], [data-trickle="table-toolbar"]')) b.remove();
+	for (const g of c.querySelectorAll('[data-trickle="settled"]')) g.replaceWith(...g.childNodes);
 	return c.innerHTML;
 })()`
 
@@ -226,6 +227,7 @@ func highlighted(t *testing.T, ctx context.Context, id string) string {
 	return browsertest.Eval[string](t, ctx, `(() => {
 		const c = document.querySelector('#`+id+` [data-trickle="content"]').cloneNode(true);
 		for (const b of c.querySelectorAll('[data-trickle="code-toolbar"], [data-trickle="table-toolbar"]')) b.remove();
+		for (const g of c.querySelectorAll('[data-trickle="settled"]')) g.replaceWith(...g.childNodes);
 		return c.innerHTML;
 	})()`)
 }

@@ -230,6 +230,7 @@ addEventListener("unhandledrejection", (e) => errors.push(String(e.reason?.stack
 const withoutToolbars = (content) => {
   const c = content.cloneNode(true);
   for (const b of c.querySelectorAll('[data-trickle="code-toolbar"], [data-trickle="table-toolbar"]')) b.remove();
+  for (const g of c.querySelectorAll('[data-trickle="settled"]')) g.replaceWith(...g.childNodes);
   return c.innerHTML;
 };
 const within = (p, ms, what) => Promise.race([p, new Promise((_, no) => setTimeout(() => no(new Error(what + " did not end within " + ms + " ms")), ms))]);

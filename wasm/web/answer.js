@@ -8,7 +8,7 @@ import { follow } from "./follow.js";
 import { epochNow } from "./host.js";
 import { patchAnswer, patchRemoves } from "./patch.js";
 import { holdSelection, restoreSelection } from "./selection.js";
-import { decorate } from "./reading.js";
+import { decorateBlocks } from "./reading.js";
 import { speakerOf } from "./speech.js";
 import { notifier, quiet } from "./notify.js";
 import { replaced, wordOf } from "./strings.js";
@@ -23,6 +23,22 @@ let elementIds = 0;
 // anything is announced: screen readers ignore live regions that arrive
 // together with their content.
 const PARTS = `<div data-trickle="thinking" hidden><details><summary>Thinking</summary><div data-trickle="thinking-text"></div></details></div><div data-trickle="content"></div><div data-trickle="tools" hidden></div><div data-trickle="sources" hidden></div><div data-trickle="notice" hidden><span data-trickle="notice-text"></span> <button type="button" data-trickle="retry" hidden>Retry</button></div><button type="button" data-trickle="jump" hidden>Jump to latest</button><dl data-trickle="metrics" hidden></dl><div data-trickle="status" aria-hidden="true"></div><div data-trickle="sr-status" role="status"></div><div data-trickle="announcer" role="log" aria-live="polite" aria-relevant="additions"></div>`;
+
+// ANNOUNCER_KEEP is how many of the announcer's nodes (one a sentence or
+// unit Go confirmed) stay in the log. A screen reader takes a live
+// region's additions as they come and queues them: the nodes it was given
+// are not read again (aria-relevant="additions"), so what was said is
+// trimmed from the front and the visually hidden log does not grow with
+// the answer. The last ones stay for a reader that reads the log after
+// the event, or reviews it.
+export const ANNOUNCER_KEEP = 32;
+
+// trimLog takes the oldest nodes out of the announcer, one at a time (a
+// removal, never a rewrite: nothing is said twice), down to
+// ANNOUNCER_KEEP.
+export function trimLog(log) {
+  for (let n = log.childNodes.length - ANNOUNCER_KEEP; n > 0; n--) log.firstChild.remove();
+}
 
 export function ensureParts(el) {
   if (el.querySelector(':scope > [data-trickle="content"]')) return;
@@ -191,6 +207,7 @@ export class Answer {
       this.announcer.insertAdjacentHTML("beforeend", u.say);
       // Each new paragraph is one announcement, as the log reads them.
       if (this.notify) for (let n = last ? last.nextSibling : this.announcer.firstChild; n; n = n.nextSibling) this.notify(n.textContent);
+      trimLog(this.announcer);
       // Read aloud: the units the announcements join, one an utterance.
       speakerOf(this.el).said(u.speak ?? []);
       this.saidAt = performance.now();
@@ -290,18 +307,18 @@ export class Answer {
     }
     let grew = false;
     if (u.p) {
-      const before = this.tail.previousSibling;
       // Only a patch that takes nodes away can lose the reader's
       // selection; asking the browser where the selection is brings its
       // style and layout up to date, so a patch that only adds does not.
       // A tail made in this same update holds no selection yet.
       const held = !u.reset && patchRemoves(this.tail, u.p) ? holdSelection(this.tail) : null;
-      patchAnswer(this.tail, u.p);
+      const settled = patchAnswer(this.tail, u.p);
       // Newly settled blocks get their toolbars (and the page's
       // highlighter) in this same task, before the browser paints them.
-      if (u.p.a || u.p.unwrap) decorate(this, before, u.p.final ? null : this.tail);
-      // The reader's selection in the tail outlives the frame.
-      if (held) restoreSelection(held, before ? before.nextSibling : this.content.firstChild);
+      if (settled.length) decorateBlocks(this, settled);
+      // The reader's selection in the tail outlives the frame: the tail's
+      // text now starts at the first block that settled, or in the tail.
+      if (held) restoreSelection(held, settled[0] ?? (this.tail.isConnected ? this.tail : null));
       grew = !!u.p.a || u.p.keep >= 0;
       // An answer that cites comes again, whole, with its markers: a
       // citation may name a passage settled long ago.

@@ -15,19 +15,83 @@ export function patchTail(tail, path, keep, text, html) {
   if (html) el.insertAdjacentHTML("beforeend", html);
 }
 
+// GROUP_BLOCKS is how many of the answer's top-level settled blocks one
+// settled group (<div data-trickle="settled">) holds. The groups are what
+// the stylesheet gives content-visibility: auto, so a settled group off
+// screen costs no style, layout or paint as the answer grows, and the
+// browser lays out one box per group, not one per block, when the tail
+// changes. Few blocks per group would make the browser check many groups
+// against the viewport each frame; many would leave the live group large.
+// The grouping depends on the blocks alone, never on how frames fell, so
+// a streamed answer's DOM equals its one-shot rendering's.
+export const GROUP_BLOCKS = 32;
+
+// blocksIn counts the blocks placed in each group (toolbars and diagrams
+// the page's side adds later are not blocks Go wrote).
+const blocksIn = new WeakMap();
+
+// settle places nodes, in order, at the end of the settled groups before
+// tail, opening a new group before the tail whenever the last one holds
+// GROUP_BLOCKS elements; it returns the top-level elements placed.
+export function settle(tail, nodes) {
+  const doc = tail.ownerDocument;
+  let group = tail.previousSibling;
+  if (group?.nodeType !== 1 || group.getAttribute("data-trickle") !== "settled" || !blocksIn.has(group)) group = null;
+  let n = group ? blocksIn.get(group) : 0;
+  let fresh = false; // the group is new: it goes in filled, one insertion
+  let batch = [];
+  const placed = [];
+  const flush = () => {
+    if (batch.length) group.append(...batch);
+    if (fresh) tail.before(group);
+    batch = [];
+    fresh = false;
+    blocksIn.set(group, n);
+  };
+  for (const node of nodes) {
+    const block = node.nodeType === 1;
+    if (!group || (block && n === GROUP_BLOCKS)) {
+      if (group) flush();
+      group = doc.createElement("div");
+      group.dataset.trickle = "settled";
+      fresh = true;
+      n = 0;
+    }
+    if (block) {
+      n++;
+      placed.push(node);
+    }
+    batch.push(node);
+  }
+  if (group) flush();
+  return placed;
+}
+
+// settleHTML is settle for the settled HTML of a frame.
+function settleHTML(tail, html) {
+  const tpl = tail.ownerDocument.createElement("template");
+  tpl.innerHTML = html;
+  return settle(tail, [...tpl.content.childNodes]);
+}
+
 // patchAnswer applies one frame to the answer: the newly settled HTML
-// before the live tail, then the tail's patch (keep -1: the tail did not
-// change), or, on the final frame, the tail goes — or, with unwrap, its
-// nodes stay in place as settled blocks and only their wrapper goes (Go
-// found the settled HTML equal to the tail's).
+// into the settled groups before the live tail, then the tail's patch
+// (keep -1: the tail did not change), or, on the final frame, the tail
+// goes — or, with unwrap, its nodes are kept as settled blocks and only
+// their wrapper goes (Go found the settled HTML equal to the tail's). It
+// returns the top-level elements that settled in this frame.
 export function patchAnswer(tail, p) {
-  if (p.a) tail.insertAdjacentHTML("beforebegin", p.a);
+  const placed = p.a ? settleHTML(tail, p.a) : [];
   if (p.final && !p.unwrap) {
     tail.remove();
-    return;
+    return placed;
   }
   if (p.keep >= 0) patchTail(tail, p.path, p.keep, p.text, p.html);
-  if (p.final) tail.replaceWith(...tail.childNodes);
+  if (p.final) {
+    placed.push(...settle(tail, [...tail.childNodes]));
+    tail.remove();
+  }
+  return placed;
 }
 
 // patchRemoves says whether applying p to tail would take nodes out of

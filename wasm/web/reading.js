@@ -15,8 +15,15 @@ import { wordOf } from "./strings.js";
 // each code block gets its toolbar and the page's highlighter, each table
 // its Copy table button.
 export function decorate(answer, after, before) {
-  const content = answer.content;
-  for (let n = after ? after.nextSibling : content.firstChild; n && n !== before; n = n.nextSibling) {
+  const nodes = [];
+  for (let n = after ? after.nextSibling : answer.content.firstChild; n && n !== before; n = n.nextSibling) nodes.push(n);
+  decorateBlocks(answer, nodes);
+}
+
+// decorateBlocks decorates the given settled blocks (what patchAnswer
+// returns: the top-level elements of one frame, in their settled groups).
+export function decorateBlocks(answer, nodes) {
+  for (const n of nodes) {
     if (n.nodeType !== 1 || n.dataset.trickle) continue;
     const pres = n.tagName === "PRE" ? [n] : n.querySelectorAll("pre");
     for (const pre of pres) codeBlock(answer, pre);

@@ -89,7 +89,8 @@ function placed(e, all) {
 
 // textFrom lists the text nodes from node from on, in order, with
 // their text joined: the answer's own text, not the toolbars, diagrams or
-// early view the widget adds ([data-trickle] parts other than the tail).
+// early view the widget adds ([data-trickle] parts other than the tail
+// and the settled groups).
 // With the tail's first node it is the tail's text.
 function textFrom(from) {
   const nodes = [];
@@ -105,10 +106,17 @@ function textFrom(from) {
     }
     if (n.nodeType !== 1) return;
     const part = n.getAttribute("data-trickle");
-    if (part !== null && part !== "tail") return;
+    if (part !== null && part !== "tail" && part !== "settled") return;
     for (let c = n.firstChild; c; c = c.nextSibling) visit(c);
   };
-  for (let n = from; n; n = n.nextSibling) visit(n);
+  // From inside a settled group the text runs on past the group's end,
+  // through the groups after it and the tail.
+  for (let n = from; n; ) {
+    visit(n);
+    let next = n.nextSibling;
+    for (let p = n.parentNode; !next && p?.nodeType === 1 && p.getAttribute("data-trickle") === "settled"; p = p.parentNode) next = p.nextSibling;
+    n = next;
+  }
   return { nodes, text };
 }
 

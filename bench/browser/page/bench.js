@@ -26,6 +26,15 @@ const probe = params.get("probe") === "marks";
 // cold: ask as soon as the page has parsed (DOMContentLoaded), without
 // waiting for the widget to be ready, and measure from there.
 const cold = params.get("cold") === "1";
+// answers=N: N answers at once on the page, each its own stream of the
+// same answer (the widget: N elements; the peers: N boxes); the run ends
+// with the last, and each one's end is noted.
+const answers = Math.max(1, Number(params.get("answers") ?? 1) || 1);
+const ends = [];
+// srcs: each answer's stream URL (a port of its own: a browser opens at
+// most 6 connections to one host and port); src for every one without it.
+const srcs = (params.get("srcs") ?? "").split(" ").filter(Boolean);
+const srcOf = (i) => srcs[i] ?? src;
 const out = document.getElementById("out");
 const request = { model: "bench", stream: true, messages: [{ role: "user", content: "bench" }] };
 
@@ -99,7 +108,7 @@ async function finished() {
   await new Promise((r) => setTimeout(r, 0));
 }
 
-async function peer(render, finish) {
+async function peer(render, finish, box = out, url = src) {
   out.classList.add("peer");
   let text = "", pending = "", scheduled = false;
   const flush = () => {
@@ -109,15 +118,34 @@ async function peer(render, finish) {
     const delta = pending;
     pending = "";
     render(text, delta);
-    out.scrollTop = out.scrollHeight;
+    box.scrollTop = box.scrollHeight;
   };
-  await readSSE(src, (d) => {
+  await readSSE(url, (d) => {
     pending += d;
     if (!scheduled) { scheduled = true; requestAnimationFrame(flush); }
   });
   flush();
   finish?.();
+  ends.push(performance.now());
   return text;
+}
+
+// many runs one(box) for each of the page's answers at once; the texts
+// must all be the answer, and the first is returned.
+async function many(one) {
+  const boxes = [out];
+  if (answers > 1) {
+    out.classList.add("many");
+    for (let i = 0; i < answers; i++) {
+      const b = document.createElement("div");
+      b.className = "answer";
+      out.append(b);
+      boxes[i] = b;
+    }
+  }
+  const texts = await Promise.all(boxes.map((b, i) => one(b, srcOf(i))));
+  if (texts.some((t) => t !== texts[0])) throw new Error("the answers on the page differ");
+  return texts[0];
 }
 
 // The painted-frame probe: a mutation of the answer's box marks the frame
@@ -168,16 +196,23 @@ async function setup() {
   // -base), served from its own relay.
   if (renderer === "trickle" || renderer === "trickle-off" || renderer === "trickle-base") {
     const mod = await import(widget + "trickle.js");
-    const el = document.createElement("trickle-answer");
-    el.setAttribute("endpoint", src);
-    el.setAttribute("announce", "sentences");
-    // The page's first element decides where Go runs: attribute first.
-    if (renderer === "trickle-off") el.setAttribute("worker", "off");
-    out.append(el);
+    const els = [];
+    for (let i = 0; i < answers; i++) {
+      const el = document.createElement("trickle-answer");
+      el.setAttribute("endpoint", srcOf(i));
+      el.setAttribute("announce", "sentences");
+      // The page's first element decides where Go runs: attribute first.
+      if (renderer === "trickle-off") el.setAttribute("worker", "off");
+      out.append(el);
+      els.push(el);
+    }
+    const el = els[0];
     if (!cold) await mod.ready();
     watch(el.querySelector('[data-trickle="content"]') ?? el);
     return async () => {
-      const result = await el.ask(request);
+      const results = await Promise.all(els.map((e) => e.ask(request).then((r) => (ends.push(performance.now()), r))));
+      const result = results.find((r) => r !== "complete") ?? results[0];
+      if (els.some((e) => e.text !== el.text)) throw new Error("the answers on the page differ");
       await finished();
       const m = el.metrics || {};
       return {
@@ -199,9 +234,11 @@ async function setup() {
   }
   if (renderer === "smd") {
     const smd = await import("/peers/smd.js");
-    const parser = smd.parser(smd.default_renderer(out));
     return async () => {
-      const text = await peer((_, delta) => smd.parser_write(parser, delta), () => smd.parser_end(parser));
+      const text = await many((box, url) => {
+        const parser = smd.parser(smd.default_renderer(box));
+        return peer((_, delta) => smd.parser_write(parser, delta), () => smd.parser_end(parser), box, url);
+      });
       await finished();
       return { text, status: "complete", html: out.innerHTML.length };
     };
@@ -261,6 +298,7 @@ async function main() {
       durationMs: t1 - t0, frames, fps: frames / ((t1 - t0) / 1000), maxFrameGapMs: maxGap,
       own: result.own ?? null, thread: result.thread ?? null,
       mutations, nodesTouched, changedFrames,
+      answers, endsMs: ends.map((e) => e - t0),
       askedAt: performance.timeOrigin + t0, painted, clock: probe ? await clockOffset() : null,
       longTasksAfterLoad: longTasks.filter((l) => l.start >= loadedAt).length,
       longestLongTaskMs: Math.max(0, ...longTasks.filter((l) => l.start >= loadedAt).map((l) => l.duration)),

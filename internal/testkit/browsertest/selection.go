@@ -38,10 +38,12 @@ window.trickleSelection = async (el, where, endpoint) => {
     const p = tail()?.lastElementChild;
     return p && p.tagName === "P" && p.textContent.length >= 40 && !p.textContent.trimStart().startsWith("|") ? p : null;
   };
-  // The settled block just before the tail (the toolbars beside code
-  // blocks and tables are the widget's, not the answer's).
+  // The settled block just before the tail, the last of its settled
+  // group (the toolbars beside code blocks and tables are the widget's,
+  // not the answer's).
   const settled = () => {
     let n = tail()?.previousElementSibling;
+    if (n?.dataset.trickle === "settled") n = n.lastElementChild;
     while (n && n.hasAttribute("data-trickle")) n = n.previousElementSibling;
     return n && n.textContent.trim().length > 0 ? n : null;
   };

@@ -49,6 +49,42 @@ test("a sentence goes into the announcer at once; the status after it waits the 
   assert.ok(at - saidAt >= MIN_GAP_MS - 1, `status after ${at - saidAt} ms`);
 });
 
+// What a screen reader hears of a log is what is added to it: a recorder
+// of additions and removals (a MutationObserver, as the accessibility
+// tree sees the region change) holds that every sentence was added once,
+// in order, none rewritten, and the log never holds more than
+// ANNOUNCER_KEEP nodes however long the answer.
+test("the announcer log keeps the last sentences only, and every one was added once, in order", async () => {
+  const { a, part } = answer();
+  const log = part("announcer");
+  const added = [];
+  let removedLast = false;
+  const obs = new window.MutationObserver((records) => {
+    for (const r of records) {
+      for (const n of r.addedNodes) added.push(n.textContent);
+      for (const n of r.removedNodes) if (n === log.lastChild || r.nextSibling === null) removedLast = true;
+    }
+  });
+  obs.observe(log, { childList: true, characterData: true, subtree: true });
+  let max = 0;
+  const want = [];
+  a.early({ id: a.id, reset: true });
+  for (let i = 0; i < 500; i++) {
+    // One sentence a frame, or several.
+    const k = 1 + (i % 3);
+    const said = Array.from({ length: k }, (_, j) => `Sentence ${i}.${j}.`);
+    want.push(...said);
+    a.early({ id: a.id, say: said.map((t) => `<p>${t}</p>`).join("") });
+    max = Math.max(max, log.childNodes.length);
+  }
+  await new Promise((r) => setTimeout(r, 0));
+  obs.disconnect();
+  assert.deepEqual(added, want, "each sentence added once, in order");
+  assert.equal(removedLast, false, "only the oldest are taken out");
+  assert.equal(max, answerJS.ANNOUNCER_KEEP, "the log is bounded");
+  assert.deepEqual([...log.childNodes].map((n) => n.textContent), want.slice(-answerJS.ANNOUNCER_KEEP), "the last sentences stay");
+});
+
 test("a status with no sentence before it is written at once", () => {
   const { a, part } = answer();
   a.early({ id: a.id, status: "Answering." });
@@ -92,7 +128,7 @@ test("an update starts, streams and ends the answer on the element", () => {
   assert.equal(el.getAttribute("data-status"), "streaming");
   assert.equal(part("content").innerHTML, '<div data-trickle="tail"><p>Hi</p></div>');
   a.apply({ id: a.id, p: { a: "<p>Hi there.</p>", path: [], keep: -1, text: "", html: "", final: true }, text: " there.", state: "done", end: { status: "done", rows: [["Tokens", "2"]] }, ev: [["trickle-end", { status: "done" }]], resolve: "done", n: 1 });
-  assert.equal(part("content").innerHTML, "<p>Hi there.</p>");
+  assert.equal(part("content").innerHTML, '<div data-trickle="settled"><p>Hi there.</p></div>');
   assert.equal(a.text, "Hi there.");
   assert.equal(a.state, "done");
   assert.equal(el.hasAttribute("aria-busy"), false);

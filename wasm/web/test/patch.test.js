@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { document, rng, shape } from "./dom.js";
-import { patchAnswer, patchRemoves, patchTail } from "../patch.js";
+import { GROUP_BLOCKS, patchAnswer, patchRemoves, patchTail, settle } from "../patch.js";
 import { randomPatch } from "./gen.js";
 
 // answer returns a content element holding settled HTML and a tail.
@@ -47,27 +47,79 @@ test("a path follows child nodes, text nodes counted", () => {
   assert.equal(tail.innerHTML, "<ul><li>a</li>\n<li>x</li></ul>");
 });
 
-test("settled HTML goes before the tail; keep -1 leaves the tail alone", () => {
-  const { content, tail } = answer("<p>1</p>", "<p>live</p>");
+// flat is the content's HTML without the settled groups' wrappers.
+const flat = (content) => [...content.childNodes].map((n) => (n.dataset?.trickle === "settled" ? n.innerHTML : (n.outerHTML ?? n.data))).join("");
+
+test("settled HTML goes into a settled group before the tail; keep -1 leaves the tail alone", () => {
+  const { content, tail } = answer("", "<p>live</p>");
   const live = tail.firstChild;
-  patchAnswer(tail, { a: "<p>2</p><h2>3</h2>", path: [], keep: -1, text: "", html: "" });
-  assert.equal(content.innerHTML, '<p>1</p><p>2</p><h2>3</h2><div data-trickle="tail"><p>live</p></div>');
+  const placed = patchAnswer(tail, { a: "<p>2</p>\n<h2>3</h2>", path: [], keep: -1, text: "", html: "" });
+  assert.equal(content.innerHTML, '<div data-trickle="settled"><p>2</p>\n<h2>3</h2></div><div data-trickle="tail"><p>live</p></div>');
+  assert.deepEqual(placed.map((n) => n.outerHTML), ["<p>2</p>", "<h2>3</h2>"], "the blocks that settled are returned");
   assert.equal(tail.firstChild, live);
+  patchAnswer(tail, { a: "<p>4</p>", path: [], keep: -1, text: "", html: "" });
+  assert.equal(content.firstChild.childElementCount, 3, "the next frame's blocks join the same group");
 });
 
 test("the final patch removes the tail", () => {
-  const { content, tail } = answer("<p>1</p>", "<p>live</p>");
+  const { content, tail } = answer("", "<p>live</p>");
+  patchAnswer(tail, { a: "<p>1</p>", path: [], keep: -1, text: "", html: "" });
   patchAnswer(tail, { a: "<p>live</p>", path: [], keep: -1, text: "", html: "", final: true });
-  assert.equal(content.innerHTML, "<p>1</p><p>live</p>");
+  assert.equal(content.innerHTML, '<div data-trickle="settled"><p>1</p><p>live</p></div>');
   assert.equal(tail.isConnected, false);
 });
 
-test("a final patch with unwrap keeps the tail's nodes in place, without the wrapper", () => {
-  const { content, tail } = answer("<p>1</p>", "<p>live</p><ul><li>x</li></ul>");
+test("a final patch with unwrap keeps the tail's nodes, settled, without the wrapper", () => {
+  const { content, tail } = answer("", "<p>live</p><ul><li>x</li></ul>");
   const kept = [...tail.childNodes];
-  patchAnswer(tail, { a: "", path: [1, 0], keep: 1, text: "y", html: "", final: true, unwrap: true });
-  assert.equal(content.innerHTML, "<p>1</p><p>live</p><ul><li>xy</li></ul>");
-  assert.deepEqual([...content.childNodes].slice(1), kept, "the same nodes, now settled");
+  const placed = patchAnswer(tail, { a: "<p>1</p>", path: [1, 0], keep: 1, text: "y", html: "", final: true, unwrap: true });
+  assert.equal(content.innerHTML, '<div data-trickle="settled"><p>1</p><p>live</p><ul><li>xy</li></ul></div>');
+  assert.deepEqual([...content.firstChild.childNodes].slice(1), kept, "the same nodes, now settled");
+  assert.equal(placed.length, 3);
+  assert.equal(tail.isConnected, false);
+});
+
+// The groups depend on the blocks alone: however the settled HTML is cut
+// into frames (and whatever the page adds beside a block after it
+// settled: a code block's toolbar), the answer's DOM is the one-shot's,
+// GROUP_BLOCKS blocks a group.
+test("settled groups are the same however the blocks fall into frames", () => {
+  const blocks = [];
+  for (let i = 0; i < GROUP_BLOCKS * 3 + 5; i++) blocks.push(i % 7 === 3 ? `<pre><code>c${i}</code></pre>` : `<p>b${i}</p>`);
+  const html = blocks.join("\n") + "\n";
+  const one = answer("", "");
+  patchAnswer(one.tail, { a: html, path: [], keep: -1, text: "", html: "", final: true });
+  assert.equal(one.content.childElementCount, 4);
+  assert.equal(flat(one.content), html, "the blocks in order, nothing else");
+  for (const g of one.content.children) assert.ok(g.childElementCount <= GROUP_BLOCKS);
+  for (let seed = 1; seed <= 60; seed++) {
+    const r = rng(seed);
+    const { content, tail } = answer("", "");
+    let i = 0;
+    while (i < blocks.length) {
+      const k = Math.min(blocks.length - i, 1 + Math.floor(r.next() * 9));
+      const final = i + k === blocks.length;
+      const placed = patchAnswer(tail, { a: blocks.slice(i, i + k).join("\n") + "\n", path: [], keep: -1, text: "", html: "", final });
+      // The page's toolbars: beside a block, not blocks of the answer.
+      for (const n of placed) {
+        if (n.tagName !== "PRE") continue;
+        const bar = document.createElement("div");
+        bar.setAttribute("data-trickle", "code-toolbar");
+        n.before(bar);
+      }
+      i += k;
+    }
+    for (const bar of content.querySelectorAll('[data-trickle="code-toolbar"]')) bar.remove();
+    assert.equal(content.innerHTML, one.content.innerHTML, `seed ${seed}`);
+  }
+});
+
+test("settle opens a group before the tail when the last one is full", () => {
+  const { content, tail } = answer("", "");
+  const nodes = [];
+  for (let i = 0; i < GROUP_BLOCKS + 1; i++) nodes.push(Object.assign(document.createElement("p"), { textContent: String(i) }));
+  assert.equal(settle(tail, nodes).length, GROUP_BLOCKS + 1);
+  assert.deepEqual([...content.children].map((c) => [c.dataset.trickle, c.childElementCount]), [["settled", GROUP_BLOCKS], ["settled", 1], ["tail", 0]]);
 });
 
 // The patches Go sends are made so that the patched tail is exactly what

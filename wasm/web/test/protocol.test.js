@@ -57,6 +57,7 @@ function normal(html) {
 function content(el) {
   const c = el.querySelector('[data-trickle="content"]').cloneNode(true);
   for (const b of c.querySelectorAll('[data-trickle="code-toolbar"], [data-trickle="table-toolbar"]')) b.remove();
+  for (const g of c.querySelectorAll('[data-trickle="settled"]')) g.replaceWith(...g.childNodes);
   return c.innerHTML;
 }
 

@@ -50,8 +50,9 @@ test("a selection in the growing paragraph survives the frame that settles it", 
   frame(a, { a: "<p>The first paragraph grows and ends.</p>\n", keep: 0, html: "<p>Next</p>" });
   const sel = document.getSelection();
   assert.equal(sel.toString(), want);
-  assert.equal(content.firstChild.nodeName, "P");
-  assert.ok(content.firstChild.contains(sel.anchorNode), "the selection is in the settled paragraph now");
+  const settled = content.querySelector('[data-trickle="settled"]').firstChild;
+  assert.equal(settled.nodeName, "P");
+  assert.ok(settled.contains(sel.anchorNode), "the selection is in the settled paragraph now");
   assert.ok(!content.querySelector('[data-trickle="tail"]').contains(sel.focusNode));
 });
 
@@ -69,7 +70,7 @@ test("a selection from a settled block into the tail keeps both ends, backwards 
   for (const backwards of [false, true]) {
     const { a, content } = answer();
     frame(a, { a: "<h2>Settled head</h2>\n", keep: 0, html: "<ul>\n<li>one</li>\n<li>tw</li>\n</ul>\n" });
-    const start = content.firstChild.firstChild; // "Settled head"
+    const start = content.querySelector("h2").firstChild; // "Settled head"
     const li = content.querySelector('[data-trickle="tail"] li:last-child').firstChild; // "tw"
     const sel = document.getSelection();
     if (backwards) sel.setBaseAndExtent(li, 2, start, 8);
