@@ -8,7 +8,7 @@ import { follow } from "./follow.js";
 import { epochNow } from "./host.js";
 import { patchAnswer, patchRemoves } from "./patch.js";
 import { holdSelection, restoreSelection } from "./selection.js";
-import { decorateBlocks } from "./reading.js";
+import { decorate, decorateBlocks } from "./reading.js";
 import { speakerOf } from "./speech.js";
 import { notifier, quiet } from "./notify.js";
 import { replaced, wordOf } from "./strings.js";

@@ -40,8 +40,10 @@ test("an answer attaches to its host under a number of its own", () => {
 
 test("a sentence goes into the announcer at once; the status after it waits the least gap", async () => {
   const { a, part } = answer();
-  a.early({ id: a.id, reset: true, say: "<p>The answer is 42.</p>" });
+  // Taken before the sentence is written: the answer's own clock reads
+  // later, and its status waits the gap from there.
   const saidAt = performance.now();
+  a.early({ id: a.id, reset: true, say: "<p>The answer is 42.</p>" });
   assert.equal(part("announcer").innerHTML, "<p>The answer is 42.</p>");
   a.early({ id: a.id, status: "Answer complete." });
   assert.equal(part("sr-status").textContent, "", "not in the same moment as the sentence");
