@@ -320,7 +320,9 @@ func TestASelectionInSettledBlocksSurvivesStreaming(t *testing.T) {
 	start(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=sample-20k&token_chars=16&gap_ms=3"}, 1500)
 	selected := browsertest.Eval[string](t, ctx, `(() => {
 		const c = document.querySelector('[data-trickle="content"]');
-		const first = c.firstElementChild; // settled: the tail is always last
+		// The first settled block (the tail is always last), inside its
+		// group of settled blocks.
+		const first = c.querySelector('[data-trickle="settled"] > *') ?? c.firstElementChild;
 		const range = document.createRange();
 		range.selectNodeContents(first);
 		const sel = window.getSelection();

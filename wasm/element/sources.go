@@ -1,11 +1,11 @@
 package element
 
 import (
-	"html"
 	"net/url"
 	"strconv"
 	"strings"
 
+	"github.com/trickle-dev/trickle/internal/htmlx"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/stream"
 )
@@ -23,7 +23,7 @@ func SourcesHTML(sources []stream.Source, policy render.Policy, w *Strings) stri
 	}
 	var b strings.Builder
 	b.WriteString(`<p data-trickle="sources-heading">`)
-	b.WriteString(html.EscapeString(w.Sources))
+	b.WriteString(htmlx.Escape(w.Sources))
 	b.WriteString(`</p><ol data-trickle="sources-list">`)
 	for i, s := range sources {
 		n := strconv.Itoa(i + 1)
@@ -32,18 +32,18 @@ func SourcesHTML(sources []stream.Source, policy render.Policy, w *Strings) stri
 		b.WriteString(`<li data-trickle="source" data-n="` + n + `">`)
 		if s.URL != "" && policy.AllowsLink(s.URL) {
 			b.WriteString(`<a href="`)
-			b.WriteString(html.EscapeString(s.URL))
+			b.WriteString(htmlx.Escape(s.URL))
 			b.WriteString(`" rel="` + render.Rel + `" target="_blank">`)
-			b.WriteString(html.EscapeString(title))
+			b.WriteString(htmlx.Escape(title))
 			b.WriteString(`</a>`)
 		} else {
 			b.WriteString(`<span data-trickle="source-title">`)
-			b.WriteString(html.EscapeString(title))
+			b.WriteString(htmlx.Escape(title))
 			b.WriteString(`</span>`)
 		}
 		if host != "" && host != title {
 			b.WriteString(` <span data-trickle="source-host">`)
-			b.WriteString(html.EscapeString(host))
+			b.WriteString(htmlx.Escape(host))
 			b.WriteString(`</span>`)
 		}
 		b.WriteString(`</li>`)
