@@ -165,6 +165,10 @@ var (
 	keyHome      = walkPress{"Home", []string{"Home"}, kb.Home, false}
 	keyEnd       = walkPress{"End", []string{"End"}, kb.End, false}
 	keyEscape    = walkPress{"Escape", []string{"Escape"}, kb.Escape, false}
+	// Page Up and Page Down (X's Prior and Next) are the feed pattern's
+	// keys, which Orca leaves to the page in browse mode.
+	keyPageUp   = walkPress{"Page Up", []string{"Prior"}, kb.PageUp, false}
+	keyPageDown = walkPress{"Page Down", []string{"Next"}, kb.PageDown, false}
 	// keyStickyFocus is Orca+A pressed twice (Insert is Orca's key in its
 	// desktop layout): focus mode, sticky, so that Orca leaves every key
 	// to the page whatever takes the focus (once, it toggles focus mode
@@ -205,8 +209,10 @@ const focused = `(() => { const e = document.activeElement; return e.dataset?.tr
 // the focus along): focusMode presses Orca+A twice on the newest turn
 // first, as a reader does to use a web application's own keys, and
 // checks that Orca said "Focus mode is sticky". Without it (the
-// walk-browse scenario) the walk is what a reader who stays in browse
-// mode gets.
+// walk-browse scenario) the reader stays in browse mode and walks with
+// the keys Orca leaves to the page there, the feed pattern's: Page Up
+// five times to the first turn, Page Down five times to the last, then
+// Escape; the checks are the same.
 func walkScenario(tab context.Context, lab *Lab, url string, focusMode bool) (*result, error) {
 	if focusMode && !lab.HasXKeys() {
 		return nil, fmt.Errorf("the walk needs xdotool: Orca must hear Orca+A")
@@ -249,7 +255,7 @@ func walkScenario(tab context.Context, lab *Lab, url string, focusMode bool) (*r
 		return nil, err
 	}
 	lab.WaitQuiet(tab, 2*time.Second, 30*time.Second)
-	r := &result{name: "walk-browse", action: "a stored six-turn thread walked from the composer in Orca's browse mode: Shift+Tab into it, ArrowUp, ArrowDown, Home, End, Escape" + keysVia(lab), before: lab.OrcaSaid()}
+	r := &result{name: "walk-browse", action: "a stored six-turn thread walked from the composer in Orca's browse mode: Shift+Tab into it, Page Up, Page Down, Escape" + keysVia(lab), before: lab.OrcaSaid()}
 	if focusMode {
 		r.name, r.action = "walk", "a stored six-turn thread walked from the composer: Shift+Tab into it, Orca+A twice (sticky focus mode), ArrowUp, ArrowDown, Home, End, Escape"+keysVia(lab)
 	}
@@ -304,14 +310,23 @@ func walkScenario(tab context.Context, lab *Lab, url string, focusMode bool) (*r
 		key walkPress
 		to  int
 	}
+	// In browse mode the walk's keys are Page Up and Page Down, the ones
+	// Orca leaves to the page there (Home and End are its own).
+	up, down := keyArrowUp, keyArrowDown
+	if !focusMode {
+		up, down = keyPageUp, keyPageDown
+	}
 	var moves []move
 	for i := n - 2; i >= 0; i-- {
-		moves = append(moves, move{keyArrowUp, i})
+		moves = append(moves, move{up, i})
 	}
 	for i := 1; i < n; i++ {
-		moves = append(moves, move{keyArrowDown, i})
+		moves = append(moves, move{down, i})
 	}
-	moves = append(moves, move{keyHome, 0}, move{keyEnd, n - 1}, move{keyEscape, -1})
+	if focusMode {
+		moves = append(moves, move{keyHome, 0}, move{keyEnd, n - 1})
+	}
+	moves = append(moves, move{keyEscape, -1})
 	for _, m := range moves {
 		at := time.Now()
 		if err := m.key.press(tab, lab); err != nil {
