@@ -129,6 +129,30 @@ func CheckWalk(heard []Utterance, steps []WalkStep, labels, texts []string) ([]H
 	return out, exp
 }
 
+// CheckBrowseMode checks that Orca stayed in browse mode while the reader
+// walked the thread, from the first key of steps until the last (the
+// Escape back to the composer, an editable field where Orca switches to
+// focus mode by itself): Orca says "Focus mode" whenever it switches, so
+// the walk must not hear it. A walk that passed in focus mode would not
+// show that the keys reach the page in browse mode.
+func CheckBrowseMode(heard []Utterance, steps []WalkStep) Expectation {
+	e := Expectation{Name: "Orca stayed in browse mode until Escape (it never said \"Focus mode\")", OK: true, Why: "no switch was heard"}
+	if len(steps) == 0 {
+		return Expectation{Name: e.Name, Why: "no key was pressed"}
+	}
+	from, until := steps[0].At, steps[len(steps)-1].At
+	for _, u := range heard {
+		if u.Interrupt || u.At.Before(from) || !u.At.Before(until) {
+			continue
+		}
+		if hasRun(wordsOf(u.Text), []string{"focus", "mode"}) {
+			e.OK, e.Why = false, fmt.Sprintf("Orca said %q at %s", norm(u.Text), u.At.Format("15:04:05.000"))
+			break
+		}
+	}
+	return e
+}
+
 // wordsOf is s in lower-case words, without punctuation.
 func wordsOf(s string) []string {
 	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
@@ -370,6 +394,8 @@ func walkScenario(tab context.Context, lab *Lab, url string, focusMode bool) (*r
 	r.heard, r.exp = CheckWalk(after, steps, labels, texts)
 	if toggled != nil {
 		r.exp = append([]Expectation{*toggled}, r.exp...)
+	} else {
+		r.exp = append(r.exp, CheckBrowseMode(after, steps))
 	}
 	r.exp = append(r.exp, Expectation{Name: "the focus followed the keys (document.activeElement)", OK: len(wrong) == 0,
 		Why: map[bool]string{true: fmt.Sprintf("%d keys, each put the focus on the turn it should, Escape on the composer", len(steps)-1), false: strings.Join(wrong, "; ")}[len(wrong) == 0]})
