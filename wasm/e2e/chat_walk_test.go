@@ -67,7 +67,8 @@ func focusedAX(t *testing.T, ctx context.Context) (role, name, description strin
 // conversation with the simulated model: Shift+Tab from the composer
 // reaches the newest turn through its actions only (the thread is one
 // stop), the arrows, Page Up and Page Down, Home and End move between
-// turns (Ctrl+End leaves for the composer), and each turn the
+// turns (Ctrl+End leaves for the composer, Ctrl+Home for the control
+// before the chat), and each turn the
 // browser exposes is an article named by speaker and place and described
 // by its text; Escape and Enter go back to the composer; from a focused
 // turn Tab reaches its actions, and Enter on them copies the answer's
@@ -150,6 +151,18 @@ func TestTheThreadIsWalkedByKeyboard(t *testing.T) {
 	_, err = chromedp.Run(ctx, chromedp.KeyEvent(kb.End, chromedp.KeyModifiers(chromedp.ModifierCtrl)))
 	require.NoError(t, err)
 	require.Equal(t, "input", where(), "Ctrl+End: out of the feed, to the composer")
+	for range len(passed) + 1 {
+		shiftTab(t, ctx)
+	}
+	require.Equal(t, "turn:The assistant said, 6 of 6", where())
+	// Ctrl+Home leaves it for the page's last control before it.
+	browsertest.Eval[bool](t, ctx, `(() => { const b = document.createElement("button"); b.id = "before-chat"; b.textContent = "before"; document.getElementById("chat").before(b); return true; })()`)
+	_, err = chromedp.Run(ctx, chromedp.KeyEvent(kb.Home, chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+	require.NoError(t, err)
+	require.Equal(t, "before-chat", browsertest.Eval[string](t, ctx, `document.activeElement.id`), "Ctrl+Home: out of the feed, to the control before it")
+	browsertest.Eval[bool](t, ctx, `(() => { document.getElementById("before-chat").remove(); return true; })()`)
+	_, err = chromedp.Run(ctx, chromedp.Focus(`#chat textarea`))
+	require.NoError(t, err)
 	for range len(passed) + 1 {
 		shiftTab(t, ctx)
 	}
