@@ -23,9 +23,12 @@
 //     turn's label ("You said, 5 of 6"), then its text, and nothing of
 //     another turn, and after Escape the composer's name, with the focus
 //     there (document.activeElement after each key);
-//   - walk-browse (not run unless named): the same without Orca+A, in the
-//     browse mode Orca is in on a turn, where the arrows, Home and End
-//     are Orca's own: its checks fail (docs/notes/orca.md).
+//   - walk-browse: the same thread without Orca+A,
+//     in the browse mode Orca is in on a turn, where the arrows, Home and
+//     End are Orca's own: walked with the keys Orca leaves to the page
+//     there (the feed pattern's Page Up to the first turn, Page Down to
+//     the last), then Escape, with the same checks, and Orca must not
+//     have switched to focus mode before the Escape.
 //
 // Every scenario runs twice (-arianotify on,off): with the browser's
 // ariaNotify, then with it removed before the page's scripts run, so the
@@ -85,7 +88,7 @@ func run() int {
 	var o options
 	flag.StringVar(&o.trickle, "trickle", "bin/trickle", "the relay binary (make build)")
 	flag.StringVar(&o.chromium, "chromium", firstNonEmpty(os.Getenv("TRICKLE_CHROMIUM"), "/usr/bin/chromium"), "the Chromium to run")
-	flag.StringVar(&o.scenarios, "scenarios", "answer,chat,stop,control,walk", "the scenarios to run, comma-separated: answer, chat, stop, control (the chat in the page's own live region: the checks must fail), walk (a stored thread walked by keyboard, in Orca's focus mode), walk-browse (the same in Orca's browse mode: Orca's own keys, which fail the walk's checks)")
+	flag.StringVar(&o.scenarios, "scenarios", "answer,chat,stop,control,walk,walk-browse", "the scenarios to run, comma-separated: answer, chat, stop, control (the chat in the page's own live region: the checks must fail), walk (a stored thread walked by keyboard, in Orca's focus mode), walk-browse (the thread walked in Orca's browse mode with Page Up and Page Down)")
 	flag.StringVar(&o.ariaNotify, "arianotify", "on,off", "run the scenarios with the browser's ariaNotify (on), with it removed before the page's scripts run (off: the live regions speak), or both, in that order")
 	flag.StringVar(&o.message, "message", "My parrot Zephyr wonders how you work.", "the reader's first message in the chat scenario (and the control's)")
 	flag.StringVar(&o.message2, "message2", "Tell Zephyr a parrot joke, please.", "the reader's second message in the chat scenario")

@@ -129,6 +129,30 @@ func CheckWalk(heard []Utterance, steps []WalkStep, labels, texts []string) ([]H
 	return out, exp
 }
 
+// CheckBrowseMode checks that Orca stayed in browse mode while the reader
+// walked the thread, from the first key of steps until the last (the
+// Escape back to the composer, an editable field where Orca switches to
+// focus mode by itself): Orca says "Focus mode" whenever it switches, so
+// the walk must not hear it. A walk that passed in focus mode would not
+// show that the keys reach the page in browse mode.
+func CheckBrowseMode(heard []Utterance, steps []WalkStep) Expectation {
+	e := Expectation{Name: "Orca stayed in browse mode until Escape (it never said \"Focus mode\")", OK: true, Why: "no switch was heard"}
+	if len(steps) == 0 {
+		return Expectation{Name: e.Name, Why: "no key was pressed"}
+	}
+	from, until := steps[0].At, steps[len(steps)-1].At
+	for _, u := range heard {
+		if u.Interrupt || u.At.Before(from) || !u.At.Before(until) {
+			continue
+		}
+		if hasRun(wordsOf(u.Text), []string{"focus", "mode"}) {
+			e.OK, e.Why = false, fmt.Sprintf("Orca said %q at %s", norm(u.Text), u.At.Format("15:04:05.000"))
+			break
+		}
+	}
+	return e
+}
+
 // wordsOf is s in lower-case words, without punctuation.
 func wordsOf(s string) []string {
 	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
@@ -165,6 +189,10 @@ var (
 	keyHome      = walkPress{"Home", []string{"Home"}, kb.Home, false}
 	keyEnd       = walkPress{"End", []string{"End"}, kb.End, false}
 	keyEscape    = walkPress{"Escape", []string{"Escape"}, kb.Escape, false}
+	// Page Up and Page Down (X's Prior and Next) are the feed pattern's
+	// keys, which Orca leaves to the page in browse mode.
+	keyPageUp   = walkPress{"Page Up", []string{"Prior"}, kb.PageUp, false}
+	keyPageDown = walkPress{"Page Down", []string{"Next"}, kb.PageDown, false}
 	// keyStickyFocus is Orca+A pressed twice (Insert is Orca's key in its
 	// desktop layout): focus mode, sticky, so that Orca leaves every key
 	// to the page whatever takes the focus (once, it toggles focus mode
@@ -205,8 +233,10 @@ const focused = `(() => { const e = document.activeElement; return e.dataset?.tr
 // the focus along): focusMode presses Orca+A twice on the newest turn
 // first, as a reader does to use a web application's own keys, and
 // checks that Orca said "Focus mode is sticky". Without it (the
-// walk-browse scenario) the walk is what a reader who stays in browse
-// mode gets.
+// walk-browse scenario) the reader stays in browse mode and walks with
+// the keys Orca leaves to the page there, the feed pattern's: Page Up
+// five times to the first turn, Page Down five times to the last, then
+// Escape; the checks are the same.
 func walkScenario(tab context.Context, lab *Lab, url string, focusMode bool) (*result, error) {
 	if focusMode && !lab.HasXKeys() {
 		return nil, fmt.Errorf("the walk needs xdotool: Orca must hear Orca+A")
@@ -249,7 +279,7 @@ func walkScenario(tab context.Context, lab *Lab, url string, focusMode bool) (*r
 		return nil, err
 	}
 	lab.WaitQuiet(tab, 2*time.Second, 30*time.Second)
-	r := &result{name: "walk-browse", action: "a stored six-turn thread walked from the composer in Orca's browse mode: Shift+Tab into it, ArrowUp, ArrowDown, Home, End, Escape" + keysVia(lab), before: lab.OrcaSaid()}
+	r := &result{name: "walk-browse", action: "a stored six-turn thread walked from the composer in Orca's browse mode: Shift+Tab into it, Page Up, Page Down, Escape" + keysVia(lab), before: lab.OrcaSaid()}
 	if focusMode {
 		r.name, r.action = "walk", "a stored six-turn thread walked from the composer: Shift+Tab into it, Orca+A twice (sticky focus mode), ArrowUp, ArrowDown, Home, End, Escape"+keysVia(lab)
 	}
@@ -304,14 +334,23 @@ func walkScenario(tab context.Context, lab *Lab, url string, focusMode bool) (*r
 		key walkPress
 		to  int
 	}
+	// In browse mode the walk's keys are Page Up and Page Down, the ones
+	// Orca leaves to the page there (Home and End are its own).
+	up, down := keyArrowUp, keyArrowDown
+	if !focusMode {
+		up, down = keyPageUp, keyPageDown
+	}
 	var moves []move
 	for i := n - 2; i >= 0; i-- {
-		moves = append(moves, move{keyArrowUp, i})
+		moves = append(moves, move{up, i})
 	}
 	for i := 1; i < n; i++ {
-		moves = append(moves, move{keyArrowDown, i})
+		moves = append(moves, move{down, i})
 	}
-	moves = append(moves, move{keyHome, 0}, move{keyEnd, n - 1}, move{keyEscape, -1})
+	if focusMode {
+		moves = append(moves, move{keyHome, 0}, move{keyEnd, n - 1})
+	}
+	moves = append(moves, move{keyEscape, -1})
 	for _, m := range moves {
 		at := time.Now()
 		if err := m.key.press(tab, lab); err != nil {
@@ -355,6 +394,8 @@ func walkScenario(tab context.Context, lab *Lab, url string, focusMode bool) (*r
 	r.heard, r.exp = CheckWalk(after, steps, labels, texts)
 	if toggled != nil {
 		r.exp = append([]Expectation{*toggled}, r.exp...)
+	} else {
+		r.exp = append(r.exp, CheckBrowseMode(after, steps))
 	}
 	r.exp = append(r.exp, Expectation{Name: "the focus followed the keys (document.activeElement)", OK: len(wrong) == 0,
 		Why: map[bool]string{true: fmt.Sprintf("%d keys, each put the focus on the turn it should, Escape on the composer", len(steps)-1), false: strings.Join(wrong, "; ")}[len(wrong) == 0]})

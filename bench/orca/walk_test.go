@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,4 +120,36 @@ func TestRunAtMatchesWholeWords(t *testing.T) {
 	require.Equal(t, 1, runAt(wordsOf("Article: you SAID, 5 of 6!"), wordsOf("You said, 5 of 6"), 0))
 	require.Equal(t, -1, runAt(wordsOf("you said 5 of 6"), wordsOf("you said 5 of 6"), 1))
 	require.Equal(t, -1, runAt(wordsOf("anything"), nil, 0))
+}
+
+// The browse-mode walk must not pass by Orca having switched to focus
+// mode: a "Focus mode" heard between the first key and the Escape fails
+// it; the same words after the Escape (Orca entering the composer, an
+// editable field) do not.
+func TestCheckBrowseModeFailsWhenOrcaSwitchedToFocusMode(t *testing.T) {
+	day := time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return day.Add(time.Duration(s * float64(time.Second))) }
+	steps := []WalkStep{
+		{Key: "Shift+Tab", At: at(0)},
+		{Key: "Page Up", At: at(2)},
+		{Key: "Page Down", At: at(4)},
+		{Key: "Escape", At: at(6)},
+	}
+	walked := []Utterance{
+		{At: at(0.1), Text: "The assistant said, 6 of 6."},
+		{At: at(2.0), Interrupt: true},
+		{At: at(2.1), Text: "You said, 5 of 6."},
+		{At: at(4.1), Text: "The assistant said, 6 of 6."},
+		{At: at(6.1), Text: "Message entry."},
+		{At: at(6.2), Text: "Focus mode"},
+	}
+	require.True(t, CheckBrowseMode(walked, steps).OK, "Focus mode after the Escape is Orca entering the composer")
+	switched := append(slices.Clone(walked), Utterance{At: at(3), Text: "Focus mode"})
+	e := CheckBrowseMode(switched, steps)
+	require.False(t, e.OK)
+	require.Equal(t, `Orca said "Focus mode" at 00:00:03.000`, e.Why)
+	sticky := append(slices.Clone(walked), Utterance{At: at(1), Text: "Focus mode is sticky."})
+	require.False(t, CheckBrowseMode(sticky, steps).OK, "sticky focus mode is focus mode")
+	require.True(t, CheckBrowseMode(append(slices.Clone(walked), Utterance{At: at(-1), Text: "Focus mode"}), steps).OK, "before the walk (the composer focused by script) does not count")
+	require.False(t, CheckBrowseMode(walked, nil).OK, "no walk, no pass")
 }

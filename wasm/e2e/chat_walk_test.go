@@ -66,7 +66,9 @@ func focusedAX(t *testing.T, ctx context.Context) (role, name, description strin
 // The thread walked with real key presses in Chromium, on a six-turn
 // conversation with the simulated model: Shift+Tab from the composer
 // reaches the newest turn through its actions only (the thread is one
-// stop), the arrows, Home and End move between turns, and each turn the
+// stop), the arrows, Page Up and Page Down, Home and End move between
+// turns (Ctrl+End leaves for the composer, Ctrl+Home for the control
+// before the chat), and each turn the
 // browser exposes is an article named by speaker and place and described
 // by its text; Escape and Enter go back to the composer; from a focused
 // turn Tab reaches its actions, and Enter on them copies the answer's
@@ -125,6 +127,13 @@ func TestTheThreadIsWalkedByKeyboard(t *testing.T) {
 		{kb.ArrowUp, "You said, 1 of 6", user("hello")},
 		{kb.ArrowDown, "The assistant said, 2 of 6", answers[0]},
 		{kb.End, "The assistant said, 6 of 6", answers[2]},
+		// The feed pattern's keys, which screen readers in browse mode
+		// leave to the page: the same walk.
+		{kb.PageUp, "You said, 5 of 6", user("thanks")},
+		{kb.PageUp, "The assistant said, 4 of 6", answers[1]},
+		{kb.PageDown, "You said, 5 of 6", user("thanks")},
+		{kb.PageDown, "The assistant said, 6 of 6", answers[2]},
+		{kb.PageDown, "The assistant said, 6 of 6", answers[2]},
 	}
 	for _, w := range want {
 		press(t, ctx, w.key)
@@ -138,6 +147,26 @@ func TestTheThreadIsWalkedByKeyboard(t *testing.T) {
 		}
 		require.Equal(t, w.description.Text, got, "%s is described by its text alone (its toolbars aside): no thinking, no status, no announcer", w.name)
 	}
+	// Ctrl+End leaves the feed for what follows it: the composer.
+	_, err = chromedp.Run(ctx, chromedp.KeyEvent(kb.End, chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+	require.NoError(t, err)
+	require.Equal(t, "input", where(), "Ctrl+End: out of the feed, to the composer")
+	for range len(passed) + 1 {
+		shiftTab(t, ctx)
+	}
+	require.Equal(t, "turn:The assistant said, 6 of 6", where())
+	// Ctrl+Home leaves it for the page's last control before it.
+	browsertest.Eval[bool](t, ctx, `(() => { const b = document.createElement("button"); b.id = "before-chat"; b.textContent = "before"; document.getElementById("chat").before(b); return true; })()`)
+	_, err = chromedp.Run(ctx, chromedp.KeyEvent(kb.Home, chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+	require.NoError(t, err)
+	require.Equal(t, "before-chat", browsertest.Eval[string](t, ctx, `document.activeElement.id`), "Ctrl+Home: out of the feed, to the control before it")
+	browsertest.Eval[bool](t, ctx, `(() => { document.getElementById("before-chat").remove(); return true; })()`)
+	_, err = chromedp.Run(ctx, chromedp.Focus(`#chat textarea`))
+	require.NoError(t, err)
+	for range len(passed) + 1 {
+		shiftTab(t, ctx)
+	}
+	require.Equal(t, "turn:The assistant said, 6 of 6", where())
 	press(t, ctx, kb.Escape)
 	require.Equal(t, "input", where(), "Escape: back to the composer")
 	for range len(passed) + 1 {

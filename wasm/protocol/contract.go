@@ -231,7 +231,7 @@ var Strings = []String{
 	{"chatEdit", "Edit", ByPage, "the button on the last question"},
 	{"chatCopyAnswer", "Copy answer", ByPage, "each answer's button that copies it as markdown"},
 	{"chatThread", "Conversation", ByPage, "the thread's name, said when focus enters it"},
-	{"chatThreadKeys", "Up and down arrows move between messages, Home and End to the first and last, Escape back to the message box.", ByPage, "the thread's description, said when focus enters it"},
+	{"chatThreadKeys", "Page Up and Page Down, or the up and down arrows, move between messages, Home and End to the first and last, Escape back to the message box.", ByPage, "the thread's description, said when focus enters it"},
 	{"chatTurnYou", "You said, {n} of {total}", ByPage, "a turn of the reader's, said when the thread is walked (its position in the thread)"},
 	{"chatTurnAssistant", "The assistant said, {n} of {total}", ByPage, "an answer's turn, said when the thread is walked"},
 	{"chatCutOff", "[This answer was cut off before it finished.]", ByPage, "sent to the model after a cut-off answer's text, never shown"},

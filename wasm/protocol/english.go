@@ -92,7 +92,7 @@ const (
 	EnglishChatEdit              = "Edit"
 	EnglishChatCopyAnswer        = "Copy answer"
 	EnglishChatThread            = "Conversation"
-	EnglishChatThreadKeys        = "Up and down arrows move between messages, Home and End to the first and last, Escape back to the message box."
+	EnglishChatThreadKeys        = "Page Up and Page Down, or the up and down arrows, move between messages, Home and End to the first and last, Escape back to the message box."
 	EnglishChatTurnYou           = "You said, {n} of {total}"
 	EnglishChatTurnAssistant     = "The assistant said, {n} of {total}"
 	EnglishChatCutOff            = "[This answer was cut off before it finished.]"

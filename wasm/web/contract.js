@@ -182,7 +182,7 @@ export const ENGLISH = /* @__PURE__ */ Object.freeze({
   chatEdit: "Edit",
   chatCopyAnswer: "Copy answer",
   chatThread: "Conversation",
-  chatThreadKeys: "Up and down arrows move between messages, Home and End to the first and last, Escape back to the message box.",
+  chatThreadKeys: "Page Up and Page Down, or the up and down arrows, move between messages, Home and End to the first and last, Escape back to the message box.",
   chatTurnYou: "You said, {n} of {total}",
   chatTurnAssistant: "The assistant said, {n} of {total}",
   chatCutOff: "[This answer was cut off before it finished.]",

@@ -1,6 +1,9 @@
 // The chat's thread as a reader walks it (docs/chat-thread.md): one tab
-// stop (a roving tabindex over the turns), ArrowUp and ArrowDown between
-// turns, Home and End to the first and the last, Enter or Escape back to
+// stop (a roving tabindex over the turns), Page Up and Page Down (the
+// WAI-ARIA feed pattern's keys, which screen readers leave to the page
+// in browse mode) or ArrowUp and ArrowDown between turns, Home and End
+// to the first and the last, Ctrl+Home and Ctrl+End out of the feed
+// (before it, and to the composer after it), Enter or Escape back to
 // the composer. Each turn is an article named by its speaker and its
 // place ("The assistant said, 4 of 9") and described by its text, and
 // carries its own actions (copy the answer as markdown, regenerate, edit)
@@ -29,6 +32,10 @@ const TURN = '[data-trickle-chat="turn"]';
 // answer's own controls (links, a code block's Copy, the thinking
 // summary, Retry).
 const INNER = "a[href], button, summary, input, select, textarea, [tabindex]";
+
+// TABBABLE is what a Tab may reach on the page (each still checked for
+// its tabindex, disabled, hidden or inert).
+const TABBABLE = "a[href], area[href], button, summary, input:not([type=hidden]), select, textarea, iframe, [contenteditable], [tabindex]";
 
 // ICONS are the action buttons' pictures: 16-unit line drawings in
 // currentColor, hidden from screen readers (each button is named by its
@@ -207,7 +214,9 @@ export class Thread {
 
   // #key walks the thread: on a turn, or on one of its actions.
   #key(e) {
-    if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey || e.isComposing) return;
+    if (e.altKey || e.metaKey || e.shiftKey || e.isComposing) return;
+    // Ctrl only with Home and End: the feed pattern's way out.
+    if (e.ctrlKey && e.key !== "Home" && e.key !== "End") return;
     const turn = e.target.closest?.(TURN);
     if (!turn || turn.parentElement !== this.#turns) return;
     const onTurn = e.target === turn;
@@ -218,16 +227,28 @@ export class Thread {
     let to = -1;
     switch (e.key) {
       case "ArrowUp":
+      case "PageUp":
         to = Math.max(0, i - 1);
         break;
       case "ArrowDown":
+      case "PageDown":
         to = Math.min(list.length - 1, i + 1);
         break;
       case "Home":
+        if (e.ctrlKey) {
+          // Out of the feed, to what can take focus just before it; with
+          // nothing there, the key is the browser's.
+          const before = this.#before();
+          if (!before) return;
+          e.preventDefault();
+          before.focus();
+          return;
+        }
         to = 0;
         break;
       case "End":
-        to = list.length - 1;
+        // Ctrl+End: out of the feed, to what follows it (the composer).
+        if (!e.ctrlKey) to = list.length - 1;
         break;
       case "Escape":
         break;
@@ -243,6 +264,22 @@ export class Thread {
       return;
     }
     this.focus(list[to]);
+  }
+
+  // #before is the last element before the thread, in the document's
+  // order, that a Tab can reach (the feed pattern's "first focusable
+  // element before the feed"), or null.
+  #before() {
+    const t = this.#turns;
+    const all = [...t.ownerDocument.querySelectorAll(TABBABLE)];
+    for (let k = all.length - 1; k >= 0; k--) {
+      const e = all[k];
+      if (!(e.compareDocumentPosition(t) & e.DOCUMENT_POSITION_FOLLOWING) || t.contains(e)) continue;
+      if (e.tabIndex < 0 || e.disabled || e.closest("[hidden], [inert]")) continue;
+      if (typeof e.checkVisibility === "function" && !e.checkVisibility()) continue;
+      return e;
+    }
+    return null;
   }
 
   // focus moves the reader to turn: it becomes the thread's stop and is

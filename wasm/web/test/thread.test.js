@@ -96,7 +96,7 @@ test("each turn is an article named by its speaker and place, described by its t
   const feed = c.querySelector('[data-trickle-chat="turns"]');
   assert.equal(feed.getAttribute("role"), "feed");
   assert.equal(feed.getAttribute("aria-label"), "Conversation");
-  assert.match(document.getElementById(feed.getAttribute("aria-describedby")).textContent, /arrows move between messages/);
+  assert.match(document.getElementById(feed.getAttribute("aria-describedby")).textContent, /^Page Up and Page Down, or the up and down arrows, move between messages/);
   // The page's words, and a new turn renumbers every turn.
   c.strings = { chatTurnAssistant: "Bot, {n}/{total}", chatTurnYou: "Me, {n}/{total}" };
   assert.equal(turns(c)[1].getAttribute("aria-label"), "Bot, 2/6");
@@ -134,6 +134,74 @@ test("the thread is one tab stop: the arrows, Home and End walk it, Enter and Es
   key(list[2], "Enter");
   assert.equal(document.activeElement, input, "Enter: the composer");
   assert.deepEqual(stops().filter((e) => e.matches('[data-trickle-chat="turn"]')), [list[2]], "the stop stays where the reader left it");
+});
+
+test("Page Up and Page Down walk the thread as the arrows do (the feed pattern's keys), from a turn or its actions", () => {
+  const c = chat();
+  const list = turns(c);
+  const labels = list.map((t) => t.getAttribute("aria-label"));
+  const described = list.map((t) => t.getAttribute("aria-describedby"));
+  list[5].focus();
+  const walk = [
+    ["PageUp", 4],
+    ["PageUp", 3],
+    ["PageUp", 2],
+    ["PageUp", 1],
+    ["PageUp", 0],
+    ["PageUp", 0],
+    ["PageDown", 1],
+    ["PageDown", 2],
+    ["PageDown", 3],
+    ["PageDown", 4],
+    ["PageDown", 5],
+    ["PageDown", 5],
+  ];
+  for (const [k, want] of walk) {
+    assert.equal(key(document.activeElement, k), false, `${k} is the thread's`);
+    assert.equal(document.activeElement, list[want], `${k} → turn ${want + 1}`);
+    assert.deepEqual(inTabOrder(c).filter((e) => e.matches('[data-trickle-chat="turn"]')), [list[want]], "the stop moved with the focus");
+  }
+  assert.deepEqual(list.map((t) => t.getAttribute("aria-label")), labels, "no label changed");
+  assert.deepEqual(list.map((t) => t.getAttribute("aria-describedby")), described, "no description changed");
+  const copy = list[3].querySelector('[data-trickle-chat="copy-answer"]');
+  list[3].focus();
+  copy.focus();
+  key(copy, "PageDown");
+  assert.equal(document.activeElement, list[4], "Page Down from an action: the next turn");
+  for (const mod of ["shiftKey", "altKey", "ctrlKey", "metaKey"]) {
+    assert.equal(key(document.activeElement, "PageUp", { [mod]: true }), true, `${mod}+Page Up is not the thread's`);
+    assert.equal(document.activeElement, list[4]);
+  }
+});
+
+test("Ctrl+Home leaves the feed for what can take focus before it, Ctrl+End for the composer after it", () => {
+  const c = chat();
+  const list = turns(c);
+  const input = c.querySelector("textarea");
+  list[2].focus();
+  assert.equal(key(list[2], "Home", { ctrlKey: true }), true, "with nothing focusable before the feed, Ctrl+Home is the browser's");
+  assert.equal(document.activeElement, list[2]);
+  // The page's own controls before the chat: the nearest one a Tab reaches.
+  const far = document.createElement("button");
+  const near = document.createElement("a");
+  near.href = "#top";
+  const skipped = [document.createElement("button"), document.createElement("input"), document.createElement("span")];
+  skipped[0].disabled = true;
+  skipped[1].tabIndex = -1;
+  skipped[2].hidden = true;
+  skipped[2].append(document.createElement("button"));
+  document.body.prepend(far, near, ...skipped);
+  assert.equal(key(list[2], "Home", { ctrlKey: true }), false, "Ctrl+Home is the thread's");
+  assert.equal(document.activeElement, near, "Ctrl+Home: the last control before the feed");
+  list[4].focus();
+  const edit = list[4].querySelector('[data-trickle-chat="edit"]');
+  edit.focus();
+  assert.equal(key(edit, "End", { ctrlKey: true }), false, "Ctrl+End is the thread's, from an action too");
+  assert.equal(document.activeElement, input, "Ctrl+End: the composer, the feed's next stop");
+  assert.deepEqual(inTabOrder(c).filter((e) => e.matches('[data-trickle-chat="turn"]')), [list[4]], "the stop stays where the reader left it");
+  list[1].focus();
+  key(list[1], "End");
+  assert.equal(document.activeElement, list[5], "End without Ctrl: still the newest turn");
 });
 
 test("an answer's own controls are out of the tab order but in the stop's turn, and Tab from outside lands on the stop", () => {

@@ -280,7 +280,7 @@ export interface TrickleStrings {
   chatCopyAnswer: string;
   /** Conversation */
   chatThread: string;
-  /** Up and down arrows move between messages, Home and End to the first and last, Escape back to the message box. */
+  /** Page Up and Page Down, or the up and down arrows, move between messages, Home and End to the first and last, Escape back to the message box. */
   chatThreadKeys: string;
   /** You said, {n} of {total} */
   chatTurnYou: string;
