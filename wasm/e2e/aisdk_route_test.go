@@ -35,12 +35,30 @@ type aisdkRoute struct {
 	errors  []string // what the route threw
 	closed  int      // answers whose client went away before their end
 	booked  int      // book_table runs
+	sdk     string   // the release of the ai package the route runs on
 }
 
 func (r *aisdkRoute) seen() (bodies []map[string]any, prompts [][]map[string]any, errs []string, closed int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.bodies), slices.Clone(r.prompts), slices.Clone(r.errors), r.closed
+}
+
+// aiMajors are the AI SDK majors the route runs on: the 6 major as "ai"
+// and the current one as "ai7" (an npm alias), both pinned in
+// testdata/aisdk-route/package-lock.json; server.mjs takes the package's
+// name from AI_SDK.
+var aiMajors = []struct{ name, pkg string }{{"ai6", "ai"}, {"ai7", "ai7"}}
+
+// forEachAIMajor runs f once for each AI SDK major, as a subtest whose
+// route (startAISDKRoute) runs on it.
+func forEachAIMajor(t *testing.T, f func(t *testing.T)) {
+	for _, m := range aiMajors {
+		t.Run(m.name, func(t *testing.T) {
+			t.Setenv("AI_SDK", m.pkg)
+			f(t)
+		})
+	}
 }
 
 func startAISDKRoute(t *testing.T) *aisdkRoute {
@@ -74,10 +92,23 @@ func startAISDKRoute(t *testing.T) *aisdkRoute {
 			r.errors = append(r.errors, raw)
 		case "closed":
 			r.closed++
+		case "sdk":
+			var v struct{ Version string }
+			if json.Unmarshal([]byte(raw), &v) == nil {
+				r.sdk = v.Version
+			}
 		case "booked":
 			r.booked++
 		}
 	}, "server.mjs", widget)
+	want := "6."
+	if os.Getenv("AI_SDK") == "ai7" {
+		want = "7."
+	}
+	r.mu.Lock()
+	sdk := r.sdk
+	r.mu.Unlock()
+	require.True(t, strings.HasPrefix(sdk, want), "the route runs on ai %sx, not %q", want, sdk)
 	return r
 }
 
@@ -92,6 +123,10 @@ func startAISDKRoute(t *testing.T) *aisdkRoute {
 // same route refuses the OpenAI-style body (the chat's default), as it
 // did before.
 func TestAChatTalksToAnAISDKRouteUnchanged(t *testing.T) {
+	forEachAIMajor(t, aChatTalksToAnAISDKRouteUnchanged)
+}
+
+func aChatTalksToAnAISDKRouteUnchanged(t *testing.T) {
 	r := startAISDKRoute(t)
 	ctx := untouchedTab(t)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(r.url+"/")))
@@ -212,6 +247,10 @@ func TestAChatTalksToAnAISDKRouteUnchanged(t *testing.T) {
 // part's approval-responded, the route never runs the tool, and the
 // denial reaches the model as the tool's result.
 func TestAnAISDKRoutesApprovalRequestIsAskedAndDenyReachesTheModel(t *testing.T) {
+	forEachAIMajor(t, anAISDKRoutesApprovalRequestIsAskedAndDenyReachesTheModel)
+}
+
+func anAISDKRoutesApprovalRequestIsAskedAndDenyReachesTheModel(t *testing.T) {
 	r := startAISDKRoute(t)
 	ctx := untouchedTab(t)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(r.url+"/")))

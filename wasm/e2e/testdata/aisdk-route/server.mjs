@@ -13,7 +13,8 @@
 // signed with it, and answers 401 otherwise (examples/frameworks'
 // pairwise suite runs the route under auth).
 //
-// The model is the package's own mock (MockLanguageModelV3). What it says
+// The model is the package's own mock (MockLanguageModelV3, or V4 on
+// the current major: AI_SDK below). What it says
 // depends on the prompt the route built with convertToModelMessages:
 // after a tool's result, a sentence with that result; for "weather", its
 // reasoning, a sentence and a call of get_weather (a client-side tool: the
@@ -30,13 +31,18 @@
 // (the route, as the docs write it, passes no abortSignal to streamText:
 // whether it ends is the AI SDK's business). It runs until it is killed.
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { createReadStream, statSync } from "node:fs";
+import { createReadStream, readFileSync, statSync } from "node:fs";
 import { createServer } from "node:http";
 import { dirname, extname, join, normalize, sep } from "node:path";
 import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { convertToModelMessages, streamText, tool } from "ai";
-import { MockLanguageModelV3 } from "ai/test";
+// AI_SDK names the package the route runs on: "ai" (the 6 major, by
+// default) or "ai7" (the current major, installed under that alias); the
+// route is the same on both, the mock model the major's own.
+const AI_SDK = process.env.AI_SDK || "ai";
+const { convertToModelMessages, streamText, tool } = await import(AI_SDK);
+const aiTest = await import(AI_SDK + "/test");
+const MockLanguageModel = aiTest.MockLanguageModelV4 ?? aiTest.MockLanguageModelV3;
 import { z } from "zod";
 
 const [widgetDir, jwtSecret] = process.argv.slice(2);
@@ -45,6 +51,9 @@ if (!widgetDir) {
   process.exit(2);
 }
 const here = dirname(fileURLToPath(import.meta.url));
+// Which release of the AI SDK answers, for the test to check.
+const sdkVersion = JSON.parse(readFileSync(join(here, "node_modules", AI_SDK, "package.json"), "utf8")).version;
+console.log("sdk " + JSON.stringify({ name: AI_SDK, version: sdkVersion }));
 
 const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 20, text: 15, reasoning: 5 } };
 
@@ -109,7 +118,7 @@ function reply(prompt) {
 
 // model is the mock language model: it streams reply(prompt), one part
 // every delayMs, and says when its stream is cancelled before the end.
-const model = new MockLanguageModelV3({
+const model = new MockLanguageModel({
   doStream: async ({ prompt, abortSignal }) => {
     console.log("prompt " + JSON.stringify(prompt));
     const { parts, delayMs } = reply(prompt);
