@@ -119,7 +119,19 @@ type Limiter struct {
 	c       Counter
 	refused func(limit string)
 	now     func() time.Time
+	// settle is how long a request over the stream limit waits for a
+	// slot before it is refused (Settle).
+	settle time.Duration
 }
+
+// Settle is how long a request over its stream limit waits for one of
+// its identity's generations to free a slot before it is refused. A
+// generation's last event reaches its client a moment before its slot
+// is freed (its end is recorded after the event is sent, and a fleet's
+// release is one more Redis write), so a client that asks again as
+// soon as an answer ends would otherwise be refused for the answer it
+// has just read.
+const Settle = time.Second
 
 // New limits by s in c; refused, if not nil, is called with the limit of
 // each refusal (the metric).
@@ -127,7 +139,7 @@ func New(s Settings, c Counter, refused func(limit string)) *Limiter {
 	if refused == nil {
 		refused = func(string) {}
 	}
-	return &Limiter{set: s, c: c, refused: refused, now: time.Now}
+	return &Limiter{set: s, c: c, refused: refused, now: time.Now, settle: Settle}
 }
 
 // Settings are the limiter's limits.
@@ -198,7 +210,7 @@ func (l *Limiter) Admit(ctx context.Context, key string, reserve int64) (*Ticket
 	}
 	if s.Streams > 0 {
 		t.lease = newLease()
-		ok, err := l.c.Acquire(ctx, key, t.lease, s.Streams)
+		ok, err := l.acquire(ctx, key, t.lease)
 		if err == nil && !ok {
 			err = l.refuse(&Refusal{Limit: StreamLimit, Code: CodeTooManyStreams, RetryAfter: time.Second,
 				Message: fmt.Sprintf("relay: too many answers at once: this client may have %d generating at a time; wait for one to end or stop one (DELETE /v1/streams/{id}), then try again", s.Streams)})
@@ -212,6 +224,30 @@ func (l *Limiter) Admit(ctx context.Context, key string, reserve int64) (*Ticket
 		}
 	}
 	return t, nil
+}
+
+// acquire takes a slot for key's generation; when every slot is held it
+// tries again for up to l.settle (with ctx), for a generation that is
+// ending.
+func (l *Limiter) acquire(ctx context.Context, key, lease string) (bool, error) {
+	deadline := time.Now().Add(l.settle)
+	wait := 10 * time.Millisecond
+	for {
+		ok, err := l.c.Acquire(ctx, key, lease, l.set.Streams)
+		if ok || err != nil {
+			return ok, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, nil
+		case <-time.After(min(wait, left)):
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
 }
 
 // reserve holds n tokens of key's day unless the day's budget is spent,

@@ -190,3 +190,61 @@ func TestParallelAdmissionsCannotOvershootTheBudget(t *testing.T) {
 	wg.Wait()
 	require.LessOrEqual(t, 20*int(admitted.Load()), 30+20)
 }
+
+// A client that asks again the moment its answer ends is not refused
+// for that answer: its slot is freed a moment after the last event (in
+// a fleet, by one more Redis write), and the next request waits up to
+// limit.Settle for it. A slot that stays held is still refused, after
+// that wait, and a request whose client leaves stops waiting.
+func TestTheNextRequestIsNotRefusedForTheAnswerThatJustEnded(t *testing.T) {
+	r := redistest.Start(t)
+	counters := map[string]func() (limit.Counter, limit.Counter){
+		"memory": func() (limit.Counter, limit.Counter) { m := limit.NewMemory(); return m, m },
+		// Two relays of one fleet: the release is written on one, the
+		// next request counted on the other.
+		"redis": func() (limit.Counter, limit.Counter) {
+			return limit.NewRedis(newClient(t, r), time.Minute, quiet()), limit.NewRedis(newClient(t, r), time.Minute, quiet())
+		},
+	}
+	for name, pair := range counters {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			ca, cb := pair()
+			a := limit.New(limit.Settings{Streams: 1}, ca, nil)
+			b := limit.New(limit.Settings{Streams: 1}, cb, nil)
+			key := "sub:" + name
+			for i := range 20 {
+				tk, err := a.Admit(ctx, key, 0)
+				require.NoError(t, err, "request %d", i)
+				tk.End(1)
+				next, err := b.Admit(ctx, key, 0)
+				require.NoError(t, err, "request %d, asked as the one before ended", i)
+				next.End(1)
+			}
+
+			held, err := a.Admit(ctx, key, 0)
+			require.NoError(t, err)
+			start := time.Now()
+			_, err = b.Admit(ctx, key, 0)
+			refusal(t, err, "too_many_streams")
+			require.GreaterOrEqual(t, time.Since(start), limit.Settle, "refused only after waiting for a slot")
+
+			// Freed during the wait: admitted.
+			go func() { time.Sleep(limit.Settle / 4); held.End(1) }()
+			tk, err := b.Admit(ctx, key, 0)
+			require.NoError(t, err, "the slot freed while the request waited")
+			tk.End(1)
+
+			// A client that leaves stops the wait: refused, without the rest of it.
+			held, err = a.Admit(ctx, key, 0)
+			require.NoError(t, err)
+			defer held.End(1)
+			gone, cancel := context.WithCancel(ctx)
+			time.AfterFunc(limit.Settle/10, cancel)
+			start = time.Now()
+			_, err = b.Admit(gone, key, 0)
+			refusal(t, err, "too_many_streams")
+			require.Less(t, time.Since(start), limit.Settle, "the wait ends with its client")
+		})
+	}
+}
