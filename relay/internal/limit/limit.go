@@ -122,6 +122,9 @@ type Limiter struct {
 	// settle is how long a request over the stream limit waits for a
 	// slot before it is refused (Settle).
 	settle time.Duration
+	// freed wakes a waiting request when a ticket of this limiter gives
+	// its slot back (a Memory counter has its own).
+	freed signal
 }
 
 // Settle is how long a request over its stream limit waits for one of
@@ -228,25 +231,63 @@ func (l *Limiter) Admit(ctx context.Context, key string, reserve int64) (*Ticket
 
 // acquire takes a slot for key's generation; when every slot is held it
 // tries again for up to l.settle (with ctx), for a generation that is
-// ending.
+// ending: woken when a ticket here frees a slot, and, with a counter a
+// fleet shares (where other instances free slots), every few tens of
+// milliseconds too.
 func (l *Limiter) acquire(ctx context.Context, key, lease string) (bool, error) {
-	deadline := time.Now().Add(l.settle)
-	wait := 10 * time.Millisecond
+	freedHere, local := &l.freed, false
+	if m, ok := l.c.(*Memory); ok {
+		freedHere, local = &m.freed, true
+	}
+	deadline := time.NewTimer(l.settle)
+	defer deadline.Stop()
+	poll := 10 * time.Millisecond
 	for {
+		freed := freedHere.next()
 		ok, err := l.c.Acquire(ctx, key, lease, l.set.Streams)
 		if ok || err != nil {
 			return ok, err
 		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return false, nil
+		var elsewhere <-chan time.Time
+		if !local {
+			elsewhere = time.After(poll)
+			poll = min(2*poll, 100*time.Millisecond)
 		}
 		select {
+		case <-freed:
+		case <-elsewhere:
+		case <-deadline.C:
+			return false, nil
 		case <-ctx.Done():
 			return false, nil
-		case <-time.After(min(wait, left)):
 		}
-		wait = min(2*wait, 200*time.Millisecond)
+	}
+}
+
+// signal is closed and replaced each time it fires: a wait on next()
+// taken before a check cannot miss a fire after it.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// next is closed when the signal next fires.
+func (s *signal) next() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+// fire wakes whoever waits on next().
+func (s *signal) fire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
 	}
 }
 
@@ -339,6 +380,7 @@ func (t *Ticket) Refund(ctx context.Context) {
 	t.once.Do(func() {
 		if t.lease != "" {
 			t.l.c.Release(t.key, t.lease)
+			t.l.freed.fire()
 		}
 		if t.rated {
 			t.l.c.Refund(ctx, t.key, t.l.set.Rate.N, t.l.set.Rate.Per)
@@ -360,6 +402,7 @@ func (t *Ticket) End(tokens int) {
 	t.once.Do(func() {
 		if t.lease != "" {
 			t.l.c.Release(t.key, t.lease)
+			t.l.freed.fire()
 		}
 		if d := int64(max(0, tokens)) - t.reserved; t.l.set.TokensPerDay > 0 && d != 0 {
 			t.l.c.Spend(t.key, t.day, d)

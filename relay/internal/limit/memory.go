@@ -17,6 +17,7 @@ type Memory struct {
 	// count for nothing any more are dropped: a client changing address
 	// for every request must not grow them without bound.
 	sweepAt int
+	freed   signal // fired by Release: a request waiting for a slot retries
 }
 
 type spent struct {
@@ -89,11 +90,12 @@ func (m *Memory) Acquire(_ context.Context, key, lease string, max int) (bool, e
 // Release frees a slot.
 func (m *Memory) Release(key, lease string) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	delete(m.held[key], lease)
 	if len(m.held[key]) == 0 {
 		delete(m.held, key)
 	}
+	m.mu.Unlock()
+	m.freed.fire()
 }
 
 // Spent is what key spent on day.
