@@ -481,7 +481,9 @@ func runRealApp(t *testing.T, c realApp, csp, token string) {
 		}
 	}))
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(pageURL)))
-	browsertest.WaitFor(t, ctx, 30*time.Second, `!!window.app`)
+	// app.el, not window.app: the plain page's <main id="app"> is
+	// window.app (named access) before its script has run.
+	browsertest.WaitFor(t, ctx, 30*time.Second, `!!window.app?.el`)
 	browsertest.Eval[bool](t, ctx, `(async () => {
 		await customElements.whenDefined(app.el.localName);
 		window.usage = [];
