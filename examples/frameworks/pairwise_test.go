@@ -3,10 +3,10 @@
 package frameworks_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log"
 	"net"
 	"net/http"
@@ -186,7 +186,30 @@ func startAppServer(t *testing.T, pageDir, csp, backend string) *appServer {
 	require.NoError(t, err)
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.FlushInterval = -1
-	proxy.ErrorLog = log.New(io.Discard, "", 0) // a cut's copy errors are the point
+	// Its own connections to the backend, closed with it: no case shares
+	// a connection pool with another, or with the test's own requests
+	// (http.DefaultTransport, which every httptest.Server's Close
+	// empties).
+	tr := &http.Transport{MaxIdleConnsPerHost: 8, IdleConnTimeout: time.Minute}
+	proxy.Transport = tr
+	// What the proxy failed at goes to the test's log when the case
+	// fails: a cut's copy errors are the point of a cut, anything else
+	// is what to look at.
+	var proxyErrs bytes.Buffer
+	var proxyMu sync.Mutex
+	proxy.ErrorLog = log.New(writerFunc(func(p []byte) (int, error) {
+		proxyMu.Lock()
+		defer proxyMu.Unlock()
+		return proxyErrs.Write(p)
+	}), "app server's proxy: ", log.Lmicroseconds)
+	t.Cleanup(func() {
+		tr.CloseIdleConnections()
+		if t.Failed() {
+			proxyMu.Lock()
+			t.Logf("%s", proxyErrs.String())
+			proxyMu.Unlock()
+		}
+	})
 	files := http.FileServer(http.Dir(pageDir))
 	a := &appServer{conns: map[net.Conn]bool{}}
 	a.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -659,3 +682,8 @@ func streamInfo(t *testing.T, base, id, token string) relay.Info {
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&in))
 	return in
 }
+
+// writerFunc is an io.Writer of a function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
