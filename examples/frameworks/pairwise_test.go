@@ -214,7 +214,24 @@ func startAppServer(t *testing.T, pageDir, csp, backend string) *appServer {
 	a := &appServer{conns: map[net.Conn]bool{}}
 	a.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/api/") || strings.HasPrefix(r.URL.Path, "/v1/") {
-			proxy.ServeHTTP(w, r)
+			// The backend's request ends when the browser's does: when a
+			// write to the browser fails (a Stop, a cut), or when the
+			// browser's request is cancelled after the browser has gone
+			// quiet; not on the server's read-side cancellation alone,
+			// which a loaded run saw fire mid-answer while the browser
+			// still read it (the answer then failed with
+			// ERR_INCOMPLETE_CHUNKED_ENCODING).
+			ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+			defer cancel()
+			cw := &cancelWriter{ResponseWriter: w, cancel: cancel}
+			stop := context.AfterFunc(r.Context(), func() {
+				proxyMu.Lock()
+				fmt.Fprintf(&proxyErrs, "%s %s %s: the browser's request was cancelled (%v)\n", time.Now().Format("15:04:05.000000"), r.Method, r.URL.Path, context.Cause(r.Context()))
+				proxyMu.Unlock()
+				cw.cancelIfQuiet()
+			})
+			defer stop()
+			proxy.ServeHTTP(cw, r.WithContext(ctx))
 			return
 		}
 		w.Header().Set("Content-Security-Policy", csp)
@@ -687,3 +704,38 @@ func streamInfo(t *testing.T, base, id, token string) relay.Info {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// cancelWriter is the browser's response as the app server's proxy
+// writes it: a write that fails cancels the backend's request.
+type cancelWriter struct {
+	http.ResponseWriter
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	last   time.Time // the last write that went through
+}
+
+func (w *cancelWriter) Write(p []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(p)
+	w.mu.Lock()
+	if err != nil {
+		w.cancel()
+	} else {
+		w.last = time.Now()
+	}
+	w.mu.Unlock()
+	return n, err
+}
+
+// cancelIfQuiet cancels the backend's request when nothing has been
+// written for a while (the backend is silent: no write would find the
+// browser gone), and else leaves it to the next write.
+func (w *cancelWriter) cancelIfQuiet() {
+	w.mu.Lock()
+	quiet := time.Since(w.last) > time.Second
+	w.mu.Unlock()
+	if quiet {
+		w.cancel()
+	}
+}
+
+func (w *cancelWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
