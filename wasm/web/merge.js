@@ -1,7 +1,7 @@
 // Frame merging: a backlog of Go's frames becomes one update per element,
 // so the DOM changes once per element per animation frame however many
 // frames arrived. Pure functions over the frame messages' updates
-// (wasm/element.Update); test/merge.test.js holds their tests.
+// (wasm/protocol.Update); test/merge.test.js holds their tests.
 
 // mergeUpdates flattens frames (each a list of updates) into the updates
 // to apply, in order, folding each element's update into its previous one
