@@ -54,7 +54,9 @@ func (s *Server) admit(r *http.Request, body []byte, streamed bool) (*admission,
 	if err != nil {
 		return nil, err
 	}
-	if a.members, err = s.cfg.guard.policy().FilterFields(members); err != nil {
+	policy := s.cfg.guard.policy()
+	policy.OnDecode = s.countDecode
+	if a.members, err = policy.FilterFields(members); err != nil {
 		return nil, err
 	}
 	if err := chat.Read(a.members, &a.req); err != nil {
@@ -94,6 +96,14 @@ func (s *Server) admit(r *http.Request, body []byte, streamed bool) (*admission,
 		return nil, err
 	}
 	return a, nil
+}
+
+// countDecode counts the policy's decodes of a request's messages
+// (admit.Policy.OnDecode): the tests hold them to once a request.
+func (s *Server) countDecode(field string) {
+	if field == "messages" {
+		s.messagesDecodes.Add(1)
+	}
 }
 
 // outputCap is the most output tokens the filtered request may generate
