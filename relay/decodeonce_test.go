@@ -46,6 +46,12 @@ func TestTheRequestBodyIsDecodedOnceOverSSEAndWebSocket(t *testing.T) {
 	long := post(t, base+"/v1/chat/completions", `{"messages":[{"role":"user","content":"`+strings.Repeat("x", 10_001)+`"}]}`)
 	require.Equal(t, http.StatusBadRequest, long.StatusCode, "over WithMaxInputChars")
 	decodes(5, 5, "a conversation too long")
+
+	// A WebSocket's first message is decoded once too, whether it is a
+	// request or a resume (which has no messages).
+	resumed, _ := wsMessages(t, wsDial(t, base, "", `{"type":"resume","stream":"nope","last_event_id":"nope:1"}`))
+	require.NotEmpty(t, resumed)
+	decodes(6, 5, "a WebSocket resume")
 }
 
 // An OpenAI upstream is sent the client's members as the client wrote
