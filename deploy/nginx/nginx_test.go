@@ -282,6 +282,15 @@ func requireInLockstep(t *testing.T, rd reading, l *lockstep) {
 	require.False(t, rd.afterAll, "the first token came only after the upstream had sent them all")
 }
 
+// throughNginx reads l's stream through nginx with trickle.conf.
+func throughNginx(t *testing.T, l *lockstep) reading {
+	t.Helper()
+	upstream := httptest.NewServer(l)
+	t.Cleanup(upstream.Close)
+	base := startNginx(t, strings.TrimPrefix(upstream.URL, "http://"))
+	return readSSE(t, base+"/v1/chat/completions", l)
+}
+
 // The same nginx configuration (trickle.conf: buffering on, gzip for event
 // streams) streams an upstream that sends X-Accel-Buffering: no one event
 // at a time, compressed (each event reaches the client before the
@@ -292,20 +301,14 @@ func TestNginxStreamsOnlyWhatTheUpstreamMarksUnbuffered(t *testing.T) {
 	const n = 12
 	t.Run("with X-Accel-Buffering: no, each event reaches the client before the next is sent", func(t *testing.T) {
 		l := newLockstep(n, 20*time.Second, true)
-		upstream := httptest.NewServer(l)
-		t.Cleanup(upstream.Close)
-		base := startNginx(t, strings.TrimPrefix(upstream.URL, "http://"))
-		rd := readSSE(t, base+"/v1/chat/completions", l)
+		rd := throughNginx(t, l)
 		require.True(t, rd.compressed, "trickle.conf compresses event streams")
 		requireInLockstep(t, rd, l)
 	})
 	t.Run("without the header, nginx holds the events and delivers them at the end", func(t *testing.T) {
 		// A short wait: the upstream goes on without the client's word.
 		l := newLockstep(n, 150*time.Millisecond, false)
-		upstream := httptest.NewServer(l)
-		t.Cleanup(upstream.Close)
-		base := startNginx(t, strings.TrimPrefix(upstream.URL, "http://"))
-		rd := readSSE(t, base+"/v1/chat/completions", l)
+		rd := throughNginx(t, l)
 		require.Len(t, rd.tokens, n, "every token came through")
 		require.True(t, rd.afterAll, "nginx held the first event until the upstream had sent every one")
 		require.Len(t, l.heldBack(), n, "no event reached the client while the upstream waited for it")
