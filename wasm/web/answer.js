@@ -42,7 +42,7 @@ import {
 import { follow } from "./follow.js";
 import { epochNow } from "./host.js";
 import { patchAnswer, patchRemoves } from "./patch.js";
-import { holdSelection, restoreSelection } from "./selection.js";
+import { frameMayHold, holdSelection, restoreSelection } from "./selection.js";
 import { decorate, decorateBlocks } from "./reading.js";
 import { speakerOf } from "./speech.js";
 import { notifier, quiet } from "./notify.js";
@@ -308,8 +308,10 @@ export class Answer {
     this.content.removeAttribute("data-trickle-early");
   }
 
-  // apply applies one update (in the page's animation frame).
-  apply(u) {
+  // apply applies one update (in the page's animation frame); frame is
+  // shared by the answers the same animation frame patches (what the
+  // frame learnt of the page's selection).
+  apply(u, frame) {
     const {
       [UPDATE_RESET]: reset,
       [UPDATE_PATCH]: p,
@@ -360,7 +362,7 @@ export class Answer {
       // selection; asking the browser where the selection is brings its
       // style and layout up to date, so a patch that only adds does not.
       // A tail made in this same update holds no selection yet.
-      const held = !reset && patchRemoves(this.tail, p) ? holdSelection(this.tail) : null;
+      const held = !reset && patchRemoves(this.tail, p) && frameMayHold(frame, this.tail) ? holdSelection(this.tail) : null;
       const settled = patchAnswer(this.tail, p);
       // Newly settled blocks get their toolbars (and the page's
       // highlighter) in this same task, before the browser paints them.

@@ -359,11 +359,14 @@ class Host {
     const frames = this.#frames;
     this.#frames = [];
     const trace = globalThis.__trickleTrace;
+    // What the answers of this frame share: where the reader's selection
+    // is, asked once (selection.js frameMayHold).
+    const shared = {};
     for (const u of mergeUpdates(frames)) {
       const id = u[UPDATE_ID];
       const st = this.els.get(id);
       if (!st) continue;
-      st.apply(u);
+      st.apply(u, shared);
       if (u[UPDATE_GONE]) this.els.delete(id);
       const arrived = u[UPDATE_ARRIVED];
       if (Array.isArray(trace) && arrived) trace.push({ arrived, applied: epochNow(), thread: this.thread });

@@ -12,6 +12,28 @@
 // selected text is looked for near where it was. Pure DOM functions,
 // test/selection.test.js holds their tests.
 
+// selectionEnds is where the page's selection ends: its anchor and focus
+// nodes, none when nothing is selected. A frame that patches several
+// answers asks once (frameMayHold) rather than once per answer: asking
+// brings the page's style and layout up to date, and after one answer's
+// writes that is a layout forced for each answer that follows.
+export function selectionEnds(doc) {
+  const sel = doc.getSelection?.();
+  if (!sel || sel.rangeCount === 0) return [];
+  return [sel.anchorNode, sel.focusNode].filter((n) => n !== null);
+}
+
+// frameMayHold reports whether the selection may have an end in tail,
+// asking the page at most once a frame (frame: an object the frame's
+// answers share; without one, always true: holdSelection asks itself).
+// An end in one answer's tail stays there whatever the other answers'
+// patches do, so the frame's first answer's look serves every one.
+export function frameMayHold(frame, tail) {
+  if (!frame) return true;
+  frame.ends ??= selectionEnds(tail.ownerDocument);
+  return frame.ends.some((n) => tail.contains(n));
+}
+
 // holdSelection notes the ends of the page's selection that are in tail;
 // null when there are none (no selection, or one wholly outside it), which
 // is every frame while the reader selects nothing.

@@ -179,3 +179,46 @@ test("any selection in the tail survives every later frame of a random stream", 
     if (want !== null) assert.equal(document.getSelection().toString(), want, `seed ${seed}, at the end`);
   }
 });
+
+// A frame that patches several answers asks the page where its selection
+// is once, not once per answer (each ask after another answer's writes
+// is a forced layout in a browser), and a selection in any one of them
+// still survives the frame that settles its block.
+test("ten answers patched in one frame ask for the selection once, and the selected one keeps it", () => {
+  const answers = Array.from({ length: 10 }, () => answer());
+  for (const [i, { a }] of answers.entries()) frame(a, { keep: 0, html: `<p>Answer ${i} grows here</p>` });
+  const getSelection = document.getSelection.bind(document);
+  let asked = 0;
+  document.getSelection = () => {
+    asked++;
+    return getSelection();
+  };
+  try {
+    // Nothing selected: one ask for the whole frame.
+    document.getSelection().removeAllRanges();
+    asked = 0;
+    let shared = {};
+    for (const [i, { a }] of answers.entries()) {
+      a.apply({ id: a.id, p: { a: `<p>Answer ${i} grows here and ends.</p>\n`, path: [], keep: 0, text: "", html: "<p>Next</p>" } }, shared);
+    }
+    assert.equal(asked, 1, "the selection asked once for ten answers");
+
+    // The fourth answer's growing paragraph selected: held and put back
+    // through the frame that settles it; still one look for the others.
+    for (const [i, { a }] of answers.entries()) frame(a, { keep: 0, html: `<p>Second ${i} paragraph grows</p>` });
+    const tail = answers[3].content.querySelector('[data-trickle="tail"]');
+    const want = select(tail.firstChild, 9, 18);
+    assert.equal(want, "paragraph");
+    asked = 0;
+    shared = {};
+    for (const [i, { a }] of answers.entries()) {
+      a.apply({ id: a.id, p: { a: `<p>Second ${i} paragraph grows on.</p>\n`, path: [], keep: 0, text: "", html: "<p>Third</p>" } }, shared);
+    }
+    assert.equal(getSelection().toString(), want, "the selection survived");
+    const settled = [...answers[3].content.querySelectorAll('[data-trickle="settled"]')];
+    assert.ok(settled.some((s) => s.contains(getSelection().anchorNode)), "in the settled paragraph now");
+    assert.ok(asked <= 3, `one look for the frame, then the holding answer's own (${asked})`);
+  } finally {
+    document.getSelection = getSelection;
+  }
+});
