@@ -54,7 +54,8 @@ func (e *mount) keep(c element.Command, v js.Value) *element.Early {
 				return v.String()
 			}
 			return ""
-		})}
+		}),
+		StartTold: e.early.Get("started").Truthy(), FirstTokenTold: e.early.Get("firstToken").Truthy()}
 }
 
 // handle turns a connection's or a timer's message into the Element's

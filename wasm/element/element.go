@@ -31,6 +31,9 @@ type Element struct {
 	cmd   Command  // the call that started the answer (attributes, N)
 	req   *Request // the answer in progress or the last one (retry)
 	early *Early   // the page's early request, until the first connection adopts it
+	// firstTold: the page's early view dispatched this answer's
+	// trickle-first-token already (Early.FirstTokenTold).
+	firstTold bool
 	n     int      // the call whose promise the answer settles (0: none)
 	sess  *Session
 	// stopped is the session Stop ended after asking the relay to cancel:
@@ -196,7 +199,10 @@ func (e *Element) Begin(c Command, r Request, at time.Time, early *Early) {
 	}
 	u := e.fresh()
 	u.Reset = true
-	u.Events = append(u.Events, StartEvent())
+	if early == nil || !early.StartTold {
+		u.Events = append(u.Events, StartEvent())
+	}
+	e.firstTold = early != nil && early.FirstTokenTold
 	e.textSent, e.arrived = 0, time.Time{}
 	e.sync(u)
 	e.open(false)
@@ -417,7 +423,7 @@ func (e *Element) open(resume bool) {
 	if early := e.early; early != nil && !resume {
 		e.early = nil // once: a retry sends the request again
 		c.url = r.URL
-		e.response(Response(*early))
+		e.response(Response{OK: early.OK, Status: early.Status, StreamID: early.StreamID, StreamURL: early.StreamURL, Head: early.Head})
 		e.env.Open(Conn{Gen: c.gen, Adopt: true, URL: r.URL})
 		return
 	}
@@ -491,7 +497,7 @@ func (e *Element) onBytes(c *connState, ch protocol.InboxChunk) bool {
 			e.streamID = StreamID(id)
 		}
 	}
-	if e.sess.TookFirstToken() {
+	if e.sess.TookFirstToken() && !e.firstTold {
 		u := e.last()
 		u.Events = append(u.Events, FirstTokenEvent(e.sess.Metrics()))
 	}

@@ -486,6 +486,50 @@ func TestTheEarlyRequestIsAdoptedOnce(t *testing.T) {
 	require.Equal(t, "POST", env.conn().Method)
 }
 
+// An answer whose early view already told the page it started and
+// painted its first token (the page dispatched trickle-start and
+// trickle-first-token) is not told of them again by Go; an early view
+// that told neither (the wasm came before the first token), and the
+// retry after it, are told as ever.
+func TestGoDoesNotTellTheFirstTokenTheEarlyViewAlreadyTold(t *testing.T) {
+	data, _, text := relayAnswer(t)
+	for _, tc := range []struct {
+		name  string
+		early *Early
+		want  []string
+	}{
+		{"told both", &Early{OK: true, StreamID: "s", StartTold: true, FirstTokenTold: true}, []string{"trickle-end"}},
+		{"told the start only", &Early{OK: true, StreamID: "s", StartTold: true}, []string{"trickle-first-token", "trickle-end"}},
+		{"told nothing", &Early{OK: true, StreamID: "s"}, []string{"trickle-start", "trickle-first-token", "trickle-end"}},
+		{"no early view", nil, []string{"trickle-start", "trickle-first-token", "trickle-end"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env, p := newFakeEnv(t), newPage(t)
+			e := NewElement(1, env, nil, "worker")
+			e.Do(askCmd(t, 1, ""), env.now, tc.early)
+			c := env.conn()
+			if tc.early == nil {
+				require.True(t, e.Response(c.Gen, Response{OK: true, StreamID: "s"}))
+			}
+			env.now = env.now.Add(250 * time.Millisecond)
+			env.arrive(c.Gen, data)
+			p.frame(e)
+			require.Equal(t, text, p.text)
+			require.Equal(t, tc.want, p.events)
+			require.Contains(t, p.details[len(p.details)-1], `"ttft_ms":250,`, "the metrics still count the first token")
+
+			// A retry is a new answer, with no early view: Go tells it all.
+			p.events = nil
+			e.Do(command(t, `{"t":"retry","id":1,"n":2}`), env.now, nil)
+			r := env.conn()
+			require.True(t, e.Response(r.Gen, Response{OK: true, StreamID: "s2"}))
+			env.arrive(r.Gen, data)
+			p.frame(e)
+			require.Equal(t, []string{"trickle-start", "trickle-first-token", "trickle-end"}, p.events)
+		})
+	}
+}
+
 // A WebSocket that drops after opening resumes on the relay's resume URL
 // with the resume message; one refused at the handshake is not resumed.
 func TestAWebSocketResumesWithTheResumeMessage(t *testing.T) {

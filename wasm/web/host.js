@@ -105,7 +105,7 @@ class Host {
     }
     let early = null;
     const st = this.els.get(cmd.id);
-    if (cmd.t === KIND_ASK && st && (early = startEarly(cmd, (t) => st.earlyText(early, t)))) {
+    if (cmd.t === KIND_ASK && st && (early = startEarly(cmd, (t, at) => st.earlyText(early, t, at)))) {
       this.#early.set(cmd.id, early);
       st.earlyStart(early);
     }
