@@ -34,8 +34,8 @@ type Element struct {
 	// firstTold: the page's early view dispatched this answer's
 	// trickle-first-token already (Early.FirstTokenTold).
 	firstTold bool
-	n     int      // the call whose promise the answer settles (0: none)
-	sess  *Session
+	n         int // the call whose promise the answer settles (0: none)
+	sess      *Session
 	// stopped is the session Stop ended after asking the relay to cancel:
 	// the relay's answer tells what it cost (Cost).
 	stopped *Session
