@@ -203,6 +203,9 @@ func (e *Element) Begin(c Command, r Request, at time.Time, early *Early) {
 		u.Events = append(u.Events, StartEvent())
 	}
 	e.firstTold = early != nil && early.FirstTokenTold
+	if e.firstTold {
+		e.sess.ToldFirst(time.Duration(early.FirstTokenMS * float64(time.Millisecond)))
+	}
 	e.textSent, e.arrived = 0, time.Time{}
 	e.sync(u)
 	e.open(false)
@@ -456,11 +459,15 @@ func (e *Element) drain() {
 	if c == nil {
 		return
 	}
+	// The batch's times are read against the clock at the take, before
+	// copying it out (a large one, an early answer's, takes ms to copy):
+	// the arrival times, and the metrics from them, are the network's.
+	now := e.env.Now()
 	b := e.env.Take(c.gen)
 	if b == nil {
 		return
 	}
-	chunks, err := protocol.ParseInbox(b, e.env.Now(), e.chunks[:0])
+	chunks, err := protocol.ParseInbox(b, now, e.chunks[:0])
 	e.chunks = chunks
 	if err != nil {
 		e.closeConn()

@@ -81,6 +81,9 @@ type Early struct {
 	// (the first when it began, the second in the frame that painted the
 	// first token, docs/notes/early-view.md), so Go does not again.
 	StartTold, FirstTokenTold bool
+	// FirstTokenMS is the ttft_ms the page was told (with
+	// FirstTokenTold): the metrics give it as theirs.
+	FirstTokenMS float64
 }
 
 // Response is what a fetch's response says.

@@ -277,6 +277,7 @@ export class Answer {
         if (!early.firstToken && !early.sealed) {
           early.firstToken = true;
           const ms = Math.round((this.earlyFirstAt - early.at) * 100) / 100;
+          early.firstTokenMs = ms;
           this.dispatch("trickle-first-token", { ttft_ms: ms, ttfat_ms: ms });
         }
       });

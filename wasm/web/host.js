@@ -7,7 +7,7 @@
 
 import { WASM, WASM_EXEC, WORKER } from "./assets.js";
 import { builds } from "./builds.js";
-import { ATTR_WORKER, KIND_ASK, KIND_DETACH, KIND_RETRY, KIND_STATS, KIND_STOP, MSG_ALIVE, MSG_FAIL, MSG_FRAME, MSG_READY, MSG_SAY, MSG_STATS, MSG_WARM, VERSION } from "./contract.js";
+import { ATTR_WORKER, KIND_ASK, KIND_DETACH, KIND_RETRY, KIND_STATS, KIND_STOP, MSG_ALIVE, MSG_FAIL, MSG_FRAME, MSG_READY, MSG_SAY, MSG_STATS, MSG_WARM, VERSION, WORKER_NAME } from "./contract.js";
 import { mergeUpdates } from "./merge.js";
 import { startEarly } from "./early/early.js";
 import { refusals } from "./csp.js";
@@ -156,16 +156,18 @@ class Host {
   #startWorker() {
     let w;
     let blobURL = "";
+    // Named after the .wasm: the worker starts its download at once.
+    const opts = { name: WORKER_NAME + this.wasm.href };
     try {
       if (WORKER.origin === location.origin) {
-        w = new Worker(WORKER.href);
+        w = new Worker(WORKER.href, opts);
       } else {
         // A worker's script must be of the page's origin: a blob: of the
         // page's that imports the relay's script (classic scripts load
         // across origins; the .wasm is fetched under CORS).
         const src = `importScripts(${JSON.stringify(WORKER.href)});`;
         blobURL = URL.createObjectURL(new Blob([src], { type: "text/javascript" }));
-        w = new Worker(blobURL);
+        w = new Worker(blobURL, opts);
       }
     } catch (err) {
       if (blobURL) URL.revokeObjectURL(blobURL);

@@ -74,6 +74,7 @@ class EarlyAnswer {
   at;
   started = false;
   firstToken = false;
+  firstTokenMs = 0; // the ttft_ms told
   sealed = false;
   #ctl = new AbortController();
   #chunks = []; // [bytes, epoch ms of arrival]: everything read, for Go
@@ -177,6 +178,7 @@ class EarlyAnswer {
       stopped: this.#stopped,
       started: this.started,
       firstToken: this.firstToken,
+      firstTokenMs: this.firstTokenMs,
       body,
     };
     return { value, transfer: body ? [body] : [] };
