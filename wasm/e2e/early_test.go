@@ -301,7 +301,7 @@ func toldAsk(t *testing.T, g *gated, endpoint string) context.Context {
 		const a = document.getElementById("a");
 		for (const name of ["trickle-start", "trickle-first-token", "trickle-end", "trickle-error"]) {
 			a.addEventListener(name, (ev) => window.__told.push({ type: ev.type, detail: ev.detail,
-				at: performance.timeOrigin + performance.now(), ready: window.__ready,
+				at: performance.timeOrigin + performance.now(), ready: window.__ready, status: a.status,
 				shown: document.querySelector('[data-trickle="early"]')?.textContent.length ?? 0 }));
 		}
 		a.setAttribute("endpoint", `+browsertest.JSString(endpoint)+`);
@@ -320,9 +320,10 @@ type told struct {
 		TTFT  float64 `json:"ttft_ms"`
 		TTFAT float64 `json:"ttfat_ms"`
 	} `json:"detail"`
-	At    float64 `json:"at"`
-	Ready bool    `json:"ready"`
-	Shown int     `json:"shown"`
+	At     float64 `json:"at"`
+	Ready  bool    `json:"ready"`
+	Status string  `json:"status"` // el.status then
+	Shown  int     `json:"shown"`
 }
 
 func toldSoFar(t *testing.T, ctx context.Context) (events []told, types []string) {
@@ -345,6 +346,7 @@ func TestAFirstVisitTellsTheFirstTokenOnceWhenTheEarlyViewPaintsIt(t *testing.T)
 	require.Eventually(t, func() bool { return g.wasmHeld.Load() >= 1 }, 20*time.Second, 20*time.Millisecond, "the .wasm is asked for, and held")
 	events, types := toldSoFar(t, ctx)
 	require.Equal(t, []string{"trickle-start", "trickle-first-token"}, types)
+	require.Equal(t, "streaming", events[0].Status, "el.status says what trickle-start does")
 	first := events[1]
 	require.False(t, first.Ready, "told before Go is ready: its .wasm is held")
 	require.Positive(t, first.Shown, "told in the frame that painted the text")

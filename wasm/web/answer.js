@@ -244,6 +244,10 @@ export class Answer {
     queueMicrotask(() => {
       if (this.earlyOf !== early || early.sealed || early.started) return;
       early.started = true;
+      // What Go's first frame will say, said now: a listener reading
+      // el.status hears what the event does.
+      this.state = "streaming";
+      this.el.setAttribute("data-status", "streaming");
       this.dispatch("trickle-start", { status: "streaming" });
     });
   }
