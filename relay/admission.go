@@ -45,16 +45,32 @@ type admission struct {
 // refusal is an error carrying its wire.Error; a request refused counts
 // against no limit.
 func (s *Server) admit(r *http.Request, body []byte, streamed bool) (*admission, error) {
+	members, err := s.decode(body)
+	return s.admitMembers(r, members, err, streamed)
+}
+
+// decode is the one decode of a request's body, a POST's or a
+// WebSocket's first message (admit.Decode): tests count them.
+func (s *Server) decode(body []byte) (map[string]json.RawMessage, error) {
+	s.bodyDecodes.Add(1)
+	return admit.Decode(body)
+}
+
+// admitMembers is admit of a body already decoded (decode): its members,
+// or the error decoding it gave, which is refused after the drain check
+// as admit refuses it.
+func (s *Server) admitMembers(r *http.Request, members map[string]json.RawMessage, decodeErr error, streamed bool) (*admission, error) {
 	if s.reg.Draining() {
 		return nil, registry.ErrShuttingDown
 	}
-	a := &admission{rid: reqlog.ID(r.Context())}
-	s.bodyDecodes.Add(1) // the one decode of the body: tests count them
-	members, err := admit.Decode(body)
-	if err != nil {
-		return nil, err
+	if decodeErr != nil {
+		return nil, decodeErr
 	}
-	if a.members, err = s.cfg.guard.policy().FilterFields(members); err != nil {
+	a := &admission{rid: reqlog.ID(r.Context())}
+	var err error
+	policy := s.cfg.guard.policy()
+	policy.OnDecode = s.countDecode
+	if a.members, err = policy.FilterFields(members); err != nil {
 		return nil, err
 	}
 	if err := chat.Read(a.members, &a.req); err != nil {
@@ -94,6 +110,14 @@ func (s *Server) admit(r *http.Request, body []byte, streamed bool) (*admission,
 		return nil, err
 	}
 	return a, nil
+}
+
+// countDecode counts the policy's decodes of a request's messages
+// (admit.Policy.OnDecode): the tests hold them to once a request.
+func (s *Server) countDecode(field string) {
+	if field == "messages" {
+		s.messagesDecodes.Add(1)
+	}
 }
 
 // outputCap is the most output tokens the filtered request may generate

@@ -3,6 +3,7 @@ package relay_test
 import (
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,26 +15,43 @@ import (
 
 // The admission decodes a request's body once, whichever way it comes:
 // the policy, the request the simulated model reads and the body an
-// upstream is sent all come from that one decode.
+// upstream is sent all come from that one decode. Its messages too are
+// decoded once by the policy, though two of its rules read them (the
+// fields that pass, and the characters under WithMaxInputChars).
 func TestTheRequestBodyIsDecodedOnceOverSSEAndWebSocket(t *testing.T) {
-	srv, base := startMemory(t)
+	srv, base := startMemory(t, relay.WithMaxInputChars(10_000))
+	decodes := func(body, messages int64, what string) {
+		t.Helper()
+		require.EqualValues(t, body, srv.BodyDecodes(), what)
+		require.EqualValues(t, messages, srv.MessagesDecodes(), "%s: the messages", what)
+	}
 	resp := post(t, base+"/v1/chat/completions", hello)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	_, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	require.EqualValues(t, 1, srv.BodyDecodes(), "SSE")
+	decodes(1, 1, "SSE")
 
 	msgs, _ := wsMessages(t, wsDial(t, base, "", hello))
 	require.NotEmpty(t, wsEvents(t, msgs))
-	require.EqualValues(t, 2, srv.BodyDecodes(), "WebSocket")
+	decodes(2, 2, "WebSocket")
 
 	once := post(t, base+"/v1/chat/completions", `{"messages":[{"role":"user","content":"hello"}]}`)
 	require.Equal(t, http.StatusOK, once.StatusCode)
-	require.EqualValues(t, 3, srv.BodyDecodes(), "one JSON answer")
+	decodes(3, 3, "one JSON answer")
 
 	refused := post(t, base+"/v1/chat/completions", `{"messages":"hello"}`)
 	require.Equal(t, http.StatusBadRequest, refused.StatusCode)
-	require.EqualValues(t, 4, srv.BodyDecodes(), "a refused body")
+	decodes(4, 4, "a refused body")
+
+	long := post(t, base+"/v1/chat/completions", `{"messages":[{"role":"user","content":"`+strings.Repeat("x", 10_001)+`"}]}`)
+	require.Equal(t, http.StatusBadRequest, long.StatusCode, "over WithMaxInputChars")
+	decodes(5, 5, "a conversation too long")
+
+	// A WebSocket's first message is decoded once too, whether it is a
+	// request or a resume (which has no messages).
+	resumed, _ := wsMessages(t, wsDial(t, base, "", `{"type":"resume","stream":"nope","last_event_id":"nope:1"}`))
+	require.NotEmpty(t, resumed)
+	decodes(6, 5, "a WebSocket resume")
 }
 
 // An OpenAI upstream is sent the client's members as the client wrote

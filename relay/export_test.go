@@ -17,3 +17,7 @@ func (s *Server) Crash() {
 // BodyDecodes is how many request bodies the relay has decoded: one per
 // generation admitted or refused after its body was read.
 func (s *Server) BodyDecodes() int64 { return s.bodyDecodes.Load() }
+
+// MessagesDecodes is how many times the policy decoded a request's
+// messages, all requests together.
+func (s *Server) MessagesDecodes() int64 { return s.messagesDecodes.Load() }

@@ -286,7 +286,10 @@ func TestReadersElsewhereLearnThatTheGeneratingRelayDied(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(last.Data), &st))
 	require.Equal(t, "failed", st.Status)
 	require.Contains(t, st.Message, "the relay generating this answer stopped")
-	require.Less(t, took, testLease+testLease/3+time.Second)
+	// Within about a lease (it lapses, then the follower's next look
+	// sees it); the bound is loose since a loaded machine's timers fire
+	// late, and still fails a reader left waiting for the grace period.
+	require.Less(t, took, 3*testLease+2*time.Second)
 
 	// The end is in the store: a resume on B now gets it at once.
 	again, err := events(get(t, b.base+"/v1/streams/"+id, "Last-Event-ID", last.LastEventID).Body)

@@ -16,8 +16,8 @@ import (
 // Rate is a request rate (WithRateLimit): N requests per Per. Up to N
 // may come at once; after that one more each Per/N.
 type Rate struct {
-	N   int
-	Per time.Duration
+	N   int           // requests
+	Per time.Duration // per this long
 }
 
 // String writes the rate as ParseRate reads it ("20/min").

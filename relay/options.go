@@ -113,8 +113,8 @@ type Upstream struct {
 	// the first byte of the answer, between two reads, and overall; zero
 	// takes the one in DefaultSettings().Upstream.
 	FirstTokenTimeout time.Duration
-	IdleTimeout       time.Duration
-	TotalTimeout      time.Duration
+	IdleTimeout       time.Duration // see FirstTokenTimeout
+	TotalTimeout      time.Duration // see FirstTokenTimeout
 	// Retries is how many times a request that failed before its first
 	// byte is tried again (never after: the answer would be doubled); zero
 	// never retries (trickle serve's flag takes
@@ -135,7 +135,7 @@ var ErrBadOption = errors.New("relay: bad option")
 type OptionError struct {
 	Option string // the option's function, e.g. "WithHeartbeat"
 	Field  string // the field of a struct option ("TTFT" of WithSimDefaults); may be empty
-	Value  any
+	Value  any    // the value refused
 	Reason string // e.g. "the duration must be positive"
 }
 
@@ -154,14 +154,20 @@ func (e *OptionError) Is(target error) bool { return target == ErrBadOption }
 // comments and trickle serve's flags refer to them, so each default is
 // written once, in DefaultSettings.
 type Defaults struct {
-	Heartbeat, RetryHint, Grace, Retention, WriteTimeout, CutWait, Lease time.Duration
+	Heartbeat    time.Duration // the silence before a keep-alive comment (WithHeartbeat)
+	RetryHint    time.Duration // the SSE retry: value sent to clients (WithRetryHint)
+	Grace        time.Duration // how long a generation outlives its last client (WithGrace)
+	Retention    time.Duration // how long a finished stream stays resumable (WithRetention)
+	WriteTimeout time.Duration // the bound on each write to a client (WithWriteTimeout)
+	CutWait      time.Duration // how long a cut client has to read up to the cut (WithCutWait)
+	Lease        time.Duration // how long a stream outlives its silent instance, with a shared store (WithLease)
 	// BodyTimeout bounds the reading of a request's body.
 	BodyTimeout time.Duration
 
-	MaxStreams   int
-	MaxBodyBytes int64
-	MaxEventSize int
-	MaxEvents    int
+	MaxStreams   int   // the generations running at once (WithMaxStreams)
+	MaxBodyBytes int64 // a request body's size (WithMaxBodyBytes)
+	MaxEventSize int   // one event's data (WithMaxEventSize)
+	MaxEvents    int   // the events of one stream (WithMaxEvents)
 	// MaxStreamBytes bounds one stream's log in bytes: what a stream may
 	// hold of the relay's memory, for as long as it is kept.
 	MaxStreamBytes int
@@ -173,7 +179,7 @@ type Defaults struct {
 	// (Server.Listener).
 	MaxConnsPerAddr int
 
-	Sim SimDefaults
+	Sim SimDefaults // the simulated model's timing (WithSimDefaults)
 	// Upstream holds the timeouts an Upstream left at zero gets, and the
 	// retries trickle serve asks for (Upstream.Retries has no default:
 	// zero never retries).
@@ -182,8 +188,10 @@ type Defaults struct {
 
 // UpstreamDefaults are the Upstream settings of DefaultSettings.
 type UpstreamDefaults struct {
-	FirstTokenTimeout, IdleTimeout, TotalTimeout time.Duration
-	Retries                                      int
+	FirstTokenTimeout time.Duration // the wait for the answer's first byte
+	IdleTimeout       time.Duration // the wait between two reads
+	TotalTimeout      time.Duration // the whole answer's
+	Retries           int           // what trickle serve's --upstream-retries takes
 }
 
 // DefaultSettings returns the relay's defaults.

@@ -18,7 +18,7 @@ import (
 // OriginError is why a browser page's request to the API was refused: its
 // origin is neither the relay's own nor one of WithAllowedOrigins.
 type OriginError struct {
-	Origin string
+	Origin string // the page's origin, as its Origin header said it
 }
 
 func (e *OriginError) Error() string {

@@ -59,8 +59,10 @@ func requireOverLimit(t *testing.T, resp *http.Response, code, says string, maxR
 // shared with another's through the package's Redis) in front of f.
 func limitedRelay(t *testing.T, f *fakeUpstream, opts ...relay.Option) string {
 	t.Helper()
+	// Generous timeouts: a loaded machine must not end a generation the
+	// test holds running.
 	u := relay.Upstream{URL: f.url, Dialect: "openai", Key: "sk-operator", Model: "m",
-		FirstTokenTimeout: 2 * time.Second, IdleTimeout: 2 * time.Second, TotalTimeout: 20 * time.Second}
+		FirstTokenTimeout: 30 * time.Second, IdleTimeout: 30 * time.Second, TotalTimeout: 2 * time.Minute}
 	_, base := startMemory(t, append([]relay.Option{relay.WithUpstream(u)}, opts...)...)
 	return base
 }

@@ -63,7 +63,8 @@ type Server struct {
 	logCfg  streamlog.Config  // what every log shares
 	readers streamlog.Readers // what every reader shares
 
-	bodyDecodes atomic.Int64 // request bodies decoded (admission decodes each once)
+	bodyDecodes     atomic.Int64 // request bodies decoded (admission decodes each once)
+	messagesDecodes atomic.Int64 // the policy's decodes of a request's messages (once a request)
 }
 
 // logHost is the server as its logs see it (streamlog.Host).

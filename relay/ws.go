@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"reflect"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -59,8 +61,9 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 		ws.Close(websocket.StatusPolicyViolation, sink.CloseReason(reason))
 		return
 	}
-	var ctl wire.WSControl
-	json.Unmarshal(first, &ctl)
+	// Decoded once: a resume, or the request admitMembers takes.
+	members, decodeErr := s.decode(first)
+	ctl := wsControl(members)
 	rid := reqlog.ID(r.Context())
 	var (
 		l   *streamlog.Log
@@ -77,7 +80,7 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	} else {
-		a, err := s.admit(r, first, true)
+		a, err := s.admitMembers(r, members, decodeErr, true)
 		if err == nil {
 			l, err = s.start(r, a)
 		}
@@ -165,4 +168,22 @@ func (s *Server) wsFail(ws sink.WS, status wire.Status, message string, code web
 	ws.SetWriteDeadline(time.Now().Add(s.cfg.writeTimeout))
 	ws.Write(sse.AppendMessage(nil, sse.Message{Event: StatusEvent, Data: statusData(status, message)}))
 	ws.Close(code, sink.CloseReason(message))
+}
+
+// wsControl reads a first message's members (decode) as a WSControl,
+// each field from the member its json tag names: its type, and a
+// resume's stream and last event id. A member that is not a string is
+// left empty: the message is then no resume.
+func wsControl(members map[string]json.RawMessage) wire.WSControl {
+	var c wire.WSControl
+	v := reflect.ValueOf(&c).Elem()
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if raw, ok := members[name]; ok {
+			if json.Unmarshal(raw, v.FieldByIndex(f.Index).Addr().Interface()) != nil {
+				v.FieldByIndex(f.Index).SetZero()
+			}
+		}
+	}
+	return c
 }

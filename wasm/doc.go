@@ -9,7 +9,7 @@
 // headers, the page's origin); Go sends back one message per frame: for
 // each element that changed, the settled HTML and the live tail's
 // render.TailPatch, thinking, tools, announcements, status, events, the
-// text's growth and the metrics (wasm/element.Update). Go never touches
+// text's growth and the metrics (wasm/protocol.Update). Go never touches
 // the DOM. In a worker, a frame goes shortly before the page's next
 // animation frame (wasm/element.Pacer, timed from the page's
 // acknowledgements of applied frames), with everything that arrived by

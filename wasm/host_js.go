@@ -93,7 +93,7 @@ type host struct {
 	pace element.Pacer
 
 	out  []byte
-	upds []element.Update
+	upds []protocol.Update
 }
 
 func (h *host) push(m msg) { h.box.Post(m) }
@@ -210,7 +210,7 @@ func (h *host) flush() {
 	if len(h.upds) == 0 {
 		return
 	}
-	h.out = element.AppendFrame(h.out[:0], h.upds)
+	h.out = protocol.AppendFrame(h.out[:0], h.upds)
 	clear(h.upds)
 	h.inFlight = browser.Call("post", string(h.out), true).Bool()
 }

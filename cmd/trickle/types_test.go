@@ -93,7 +93,7 @@ func codeAttributes(t *testing.T) []string {
 func codeEvents(t *testing.T) []string {
 	return found(widgetSources(t),
 		`(?:dispatch\w*|CustomEvent|emit\w*)\(\s*"(trickle-[a-z]+(?:-[a-z]+)*)"`, // Go: e.dispatch("trickle-end", …); JS: new CustomEvent("trickle-error", …)
-		`Event\{"(trickle-[a-z]+(?:-[a-z]+)*)"`,                                  // Go: Event{"trickle-start", …}, an event the page's script dispatches
+		`DOMEvent\{Name: "(trickle-[a-z]+(?:-[a-z]+)*)"`,                         // Go: protocol.DOMEvent{Name: "trickle-start", …}, an event the page's script dispatches
 	)
 }
 

@@ -110,8 +110,9 @@ func startFleet(t *testing.T) fleetRun {
 		"PORT="+strconv.Itoa(ports[0]),
 		fmt.Sprintf("RELAY_PORTS=%d %d %d", ports[1], ports[2], ports[3]),
 		"REDIS_PORT="+strconv.Itoa(ports[4]),
-		// A quick simulated model; a short lease.
-		"RELAY_ARGS=--sim-ttft 20ms --sim-gap 5ms --sim-jitter 0s --lease 1s --log-level info",
+		// A quick simulated model; a short lease, though not so short that
+		// a loaded machine's late renewal reads as a dead relay.
+		"RELAY_ARGS=--sim-ttft 20ms --sim-gap 5ms --sim-jitter 0s --lease 3s --log-level info",
 		"FLEET_DIR="+dir,
 	)
 	log := &syncBuilder{}
@@ -120,6 +121,16 @@ func startFleet(t *testing.T) fleetRun {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
+		if t.Failed() {
+			// What each relay logged, for the failure.
+			for i := 1; i <= 3; i++ {
+				b, _ := os.ReadFile(filepath.Join(dir, "relay-"+strconv.Itoa(i)+".log"))
+				if len(b) > 16<<10 {
+					b = b[len(b)-16<<10:]
+				}
+				t.Logf("relay-%d's log (its end):\n%s", i, b)
+			}
+		}
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-exited:

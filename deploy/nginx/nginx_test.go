@@ -12,9 +12,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +24,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/relay"
 	"github.com/trickle-dev/trickle/relay/relaytest"
 )
 
@@ -141,122 +144,172 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// paced is an upstream that writes n OpenAI-style events, gap apart,
-// flushing each one. With accel it marks the response
-// `X-Accel-Buffering: no`, as the relay does.
-func paced(n int, gap time.Duration, accel bool) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache")
-		if accel {
-			w.Header().Set("X-Accel-Buffering", "no")
-		}
-		flusher := w.(http.Flusher)
-		for i := range n {
-			if i > 0 {
-				time.Sleep(gap)
-			}
-			fmt.Fprintf(w, "id: s:%d\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tok%02d \"}}]}\n\n", i+1, i)
-			flusher.Flush()
-		}
-		fmt.Fprint(w, "data: [DONE]\n\n")
-		flusher.Flush()
-	})
+// lockstep is an OpenAI-style streaming upstream that sends each event
+// only once the client has read the one before it (the client says so on
+// arrived), or once wait has passed without that: whatever sits between
+// the two (nginx, the relay) must pass each event on before the next one
+// exists. Events the client had not read when the wait ran out are held.
+// No clock decides the outcome: on a loaded machine the waits are only
+// longer.
+type lockstep struct {
+	n       int
+	wait    time.Duration
+	accel   bool     // send X-Accel-Buffering: no
+	arrived chan int // the client's word: token i arrived
+	mu      sync.Mutex
+	held    []int
+	sentAll atomic.Bool // every token was sent ([DONE] comes next)
 }
 
-// arrivals posts to url and returns, for each SSE event of the response,
-// how long after the request was sent its last byte arrived, and whether
-// the response came gzip-compressed (Go's client undoes it transparently).
-func arrivals(t *testing.T, url string) ([]time.Duration, bool) {
+func newLockstep(n int, wait time.Duration, accel bool) *lockstep {
+	return &lockstep{n: n, wait: wait, accel: accel, arrived: make(chan int, 4*n+8)}
+}
+
+func (l *lockstep) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	if l.accel {
+		w.Header().Set("X-Accel-Buffering", "no")
+	}
+	flusher := w.(http.Flusher)
+	for i := range l.n {
+		fmt.Fprintf(w, "id: s:%d\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tok%02d \"}}]}\n\n", i+1, i)
+		flusher.Flush()
+		if !l.await(r.Context(), i) {
+			l.mu.Lock()
+			l.held = append(l.held, i)
+			l.mu.Unlock()
+		}
+	}
+	l.sentAll.Store(true)
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	flusher.Flush()
+}
+
+// await waits for the client to have read token i.
+func (l *lockstep) await(ctx context.Context, i int) bool {
+	timer := time.NewTimer(l.wait)
+	defer timer.Stop()
+	for {
+		select {
+		case k := <-l.arrived:
+			if k >= i {
+				return true
+			}
+		case <-timer.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// heldBack is the tokens the client had not read when the upstream gave
+// up waiting for them.
+func (l *lockstep) heldBack() []int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]int(nil), l.held...)
+}
+
+var tokenRE = regexp.MustCompile(`tok(\d\d) `)
+
+// reading is what a client read of a lockstep upstream's tokens.
+type reading struct {
+	tokens      []int // in the order they arrived
+	afterAll    bool  // the first token arrived after the upstream had sent every one
+	compressed  bool  // the response came gzip-compressed
+	sawAnything bool
+}
+
+// read notes the tokens in one piece of the response and tells the
+// upstream each new one arrived.
+func (rd *reading) read(l *lockstep, piece string) {
+	for _, m := range tokenRE.FindAllStringSubmatch(piece, -1) {
+		k, _ := strconv.Atoi(m[1])
+		if !rd.sawAnything {
+			rd.sawAnything = true
+			rd.afterAll = l.sentAll.Load()
+		}
+		rd.tokens = append(rd.tokens, k)
+		select {
+		case l.arrived <- k:
+		default:
+		}
+	}
+}
+
+// readSSE posts to url and reads the event stream to its end, telling l
+// of each token as its event arrives.
+func readSSE(t *testing.T, url string, l *lockstep) reading {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url,
 		strings.NewReader(`{"model":"sim","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
-	start := time.Now()
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-
-	var times []time.Duration
+	rd := reading{compressed: resp.Uncompressed}
 	br := bufio.NewReader(resp.Body)
-	inEvent := false
 	for {
 		line, err := br.ReadString('\n')
+		if strings.HasPrefix(line, "data:") {
+			rd.read(l, line)
+		}
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		require.NoError(t, err)
-		if strings.TrimRight(line, "\r\n") == "" {
-			if inEvent {
-				times = append(times, time.Since(start))
-			}
-			inEvent = false
-			continue
-		}
-		if !strings.HasPrefix(line, ":") {
-			inEvent = true
-		}
 	}
-	return times, resp.Uncompressed
+	return rd
 }
 
-// gaps returns the time between consecutive arrivals.
-func gaps(times []time.Duration) []time.Duration {
-	var out []time.Duration
-	for i := 1; i < len(times); i++ {
-		out = append(out, times[i]-times[i-1])
+// requireInLockstep requires every token, in order, each read before the
+// upstream sent the next.
+func requireInLockstep(t *testing.T, rd reading, l *lockstep) {
+	t.Helper()
+	want := make([]int, l.n)
+	for i := range want {
+		want[i] = i
 	}
-	return out
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
+	require.Equal(t, want, rd.tokens, "every token, once, in order")
+	require.Empty(t, l.heldBack(), "tokens the client had not read when the upstream had waited %v for them: something between buffers the stream", l.wait)
+	require.False(t, rd.afterAll, "the first token came only after the upstream had sent them all")
 }
 
 // The same nginx configuration (trickle.conf: buffering on, gzip for event
 // streams) streams an upstream that sends X-Accel-Buffering: no one event
-// at a time, compressed, and delivers one that does not in a single burst
-// at the end: the header is what makes it stream. The second half is the
-// control that shows this test can tell the two apart.
+// at a time, compressed (each event reaches the client before the
+// upstream writes the next), and delivers one that does not in a single
+// burst at the end: the header is what makes it stream. The second half
+// is the control that shows this test can tell the two apart.
 func TestNginxStreamsOnlyWhatTheUpstreamMarksUnbuffered(t *testing.T) {
-	const n, gap = 12, 80 * time.Millisecond
-	upstreamSpan := time.Duration(n) * gap // n-1 gaps plus [DONE] right after
-
-	for _, tc := range []struct {
-		name  string
-		accel bool
-	}{
-		{"with X-Accel-Buffering: no, events arrive spread out like upstream sent them", true},
-		{"without the header, nginx holds the events and delivers them in one burst", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			upstream := httptest.NewServer(paced(n, gap, tc.accel))
-			t.Cleanup(upstream.Close)
-			base := startNginx(t, strings.TrimPrefix(upstream.URL, "http://"))
-
-			times, gzipped := arrivals(t, base+"/v1/chat/completions")
-			require.Len(t, times, n+1, "every event and [DONE] should come through")
-			require.True(t, gzipped, "trickle.conf compresses event streams")
-			spread := times[len(times)-1] - times[0]
-			t.Logf("first event after %v, spread %v, median gap %v (upstream gap %v)",
-				times[0].Round(time.Millisecond), spread.Round(time.Millisecond), median(gaps(times)).Round(time.Millisecond), gap)
-
-			if tc.accel {
-				require.Less(t, times[0], upstreamSpan/2, "the first event should not wait for the rest")
-				require.GreaterOrEqual(t, spread, upstreamSpan*6/10, "arrivals should span the upstream's timeline")
-				require.GreaterOrEqual(t, median(gaps(times)), gap/2, "typical gap should match the upstream's")
-			} else {
-				require.GreaterOrEqual(t, times[0], upstreamSpan*6/10, "nginx should have held the first event back")
-				require.Less(t, spread, gap/2, "everything should arrive at once")
-			}
-		})
-	}
+	const n = 12
+	t.Run("with X-Accel-Buffering: no, each event reaches the client before the next is sent", func(t *testing.T) {
+		l := newLockstep(n, 20*time.Second, true)
+		upstream := httptest.NewServer(l)
+		t.Cleanup(upstream.Close)
+		base := startNginx(t, strings.TrimPrefix(upstream.URL, "http://"))
+		rd := readSSE(t, base+"/v1/chat/completions", l)
+		require.True(t, rd.compressed, "trickle.conf compresses event streams")
+		requireInLockstep(t, rd, l)
+	})
+	t.Run("without the header, nginx holds the events and delivers them at the end", func(t *testing.T) {
+		// A short wait: the upstream goes on without the client's word.
+		l := newLockstep(n, 150*time.Millisecond, false)
+		upstream := httptest.NewServer(l)
+		t.Cleanup(upstream.Close)
+		base := startNginx(t, strings.TrimPrefix(upstream.URL, "http://"))
+		rd := readSSE(t, base+"/v1/chat/completions", l)
+		require.Len(t, rd.tokens, n, "every token came through")
+		require.True(t, rd.afterAll, "nginx held the first event until the upstream had sent every one")
+		require.Len(t, l.heldBack(), n, "no event reached the client while the upstream waited for it")
+	})
 }
 
 // startRelay runs Trickle's relay (simulated model) on loopback and
@@ -267,54 +320,50 @@ func startRelay(t *testing.T) string {
 	return strings.TrimPrefix(ts.URL, "http://")
 }
 
-// The relay's own streams, behind trickle.conf, over both transports:
-// events arrive spread out as the simulated model paces them, complete.
+// The relay's streams, behind trickle.conf, over both transports: each
+// event the model (a lockstep upstream) sends reaches the client, through
+// the relay and nginx, before the model sends the next; complete.
 func TestRelayStreamsThroughNginxEventByEventOverSSEAndWebSocket(t *testing.T) {
-	const gap = 60 * time.Millisecond
-	base := startNginx(t, startRelay(t))
-	// The short answer in 30-character tokens: about 20 events.
-	query := "?answer=short&ttft_ms=0&jitter_ms=0&token_chars=30&gap_ms=" + strconv.Itoa(int(gap/time.Millisecond))
-
-	check := func(t *testing.T, times []time.Duration) {
-		t.Helper()
-		require.Greater(t, len(times), 10)
-		spread := times[len(times)-1] - times[0]
-		t.Logf("%d events, spread %v, median gap %v (model gap %v)", len(times), spread.Round(time.Millisecond), median(gaps(times)).Round(time.Millisecond), gap)
-		require.GreaterOrEqual(t, spread, time.Duration(len(times)-2)*gap*6/10, "arrivals should span the model's timeline")
-		require.GreaterOrEqual(t, median(gaps(times)), gap/2, "typical gap should match the model's")
+	const n = 16
+	// One upstream per transport: a lockstep upstream serves one stream.
+	start := func(t *testing.T) (string, *lockstep) {
+		l := newLockstep(n, 20*time.Second, false)
+		upstream := httptest.NewServer(l)
+		t.Cleanup(upstream.Close)
+		_, ts := relaytest.Start(t, relay.WithUpstream(relay.Upstream{URL: upstream.URL + "/v1/chat/completions", Dialect: "openai", Key: "upstream-key"}))
+		return startNginx(t, strings.TrimPrefix(ts.URL, "http://")), l
 	}
 
 	t.Run("SSE", func(t *testing.T) {
-		times, gzipped := arrivals(t, base+"/v1/chat/completions"+query)
-		require.True(t, gzipped, "trickle.conf compresses event streams")
-		check(t, times)
+		base, l := start(t)
+		rd := readSSE(t, base+"/v1/chat/completions", l)
+		require.True(t, rd.compressed, "trickle.conf compresses event streams")
+		requireInLockstep(t, rd, l)
 	})
 
 	t.Run("WebSocket", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		base, l := start(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		conn, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/v1/ws"+query, nil)
+		conn, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/v1/ws", nil)
 		require.NoError(t, err, "the Upgrade should pass through nginx")
 		require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
 		defer conn.CloseNow()
-		start := time.Now()
 		require.NoError(t, conn.Write(ctx, websocket.MessageText,
 			[]byte(`{"model":"sim","stream":true,"messages":[{"role":"user","content":"hi"}]}`)))
-		var times []time.Duration
+		var rd reading
 		for {
 			_, msg, err := conn.Read(ctx)
 			if err != nil {
 				require.Equal(t, websocket.StatusNormalClosure, websocket.CloseStatus(err), "the relay should close cleanly: %v", err)
 				break
 			}
-			if strings.Contains(string(msg), "data:") {
-				times = append(times, time.Since(start))
-			}
+			rd.read(l, string(msg))
 			if strings.Contains(string(msg), "[DONE]") {
 				break
 			}
 		}
-		check(t, times)
+		requireInLockstep(t, rd, l)
 	})
 }
 

@@ -3,10 +3,10 @@
 package frameworks_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log"
 	"net"
 	"net/http"
@@ -186,12 +186,52 @@ func startAppServer(t *testing.T, pageDir, csp, backend string) *appServer {
 	require.NoError(t, err)
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.FlushInterval = -1
-	proxy.ErrorLog = log.New(io.Discard, "", 0) // a cut's copy errors are the point
+	// Its own connections to the backend, closed with it: no case shares
+	// a connection pool with another, or with the test's own requests
+	// (http.DefaultTransport, which every httptest.Server's Close
+	// empties).
+	tr := &http.Transport{MaxIdleConnsPerHost: 8, IdleConnTimeout: time.Minute}
+	proxy.Transport = tr
+	// What the proxy failed at goes to the test's log when the case
+	// fails: a cut's copy errors are the point of a cut, anything else
+	// is what to look at.
+	var proxyErrs bytes.Buffer
+	var proxyMu sync.Mutex
+	proxy.ErrorLog = log.New(writerFunc(func(p []byte) (int, error) {
+		proxyMu.Lock()
+		defer proxyMu.Unlock()
+		return proxyErrs.Write(p)
+	}), "app server's proxy: ", log.Lmicroseconds)
+	t.Cleanup(func() {
+		tr.CloseIdleConnections()
+		if t.Failed() {
+			proxyMu.Lock()
+			t.Logf("%s", proxyErrs.String())
+			proxyMu.Unlock()
+		}
+	})
 	files := http.FileServer(http.Dir(pageDir))
 	a := &appServer{conns: map[net.Conn]bool{}}
 	a.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/api/") || strings.HasPrefix(r.URL.Path, "/v1/") {
-			proxy.ServeHTTP(w, r)
+			// The backend's request ends when the browser's does: when a
+			// write to the browser fails (a Stop, a cut), or when the
+			// browser's request is cancelled after the browser has gone
+			// quiet; not on the server's read-side cancellation alone,
+			// which a loaded run saw fire mid-answer while the browser
+			// still read it (the answer then failed with
+			// ERR_INCOMPLETE_CHUNKED_ENCODING).
+			ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+			defer cancel()
+			cw := &cancelWriter{ResponseWriter: w, cancel: cancel}
+			stop := context.AfterFunc(r.Context(), func() {
+				proxyMu.Lock()
+				fmt.Fprintf(&proxyErrs, "%s %s %s: the browser's request was cancelled (%v)\n", time.Now().Format("15:04:05.000000"), r.Method, r.URL.Path, context.Cause(r.Context()))
+				proxyMu.Unlock()
+				cw.cancelIfQuiet()
+			})
+			defer stop()
+			proxy.ServeHTTP(cw, r.WithContext(ctx))
 			return
 		}
 		w.Header().Set("Content-Security-Policy", csp)
@@ -481,7 +521,9 @@ func runRealApp(t *testing.T, c realApp, csp, token string) {
 		}
 	}))
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(pageURL)))
-	browsertest.WaitFor(t, ctx, 30*time.Second, `!!window.app`)
+	// app.el, not window.app: the plain page's <main id="app"> is
+	// window.app (named access) before its script has run.
+	browsertest.WaitFor(t, ctx, 30*time.Second, `!!window.app?.el`)
 	browsertest.Eval[bool](t, ctx, `(async () => {
 		await customElements.whenDefined(app.el.localName);
 		window.usage = [];
@@ -657,3 +699,43 @@ func streamInfo(t *testing.T, base, id, token string) relay.Info {
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&in))
 	return in
 }
+
+// writerFunc is an io.Writer of a function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// cancelWriter is the browser's response as the app server's proxy
+// writes it: a write that fails cancels the backend's request.
+type cancelWriter struct {
+	http.ResponseWriter
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	last   time.Time // the last write that went through
+}
+
+func (w *cancelWriter) Write(p []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(p)
+	w.mu.Lock()
+	if err != nil {
+		w.cancel()
+	} else {
+		w.last = time.Now()
+	}
+	w.mu.Unlock()
+	return n, err
+}
+
+// cancelIfQuiet cancels the backend's request when nothing has been
+// written for a while (the backend is silent: no write would find the
+// browser gone), and else leaves it to the next write.
+func (w *cancelWriter) cancelIfQuiet() {
+	w.mu.Lock()
+	quiet := time.Since(w.last) > time.Second
+	w.mu.Unlock()
+	if quiet {
+		w.cancel()
+	}
+}
+
+func (w *cancelWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

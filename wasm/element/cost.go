@@ -9,6 +9,7 @@ import (
 
 	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/stream"
+	"github.com/trickle-dev/trickle/wasm/protocol"
 )
 
 // Cost takes the relay's answer to a Stop's DELETE (the stream's info,
@@ -78,11 +79,11 @@ const stopNotConfirmedMessage = "The server was not told to stop: it may go on g
 // StopNotConfirmedEvent is trickle-error's for a Stop the relay did not
 // confirm: the answer is stopped on the page, but the model may run on
 // for a while.
-func StopNotConfirmedEvent(err error) Event {
+func StopNotConfirmedEvent(err error) protocol.DOMEvent {
 	b := jsonx.AppendString([]byte(`{"status":"stopped","message":`), stopNotConfirmedMessage)
 	b = append(b, `,"reason":"stopNotConfirmed","detail":`...)
 	b = jsonx.AppendString(b, err.Error())
-	return Event{"trickle-error", string(append(b, '}'))}
+	return protocol.DOMEvent{Name: "trickle-error", Detail: string(append(b, '}'))}
 }
 
 // StopStatus takes a message the relay sent on a WebSocket after the
@@ -143,9 +144,9 @@ func RelayUsage(b []byte) (u stream.Usage, ok bool) {
 
 // UsageEvent is trickle-usage's: a stopped answer's cost arrived after
 // its end. The detail holds the usage and the message with it.
-func UsageEvent(a *stream.Answer) Event {
+func UsageEvent(a *stream.Answer) protocol.DOMEvent {
 	b := appendUsage([]byte(`{"usage":`), a.Usage())
 	b = append(b, `,"message":`...)
 	b = AppendMessage(b, a)
-	return Event{"trickle-usage", string(append(b, '}'))}
+	return protocol.DOMEvent{Name: "trickle-usage", Detail: string(append(b, '}'))}
 }

@@ -65,7 +65,7 @@ type Element struct {
 
 	// out are the updates for the page since the last TakeUpdates; what
 	// the page was last told, to send only changes.
-	out                []Update
+	out                []protocol.Update
 	textSent           int
 	stateSent, sidSent string
 	say                []byte

@@ -104,7 +104,7 @@ type page struct {
 	resolved map[int]string
 	events   []string
 	details  []string // "name detail" of each event
-	end      *Ending
+	end      *protocol.Ending
 	resets   int
 	gone     bool
 }

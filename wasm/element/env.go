@@ -34,7 +34,7 @@ type Env interface {
 	After(d time.Duration, t Timer)
 	// Want says the element has something for the next frame.
 	Want()
-	// Say posts a message (AppendSay) to the page now, ahead of the frame.
+	// Say posts a message (protocol.AppendSay) to the page now, ahead of the frame.
 	Say(msg []byte)
 }
 

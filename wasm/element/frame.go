@@ -1,6 +1,10 @@
 package element
 
-import "time"
+import (
+	"time"
+
+	"github.com/trickle-dev/trickle/wasm/protocol"
+)
 
 // Frame takes the bytes that arrived and turns what changed into an update
 // for the page: the answer's patch (settled HTML + render.TailPatch), the
@@ -28,7 +32,7 @@ func (e *Element) Frame() {
 // Session (a frame, or the announcer's timer while a frame was in flight:
 // the Session hands out its final patch once, so a path that dropped the
 // ending would leave ask() unsettled).
-func (e *Element) emit(p Patch) {
+func (e *Element) emit(p protocol.Patch) {
 	if e.showing {
 		// A stored answer is shown, not told: nothing for the live
 		// regions.
@@ -46,7 +50,7 @@ func (e *Element) emit(p Patch) {
 	if p.Final {
 		m := e.sess.Metrics()
 		m.Thread = e.thread
-		u.Finish(e.sess.Outcome(), m, e.cmd.ShowMetrics, string(AppendMessage(nil, e.sess.Answer())))
+		Finish(u, e.sess.Outcome(), m, e.cmd.ShowMetrics, string(AppendMessage(nil, e.sess.Answer())))
 		u.N, e.n = e.n, 0
 		if e.showing {
 			u.Events, u.Resolve, u.End.Retry = nil, "", false
@@ -76,8 +80,8 @@ func (e *Element) sayNow() {
 		e.env.Want()
 		return
 	default:
-		u := Update{ID: e.id, Patch: p, HasPatch: true}
-		e.say = AppendSay(e.say[:0], &u)
+		u := protocol.Update{ID: e.id, Patch: p, HasPatch: true}
+		e.say = protocol.AppendSay(e.say[:0], &u)
 		e.env.Say(e.say)
 	}
 	e.scheduleAnnouncer()
@@ -85,7 +89,7 @@ func (e *Element) sayNow() {
 
 // sync adds to u what the page does not know yet: the new text, the status
 // word, the stream id, the metrics.
-func (e *Element) sync(u *Update) {
+func (e *Element) sync(u *protocol.Update) {
 	if e.sess == nil {
 		return
 	}
@@ -119,7 +123,7 @@ func (e *Element) scheduleAnnouncer() {
 
 // toolCallEvents adds a trickle-tool-call event to u for each tool call
 // whose arguments completed since the last frame, once per call.
-func (e *Element) toolCallEvents(u *Update) {
+func (e *Element) toolCallEvents(u *protocol.Update) {
 	for i, c := range e.sess.Answer().ToolCalls() {
 		if i == len(e.callsDone) {
 			e.callsDone = append(e.callsDone, false)

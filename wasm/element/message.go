@@ -7,6 +7,7 @@ import (
 
 	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/stream"
+	"github.com/trickle-dev/trickle/wasm/protocol"
 )
 
 // AppendMessage appends the answer as an assistant message, the JSON
@@ -156,8 +157,8 @@ func AppendToolCall(b []byte, c stream.ToolCall) []byte {
 
 // ToolCallEvent is trickle-tool-call's: a call whose arguments are
 // complete.
-func ToolCallEvent(c stream.ToolCall) Event {
-	return Event{"trickle-tool-call", string(AppendToolCall(nil, c))}
+func ToolCallEvent(c stream.ToolCall) protocol.DOMEvent {
+	return protocol.DOMEvent{Name: "trickle-tool-call", Detail: string(AppendToolCall(nil, c))}
 }
 
 func validJSON(s string) bool {

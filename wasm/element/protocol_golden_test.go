@@ -36,7 +36,7 @@ func TestTheFramesFixtureIsWhatAnElementSends(t *testing.T) {
 			e.Frame()
 		}
 		if u := e.TakeUpdates(nil); len(u) > 0 {
-			fx.Messages = append(fx.Messages, AppendFrame(nil, u))
+			fx.Messages = append(fx.Messages, protocol.AppendFrame(nil, u))
 		}
 	}
 	e.Do(askCmd(t, 1, ""), env.now, nil)

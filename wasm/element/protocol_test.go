@@ -179,11 +179,11 @@ func TestAnAsksRequestTakesThePromptOrTheBodyAndNothingElse(t *testing.T) {
 // read back to what was meant.
 func TestEveryUpdateIsJSONWhateverTheModelSent(t *testing.T) {
 	nasty := "a\"b\\c\u2028d</script>\xff\xfe<img onerror=x>"
-	u := Update{ID: 2, Reset: true, HasPatch: true, Text: nasty, State: "failed", StreamID: nasty, SetStreamID: true, Arrived: 1733100000123.25}
-	u.Patch = Patch{Append: "<p>" + nasty + "</p>", TailChanged: true, TailPatch: render.TailPatch{Path: []int{2, 0}, Keep: 1, Text: nasty, HTML: "<b>x</b>"},
+	u := protocol.Update{ID: 2, Reset: true, HasPatch: true, Text: nasty, State: "failed", StreamID: nasty, SetStreamID: true, Arrived: 1733100000123.25}
+	u.Patch = protocol.Patch{Append: "<p>" + nasty + "</p>", TailChanged: true, TailPatch: protocol.TailPatch{Path: []int{2, 0}, Keep: 1, Text: nasty, HTML: "<b>x</b>"},
 		Thinking: nasty, Tools: nasty, ToolsChanged: true, Announce: []string{nasty, "two"}, Status: nasty, StatusChanged: true, Final: true, Unwrap: true}
 	u.Events = append(u.Events, StartEvent(), FirstTokenEvent(Metrics{TTFT: 12.5, TTFAT: 40}))
-	u.Finish(Outcome{Status: stream.Failed, Err: errors.New(nasty), Reason: ReasonUpstream}, Metrics{TTFT: 1.5, Thread: "worker"}, true, string(AppendMessage(nil, nastyAnswer(t, nasty))))
+	Finish(&u, Outcome{Status: stream.Failed, Err: errors.New(nasty), Reason: ReasonUpstream}, Metrics{TTFT: 1.5, Thread: "worker"}, true, string(AppendMessage(nil, nastyAnswer(t, nasty))))
 	u.N, u.Gone = 9, true
 
 	var got struct {
@@ -213,7 +213,7 @@ func TestEveryUpdateIsJSONWhateverTheModelSent(t *testing.T) {
 		Gone     bool              `json:"gone"`
 		Arr      float64           `json:"arr"`
 	}
-	frame := AppendFrame(nil, []Update{u, {ID: 3, State: "streaming"}})
+	frame := protocol.AppendFrame(nil, []protocol.Update{u, {ID: 3, State: "streaming"}})
 	var msg struct {
 		T string            `json:"t"`
 		U []json.RawMessage `json:"u"`
@@ -267,7 +267,7 @@ func TestEveryUpdateIsJSONWhateverTheModelSent(t *testing.T) {
 }
 
 func TestAnUnchangedTailIsKeptAndAStoppedAnswerOffersNoRetry(t *testing.T) {
-	u := Update{ID: 1, HasPatch: true, Patch: Patch{Append: "<p>x</p>"}}
+	u := protocol.Update{ID: 1, HasPatch: true, Patch: protocol.Patch{Append: "<p>x</p>"}}
 	var got struct {
 		P struct {
 			Keep int   `json:"keep"`
@@ -277,18 +277,18 @@ func TestAnUnchangedTailIsKeptAndAStoppedAnswerOffersNoRetry(t *testing.T) {
 	require.NoError(t, json.Unmarshal(u.AppendJSON(nil), &got))
 	require.Equal(t, -1, got.P.Keep, "keep -1: the tail did not change")
 
-	var s Update
-	s.Finish(Outcome{Status: stream.Stopped, Err: stream.ErrStopped}, Metrics{}, false, string(AppendMessage(nil, stream.NewAnswer())))
+	var s protocol.Update
+	Finish(&s, Outcome{Status: stream.Stopped, Err: stream.ErrStopped}, Metrics{}, false, string(AppendMessage(nil, stream.NewAnswer())))
 	require.Equal(t, "Stopped.", s.End.Notice)
 	require.False(t, s.End.Retry)
 	require.Nil(t, s.End.Rows, "no metrics rows without show-metrics")
 	require.Equal(t, "stopped", s.Resolve)
 
-	var c Update
-	c.Finish(Outcome{Status: stream.Complete}, Metrics{}, false, string(AppendMessage(nil, stream.NewAnswer())))
+	var c protocol.Update
+	Finish(&c, Outcome{Status: stream.Complete}, Metrics{}, false, string(AppendMessage(nil, stream.NewAnswer())))
 	require.Empty(t, c.End.Notice)
 	require.False(t, c.End.Retry)
-	require.True(t, (&Update{ID: 4}).Empty())
+	require.True(t, (&protocol.Update{ID: 4}).Empty())
 }
 
 func TestResumeMessageIsJSON(t *testing.T) {
@@ -298,12 +298,12 @@ func TestResumeMessageIsJSON(t *testing.T) {
 }
 
 func TestASayMessageCarriesOnlyTheLiveRegions(t *testing.T) {
-	u := Update{ID: 5, HasPatch: true, Patch: Patch{Announce: []string{"One <b>."}, Status: "Answer complete.", StatusChanged: true}}
+	u := protocol.Update{ID: 5, HasPatch: true, Patch: protocol.Patch{Announce: []string{"One <b>."}, Status: "Answer complete.", StatusChanged: true}}
 	var got struct {
 		T string           `json:"t"`
 		U []map[string]any `json:"u"`
 	}
-	require.NoError(t, json.Unmarshal(AppendSay(nil, &u), &got))
+	require.NoError(t, json.Unmarshal(protocol.AppendSay(nil, &u), &got))
 	require.Equal(t, "say", got.T)
 	require.Equal(t, []map[string]any{{"id": 5.0, "say": "<p>One &lt;b&gt;.</p>", "status": "Answer complete."}}, got.U)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/stream"
+	"github.com/trickle-dev/trickle/wasm/protocol"
 )
 
 // readerSafe fails unless text is something a reader may see or hear: no
@@ -107,7 +108,7 @@ func wsErr(opened bool, code int) error {
 
 // finish runs one ending through a Session, as the widget does, and
 // returns the final update the page gets and what the status region said.
-func finish(t *testing.T, e end, cfg Config) (Update, string) {
+func finish(t *testing.T, e end, cfg Config) (protocol.Update, string) {
 	t.Helper()
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
 	cfg.Now = clock.Now
@@ -120,12 +121,12 @@ func finish(t *testing.T, e end, cfg Config) (Update, string) {
 		err = e.cut
 	}
 	s.End(err)
-	var u Update
+	var u protocol.Update
 	sc := &screen{}
 	p := s.Frame()
 	sc.apply(t, p)
 	u.Patch, u.HasPatch = p, true
-	u.Finish(s.Outcome(), s.Metrics(), true, string(AppendMessage(nil, s.Answer())))
+	Finish(&u, s.Outcome(), s.Metrics(), true, string(AppendMessage(nil, s.Answer())))
 	for {
 		due, ok := s.NextAnnouncement()
 		if !ok {
@@ -153,7 +154,7 @@ func TestEveryWayAnAnswerEndsIsExplainedInOneSentenceAndItsChainGoesToTheDetail(
 			require.Equal(t, English.Status(e.st)+" "+want, spoken, "the listener hears the status, then why")
 			require.NotEmpty(t, o.Detail, "the developer gets the chain")
 
-			var errEv *Event
+			var errEv *protocol.DOMEvent
 			for i := range u.Events {
 				if u.Events[i].Name == "trickle-error" {
 					errEv = &u.Events[i]

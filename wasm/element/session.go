@@ -39,75 +39,6 @@ type Config struct {
 	OnEvent func(stream.Event)
 }
 
-// Patch is everything one frame changes on screen, in the order the DOM
-// layer applies it. The DOM layer makes one call per non-empty field and
-// nothing else; Append and TailPatch are the answer itself, applied in one
-// call.
-type Patch struct {
-	// Append is newly settled HTML, inserted once before the live tail.
-	Append string
-	// Tail is the live tail's new HTML when TailChanged, and TailPatch the
-	// DOM work that turns the tail on screen into it (render.DiffTail): a
-	// growing paragraph only gets its new words.
-	Tail        string
-	TailChanged bool
-	TailPatch   render.TailPatch
-	// Thinking is new reasoning text to append to the thinking panel.
-	Thinking string
-	// Tools replaces the tool-call panel's HTML when ToolsChanged.
-	Tools        string
-	ToolsChanged bool
-	// Sources replaces the sources part's HTML (SourcesHTML) when
-	// SourcesChanged: only in the final frame, so the list comes once,
-	// whole, with the answer's end.
-	Sources        string
-	SourcesChanged bool
-	// Marked (only with Final, when the answer cites) is the whole
-	// answer's HTML again with its citation markers (render.Mark), which
-	// replaces the answer's content: a citation may name a passage long
-	// settled.
-	Marked    string
-	HasMarked bool
-	// Announce are texts for the announcer log, in order; Speak the units
-	// they join (sentences, block summaries), one an utterance for read
-	// aloud.
-	Announce, Speak []string
-	// Status replaces the screen-reader status region's text when
-	// StatusChanged. It follows the announcer: the end status comes only
-	// after the answer's last sentence is spoken (by a11y.MinGap).
-	Status        string
-	StatusChanged bool
-	// Shown replaces the visible status line's text when ShownChanged: the
-	// element's state at once, never behind what is on screen ("Answer
-	// complete." in the final frame, while Status may still wait for the
-	// last sentence to be spoken).
-	Shown        string
-	ShownChanged bool
-	// Stalled says whether the stall notice shows ("Waiting for the
-	// model…" beside the caret), when StalledChanged: on when no delta has
-	// come for StallAfter while streaming, off with the next delta or the
-	// end. The status region says it once (Status) and is cleared with it.
-	Stalled        bool
-	StalledChanged bool
-	// Final: the answer has ended and everything is settled; the live tail
-	// can go.
-	Final bool
-	// Unwrap (only with Final): the rest of the answer's settled HTML is
-	// exactly the tail on screen (once this frame's TailPatch is applied),
-	// so the DOM layer keeps the tail's nodes and drops only their wrapper,
-	// instead of parsing the same HTML again and throwing the tail away —
-	// the last frame of an answer whose blocks waited as pending (a
-	// reference link's definition at the end) would otherwise re-parse
-	// them all, and a selection in the tail would be lost.
-	Unwrap bool
-}
-
-// Empty reports whether the patch changes nothing.
-func (p *Patch) Empty() bool {
-	return p.Append == "" && !p.TailChanged && p.Thinking == "" && !p.ToolsChanged &&
-		len(p.Announce) == 0 && !p.StatusChanged && !p.ShownChanged && !p.StalledChanged && !p.Final
-}
-
 // Session runs one element's answers: bytes in (Write), patches out (Frame).
 // It joins stream.Pipeline, render.Document and a11y.Announcer and keeps the
 // metrics. It is the widget's logic without the browser; the DOM layer only
@@ -395,7 +326,7 @@ func (s *Session) stallDue(now time.Time) bool {
 
 // updateStall recomputes StallAfter from the gaps so far (once a frame, and
 // only when there are new gaps) and turns the notice on or off.
-func (s *Session) updateStall(p *Patch) {
+func (s *Session) updateStall(p *protocol.Patch) {
 	// p95 moves slowly: recomputed when the deltas grew by a sixteenth,
 	// so a long answer does not merge its gaps every frame.
 	if n := s.rec.tokens; n-s.stallGaps >= max(1, s.stallGaps/16) {
@@ -418,8 +349,8 @@ func (s *Session) updateStall(p *Patch) {
 
 // Frame computes what changed since the last frame. After End it produces
 // the final frame: everything settled, the tail gone, the status announced.
-func (s *Session) Frame() Patch {
-	var p Patch
+func (s *Session) Frame() protocol.Patch {
+	var p protocol.Patch
 	if s.finished {
 		s.poll(&p)
 		return p
@@ -469,7 +400,7 @@ func (s *Session) Frame() Patch {
 
 // sources puts the answer's sources, and its content again with the
 // citation markers, in the final patch.
-func (s *Session) sources(p *Patch, a *stream.Answer) {
+func (s *Session) sources(p *protocol.Patch, a *stream.Answer) {
 	if html := SourcesHTML(a.Sources(), s.cfg.Policy, s.cfg.Words); html != "" {
 		p.Sources, p.SourcesChanged = html, true
 	}
@@ -480,10 +411,10 @@ func (s *Session) sources(p *Patch, a *stream.Answer) {
 	}
 }
 
-func (s *Session) apply(p *Patch, f render.Frame) {
+func (s *Session) apply(p *protocol.Patch, f render.Frame) {
 	p.Append += f.Append
 	if f.Tail != s.tail {
-		p.TailPatch = s.differ.Diff(f.Tail) // render.DiffTail(s.tail, f.Tail)
+		p.TailPatch = protocol.TailPatch(s.differ.Diff(f.Tail)) // render.DiffTail(s.tail, f.Tail)
 		s.tail, p.Tail, p.TailChanged = f.Tail, f.Tail, true
 	}
 	s.ann.Frame(f.Settled, f.TailBlocks, f.Final)
@@ -510,13 +441,13 @@ func (s *Session) Outcome() Outcome {
 }
 
 // show puts the visible status in the patch when it changed.
-func (s *Session) show(p *Patch) {
+func (s *Session) show(p *protocol.Patch) {
 	if want := s.shownStatus(); want != s.shown {
 		s.shown, p.Shown, p.ShownChanged = want, want, true
 	}
 }
 
-func (s *Session) poll(p *Patch) {
+func (s *Session) poll(p *protocol.Patch) {
 	for _, a := range s.ann.Poll() {
 		if a.Status {
 			if a.Text != s.status {

@@ -15,6 +15,7 @@ import (
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
+	"github.com/trickle-dev/trickle/wasm/protocol"
 )
 
 // events renders a simulated generation as the relay sends it: SSE events
@@ -47,7 +48,7 @@ type screen struct {
 	words                                  *Strings // the session's, when not English
 }
 
-func (s *screen) apply(t *testing.T, p Patch) {
+func (s *screen) apply(t *testing.T, p protocol.Patch) {
 	if s.final {
 		require.True(t, p.Append == "" && !p.TailChanged && p.Thinking == "" && !p.ToolsChanged && !p.Final,
 			"nothing but announcements after the final frame: %+v", p)
@@ -358,7 +359,7 @@ func TestAStoppedAnswerIsNotHeardPastItsLastWholeSentence(t *testing.T) {
 	s.Frame()
 	s.End(ErrStoppedByUser)
 	var heard, statuses []string
-	collect := func(p Patch) {
+	collect := func(p protocol.Patch) {
 		heard = append(heard, p.Announce...)
 		if p.StatusChanged {
 			statuses = append(statuses, p.Status)

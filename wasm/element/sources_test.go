@@ -11,11 +11,12 @@ import (
 
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/stream"
+	"github.com/trickle-dev/trickle/wasm/protocol"
 )
 
 // citedEnd plays a recording through a session in one write and returns
 // the final patch and what the status region ends up saying.
-func citedEnd(t *testing.T, file string, policy render.Policy) (Patch, string, *Session) {
+func citedEnd(t *testing.T, file string, policy render.Policy) (protocol.Patch, string, *Session) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "stream", "testdata", file))
 	require.NoError(t, err)
@@ -24,7 +25,7 @@ func citedEnd(t *testing.T, file string, policy render.Policy) (Patch, string, *
 	s.Begin()
 	require.NoError(t, s.Write(data))
 	s.End(nil)
-	var final Patch
+	var final protocol.Patch
 	status := ""
 	for i := 0; ; i++ {
 		p := s.Frame()
@@ -49,7 +50,7 @@ func citedEnd(t *testing.T, file string, policy render.Policy) (Patch, string, *
 }
 
 func TestThreeProvidersShowTheSameNumberedSources(t *testing.T) {
-	var want Patch
+	var want protocol.Patch
 	for i, file := range []string{"responses-citations.sse", "anthropic-citations.sse", "gemini-citations.sse"} {
 		p, status, s := citedEnd(t, file, render.Policy{})
 		require.True(t, p.SourcesChanged, file)
@@ -109,7 +110,7 @@ func TestAStoredAnswerShowsItsSourcesAgain(t *testing.T) {
 	require.NoError(t, err)
 	shown := newSession(t, Config{})
 	shown.Show(m)
-	var final Patch
+	var final protocol.Patch
 	for i := 0; i < 100 && !final.Final; i++ {
 		final = shown.Frame()
 	}

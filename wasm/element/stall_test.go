@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/trickle-dev/trickle/wasm/protocol"
 )
 
 // delta is one plain-dialect SSE event carrying text.
@@ -33,7 +34,7 @@ func TestTheStallNoticeShowsOnceAfterSilenceAndTheNextTokenClearsIt(t *testing.T
 	clock := &fakeClock{now: time.Unix(1000, 0)}
 	s := newSession(t, Config{Dialect: "plain", Now: clock.Now})
 	var sc screen
-	step := func(d time.Duration, chunk string) Patch {
+	step := func(d time.Duration, chunk string) protocol.Patch {
 		clock.now = clock.now.Add(d)
 		if chunk != "" {
 			require.NoError(t, s.Write(delta(chunk)))

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/stream"
+	"github.com/trickle-dev/trickle/wasm/protocol"
 )
 
 func TestEveryStringHasOneKeyAndEnglishForIt(t *testing.T) {
@@ -99,8 +100,8 @@ func TestASessionShowsAndSpeaksOnlyThePagesWords(t *testing.T) {
 	}
 	require.Equal(t, []string{"«responding»", "«stalled»", "«incomplete» «cutOff»"}, said)
 	require.Equal(t, "«incomplete»", sc.shown)
-	var u Update
-	u.Finish(s.Outcome(), s.Metrics(), true, string(AppendMessage(nil, s.Answer())))
+	var u protocol.Update
+	Finish(&u, s.Outcome(), s.Metrics(), true, string(AppendMessage(nil, s.Answer())))
 	require.Equal(t, "«cutOff»", u.End.Notice)
 	for i, row := range u.End.Rows {
 		require.Equal(t, "«"+metricKeys[i]+"»", row[0])

@@ -9,7 +9,8 @@
 //     string form of an Ack.
 //   - Go sends messages: JSON objects whose "t" is a message type — Ready
 //     once, with the protocol Version and the announcer's MinGap; Warm;
-//     Stats; frames and says of widget.Update. The worker script itself
+//     Stats; frames and says of Update (update.go, with the keys the page
+//     reads: UpdateKeys, PatchKeys, EndKeys). The worker script itself
 //     sends Alive and Fail.
 //   - A connection's bytes cross as inbox batches (ParseInbox).
 //

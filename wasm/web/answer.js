@@ -3,7 +3,42 @@
 // settle, and how its updates reach the DOM: announcements and status at
 // once (early), the rest in the page's animation frame (apply).
 
-import { COMMAND_ATTRIBUTES, KIND_ATTACH, KIND_DETACH, KIND_RETRY, STR_FAILED, STR_UNAVAILABLE } from "./contract.js";
+import {
+  COMMAND_ATTRIBUTES,
+  END_DETAIL,
+  END_MESSAGE,
+  END_NOTICE,
+  END_RETRY,
+  END_ROWS,
+  END_STATUS,
+  KIND_ATTACH,
+  KIND_DETACH,
+  KIND_RETRY,
+  PATCH_APPEND,
+  PATCH_KEEP,
+  PATCH_MARKED,
+  STR_FAILED,
+  STR_UNAVAILABLE,
+  UPDATE_END,
+  UPDATE_EVENTS,
+  UPDATE_GONE,
+  UPDATE_METRICS,
+  UPDATE_N,
+  UPDATE_PATCH,
+  UPDATE_RESET,
+  UPDATE_RESOLVE,
+  UPDATE_SAY,
+  UPDATE_SHOWN,
+  UPDATE_SOURCES,
+  UPDATE_SPEAK,
+  UPDATE_STALLED,
+  UPDATE_STATE,
+  UPDATE_STATUS,
+  UPDATE_STREAM_ID,
+  UPDATE_TEXT,
+  UPDATE_THINKING,
+  UPDATE_TOOLS,
+} from "./contract.js";
 import { follow } from "./follow.js";
 import { epochNow } from "./host.js";
 import { patchAnswer, patchRemoves } from "./patch.js";
@@ -56,7 +91,7 @@ export class Answer {
   state = "idle";
   streamId = "";
   metrics = null;
-  message = null; // the ended answer as an assistant message (end.msg)
+  message = null; // the ended answer as an assistant message (the ending's END_MESSAGE)
   showing = null; // a stored message set to be shown, until Go has shown it
   calls = new Map(); // call number → resolve
   tail = null;
@@ -195,7 +230,8 @@ export class Answer {
   // cuts the sentence short in a screen reader.
   early(u) {
     if (this.retired) return;
-    if (u.reset) {
+    const { [UPDATE_RESET]: reset, [UPDATE_SAY]: say, [UPDATE_STATUS]: status } = u;
+    if (reset) {
       clearTimeout(this.statusTimer);
       this.pendingStatus = undefined;
       this.saidAt = -Infinity;
@@ -203,19 +239,19 @@ export class Answer {
       this.announcer.textContent = "";
       speakerOf(this.el).reset(); // a new answer: what was queued goes
     }
-    if (u.say) {
+    if (say) {
       const last = this.announcer.lastChild;
-      this.announcer.insertAdjacentHTML("beforeend", u.say);
+      this.announcer.insertAdjacentHTML("beforeend", say);
       // Each new paragraph is one announcement, as the log reads them.
       if (this.notify) for (let n = last ? last.nextSibling : this.announcer.firstChild; n; n = n.nextSibling) this.notify(n.textContent);
       trimLog(this.announcer);
       // Read aloud: the units the announcements join, one an utterance.
-      speakerOf(this.el).said(u.speak ?? []);
+      speakerOf(this.el).said(u[UPDATE_SPEAK] ?? []);
       this.saidAt = performance.now();
       if (this.pendingStatus !== undefined) this.sayStatus();
     }
-    if (u.status !== undefined) {
-      this.pendingStatus = u.status;
+    if (status !== undefined) {
+      this.pendingStatus = status;
       this.sayStatus();
     }
   }
@@ -301,11 +337,24 @@ export class Answer {
 
   // apply applies one update (in the page's animation frame).
   apply(u) {
+    const {
+      [UPDATE_RESET]: reset,
+      [UPDATE_PATCH]: p,
+      [UPDATE_THINKING]: thinking,
+      [UPDATE_TOOLS]: tools,
+      [UPDATE_SOURCES]: sources,
+      [UPDATE_SHOWN]: shown,
+      [UPDATE_STALLED]: stalled,
+      [UPDATE_END]: end,
+      [UPDATE_EVENTS]: events,
+      [UPDATE_N]: n,
+      [UPDATE_RESOLVE]: resolved,
+    } = u;
     if (this.retired) {
-      if (u.resolve) this.calls.get(u.n)?.(u.resolve);
+      if (resolved) this.calls.get(n)?.(resolved);
       return;
     }
-    if (u.reset) {
+    if (reset) {
       this.message = this.showing;
       this.content.innerHTML = '<div data-trickle="tail"></div>';
       this.tail = this.content.firstElementChild;
@@ -333,24 +382,25 @@ export class Answer {
       this.text = "";
     }
     let grew = false;
-    if (u.p) {
+    if (p) {
       // Only a patch that takes nodes away can lose the reader's
       // selection; asking the browser where the selection is brings its
       // style and layout up to date, so a patch that only adds does not.
       // A tail made in this same update holds no selection yet.
-      const held = !u.reset && patchRemoves(this.tail, u.p) ? holdSelection(this.tail) : null;
-      const settled = patchAnswer(this.tail, u.p);
+      const held = !reset && patchRemoves(this.tail, p) ? holdSelection(this.tail) : null;
+      const settled = patchAnswer(this.tail, p);
       // Newly settled blocks get their toolbars (and the page's
       // highlighter) in this same task, before the browser paints them.
       if (settled.length) decorateBlocks(this, settled);
       // The reader's selection in the tail outlives the frame: the tail's
       // text now starts at the first block that settled, or in the tail.
       if (held) restoreSelection(held, settled[0] ?? (this.tail.isConnected ? this.tail : null));
-      grew = !!u.p.a || u.p.keep >= 0;
+      grew = !!p[PATCH_APPEND] || p[PATCH_KEEP] >= 0;
       // An answer that cites comes again, whole, with its markers: a
       // citation may name a passage settled long ago.
-      if (u.p.marked !== undefined) {
-        this.content.innerHTML = u.p.marked;
+      const marked = p[PATCH_MARKED];
+      if (marked !== undefined) {
+        this.content.innerHTML = marked;
         decorate(this, null, null);
         grew = true;
       }
@@ -358,82 +408,82 @@ export class Answer {
     // Go's frames take over from the early view once they show text (Go
     // has every byte the early view read, so at least its text), or at the
     // answer's end.
-    if (this.earlyOf && (u.end || (u.p && this.content.textContent.length > (this.earlyEl?.textContent.length ?? 0)))) this.earlyEnd();
-    if (u.thinking) {
+    if (this.earlyOf && (end || (p && this.content.textContent.length > (this.earlyEl?.textContent.length ?? 0)))) this.earlyEnd();
+    if (thinking) {
       this.thinking.hidden = false;
-      this.thinkingText.insertAdjacentText("beforeend", u.thinking);
+      this.thinkingText.insertAdjacentText("beforeend", thinking);
       grew = true;
     }
-    if (u.tools !== undefined) {
-      this.tools.innerHTML = u.tools;
-      this.tools.hidden = u.tools === "";
+    if (tools !== undefined) {
+      this.tools.innerHTML = tools;
+      this.tools.hidden = tools === "";
       grew = true;
     }
-    if (u.sources !== undefined) {
-      this.sources.innerHTML = u.sources;
-      this.sources.hidden = u.sources === "";
+    if (sources !== undefined) {
+      this.sources.innerHTML = sources;
+      this.sources.hidden = sources === "";
       grew = true;
     }
     // The visible status line shows the element's state in the same frame
     // as the answer; what a screen reader hears (sr-status, early) keeps
     // its spoken order and says the end only after the last sentence.
-    if (u.reset && this.status !== this.srStatus) this.status.textContent = "";
-    if (u.shown !== undefined && this.status !== this.srStatus) this.status.textContent = u.shown;
-    if (u.text) this.text += u.text;
-    if (u.state) this.state = u.state;
-    if (u.sid !== undefined) this.streamId = u.sid;
-    if (u.m) this.metrics = u.m;
-    if (u.stalled !== undefined) {
+    if (reset && this.status !== this.srStatus) this.status.textContent = "";
+    if (shown !== undefined && this.status !== this.srStatus) this.status.textContent = shown;
+    if (u[UPDATE_TEXT]) this.text += u[UPDATE_TEXT];
+    if (u[UPDATE_STATE]) this.state = u[UPDATE_STATE];
+    if (u[UPDATE_STREAM_ID] !== undefined) this.streamId = u[UPDATE_STREAM_ID];
+    if (u[UPDATE_METRICS]) this.metrics = u[UPDATE_METRICS];
+    if (stalled !== undefined) {
       // On the element for the page; on the tail for the stylesheet (a
       // change there restyles the tail, not the whole answer).
-      this.el.toggleAttribute("data-trickle-stalled", u.stalled);
-      if (this.tail?.isConnected) this.tail.toggleAttribute("data-trickle-stalled", u.stalled);
+      this.el.toggleAttribute("data-trickle-stalled", stalled);
+      if (this.tail?.isConnected) this.tail.toggleAttribute("data-trickle-stalled", stalled);
     }
-    if (u.end) {
-      const e = u.end;
-      if (e.msg) this.message = e.msg;
+    if (end) {
+      const { [END_STATUS]: status, [END_NOTICE]: notice, [END_DETAIL]: detail, [END_ROWS]: rows, [END_MESSAGE]: message } = end;
+      if (message) this.message = message;
       this.showing = null;
       this.content.removeAttribute("aria-busy");
       this.el.removeAttribute("data-trickle-stalled");
-      this.el.setAttribute("data-status", e.status);
+      this.el.setAttribute("data-status", status);
       // The reader sees a sentence (the notice); the developer gets the
       // technical chain, once.
-      if (e.detail) console.error(`trickle: the answer ended ${e.status}: ${e.detail}`);
-      if (e.notice) {
-        this.noticeText.textContent = e.notice;
-        this.notice.setAttribute("data-kind", e.status);
+      if (detail) console.error(`trickle: the answer ended ${status}: ${detail}`);
+      if (notice) {
+        this.noticeText.textContent = notice;
+        this.notice.setAttribute("data-kind", status);
         this.notice.hidden = false;
-        this.retryBtn.hidden = !e.retry;
+        this.retryBtn.hidden = !end[END_RETRY];
       }
-      if (e.rows) {
-        const rows = e.rows.flatMap(([k, v]) => {
+      if (rows) {
+        const terms = rows.flatMap(([k, v]) => {
           const dt = document.createElement("dt");
           const dd = document.createElement("dd");
           dt.textContent = k;
           dd.textContent = v;
           return [dt, dd];
         });
-        this.metricsDL.replaceChildren(...rows);
+        this.metricsDL.replaceChildren(...terms);
         this.metricsDL.hidden = false;
       }
       this.follower.end(grew);
     } else if (grew && !this.follower.observes) {
       this.follower.grew();
     }
-    if (u.ev) {
-      for (const [name, detail] of u.ev) {
+    if (events) {
+      for (const [name, detail] of events) {
         // A stopped answer's cost comes after its end (the relay's answer
         // to the Stop): the message takes it before the page hears of it.
         if (name === "trickle-usage") this.message = detail.message;
         this.dispatch(name, detail);
       }
     }
-    if (u.resolve) {
-      const resolve = this.calls.get(u.n);
-      this.calls.delete(u.n);
-      resolve?.(u.resolve);
+    if (resolved) {
+      const resolve = this.calls.get(n);
+      this.calls.delete(n);
+      resolve?.(resolved);
     }
-    if (u.gone) {
+    if (u[UPDATE_GONE]) {
       this.follower.stop();
       this.retryBtn?.removeEventListener("click", this.onRetry);
     }

@@ -7,7 +7,26 @@
 
 import { WASM, WASM_EXEC, WORKER } from "./assets.js";
 import { builds } from "./builds.js";
-import { ATTR_WORKER, KIND_ASK, KIND_DETACH, KIND_RETRY, KIND_STATS, KIND_STOP, MSG_ALIVE, MSG_FAIL, MSG_FRAME, MSG_READY, MSG_SAY, MSG_STATS, MSG_WARM, VERSION, WORKER_NAME } from "./contract.js";
+import {
+  ATTR_WORKER,
+  KIND_ASK,
+  KIND_DETACH,
+  KIND_RETRY,
+  KIND_STATS,
+  KIND_STOP,
+  MSG_ALIVE,
+  MSG_FAIL,
+  MSG_FRAME,
+  MSG_READY,
+  MSG_SAY,
+  MSG_STATS,
+  MSG_WARM,
+  UPDATE_ARRIVED,
+  UPDATE_GONE,
+  UPDATE_ID,
+  VERSION,
+  WORKER_NAME,
+} from "./contract.js";
 import { mergeUpdates } from "./merge.js";
 import { startEarly } from "./early/early.js";
 import { refusals } from "./csp.js";
@@ -273,14 +292,14 @@ class Host {
   #receive(m) {
     switch (m.t) {
       case MSG_FRAME:
-        for (const u of m.u) this.els.get(u.id)?.early(u);
+        for (const u of m.u) this.els.get(u[UPDATE_ID])?.early(u);
         this.#frames.push(m.u);
         this.#schedule();
         break;
       case MSG_SAY:
         // Announcements due while a frame was on its way: into the live
         // regions now, nothing to apply in a frame.
-        for (const u of m.u) this.els.get(u.id)?.early(u);
+        for (const u of m.u) this.els.get(u[UPDATE_ID])?.early(u);
         break;
       case MSG_READY:
         if (m.v !== PROTOCOL_VERSION) {
@@ -344,11 +363,13 @@ class Host {
     this.#frames = [];
     const trace = globalThis.__trickleTrace;
     for (const u of mergeUpdates(frames)) {
-      const st = this.els.get(u.id);
+      const id = u[UPDATE_ID];
+      const st = this.els.get(id);
       if (!st) continue;
       st.apply(u);
-      if (u.gone) this.els.delete(u.id);
-      if (Array.isArray(trace) && u.arr) trace.push({ arrived: u.arr, applied: epochNow(), thread: this.thread });
+      if (u[UPDATE_GONE]) this.els.delete(id);
+      const arrived = u[UPDATE_ARRIVED];
+      if (Array.isArray(trace) && arrived) trace.push({ arrived, applied: epochNow(), thread: this.thread });
     }
     if (!this.#tick && frames.length > 0) this.#port.postMessage(`ack:${performance.timeOrigin + at}`);
   }

@@ -1,7 +1,29 @@
 // Frame merging: a backlog of Go's frames becomes one update per element,
 // so the DOM changes once per element per animation frame however many
 // frames arrived. Pure functions over the frame messages' updates
-// (wasm/element.Update); test/merge.test.js holds their tests.
+// (wasm/protocol.Update); test/merge.test.js holds their tests.
+//
+// An update's keys are the contract's (contract.js: UPDATE_*, PATCH_*),
+// never spelled here.
+
+import {
+  PATCH_APPEND,
+  PATCH_FINAL,
+  PATCH_HTML,
+  PATCH_KEEP,
+  PATCH_PATH,
+  PATCH_TEXT,
+  UPDATE_ARRIVED,
+  UPDATE_END,
+  UPDATE_EVENTS,
+  UPDATE_GONE,
+  UPDATE_ID,
+  UPDATE_PATCH,
+  UPDATE_RESET,
+  UPDATE_RESOLVE,
+  UPDATE_TEXT,
+  UPDATE_THINKING,
+} from "./contract.js";
 
 // mergeUpdates flattens frames (each a list of updates) into the updates
 // to apply, in order, folding each element's update into its previous one
@@ -14,14 +36,14 @@ export function mergeUpdates(frames) {
   const open = new Map(); // id → index in out of its update still open to merging
   for (const updates of frames) {
     for (const u of updates) {
-      const i = open.get(u.id);
+      const i = open.get(u[UPDATE_ID]);
       const merged = i === undefined ? null : mergeUpdate(out[i], u);
       if (merged) {
         out[i] = merged;
       } else {
         // Updates of one element stay in order: once one is not merged,
         // the next may only merge into it.
-        open.set(u.id, out.length);
+        open.set(u[UPDATE_ID], out.length);
         out.push(u);
       }
     }
@@ -34,17 +56,19 @@ export function mergeUpdates(frames) {
 // and removal happen between the two), b must not start a new answer, and
 // their answer patches must fold into one (mergePatch).
 export function mergeUpdate(a, b) {
-  if (a.end || a.ev || a.resolve || a.gone || b.reset) return null;
-  let p = a.p ?? b.p;
-  if (a.p && b.p) {
-    p = mergePatch(a.p, b.p);
+  if (a[UPDATE_END] || a[UPDATE_EVENTS] || a[UPDATE_RESOLVE] || a[UPDATE_GONE] || b[UPDATE_RESET]) return null;
+  const ap = a[UPDATE_PATCH];
+  const bp = b[UPDATE_PATCH];
+  let p = ap ?? bp;
+  if (ap && bp) {
+    p = mergePatch(ap, bp);
     if (!p) return null;
   }
-  const m = { ...a, ...b, reset: a.reset, p };
-  if (!p) delete m.p;
-  if (a.thinking && b.thinking) m.thinking = a.thinking + b.thinking;
-  if (a.text && b.text) m.text = a.text + b.text;
-  if (a.arr && b.arr) m.arr = Math.min(a.arr, b.arr);
+  const m = { ...a, ...b, [UPDATE_RESET]: a[UPDATE_RESET], [UPDATE_PATCH]: p };
+  if (!p) delete m[UPDATE_PATCH];
+  // What only grows joins; the rest is b's, the newer.
+  for (const k of [UPDATE_THINKING, UPDATE_TEXT]) if (a[k] && b[k]) m[k] = a[k] + b[k];
+  if (a[UPDATE_ARRIVED] && b[UPDATE_ARRIVED]) m[UPDATE_ARRIVED] = Math.min(a[UPDATE_ARRIVED], b[UPDATE_ARRIVED]);
   return m;
 }
 
@@ -55,18 +79,23 @@ export function mergeUpdate(a, b) {
 // the same node or an ancestor of it), when the first did not touch the
 // tail, or when both only append text at the same node.
 export function mergePatch(a, b) {
-  if (a.final) return null;
-  const m = { ...b, a: a.a + b.a };
-  if (b.keep < 0) {
-    if (a.keep >= 0) Object.assign(m, { path: a.path, keep: a.keep, text: a.text, html: a.html });
+  if (a[PATCH_FINAL]) return null;
+  const m = { ...b, [PATCH_APPEND]: a[PATCH_APPEND] + b[PATCH_APPEND] };
+  const ak = a[PATCH_KEEP];
+  const bk = b[PATCH_KEEP];
+  if (bk < 0) {
+    // b left the tail as it was: a's tail patch stands.
+    if (ak >= 0) for (const k of [PATCH_PATH, PATCH_KEEP, PATCH_TEXT, PATCH_HTML]) m[k] = a[k];
     return m;
   }
-  if (a.keep < 0) return m;
-  const prefix = b.path.length <= a.path.length && b.path.every((n, i) => n === a.path[i]);
-  if (b.keep === 0 && prefix) return m;
-  const same = a.path.length === b.path.length && prefix;
-  if (same && a.keep > 0 && b.keep === a.keep && !a.html) {
-    m.text = a.text + b.text;
+  if (ak < 0) return m;
+  const ap = a[PATCH_PATH];
+  const bp = b[PATCH_PATH];
+  const prefix = bp.length <= ap.length && bp.every((n, i) => n === ap[i]);
+  if (bk === 0 && prefix) return m;
+  const same = ap.length === bp.length && prefix;
+  if (same && ak > 0 && bk === ak && !a[PATCH_HTML]) {
+    m[PATCH_TEXT] = a[PATCH_TEXT] + b[PATCH_TEXT];
     return m;
   }
   return null;

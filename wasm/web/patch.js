@@ -1,6 +1,9 @@
 // Tail patching: how one frame's answer patch (render.TailPatch and the
 // newly settled HTML) changes the answer's DOM. Pure DOM functions,
-// test/patch.test.js holds their tests.
+// test/patch.test.js holds their tests. A patch's keys are the contract's
+// (contract.js: PATCH_*).
+
+import { PATCH_APPEND, PATCH_FINAL, PATCH_HTML, PATCH_KEEP, PATCH_PATH, PATCH_TEXT, PATCH_UNWRAP } from "./contract.js";
 
 // patchTail applies a render.TailPatch to the live tail.
 export function patchTail(tail, path, keep, text, html) {
@@ -81,13 +84,14 @@ function settleHTML(tail, html) {
 // their wrapper goes (Go found the settled HTML equal to the tail's). It
 // returns the top-level elements that settled in this frame.
 export function patchAnswer(tail, p) {
-  const placed = p.a ? settleHTML(tail, p.a) : [];
-  if (p.final && !p.unwrap) {
+  const { [PATCH_APPEND]: settled, [PATCH_FINAL]: final, [PATCH_KEEP]: keep } = p;
+  const placed = settled ? settleHTML(tail, settled) : [];
+  if (final && !p[PATCH_UNWRAP]) {
     tail.remove();
     return placed;
   }
-  if (p.keep >= 0) patchTail(tail, p.path, p.keep, p.text, p.html);
-  if (p.final) {
+  if (keep >= 0) patchTail(tail, p[PATCH_PATH], keep, p[PATCH_TEXT], p[PATCH_HTML]);
+  if (final) {
     placed.push(...settle(tail, [...tail.childNodes]));
     tail.remove();
   }
@@ -103,10 +107,11 @@ export function patchAnswer(tail, p) {
 // ask the browser for the selection (which lays out first) when it only
 // adds.
 export function patchRemoves(tail, p) {
-  if (p.final) return true;
-  if (p.keep < 0) return false;
-  if (p.keep === 0) return true;
+  const keep = p[PATCH_KEEP];
+  if (p[PATCH_FINAL]) return true;
+  if (keep < 0) return false;
+  if (keep === 0) return true;
   let el = tail;
-  for (const i of p.path) el = el.childNodes[i];
-  return el.childNodes.length > p.keep;
+  for (const i of p[PATCH_PATH]) el = el.childNodes[i];
+  return el.childNodes.length > keep;
 }

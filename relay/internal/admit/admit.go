@@ -7,6 +7,7 @@
 package admit
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -36,6 +37,10 @@ type Policy struct {
 	Models        []string // the models a request may name (empty: any); one that names none gets the first
 	MaxTokens     int      // the most output tokens a request may ask for (0: no cap)
 	MaxInputChars int      // the most characters of text the request sends the model, every field counted (0: no bound)
+	// OnDecode, when set, is told the request field each time the policy
+	// decodes one's JSON: the relay's tests count them (each field is
+	// decoded once, "messages" included, however many rules read it).
+	OnDecode func(field string)
 }
 
 // Refusal is a request the policy refuses: Code says which rule, Param
@@ -104,15 +109,12 @@ func (p Policy) FilterFields(in map[string]json.RawMessage) (map[string]json.Raw
 	if err := p.maxTokens(out); err != nil {
 		return nil, err
 	}
-	msgs, err := messages(out["messages"])
+	conv, err := p.messages(out)
 	if err != nil {
 		return nil, err
 	}
-	if msgs != nil {
-		out["messages"] = msgs
-	}
 	if p.MaxInputChars > 0 {
-		chars, most := p.count(out)
+		chars, most := p.count(out, conv)
 		if chars > p.MaxInputChars {
 			return nil, &Refusal{Code: InputTooLong, Param: most, Message: fmt.Sprintf(
 				"the request has %d characters of text (the most in %q), over this relay's limit of %d: send a shorter one (drop or summarise earlier messages, trim the tools)", chars, most, p.MaxInputChars)}
@@ -127,6 +129,7 @@ func (p Policy) model(out map[string]json.RawMessage) error {
 	}
 	var name string
 	if raw, ok := out["model"]; ok && string(raw) != "null" {
+		p.decoded("model")
 		if json.Unmarshal(raw, &name) != nil {
 			return &Refusal{Code: ModelNotAllowed, Param: "model", Message: `"model" is not a string; this relay allows ` + list(p.Models)}
 		}
@@ -158,6 +161,7 @@ func (p Policy) maxTokens(out map[string]json.RawMessage) error {
 			continue
 		}
 		var n int64
+		p.decoded(f)
 		if err := json.Unmarshal(raw, &n); err != nil || n <= 0 {
 			return &Refusal{Code: BadMaxTokens, Param: f, Message: fmt.Sprintf("%q is %s, not a positive integer", f, raw)}
 		}
@@ -176,36 +180,67 @@ func (p Policy) maxTokens(out map[string]json.RawMessage) error {
 // dropped.
 var PartFields = []string{"file", "image_url", "input_audio", "refusal", "text", "type"}
 
-// messages drops the unknown fields of each message and of each of its
-// content parts.
-func messages(raw json.RawMessage) (json.RawMessage, error) {
-	if raw == nil {
+// messages decodes the request's messages, once: it drops the unknown
+// fields of each message and of each of its content parts, puts what
+// passes back in out, and returns the decoded messages for count. Numbers
+// keep their text (json.Number).
+func (p Policy) messages(out map[string]json.RawMessage) ([]any, error) {
+	raw, ok := out["messages"]
+	if !ok {
 		return nil, nil
 	}
-	var in []map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &in); err != nil {
+	p.decoded("messages")
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var in []any
+	if err := d.Decode(&in); err != nil {
 		return nil, &Refusal{Code: BadMessages, Param: "messages", Message: `"messages" is not an array of objects`}
 	}
-	for _, m := range in {
+	for _, v := range in {
+		m, ok := v.(map[string]any)
+		if !ok && v != nil {
+			return nil, &Refusal{Code: BadMessages, Param: "messages", Message: `"messages" is not an array of objects`}
+		}
 		for k := range m {
 			if !slices.Contains(MessageFields, k) {
 				delete(m, k)
 			}
 		}
-		var parts []map[string]json.RawMessage
-		if c, ok := m["content"]; ok && json.Unmarshal(c, &parts) == nil {
+		if parts, ok := m["content"].([]any); ok && objects(parts) {
 			for _, part := range parts {
+				part, _ := part.(map[string]any)
 				for k := range part {
 					if !slices.Contains(PartFields, k) {
 						delete(part, k)
 					}
 				}
 			}
-			m["content"], _ = json.Marshal(parts)
 		}
 	}
 	b, err := json.Marshal(in)
-	return b, err
+	if err != nil {
+		return nil, err
+	}
+	out["messages"] = b
+	return in, nil
+}
+
+// decoded tells OnDecode that field is being decoded.
+func (p Policy) decoded(field string) {
+	if p.OnDecode != nil {
+		p.OnDecode(field)
+	}
+}
+
+// objects reports whether every element is a JSON object (or null): a
+// content array that is not is passed as it came.
+func objects(vs []any) bool {
+	for _, v := range vs {
+		if _, ok := v.(map[string]any); !ok && v != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // Words of the request's own vocabulary, which count for nothing: a
@@ -217,7 +252,7 @@ var (
 )
 
 // count is the characters of text in the filtered request out, and the
-// field holding the most. Everything that reaches the model counts: each
+// field holding the most; conv is its messages, decoded (messages). Everything that reaches the model counts: each
 // string by its characters, wherever it is (the messages' text, names and
 // tool call ids, tools, response_format, stop, user, a content part's
 // data); the keys of objects below the request's own structure (a tool's
@@ -225,19 +260,22 @@ var (
 // for nothing, and so do the request's and messages' field names, the
 // roles and part types of the vocabulary, and the model's name when the
 // operator's allow-list holds it.
-func (p Policy) count(out map[string]json.RawMessage) (int, string) {
+func (p Policy) count(out map[string]json.RawMessage, conv []any) (int, string) {
 	total, most, mostN := 0, "", -1
 	for k, raw := range out {
-		var v any
-		if json.Unmarshal(raw, &v) != nil {
-			continue // out holds only what was decoded from JSON
-		}
 		n := 0
 		switch {
 		case k == "model" && len(p.Models) > 0:
+		case k == "max_tokens" || k == "max_completion_tokens":
+			// A positive integer (maxTokens read it): no text.
 		case k == "messages":
-			n = conversation(v)
+			n = conversation(conv)
 		default:
+			p.decoded(k)
+			var v any
+			if json.Unmarshal(raw, &v) != nil {
+				continue // out holds only what was decoded from JSON
+			}
 			n = chars(v)
 		}
 		total += n
@@ -250,8 +288,7 @@ func (p Policy) count(out map[string]json.RawMessage) (int, string) {
 
 // conversation counts the messages' text: their fields and content
 // parts by value, not by their field names.
-func conversation(v any) int {
-	msgs, _ := v.([]any)
+func conversation(msgs []any) int {
 	n := 0
 	for _, m := range msgs {
 		fields, _ := m.(map[string]any)

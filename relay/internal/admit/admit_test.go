@@ -248,3 +248,31 @@ func TestUnknownKeysOfContentPartsAreDropped(t *testing.T) {
 		map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:"}},
 	}}}, m["messages"])
 }
+
+// TestEachFieldIsDecodedOnce: however many rules read a field (the
+// messages are filtered and counted, max_tokens checked and counted, the
+// model allowed), the policy decodes its JSON once; the messages' numbers
+// keep their digits through it.
+func TestEachFieldIsDecodedOnce(t *testing.T) {
+	const body = `{"model":"m","max_tokens":5,"max_completion_tokens":6,"stop":["x"],"tools":[{"type":"function","function":{"name":"f"}}],` +
+		`"messages":[{"role":"user","content":[{"type":"text","text":"<hi> & bye","x":1}],"extra":2},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"},"index":9007199254740993}]},{"role":"tool","content":"42","tool_call_id":"c","n":1}]}`
+	for _, p := range []admit.Policy{
+		{MaxInputChars: 1000},
+		{MaxInputChars: 1000, Models: []string{"m"}, MaxTokens: 10},
+		{},
+	} {
+		decoded := map[string]int{}
+		p.OnDecode = func(field string) { decoded[field]++ }
+		in, err := admit.Decode([]byte(body))
+		require.NoError(t, err)
+		out, err := p.FilterFields(in)
+		require.NoError(t, err)
+		require.Contains(t, string(out["messages"]), `"index":9007199254740993`, "a number keeps its digits")
+		require.Equal(t, 1, decoded["messages"], "%+v", p)
+		for f, n := range decoded {
+			require.Equal(t, 1, n, "%s decoded %d times under %+v", f, n, p)
+		}
+		require.JSONEq(t, `[{"role":"user","content":[{"type":"text","text":"<hi> & bye"}]},`+
+			`{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"},"index":9007199254740993}]},{"role":"tool","content":"42","tool_call_id":"c"}]`, string(out["messages"]))
+	}
+}

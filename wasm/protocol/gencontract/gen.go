@@ -23,6 +23,8 @@ type table struct {
 	Messages   []protocol.Message
 	Kinds      []protocol.KindDoc
 	Strings    []protocol.String
+	// The keys of an update, of its answer patch and of its ending.
+	UpdateKeys, PatchKeys, EndKeys []protocol.Key
 }
 
 // The generated files, relative to the repository's root.
@@ -105,6 +107,20 @@ func (t table) check() error {
 		}
 		keys[s.Key] = true
 	}
+	for _, ks := range [][]protocol.Key{t.UpdateKeys, t.PatchKeys, t.EndKeys} {
+		names, wire := map[string]bool{}, map[string]bool{}
+		for _, k := range ks {
+			switch {
+			case k.Name == "" || k.Name != upper(k.Name):
+				return fmt.Errorf("key %q: its name %q is not a JavaScript constant's (upper case)", k.Key, k.Name)
+			case names[k.Name] || wire[k.Key] || k.Key == "":
+				return fmt.Errorf("key %q (%s) is empty or twice", k.Key, k.Name)
+			case k.Doc == "":
+				return fmt.Errorf("key %q has no doc", k.Key)
+			}
+			names[k.Name], wire[k.Key] = true, true
+		}
+	}
 	return nil
 }
 
@@ -167,8 +183,9 @@ func (t table) js() []byte {
 	p("%s", header)
 	p("//")
 	p("// The page↔Go contract for the page's modules: the message types and")
-	p("// command kinds of the message port, every attribute of <trickle-answer>")
-	p("// and <trickle-chat>, and the widget's string keys with their English.")
+	p("// command kinds of the message port, the keys of the updates Go sends,")
+	p("// every attribute of <trickle-answer> and <trickle-chat>, and the")
+	p("// widget's string keys with their English.")
 	p("// The modules import these names instead of spelling the strings, so a")
 	p("// name the table lacks fails the bundle. Change wasm/protocol's table,")
 	p("// then run go generate ./wasm/protocol.")
@@ -188,6 +205,21 @@ func (t table) js() []byte {
 	for _, k := range t.Kinds {
 		p("/** %s */", k.Doc)
 		p("export const KIND_%s = %s;", upper(string(k.Kind)), quote(string(k.Kind)))
+	}
+	for _, g := range []struct {
+		prefix, doc string
+		keys        []protocol.Key
+	}{
+		{"UPDATE", "The keys of an update, one element's part of a frame or say message (wasm/protocol.Update).", t.UpdateKeys},
+		{"PATCH", "The keys of an update's answer patch (UPDATE_PATCH).", t.PatchKeys},
+		{"END", "The keys of an update's ending (UPDATE_END).", t.EndKeys},
+	} {
+		p("")
+		p("// %s", g.doc)
+		for _, k := range g.keys {
+			p("/** %s */", k.Doc)
+			p("export const %s_%s = %s;", g.prefix, k.Name, quote(k.Key))
+		}
 	}
 	p("")
 	p("// The elements' attributes.")

@@ -248,9 +248,10 @@ func TestUpperNamesJavaScriptConstants(t *testing.T) {
 
 // TestThePagesModulesSpellNoContractName: outside the generated
 // contract.js, no module of the page reads, sets or forwards an
-// attribute, sends or matches a message type or command kind, or looks up
-// a word by a spelled name: they import the contract's constants, so a
-// name the table lacks fails the bundle instead of drifting.
+// attribute, sends or matches a message type or command kind, looks up
+// a word by a spelled name, or reads an update's, a patch's or an
+// ending's key: they import the contract's constants, so a name the table
+// lacks fails the bundle instead of drifting.
 func TestThePagesModulesSpellNoContractName(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(root, "wasm", "web", "*.js"))
 	require.NoError(t, err)
@@ -272,6 +273,32 @@ func TestThePagesModulesSpellNoContractName(t *testing.T) {
 	for _, s := range protocol.Strings {
 		keys = append(keys, s.Key)
 	}
+	wire := func(ks ...[]protocol.Key) string {
+		var out []string
+		for _, k := range slices.Concat(ks...) {
+			out = append(out, regexp.QuoteMeta(k.Key))
+		}
+		return strings.Join(out, "|")
+	}
+	updates, patches, endings := wire(protocol.UpdateKeys), wire(protocol.PatchKeys), wire(protocol.EndKeys)
+	all := wire(protocol.UpdateKeys, protocol.PatchKeys, protocol.EndKeys)
+	// The update's keys, where the page reads them (not early/: the early
+	// view reads the model's stream, never Go's updates). The modules name
+	// an update u, a patch p and an ending end; merge.js folds two
+	// updates or patches, a and b, into m.
+	keyed := []*regexp.Regexp{
+		// u.reset, u?.p, p.keep, end.msg
+		regexp.MustCompile(`\bu\??\.(?:` + updates + `)\b`),
+		regexp.MustCompile(`\bp\??\.(?:` + patches + `)\b`),
+		regexp.MustCompile(`\bend\??\.(?:` + endings + `)\b`),
+		// u["reset"], p['keep']
+		regexp.MustCompile(`\[\s*["'](?:` + all + `)["']\s*\]`),
+	}
+	folded := []*regexp.Regexp{
+		// a.end, b.keep, m.text = …, { ...a, reset: a.reset }
+		regexp.MustCompile(`\b[abm]\??\.(?:` + all + `)\b`),
+		regexp.MustCompile(`[{,]\s*(?:` + all + `)\s*[:,}]`),
+	}
 	spelled := []*regexp.Regexp{
 		// el.getAttribute("endpoint"), hasAttribute, setAttribute, removeAttribute
 		regexp.MustCompile(`(?:get|has|set|remove)Attribute\("(` + strings.Join(names, "|") + `)"`),
@@ -290,7 +317,14 @@ func TestThePagesModulesSpellNoContractName(t *testing.T) {
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
 		checked++
-		for _, re := range spelled {
+		res := spelled
+		if filepath.Base(filepath.Dir(f)) == "web" {
+			res = slices.Concat(spelled, keyed)
+		}
+		if filepath.Base(f) == "merge.js" {
+			res = slices.Concat(res, folded)
+		}
+		for _, re := range res {
 			for _, m := range re.FindAllString(string(b), -1) {
 				t.Errorf("%s spells %s: import its constant from contract.js", filepath.Base(f), m)
 			}

@@ -67,5 +67,8 @@ func tableOf() table {
 		Messages:   protocol.Messages,
 		Kinds:      protocol.Kinds,
 		Strings:    protocol.Strings,
+		UpdateKeys: protocol.UpdateKeys,
+		PatchKeys:  protocol.PatchKeys,
+		EndKeys:    protocol.EndKeys,
 	}
 }

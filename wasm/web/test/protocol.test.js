@@ -23,8 +23,9 @@ test("the loader speaks the protocol version Go sends in ready", () => {
 });
 
 // apply feeds the fixture's messages to a real Answer as the Host does:
-// announcements at once, the frame's updates merged and applied.
-function apply(messages, merged) {
+// announcements at once, the frame's updates merged and applied; wrap
+// sees each update first.
+function apply(messages, merged, wrap = (u) => u) {
   const el = document.createElement("div");
   ensureParts(el);
   document.body.append(el);
@@ -37,7 +38,7 @@ function apply(messages, merged) {
   const frames = messages.map((m) => {
     assert.equal(m.t, "frame");
     for (const u of m.u) assert.equal(u.id, 1, "the fixture's element is number 1");
-    return m.u.map((u) => ({ ...u, id: a.id }));
+    return m.u.map((u) => wrap({ ...u, id: a.id }));
   });
   const batches = merged ? [frames] : frames.map((f) => [f]);
   for (const batch of batches) {
@@ -80,3 +81,40 @@ for (const merged of [false, true]) {
     assert.ok(el.querySelector('[data-trickle="code-toolbar"]'), "the code block got its toolbar");
   });
 }
+
+// The page reads an update's, a patch's and an ending's keys only as the
+// contract names them (contract.js, from wasm/protocol's tables): each
+// update of the fixture, its patch and its ending are watched while the
+// page's own code applies them, and every key it reads must be one Go
+// writes. A key spelled in a module (u.sid where Go writes another) reads
+// a name the contract lacks and fails here.
+test("the page reads no update, patch or ending key the contract lacks", async () => {
+  const contract = await import("../contract.js");
+  const known = (prefix) => new Set(Object.entries(contract).filter(([k]) => k.startsWith(prefix)).map(([, v]) => v));
+  const keys = { update: known("UPDATE_"), patch: known("PATCH_"), end: known("END_") };
+  assert.ok(keys.update.has("id") && keys.patch.has("a") && keys.end.has("msg"), "contract.js has the tables' keys");
+  const read = { update: new Set(), patch: new Set(), end: new Set() };
+  const stranger = [];
+  const watch = (obj, kind) =>
+    new Proxy(obj, {
+      get(target, key, receiver) {
+        if (typeof key === "string") {
+          read[kind].add(key);
+          if (!keys[kind].has(key)) stranger.push(`${kind}.${key}`);
+        }
+        return Reflect.get(target, key, receiver);
+      },
+    });
+  const fx = fixture("frames.json");
+  // One frame a batch: mergeUpdates hands the updates on as they are.
+  const { a } = apply(fx.messages, false, (u) => {
+    if (u[contract.UPDATE_PATCH]) u[contract.UPDATE_PATCH] = watch(u[contract.UPDATE_PATCH], "patch");
+    if (u[contract.UPDATE_END]) u[contract.UPDATE_END] = watch(u[contract.UPDATE_END], "end");
+    return watch(u, "update");
+  });
+  assert.equal(a.text, fx.text, "the answer was applied");
+  assert.deepEqual(stranger, [], "keys the contract does not have");
+  for (const k of ["p", "text", "state", "sid", "m", "end", "ev", "resolve", "n", "say", "status"]) assert.ok(read.update.has(k), `the page read the update's ${k}`);
+  for (const k of ["a", "keep", "final"]) assert.ok(read.patch.has(k), `the page read the patch's ${k}`);
+  for (const k of ["status", "msg"]) assert.ok(read.end.has(k), `the page read the ending's ${k}`);
+});
