@@ -48,13 +48,18 @@ func (e *mount) keep(c element.Command, v js.Value) *element.Early {
 		return nil
 	}
 	headers := e.early.Get("headers") // a plain object, lower-case names
-	return &element.Early{OK: e.early.Get("ok").Bool(), Status: e.early.Get("status").Int(), StreamID: e.early.Get("stream").String(), StreamURL: e.early.Get("streamURL").String(),
+	early := &element.Early{OK: e.early.Get("ok").Bool(), Status: e.early.Get("status").Int(), StreamID: e.early.Get("stream").String(), StreamURL: e.early.Get("streamURL").String(),
 		Head: element.ResponseHead(e.early.Get("type").String(), func(name string) string {
 			if v := headers.Get(strings.ToLower(name)); v.Type() == js.TypeString {
 				return v.String()
 			}
 			return ""
-		})}
+		}),
+		StartTold: e.early.Get("started").Truthy(), FirstTokenTold: e.early.Get("firstToken").Truthy()}
+	if ms := e.early.Get("firstTokenMs"); ms.Type() == js.TypeNumber {
+		early.FirstTokenMS = ms.Float()
+	}
+	return early
 }
 
 // handle turns a connection's or a timer's message into the Element's

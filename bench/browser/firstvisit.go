@@ -3,6 +3,9 @@ package main
 // The first visit (issue 20): navigation → the first answer token painted,
 // on a page that asks at DOMContentLoaded, with the widget's files in the
 // HTTP cache (a warm visit) or not (the first visit), on emulated networks.
+// It also notes when trickle-first-token came, against that paint (issue
+// 34: in the frame that paints it), and when Go's own first frame did;
+// with -base, the base build's widget and the work tree's alternate.
 // The page, the widget and the simulated model (its default pace: the
 // first token 400 ms after the request) share the relay's origin, as on
 // the relay's own answer page.
@@ -57,6 +60,8 @@ type FirstVisit struct {
 	Network string `json:"network"`
 	Cache   string `json:"cache"` // "warm" or "cold"
 	Thread  string `json:"thread"`
+	// Build is "head" (the work tree's widget) or, with -base, "base".
+	Build string `json:"build"`
 	// FirstPaint is navigation → the first frame that shows answer text
 	// (ms, the page's performance.now()); Asked is navigation → ask().
 	FirstPaint float64 `json:"first_paint_ms"`
@@ -66,7 +71,11 @@ type FirstVisit struct {
 	Early bool `json:"early"`
 	// GoFirst is navigation → the first frame Go rendered for the answer.
 	GoFirst float64 `json:"go_first_ms"`
-	Status  string  `json:"status"`
+	// FirstToken is navigation → trickle-first-token (dispatched), and
+	// FirstTokens how many the answer had (one is right).
+	FirstToken  float64 `json:"first_token_ms"`
+	FirstTokens int     `json:"first_tokens"`
+	Status      string  `json:"status"`
 }
 
 // firstHTML asks at DOMContentLoaded; the probe notes the first frame in
@@ -83,8 +92,12 @@ const firstHTML = `<!doctype html>
 <script>
 (() => {
   const el = document.getElementById("a");
-  const r = { done: false, firstPaint: 0, goFirst: 0, early: false, asked: 0 };
+  const r = { done: false, firstPaint: 0, goFirst: 0, early: false, asked: 0, firstToken: 0, firstTokens: 0 };
   window.bench = r;
+  el.addEventListener("trickle-first-token", () => {
+    if (!r.firstToken) r.firstToken = performance.now();
+    r.firstTokens++;
+  });
   const ch = new MessageChannel();
   let pending = false;
   ch.port1.onmessage = () => {
@@ -234,9 +247,10 @@ func firstLoad(browser context.Context, url string, p netProfile, cache string) 
 		return FirstVisit{}, err
 	}
 	var r struct {
-		FirstPaint, GoFirst, Asked float64
-		Early                      bool
-		Status, Thread, Error      string
+		FirstPaint, GoFirst, Asked, FirstToken float64
+		FirstTokens                            int
+		Early                                  bool
+		Status, Thread, Error                  string
 	}
 	if err := json.Unmarshal([]byte(raw), &r); err != nil {
 		return FirstVisit{}, err
@@ -244,16 +258,28 @@ func firstLoad(browser context.Context, url string, p netProfile, cache string) 
 	if r.FirstPaint == 0 {
 		return FirstVisit{}, fmt.Errorf("no answer text was painted (status %q)", r.Status)
 	}
-	return FirstVisit{Network: p.Name, Cache: cache, Thread: r.Thread, FirstPaint: r.FirstPaint, GoFirst: r.GoFirst, Asked: r.Asked, Early: r.Early, Status: r.Status}, nil
+	return FirstVisit{Network: p.Name, Cache: cache, Thread: r.Thread, FirstPaint: r.FirstPaint, GoFirst: r.GoFirst, Asked: r.Asked, Early: r.Early,
+		FirstToken: r.FirstToken, FirstTokens: r.FirstTokens, Status: r.Status}, nil
 }
 
-// runFirst measures every network, warm and cold interleaved, runs times.
+// runFirst measures every network, warm and cold interleaved, runs times;
+// with -base, the base build's widget (on an origin of its own) and the
+// work tree's alternate within each run.
 func runFirst(browser context.Context, widget string) ([]FirstVisit, error) {
-	url, stop, err := serveFirst(widget, *firstThread)
-	if err != nil {
-		return nil, err
+	type build struct{ name, url string }
+	var builds []build
+	dirs := [][2]string{{"head", widget}}
+	if baseWidget != "" {
+		dirs = [][2]string{{"base", baseWidget}, {"head", widget}}
 	}
-	defer stop()
+	for _, d := range dirs {
+		url, stop, err := serveFirst(d[1], *firstThread)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		builds = append(builds, build{d[0], url})
+	}
 	var out []FirstVisit
 	for i := 0; i < *firstRuns; i++ {
 		for _, name := range strings.Split(*firstNetworks, ",") {
@@ -261,14 +287,17 @@ func runFirst(browser context.Context, widget string) ([]FirstVisit, error) {
 			if !ok {
 				return nil, fmt.Errorf("-first-networks: unknown network %q (none, fast4g, slow4g)", name)
 			}
-			for _, cache := range []string{"warm", "cold"} {
-				v, err := firstLoad(browser, url, p, cache)
-				if err != nil {
-					return nil, fmt.Errorf("first visit (%s, %s): %w", p.Name, cache, err)
+			for _, b := range builds {
+				for _, cache := range []string{"warm", "cold"} {
+					v, err := firstLoad(browser, b.url, p, cache)
+					if err != nil {
+						return nil, fmt.Errorf("first visit (%s, %s, %s): %w", b.name, p.Name, cache, err)
+					}
+					v.Build = b.name
+					log.Printf("first visit %-4s %-6s %-4s run %d: first token painted %.0f ms after navigation (asked at %.0f ms, %s, Go's first frame at %.0f ms), trickle-first-token at %.0f ms (%d), %s, %s",
+						b.name, p.Name, cache, i+1, v.FirstPaint, v.Asked, map[bool]string{true: "early view", false: "Go's frame"}[v.Early], v.GoFirst, v.FirstToken, v.FirstTokens, v.Status, v.Thread)
+					out = append(out, v)
 				}
-				log.Printf("first visit %-6s %-4s run %d: first token painted %.0f ms after navigation (asked at %.0f ms, %s, Go's first frame at %.0f ms), %s, %s",
-					p.Name, cache, i+1, v.FirstPaint, v.Asked, map[bool]string{true: "early view", false: "Go's frame"}[v.Early], v.GoFirst, v.Status, v.Thread)
-				out = append(out, v)
 			}
 		}
 	}
@@ -277,24 +306,32 @@ func runFirst(browser context.Context, widget string) ([]FirstVisit, error) {
 
 func printFirst(vs []FirstVisit) {
 	fmt.Println()
-	fmt.Println("First visit: navigation → first answer token painted, ask() at DOMContentLoaded, the simulated model's default pace (medians; goal: the first visit adds ≤ 0.15 s on Fast 4G, ≤ 0.5 s on Slow 4G)")
+	fmt.Println("First visit: navigation → first answer text painted, ask() at DOMContentLoaded, the simulated model's default pace (medians; goal: the first visit adds ≤ 0.15 s on Fast 4G, ≤ 0.5 s on Slow 4G), and trickle-first-token against that paint (goal: within one frame; negative: dispatched in the frame, before it was painted)")
 	fmt.Println()
-	fmt.Println("| network | thread | runs | warm | cold (first visit) | what the first visit adds | first visit painted by |")
-	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | --- |")
-	var order []string
-	seen := map[string]bool{}
+	fmt.Println("| network | build | thread | runs | warm | cold (first visit) | what the first visit adds | first visit painted by | trickle-first-token, cold | its gap to the paint, cold (median, max) | warm (median) | events per answer | Go's first frame, cold |")
+	fmt.Println("| --- | --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+	type key struct{ network, build string }
+	var order []key
+	seen := map[key]bool{}
 	for _, v := range vs {
-		if !seen[v.Network] {
-			seen[v.Network] = true
-			order = append(order, v.Network)
+		k := key{v.Network, v.Build}
+		if !seen[k] {
+			seen[k] = true
+			order = append(order, k)
 		}
 	}
-	for _, n := range order {
+	gap := func(v FirstVisit) float64 { return v.FirstToken - v.FirstPaint }
+	for _, k := range order {
 		var warm, cold []FirstVisit
+		most := 0
 		for _, v := range vs {
-			if v.Network == n && v.Cache == "warm" {
+			if v.Network != k.network || v.Build != k.build {
+				continue
+			}
+			most = max(most, v.FirstTokens)
+			if v.Cache == "warm" {
 				warm = append(warm, v)
-			} else if v.Network == n {
+			} else {
 				cold = append(cold, v)
 			}
 		}
@@ -306,6 +343,9 @@ func printFirst(vs []FirstVisit) {
 				early++
 			}
 		}
-		fmt.Printf("| %s | %s | %d | %.2f s | %.2f s | %+.2f s | the early view %d of %d |\n", n, cold[0].Thread, len(cold), w/1000, c/1000, (c-w)/1000, early, len(cold))
+		_, gapMax := minMax(cold, gap)
+		fmt.Printf("| %s | %s | %s | %d | %.2f s | %.2f s | %+.2f s | the early view %d of %d | %.2f s | %+.0f ms, %+.0f ms | %+.0f ms | %d | %.2f s |\n", k.network, k.build, cold[0].Thread, len(cold), w/1000, c/1000, (c-w)/1000, early, len(cold),
+			medianOf(cold, func(v FirstVisit) float64 { return v.FirstToken })/1000, medianOf(cold, gap), gapMax, medianOf(warm, gap), most,
+			medianOf(cold, func(v FirstVisit) float64 { return v.GoFirst })/1000)
 	}
 }

@@ -14,8 +14,11 @@
 #   bench/browser/run.sh -measure first     the first visit against a warm one, navigation →
 #                                           first token painted, on emulated networks (none,
 #                                           Fast 4G, Slow 4G: -first-networks, -first-runs,
-#                                           -first-thread main for worker="off"); not in the
-#                                           default set (about 3 minutes)
+#                                           -first-thread main for worker="off"), and when
+#                                           trickle-first-token came against that paint; with
+#                                           -base <commit>, that commit's widget and the work
+#                                           tree's alternate in one run; not in the default set
+#                                           (about 3 minutes, twice that with -base)
 #   bench/browser/run.sh -answers 10        ten answers at once on the page, each its own
 #                                           stream from a port of its own (a browser opens
 #                                           at most 6 connections to one host and port)

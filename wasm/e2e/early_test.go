@@ -38,6 +38,14 @@ type gated struct {
 	wasmHeld  atomic.Int32
 	chats     atomic.Int32
 	releasing chan struct{}
+	// wasmStatus, when set, is what a released .wasm request gets
+	// instead of the .wasm (a widget that cannot load).
+	wasmStatus atomic.Int32
+	// execHeld counts the requests for the toolchain's wasm_exec.js, held
+	// until execGo is closed when holdExec is set (before the page loads).
+	holdExec atomic.Bool
+	execHeld atomic.Int32
+	execGo   chan struct{}
 }
 
 func startGated(t *testing.T) *gated {
@@ -57,12 +65,25 @@ func startGated(t *testing.T) *gated {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, pageHTML())
 	})
+	g.execGo = make(chan struct{})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/wasm_exec.") && g.holdExec.Load() {
+			g.execHeld.Add(1)
+			select {
+			case <-g.execGo:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		if strings.HasSuffix(r.URL.Path, ".wasm") {
 			g.wasmHeld.Add(1)
 			select {
 			case <-g.releasing:
 			case <-r.Context().Done():
+				return
+			}
+			if code := g.wasmStatus.Load(); code != 0 {
+				http.Error(w, "no wasm here", int(code))
 				return
 			}
 		}
@@ -261,4 +282,131 @@ func TestTheReadersScrollPlaceHoldsWhenGoTakesOverFromTheEarlyView(t *testing.T)
 			require.Equal(t, "stopped", browsertest.Eval[string](t, ctx, `window.__p`))
 		})
 	}
+}
+
+// toldAsk opens the gated page with listeners that note, for each
+// trickle-start, trickle-first-token, trickle-end and trickle-error, when
+// it came (epoch ms), whether Go was ready then and how much text the
+// early view showed; asks (window.__askedAt: just before the call, epoch
+// ms) and waits until the page was told of the first token.
+func toldAsk(t *testing.T, g *gated, endpoint string) context.Context {
+	t.Helper()
+	ctx := browserTab(t)
+	navigate(t, ctx, g.base+"/e2e")
+	browsertest.Eval[bool](t, ctx, `(async () => {
+		await customElements.whenDefined("trickle-answer");
+		window.__ready = false;
+		import("/trickle/trickle.js").then((m) => m.ready()).then(() => (window.__ready = true));
+		window.__told = [];
+		const a = document.getElementById("a");
+		for (const name of ["trickle-start", "trickle-first-token", "trickle-end", "trickle-error"]) {
+			a.addEventListener(name, (ev) => window.__told.push({ type: ev.type, detail: ev.detail,
+				at: performance.timeOrigin + performance.now(), ready: window.__ready, status: a.status,
+				shown: document.querySelector('[data-trickle="early"]')?.textContent.length ?? 0 }));
+		}
+		a.setAttribute("endpoint", `+browsertest.JSString(endpoint)+`);
+		window.__askedAt = performance.timeOrigin + performance.now();
+		window.__p = a.ask("early");
+		return true;
+	})()`)
+	browsertest.WaitFor(t, ctx, 20*time.Second, `window.__told.some((e) => e.type === "trickle-first-token")`)
+	return ctx
+}
+
+// told is what toldAsk's listeners noted.
+type told struct {
+	Type   string `json:"type"`
+	Detail struct {
+		TTFT  float64 `json:"ttft_ms"`
+		TTFAT float64 `json:"ttfat_ms"`
+	} `json:"detail"`
+	At     float64 `json:"at"`
+	Ready  bool    `json:"ready"`
+	Status string  `json:"status"` // el.status then
+	Shown  int     `json:"shown"`
+}
+
+func toldSoFar(t *testing.T, ctx context.Context) (events []told, types []string) {
+	t.Helper()
+	require.NoError(t, json.Unmarshal([]byte(browsertest.Eval[string](t, ctx, `JSON.stringify(window.__told)`)), &events))
+	for _, e := range events {
+		types = append(types, e.Type)
+	}
+	return events, types
+}
+
+// On a first visit the page is told of the answer's first token in the
+// frame the early view paints it, not when Go takes the answer over (its
+// .wasm is held here until then), and only once: Go, taking over, does
+// not tell it again. Its ttft_ms is the metrics' own, from the ask() to
+// the arrival of the bytes the early view painted.
+func TestAFirstVisitTellsTheFirstTokenOnceWhenTheEarlyViewPaintsIt(t *testing.T) {
+	g := startGated(t)
+	ctx := toldAsk(t, g, "/v1/chat/completions?answer=code&gap_ms=20")
+	require.Eventually(t, func() bool { return g.wasmHeld.Load() >= 1 }, 20*time.Second, 20*time.Millisecond, "the .wasm is asked for, and held")
+	events, types := toldSoFar(t, ctx)
+	require.Equal(t, []string{"trickle-start", "trickle-first-token"}, types)
+	require.Equal(t, "streaming", events[0].Status, "el.status says what trickle-start does")
+	first := events[1]
+	require.False(t, first.Ready, "told before Go is ready: its .wasm is held")
+	require.Positive(t, first.Shown, "told in the frame that painted the text")
+	require.Positive(t, first.Detail.TTFT)
+	require.Equal(t, first.Detail.TTFT, first.Detail.TTFAT, "no thinking in this answer")
+	askedAt := browsertest.Eval[float64](t, ctx, `window.__askedAt`)
+	require.LessOrEqual(t, askedAt+first.Detail.TTFT, first.At+0.01, "the first token arrived before the page was told of it")
+
+	g.release()
+	require.Equal(t, "complete", browsertest.Eval[string](t, ctx, `window.__p`))
+	r := waitAnnouncer(t, ctx)
+	require.Equal(t, canned(t, "code").Text, r.Text)
+	_, types = toldSoFar(t, ctx)
+	require.Equal(t, []string{"trickle-start", "trickle-first-token", "trickle-end"}, types, "Go, taking over, tells neither again")
+	// Go gives the time the page was told, not its own reading of the
+	// same arrival through its clock (Recorder.ToldFirst).
+	require.InDelta(t, first.Detail.TTFT, r.Metrics["ttft_ms"], 0.001, "the event's time is the metrics' time to first token")
+	require.InDelta(t, first.Detail.TTFAT, r.Metrics["ttfat_ms"], 0.001)
+	require.Equal(t, int32(1), g.chats.Load())
+
+	// The next answer, Go's own from its start, is told once too.
+	browsertest.Eval[bool](t, ctx, `(window.__told = [], window.__p = document.getElementById("a").ask("again"), true)`)
+	require.Equal(t, "complete", browsertest.Eval[string](t, ctx, `window.__p`))
+	_, types = toldSoFar(t, ctx)
+	require.Equal(t, []string{"trickle-start", "trickle-first-token", "trickle-end"}, types)
+}
+
+// A first visit whose widget never loads (its .wasm is refused) has still
+// told the page of the first token the early view painted, once.
+func TestAFirstVisitWhoseWidgetNeverLoadsHasToldTheFirstTokenOnce(t *testing.T) {
+	g := startGated(t)
+	g.wasmStatus.Store(http.StatusNotFound)
+	ctx := toldAsk(t, g, "/v1/chat/completions?answer=code&gap_ms=20")
+	g.release()
+	require.Equal(t, "failed", browsertest.Eval[string](t, ctx, `window.__p`))
+	browsertest.WaitFor(t, ctx, 20*time.Second, `window.__told.some((e) => e.type === "trickle-error")`)
+	events, types := toldSoFar(t, ctx)
+	require.Equal(t, []string{"trickle-start", "trickle-first-token", "trickle-error"}, types)
+	require.False(t, events[1].Ready)
+	require.Positive(t, events[1].Shown)
+}
+
+// A first visit's .wasm download starts with the worker's first line,
+// while the toolchain's script (wasm_exec.js, which Go needs first) is
+// still on its way, not one round trip after it; and once.
+func TestTheWasmDownloadDoesNotWaitForTheToolchainsScript(t *testing.T) {
+	if thread == "main" {
+		t.Skip("worker mode: on the main thread the page imports the scripts itself")
+	}
+	g := startGated(t)
+	g.holdExec.Store(true)
+	ctx := browserTab(t)
+	navigate(t, ctx, g.base+"/e2e")
+	require.Eventually(t, func() bool { return g.execHeld.Load() >= 1 }, 20*time.Second, 20*time.Millisecond, "the worker asks for wasm_exec.js")
+	require.Eventually(t, func() bool { return g.wasmHeld.Load() >= 1 }, 20*time.Second, 20*time.Millisecond,
+		"the .wasm is asked for while wasm_exec.js is held")
+	close(g.execGo)
+	g.release()
+	browsertest.Eval[bool](t, ctx, `import("/trickle/trickle.js").then((m) => m.ready()).then(() => true)`)
+	browsertest.Eval[bool](t, ctx, `(window.__p = document.getElementById("a").ask("hello"), true)`)
+	require.Equal(t, "complete", browsertest.Eval[string](t, ctx, `window.__p`))
+	require.Equal(t, int32(1), g.wasmHeld.Load(), "the .wasm is downloaded once")
 }

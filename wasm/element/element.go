@@ -31,8 +31,11 @@ type Element struct {
 	cmd   Command  // the call that started the answer (attributes, N)
 	req   *Request // the answer in progress or the last one (retry)
 	early *Early   // the page's early request, until the first connection adopts it
-	n     int      // the call whose promise the answer settles (0: none)
-	sess  *Session
+	// firstTold: the page's early view dispatched this answer's
+	// trickle-first-token already (Early.FirstTokenTold).
+	firstTold bool
+	n         int // the call whose promise the answer settles (0: none)
+	sess      *Session
 	// stopped is the session Stop ended after asking the relay to cancel:
 	// the relay's answer tells what it cost (Cost).
 	stopped *Session
@@ -196,7 +199,13 @@ func (e *Element) Begin(c Command, r Request, at time.Time, early *Early) {
 	}
 	u := e.fresh()
 	u.Reset = true
-	u.Events = append(u.Events, StartEvent())
+	if early == nil || !early.StartTold {
+		u.Events = append(u.Events, StartEvent())
+	}
+	e.firstTold = early != nil && early.FirstTokenTold
+	if e.firstTold {
+		e.sess.ToldFirst(time.Duration(early.FirstTokenMS * float64(time.Millisecond)))
+	}
 	e.textSent, e.arrived = 0, time.Time{}
 	e.sync(u)
 	e.open(false)
@@ -417,7 +426,7 @@ func (e *Element) open(resume bool) {
 	if early := e.early; early != nil && !resume {
 		e.early = nil // once: a retry sends the request again
 		c.url = r.URL
-		e.response(Response(*early))
+		e.response(Response{OK: early.OK, Status: early.Status, StreamID: early.StreamID, StreamURL: early.StreamURL, Head: early.Head})
 		e.env.Open(Conn{Gen: c.gen, Adopt: true, URL: r.URL})
 		return
 	}
@@ -450,11 +459,15 @@ func (e *Element) drain() {
 	if c == nil {
 		return
 	}
+	// The batch's times are read against the clock at the take, before
+	// copying it out (a large one, an early answer's, takes ms to copy):
+	// the arrival times, and the metrics from them, are the network's.
+	now := e.env.Now()
 	b := e.env.Take(c.gen)
 	if b == nil {
 		return
 	}
-	chunks, err := protocol.ParseInbox(b, e.env.Now(), e.chunks[:0])
+	chunks, err := protocol.ParseInbox(b, now, e.chunks[:0])
 	e.chunks = chunks
 	if err != nil {
 		e.closeConn()
@@ -491,7 +504,7 @@ func (e *Element) onBytes(c *connState, ch protocol.InboxChunk) bool {
 			e.streamID = StreamID(id)
 		}
 	}
-	if e.sess.TookFirstToken() {
+	if e.sess.TookFirstToken() && !e.firstTold {
 		u := e.last()
 		u.Events = append(u.Events, FirstTokenEvent(e.sess.Metrics()))
 	}

@@ -486,6 +486,61 @@ func TestTheEarlyRequestIsAdoptedOnce(t *testing.T) {
 	require.Equal(t, "POST", env.conn().Method)
 }
 
+// An answer whose early view already told the page it started and
+// painted its first token (the page dispatched trickle-start and
+// trickle-first-token) is not told of them again by Go; an early view
+// that told neither (the wasm came before the first token), and the
+// retry after it, are told as ever.
+func TestGoDoesNotTellTheFirstTokenTheEarlyViewAlreadyTold(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer string
+		early  *Early
+		want   []string
+		times  string // the metrics' ttft_ms and ttfat_ms
+	}{
+		{"told both", "short", &Early{OK: true, StreamID: "s", StartTold: true, FirstTokenTold: true, FirstTokenMS: 123.4},
+			[]string{"trickle-end"}, `"ttft_ms":123.4,"ttfat_ms":123.4,`},
+		{"told both, after thinking", "thinking", &Early{OK: true, StreamID: "s", StartTold: true, FirstTokenTold: true, FirstTokenMS: 300},
+			[]string{"trickle-end"}, `"ttft_ms":250,"ttfat_ms":300,`},
+		{"told the start only", "short", &Early{OK: true, StreamID: "s", StartTold: true},
+			[]string{"trickle-first-token", "trickle-end"}, `"ttft_ms":250,"ttfat_ms":250,`},
+		{"told nothing", "short", &Early{OK: true, StreamID: "s"},
+			[]string{"trickle-start", "trickle-first-token", "trickle-end"}, `"ttft_ms":250,"ttfat_ms":250,`},
+		{"no early view", "short", nil,
+			[]string{"trickle-start", "trickle-first-token", "trickle-end"}, `"ttft_ms":250,"ttfat_ms":250,`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data, _, a := events(t, sim.Params{Answer: tc.answer, TokenChars: 5})
+			env, p := newFakeEnv(t), newPage(t)
+			e := NewElement(1, env, nil, "worker")
+			e.Do(askCmd(t, 1, ""), env.now, tc.early)
+			c := env.conn()
+			if tc.early == nil {
+				require.True(t, e.Response(c.Gen, Response{OK: true, StreamID: "s"}))
+			}
+			env.now = env.now.Add(250 * time.Millisecond)
+			env.arrive(c.Gen, data)
+			p.frame(e)
+			require.Equal(t, a.Text, p.text)
+			require.Equal(t, tc.want, p.events)
+			require.Contains(t, p.details[len(p.details)-1], tc.times, "the metrics give what the page was told")
+
+			// A retry is a new answer, with no early view: Go tells it all,
+			// with its own times.
+			p.events, p.details = nil, nil
+			e.Do(command(t, `{"t":"retry","id":1,"n":2}`), env.now, nil)
+			r := env.conn()
+			require.True(t, e.Response(r.Gen, Response{OK: true, StreamID: "s2"}))
+			env.now = env.now.Add(100 * time.Millisecond)
+			env.arrive(r.Gen, data)
+			p.frame(e)
+			require.Equal(t, []string{"trickle-start", "trickle-first-token", "trickle-end"}, p.events)
+			require.Contains(t, p.details[len(p.details)-1], `"ttfat_ms":100,`)
+		})
+	}
+}
+
 // A WebSocket that drops after opening resumes on the relay's resume URL
 // with the resume message; one refused at the handshake is not resumed.
 func TestAWebSocketResumesWithTheResumeMessage(t *testing.T) {

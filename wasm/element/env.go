@@ -76,6 +76,14 @@ type Early struct {
 	StreamID  string
 	StreamURL string
 	Head      stream.Response
+	// StartTold and FirstTokenTold: the page already dispatched the
+	// answer's trickle-start and trickle-first-token, from the early view
+	// (the first when it began, the second in the frame that painted the
+	// first token, docs/notes/early-view.md), so Go does not again.
+	StartTold, FirstTokenTold bool
+	// FirstTokenMS is the ttft_ms the page was told (with
+	// FirstTokenTold): the metrics give it as theirs.
+	FirstTokenMS float64
 }
 
 // Response is what a fetch's response says.

@@ -43,6 +43,12 @@ type Recorder struct {
 	gaps                                               []time.Duration // in arrival order
 	tokens                                             int
 	frameMax, frameTotal                               time.Duration
+	// told is the time to the first answer token the page's early view
+	// told the page of (toldFirst), which the metrics give as theirs.
+	told      time.Duration
+	toldFirst bool
+	// thoughtFirst: a thinking delta came before any answer text.
+	thoughtFirst bool
 
 	// sorted holds gaps[:len(sorted)] in ascending order for the
 	// percentiles; spare and fresh are reused buffers for the merge.
@@ -69,7 +75,7 @@ func (r *Recorder) Bytes(n int, now time.Time) {
 // Token records a text delta arriving at now; it reports whether it was the
 // first.
 func (r *Recorder) Token(now time.Time) bool {
-	r.Thinking(now)
+	r.delta(now)
 	r.tokens++
 	if r.firstTok.IsZero() {
 		r.firstTok, r.lastTok = now, now
@@ -87,6 +93,14 @@ func (r *Recorder) Token(now time.Time) bool {
 // arriving at now: it counts for the time to first token and as a sign of
 // life, not for the answer's gaps.
 func (r *Recorder) Thinking(now time.Time) {
+	if r.firstAny.IsZero() && r.firstTok.IsZero() {
+		r.thoughtFirst = true
+	}
+	r.delta(now)
+}
+
+// delta records a visible delta of any kind arriving at now.
+func (r *Recorder) delta(now time.Time) {
 	if r.firstAny.IsZero() {
 		r.firstAny = now
 	}
@@ -113,6 +127,14 @@ func (r *Recorder) GapP95() time.Duration {
 // Node for a 5,000-token answer. Merging each 512 new gaps into the sorted
 // ones costs one linear pass (tens of µs at 25,000 gaps) every 512 tokens.
 const mergeEvery = 512
+
+// ToldFirst records that the page was told the answer's first token came
+// d after the start (the early view measured it, on the page's clock,
+// before Go was there): the metrics give that time, so that they agree
+// with what the page was told, not Go's reading of the same bytes' time
+// through its own clock. Thinking that came before it still counts for
+// the time to first token.
+func (r *Recorder) ToldFirst(d time.Duration) { r.told, r.toldFirst = d, true }
 
 // Reconnect records a resumed connection.
 func (r *Recorder) Reconnect() { r.reconnects++ }
@@ -146,6 +168,12 @@ func (r *Recorder) Snapshot() Metrics {
 		Frames:     r.frames,
 		FrameMax:   millis(r.frameMax),
 		FrameTotal: millis(r.frameTotal),
+	}
+	if r.toldFirst {
+		m.TTFAT, m.TTFT = millis(r.told), millis(r.told)
+		if r.thoughtFirst {
+			m.TTFT = min(m.TTFT, ms(r.firstAny))
+		}
 	}
 	if len(r.gaps) > 0 {
 		sorted := r.sortedGaps()

@@ -148,6 +148,10 @@ func (s *Session) begin() error {
 // worker).
 func (s *Session) StartAt(t time.Time) { s.rec.Start(t) }
 
+// ToldFirst records that the page's early view told the page of the
+// answer's first token, d after the start (Recorder.ToldFirst).
+func (s *Session) ToldFirst(d time.Duration) { s.rec.ToldFirst(d) }
+
 func (s *Session) event(ev stream.Event) {
 	switch {
 	case ev.Kind == stream.KindText && ev.Text != "":

@@ -52,6 +52,12 @@ import (
 // from different builds tell it apart from a bug.
 const Version = 1
 
+// WorkerName begins the name the page gives the widget's Web Worker,
+// followed by the URL of the .wasm it will boot: the worker script
+// starts that download with its first line, before the page's first
+// message (trickle-worker.js).
+const WorkerName = "trickle "
+
 // Message types, the "t" of what Go sends.
 const (
 	TypeReady = "ready" // Go is ready for commands (Ready)

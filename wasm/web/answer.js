@@ -107,6 +107,7 @@ export class Answer {
   earlyOf = null; // the early answer shown
   earlyEl = null;
   earlyPending = "";
+  earlyFirstAt = 0; // when the bytes of its first text arrived (epoch ms)
 
   constructor(h, el) {
     this.host = h;
@@ -269,17 +270,36 @@ export class Answer {
     this.pendingStatus = undefined;
   }
 
-  // earlyStart begins the early view of a new early answer.
+  // earlyStart begins the early view of a new early answer, and tells
+  // the page the answer started (trickle-start), after ask() returns, as
+  // Go would: Go, which is not there yet, will not tell it again.
   earlyStart(early) {
     this.earlyEnd();
     this.earlyOf = early;
     this.follower.start();
+    queueMicrotask(() => {
+      if (this.earlyOf !== early || early.sealed || early.started) return;
+      early.started = true;
+      // What Go's first frame will say, said now: a listener reading
+      // el.status hears what the event does.
+      this.state = "streaming";
+      this.el.setAttribute("data-status", "streaming");
+      this.dispatch("trickle-start", { status: "streaming" });
+    });
   }
 
-  // earlyText shows more of the early answer's text, in the next
-  // animation frame, as Go's frames are.
-  earlyText(early, t) {
+  // earlyText shows more of the early answer's text (its bytes arrived at
+  // epoch ms at), in the next animation frame, as Go's frames are. The
+  // frame that paints the answer's first text tells the page
+  // (trickle-first-token) at once, not when Go takes over seconds later
+  // on a slow network: a page that hides its spinner then never shows it
+  // over the text. Its times are the metrics' (Go's): from the ask() to
+  // when those bytes arrived. The early view does not read thinking, so
+  // after thinking ttft_ms is the answer's first token, and Go's metrics
+  // count the thinking.
+  earlyText(early, t, at) {
     if (early !== this.earlyOf || this.retired) return;
+    if (!this.earlyFirstAt) this.earlyFirstAt = at;
     if (!this.earlyPending) {
       requestAnimationFrame(() => {
         if (this.earlyOf !== early) return;
@@ -294,6 +314,12 @@ export class Answer {
         this.earlyEl.firstChild.appendData(this.earlyPending);
         this.earlyPending = "";
         if (!this.follower.observes) this.follower.grew();
+        if (!early.firstToken && !early.sealed) {
+          early.firstToken = true;
+          const ms = Math.round((this.earlyFirstAt - early.at) * 100) / 100;
+          early.firstTokenMs = ms;
+          this.dispatch("trickle-first-token", { ttft_ms: ms, ttfat_ms: ms });
+        }
       });
     }
     this.earlyPending += t;
@@ -303,6 +329,7 @@ export class Answer {
   earlyEnd() {
     this.earlyOf = null;
     this.earlyPending = "";
+    this.earlyFirstAt = 0;
     this.earlyEl?.remove();
     this.earlyEl = null;
     this.content.removeAttribute("data-trickle-early");

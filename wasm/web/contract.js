@@ -10,6 +10,8 @@
 
 /** The protocol's version, in Go's ready message. */
 export const VERSION = 1;
+/** The worker's name begins so, followed by the .wasm's URL. */
+export const WORKER_NAME = "trickle ";
 
 // The "t" of what Go (and the worker script) sends the page.
 /** Go is ready for commands (Ready) */

@@ -25,6 +25,7 @@ import {
   UPDATE_GONE,
   UPDATE_ID,
   VERSION,
+  WORKER_NAME,
 } from "./contract.js";
 import { mergeUpdates } from "./merge.js";
 import { startEarly } from "./early/early.js";
@@ -123,7 +124,7 @@ class Host {
     }
     let early = null;
     const st = this.els.get(cmd.id);
-    if (cmd.t === KIND_ASK && st && (early = startEarly(cmd, (t) => st.earlyText(early, t)))) {
+    if (cmd.t === KIND_ASK && st && (early = startEarly(cmd, (t, at) => st.earlyText(early, t, at)))) {
       this.#early.set(cmd.id, early);
       st.earlyStart(early);
     }
@@ -174,16 +175,18 @@ class Host {
   #startWorker() {
     let w;
     let blobURL = "";
+    // Named after the .wasm: the worker starts its download at once.
+    const opts = { name: WORKER_NAME + this.wasm.href };
     try {
       if (WORKER.origin === location.origin) {
-        w = new Worker(WORKER.href);
+        w = new Worker(WORKER.href, opts);
       } else {
         // A worker's script must be of the page's origin: a blob: of the
         // page's that imports the relay's script (classic scripts load
         // across origins; the .wasm is fetched under CORS).
         const src = `importScripts(${JSON.stringify(WORKER.href)});`;
         blobURL = URL.createObjectURL(new Blob([src], { type: "text/javascript" }));
-        w = new Worker(blobURL);
+        w = new Worker(blobURL, opts);
       }
     } catch (err) {
       if (blobURL) URL.revokeObjectURL(blobURL);

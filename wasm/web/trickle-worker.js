@@ -15,7 +15,7 @@
 // assigns globals explicitly. Its one import, the contract's constants, is
 // bundled in by the build (wasm/internal/build), which writes it as a
 // classic script.
-import { MSG_ALIVE, MSG_FAIL } from "./contract.js";
+import { MSG_ALIVE, MSG_FAIL, WORKER_NAME } from "./contract.js";
 
 (() => {
   "use strict";
@@ -238,7 +238,7 @@ import { MSG_ALIVE, MSG_FAIL } from "./contract.js";
       const go = new g.Go();
       let result;
       try {
-        result = await WebAssembly.instantiateStreaming(fetch(wasmURL), go.importObject);
+        result = await WebAssembly.instantiateStreaming(fetchWasm(wasmURL), go.importObject);
       } catch (err) {
         // A server that sends the .wasm without Content-Type
         // application/wasm breaks instantiateStreaming; fall back to bytes.
@@ -265,6 +265,28 @@ import { MSG_ALIVE, MSG_FAIL } from "./contract.js";
   }
 
   const inWorker = typeof g.WorkerGlobalScope === "function" && g instanceof g.WorkerGlobalScope;
+
+  // The page names the worker after the .wasm it will boot ("trickle
+  // <url>", host.js), so that its download starts with the worker's first
+  // line: not after the page's answer to alive and the toolchain's script
+  // (a round trip each on a first visit; bench/browser -measure first).
+  let ahead = null;
+  if (inWorker && typeof g.name === "string" && g.name.startsWith(WORKER_NAME)) {
+    const url = g.name.slice(WORKER_NAME.length);
+    ahead = { url, res: fetch(url) };
+    ahead.res.catch(() => {}); // reported when the boot awaits it
+  }
+
+  // fetchWasm is the .wasm's response: the one started ahead, once.
+  function fetchWasm(url) {
+    if (ahead?.url === url) {
+      const { res } = ahead;
+      ahead = null;
+      return res;
+    }
+    return fetch(url);
+  }
+
   if (inWorker) {
     // The page's first message says where the toolchain's wasm_exec.js and
     // the .wasm are (absolute URLs: a blob: worker has no base of its own).

@@ -16,6 +16,7 @@ import (
 // a copy).
 type table struct {
 	Version    int
+	WorkerName string
 	Attributes []protocol.Attribute
 	Inherited  []string
 	Events     []protocol.Event
@@ -191,6 +192,8 @@ func (t table) js() []byte {
 	p("")
 	p("/** The protocol's version, in Go's ready message. */")
 	p("export const VERSION = %d;", t.Version)
+	p("/** The worker's name begins so, followed by the .wasm's URL. */")
+	p("export const WORKER_NAME = %s;", quote(t.WorkerName))
 	p("")
 	p("// The \"t\" of what Go (and the worker script) sends the page.")
 	for _, m := range t.Messages {

@@ -60,6 +60,7 @@ func write(root string, out map[string][]byte) error {
 func tableOf() table {
 	return table{
 		Version:    protocol.Version,
+		WorkerName: protocol.WorkerName,
 		Attributes: protocol.Attributes,
 		Inherited:  protocol.Inherited,
 		Events:     protocol.Events,

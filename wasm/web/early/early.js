@@ -47,11 +47,12 @@ const canHandOver = (() => {
 
 // startEarly starts the early answer of an ask command (before Go is
 // ready), or returns null when Go must build the request itself. onText
-// gets each piece of plain text as it is read.
+// gets each piece of plain text as it is read, with the epoch ms its
+// bytes arrived at.
 export function startEarly(cmd, onText) {
   if (!canHandOver) return null;
   const req = earlyRequest(cmd);
-  return req ? new EarlyAnswer(req, cmd.dialect, onText) : null;
+  return req ? new EarlyAnswer(req, cmd.dialect, onText, cmd.at) : null;
 }
 
 // cancelHeaders are a Stop's DELETE's headers, as Go's (widget's
@@ -64,6 +65,17 @@ export function cancelHeaders(headers) {
 }
 
 class EarlyAnswer {
+  // at is when the page called ask() (epoch ms), what the metrics count
+  // from. The page tells of the answer's start and first token from the
+  // early view (answer.js) while Go is not there: started and firstToken
+  // say it did, and go to Go with the handover so that Go does not tell
+  // them again. Once handed over (sealed), the early view tells nothing
+  // more: Go does.
+  at;
+  started = false;
+  firstToken = false;
+  firstTokenMs = 0; // the ttft_ms told
+  sealed = false;
   #ctl = new AbortController();
   #chunks = []; // [bytes, epoch ms of arrival]: everything read, for Go
   #res = null;
@@ -76,7 +88,8 @@ class EarlyAnswer {
   #loop; // settles once reading stopped
   #headers; // the request's headers a Stop's DELETE carries too
 
-  constructor(req, dialect, onText) {
+  constructor(req, dialect, onText, at) {
+    this.at = at;
     this.#headers = cancelHeaders(req.init.headers);
     const text = earlyReader(dialect);
     let responded;
@@ -107,10 +120,11 @@ class EarlyAnswer {
           this.#end = "done";
           return;
         }
-        this.#chunks.push([r.value, epochNow()]);
+        const arrived = epochNow();
+        this.#chunks.push([r.value, arrived]);
         if (this.#res.ok && !this.#stopped) {
           const t = text.write(r.value);
-          if (t) onText(t);
+          if (t) onText(t, arrived);
         }
         if (this.#handing) return;
       }
@@ -147,6 +161,7 @@ class EarlyAnswer {
       // Not locked: reading never started or already ended.
     }
     await this.#loop;
+    this.sealed = true; // from here Go tells of the answer
     const res = this.#res;
     const body = res?.body && this.#end === "" ? res.body : null;
     const value = {
@@ -161,6 +176,9 @@ class EarlyAnswer {
       end: this.#end,
       failed: this.#failed,
       stopped: this.#stopped,
+      started: this.started,
+      firstToken: this.firstToken,
+      firstTokenMs: this.firstTokenMs,
       body,
     };
     return { value, transfer: body ? [body] : [] };
