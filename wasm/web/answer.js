@@ -101,6 +101,14 @@ export class Answer {
     h.send({ t: KIND_ATTACH, id: this.id });
   }
 
+  // follows says whether the element follows its own answer: not in a
+  // chat, whose thread scrolls and follows for it (the element does not
+  // scroll there), and where reading the element's geometry at the end of
+  // each answer would lay out the page once per turn of a restored thread.
+  get follows() {
+    return !this.el.parentElement?.closest("trickle-chat");
+  }
+
   // retire hands the element over to another Host (its next answer needs
   // the highlighting build): this Go side lets it go, and whatever it still
   // sends for it only settles its calls; the page's DOM is the new
@@ -237,7 +245,7 @@ export class Answer {
   earlyStart(early) {
     this.earlyEnd();
     this.earlyOf = early;
-    this.follower.start();
+    if (this.follows) this.follower.start();
   }
 
   // earlyText shows more of the early answer's text, in the next
@@ -295,7 +303,7 @@ export class Answer {
       this.retryBtn.hidden = true;
       this.metricsDL.hidden = true;
       // Where the reader is holds: the early view already began following.
-      if (!this.earlyOf) this.follower.start();
+      if (!this.earlyOf && this.follows) this.follower.start();
       // Busy is said on the content only, never on the element: the
       // element holds the live regions (sr-status, announcer), and NVDA
       // holds back every change inside a busy region and does not speak
@@ -389,8 +397,8 @@ export class Answer {
         this.metricsDL.replaceChildren(...rows);
         this.metricsDL.hidden = false;
       }
-      this.follower.end(grew);
-    } else if (grew && !this.follower.observes) {
+      if (this.follows) this.follower.end(grew);
+    } else if (grew && !this.follower.observes && this.follows) {
       this.follower.grew();
     }
     if (u.ev) {
