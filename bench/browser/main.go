@@ -81,7 +81,8 @@ func main() {
 		prepare   = flag.Bool("prepare", false, "only build what -base needs, then exit (run.sh does it before taking the benchmark locks)")
 		many      = flag.Int("answers", 1, "answers streaming at once on the page, each its own stream of the same answer (the widget: that many elements; the peers: that many boxes)")
 		turns     = flag.String("turns", "200,1000", "-measure thread: the threads' lengths, in questions (each with an answer of about 2.5 KB)")
-		threadMs  = flag.Int("thread-scroll-ms", 3000, "-measure thread: how long the scroll from the thread's end to its start takes")
+		threadMs  = flag.Int("thread-scroll-ms", 3000, "-measure thread: how long the scroll up from the thread's end lasts")
+		threadPx  = flag.Int("thread-scroll-speed", 4000, "-measure thread: the scroll's speed, in pixels a second")
 		cpuprof   = flag.String("profiles", "", "also save every run's Chrome trace and a V8 CPU profile into this folder (both open in Chrome's DevTools, Performance panel) and print the functions with the most self time while the answer streamed; build the widget with symbols for Go names (see docs/PERFORMANCE.md)")
 	)
 	flag.Parse()
@@ -119,7 +120,7 @@ func main() {
 		return
 	}
 	answersAtOnce = *many
-	threadTurns, threadScrollMs = *turns, *threadMs
+	threadTurns, threadScrollMs, threadScrollSpeed = *turns, *threadMs, *threadPx
 	if err := run(*samples, *renderers, *measures, *rate**speed, *chars, *runs, *bootRuns, *latTokens, *latRuns, *widget, *out, *cpuprof); err != nil {
 		log.Fatalf("bench/browser: %v", err)
 	}
@@ -130,8 +131,9 @@ var answersAtOnce = 1
 
 // threadTurns and threadScrollMs are -turns and -thread-scroll-ms.
 var (
-	threadTurns    = "200,1000"
-	threadScrollMs = 3000
+	threadTurns       = "200,1000"
+	threadScrollMs    = 3000
+	threadScrollSpeed = 4000
 )
 
 // Result is one renderer on one answer.

@@ -16,8 +16,9 @@ import (
 // it after a reload. Each turn is a short question and a markdown answer
 // of about 2.5 KB, cut from a sample answer. The page (page/thread.js)
 // notes when the last answer's text was first painted and when every
-// answer was shown, then scrolls the thread from its end to its start in
-// -thread-scroll-ms, counting frames; the trace gives the longest task,
+// answer was shown, then scrolls the thread up from its end for
+// -thread-scroll-ms at -thread-scroll-speed pixels a second, counting
+// frames; the trace gives the longest task,
 // the tasks over 50 ms, the layouts and style recalculations.
 
 // ThreadRun is one restore of one thread by one build.
@@ -110,7 +111,7 @@ func runThread(browser context.Context, base string, widgetOf func(string) strin
 			k := rep % len(renderers)
 			order := append(append([]string(nil), renderers[k:]...), renderers[:k]...)
 			for _, r := range order {
-				u := fmt.Sprintf("%s/bench/thread.html?turns=%d&scroll_ms=%d&widget=%s", base, turns, scrollMs, urlQueryEscape(widgetOf(r)))
+				u := fmt.Sprintf("%s/bench/thread.html?turns=%d&scroll_ms=%d&scroll_px_s=%d&widget=%s", base, turns, scrollMs, threadScrollSpeed, urlQueryEscape(widgetOf(r)))
 				res, raw, err := measureWith(browser, u, measureOpts{})
 				if err != nil {
 					return nil, fmt.Errorf("%s, %d turns: %w", r, turns, err)

@@ -45,6 +45,10 @@ export function ensureParts(el) {
   el.innerHTML = PARTS;
 }
 
+// UNFOLLOWED stands in for follow()'s follower where the element does not
+// follow its answer (in a chat).
+const UNFOLLOWED = { observes: true, start() {}, end() {}, grew() {}, stop() {} };
+
 // Answer is an element's state on the page: its parts, what Go last said
 // (text, status, stream id, metrics) and its calls waiting to settle.
 export class Answer {
@@ -94,7 +98,9 @@ export class Answer {
     // record (notify.js).
     this.notify = notifier(el);
     if (this.notify) quiet(this.announcer, this.srStatus === this.status ? null : this.srStatus);
-    this.follower = follow(el, q("jump"), [this.content, this.thinking, this.tools, this.sources]);
+    // An answer in a chat leaves following to the chat (follows): it
+    // needs no observer of its own, one fewer for each turn of a thread.
+    this.follower = this.follows ? follow(el, q("jump"), [this.content, this.thinking, this.tools, this.sources]) : UNFOLLOWED;
     this.onRetry = () => h.send({ t: KIND_RETRY, id: this.id, n: 0, at: epochNow() });
     this.retryBtn?.addEventListener("click", this.onRetry);
     h.els.set(this.id, this);

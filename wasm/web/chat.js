@@ -203,7 +203,8 @@ export class TrickleChat extends Base {
     return structuredClone(this.#messages);
   }
 
-  /** Shows a stored conversation at once: no request, no announcement. */
+  /** Shows a stored conversation, no request, no announcement: its newest
+   *  turns at once, the older ones in idle-time batches (#render). */
   set messages(list) {
     this.#messages = checkMessages(list);
     this.#stopped = true;

@@ -2,13 +2,14 @@
 // is given a stored conversation (chat.messages, ?turns=N questions each
 // with a markdown answer of about 2.5 KB) and this page notes when the
 // last answer's text was first painted, when every answer was shown, and
-// then scrolls the thread from its end to its start at a steady pace,
+// then scrolls the thread up from its end at a steady pace,
 // counting frames. The Go driver traces the main thread between the
 // bench-start and bench-end marks and reads window.bench.
 const params = new URLSearchParams(location.search);
 const widget = params.get("widget") ?? "/trickle/";
 const turns = Number(params.get("turns") ?? 200);
 const scrollMs = Number(params.get("scroll_ms") ?? 3000);
+const scrollSpeed = Number(params.get("scroll_px_s") ?? 4000);
 const out = document.getElementById("out");
 
 const longTasks = [];
@@ -61,13 +62,15 @@ function allShown(chat, answers) {
   });
 }
 
-// scroll moves the thread from where it is to its other end (its start
-// from its end) over ms, one step an animation frame, and counts the
-// frames and the longest gap.
-function scroll(box, ms) {
+// scroll moves the thread from where it is towards its other end (its
+// start from its end) at speed px a second, for ms (a reader flinging
+// through the thread: about ten turns a second), one step an animation
+// frame, and counts the frames and the longest gap.
+function scroll(box, ms, speed) {
   return new Promise((resolve) => {
     const from = box.scrollTop;
-    const to = from > 0 ? 0 : box.scrollHeight - box.clientHeight;
+    const far = from > 0 ? 0 : box.scrollHeight - box.clientHeight;
+    const to = from + Math.sign(far - from) * Math.min(Math.abs(far - from), (speed * ms) / 1000);
     let start = 0, last = 0, frames = 0, maxGap = 0;
     const step = (t) => {
       if (!start) start = t;
@@ -108,7 +111,7 @@ async function main() {
     const box = chat.querySelector('[data-trickle-chat="thread"]');
     await afterPaint();
     const atEnd = box.scrollHeight - box.scrollTop - box.clientHeight <= 8;
-    const sc = await scroll(box, scrollMs);
+    const sc = await scroll(box, scrollMs, scrollSpeed);
     performance.mark("bench-end");
     const same = JSON.stringify(chat.messages) === JSON.stringify(msgs);
     window.bench = {
