@@ -94,6 +94,7 @@ export class TrickleChat extends Base {
   #toolChoice = undefined;
   #chatId = newId();
   #renders = 0; // counts #render: a restore in progress stops when it moves
+  #restoring = false; // older turns of a restored thread are still to come
 
   constructor() {
     super();
@@ -302,7 +303,7 @@ export class TrickleChat extends Base {
     if (i < 0) return Promise.reject(new Error("trickle: there is no question to answer again"));
     const again = this.#messages[i + 1]?.role === "assistant" ? this.#idOf(i + 1) : undefined;
     this.#messages.length = i + 1;
-    this.#render();
+    this.#cut(i + 1);
     return this.#answer("regenerate-message", again);
   }
 
@@ -315,7 +316,7 @@ export class TrickleChat extends Base {
     const id = this.protocol === "ai-sdk" ? this.#idOf(i) : undefined;
     this.#messages.length = i;
     this.#messages.push(id ? { role: "user", content: String(text), id } : { role: "user", content: String(text) });
-    this.#render();
+    if (this.#cut(i)) this.#addUser(i);
     return this.#answer("submit-message", id);
   }
 
@@ -534,6 +535,7 @@ export class TrickleChat extends Base {
     // come (a reader who scrolls away is left there).
     this.#follower.start();
     this.#thread.refresh();
+    this.#restoring = next < end;
     const more = async () => {
       while (next < end && gen === this.#renders) {
         await shownAll(last);
@@ -550,10 +552,32 @@ export class TrickleChat extends Base {
         this.#thread.pending = end - next;
         this.#thread.settle(made, from);
       }
+      if (gen === this.#renders) this.#restoring = false;
       await shownAll(last);
       if (gen === this.#renders) this.#follower.end(false);
     };
     more().catch((err) => console.error(err));
+  }
+
+  // #cut takes the turns of messages[from:] off the page (and a turn that
+  // never had a message after them: an answer that could not start),
+  // keeping the others as they are: a long thread is not rebuilt to
+  // answer its last question again. While a restore is still bringing
+  // older turns, the thread is rebuilt from the messages instead, and
+  // #cut returns false (the rebuilt thread has every message's turn).
+  #cut(from) {
+    if (this.#restoring) {
+      this.#render();
+      return false;
+    }
+    const list = this.#thread.list();
+    for (let k = list.length - 1; k >= 0; k--) {
+      const i = list[k].dataset.index;
+      if (i !== undefined && Number(i) < from) break;
+      list[k].remove();
+    }
+    this.#thread.refresh();
+    return true;
   }
 
   // #showStatus writes the chat's one status line: the newest answer's

@@ -280,3 +280,34 @@ test("a long thread restored: the newest turns at once, the older ones in batche
   assert.equal(turns().at(-1).querySelector('[data-trickle-chat="regenerate"]').hidden, false, "Regenerate on the last answer");
   assert.equal(turns().at(-3).querySelector('[data-trickle-chat="regenerate"]').hidden, true, "and on no other");
 });
+
+// Regenerate and Edit take off the page only the turns they replace: the
+// earlier turns stay the same elements (a long thread is not rebuilt and
+// shown again to answer its last question once more).
+test("regenerate and edit keep the earlier turns as they are", async () => {
+  const c = chat();
+  const turns = () => [...c.querySelectorAll('[data-trickle-chat="turn"]')];
+  c.messages = [
+    { role: "user", content: "q1" },
+    { role: "assistant", content: "a1", status: "complete" },
+    { role: "user", content: "q2" },
+    { role: "assistant", content: "a2", status: "complete" },
+  ];
+  const before = turns();
+  assert.equal(before.length, 4);
+  script.push(answer("a2 again"));
+  await c.regenerate();
+  const after = turns();
+  assert.equal(after.length, 4);
+  assert.ok(after.slice(0, 3).every((t, k) => t === before[k]), "the first three turns are the same elements");
+  assert.notEqual(after[3], before[3], "the last answer is a new one");
+  assert.equal(after[3].querySelector("trickle-answer").message.content, "a2 again");
+  script.push(answer("a3"));
+  await c.edit("q2, edited");
+  const edited = turns();
+  assert.equal(edited.length, 4);
+  assert.ok(edited.slice(0, 2).every((t, k) => t === before[k]), "the turns before the question edited stay");
+  assert.equal(edited[2].querySelector('[data-trickle-chat="text"]').textContent, "q2, edited");
+  assert.deepEqual(c.messages.map((m) => m.content), ["q1", "a1", "q2, edited", "a3"]);
+  assert.deepEqual(edited.map((t) => t.getAttribute("aria-posinset")), ["1", "2", "3", "4"]);
+});
