@@ -66,7 +66,7 @@ func main() {
 	var (
 		samples   = flag.String("samples", "relay/sim/answers/sample-20k.md,relay/sim/answers/sample-100k.md", "comma-separated markdown answers to stream")
 		renderers = flag.String("renderers", "trickle,trickle-off,marked,smd,text", "renderers to run, in order (trickle: the widget as it boots by default; trickle-off: with worker=\"off\")")
-		measures  = flag.String("measure", "stream,boot,latency,cold,size", "what to measure: stream (main-thread time per renderer on the samples), boot (the widget's boot on a page of another origin), latency (token arrival → painted), cold (the first answer asked at DOMContentLoaded), size (transfer size), first (the first visit against a warm one on emulated networks; not in the default set)")
+		measures  = flag.String("measure", "stream,boot,latency,cold,size", "what to measure: stream (main-thread time per renderer on the samples), boot (the widget's boot on a page of another origin), latency (token arrival → painted), cold (the first answer asked at DOMContentLoaded), size (transfer size), first (the first visit against a warm one on emulated networks; not in the default set), thread (a long thread restored in a <trickle-chat>: -turns; not in the default set)")
 		bootRuns  = flag.Int("boot-runs", 5, "loads of the boot page, each way")
 		latTokens = flag.Int("latency-tokens", 1500, "tokens of the latency answer (numbered words)")
 		latRuns   = flag.Int("latency-runs", 3, "runs of each renderer for latency and cold")
@@ -80,6 +80,9 @@ func main() {
 		baseRev   = flag.String("base", "", "the comparison mode: build this commit's widget in a temporary git worktree (kept in bench/results/.base/), serve it beside the work tree's (assets/widget) and run trickle-base, trickle and smd interleaved, -runs times (default 5), on the answers; prints the medians and spreads of main-thread time, layouts and style recalculations, and the ratios")
 		prepare   = flag.Bool("prepare", false, "only build what -base needs, then exit (run.sh does it before taking the benchmark locks)")
 		many      = flag.Int("answers", 1, "answers streaming at once on the page, each its own stream of the same answer (the widget: that many elements; the peers: that many boxes)")
+		turns     = flag.String("turns", "200,1000", "-measure thread: the threads' lengths, in questions (each with an answer of about 2.5 KB)")
+		threadMs  = flag.Int("thread-scroll-ms", 3000, "-measure thread: how long the scroll up from the thread's end lasts")
+		threadPx  = flag.Int("thread-scroll-speed", 4000, "-measure thread: the scroll's speed, in pixels a second")
 		cpuprof   = flag.String("profiles", "", "also save every run's Chrome trace and a V8 CPU profile into this folder (both open in Chrome's DevTools, Performance panel) and print the functions with the most self time while the answer streamed; build the widget with symbols for Go names (see docs/PERFORMANCE.md)")
 	)
 	flag.Parse()
@@ -117,6 +120,7 @@ func main() {
 		return
 	}
 	answersAtOnce = *many
+	threadTurns, threadScrollMs, threadScrollSpeed = *turns, *threadMs, *threadPx
 	if err := run(*samples, *renderers, *measures, *rate**speed, *chars, *runs, *bootRuns, *latTokens, *latRuns, *widget, *out, *cpuprof); err != nil {
 		log.Fatalf("bench/browser: %v", err)
 	}
@@ -124,6 +128,13 @@ func main() {
 
 // answersAtOnce is -answers: how many answers stream at once on the page.
 var answersAtOnce = 1
+
+// threadTurns and threadScrollMs are -turns and -thread-scroll-ms.
+var (
+	threadTurns       = "200,1000"
+	threadScrollMs    = 3000
+	threadScrollSpeed = 4000
+)
 
 // Result is one renderer on one answer.
 type Result struct {
@@ -152,6 +163,9 @@ type Result struct {
 	// longest-task goal): one, or many.
 	TasksOver16ms int `json:"tasks_over_16ms"`
 	LongTasks     int `json:"long_tasks"`
+	// LongTasksOver50 counts the trace's tasks over 50 ms (the longtask
+	// API's threshold).
+	LongTasksOver50 int `json:"tasks_over_50ms"`
 	// StyleLayout and Paint split the main-thread time: style recalculation
 	// and layout, then paint and compositing preparation; the rest is
 	// script (for the widget: Go in WebAssembly, with its GC) and glue.
@@ -226,6 +240,7 @@ type Report struct {
 	Cold        []Latency    `json:"cold,omitempty"`
 	Size        *Size        `json:"size,omitempty"`
 	First       []FirstVisit `json:"first,omitempty"`
+	Thread      []ThreadRun  `json:"thread,omitempty"`
 	LoadAverage string       `json:"load_average"`
 }
 
@@ -275,6 +290,7 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 	sent := &sentLog{at: map[string][]float64{}}
 	mux.HandleFunc("/marks", sent.handler(rate))
 	mux.HandleFunc("/clock", clock)
+	mux.HandleFunc("/thread-messages", threadHandler(readSample("relay/sim/answers/sample-20k.md")))
 	mux.HandleFunc("/sse", func(w http.ResponseWriter, r *http.Request) {
 		// The streams of -answers come from other ports (below): CORS.
 		w.Header().Set("Access-Control-Allow-Origin", "*")
@@ -349,7 +365,8 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 		return err
 	}
 	defer os.RemoveAll(profile)
-	browser, cancel := browsertest.Launch(context.Background(), exe, profile)
+	// Precise performance.memory: the thread measure reads the JS heap.
+	browser, cancel := browsertest.Launch(context.Background(), exe, profile, browsertest.WithFlag("enable-precise-memory-info", true))
 	defer cancel()
 	if err := chromedp.Do(browser); err != nil {
 		return fmt.Errorf("starting chromium: %w", err)
@@ -471,6 +488,20 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 			report.Cold = append(report.Cold, ls...)
 			printLatency(fmt.Sprintf("Cold first answer, ask() at DOMContentLoaded, widget files %s (goal with the .wasm in the HTTP cache: first token arrival → painted ≤ 50 ms)", strings.Replace(c, "-", " in the HTTP ", 1)), ls)
 		}
+	}
+	if do["thread"] {
+		var ns []int
+		for _, f := range strings.Split(threadTurns, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return fmt.Errorf("-turns: %q is not a positive number", f)
+			}
+			ns = append(ns, n)
+		}
+		if report.Thread, err = runThread(browser, base, widgetOf, widgets, ns, runs, threadScrollMs); err != nil {
+			return err
+		}
+		printThread(report.Thread)
 	}
 	if do["first"] {
 		if report.First, err = runFirst(browser, widget); err != nil {
@@ -903,6 +934,9 @@ func fromTraceBetween(events []traceEvent, startMark, endMark string, res *Resul
 		}
 		if ms > 16 {
 			res.TasksOver16ms++
+		}
+		if ms > 50 {
+			res.LongTasksOver50++
 		}
 	}
 	if res.Tasks == 0 {

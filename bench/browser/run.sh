@@ -19,6 +19,12 @@
 #                                           -base <commit>, that commit's widget and the work
 #                                           tree's alternate in one run; not in the default set
 #                                           (about 3 minutes, twice that with -base)
+#   bench/browser/run.sh -measure thread    a long thread restored in a <trickle-chat>
+#                                           (chat.messages: -turns 200,1000 questions, each
+#                                           with an answer of about 2.5 KB): the last answer
+#                                           painted, every answer shown, the longest task,
+#                                           layouts, scroll fps, JS heap; with -base <commit>
+#                                           that build's and the work tree's alternate
 #   bench/browser/run.sh -answers 10        ten answers at once on the page, each its own
 #                                           stream from a port of its own (a browser opens
 #                                           at most 6 connections to one host and port)

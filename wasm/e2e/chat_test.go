@@ -246,10 +246,12 @@ func TestAChatSendsTheHistoryRunsToolsAndShowsAStoredThreadAgain(t *testing.T) {
 		browsertest.Eval[bool](t, ctx, `(async () => {
 			const c = document.getElementById("chat");
 			c.messages = JSON.parse(`+browsertest.JSString(stored)+`);
+			// The newest turns come at once, the older ones in batches.
+			const turns = c.messages.filter((m) => m.role === "user" || m.role === "assistant").length;
 			const t0 = performance.now();
 			while (performance.now() - t0 < 10000) {
 				const as = [...c.querySelectorAll("trickle-answer")];
-				if (as.every((a) => a.status !== "idle")) break;
+				if (c.querySelectorAll('[data-trickle-chat="turn"]').length === turns && as.every((a) => a.status !== "idle")) break;
 				await new Promise((r) => setTimeout(r, 20));
 			}
 			return true;

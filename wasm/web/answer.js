@@ -80,6 +80,10 @@ export function ensureParts(el) {
   el.innerHTML = PARTS;
 }
 
+// UNFOLLOWED stands in for follow()'s follower where the element does not
+// follow its answer (in a chat).
+const UNFOLLOWED = { observes: true, start() {}, end() {}, grew() {}, stop() {} };
+
 // Answer is an element's state on the page: its parts, what Go last said
 // (text, status, stream id, metrics) and its calls waiting to settle.
 export class Answer {
@@ -130,11 +134,21 @@ export class Answer {
     // record (notify.js).
     this.notify = notifier(el);
     if (this.notify) quiet(this.announcer, this.srStatus === this.status ? null : this.srStatus);
-    this.follower = follow(el, q("jump"), [this.content, this.thinking, this.tools, this.sources]);
+    // An answer in a chat leaves following to the chat (follows): it
+    // needs no observer of its own, one fewer for each turn of a thread.
+    this.follower = this.follows ? follow(el, q("jump"), [this.content, this.thinking, this.tools, this.sources]) : UNFOLLOWED;
     this.onRetry = () => h.send({ t: KIND_RETRY, id: this.id, n: 0, at: epochNow() });
     this.retryBtn?.addEventListener("click", this.onRetry);
     h.els.set(this.id, this);
     h.send({ t: KIND_ATTACH, id: this.id });
+  }
+
+  // follows says whether the element follows its own answer: not in a
+  // chat, whose thread scrolls and follows for it (the element does not
+  // scroll there), and where reading the element's geometry at the end of
+  // each answer would lay out the page once per turn of a restored thread.
+  get follows() {
+    return !this.el.parentElement?.closest("trickle-chat");
   }
 
   // retire hands the element over to another Host (its next answer needs
@@ -276,7 +290,7 @@ export class Answer {
   earlyStart(early) {
     this.earlyEnd();
     this.earlyOf = early;
-    this.follower.start();
+    if (this.follows) this.follower.start();
     queueMicrotask(() => {
       if (this.earlyOf !== early || early.sealed || early.started) return;
       early.started = true;
@@ -373,7 +387,7 @@ export class Answer {
       this.retryBtn.hidden = true;
       this.metricsDL.hidden = true;
       // Where the reader is holds: the early view already began following.
-      if (!this.earlyOf) this.follower.start();
+      if (!this.earlyOf && this.follows) this.follower.start();
       // Busy is said on the content only, never on the element: the
       // element holds the live regions (sr-status, announcer), and NVDA
       // holds back every change inside a busy region and does not speak
@@ -468,8 +482,8 @@ export class Answer {
         this.metricsDL.replaceChildren(...terms);
         this.metricsDL.hidden = false;
       }
-      this.follower.end(grew);
-    } else if (grew && !this.follower.observes) {
+      if (this.follows) this.follower.end(grew);
+    } else if (grew && !this.follower.observes && this.follows) {
       this.follower.grew();
     }
     if (events) {

@@ -49,6 +49,35 @@ const MAX_TOOL_ROUNDS = 8;
 
 let chats = 0;
 
+// FIRST_BYTES is about how much markdown a restored thread shows at once,
+// from its end: more than a thread's view holds. BATCH_BYTES is how much
+// each later batch of older turns brings: the page applies a batch's
+// answers in one animation frame (host.js), so it stays well within one.
+const FIRST_BYTES = 6000;
+const BATCH_BYTES = 6000;
+
+// shownAll resolves once each of answers shows its message (its status is
+// no longer idle), checked once an animation frame, or after 1 s whatever
+// they show (an answer that could not start stays idle).
+function shownAll(answers) {
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    const check = () => {
+      if (answers.every((a) => a.status !== "idle") || performance.now() - t0 > 1000) resolve();
+      else requestAnimationFrame(check);
+    };
+    check();
+  });
+}
+
+// idle resolves in the page's next idle moment (within 100 ms).
+function idle() {
+  return new Promise((resolve) => {
+    if (typeof requestIdleCallback === "function") requestIdleCallback(() => resolve(), { timeout: 100 });
+    else setTimeout(resolve, 0);
+  });
+}
+
 export class TrickleChat extends Base {
   #messages = [];
   #busy = false;
@@ -64,6 +93,8 @@ export class TrickleChat extends Base {
   #asking = null; // the open approval question's AbortController
   #toolChoice = undefined;
   #chatId = newId();
+  #renders = 0; // counts #render: a restore in progress stops when it moves
+  #restoring = false; // older turns of a restored thread are still to come
 
   constructor() {
     super();
@@ -173,7 +204,8 @@ export class TrickleChat extends Base {
     return structuredClone(this.#messages);
   }
 
-  /** Shows a stored conversation at once: no request, no announcement. */
+  /** Shows a stored conversation, no request, no announcement: its newest
+   *  turns at once, the older ones in idle-time batches (#render). */
   set messages(list) {
     this.#messages = checkMessages(list);
     this.#stopped = true;
@@ -271,7 +303,7 @@ export class TrickleChat extends Base {
     if (i < 0) return Promise.reject(new Error("trickle: there is no question to answer again"));
     const again = this.#messages[i + 1]?.role === "assistant" ? this.#idOf(i + 1) : undefined;
     this.#messages.length = i + 1;
-    this.#render();
+    this.#cut(i + 1);
     return this.#answer("regenerate-message", again);
   }
 
@@ -284,7 +316,7 @@ export class TrickleChat extends Base {
     const id = this.protocol === "ai-sdk" ? this.#idOf(i) : undefined;
     this.#messages.length = i;
     this.#messages.push(id ? { role: "user", content: String(text), id } : { role: "user", content: String(text) });
-    this.#render();
+    if (this.#cut(i)) this.#addUser(i);
     return this.#answer("submit-message", id);
   }
 
@@ -459,16 +491,93 @@ export class TrickleChat extends Base {
   }
 
   // #render rebuilds the thread from the messages: stored answers are
-  // shown at once, as they were (el.message).
+  // shown as they were (el.message). The newest turns, more than fill
+  // the thread's view, come at once, the thread kept at its end; the
+  // older ones come after them, from the first on, each batch in an idle
+  // moment once the batch before is on screen and put just before the
+  // newest turns: what a batch moves down the page is those few turns,
+  // not the thread, and no task grows with the thread (bench/browser
+  // -measure thread). Every turn is numbered as it will be from the start
+  // (Thread.pending); a thread set again, edited or regenerated meanwhile
+  // starts over.
   #render() {
     const p = this.#parts;
     if (!p) return;
+    const gen = ++this.#renders;
     p.turns.replaceChildren();
-    for (const t of turnsOf(this.#messages)) {
-      if (t.role === "user") this.#addUser(t.index);
-      else this.#addAnswer(t.index).answer.message = this.#messages[t.index];
+    const list = turnsOf(this.#messages);
+    // add makes turn t before the turn before (null: at the end).
+    let watched = false;
+    const add = (t, before, answers) => {
+      const m = this.#messages[t.index];
+      if (t.role === "user") return this.#addUser(t.index, before);
+      // The status line follows the newest answer, the first made.
+      const { turn, answer } = this.#addAnswer(t.index, before, !watched);
+      watched = true;
+      answer.message = m;
+      answers.push(answer);
+      return turn;
+    };
+    const size = (t) => (this.#messages[t.index].content ?? "").length + 200;
+    // The newest turns, going back from the last.
+    let end = list.length; // list[end:] are on the page
+    let tail = null; // the first of them
+    let last = [];
+    for (let bytes = 0; end > 0 && (tail === null || bytes < FIRST_BYTES); ) {
+      const t = list[--end];
+      bytes += size(t);
+      tail = add(t, tail, last);
+    }
+    let next = 0; // list[:next] are on the page too
+    this.#thread.pending = end;
+    this.#thread.gap = tail;
+    // The chat's follower keeps the thread at its end while the turns
+    // come (a reader who scrolls away is left there).
+    this.#follower.start();
+    this.#thread.refresh();
+    this.#restoring = next < end;
+    const more = async () => {
+      while (next < end && gen === this.#renders) {
+        await shownAll(last);
+        await idle();
+        if (gen !== this.#renders) return;
+        const made = [];
+        last = [];
+        const from = next + 1;
+        for (let bytes = 0; next < end && (made.length === 0 || bytes < BATCH_BYTES); ) {
+          const t = list[next++];
+          bytes += size(t);
+          made.push(add(t, tail, last));
+        }
+        this.#thread.pending = end - next;
+        this.#thread.settle(made, from);
+      }
+      if (gen === this.#renders) this.#restoring = false;
+      await shownAll(last);
+      if (gen === this.#renders) this.#follower.end(false);
+    };
+    more().catch((err) => console.error(err));
+  }
+
+  // #cut takes the turns of messages[from:] off the page (and a turn that
+  // never had a message after them: an answer that could not start),
+  // keeping the others as they are: a long thread is not rebuilt to
+  // answer its last question again. While a restore is still bringing
+  // older turns, the thread is rebuilt from the messages instead, and
+  // #cut returns false (the rebuilt thread has every message's turn).
+  #cut(from) {
+    if (this.#restoring) {
+      this.#render();
+      return false;
+    }
+    const list = this.#thread.list();
+    for (let k = list.length - 1; k >= 0; k--) {
+      const i = list[k].dataset.index;
+      if (i !== undefined && Number(i) < from) break;
+      list[k].remove();
     }
     this.#thread.refresh();
+    return true;
   }
 
   // #showStatus writes the chat's one status line: the newest answer's
@@ -493,25 +602,32 @@ export class TrickleChat extends Base {
     this.#showStatus();
   }
 
-  #addUser(index) {
+  #addUser(index, before = null) {
     const text = document.createElement("div");
     text.dataset.trickleChat = "text";
     text.textContent = this.#messages[index].content;
-    const turn = this.#thread.turn("user", text);
+    const turn = this.#thread.turn("user", text, before);
     turn.dataset.index = String(index);
+    return turn;
   }
 
-  #addAnswer(index) {
+  // #addAnswer makes an answer's turn, at the end or before the turn
+  // before; the chat's status line follows it unless watch is false (a
+  // restored thread's older answers).
+  #addAnswer(index, before = null, watch = true) {
     const answer = document.createElement("trickle-answer");
+    // The chat's answers take the chat's color scheme (trickle.css): the
+    // element need not ask the page's style for it.
+    answer.dataset.trickleScheme = "inherit";
     // Every answer attribute the chat takes, and its lang and dir
     // (the contract's CHAT_FORWARDS).
     for (const a of CHAT_FORWARDS) if (this.hasAttribute(a)) answer.setAttribute(a, this.getAttribute(a));
     answer.headers = this.#headers;
     const own = elementStrings(this);
     if (Object.keys(own).length > 0) answer.strings = own;
-    const turn = this.#thread.turn("assistant", answer);
+    const turn = this.#thread.turn("assistant", answer, before);
     if (index !== undefined) turn.dataset.index = String(index);
-    this.#watch(answer);
+    if (watch) this.#watch(answer);
     return { turn, answer };
   }
 }

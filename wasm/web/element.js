@@ -21,8 +21,12 @@ export class TrickleAnswer extends Base {
     if (this.hasAttribute(ATTR_HIGHLIGHT)) addHighlightStylesheet();
     // A page that sets color-scheme (on :root or an ancestor) is followed;
     // otherwise the stylesheet's default follows the reader's preference.
-    const scheme = getComputedStyle(this.parentElement ?? document.documentElement).colorScheme;
-    if (scheme && scheme !== "normal") this.dataset.trickleScheme = "inherit";
+    // A chat says so of its answers beforehand (chat.js): asking the
+    // page's style would recalculate it for each turn of a long thread.
+    if (this.dataset.trickleScheme !== "inherit") {
+      const scheme = getComputedStyle(this.parentElement ?? document.documentElement).colorScheme;
+      if (scheme && scheme !== "normal") this.dataset.trickleScheme = "inherit";
+    }
     ensureParts(this);
     label(this);
     this.#attach();

@@ -96,8 +96,9 @@ export class Thread {
   }
 
   // turn makes a turn of role ("user" or "assistant") holding body, at
-  // the end.
-  turn(role, body) {
+  // the end, or before the turn before (a restored thread's older turns
+  // come after its newest: chat.js).
+  turn(role, body, before = null) {
     const w = (k) => wordOf(this.#chat, k);
     const turn = document.createElement("div");
     turn.dataset.trickleChat = "turn";
@@ -120,7 +121,7 @@ export class Thread {
       );
     }
     turn.append(who, body, actions);
-    this.#turns.append(turn);
+    this.#turns.insertBefore(turn, before);
     return turn;
   }
 
@@ -144,33 +145,71 @@ export class Thread {
     }
     hint.textContent = w(STR_CHAT_THREAD_KEYS);
     const list = this.list();
-    const busy = this.#on.busy();
-    const lastUser = list.findLast((x) => x.dataset.role === "user");
-    const lastAnswer = list.findLast((x) => x.dataset.role === "assistant");
+    const pending = this.pending > 0 && list.includes(this.gap) ? this.pending : 0;
+    const total = list.length + pending;
+    const last = this.#lasts(list);
+    let skip = 0;
     list.forEach((turn, i) => {
-      const user = turn.dataset.role === "user";
-      turn.setAttribute("aria-label", w(user ? STR_CHAT_TURN_YOU : STR_CHAT_TURN_ASSISTANT).replace("{n}", String(i + 1)).replace("{total}", String(list.length)));
-      turn.setAttribute("aria-posinset", String(i + 1));
-      turn.setAttribute("aria-setsize", String(list.length));
-      turn.querySelector('[data-trickle-chat="speaker"]').textContent = w(user ? STR_CHAT_YOU : STR_CHAT_ASSISTANT);
-      const described = this.#described(turn);
-      if (described) turn.setAttribute("aria-describedby", described);
-      // An answer still being written has no actions; nor has any turn
-      // but the last question (Edit) and the last answer (Regenerate),
-      // and those only while nothing streams.
-      const streaming = turn.dataset.streaming !== undefined;
-      for (const b of turn.querySelectorAll('[data-trickle-chat="actions"] > button')) {
-        const part = b.dataset.trickleChat;
-        b.hidden =
-          streaming ||
-          (part === "edit" && (busy || turn !== lastUser)) ||
-          (part === "regenerate" && (busy || turn !== lastAnswer)) ||
-          (part === "copy-answer" && this.#on.copy(turn) === "");
-        const word = w(part === "edit" ? STR_CHAT_EDIT : part === "regenerate" ? STR_CHAT_REGENERATE : STR_CHAT_COPY_ANSWER);
-        if (b.dataset.copied === undefined) this.#name(b, word);
-      }
+      if (turn === this.gap) skip = pending;
+      this.#label(turn, i + 1 + skip, total, last);
     });
     this.#rove();
+  }
+
+  // pending is how many turns are still to come just before the turn gap
+  // (a restored thread shows its newest turns first: chat.js): the turns
+  // are numbered and counted as they will be.
+  pending = 0;
+  gap = null;
+
+  // settle labels turns just put in the thread, the first of them number
+  // from (pending already less them), and takes them out of the tab
+  // order: the work of refresh for those turns alone.
+  settle(turns, from) {
+    const list = this.list();
+    const total = list.length + (this.pending > 0 && list.includes(this.gap) ? this.pending : 0);
+    const last = this.#lasts(list);
+    turns.forEach((turn, i) => {
+      this.#label(turn, from + i, total, last);
+      if (turn !== this.#stop) this.#roveOne(turn, false);
+    });
+  }
+
+  // #lasts is what refresh needs to know of the whole thread: the last
+  // question and the last answer, and whether the chat is busy.
+  #lasts(list) {
+    return {
+      busy: this.#on.busy(),
+      user: list.findLast((x) => x.dataset.role === "user"),
+      answer: list.findLast((x) => x.dataset.role === "assistant"),
+    };
+  }
+
+  // #label names turn by its speaker and place (n of total), describes it
+  // by its text and shows the actions it has now.
+  #label(turn, n, total, last) {
+    const w = (k) => wordOf(this.#chat, k);
+    const user = turn.dataset.role === "user";
+    turn.setAttribute("aria-label", w(user ? STR_CHAT_TURN_YOU : STR_CHAT_TURN_ASSISTANT).replace("{n}", String(n)).replace("{total}", String(total)));
+    turn.setAttribute("aria-posinset", String(n));
+    turn.setAttribute("aria-setsize", String(total));
+    turn.querySelector('[data-trickle-chat="speaker"]').textContent = w(user ? STR_CHAT_YOU : STR_CHAT_ASSISTANT);
+    const described = this.#described(turn);
+    if (described) turn.setAttribute("aria-describedby", described);
+    // An answer still being written has no actions; nor has any turn
+    // but the last question (Edit) and the last answer (Regenerate),
+    // and those only while nothing streams.
+    const streaming = turn.dataset.streaming !== undefined;
+    for (const b of turn.querySelectorAll('[data-trickle-chat="actions"] > button')) {
+      const part = b.dataset.trickleChat;
+      b.hidden =
+        streaming ||
+        (part === "edit" && (last.busy || turn !== last.user)) ||
+        (part === "regenerate" && (last.busy || turn !== last.answer)) ||
+        (part === "copy-answer" && this.#on.copy(turn) === "");
+      const word = w(part === "edit" ? STR_CHAT_EDIT : part === "regenerate" ? STR_CHAT_REGENERATE : STR_CHAT_COPY_ANSWER);
+      if (b.dataset.copied === undefined) this.#name(b, word);
+    }
   }
 
   // list is the turns, in order.
@@ -192,22 +231,24 @@ export class Thread {
       this.#stop = list.at(-1) ?? null;
       this.#placed = false;
     }
-    for (const turn of list) {
-      const on = turn === this.#stop;
-      turn.tabIndex = on ? 0 : -1;
-      // What can take focus inside the other turns is out of the tab
-      // order (its own tabindex kept aside in data-trickle-tabindex); the
-      // stop's is back in it.
-      for (const e of turn.querySelectorAll(INNER)) {
-        const kept = e.dataset.trickleTabindex;
-        if (on && kept !== undefined) {
-          if (kept === "") e.removeAttribute("tabindex");
-          else e.setAttribute("tabindex", kept);
-          delete e.dataset.trickleTabindex;
-        } else if (!on && kept === undefined) {
-          e.dataset.trickleTabindex = e.getAttribute("tabindex") ?? "";
-          e.tabIndex = -1;
-        }
+    for (const turn of list) this.#roveOne(turn, turn === this.#stop);
+  }
+
+  // #roveOne puts turn in the tab order (on) or out of it.
+  #roveOne(turn, on) {
+    turn.tabIndex = on ? 0 : -1;
+    // What can take focus inside the other turns is out of the tab
+    // order (its own tabindex kept aside in data-trickle-tabindex); the
+    // stop's is back in it.
+    for (const e of turn.querySelectorAll(INNER)) {
+      const kept = e.dataset.trickleTabindex;
+      if (on && kept !== undefined) {
+        if (kept === "") e.removeAttribute("tabindex");
+        else e.setAttribute("tabindex", kept);
+        delete e.dataset.trickleTabindex;
+      } else if (!on && kept === undefined) {
+        e.dataset.trickleTabindex = e.getAttribute("tabindex") ?? "";
+        e.tabIndex = -1;
       }
     }
   }

@@ -239,3 +239,75 @@ test("an AG-UI interrupt on a tool call is asked the same way; the OpenAI protoc
   assert.equal(asked.length, 1);
   assert.equal(c.messages[1].approvals[0].approved, true);
 });
+
+// A stored thread set at once (chat.messages) shows its newest turns in
+// the same task and the older ones in batches after them: at every step
+// each turn on the page is where it will be (in the messages' order) and
+// carries its final place and the thread's full length, the newest turn
+// is the thread's one stop, and at the end every turn is there, in order,
+// and chat.messages reads back exactly what was set.
+test("a long thread restored: the newest turns at once, the older ones in batches, each numbered as it will be", async () => {
+  const c = chat();
+  const msgs = [];
+  for (let i = 0; i < 40; i++) {
+    msgs.push({ role: "user", content: `question ${i}` });
+    msgs.push({ role: "assistant", content: `answer ${i} `.repeat(100), status: "complete" });
+  }
+  const turns = () => [...c.querySelectorAll('[data-trickle-chat="turn"]')];
+  const check = () => {
+    const ts = turns();
+    const idx = ts.map((t) => Number(t.dataset.index));
+    assert.deepEqual(idx, [...idx].sort((a, b) => a - b), "in the messages' order");
+    for (const t of ts) {
+      assert.equal(t.getAttribute("aria-posinset"), String(Number(t.dataset.index) + 1), "its final place");
+      assert.equal(t.getAttribute("aria-setsize"), String(msgs.length), "the whole thread's length");
+    }
+    assert.equal(ts.filter((t) => t.tabIndex === 0).length, 1, "one stop");
+    assert.equal(ts.at(-1).tabIndex, 0, "the newest turn is the stop");
+    return ts.length;
+  };
+  c.messages = msgs;
+  const first = check();
+  assert.ok(first > 0 && first < msgs.length, `the newest turns at once (${first}), not all`);
+  assert.equal(turns().at(-1).dataset.index, String(msgs.length - 1));
+  const seen = new Set([first]);
+  for (let n = first; n < msgs.length; n = check()) {
+    seen.add(n);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  assert.ok(seen.size > 2, "in several batches");
+  assert.deepEqual(c.messages, msgs, "read back exactly");
+  assert.equal(turns().at(-1).querySelector('[data-trickle-chat="regenerate"]').hidden, false, "Regenerate on the last answer");
+  assert.equal(turns().at(-3).querySelector('[data-trickle-chat="regenerate"]').hidden, true, "and on no other");
+});
+
+// Regenerate and Edit take off the page only the turns they replace: the
+// earlier turns stay the same elements (a long thread is not rebuilt and
+// shown again to answer its last question once more).
+test("regenerate and edit keep the earlier turns as they are", async () => {
+  const c = chat();
+  const turns = () => [...c.querySelectorAll('[data-trickle-chat="turn"]')];
+  c.messages = [
+    { role: "user", content: "q1" },
+    { role: "assistant", content: "a1", status: "complete" },
+    { role: "user", content: "q2" },
+    { role: "assistant", content: "a2", status: "complete" },
+  ];
+  const before = turns();
+  assert.equal(before.length, 4);
+  script.push(answer("a2 again"));
+  await c.regenerate();
+  const after = turns();
+  assert.equal(after.length, 4);
+  assert.ok(after.slice(0, 3).every((t, k) => t === before[k]), "the first three turns are the same elements");
+  assert.notEqual(after[3], before[3], "the last answer is a new one");
+  assert.equal(after[3].querySelector("trickle-answer").message.content, "a2 again");
+  script.push(answer("a3"));
+  await c.edit("q2, edited");
+  const edited = turns();
+  assert.equal(edited.length, 4);
+  assert.ok(edited.slice(0, 2).every((t, k) => t === before[k]), "the turns before the question edited stay");
+  assert.equal(edited[2].querySelector('[data-trickle-chat="text"]').textContent, "q2, edited");
+  assert.deepEqual(c.messages.map((m) => m.content), ["q1", "a1", "q2, edited", "a3"]);
+  assert.deepEqual(edited.map((t) => t.getAttribute("aria-posinset")), ["1", "2", "3", "4"]);
+});

@@ -551,7 +551,7 @@ export interface TrickleChatChangeDetail {
  *  <trickle-answer>, under a composer. Its attributes
  *  (TrickleChatAttributes) are handed to each answer. */
 export declare class TrickleChat extends HTMLElement {
-  /** The history (a copy); setting it shows a stored thread at once. */
+  /** The history (a copy); setting it shows a stored thread: its newest turns at once, the older ones in idle-time batches. */
   get messages(): TrickleChatMessage[];
   set messages(list: TrickleChatMessage[]);
   /** True while an answer streams or a tool runs. */
