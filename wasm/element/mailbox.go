@@ -1,9 +1,6 @@
 package element
 
-import (
-	"slices"
-	"sync"
-)
+import "sync"
 
 // Mailbox is the one queue of a host loop: any goroutine (a JavaScript
 // callback, a timer) posts to it without blocking, nothing posted is ever
@@ -52,47 +49,4 @@ func (b *Mailbox[T]) Run(done <-chan struct{}, handle func(*T), after func()) {
 		}
 		after()
 	}
-}
-
-// Registry holds a page's elements in id order, so updates go out in a
-// stable order.
-type Registry[E interface {
-	ID() int
-	Gone() bool
-}] struct {
-	byID  map[int]E
-	order []E
-}
-
-// Get returns element id, if there is one.
-func (r *Registry[E]) Get(id int) (E, bool) {
-	e, ok := r.byID[id]
-	return e, ok
-}
-
-// Add adds e, in its place by id.
-func (r *Registry[E]) Add(e E) {
-	if r.byID == nil {
-		r.byID = map[int]E{}
-	}
-	r.byID[e.ID()] = e
-	i, _ := slices.BinarySearchFunc(r.order, e.ID(), func(e E, id int) int { return e.ID() - id })
-	r.order = slices.Insert(r.order, i, e)
-}
-
-// Len is how many elements there are.
-func (r *Registry[E]) Len() int { return len(r.order) }
-
-// All is the elements in id order.
-func (r *Registry[E]) All() []E { return r.order }
-
-// Sweep forgets the elements that are gone.
-func (r *Registry[E]) Sweep() {
-	r.order = slices.DeleteFunc(r.order, func(e E) bool {
-		if e.Gone() {
-			delete(r.byID, e.ID())
-			return true
-		}
-		return false
-	})
 }

@@ -36,33 +36,3 @@ func TestAMailboxDropsNothingAndKeepsEachPostersOrder(t *testing.T) {
 	require.Equal(t, posters*each, got)
 	require.Positive(t, batches)
 }
-
-type item struct {
-	id   int
-	gone bool
-}
-
-func (i *item) ID() int    { return i.id }
-func (i *item) Gone() bool { return i.gone }
-
-func TestARegistryKeepsIDOrderAndSweepsTheGone(t *testing.T) {
-	var r Registry[*item]
-	for _, id := range []int{5, 1, 3, 4, 2} {
-		r.Add(&item{id: id})
-	}
-	ids := func() (out []int) {
-		for _, e := range r.All() {
-			out = append(out, e.id)
-		}
-		return out
-	}
-	require.Equal(t, []int{1, 2, 3, 4, 5}, ids())
-	three, ok := r.Get(3)
-	require.True(t, ok)
-	three.gone = true
-	r.Sweep()
-	require.Equal(t, []int{1, 2, 4, 5}, ids())
-	_, ok = r.Get(3)
-	require.False(t, ok)
-	require.Equal(t, 4, r.Len())
-}
