@@ -33,7 +33,7 @@ func Boot() {
 	h.thread = browser.Get("thread").String()
 	browser.Call("idle", on(mIdle), 2000)
 	h.post(protocol.Ready(h.thread, a11y.MinGap))
-	h.box.Run(nil, func(f *func()) { (*f)() }, func() {
+	h.box.Run(func(f *func()) { (*f)() }, func() {
 		if h.want && !h.inFlight {
 			h.due()
 		}

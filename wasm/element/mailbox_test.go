@@ -20,13 +20,12 @@ func TestAMailboxDropsNothingAndKeepsEachPostersOrder(t *testing.T) {
 			}
 		})
 	}
-	done := make(chan struct{})
 	next := make([]int, posters)
 	got, batches := 0, 0
 	go func() { wg.Wait(); b.Post([2]int{-1, 0}) }()
-	b.Run(done, func(m *[2]int) {
+	b.Run(func(m *[2]int) {
 		if m[0] < 0 {
-			close(done)
+			b.Close()
 			return
 		}
 		require.Equal(t, next[m[0]], m[1], "poster %d's messages in order", m[0])
@@ -35,4 +34,29 @@ func TestAMailboxDropsNothingAndKeepsEachPostersOrder(t *testing.T) {
 	}, func() { batches++ })
 	require.Equal(t, posters*each, got)
 	require.Positive(t, batches)
+}
+
+// Close ends a loop that waits, from another goroutine, and one that is
+// in a batch after that batch: what was posted before is handled.
+func TestClosingAMailboxEndsItsLoop(t *testing.T) {
+	b := NewMailbox[int]()
+	ended := make(chan struct{})
+	go func() {
+		b.Run(func(*int) {}, func() {})
+		close(ended)
+	}()
+	b.Close()
+	<-ended
+
+	b = NewMailbox[int]()
+	var got []int
+	b.Post(1)
+	b.Post(2)
+	b.Run(func(m *int) {
+		got = append(got, *m)
+		if *m == 1 {
+			b.Close()
+		}
+	}, func() {})
+	require.Equal(t, []int{1, 2}, got, "the batch Close was called in is handled whole")
 }

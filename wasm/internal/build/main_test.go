@@ -116,7 +116,8 @@ func TestTheDefaultWidgetLinksNoneOfTheHeavyPackagesItDropped(t *testing.T) {
 // each for its size (docs/notes/widget-size.md): time's formatting (the
 // widget keeps time.Now) is linked again as soon as a time.Time is
 // reachable from a type that becomes an interface value, fmt calling
-// String through one. The linker's -dumpdep lists every function it
+// String through one; the runtime's select, by a select of two channels.
+// The linker's -dumpdep lists every function it
 // keeps, and a new interface value or generic instantiation that brings
 // one back is caught here.
 func TestTheDefaultWidgetLinksNoneOfTheHeavyFunctionsItDropped(t *testing.T) {
@@ -137,7 +138,7 @@ func TestTheDefaultWidgetLinksNoneOfTheHeavyFunctionsItDropped(t *testing.T) {
 		}
 	}
 	require.True(t, kept["time.Now"], "the dependency dump lists what the widget links")
-	for _, f := range []string{"time.Time.String", "time.Time.GoString", "time.Time.Format", "time.Time.appendFormat"} {
+	for _, f := range []string{"time.Time.String", "time.Time.GoString", "time.Time.Format", "time.Time.appendFormat", "runtime.selectgo"} {
 		require.False(t, kept[f], "the default widget links %s", f)
 	}
 }
