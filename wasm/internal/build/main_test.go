@@ -116,7 +116,8 @@ func TestTheDefaultWidgetLinksNoneOfTheHeavyPackagesItDropped(t *testing.T) {
 // each for its size (docs/notes/widget-size.md): time's formatting (the
 // widget keeps time.Now) is linked again as soon as a time.Time is
 // reachable from a type that becomes an interface value, fmt calling
-// String through one; the runtime's select, by a select of two channels.
+// String through one; the runtime's select, by a select of two channels;
+// strings.ToValidUTF8, by a call (element.toValidUTF8 does its work).
 // The linker's -dumpdep lists every function it
 // keeps, and a new interface value or generic instantiation that brings
 // one back is caught here.
@@ -138,7 +139,7 @@ func TestTheDefaultWidgetLinksNoneOfTheHeavyFunctionsItDropped(t *testing.T) {
 		}
 	}
 	require.True(t, kept["time.Now"], "the dependency dump lists what the widget links")
-	for _, f := range []string{"time.Time.String", "time.Time.GoString", "time.Time.Format", "time.Time.appendFormat", "runtime.selectgo"} {
+	for _, f := range []string{"time.Time.String", "time.Time.GoString", "time.Time.Format", "time.Time.appendFormat", "runtime.selectgo", "strings.ToValidUTF8"} {
 		require.False(t, kept[f], "the default widget links %s", f)
 	}
 }
