@@ -8,6 +8,8 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
+
+	"github.com/trickle-dev/trickle/internal/anyof"
 )
 
 // Marker is an inline citation marker for an answer's markdown: a
@@ -77,7 +79,7 @@ func Mark(src string, markers []Marker, opts ...Option) string {
 		}
 		// Brackets as character references: "\[" opens display math here.
 		label := "&#91;" + escapeLabel(m.Label) + "&#93;"
-		if m.URL == "" || strings.ContainsAny(m.URL, "<>\n\r") {
+		if m.URL == "" || anyof.Contains(m.URL, "<>\n\r") {
 			b.WriteString(label)
 			continue
 		}

@@ -117,7 +117,8 @@ func TestTheDefaultWidgetLinksNoneOfTheHeavyPackagesItDropped(t *testing.T) {
 // widget keeps time.Now) is linked again as soon as a time.Time is
 // reachable from a type that becomes an interface value, fmt calling
 // String through one; the runtime's select, by a select of two channels;
-// strings.ToValidUTF8, by a call (element.toValidUTF8 does its work).
+// strings.ToValidUTF8, by a call (element.toValidUTF8 does its work);
+// strings and bytes' IndexAny and LastIndexAny (internal/anyof does theirs).
 // The linker's -dumpdep lists every function it
 // keeps, and a new interface value or generic instantiation that brings
 // one back is caught here.
@@ -139,7 +140,7 @@ func TestTheDefaultWidgetLinksNoneOfTheHeavyFunctionsItDropped(t *testing.T) {
 		}
 	}
 	require.True(t, kept["time.Now"], "the dependency dump lists what the widget links")
-	for _, f := range []string{"time.Time.String", "time.Time.GoString", "time.Time.Format", "time.Time.appendFormat", "runtime.selectgo", "strings.ToValidUTF8"} {
+	for _, f := range []string{"time.Time.String", "time.Time.GoString", "time.Time.Format", "time.Time.appendFormat", "runtime.selectgo", "strings.ToValidUTF8", "strings.IndexAny", "bytes.IndexAny", "bytes.LastIndexAny"} {
 		require.False(t, kept[f], "the default widget links %s", f)
 	}
 }
