@@ -118,7 +118,8 @@ func TestTheDefaultWidgetLinksNoneOfTheHeavyPackagesItDropped(t *testing.T) {
 // reachable from a type that becomes an interface value, fmt calling
 // String through one; the runtime's select, by a select of two channels;
 // strings.ToValidUTF8, by a call (element.toValidUTF8 does its work);
-// strings and bytes' IndexAny and LastIndexAny (internal/anyof does theirs).
+// strings and bytes' IndexAny and LastIndexAny (internal/anyof does theirs);
+// sort.SliceStable (render's sortMarkers).
 // The linker's -dumpdep lists every function it
 // keeps, and a new interface value or generic instantiation that brings
 // one back is caught here.
@@ -140,7 +141,7 @@ func TestTheDefaultWidgetLinksNoneOfTheHeavyFunctionsItDropped(t *testing.T) {
 		}
 	}
 	require.True(t, kept["time.Now"], "the dependency dump lists what the widget links")
-	for _, f := range []string{"time.Time.String", "time.Time.GoString", "time.Time.Format", "time.Time.appendFormat", "runtime.selectgo", "strings.ToValidUTF8", "strings.IndexAny", "bytes.IndexAny", "bytes.LastIndexAny"} {
+	for _, f := range []string{"time.Time.String", "time.Time.GoString", "time.Time.Format", "time.Time.appendFormat", "runtime.selectgo", "strings.ToValidUTF8", "strings.IndexAny", "bytes.IndexAny", "bytes.LastIndexAny", "sort.SliceStable"} {
 		require.False(t, kept[f], "the default widget links %s", f)
 	}
 }
