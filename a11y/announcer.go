@@ -1,12 +1,12 @@
 package a11y
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/trickle-dev/trickle/internal/anyof"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/stream"
 )
@@ -399,7 +399,7 @@ func finished(r *run, s, e int) bool {
 	if last == '.' {
 		body := r.text[s : e-size]
 		word := body
-		if i := bytes.LastIndexAny(body, " (\"'“‘"); i >= 0 {
+		if i := anyof.LastIndex(body, " (\"'“‘"); i >= 0 {
 			word = body[i+1:]
 		}
 		w := string(word) + "."

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/clipperhouse/uax29/v2/sentences"
+
+	"github.com/trickle-dev/trickle/internal/anyof"
 )
 
 // MaxUnitRunes is the longest unit spoken in one piece. A longer sentence is
@@ -188,7 +190,7 @@ func joins(text []byte, flags []uint8, start, b int) bool {
 	}
 	sent := bytes.TrimRight(text[start:b], " \t")
 	word := sent
-	if i := bytes.LastIndexAny(sent, " (\"'“‘"); i >= 0 {
+	if i := anyof.LastIndex(sent, " (\"'“‘"); i >= 0 {
 		word = sent[i+1:]
 	}
 	if titles[string(word)] {

@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/trickle-dev/trickle/internal/anyof"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/yuin/goldmark/ast"
 	extast "github.com/yuin/goldmark/extension/ast"
@@ -408,7 +409,7 @@ func (p *projector) inline(r *run, n ast.Node) {
 func (p *projector) resolve(r *run, v []byte, start int) {
 	at := p.offset + start
 	for i := 0; i < len(v); {
-		j := bytes.IndexAny(v[i:], "\\&")
+		j := anyof.Index(v[i:], "\\&")
 		if j < 0 {
 			r.addSource(v[i:], at+i, flagRaw)
 			return

@@ -1,13 +1,14 @@
 package render
 
 import (
-	"sort"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
+
+	"github.com/trickle-dev/trickle/internal/anyof"
 )
 
 // Marker is an inline citation marker for an answer's markdown: a
@@ -64,7 +65,7 @@ func Mark(src string, markers []Marker, opts ...Option) string {
 		m.At = at
 		ms = append(ms, m)
 	}
-	sort.SliceStable(ms, func(i, j int) bool { return ms[i].At < ms[j].At })
+	sortMarkers(ms)
 	var b strings.Builder
 	b.Grow(len(src) + len(ms)*16)
 	prev := 0
@@ -77,7 +78,7 @@ func Mark(src string, markers []Marker, opts ...Option) string {
 		}
 		// Brackets as character references: "\[" opens display math here.
 		label := "&#91;" + escapeLabel(m.Label) + "&#93;"
-		if m.URL == "" || strings.ContainsAny(m.URL, "<>\n\r") {
+		if m.URL == "" || anyof.Contains(m.URL, "<>\n\r") {
 			b.WriteString(label)
 			continue
 		}
@@ -217,4 +218,17 @@ func linkRange(l *ast.Link, src string) (text.Segment, bool) {
 		}
 	}
 	return text.NewSegment(start-1, end), true
+}
+
+// sortMarkers orders ms by At, keeping the order of those at one place:
+// sort.SliceStable's work, by insertion (the markers come nearly in
+// order, one per citation), since its merge code would be linked into the
+// widget for this alone (docs/notes/widget-size.md).
+// TestSortMarkersIsSliceStable holds it to the original.
+func sortMarkers(ms []Marker) {
+	for i := 1; i < len(ms); i++ {
+		for j := i; j > 0 && ms[j].At < ms[j-1].At; j-- {
+			ms[j], ms[j-1] = ms[j-1], ms[j]
+		}
+	}
 }

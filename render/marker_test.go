@@ -1,6 +1,9 @@
 package render
 
 import (
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -54,6 +57,28 @@ func TestMarkingKeepsTheTextsOtherHTML(t *testing.T) {
 		// then it is at least still visible once.
 		if got != plain {
 			require.Equal(t, 1, n, "at %d the marker vanished and changed the answer:\n%s", at, got)
+		}
+	}
+}
+
+// sortMarkers orders as sort.SliceStable by At does, the original as the
+// oracle: over every list of up to 7 markers at 3 places, each labelled
+// with its index so that an unstable order shows.
+func TestSortMarkersIsSliceStable(t *testing.T) {
+	for n := 0; n <= 7; n++ {
+		total := 1
+		for range n {
+			total *= 3
+		}
+		for code := range total {
+			ms := make([]Marker, n)
+			for i, c := 0, code; i < n; i, c = i+1, c/3 {
+				ms[i] = Marker{At: c % 3 * 10, Label: strconv.Itoa(i)}
+			}
+			want := slices.Clone(ms)
+			sort.SliceStable(want, func(i, j int) bool { return want[i].At < want[j].At })
+			sortMarkers(ms)
+			require.Equal(t, want, ms)
 		}
 	}
 }

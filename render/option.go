@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/trickle-dev/trickle/internal/anyof"
 	"github.com/trickle-dev/trickle/internal/optionerr"
 )
 
@@ -69,7 +70,7 @@ func isOrigin(o string) bool {
 	}
 	rest = strings.TrimSuffix(rest, "/")
 	host, ok := authorityHost(rest)
-	return ok && host != "" && !strings.ContainsAny(rest, `/\?#@`)
+	return ok && host != "" && !anyof.Contains(rest, `/\?#@`)
 }
 
 // isScheme reports whether s is a URL scheme (RFC 3986 §3.1).

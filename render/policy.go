@@ -9,6 +9,8 @@ import (
 	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/util"
+
+	"github.com/trickle-dev/trickle/internal/anyof"
 )
 
 // Policy decides which URLs in model output become links and images. Model
@@ -193,7 +195,7 @@ func (p Policy) originAllowed(sch, rest string) bool {
 // ok=false when the authority holds anything but plain host characters
 // (percent-escapes, non-ASCII): those are refused, never guessed.
 func authorityHost(rest string) (string, bool) {
-	end := strings.IndexAny(rest, `/\?#`)
+	end := anyof.Index(rest, `/\?#`)
 	if end < 0 {
 		end = len(rest)
 	}

@@ -32,7 +32,7 @@ type mount struct {
 
 func newElement(h *host, id int) *mount {
 	e := &mount{h: h, init: js.Undefined(), early: js.Undefined()}
-	e.Element = element.NewElement(id, e, gc, h.thread)
+	e.Element = element.NewElement(id, envRef(id), clock, gc, h.thread)
 	return e
 }
 
@@ -130,11 +130,71 @@ func jsErrText(v js.Value) string {
 	return v.Call("toString").String()
 }
 
-// The element.Env of the element.
+// clock is every element's element.Clock: Go's time, and the page's
+// milliseconds since the epoch for one of its instants.
+var clock = element.Clock{Now: time.Now, EpochMS: func(t time.Time) float64 { return now().MS(t) }}
 
-func (e *mount) Now() time.Time { return time.Now() }
+// envRef is an element's element.Env: its id, by which the methods below
+// find its mount in the page's registry. Not the *mount itself: an Env is
+// an interface value, and a *mount reaches the element's time.Time fields
+// (see host). An element gone from the registry is called no more.
+type envRef int
 
-func (e *mount) EpochMS(t time.Time) float64 { return now().MS(t) }
+func (r envRef) mount() *mount {
+	e, _ := elements.Get(int(r))
+	return e
+}
+
+func (r envRef) Open(c element.Conn) {
+	if e := r.mount(); e != nil {
+		e.Open(c)
+	}
+}
+
+func (r envRef) Close(gen int, stop bool) {
+	if e := r.mount(); e != nil {
+		e.Close(gen, stop)
+	}
+}
+
+func (r envRef) Send(gen int, text string) {
+	if e := r.mount(); e != nil {
+		e.Send(gen, text)
+	}
+}
+
+func (r envRef) Take(gen int) []byte {
+	if e := r.mount(); e != nil {
+		return e.Take(gen)
+	}
+	return nil
+}
+
+func (r envRef) Cancel(url string, headers [][2]string) {
+	if e := r.mount(); e != nil {
+		e.Cancel(url, headers)
+	}
+}
+
+func (r envRef) After(d time.Duration, t element.Timer) {
+	if e := r.mount(); e != nil {
+		e.After(d, t)
+	}
+}
+
+func (r envRef) Want() {
+	if e := r.mount(); e != nil {
+		e.Want()
+	}
+}
+
+func (r envRef) Say(msg []byte) {
+	if e := r.mount(); e != nil {
+		e.Say(msg)
+	}
+}
+
+// What the element's envRef does.
 
 func (e *mount) Open(o element.Conn) {
 	switch {

@@ -21,7 +21,7 @@ import (
 // commands until the page goes. Called by wasm/cmd/widget's main.
 func Boot() {
 	collectBetweenAnswers()
-	h := &host{box: element.NewMailbox[msg](), pace: element.Pacer{Margin: element.DefaultPostMargin}}
+	h := &host{box: element.NewMailbox[func()](), els: elements, pace: element.Pacer{Margin: element.DefaultPostMargin}}
 	// Each callback lives as long as the page.
 	on := func(kind msgKind) js.Func {
 		return newFunc(func(_ js.Value, args []js.Value) any {
@@ -33,12 +33,15 @@ func Boot() {
 	h.thread = browser.Get("thread").String()
 	browser.Call("idle", on(mIdle), 2000)
 	h.post(protocol.Ready(h.thread, a11y.MinGap))
-	h.box.Run(nil, h.handle, func() {
+	h.box.Run(func(f *func()) { (*f)() }, func() {
 		if h.want && !h.inFlight {
 			h.due()
 		}
 	})
 }
+
+// elements is the page's elements, where an element's Env finds it (envRef).
+var elements = &registry{}
 
 // browser is trickle-worker.js's helpers on Go's thread: post, readBody
 // and wsInbox (bytes wait for the next frame), now, cancel.
@@ -77,10 +80,17 @@ type msg struct {
 // host owns every element's state: one loop, fed by one mailbox
 // (callbacks from JavaScript and timers only post to it), so nothing is
 // shared between goroutines and no element needs a goroutine of its own.
+//
+// No generic type or function is instantiated with a type that reaches
+// an element (msg, *mount): a generic's dictionary marks its type
+// arguments as converted to interfaces, and then the time.Time in an
+// element's state would link time's formatting (fmt calls String through
+// an interface; docs/notes/widget-size.md). So the mailbox carries each
+// msg inside a func, and the elements are in a registry of their own.
 type host struct {
-	box    *element.Mailbox[msg]
+	box    *element.Mailbox[func()]
 	thread string
-	els    element.Registry[*mount]
+	els    *registry // elements
 
 	// want: something changed that a frame should show. inFlight: a frame
 	// message was posted and the page has not applied it yet (it
@@ -96,7 +106,7 @@ type host struct {
 	upds []protocol.Update
 }
 
-func (h *host) push(m msg) { h.box.Post(m) }
+func (h *host) push(m msg) { h.box.Post(func() { h.handle(&m) }) }
 
 // handle runs one message. A panic would end the Go program — every
 // element on the page — so it fails that element's answer instead.

@@ -14,12 +14,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/yuin/goldmark/util"
+
+	"github.com/trickle-dev/trickle/internal/anyof"
 )
 
 // Escape is html.EscapeString: <, >, &, ' and " as &lt;, &gt;, &amp;,
 // &#39; and &#34;, everything else as it is.
 func Escape(s string) string {
-	i := strings.IndexAny(s, `<>&'"`)
+	i := anyof.Index(s, `<>&'"`)
 	if i < 0 {
 		return s
 	}
@@ -40,7 +42,7 @@ func Escape(s string) string {
 			b.WriteString("&#34;")
 		}
 		s = s[i+1:]
-		i = strings.IndexAny(s, `<>&'"`)
+		i = anyof.Index(s, `<>&'"`)
 	}
 	b.WriteString(s)
 	return b.String()

@@ -60,7 +60,7 @@ func TestABadAttributeFailsTheCallNamingTheAttribute(t *testing.T) {
 // A stored answer shown with a bad attribute fails its call the same way.
 func TestABadAttributeFailsAShowCall(t *testing.T) {
 	env, p := newFakeEnv(t), newPage(t)
-	e := NewElement(1, env, nil, "worker")
+	e := NewElement(1, env, env.clock(), nil, "worker")
 	e.Do(command(t, `{"t":"show","id":1,"n":3,"url":"`+origin+`/x","dialect":"klingon","body":{"role":"assistant","content":"Hi"}}`), time.Time{}, nil)
 	p.take(e)
 	require.Equal(t, map[int]string{3: "failed"}, p.resolved)

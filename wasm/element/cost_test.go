@@ -88,7 +88,7 @@ func TestAStopTheRelayDidNotConfirmIsSaid(t *testing.T) {
 	data, ends, _ := relayAnswer(t)
 	stopped := func(t *testing.T) (*fakeEnv, *page, *Element) {
 		env, p := newFakeEnv(t), newPage(t)
-		e := NewElement(1, env, nil, "worker")
+		e := NewElement(1, env, env.clock(), nil, "worker")
 		e.Do(askCmd(t, 1, `,"headers":[["Authorization","Bearer tok"],["X-Trace","7"]]`), time.Time{}, nil)
 		gen := env.conn().Gen
 		require.True(t, e.Response(gen, Response{OK: true, StreamID: "s"}))
@@ -163,7 +163,7 @@ func TestTheWidgetDeclaresResumeWhereItIsSafe(t *testing.T) {
 	require.False(t, declares(req("https://relay-a.test/v1/chat/completions", "https://page.test")))
 
 	env := newFakeEnv(t)
-	e := NewElement(1, env, nil, "worker")
+	e := NewElement(1, env, env.clock(), nil, "worker")
 	e.Do(command(t, `{"t":"ask","id":1,"n":1,"url":"https://relay-a.test/v1/chat/completions","origin":"https://page.test","prompt":"hi"}`), time.Time{}, nil)
 	require.True(t, e.Response(env.conn().Gen, Response{OK: true, StreamID: "s", StreamURL: "../streams/s"}))
 	require.True(t, declares(req("https://relay-a.test/v1/chat/completions", "https://page.test")), "once it answered as a relay")

@@ -27,7 +27,7 @@ const maxErrorRunes = 300
 // one of those) is explained by its message alone, not by its JSON. The
 // error is a *StatusError; the page shows its Reason, never the body.
 func HTTPError(status int, body []byte) error {
-	msg := strings.TrimSpace(strings.ToValidUTF8(string(body), "\uFFFD"))
+	msg := strings.TrimSpace(toValidUTF8(string(body)))
 	if m := errorMessage(msg); m != "" {
 		msg = m
 	}
@@ -42,6 +42,33 @@ func HTTPError(status int, body []byte) error {
 		}
 	}
 	return &StatusError{Status: status, Message: msg}
+}
+
+// toValidUTF8 is strings.ToValidUTF8(s, "\uFFFD"): each run of bytes that
+// are not UTF-8 becomes one U+FFFD. Written out because nothing else in
+// the widget links strings.ToValidUTF8, which costs the .wasm more
+// (docs/notes/widget-size.md); FuzzToValidUTF8 holds it to the original.
+func toValidUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	b := make([]byte, 0, len(s)+2)
+	inRun := false
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			if !inRun {
+				b = append(b, "\uFFFD"...)
+				inRun = true
+			}
+			i++
+			continue
+		}
+		inRun = false
+		b = append(b, s[i:i+n]...)
+		i += n
+	}
+	return string(b)
 }
 
 // errorMessage is the message of a JSON error body, or "" when body is

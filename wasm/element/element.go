@@ -25,6 +25,7 @@ import (
 type Element struct {
 	id     int
 	env    Env
+	clock  Clock
 	gc     *GCPacer
 	thread string
 
@@ -84,11 +85,11 @@ type connState struct {
 	resumed    bool
 }
 
-// NewElement returns element id, acting through env. gc, when not nil, is
-// held while an answer streams. thread names where Go runs ("worker" or
-// "main"), for the metrics.
-func NewElement(id int, env Env, gc *GCPacer, thread string) *Element {
-	return &Element{id: id, env: env, gc: gc, thread: thread}
+// NewElement returns element id, acting through env on clock. gc, when
+// not nil, is held while an answer streams. thread names where Go runs
+// ("worker" or "main"), for the metrics.
+func NewElement(id int, env Env, clock Clock, gc *GCPacer, thread string) *Element {
+	return &Element{id: id, env: env, clock: clock, gc: gc, thread: thread}
 }
 
 // ID is the element's id.
@@ -137,7 +138,7 @@ func (e *Element) Do(c Command, at time.Time, early *Early) {
 // call (an AttributeError) and leaves the answer in progress alone.
 func (e *Element) Show(c Command, m Stored) {
 	cfg := c.Config()
-	cfg.Now, cfg.Announce = e.env.Now, a11y.ModeOff
+	cfg.Now, cfg.Announce = e.clock.Now, a11y.ModeOff
 	sess, err := NewSession(cfg)
 	if err != nil {
 		e.Reject(c.N, attributeError(err))
@@ -167,7 +168,7 @@ func (e *Element) Show(c Command, m Stored) {
 // in trickle-error) and leaves the answer in progress alone.
 func (e *Element) Begin(c Command, r Request, at time.Time, early *Early) {
 	cfg := c.Config()
-	cfg.Now = e.env.Now
+	cfg.Now = e.clock.Now
 	sess, err := NewSession(cfg)
 	if err != nil {
 		e.Reject(c.N, attributeError(err))
@@ -410,7 +411,7 @@ func (e *Element) open(resume bool) {
 	c := &connState{gen: e.connGen, webSocket: r.WebSocket}
 	e.conn = c
 	if e.idle > 0 {
-		e.lastByte = e.env.Now()
+		e.lastByte = e.clock.Now()
 		e.env.After(e.idle, Timer{Kind: TimerIdle, Gen: c.gen})
 	}
 	if r.WebSocket {
@@ -462,7 +463,7 @@ func (e *Element) drain() {
 	// The batch's times are read against the clock at the take, before
 	// copying it out (a large one, an early answer's, takes ms to copy):
 	// the arrival times, and the metrics from them, are the network's.
-	now := e.env.Now()
+	now := e.clock.Now()
 	b := e.env.Take(c.gen)
 	if b == nil {
 		return
@@ -478,7 +479,7 @@ func (e *Element) drain() {
 		e.arrived = chunks[0].At
 	}
 	if len(chunks) > 0 {
-		e.lastByte = e.env.Now()
+		e.lastByte = e.clock.Now()
 	}
 	for _, ch := range chunks {
 		if !e.onBytes(c, ch) {
@@ -546,7 +547,7 @@ func (e *Element) checkIdle(gen int) {
 	if !e.current(gen) || e.sess.Ended() {
 		return
 	}
-	silent := e.env.Now().Sub(e.lastByte)
+	silent := e.clock.Now().Sub(e.lastByte)
 	if silent < e.idle {
 		e.env.After(e.idle-silent, Timer{Kind: TimerIdle, Gen: gen})
 		return

@@ -176,7 +176,7 @@ func relayAnswer(t *testing.T) (data []byte, ends []int, text string) {
 // the relay's stream "s": its browser, its page and its connection.
 func streaming(t *testing.T) (*fakeEnv, *page, *Element, int) {
 	env, p := newFakeEnv(t), newPage(t)
-	e := NewElement(1, env, nil, "worker")
+	e := NewElement(1, env, env.clock(), nil, "worker")
 	e.Do(askCmd(t, 1, ""), time.Time{}, nil)
 	gen := env.conn().Gen
 	require.True(t, e.Response(gen, Response{OK: true, StreamID: "s"}))
@@ -197,7 +197,7 @@ func openAIChunks(t *testing.T, text string) []byte {
 
 func TestAnElementStreamsAnAnswerAndSettlesItsCall(t *testing.T) {
 	env, p := newFakeEnv(t), newPage(t)
-	e := NewElement(1, env, nil, "worker")
+	e := NewElement(1, env, env.clock(), nil, "worker")
 	e.Do(askCmd(t, 7, ""), env.now, nil)
 	p.take(e)
 	require.Equal(t, 1, p.resets)
@@ -241,7 +241,7 @@ func TestAnElementsAnswerIsTheSameAtEveryCut(t *testing.T) {
 	want := convert(t, text, RenderOptions(render.Policy{SameOrigin: origin})...)
 	for cut := 0; cut <= len(data); cut++ {
 		env, p := newFakeEnv(t), newPage(t)
-		e := NewElement(1, env, nil, "main")
+		e := NewElement(1, env, env.clock(), nil, "main")
 		e.Do(askCmd(t, 1, ""), time.Time{}, nil)
 		gen := env.conn().Gen
 		require.True(t, e.Response(gen, Response{OK: true}))
@@ -262,7 +262,7 @@ func TestADroppedConnectionResumesAfterItsLastEventAtEveryEvent(t *testing.T) {
 	data, ends, text := relayAnswer(t)
 	for drop := 1; drop < len(ends); drop++ {
 		env, p := newFakeEnv(t), newPage(t)
-		e := NewElement(1, env, nil, "worker")
+		e := NewElement(1, env, env.clock(), nil, "worker")
 		e.Do(askCmd(t, 1, `,"headers":[["Authorization","Bearer k"]]`), time.Time{}, nil)
 		first := env.conn()
 		require.True(t, e.Response(first.Gen, Response{OK: true, StreamID: "s"}))
@@ -313,7 +313,7 @@ func TestStopRaces(t *testing.T) {
 
 	t.Run("before the response: the request is aborted and its response is stale", func(t *testing.T) {
 		env, p := newFakeEnv(t), newPage(t)
-		e := NewElement(1, env, nil, "worker")
+		e := NewElement(1, env, env.clock(), nil, "worker")
 		e.Do(askCmd(t, 1, ""), time.Time{}, nil)
 		gen := env.conn().Gen
 		e.Do(command(t, `{"t":"stop","id":1}`), time.Time{}, nil)
@@ -359,7 +359,7 @@ func TestStopRaces(t *testing.T) {
 
 	t.Run("over a WebSocket: the socket carries the stop, and no DELETE goes beside it", func(t *testing.T) {
 		env, p := newFakeEnv(t), newPage(t)
-		e := NewElement(1, env, nil, "worker")
+		e := NewElement(1, env, env.clock(), nil, "worker")
 		e.Do(askCmd(t, 1, `,"transport":"websocket"`), time.Time{}, nil)
 		c := env.conn()
 		require.True(t, c.WebSocket)
@@ -410,7 +410,7 @@ func TestStopRaces(t *testing.T) {
 func TestAnAskReplacesTheAnswerInProgress(t *testing.T) {
 	data, ends, text := relayAnswer(t)
 	env, p := newFakeEnv(t), newPage(t)
-	e := NewElement(1, env, nil, "worker")
+	e := NewElement(1, env, env.clock(), nil, "worker")
 	e.Do(askCmd(t, 1, ""), time.Time{}, nil)
 	old := env.conn().Gen
 	e.Response(old, Response{OK: true, StreamID: "s"})
@@ -435,7 +435,7 @@ func TestAnAskReplacesTheAnswerInProgress(t *testing.T) {
 
 func TestRetryAsksAgainAndDetachReleases(t *testing.T) {
 	env, p := newFakeEnv(t), newPage(t)
-	e := NewElement(1, env, nil, "worker")
+	e := NewElement(1, env, env.clock(), nil, "worker")
 	e.Do(command(t, `{"t":"retry","id":1,"n":3}`), time.Time{}, nil)
 	p.take(e)
 	require.Equal(t, map[int]string{3: "idle"}, p.resolved, "retry with nothing asked yet")
@@ -473,7 +473,7 @@ func TestRetryAsksAgainAndDetachReleases(t *testing.T) {
 // known, so Stop can cancel at the relay before Go saw a byte.
 func TestTheEarlyRequestIsAdoptedOnce(t *testing.T) {
 	env, p := newFakeEnv(t), newPage(t)
-	e := NewElement(1, env, nil, "worker")
+	e := NewElement(1, env, env.clock(), nil, "worker")
 	e.Do(askCmd(t, 1, ""), time.Time{}, &Early{OK: true, StreamID: "s"})
 	c := env.conn()
 	require.True(t, c.Adopt)
@@ -513,7 +513,7 @@ func TestGoDoesNotTellTheFirstTokenTheEarlyViewAlreadyTold(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			data, _, a := events(t, sim.Params{Answer: tc.answer, TokenChars: 5})
 			env, p := newFakeEnv(t), newPage(t)
-			e := NewElement(1, env, nil, "worker")
+			e := NewElement(1, env, env.clock(), nil, "worker")
 			e.Do(askCmd(t, 1, ""), env.now, tc.early)
 			c := env.conn()
 			if tc.early == nil {
@@ -546,7 +546,7 @@ func TestGoDoesNotTellTheFirstTokenTheEarlyViewAlreadyTold(t *testing.T) {
 func TestAWebSocketResumesWithTheResumeMessage(t *testing.T) {
 	data, ends, text := relayAnswer(t)
 	env, p := newFakeEnv(t), newPage(t)
-	e := NewElement(1, env, nil, "worker")
+	e := NewElement(1, env, env.clock(), nil, "worker")
 	e.Do(askCmd(t, 1, `,"transport":"websocket"`), time.Time{}, nil)
 	c := env.conn()
 	e.Opened(c.Gen)
@@ -564,7 +564,7 @@ func TestAWebSocketResumesWithTheResumeMessage(t *testing.T) {
 	require.Equal(t, "complete", p.state)
 
 	env2, p2 := newFakeEnv(t), newPage(t)
-	e2 := NewElement(1, env2, nil, "worker")
+	e2 := NewElement(1, env2, env2.clock(), nil, "worker")
 	e2.Do(askCmd(t, 1, `,"transport":"websocket"`), time.Time{}, nil)
 	c2 := env2.conn()
 	require.True(t, e2.Ended(c2.Gen, End{Kind: EndDone, Close: &WSClosed{URL: c2.URL, Code: 1006}}))
@@ -579,7 +579,7 @@ func TestAWebSocketResumesWithTheResumeMessage(t *testing.T) {
 // starting an answer.
 func TestABadAskFailsItsCallOnly(t *testing.T) {
 	env, p := newFakeEnv(t), newPage(t)
-	e := NewElement(1, env, nil, "worker")
+	e := NewElement(1, env, env.clock(), nil, "worker")
 	e.Do(command(t, `{"t":"ask","id":1,"n":9,"url":"`+origin+`/v1/chat/completions","type":"number"}`), time.Time{}, nil)
 	p.take(e)
 	require.Equal(t, map[int]string{9: "failed"}, p.resolved)
@@ -595,7 +595,7 @@ func TestTheCollectorIsHeldWhileAnAnswerStreams(t *testing.T) {
 	idle, collected := 0, 0
 	gc := &GCPacer{Idle: func() { idle++ }, Collect: func() { collected++ }}
 	env, p := newFakeEnv(t), newPage(t)
-	e := NewElement(1, env, gc, "worker")
+	e := NewElement(1, env, env.clock(), gc, "worker")
 	e.Do(askCmd(t, 1, ""), time.Time{}, nil)
 	e.Do(askCmd(t, 2, ""), time.Time{}, nil) // the first answer ends, stopped
 	gc.OnIdle()
@@ -618,7 +618,7 @@ func TestAResumeAndAStopFollowTheRelaysStreamURLUnderAPrefix(t *testing.T) {
 	endpoint := origin + "/ai/v1/chat/completions?answer=short"
 	ask := command(t, `{"t":"ask","id":1,"n":1,"url":"`+endpoint+`","origin":"`+origin+`","prompt":"hello"}`)
 	env, p := newFakeEnv(t), newPage(t)
-	e := NewElement(1, env, nil, "worker")
+	e := NewElement(1, env, env.clock(), nil, "worker")
 	e.Do(ask, time.Time{}, nil)
 	gen := env.conn().Gen
 	require.Equal(t, endpoint, env.conn().URL)
@@ -637,9 +637,11 @@ func TestAResumeAndAStopFollowTheRelaysStreamURLUnderAPrefix(t *testing.T) {
 	require.Equal(t, "complete", p.state)
 
 	env2, p2 := newFakeEnv(t), newPage(t)
-	e2 := NewElement(1, env2, nil, "worker")
+	e2 := NewElement(1, env2, env2.clock(), nil, "worker")
 	e2.Do(ask, time.Time{}, &Early{OK: true, StreamID: "s", StreamURL: "../streams/s"})
 	e2.Stop()
 	p2.take(e2)
 	require.Equal(t, []string{origin + "/ai/v1/streams/s"}, env2.cancels, "Stop reaches the relay under /ai/")
 }
+
+func (f *fakeEnv) clock() Clock { return Clock{Now: f.Now, EpochMS: f.EpochMS} }

@@ -10,10 +10,6 @@ import (
 // it starts reports back as an event on the element (Opened, Response,
 // Ended, Timer), on the same loop, never from inside the call.
 type Env interface {
-	// Now is the clock the element and its sessions run on.
-	Now() time.Time
-	// EpochMS is t in the page's milliseconds since the epoch.
-	EpochMS(t time.Time) float64
 	// Open starts connection c.
 	Open(c Conn)
 	// Close ends connection gen: aborts the fetch or closes the
@@ -36,6 +32,18 @@ type Env interface {
 	Want()
 	// Say posts a message (protocol.AppendSay) to the page now, ahead of the frame.
 	Say(msg []byte)
+}
+
+// Clock is the time an Element and its sessions run on. It is two funcs
+// handed to NewElement, not methods of Env: a time.Time in the method of a
+// type that becomes an interface value (the Env) would link time's
+// formatting into the widget, since fmt calls String through an interface
+// (docs/notes/widget-size.md).
+type Clock struct {
+	// Now is the time.
+	Now func() time.Time
+	// EpochMS is t in the page's milliseconds since the epoch.
+	EpochMS func(t time.Time) float64
 }
 
 // CancelResult is what a Stop's DELETE got: the relay's status and body,

@@ -14,7 +14,7 @@ func (e *Element) Frame() {
 	if e.sess == nil {
 		return
 	}
-	t0 := e.env.Now()
+	t0 := e.clock.Now()
 	e.drain()
 	p := e.sess.Frame()
 	if p.Empty() {
@@ -22,7 +22,7 @@ func (e *Element) Frame() {
 		e.scheduleAnnouncer()
 		return
 	}
-	e.sess.RecordFrame(e.env.Now().Sub(t0))
+	e.sess.RecordFrame(e.clock.Now().Sub(t0))
 	e.emit(p)
 }
 
@@ -41,7 +41,7 @@ func (e *Element) emit(p protocol.Patch) {
 	u := e.last()
 	u.Patch, u.HasPatch = p, true
 	if !e.arrived.IsZero() {
-		u.Arrived = e.env.EpochMS(e.arrived)
+		u.Arrived = e.clock.EpochMS(e.arrived)
 	}
 	e.arrived = time.Time{}
 	if (p.ToolsChanged || p.Final) && !e.showing {
@@ -118,7 +118,7 @@ func (e *Element) scheduleAnnouncer() {
 		return
 	}
 	e.announceAt = due
-	e.env.After(max(due.Sub(e.env.Now()), time.Millisecond), Timer{Kind: TimerAnnounce})
+	e.env.After(max(due.Sub(e.clock.Now()), time.Millisecond), Timer{Kind: TimerAnnounce})
 }
 
 // toolCallEvents adds a trickle-tool-call event to u for each tool call

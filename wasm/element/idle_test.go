@@ -27,7 +27,7 @@ func (f *fakeEnv) idleTimers() []armed {
 func TestAnAnswerWhoseConnectionGoesSilentEndsIncompleteAfterTheIdleTimeout(t *testing.T) {
 	ask := func(t *testing.T, idle string) (*fakeEnv, *page, *Element, int) {
 		env, p := newFakeEnv(t), newPage(t)
-		e := NewElement(1, env, nil, "worker")
+		e := NewElement(1, env, env.clock(), nil, "worker")
 		extra := ""
 		if idle != "" {
 			extra = `,"idle":"` + idle + `"`
@@ -105,7 +105,7 @@ func TestAnAnswerWhoseConnectionGoesSilentEndsIncompleteAfterTheIdleTimeout(t *t
 	for _, bad := range []string{"soon", "-1", "1e400", "NaN"} {
 		t.Run("a bad value fails the call: "+bad, func(t *testing.T) {
 			env, p := newFakeEnv(t), newPage(t)
-			e := NewElement(1, env, nil, "worker")
+			e := NewElement(1, env, env.clock(), nil, "worker")
 			e.Do(askCmd(t, 1, `,"idle":"`+bad+`"`), time.Time{}, nil)
 			p.take(e)
 			require.Empty(t, env.opened)

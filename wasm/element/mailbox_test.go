@@ -20,13 +20,12 @@ func TestAMailboxDropsNothingAndKeepsEachPostersOrder(t *testing.T) {
 			}
 		})
 	}
-	done := make(chan struct{})
 	next := make([]int, posters)
 	got, batches := 0, 0
 	go func() { wg.Wait(); b.Post([2]int{-1, 0}) }()
-	b.Run(done, func(m *[2]int) {
+	b.Run(func(m *[2]int) {
 		if m[0] < 0 {
-			close(done)
+			b.Close()
 			return
 		}
 		require.Equal(t, next[m[0]], m[1], "poster %d's messages in order", m[0])
@@ -37,32 +36,27 @@ func TestAMailboxDropsNothingAndKeepsEachPostersOrder(t *testing.T) {
 	require.Positive(t, batches)
 }
 
-type item struct {
-	id   int
-	gone bool
-}
+// Close ends a loop that waits, from another goroutine, and one that is
+// in a batch after that batch: what was posted before is handled.
+func TestClosingAMailboxEndsItsLoop(t *testing.T) {
+	b := NewMailbox[int]()
+	ended := make(chan struct{})
+	go func() {
+		b.Run(func(*int) {}, func() {})
+		close(ended)
+	}()
+	b.Close()
+	<-ended
 
-func (i *item) ID() int    { return i.id }
-func (i *item) Gone() bool { return i.gone }
-
-func TestARegistryKeepsIDOrderAndSweepsTheGone(t *testing.T) {
-	var r Registry[*item]
-	for _, id := range []int{5, 1, 3, 4, 2} {
-		r.Add(&item{id: id})
-	}
-	ids := func() (out []int) {
-		for _, e := range r.All() {
-			out = append(out, e.id)
+	b = NewMailbox[int]()
+	var got []int
+	b.Post(1)
+	b.Post(2)
+	b.Run(func(m *int) {
+		got = append(got, *m)
+		if *m == 1 {
+			b.Close()
 		}
-		return out
-	}
-	require.Equal(t, []int{1, 2, 3, 4, 5}, ids())
-	three, ok := r.Get(3)
-	require.True(t, ok)
-	three.gone = true
-	r.Sweep()
-	require.Equal(t, []int{1, 2, 4, 5}, ids())
-	_, ok = r.Get(3)
-	require.False(t, ok)
-	require.Equal(t, 4, r.Len())
+	}, func() {})
+	require.Equal(t, []int{1, 2}, got, "the batch Close was called in is handled whole")
 }

@@ -99,7 +99,7 @@ func TestAMessageSaysWhetherItWasCutOff(t *testing.T) {
 // when its arguments complete.
 func TestTheEndCarriesTheMessageAndEachToolCallIsToldOnce(t *testing.T) {
 	env, p := newFakeEnv(t), newPage(t)
-	e := NewElement(1, env, nil, "worker")
+	e := NewElement(1, env, env.clock(), nil, "worker")
 	e.Do(askCmd(t, 1, ""), env.now, nil)
 	gen := env.conn().Gen
 	e.Response(gen, Response{OK: true})
@@ -136,7 +136,7 @@ func TestTheEndCarriesTheMessageAndEachToolCallIsToldOnce(t *testing.T) {
 // shows and its message.
 func streamed(t *testing.T, data []byte) (*page, string) {
 	env, p := newFakeEnv(t), newPage(t)
-	e := NewElement(1, env, nil, "worker")
+	e := NewElement(1, env, env.clock(), nil, "worker")
 	e.Do(askCmd(t, 1, ""), env.now, nil)
 	gen := env.conn().Gen
 	e.Response(gen, Response{OK: true})
@@ -153,7 +153,7 @@ func streamed(t *testing.T, data []byte) (*page, string) {
 // shown shows message m on a new element.
 func shown(t *testing.T, m string) (*page, *fakeEnv) {
 	env, p := newFakeEnv(t), newPage(t)
-	e := NewElement(1, env, nil, "worker")
+	e := NewElement(1, env, env.clock(), nil, "worker")
 	e.Do(command(t, `{"t":"show","id":1,"url":"`+origin+`/v1/chat/completions","origin":"`+origin+`","body":`+m+`}`), time.Time{}, nil)
 	p.take(e)
 	return p, env

@@ -29,7 +29,7 @@ func TestTheFramesFixtureIsWhatAnElementSends(t *testing.T) {
 	data := openAIChunks(t, text)
 
 	env := newFakeEnv(t)
-	e := NewElement(1, env, nil, "worker")
+	e := NewElement(1, env, env.clock(), nil, "worker")
 	var fx framesFixture
 	send := func() {
 		if e.Active() {

@@ -14,7 +14,7 @@ import (
 func TestErrorsSayWhere(t *testing.T) {
 	ask := func(t *testing.T, url, pageOrigin string) (*fakeEnv, *page, *Element, int) {
 		env, p := newFakeEnv(t), newPage(t)
-		e := NewElement(1, env, nil, "worker")
+		e := NewElement(1, env, env.clock(), nil, "worker")
 		e.Do(command(t, `{"t":"ask","id":1,"n":1,"url":"`+url+`","origin":"`+pageOrigin+`","headers":[["Authorization","Bearer t"]],"prompt":"hi"}`), time.Time{}, nil)
 		return env, p, e, env.conn().Gen
 	}

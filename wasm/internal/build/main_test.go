@@ -14,6 +14,8 @@ import (
 	"github.com/andybalholm/brotli"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/trickle-dev/trickle/wasm/internal/inline"
 )
 
 func TestHashedNamesChangeWithTheContentOnly(t *testing.T) {
@@ -107,6 +109,40 @@ func TestTheDefaultWidgetLinksNoneOfTheHeavyPackagesItDropped(t *testing.T) {
 	plain := deps(t, "")
 	for _, p := range []string{"encoding/json", "mime", "encoding/base64", "text/template", "html/template", "math/big", "html"} {
 		require.NotContains(t, strings.Fields(plain), p)
+	}
+}
+
+// Functions the widget was freed of though their package stays linked,
+// each for its size (docs/notes/widget-size.md): time's formatting (the
+// widget keeps time.Now) is linked again as soon as a time.Time is
+// reachable from a type that becomes an interface value, fmt calling
+// String through one; the runtime's select, by a select of two channels;
+// strings.ToValidUTF8, by a call (element.toValidUTF8 does its work);
+// strings and bytes' IndexAny and LastIndexAny (internal/anyof does theirs);
+// sort.SliceStable (render's sortMarkers).
+// The linker's -dumpdep lists every function it
+// keeps, and a new interface value or generic instantiation that brings
+// one back is caught here.
+func TestTheDefaultWidgetLinksNoneOfTheHeavyFunctionsItDropped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("links the widget")
+	}
+	args := append([]string{"build", "-trimpath", "-ldflags=-dumpdep"}, inline.Flags()...)
+	cmd := exec.Command("go", append(args, "-o", filepath.Join(t.TempDir(), "widget.wasm"), "../../cmd/widget")...)
+	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0")
+	var deps bytes.Buffer
+	cmd.Stderr = &deps
+	require.NoError(t, cmd.Run(), deps.String())
+	kept := map[string]bool{}
+	for _, line := range strings.Split(deps.String(), "\n") {
+		if _, to, ok := strings.Cut(line, " -> "); ok {
+			to, _, _ = strings.Cut(to, " <")
+			kept[to] = true
+		}
+	}
+	require.True(t, kept["time.Now"], "the dependency dump lists what the widget links")
+	for _, f := range []string{"time.Time.String", "time.Time.GoString", "time.Time.Format", "time.Time.appendFormat", "runtime.selectgo", "strings.ToValidUTF8", "strings.IndexAny", "bytes.IndexAny", "bytes.LastIndexAny", "sort.SliceStable"} {
+		require.False(t, kept[f], "the default widget links %s", f)
 	}
 }
 
