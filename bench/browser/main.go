@@ -420,14 +420,7 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 				}
 				log.Printf("%-12s %-8s growth, last fifth of the stream over the first: style+layout %.2f×, paint %.2f×", name, r, res.LayoutGrowth, res.PaintGrowth)
 				log.Printf("%-12s %-8s longest task at %.0f ms: %s", name, r, res.LongestTaskAt, res.LongestTaskParts)
-				var bd strings.Builder
-				for i, p := range res.Breakdown {
-					if i == 10 {
-						break
-					}
-					fmt.Fprintf(&bd, "%s %.0f ms; ", p.Function, p.Ms)
-				}
-				log.Printf("%-12s %-8s main thread by outermost event: %s", name, r, strings.TrimSuffix(bd.String(), "; "))
+				log.Printf("%-12s %-8s main thread by outermost event: %s", name, r, topParts(res.Breakdown, 10))
 				if len(res.Profile) > 0 {
 					var b strings.Builder
 					for i, f := range res.Profile {

@@ -144,14 +144,7 @@ func runThread(browser context.Context, base string, widgetOf func(string) strin
 				log.Printf("thread %4d turns %-12s last answer painted %6.0f ms, all shown %6.0f ms, longest task %6.1f ms, tasks >50ms %d (>16ms %d), %d layouts (%d forced), %d style recalcs, style+layout %.0f ms, main thread %.0f ms, at end %v, scroll %.1f fps (longest gap %.0f ms over %.0f px), heap %.1f MB, %d elements",
 					turns, r, tr.LastPaintMs, tr.ShownMs, tr.LongestTask, tr.TasksOver50, tr.TasksOver16, tr.Layouts, tr.ForcedLayout, tr.StyleRecalcs, tr.StyleLayout, tr.MainThread, tr.AtEnd, tr.ScrollFPS, tr.ScrollMaxGapMs, tr.ScrolledPx, tr.HeapMB, tr.Nodes)
 				log.Printf("thread %4d turns %-12s longest task at %.0f ms: %s; forced style recalcs %d", turns, r, res.LongestTaskAt, res.LongestTaskParts, res.ForcedStyle)
-				var bd strings.Builder
-				for i, p := range res.Breakdown {
-					if i == 8 {
-						break
-					}
-					fmt.Fprintf(&bd, "%s %.0f ms; ", p.Function, p.Ms)
-				}
-				log.Printf("thread %4d turns %-12s main thread by outermost event: %s", turns, r, strings.TrimSuffix(bd.String(), "; "))
+				log.Printf("thread %4d turns %-12s main thread by outermost event: %s", turns, r, topParts(res.Breakdown, 8))
 				out = append(out, tr)
 			}
 		}
