@@ -45,3 +45,25 @@ func TestGoCollectsItsHeapWhenThePageIsIdleAfterAnAnswer(t *testing.T) {
 	require.LessOrEqual(t, idle.GoSys, idle.WasmMemory, "Go's memory lies in its WebAssembly memory")
 	t.Logf("before the answer %+v, after it at idle %+v", base, idle)
 }
+
+// A stored answer shown at once (el.markdown; a restored <trickle-chat>
+// shows every turn so) renders as much as a streamed one, with no answer
+// ending after it: Go collects at idle time after it too.
+func TestGoCollectsItsHeapWhenThePageIsIdleAfterAStoredAnswerIsShown(t *testing.T) {
+	ctx := tab(t)
+	base := browsertest.Eval[goMemory](t, ctx, readStats)
+	browsertest.Eval[bool](t, ctx, `(() => {
+		const el = document.createElement("trickle-answer");
+		let md = "";
+		for (let i = 0; i < 300; i++) md += "## Part " + i + "\n\nSome *text* with \x60code\x60 and a [link](https://example.com/" + i + ").\n\n- one\n- two\n\n| a | b |\n| - | - |\n| " + i + " | x |\n\n";
+		document.body.append(el);
+		el.markdown = md;
+		return true;
+	})()`)
+	var idle goMemory
+	require.Eventually(t, func() bool {
+		idle = browsertest.Eval[goMemory](t, ctx, readStats)
+		return idle.NumGC > base.NumGC
+	}, 60*time.Second, 100*time.Millisecond, "a collection after the shown answer, at idle time (before: %+v)", base)
+	t.Logf("before %+v, after the shown answer at idle %+v", base, idle)
+}
