@@ -56,10 +56,10 @@ func (g *GCPacer) End() {
 // Shown records that a stored answer was shown at once (el.message,
 // el.markdown, a restored <trickle-chat>): rendering it allocated as
 // streaming it would have, and no answer's End follows, so it asks for an
-// idle collection as End does when none is streaming. Without it, what a
-// restored thread left on Go's heap stayed in use (22 MB after 200 turns,
-// bench/memory) until the memory limit forced a collection, in whichever
-// frame of a later answer reached it.
+// idle collection as End does when none is streaming. Without it, the
+// garbage of a shown answer stayed on Go's heap until the memory limit
+// forced a collection, in whichever frame of a later answer reached it,
+// and that answer grew the WebAssembly memory instead of reusing it.
 func (g *GCPacer) Shown() {
 	g.mu.Lock()
 	g.askLocked()
