@@ -102,10 +102,9 @@ func startGated(t *testing.T) *gated {
 	return g
 }
 
-// earlyAsk opens the gated page, asks (window.__p is the call's promise)
-// and waits until the early view shows text, while Go cannot have started:
-// its .wasm is held. It returns the early view's text.
-func earlyAsk(t *testing.T, g *gated, endpoint string) (context.Context, string) {
+// openGated opens the gated page once its element is defined, with
+// window.__ready turning true when Go is.
+func openGated(t *testing.T, g *gated) context.Context {
 	t.Helper()
 	ctx := browserTab(t)
 	navigate(t, ctx, g.base+"/e2e")
@@ -113,6 +112,18 @@ func earlyAsk(t *testing.T, g *gated, endpoint string) (context.Context, string)
 		await customElements.whenDefined("trickle-answer");
 		window.__ready = false;
 		import("/trickle/trickle.js").then((m) => m.ready()).then(() => (window.__ready = true));
+		return true;
+	})()`)
+	return ctx
+}
+
+// earlyAsk opens the gated page, asks (window.__p is the call's promise)
+// and waits until the early view shows text, while Go cannot have started:
+// its .wasm is held. It returns the early view's text.
+func earlyAsk(t *testing.T, g *gated, endpoint string) (context.Context, string) {
+	t.Helper()
+	ctx := openGated(t, g)
+	browsertest.Eval[bool](t, ctx, `(async () => {
 		const a = document.getElementById("a");
 		a.setAttribute("endpoint", `+browsertest.JSString(endpoint)+`);
 		window.__p = a.ask("early");
@@ -291,12 +302,8 @@ func TestTheReadersScrollPlaceHoldsWhenGoTakesOverFromTheEarlyView(t *testing.T)
 // ms) and waits until the page was told of the first token.
 func toldAsk(t *testing.T, g *gated, endpoint string) context.Context {
 	t.Helper()
-	ctx := browserTab(t)
-	navigate(t, ctx, g.base+"/e2e")
+	ctx := openGated(t, g)
 	browsertest.Eval[bool](t, ctx, `(async () => {
-		await customElements.whenDefined("trickle-answer");
-		window.__ready = false;
-		import("/trickle/trickle.js").then((m) => m.ready()).then(() => (window.__ready = true));
 		window.__told = [];
 		const a = document.getElementById("a");
 		for (const name of ["trickle-start", "trickle-first-token", "trickle-end", "trickle-error"]) {
