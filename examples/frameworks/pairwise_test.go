@@ -610,6 +610,13 @@ func runRealApp(t *testing.T, c realApp, csp, token string) {
 	// the cost.
 	usageBefore := browsertest.Eval[int](t, ctx, `usage.length`)
 	mark := be.log.len()
+	if c.backend == "relay-sim" {
+		// The simulated model at 10 ms a token for this answer (its 20 KB
+		// take about 50 s): the Stop must land while it generates however
+		// slow the page is (at the suite's 1 ms a token a loaded run saw the
+		// whole answer generated before the Stop came).
+		browsertest.Eval[bool](t, ctx, `(app.el.setAttribute("endpoint", `+browsertest.JSString(be.endpoint+"?gap_ms=10")+`), true)`)
+	}
 	if chat {
 		browsertest.Eval[bool](t, ctx, `(window.done = app.el.send(`+browsertest.JSString(longPrompt)+`).then(() => app.el.messages.at(-1).status), true)`)
 	} else {
@@ -642,6 +649,9 @@ func runRealApp(t *testing.T, c realApp, csp, token string) {
 		stopLatencies.Store(c.name(), seen[0].at.Sub(stopAt).Round(time.Millisecond))
 		require.Less(t, seen[0].at.Sub(stopAt), time.Minute, "well before the relay's grace")
 		require.Empty(t, be.log.find("ended", mark), "the long answer did not run to its end")
+	}
+	if c.backend == "relay-sim" {
+		browsertest.Eval[bool](t, ctx, `(app.el.setAttribute("endpoint", `+browsertest.JSString(be.endpoint)+`), true)`)
 	}
 
 	// Resume after a cut, where the backend keeps the stream: nothing lost.
