@@ -408,12 +408,7 @@ func TestAPageWithItsOwnNodeBackendReadsTheAISDKsStreamsUnderAPrefix(t *testing.
 
 	ctx := untouchedTab(t)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(b.url)))
-	require.True(t, browsertest.Eval[bool](t, ctx, `(async () => {
-		await customElements.whenDefined("trickle-answer");
-		const { ready } = await import(new URL("trickle/trickle.js", document.baseURI).href);
-		await ready();
-		return true;
-	})()`))
+	widgetReady(t, ctx, `new URL("trickle/trickle.js", document.baseURI).href`)
 	require.True(t, browsertest.Eval[bool](t, ctx, watchEvents))
 	askOn := func(t *testing.T, id, arg string) result {
 		t.Helper()

@@ -215,12 +215,7 @@ func tabWithScript(t *testing.T, script string) context.Context {
 	_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: script})
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(server(t)+"/e2e")))
-	require.True(t, browsertest.Eval[bool](t, ctx, `(async () => {
-		await customElements.whenDefined("trickle-answer");
-		const { ready } = await import("/trickle/trickle.js");
-		await ready();
-		return true;
-	})()`))
+	widgetReady(t, ctx, browsertest.JSString("/trickle/trickle.js"))
 	return ctx
 }
 

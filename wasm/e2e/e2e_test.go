@@ -140,15 +140,21 @@ func tabAt(t testing.TB, base string) context.Context {
 	}
 	ctx := browserTab(t)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base+"/e2e")))
-	ready := browsertest.Eval[bool](t, ctx, `(async () => {
-		await customElements.whenDefined("trickle-answer");
-		const { ready } = await import("/trickle/trickle.js");
-		await ready();
-		return true;
-	})()`)
-	require.True(t, ready)
+	widgetReady(t, ctx, browsertest.JSString("/trickle/trickle.js"))
 	require.True(t, browsertest.Eval[bool](t, ctx, recordSaid))
 	return ctx
+}
+
+// widgetReady waits until the page's <trickle-answer> is defined and the
+// widget loaded from loader (the page's trickle.js) is ready.
+func widgetReady(t testing.TB, ctx context.Context, loader string) {
+	t.Helper()
+	require.True(t, browsertest.Eval[bool](t, ctx, `(async () => {
+		await customElements.whenDefined("trickle-answer");
+		const { ready } = await import(`+loader+`);
+		await ready();
+		return true;
+	})()`))
 }
 
 // recordSaid makes the page record what each announcer said, as a screen

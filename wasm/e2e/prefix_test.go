@@ -137,12 +137,7 @@ func (m mounted) open(t *testing.T) context.Context {
 	t.Helper()
 	ctx := browserTab(t)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(m.page)))
-	require.True(t, browsertest.Eval[bool](t, ctx, `(async () => {
-		await customElements.whenDefined("trickle-answer");
-		const { ready } = await import(`+browsertest.JSString(m.relay+"/trickle/trickle.js")+`);
-		await ready();
-		return true;
-	})()`))
+	widgetReady(t, ctx, browsertest.JSString(m.relay+"/trickle/trickle.js"))
 	return ctx
 }
 

@@ -169,12 +169,7 @@ func resetTab(t *testing.T, name string) context.Context {
 	})
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(server(t)+"/custom/resets/page/"+name)))
-	require.True(t, browsertest.Eval[bool](t, ctx, `(async () => {
-		await customElements.whenDefined("trickle-answer");
-		const { ready } = await import("/trickle/trickle.js");
-		await ready();
-		return true;
-	})()`))
+	widgetReady(t, ctx, browsertest.JSString("/trickle/trickle.js"))
 	return ctx
 }
 
