@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -25,6 +26,7 @@ import (
 
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/internal/testkit/browsertest"
@@ -385,6 +387,15 @@ func startBackend(t *testing.T, c realApp) *theBackend {
 		if secret != "" {
 			opts = append(opts, relay.WithAuthSecret([]byte(secret)))
 		}
+		// The relay's log (each request, each stream's end) goes to the
+		// test's log when the case fails.
+		relayLog := &lockedBuffer{}
+		opts = append(opts, relay.WithLogger(slog.New(slog.NewTextHandler(relayLog, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("the relay's log:\n%s", relayLog.String())
+			}
+		})
 		b := &theBackend{endpoint: "/v1/chat/completions", log: lines}
 		if c.backend == "relay-upstream" {
 			up := browsertest.StartNode(t, ".", lines.add, "model.mjs", "upstream", upstreamKey)
@@ -630,10 +641,13 @@ func runRealApp(t *testing.T, c realApp, csp, token string) {
 	case "relay-sim", "relay-upstream":
 		id := browsertest.Eval[string](t, ctx, `latest().streamId`)
 		require.NotEmpty(t, id)
-		require.Eventually(t, func() bool {
-			in := streamInfo(t, be.relay, id, token)
+		var in relay.Info
+		if !assert.Eventually(t, func() bool {
+			in = streamInfo(t, be.relay, id, token)
 			return in.State == relay.StateStopped && in.UpstreamCancelled
-		}, 10*time.Second, 10*time.Millisecond, "the relay stops the generation and cancels the upstream")
+		}, 10*time.Second, 10*time.Millisecond, "the relay stops the generation and cancels the upstream") {
+			t.Fatalf("stream %s: the relay's last info: %+v", id, in)
+		}
 		browsertest.WaitFor(t, ctx, 10*time.Second, fmt.Sprintf(`usage.length > %d`, usageBefore))
 		out := browsertest.Eval[float64](t, ctx, `usage.at(-1).usage?.output_tokens ?? 0`)
 		require.Positive(t, out, "trickle-usage says what the stopped answer cost")
@@ -708,6 +722,24 @@ func streamInfo(t *testing.T, base, id, token string) relay.Info {
 	}
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&in))
 	return in
+}
+
+// lockedBuffer is a bytes.Buffer several goroutines write.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // writerFunc is an io.Writer of a function.

@@ -221,6 +221,35 @@ func TestTheWidgetFollowsARelayMountedUnderAPrefix(t *testing.T) {
 					}
 					require.Empty(t, m.stray.list(), "no request left the prefix")
 				})
+				// A Stop after a resume: the resume's response names the
+				// stream relative to its own path ("ID" on GET
+				// /v1/streams/ID), and the DELETE must still come to
+				// /ai/v1/streams/{id} (it went to /ai/v1/chat/{id}, 404,
+				// and the model ran on).
+				t.Run(tr+"/resume-then-stop", func(t *testing.T) {
+					ctx := m.open(t)
+					start(t, ctx, map[string]string{
+						"endpoint":  endpoint + "?answer=sample-20k&gap_ms=5&drop_after=25",
+						"transport": tr,
+					}, 0)
+					browsertest.WaitFor(t, ctx, 20*time.Second, `(() => { const a = document.getElementById("a"); return (a.metrics?.reconnects ?? 0) >= 1 && a.text.length > 200; })()`)
+					status := browsertest.Eval[string](t, ctx, `(async () => {
+						document.getElementById("a").stop();
+						return await window.__p;
+					})()`)
+					require.Equal(t, "stopped", status)
+					id := browsertest.Eval[string](t, ctx, `document.getElementById("a").streamId`)
+					require.NotEmpty(t, id)
+					require.Eventually(t, func() bool {
+						in := m.info(t, id)
+						return in.UpstreamCancelled && in.State == relay.StateStopped
+					}, 5*time.Second, 50*time.Millisecond, "the relay under /ai/ stopped the resumed generation: %+v", m.info(t, id))
+					if tr == "sse" {
+						require.True(t, m.seen.has("GET /v1/streams/"+id), "the resume came to /ai/v1/streams/{id}: %q", m.seen.list())
+						require.True(t, m.seen.has("DELETE /v1/streams/"+id), "the DELETE came to /ai/v1/streams/{id}: %q", m.seen.list())
+					}
+					require.Empty(t, m.stray.list(), "no request left the prefix")
+				})
 			}
 		})
 	}

@@ -44,8 +44,9 @@ type Element struct {
 	conn     *connState // the open connection, nil when none
 	connGen  int
 	streamID string
-	// streamRef is the relay's X-Trickle-Stream-URL for streamID ("" when
-	// it sent none: StreamURLs derives it).
+	// streamRef is the relay's X-Trickle-Stream-URL for streamID, resolved
+	// against the request that carried it ("" when it sent none:
+	// StreamURLs derives it).
 	streamRef string
 	resumer   Resumer
 	// showing: the answer is a stored one (Show): no request, no
@@ -324,7 +325,7 @@ func (e *Element) Response(gen int, r Response) bool {
 
 func (e *Element) response(r Response) {
 	if r.StreamID != "" {
-		e.streamID, e.streamRef = r.StreamID, r.StreamURL
+		e.streamID, e.streamRef = r.StreamID, ResolveStreamRef(e.conn.url, r.StreamURL)
 	}
 	if r.StreamURL != "" && e.req != nil {
 		SawRelay(e.req.Endpoint) // a relay: its preflight allows the resume header

@@ -60,6 +60,10 @@ func TestStreamURLsFollowTheRelaysHeaderElseTheEndpointsPrefixWithoutItsQuery(t 
 		// A relay mounted where its paths are not /v1/…: only its header tells.
 		{"https://site.test/chat", "streams/s1", "https://site.test/streams/s1"},
 		{"https://site.test/chat", "", "https://site.test/v1/streams/s1"},
+		// Resolved already against the request that carried it (a
+		// resume's GET): followed on the endpoint's origin.
+		{"https://site.test/ai/v1/chat/completions", "https://site.test/ai/v1/streams/s1", "https://site.test/ai/v1/streams/s1"},
+		{"https://site.test/ai/v1/chat/completions", "http://site.test/ai/v1/streams/s1", "https://site.test/ai/v1/streams/s1"},
 		// A header naming another host is not followed.
 		{"https://site.test/ai/v1/chat/completions", "https://evil.test/x", "https://site.test/ai/v1/streams/s1"},
 		{"https://site.test/ai/v1/chat/completions", "//evil.test/x", "https://site.test/ai/v1/streams/s1"},

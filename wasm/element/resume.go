@@ -57,15 +57,16 @@ type RelayURLs struct {
 }
 
 // StreamURLs finds the control endpoints for stream id of the endpoint URL
-// (absolute) that started it. ref is the relay's X-Trickle-Stream-URL, the
-// stream's address relative to the request ("../streams/ID"), resolved
-// against the endpoint: it holds wherever the relay's API is mounted (under
-// http.StripPrefix, behind a proxy's location /ai/). Without it (an older
-// relay, a header a page on another origin cannot read) the address is
-// derived from the endpoint's path: the API's prefix is what comes before
-// its /v1/ (see apiPrefix). The endpoint's query, where the fault
-// injection is, is not carried over: a resume must not inject the fault
-// again.
+// (absolute) that started it. ref is where the relay said the stream lives
+// (its X-Trickle-Stream-URL, see ResolveStreamRef): a reference relative to
+// the endpoint ("../streams/ID"), or already resolved against the request
+// that carried it. It holds wherever the relay's API is mounted (under
+// http.StripPrefix, behind a proxy's location /ai/), and is followed only
+// on the endpoint's own origin. Without it (an older relay, a header a
+// page on another origin cannot read) the address is derived from the
+// endpoint's path: the API's prefix is what comes before its /v1/ (see
+// apiPrefix). The endpoint's query, where the fault injection is, is not
+// carried over: a resume must not inject the fault again.
 func StreamURLs(endpoint, id, ref string) (RelayURLs, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil {
@@ -74,14 +75,40 @@ func StreamURLs(endpoint, id, ref string) (RelayURLs, error) {
 	u.RawQuery, u.Fragment = "", ""
 	if ref != "" {
 		r, err := url.Parse(ref)
-		if err == nil && r.Scheme == "" && r.Host == "" && r.Path != "" {
+		if err == nil && r.Path != "" {
 			s := u.ResolveReference(r)
-			s.RawQuery, s.Fragment = "", ""
-			return RelayURLs{Resume: s.String(), Cancel: s.String()}, nil
+			if s.Scheme == u.Scheme && s.Host == u.Host {
+				s.RawQuery, s.Fragment = "", ""
+				return RelayURLs{Resume: s.String(), Cancel: s.String()}, nil
+			}
 		}
 	}
 	base := u.Scheme + "://" + u.Host + apiPrefix(u.Path) + "/v1/streams/" + url.PathEscape(id)
 	return RelayURLs{Resume: base, Cancel: base}, nil
+}
+
+// ResolveStreamRef resolves ref, an X-Trickle-Stream-URL, against from, the
+// URL of the request whose response carried it: the relay writes it
+// relative to that request's path ("../streams/ID" on the endpoint's POST,
+// "ID" on a resume's GET of /v1/streams/ID), so a ref kept past its
+// response must be resolved against its own request, not the endpoint
+// (the stream's second resume went to /v1/chat/ID). It returns "" for
+// none, or one that does not parse; StreamURLs checks the origin.
+func ResolveStreamRef(from, ref string) string {
+	if ref == "" {
+		return ""
+	}
+	b, err := url.Parse(from)
+	if err != nil {
+		return ""
+	}
+	r, err := url.Parse(ref)
+	if err != nil || r.Path == "" {
+		return ""
+	}
+	s := b.ResolveReference(r)
+	s.RawQuery, s.Fragment = "", ""
+	return s.String()
 }
 
 // apiPrefix is the path the relay's API is mounted under, read from an
