@@ -72,6 +72,13 @@ func TestTheReadmesNodeBackendServesAnAnswer(t *testing.T) {
 	proxy.FlushInterval = -1
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/api/chat" {
+			// Full duplex, or the server closes the request's body when
+			// the proxy writes the answer's headers, and a transport
+			// still reading it (to find its end) fails and closes the
+			// backend's connection mid-answer.
+			if err := http.NewResponseController(w).EnableFullDuplex(); err != nil {
+				t.Errorf("page server: %v", err)
+			}
 			proxy.ServeHTTP(w, r)
 			return
 		}

@@ -6,12 +6,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"net/http/httputil"
 	"net/url"
 	"os"
@@ -219,13 +222,24 @@ func startAppServer(t *testing.T, pageDir, csp, backend string) *appServer {
 			// The backend's request ends when the browser's does: when a
 			// write to the browser fails (a Stop, a cut), or when the
 			// browser's request is cancelled after the browser has gone
-			// quiet; not on the server's read-side cancellation alone,
-			// which a loaded run saw fire mid-answer while the browser
-			// still read it (the answer then failed with
-			// ERR_INCOMPLETE_CHUNKED_ENCODING).
-			ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-			defer cancel()
-			cw := &cancelWriter{ResponseWriter: w, cancel: cancel}
+			// quiet.
+			ctx, cancelCause := context.WithCancelCause(context.WithoutCancel(r.Context()))
+			defer cancelCause(errHandlerDone)
+			// Each request's end, and the connection to the backend it
+			// went on, for the log of a failed case.
+			var got httptrace.GotConnInfo
+			ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { got = i }})
+			cw := &cancelWriter{ResponseWriter: w, cancel: cancelCause}
+			defer func() {
+				cause := "not cancelled"
+				if ctx.Err() != nil {
+					cause = "cancelled: " + context.Cause(ctx).Error()
+				}
+				proxyMu.Lock()
+				fmt.Fprintf(&proxyErrs, "%s %s %s: ended, the backend's request %s, on %s (reused %v, was idle %v)\n",
+					time.Now().Format("15:04:05.000000"), r.Method, r.URL.Path, cause, connName(got.Conn), got.Reused, got.WasIdle)
+				proxyMu.Unlock()
+			}()
 			stop := context.AfterFunc(r.Context(), func() {
 				proxyMu.Lock()
 				fmt.Fprintf(&proxyErrs, "%s %s %s: the browser's request was cancelled (%v)\n", time.Now().Format("15:04:05.000000"), r.Method, r.URL.Path, context.Cause(r.Context()))
@@ -233,6 +247,23 @@ func startAppServer(t *testing.T, pageDir, csp, backend string) *appServer {
 				cw.cancelIfQuiet()
 			})
 			defer stop()
+			// Full duplex: the proxy writes the answer's headers while its
+			// transport may still be reading the request's body (its last
+			// read, that finds the end), and a server that is not full
+			// duplex closes the body at the headers: the transport's read
+			// then fails ("invalid Read on closed Body") and it closes the
+			// backend's connection mid-answer. A loaded run hit it in 1 of
+			// 15 cases.
+			if err := http.NewResponseController(w).EnableFullDuplex(); err != nil {
+				t.Errorf("app server: %v", err)
+			}
+			if r.Body != nil {
+				r.Body = &tracedBody{ReadCloser: r.Body, failed: func(err error) {
+					proxyMu.Lock()
+					defer proxyMu.Unlock()
+					fmt.Fprintf(&proxyErrs, "%s %s %s: reading the browser's body failed: %v\n", time.Now().Format("15:04:05.000000"), r.Method, r.URL.Path, err)
+				}}
+			}
 			proxy.ServeHTTP(cw, r.WithContext(ctx))
 			return
 		}
@@ -742,6 +773,33 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+var (
+	errHandlerDone      = errors.New("the app server's handler returned")
+	errBrowserGoneQuiet = errors.New("the browser's request was cancelled with the backend quiet")
+)
+
+// tracedBody reports a read of the browser's request body that fails.
+type tracedBody struct {
+	io.ReadCloser
+	failed func(error)
+}
+
+func (b *tracedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.failed(err)
+	}
+	return n, err
+}
+
+// connName names a connection by its two addresses.
+func connName(c net.Conn) string {
+	if c == nil {
+		return "no connection"
+	}
+	return c.LocalAddr().String() + "->" + c.RemoteAddr().String()
+}
+
 // writerFunc is an io.Writer of a function.
 type writerFunc func([]byte) (int, error)
 
@@ -751,7 +809,7 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // writes it: a write that fails cancels the backend's request.
 type cancelWriter struct {
 	http.ResponseWriter
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	mu     sync.Mutex
 	last   time.Time // the last write that went through
 }
@@ -760,7 +818,7 @@ func (w *cancelWriter) Write(p []byte) (int, error) {
 	n, err := w.ResponseWriter.Write(p)
 	w.mu.Lock()
 	if err != nil {
-		w.cancel()
+		w.cancel(fmt.Errorf("a write to the browser failed: %w", err))
 	} else {
 		w.last = time.Now()
 	}
@@ -776,7 +834,7 @@ func (w *cancelWriter) cancelIfQuiet() {
 	quiet := time.Since(w.last) > time.Second
 	w.mu.Unlock()
 	if quiet {
-		w.cancel()
+		w.cancel(errBrowserGoneQuiet)
 	}
 }
 
