@@ -13,6 +13,12 @@
 //     browser's own cost of one visual update per frame, which bounds from
 //     below what any renderer that updates the screen every frame can spend.
 //
+// Besides the answers (-samples), the open-code-fence answers TanStack
+// Markdown publishes in its streaming benchmark (-fences: 4, 16 and 64 KiB,
+// a heading and a TypeScript fence that never closes) stream in tokens of
+// 32 characters, and each renderer's last <pre><code> is checked against
+// the fence's code at the end (peers.go).
+//
 // Each widget runs twice: "trickle", the widget as it boots by default (Go
 // in a Web Worker where the build has one), and "trickle-off", the same
 // widget with worker="off". The widget's files come from a relay on another
@@ -281,6 +287,9 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 	answers := map[string]string{}
 	var names []string
 	for _, p := range strings.Split(samples, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue // -samples '' -fences 4,16,64: the fence answers alone
+		}
 		// PATH*N: the answer N times over, its headings renamed per pass
 		// (the megabyte answer: sample-100k.md*10).
 		times := 1

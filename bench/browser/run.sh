@@ -24,7 +24,8 @@
 #   bench/browser/run.sh -fences 64         only the 64 KiB fence among the fence answers;
 #                                           -fences '' for none; -fence-chars 32 their token
 #                                           size; with -samples, -base or -answers they are
-#                                           left out unless -fences is given
+#                                           left out unless -fences is given; -samples ''
+#                                           -fences 4,16,64 runs the fence answers alone
 #   bench/browser/run.sh -measure first     the first visit against a warm one, navigation →
 #                                           first token painted, on emulated networks (none,
 #                                           Fast 4G, Slow 4G: -first-networks, -first-runs,
