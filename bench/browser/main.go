@@ -6,9 +6,18 @@
 //   - trickle: the <trickle-answer> widget (Go in WebAssembly);
 //   - marked: a full re-render per animation frame (innerHTML = marked.parse);
 //   - smd: streaming-markdown, the new text per frame to its incremental parser;
+//   - streamdown and tanstack: Streamdown and TanStack Markdown, each a
+//     React 19 root rendering the whole text so far once per frame
+//     (page/react-peers.js, bundled by peers.go);
 //   - text: no markdown, the new text per frame appended as a text node — the
 //     browser's own cost of one visual update per frame, which bounds from
 //     below what any renderer that updates the screen every frame can spend.
+//
+// Besides the answers (-samples), the open-code-fence answers TanStack
+// Markdown publishes in its streaming benchmark (-fences: 4, 16 and 64 KiB,
+// a heading and a TypeScript fence that never closes) stream in tokens of
+// 32 characters, and each renderer's last <pre><code> is checked against
+// the fence's code at the end (peers.go).
 //
 // Each widget runs twice: "trickle", the widget as it boots by default (Go
 // in a Web Worker where the build has one), and "trickle-off", the same
@@ -65,7 +74,9 @@ import (
 func main() {
 	var (
 		samples   = flag.String("samples", "relay/sim/answers/sample-20k.md,relay/sim/answers/sample-100k.md", "comma-separated markdown answers to stream")
-		renderers = flag.String("renderers", "trickle,trickle-off,marked,smd,text", "renderers to run, in order (trickle: the widget as it boots by default; trickle-off: with worker=\"off\")")
+		renderers = flag.String("renderers", "trickle,trickle-off,marked,smd,streamdown,tanstack,text", "renderers to run, in order (trickle: the widget as it boots by default; trickle-off: with worker=\"off\"; streamdown, tanstack: Streamdown and TanStack Markdown in React)")
+		fences    = flag.String("fences", "4,16,64", "also stream the open-code-fence answers TanStack Markdown publishes, of these sizes in KiB (a heading, then a TypeScript fence that never closes), in tokens of -fence-chars characters; \"\" for none; left out by default when -samples, -base or -answers is given")
+		fenceCh   = flag.Int("fence-chars", 32, "characters per token of the -fences answers (TanStack's update size)")
 		measures  = flag.String("measure", "stream,boot,latency,cold,size", "what to measure: stream (main-thread time per renderer on the samples), boot (the widget's boot on a page of another origin), latency (token arrival → painted), cold (the first answer asked at DOMContentLoaded), size (transfer size), first (the first visit against a warm one on emulated networks; not in the default set), thread (a long thread restored in a <trickle-chat>: -turns; not in the default set)")
 		bootRuns  = flag.Int("boot-runs", 5, "loads of the boot page, each way")
 		latTokens = flag.Int("latency-tokens", 1500, "tokens of the latency answer (numbered words)")
@@ -98,9 +109,12 @@ func main() {
 		}
 		return
 	}
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["fences"] && (set["samples"] || set["base"] || set["answers"]) {
+		*fences = ""
+	}
 	if *baseRev != "" {
-		set := map[string]bool{}
-		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		if !set["renderers"] {
 			*renderers = "trickle-base,trickle,smd"
 		}
@@ -120,6 +134,7 @@ func main() {
 		return
 	}
 	answersAtOnce = *many
+	fenceSizes, fenceChars = *fences, *fenceCh
 	threadTurns, threadScrollMs, threadScrollSpeed = *turns, *threadMs, *threadPx
 	if err := run(*samples, *renderers, *measures, *rate**speed, *chars, *runs, *bootRuns, *latTokens, *latRuns, *widget, *out, *cpuprof); err != nil {
 		log.Fatalf("bench/browser: %v", err)
@@ -128,6 +143,12 @@ func main() {
 
 // answersAtOnce is -answers: how many answers stream at once on the page.
 var answersAtOnce = 1
+
+// fenceSizes and fenceChars are -fences and -fence-chars.
+var (
+	fenceSizes = ""
+	fenceChars = 32
+)
 
 // threadTurns and threadScrollMs are -turns and -thread-scroll-ms.
 var (
@@ -222,8 +243,13 @@ type Result struct {
 	// -profiles), ProfileMs its sampled total, both between the marks.
 	Profile   []selfTime `json:"profile,omitempty"`
 	ProfileMs float64    `json:"profile_ms,omitempty"`
+	// CodeCheck is, on an open-code-fence answer, whether the renderer
+	// showed the fence's code at the end (codeCheck): "ok" or what is
+	// wrong.
+	CodeCheck string `json:"code_check,omitempty"`
 
 	startTs, endTs float64 // the marks, in trace microseconds
+	code           *string // the page's last <pre><code> text (check=code)
 }
 
 type ownFrames struct {
@@ -261,6 +287,9 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 	answers := map[string]string{}
 	var names []string
 	for _, p := range strings.Split(samples, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue // -samples '' -fences 4,16,64: the fence answers alone
+		}
 		// PATH*N: the answer N times over, its headings renamed per pass
 		// (the megabyte answer: sample-100k.md*10).
 		times := 1
@@ -282,11 +311,40 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 		answers[name] = repeatAnswer(string(b), times)
 		names = append(names, name)
 	}
+	// The open-code-fence answers (-fences), in tokens of -fence-chars.
+	tokenChars := map[string]int{}
+	fenceCode := map[string]string{}
+	for _, f := range strings.Split(fenceSizes, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		kib, err := strconv.Atoi(f)
+		if err != nil || kib < 1 {
+			return fmt.Errorf("-fences: %q is not a size in KiB", f)
+		}
+		name := fmt.Sprintf("fence-%dkib", kib)
+		answers[name], fenceCode[name] = fenceAnswer(kib)
+		tokenChars[name] = fenceChars
+		names = append(names, name)
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("/bench/", http.StripPrefix("/bench/", http.FileServer(http.Dir("bench/browser/page"))))
 	mux.HandleFunc("/peers/marked.js", file("bench/browser/node_modules/marked/lib/marked.esm.js"))
 	mux.HandleFunc("/peers/smd.js", file("bench/browser/node_modules/streaming-markdown/smd.js"))
+	for _, r := range strings.Split(renderers, ",") {
+		if contains(reactPeers, strings.TrimSpace(r)) {
+			bundle, err := bundleReactPeers("bench/browser")
+			if err != nil {
+				return err
+			}
+			mux.HandleFunc("/peers/react.js", func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/javascript")
+				_, _ = w.Write(bundle)
+			})
+			break
+		}
+	}
 	sent := &sentLog{at: map[string][]float64{}}
 	mux.HandleFunc("/marks", sent.handler(rate))
 	mux.HandleFunc("/clock", clock)
@@ -304,7 +362,11 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 			return
 		}
 		_, _ = io.Copy(io.Discard, r.Body)
-		pace(w, r, answer, rate, chars)
+		n := chars
+		if c, ok := tokenChars[r.URL.Query().Get("sample")]; ok {
+			n = c
+		}
+		pace(w, r, answer, rate, n)
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -396,6 +458,10 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 					}
 					u += "&answers=" + strconv.Itoa(answersAtOnce) + "&srcs=" + urlQueryEscape(strings.Join(srcs, " "))
 				}
+				code, fence := fenceCode[name]
+				if fence {
+					u += "&check=code"
+				}
 				prof := ""
 				if cpuprof != "" {
 					if err := os.MkdirAll(cpuprof, 0o755); err != nil {
@@ -408,6 +474,12 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 					return fmt.Errorf("%s on %s: %w", r, name, err)
 				}
 				res.Sample, res.Renderer = name, r
+				if fence {
+					res.CodeCheck = codeCheck(code, res.code)
+					if res.CodeCheck != "ok" {
+						log.Printf("%-12s %-8s open fence: %s", name, r, res.CodeCheck)
+					}
+				}
 				if res.Chars != want {
 					return fmt.Errorf("%s on %s: got %d characters of text, the answer has %d", r, name, res.Chars, want)
 				}
@@ -442,6 +514,7 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 	if len(results) > 0 {
 		printTable(medians(results))
 		printWork(medians(results))
+		printPeers(results)
 		if baseWidget != "" {
 			printCompare(results)
 		} else {
@@ -634,6 +707,7 @@ type pageResult struct {
 	Thread      string    `json:"thread"`
 	Answers     int       `json:"answers"`
 	EndsMs      []float64 `json:"endsMs"`
+	Code        *string   `json:"code"`
 	Own         *struct {
 		Frames       int     `json:"frames"`
 		FrameMaxMs   float64 `json:"frameMaxMs"`
@@ -781,6 +855,7 @@ func measureWith(browser context.Context, url string, o measureOpts) (Result, st
 		Mutations: page.Mutations, NodesTouched: page.Nodes, Frames: page.Frames, ChangedFrames: page.Changed,
 	}
 	res.Answers = page.Answers
+	res.code = page.Code
 	if len(page.EndsMs) > 0 {
 		ends := append([]float64(nil), page.EndsMs...)
 		sort.Float64s(ends)
@@ -1010,6 +1085,12 @@ func medians(results []Result) []Result {
 		m.LayoutsPerChange = med(rs, func(r Result) float64 { return r.LayoutsPerChange })
 		m.RecalcsPerChange = med(rs, func(r Result) float64 { return r.RecalcsPerChange })
 		m.ScriptPerChangeMs = med(rs, func(r Result) float64 { return r.ScriptPerChangeMs })
+		for _, r := range rs {
+			if r.CodeCheck != "ok" {
+				m.CodeCheck = r.CodeCheck // a failed run shows
+				break
+			}
+		}
 		out = append(out, m)
 	}
 	return out

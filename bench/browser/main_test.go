@@ -290,3 +290,85 @@ func TestTheMegabyteAnswerRenamesEachPassHeadingsOnly(t *testing.T) {
 	require.Equal(t, 2, strings.Count(got, "Text with a # sign."))
 	require.Equal(t, in, repeatAnswer(in, 1))
 }
+
+// The open-code-fence answers have TanStack Markdown's published shape:
+// exactly kib KiB, a heading, then a TypeScript fence that never closes,
+// every line of code a route but the last, which is cut short.
+func TestFenceAnswersAreOneHeadingThenAFenceThatNeverCloses(t *testing.T) {
+	line := regexp.MustCompile(`^const route(\d+): Route = \{ path: '/api/(\d+)', enabled: true \}$`)
+	for _, kib := range []int{1, 4, 16, 64} {
+		answer, code := fenceAnswer(kib)
+		require.Len(t, answer, kib*1024, "%d KiB", kib)
+		require.Equal(t, answer, fenceHead+code)
+		require.True(t, strings.HasPrefix(answer, "# Generated configuration\n\n```ts\n"))
+		require.NotContains(t, code, "```", "the fence never closes")
+		lines := strings.Split(code, "\n")
+		last := lines[len(lines)-1]
+		require.NotEmpty(t, last, "the last line is unfinished")
+		require.False(t, line.MatchString(last), "the last line is cut short: %q", last)
+		for i, l := range lines[:len(lines)-1] {
+			m := line.FindStringSubmatch(l)
+			require.NotNil(t, m, "line %d: %q", i, l)
+			require.Equal(t, fmt.Sprint(i), m[1])
+			require.Equal(t, m[1], m[2])
+		}
+		require.True(t, strings.HasPrefix(fmt.Sprintf("const route%d: Route = { path: '/api/%d', enabled: true }\n", len(lines)-1, len(lines)-1), last))
+	}
+}
+
+func TestCodeCheckWantsTheWholeCodeTrailingWhiteSpaceAside(t *testing.T) {
+	_, code := fenceAnswer(4)
+	str := func(s string) *string { return &s }
+	require.Equal(t, "ok", codeCheck(code, str(code)))
+	require.Equal(t, "ok", codeCheck(code, str(code+"\n")), "a renderer may end code with a newline")
+	require.Equal(t, "ok", codeCheck(code+"\n", str(code)))
+	require.Contains(t, codeCheck(code, nil), "no <pre><code>")
+	short := strings.TrimRight(code[:len(code)-3], " ")
+	got := codeCheck(code, str(short))
+	require.Contains(t, got, "failed")
+	require.Contains(t, got, fmt.Sprintf("%d of %d characters", len(short), len(strings.TrimRight(code, " "))))
+	got = codeCheck(code, str("x"+code[1:]))
+	require.Contains(t, got, "first difference at character 0")
+}
+
+// The ratios pair the runs by repetition and show each widget against
+// each markdown peer (not the text floor), and the fence check's failures.
+func TestPrintPeersPairsRunsAndNamesEveryPeer(t *testing.T) {
+	res := []Result{
+		{Sample: "a", Renderer: "trickle", MainThread: 10, Layouts: 100, StyleRecalcs: 50, NodesTouched: 10, Script: 5, LongestTask: 3},
+		{Sample: "a", Renderer: "smd", MainThread: 20, Layouts: 200, StyleRecalcs: 100, NodesTouched: 40, Script: 10, LongestTask: 6},
+		{Sample: "a", Renderer: "streamdown", MainThread: 40, Layouts: 100, StyleRecalcs: 50, NodesTouched: 5, Script: 20, LongestTask: 9, CodeCheck: "failed: x"},
+		{Sample: "a", Renderer: "text", MainThread: 5},
+		{Sample: "a", Renderer: "trickle", MainThread: 30, Layouts: 100, StyleRecalcs: 50, NodesTouched: 10, Script: 5, LongestTask: 5},
+		{Sample: "a", Renderer: "smd", MainThread: 20, Layouts: 200, StyleRecalcs: 100, NodesTouched: 40, Script: 10, LongestTask: 6},
+		{Sample: "a", Renderer: "streamdown", MainThread: 40, Layouts: 100, StyleRecalcs: 50, NodesTouched: 5, Script: 20, LongestTask: 9, CodeCheck: "ok"},
+	}
+	out := captureStdout(t, func() { printPeers(res) })
+	require.Contains(t, out, "| a | trickle / smd | 1.00× [0.50 – 1.50] | 0.50× [0.50 – 0.50] | 0.50× [0.50 – 0.50] | 0.25× [0.25 – 0.25] | 0.50× [0.50 – 0.50] | 4.0 ms, 6.0 ms |")
+	require.Contains(t, out, "| a | trickle / streamdown | 0.50× [0.25 – 0.75] | 1.00× [1.00 – 1.00] |")
+	require.NotContains(t, out, "trickle / text")
+	require.Contains(t, out, "| a | streamdown | failed: x |")
+	require.Contains(t, out, "| a | streamdown | ok |")
+}
+
+func captureStdout(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	old := os.Stdout
+	os.Stdout = w
+	done := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- string(b)
+	}()
+	f()
+	os.Stdout = old
+	w.Close()
+	return <-done
+}
+
+func TestBundlingTheReactPeersWithoutThemInstalledSaysToInstallThem(t *testing.T) {
+	_, err := bundleReactPeers(t.TempDir())
+	require.ErrorContains(t, err, "run npm ci in")
+}

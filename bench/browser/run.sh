@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # The in-browser benchmark: Trickle's widget (as it boots by default, and
 # with worker="off") against marked (full re-render per frame),
-# streaming-markdown and the text floor, same page, same stream, same
-# Chromium run. Standard scenario: 4-character tokens at 250 tokens/s, the
-# 20 KB and 100 KB answers (about 2 minutes per renderer in all). Then the
+# streaming-markdown, Streamdown and TanStack Markdown (each in a React 19
+# root) and the text floor, same page, same stream, same Chromium run.
+# Standard scenario: 4-character tokens at 250 tokens/s, the 20 KB and
+# 100 KB answers (about 2 minutes per renderer in all), then the
+# open-code-fence answers TanStack Markdown publishes (4, 16 and 64 KiB,
+# a fence that never closes) in 32-character tokens at the same rate
+# (about 15 s per renderer), with a check that each renderer shows the
+# fence's code at the end; a table of the widget's ratios to each peer
+# (main-thread time, layouts, style recalculations, nodes touched,
+# script). Then the
 # host page's goals: the widget's boot on a page of another origin (5
 # loads each way), token arrival → painted, the cold first answer, and the
 # transfer size (about 4 minutes more).
@@ -11,6 +18,14 @@
 #   bench/browser/run.sh                    everything, the standard scenario
 #   bench/browser/run.sh -speed 5           five times faster, for a quick look
 #   bench/browser/run.sh -measure boot      one part (stream, boot, latency, cold, size)
+#   bench/browser/run.sh -measure stream -renderers trickle,smd,streamdown,tanstack -runs 3
+#                                           the widget against the three streaming peers,
+#                                           three interleaved runs (docs/PERFORMANCE.md#peers)
+#   bench/browser/run.sh -fences 64         only the 64 KiB fence among the fence answers;
+#                                           -fences '' for none; -fence-chars 32 their token
+#                                           size; with -samples, -base or -answers they are
+#                                           left out unless -fences is given; -samples ''
+#                                           -fences 4,16,64 runs the fence answers alone
 #   bench/browser/run.sh -measure first     the first visit against a warm one, navigation →
 #                                           first token painted, on emulated networks (none,
 #                                           Fast 4G, Slow 4G: -first-networks, -first-runs,
@@ -53,7 +68,11 @@ cd "$(dirname "$0")/../.."
 if [ ! -f assets/widget/trickle.js ]; then
   make widget
 fi
-if [ ! -d bench/browser/node_modules/marked ] || [ ! -d bench/browser/node_modules/streaming-markdown ]; then
+# The peers, pinned in bench/browser/package-lock.json (only the benchmark
+# needs them: CI does not install them).
+if [ ! -d bench/browser/node_modules/marked ] || [ ! -d bench/browser/node_modules/streaming-markdown ] ||
+  [ ! -d bench/browser/node_modules/streamdown ] || [ ! -d bench/browser/node_modules/@tanstack/markdown ] ||
+  [ bench/browser/package-lock.json -nt bench/browser/node_modules/.package-lock.json ]; then
   (cd bench/browser && npm ci --no-audit --no-fund)
 fi
 mkdir -p bench/results

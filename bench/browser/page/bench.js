@@ -10,6 +10,11 @@
 //                      out.innerHTML = marked.parse(whole text)  (full re-render)
 //   ?renderer=smd      fetch + SSE parse, then per animation frame the new text
 //                      goes to streaming-markdown's parser_write (incremental)
+//   ?renderer=streamdown  fetch + SSE parse, then per animation frame the
+//                      whole text so far to Streamdown in a React 19 root,
+//                      committed with flushSync (react-peers.js, bundled)
+//   ?renderer=tanstack the same with TanStack Markdown's React <Markdown>
+//                      and its streaming extension
 //   ?renderer=text     fetch + SSE parse, then per animation frame the new text
 //                      appended as text nodes, a new block at each blank line,
 //                      no markdown at all: the floor
@@ -35,6 +40,9 @@ const ends = [];
 // most 6 connections to one host and port); src for every one without it.
 const srcs = (params.get("srcs") ?? "").split(" ").filter(Boolean);
 const srcOf = (i) => srcs[i] ?? src;
+// check=code: after the end mark, note the text of the answer's last
+// <pre><code> (the open-code-fence answers: the driver checks the code).
+const checkCode = params.get("check") === "code";
 const out = document.getElementById("out");
 const request = { model: "bench", stream: true, messages: [{ role: "user", content: "bench" }] };
 
@@ -243,6 +251,17 @@ async function setup() {
       return { text, status: "complete", html: out.innerHTML.length };
     };
   }
+  if (renderer === "streamdown" || renderer === "tanstack") {
+    const { mount } = await import("/peers/react.js");
+    return async () => {
+      const text = await many((box, url) => {
+        const root = mount(renderer, box);
+        return peer((t) => root.update(t), () => root.finish(), box, url);
+      });
+      await finished();
+      return { text, status: "complete", html: out.innerHTML.length };
+    };
+  }
   if (renderer === "text") {
     // Not a markdown renderer: the least a page can do to show the streamed
     // text once per frame (one text node appended, the box pre-wrapped). What
@@ -293,11 +312,17 @@ async function main() {
     const t0 = performance.now();
     const result = await run();
     const t1 = endedAt;
+    let code = null;
+    if (checkCode) {
+      const box = out.querySelector('[data-trickle="content"]') ?? out;
+      const codes = box.querySelectorAll("pre code");
+      if (codes.length) code = codes[codes.length - 1].textContent;
+    }
     window.bench = {
       done: true, renderer, status: result.status, textLength: result.text.length, htmlLength: result.html,
       durationMs: t1 - t0, frames, fps: frames / ((t1 - t0) / 1000), maxFrameGapMs: maxGap,
       own: result.own ?? null, thread: result.thread ?? null,
-      mutations, nodesTouched, changedFrames,
+      mutations, nodesTouched, changedFrames, code,
       answers, endsMs: ends.map((e) => e - t0),
       askedAt: performance.timeOrigin + t0, painted, clock: probe ? await clockOffset() : null,
       longTasksAfterLoad: longTasks.filter((l) => l.start >= loadedAt).length,
