@@ -2,9 +2,10 @@ package element
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/trickle-dev/trickle/internal/weburl"
 )
 
 // ResumeHeader is the request header with which the widget tells a relay
@@ -57,8 +58,8 @@ func DeclaresResume(endpoint, pageOrigin string) bool {
 // originOf is scheme://host[:port] of an absolute URL, lower case, "" for
 // anything else.
 func originOf(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.Scheme == "" || u.Host == "" {
+	u, ok := weburl.Parse(s)
+	if !ok || !u.Absolute() {
 		return ""
 	}
 	return strings.ToLower(u.Scheme + "://" + u.Host)

@@ -119,7 +119,8 @@ func TestTheDefaultWidgetLinksNoneOfTheHeavyPackagesItDropped(t *testing.T) {
 // String through one; the runtime's select, by a select of two channels;
 // strings.ToValidUTF8, by a call (element.toValidUTF8 does its work);
 // strings and bytes' IndexAny and LastIndexAny (internal/anyof does theirs);
-// sort.SliceStable (render's sortMarkers).
+// sort.SliceStable (render's sortMarkers); net/url's parser, resolver and
+// writer, and net/netip's address parser behind it (internal/weburl).
 // The linker's -dumpdep lists every function it
 // keeps, and a new interface value or generic instantiation that brings
 // one back is caught here.
@@ -141,7 +142,7 @@ func TestTheDefaultWidgetLinksNoneOfTheHeavyFunctionsItDropped(t *testing.T) {
 		}
 	}
 	require.True(t, kept["time.Now"], "the dependency dump lists what the widget links")
-	for _, f := range []string{"time.Time.String", "time.Time.GoString", "time.Time.Format", "time.Time.appendFormat", "runtime.selectgo", "strings.ToValidUTF8", "strings.IndexAny", "bytes.IndexAny", "bytes.LastIndexAny", "sort.SliceStable"} {
+	for _, f := range []string{"time.Time.String", "time.Time.GoString", "time.Time.Format", "time.Time.appendFormat", "runtime.selectgo", "strings.ToValidUTF8", "strings.IndexAny", "bytes.IndexAny", "bytes.LastIndexAny", "sort.SliceStable", "net/url.Parse", "net/url.(*URL).ResolveReference", "net/url.(*URL).String", "net/url.PathEscape", "net/url.QueryUnescape", "net/url.(*URL).Hostname", "net/netip.ParseAddr"} {
 		require.False(t, kept[f], "the default widget links %s", f)
 	}
 }
