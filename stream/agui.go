@@ -72,6 +72,7 @@ type aguiOutcome struct {
 }
 
 type aguiInterrupt struct {
+	_          incomparable
 	ID         string `json:"id"`
 	Reason     string `json:"reason"`
 	Message    string `json:"message"`
@@ -331,6 +332,7 @@ func aguiContent(raw rawJSON) string {
 
 //jsonx:reader
 type aguiPart struct {
+	_    incomparable
 	Type string `json:"type"`
 	Text string `json:"text"`
 }

@@ -55,6 +55,7 @@ type aisdkPart struct {
 // of the text cites, the span (startIndex, endIndex: UTF-16 code units of
 // the text block) and the cited text.
 type aisdkCitation struct {
+	_          incomparable
 	Source     aisdkSource `json:"source"`
 	StartIndex int         `json:"startIndex"`
 	EndIndex   *int        `json:"endIndex"`
@@ -63,6 +64,7 @@ type aisdkCitation struct {
 
 // aisdkSource is a citation's source: a URL or a document.
 type aisdkSource struct {
+	_         incomparable
 	ID        string `json:"id"`
 	URL       string `json:"url"`
 	Title     string `json:"title"`

@@ -44,6 +44,7 @@ type anthropicMessage struct {
 }
 
 type anthropicContentBlock struct {
+	_        incomparable
 	Type     string  `json:"type"`
 	Text     string  `json:"text"`
 	Thinking string  `json:"thinking"`
@@ -60,6 +61,7 @@ type anthropicContentBlock struct {
 //
 //jsonx:reader
 type anthropicSearchResult struct {
+	_     incomparable
 	Type  string `json:"type"`
 	URL   string `json:"url"`
 	Title string `json:"title"`
@@ -72,6 +74,7 @@ type anthropicSearchResult struct {
 // content_block_location: document_index, document_title), each with the
 // cited_text.
 type anthropicCitation struct {
+	_             incomparable
 	Type          string `json:"type"`
 	CitedText     string `json:"cited_text"`
 	URL           string `json:"url"`
@@ -111,6 +114,7 @@ func (cb *anthropicContentBlock) emitText(emit func(Event)) {
 }
 
 type anthropicDelta struct {
+	_           incomparable
 	Type        string             `json:"type"`
 	Text        string             `json:"text"`
 	Thinking    string             `json:"thinking"`

@@ -166,6 +166,7 @@ func (j *rawJSON) readRaw(text string) { *j = rawJSON(text) }
 //
 //jsonx:reader
 type apiError struct {
+	_       incomparable
 	Message string  `json:"message"`
 	Type    string  `json:"type"`
 	Code    rawJSON `json:"code"`

@@ -50,6 +50,7 @@ type geminiGroundingChunk struct {
 }
 
 type geminiWebSource struct {
+	_     incomparable
 	URI   string `json:"uri"`
 	Title string `json:"title"`
 }
@@ -60,6 +61,7 @@ type geminiGroundingSupport struct {
 }
 
 type geminiSegment struct {
+	_          incomparable
 	StartIndex int    `json:"startIndex"`
 	EndIndex   int    `json:"endIndex"`
 	Text       string `json:"text"`
@@ -80,12 +82,14 @@ type geminiContent struct {
 }
 
 type geminiPart struct {
+	_            incomparable
 	Text         *string             `json:"text"`
 	Thought      bool                `json:"thought"`
 	FunctionCall *geminiFunctionCall `json:"functionCall"`
 }
 
 type geminiFunctionCall struct {
+	_    incomparable
 	ID   string  `json:"id"`
 	Name string  `json:"name"`
 	Args rawJSON `json:"args"`
@@ -99,6 +103,7 @@ type geminiUsage struct {
 }
 
 type geminiPromptFeedback struct {
+	_                  incomparable
 	BlockReason        string `json:"blockReason"`
 	BlockReasonMessage string `json:"blockReasonMessage"`
 }

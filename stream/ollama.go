@@ -34,11 +34,13 @@ type ollamaMessage struct {
 }
 
 type ollamaToolCall struct {
+	_        incomparable
 	ID       string         `json:"id"`
 	Function ollamaFunction `json:"function"`
 }
 
 type ollamaFunction struct {
+	_         incomparable
 	Index     *int    `json:"index"`
 	Name      string  `json:"name"`
 	Arguments rawJSON `json:"arguments"`

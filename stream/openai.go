@@ -55,11 +55,13 @@ type openaiDelta struct {
 // openaiAnnotation is a Chat Completions annotation: a url_citation with
 // the url, title and the span it supports (characters of the content).
 type openaiAnnotation struct {
+	_           incomparable
 	Type        string             `json:"type"`
 	URLCitation *openaiURLCitation `json:"url_citation"`
 }
 
 type openaiURLCitation struct {
+	_          incomparable
 	StartIndex int    `json:"start_index"`
 	EndIndex   *int   `json:"end_index"`
 	URL        string `json:"url"`
@@ -93,12 +95,14 @@ func (dl *openaiDelta) emitText(text *citable, emit func(Event)) {
 }
 
 type openaiToolCall struct {
+	_        incomparable
 	Index    int            `json:"index"`
 	ID       string         `json:"id"`
 	Function openaiFunction `json:"function"`
 }
 
 type openaiFunction struct {
+	_         incomparable
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
 }

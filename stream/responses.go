@@ -49,6 +49,7 @@ type responsesEvent struct {
 }
 
 type responsesItem struct {
+	_         incomparable
 	Type      string `json:"type"`
 	ID        string `json:"id"`
 	CallID    string `json:"call_id"`
@@ -61,6 +62,7 @@ type responsesItem struct {
 // index), container_file_citation (file_id, filename, start_index,
 // end_index). Indexes count characters (code points) of the part's text.
 type responsesAnnotation struct {
+	_          incomparable
 	Type       string `json:"type"`
 	URL        string `json:"url"`
 	Title      string `json:"title"`
@@ -72,6 +74,7 @@ type responsesAnnotation struct {
 }
 
 type responsesResponse struct {
+	_                 incomparable
 	Status            string               `json:"status"`
 	Error             *apiError            `json:"error"`
 	IncompleteDetails *responsesIncomplete `json:"incomplete_details"`

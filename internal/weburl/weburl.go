@@ -21,6 +21,7 @@ import "strings"
 // URL is a URL read by Parse. Its parts are kept as written, escapes and
 // all: in this language net/url writes them back the same.
 type URL struct {
+	_          incomparable
 	Scheme     string // lower case; "" in a reference without one
 	Host       string // host[:port] as written; "" in a path-only reference
 	Path       string // escaped, as written

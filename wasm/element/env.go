@@ -79,6 +79,7 @@ type Conn struct {
 // Go was ready (wasm/web/early), which the answer's first connection
 // adopts. A failed early request is reported as that connection's Ended.
 type Early struct {
+	_         incomparable
 	OK        bool
 	Status    int
 	StreamID  string

@@ -191,6 +191,7 @@ const maxQueryParams = 10000
 // the widget url.Values's map and generic string sort.
 func withQueryValue(q, key, value string) string {
 	type pair struct {
+		_    incomparable
 		k, v string
 		n    int
 	}
@@ -210,10 +211,10 @@ func withQueryValue(q, key, value string) string {
 			if v, ok = weburl.Unescape(v, true); !ok || k == key {
 				continue
 			}
-			pairs = append(pairs, pair{k, v, len(pairs)})
+			pairs = append(pairs, pair{k: k, v: v, n: len(pairs)})
 		}
 	}
-	pairs = append(pairs, pair{key, value, len(pairs)})
+	pairs = append(pairs, pair{k: key, v: value, n: len(pairs)})
 	sort.Slice(pairs, func(i, j int) bool {
 		if pairs[i].k != pairs[j].k {
 			return pairs[i].k < pairs[j].k

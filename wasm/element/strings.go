@@ -16,6 +16,7 @@ import (
 // keys and the English of both are wasm/protocol's table (Str…,
 // English…), which the page's contract.js is generated from.
 type Strings struct {
+	_ incomparable
 	// The statuses, shown in the status line and spoken in the status
 	// region.
 	Responding, Complete, Stopped, Incomplete, Failed string

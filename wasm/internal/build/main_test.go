@@ -120,7 +120,8 @@ func TestTheDefaultWidgetLinksNoneOfTheHeavyPackagesItDropped(t *testing.T) {
 // strings.ToValidUTF8, by a call (element.toValidUTF8 does its work);
 // strings and bytes' IndexAny and LastIndexAny (internal/anyof does theirs);
 // sort.SliceStable (render's sortMarkers); net/url's parser, resolver and
-// writer, and net/netip's address parser behind it (internal/weburl).
+// writer, and net/netip's address parser behind it (internal/weburl); the
+// equality functions of structs nothing compares.
 // The linker's -dumpdep lists every function it
 // keeps, and a new interface value or generic instantiation that brings
 // one back is caught here.
@@ -142,6 +143,24 @@ func TestTheDefaultWidgetLinksNoneOfTheHeavyFunctionsItDropped(t *testing.T) {
 		}
 	}
 	require.True(t, kept["time.Now"], "the dependency dump lists what the widget links")
+	// No equality function of a struct nothing compares (each begins
+	// with an incomparable field): none of an unexported type of
+	// Trickle's but those built with positional literals, and none of
+	// these exported ones.
+	const trickle = "type:.eq.github.com/trickle-dev/trickle/"
+	for f := range kept {
+		name, ok := strings.CutPrefix(f, trickle)
+		if !ok {
+			continue
+		}
+		_, typ, _ := strings.Cut(name, ".")
+		if typ != "" && typ[0] >= 'a' && typ[0] <= 'z' && typ != "keyed" && typ != "openElement" {
+			t.Errorf("the default widget links %s: begin the struct with an incomparable field", f)
+		}
+	}
+	for _, typ := range []string{"wasm/element.Strings", "wasm/element.Early", "wasm/element.StoredCall", "wasm/element.Pacer", "internal/weburl.URL", "internal/jsonx.Reader"} {
+		require.False(t, kept[trickle+typ], "the default widget links %s", trickle+typ)
+	}
 	for _, f := range []string{"time.Time.String", "time.Time.GoString", "time.Time.Format", "time.Time.appendFormat", "runtime.selectgo", "strings.ToValidUTF8", "strings.IndexAny", "bytes.IndexAny", "bytes.LastIndexAny", "sort.SliceStable", "net/url.Parse", "net/url.(*URL).ResolveReference", "net/url.(*URL).String", "net/url.PathEscape", "net/url.QueryUnescape", "net/url.(*URL).Hostname", "net/netip.ParseAddr"} {
 		require.False(t, kept[f], "the default widget links %s", f)
 	}
