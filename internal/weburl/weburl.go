@@ -76,8 +76,8 @@ func parse(s string, lax bool) (*URL, bool) {
 	} else if i := strings.IndexByte(s, ':'); i >= 0 && !strings.Contains(s[:i], "/") {
 		return nil, false // a colon in the first segment: net/url refuses it
 	}
-	if !validPart(s, "/", lax) {
-		return nil, false
+	if !validPart(s, "/", lax) || strings.EqualFold(s, "%2a") {
+		return nil, false // (net/url writes a path of "*" as "*", escaped or not)
 	}
 	u.Path = s
 	return u, true
@@ -247,7 +247,11 @@ func removeDots(base, ref string) string {
 	if full == "" {
 		return ""
 	}
-	out := []byte{'/'}
+	// out[:n] is what is written: a "/", then the segments kept, each
+	// after a "/" but the first (a leading empty segment makes "//").
+	out := make([]byte, len(full)+2)
+	out[0] = '/'
+	n := 1
 	empty := true // nothing written after the first "/"
 	seg := ""
 	for more := true; more; {
@@ -261,44 +265,44 @@ func removeDots(base, ref string) string {
 		case ".":
 			empty = false
 		case "..":
-			i := len(out) - 1
-			for i > 1 && out[i] != '/' {
-				i--
+			n--
+			for n > 1 && out[n] != '/' {
+				n--
 			}
-			out = out[:max(i, 1)] // back to the last "/" after the first, else to the root
-			empty = len(out) == 1
+			n = max(n, 1) // back to the last "/" after the first, else to the root
+			empty = n == 1
 		default:
 			if !empty {
-				out = append(out, '/')
+				out[n] = '/'
+				n++
 			}
-			out = append(out, seg...)
+			n += copy(out[n:], seg)
 			empty = false
 		}
 	}
 	if seg == "." || seg == ".." {
-		out = append(out, '/')
+		out[n] = '/'
+		n++
 	}
-	if len(out) > 1 && out[1] == '/' {
-		out = out[1:]
+	if n > 1 && out[1] == '/' {
+		return string(out[1:n])
 	}
-	return string(out)
+	return string(out[:n])
 }
 
 // String writes u (absolute) back as net/url's URL.String does.
 func (u *URL) String() string {
-	b := make([]byte, 0, len(u.Scheme)+len(u.Host)+len(u.Path)+len(u.RawQuery)+len(u.Fragment)+6)
-	b = append(append(append(b, u.Scheme...), "://"...), u.Host...)
+	slash, q, hash := "", "", ""
 	if u.Path != "" && u.Path[0] != '/' {
-		b = append(b, '/')
+		slash = "/"
 	}
-	b = append(b, u.Path...)
 	if u.ForceQuery || u.RawQuery != "" {
-		b = append(append(b, '?'), u.RawQuery...)
+		q = "?"
 	}
 	if u.Fragment != "" {
-		b = append(append(b, '#'), u.Fragment...)
+		hash = "#"
 	}
-	return string(b)
+	return u.Scheme + "://" + u.Host + slash + u.Path + q + u.RawQuery + hash + u.Fragment
 }
 
 // Hostname is u's host without its port or an IPv6 address's brackets,
@@ -318,10 +322,8 @@ func (u *URL) Hostname() string {
 // net/url's PathUnescape and QueryUnescape do; ok is false for a "%"
 // without two hex digits after it.
 func Unescape(s string, query bool) (string, bool) {
-	if strings.IndexByte(s, '%') < 0 && (!query || strings.IndexByte(s, '+') < 0) {
-		return s, true
-	}
-	b := make([]byte, 0, len(s))
+	b := make([]byte, len(s))
+	n := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c == '%' {
@@ -333,9 +335,10 @@ func Unescape(s string, query bool) (string, bool) {
 		} else if c == '+' && query {
 			c = ' '
 		}
-		b = append(b, c)
+		b[n] = c
+		n++
 	}
-	return string(b), true
+	return string(b[:n]), true
 }
 
 // The bytes, besides letters and digits, that net/url leaves as they are
@@ -350,17 +353,21 @@ const (
 // Escape escapes s as net/url does: letters, digits and keep stay, a
 // space is "+" when keep is QueryKeeps, any other byte %XX in upper case.
 func Escape(s, keep string) string {
-	b := make([]byte, 0, len(s))
+	b := make([]byte, 3*len(s))
+	n := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case isAlnum(c) || strings.IndexByte(keep, c) >= 0:
-			b = append(b, c)
 		case c == ' ' && keep == QueryKeeps:
-			b = append(b, '+')
+			c = '+'
 		default:
-			b = append(b, '%', "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&15])
+			b[n], b[n+1], b[n+2] = '%', "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&15]
+			n += 3
+			continue
 		}
+		b[n] = c
+		n++
 	}
-	return string(b)
+	return string(b[:n])
 }

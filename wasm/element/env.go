@@ -131,6 +131,7 @@ type End struct {
 
 // WSClosed is a WebSocket's close event.
 type WSClosed struct {
+	_      incomparable
 	URL    string
 	Code   int
 	Reason string

@@ -67,6 +67,7 @@ func (r Reason) Retry() bool {
 // StatusError is a response with a status other than 2xx: the status and
 // what its body says (HTTPError).
 type StatusError struct {
+	_ incomparable
 	// Status is the HTTP status code.
 	Status int
 	// Message is the start of the body, or its JSON error's message ("" for
