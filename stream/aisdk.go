@@ -1,9 +1,10 @@
 package stream
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -181,7 +182,7 @@ func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	case c.Type == "tool-input-delta":
 		i, ok := d.tools[c.ToolCallID]
 		if !ok {
-			return fmt.Errorf("%w: tool-input-delta for %q, which no tool-input-start opened", ErrUnknownToolCall, c.ToolCallID)
+			return errtext.Wrap(ErrUnknownToolCall.Error()+": tool-input-delta for "+strconv.Quote(c.ToolCallID)+", which no tool-input-start opened", ErrUnknownToolCall)
 		}
 		emit(Event{Kind: KindToolCallDelta, Index: i, Text: c.InputTextDelta})
 	case c.Type == "tool-input-available" || c.Type == "tool-input-error":
@@ -194,7 +195,7 @@ func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	case c.Type == "tool-output-available" || c.Type == "tool-output-error":
 		i, ok := d.tools[c.ToolCallID]
 		if !ok {
-			return fmt.Errorf("%w: %s for %q, a call that never started", ErrUnknownToolCall, c.Type, c.ToolCallID)
+			return errtext.Wrap(ErrUnknownToolCall.Error()+": "+c.Type+" for "+strconv.Quote(c.ToolCallID)+", a call that never started", ErrUnknownToolCall)
 		}
 		if c.Type == "tool-output-error" {
 			emit(Event{Kind: KindToolResult, Index: i, Reason: ToolResultError, Text: c.ErrorText})
@@ -204,7 +205,7 @@ func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	case c.Type == "tool-output-denied":
 		i, ok := d.tools[c.ToolCallID]
 		if !ok {
-			return fmt.Errorf("%w: %s for %q, a call that never started", ErrUnknownToolCall, c.Type, c.ToolCallID)
+			return errtext.Wrap(ErrUnknownToolCall.Error()+": "+c.Type+" for "+strconv.Quote(c.ToolCallID)+", a call that never started", ErrUnknownToolCall)
 		}
 		emit(Event{Kind: KindToolResult, Index: i, Reason: ToolResultDenied})
 	case c.Type == "tool-approval-request":
@@ -229,7 +230,7 @@ func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		}
 		emit(Event{Kind: KindEnd})
 	default:
-		return fmt.Errorf("%w: a UI message stream part of type %q", ErrUnknownEvent, c.Type)
+		return errtext.Wrap(ErrUnknownEvent.Error()+": a UI message stream part of type "+strconv.Quote(c.Type), ErrUnknownEvent)
 	}
 	return nil
 }

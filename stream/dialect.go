@@ -3,9 +3,10 @@ package stream
 import (
 	"cmp"
 	"errors"
-	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 )
@@ -99,7 +100,7 @@ func DialectNames(ds []Dialect) string {
 }
 
 func unknownDialect(s string) error {
-	return fmt.Errorf("%w %q (want auto or one of %s)", ErrUnknownDialect, s, DialectNames(dialectList))
+	return errtext.Wrap(ErrUnknownDialect.Error()+" "+strconv.Quote(s)+" (want auto or one of "+DialectNames(dialectList)+")", ErrUnknownDialect)
 }
 
 // A Decoder interprets one dialect: it turns the dialect's events into
@@ -149,9 +150,9 @@ func eventError(err error) error {
 		return nil
 	}
 	if errors.Is(err, jsonx.ErrType) {
-		return fmt.Errorf("%w: unexpected shape: %v", ErrUnknownEvent, err)
+		return errtext.Wrap(ErrUnknownEvent.Error()+": unexpected shape: "+errtext.Text(err), ErrUnknownEvent)
 	}
-	return fmt.Errorf("%w: %v", ErrBadJSON, err)
+	return errtext.Wrap(ErrBadJSON.Error()+": "+errtext.Text(err), ErrBadJSON)
 }
 
 // rawJSON is a JSON value kept as its text, as json.RawMessage keeps it

@@ -1,8 +1,7 @@
 package stream
 
 import (
-	"fmt"
-
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -127,7 +126,7 @@ func (d *geminiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return nil
 	}
 	if c.Candidates == nil && c.UsageMetadata == nil && c.PromptFeedback == nil {
-		return fmt.Errorf("%w: neither candidates, usageMetadata nor promptFeedback", ErrUnknownEvent)
+		return errtext.Wrap(ErrUnknownEvent.Error()+": neither candidates, usageMetadata nor promptFeedback", ErrUnknownEvent)
 	}
 	for _, cand := range c.Candidates {
 		if cand.Index != 0 {

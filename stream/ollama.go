@@ -1,8 +1,7 @@
 package stream
 
 import (
-	"fmt"
-
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -60,7 +59,7 @@ func (d *ollamaDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return nil
 	}
 	if c.Message == nil && c.Response == nil && c.Done == nil {
-		return fmt.Errorf("%w: neither message, response nor done", ErrUnknownEvent)
+		return errtext.Wrap(ErrUnknownEvent.Error()+": neither message, response nor done", ErrUnknownEvent)
 	}
 	thinking, text := c.Thinking, ""
 	if c.Response != nil {

@@ -1,9 +1,10 @@
 package stream
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -137,7 +138,7 @@ func (d *openaiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return nil
 	}
 	if c.Choices == nil && c.Usage == nil && c.Object == "" {
-		return fmt.Errorf("%w: neither choices, usage nor error", ErrUnknownEvent)
+		return errtext.Wrap(ErrUnknownEvent.Error()+": neither choices, usage nor error", ErrUnknownEvent)
 	}
 	var skipErr error
 	for _, ch := range c.Choices {
@@ -150,7 +151,7 @@ func (d *openaiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 			t := d.tools.get(tc.Index)
 			if t == nil {
 				if tc.ID == "" && tc.Function.Name == "" {
-					skipErr = fmt.Errorf("%w: tool_calls index %d arrived without an id or name first", ErrUnknownToolCall, tc.Index)
+					skipErr = errtext.Wrap(ErrUnknownToolCall.Error()+": tool_calls index "+strconv.Itoa(tc.Index)+" arrived without an id or name first", ErrUnknownToolCall)
 					continue
 				}
 				t = d.tools.open(tc.Index)
@@ -243,7 +244,7 @@ func (plainDecoder) Decode(ev sse.Event, emit func(Event)) error {
 			emit(Event{Kind: KindText, Text: *c.Delta})
 		}
 	default:
-		return fmt.Errorf("%w: no \"delta\" string", ErrUnknownEvent)
+		return errtext.Wrap(ErrUnknownEvent.Error()+": no \"delta\" string", ErrUnknownEvent)
 	}
 	return nil
 }

@@ -3,10 +3,11 @@ package stream
 import (
 	"bytes"
 	"errors"
-	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/sse"
 )
@@ -290,7 +291,7 @@ func (p *Pipeline) feed(b []byte) {
 		if p.tooLong {
 			p.tooLong = false
 			p.seq++
-			p.skipped(sse.Event{Type: "message"}, p.seq, fmt.Errorf("%w: an NDJSON line is longer than %d bytes", ErrEventTooLarge, p.maxEvent))
+			p.skipped(sse.Event{Type: "message"}, p.seq, errtext.Wrap(ErrEventTooLarge.Error()+": an NDJSON line is longer than "+strconv.Itoa(p.maxEvent)+" bytes", ErrEventTooLarge))
 		} else {
 			p.ndjsonLine(p.line)
 		}
@@ -321,7 +322,7 @@ func (s sseSink) Retry(ms int) { s.p.retry = time.Duration(ms) * time.Millisecon
 func (s sseSink) Dropped(error) {
 	p := s.p
 	p.seq++
-	p.skipped(sse.Event{Type: "message"}, p.seq, fmt.Errorf("%w: an SSE event is longer than %d bytes (%w)", ErrEventTooLarge, p.maxEvent, sse.ErrEventTooLarge))
+	p.skipped(sse.Event{Type: "message"}, p.seq, errtext.Wrap2(ErrEventTooLarge.Error()+": an SSE event is longer than "+strconv.Itoa(p.maxEvent)+" bytes ("+sse.ErrEventTooLarge.Error()+")", ErrEventTooLarge, sse.ErrEventTooLarge))
 }
 
 // appendLine grows the unfinished line, dropping it (and remembering that)
@@ -412,7 +413,7 @@ func (p *Pipeline) Close() error {
 		if p.tooLong {
 			p.tooLong = false
 			p.seq++
-			p.skipped(sse.Event{Type: "message"}, p.seq, fmt.Errorf("%w: an NDJSON line is longer than %d bytes", ErrEventTooLarge, p.maxEvent))
+			p.skipped(sse.Event{Type: "message"}, p.seq, errtext.Wrap(ErrEventTooLarge.Error()+": an NDJSON line is longer than "+strconv.Itoa(p.maxEvent)+" bytes", ErrEventTooLarge))
 			clean = false
 		} else if len(bytes.TrimSpace(p.line)) > 0 {
 			if !jsonx.Valid(string(bytes.TrimSpace(p.line))) {
@@ -453,12 +454,12 @@ func (p *Pipeline) incompleteError() error {
 		where = "between events"
 	}
 	if p.dec == nil {
-		return fmt.Errorf("%w: the stream closed %s after %d events before its dialect was known", ErrIncomplete, where, p.seq)
+		return errtext.Wrap(ErrIncomplete.Error()+": the stream closed "+where+" after "+strconv.Itoa(p.seq)+" events before its dialect was known", ErrIncomplete)
 	}
 	if p.framing == FramingText {
-		return fmt.Errorf("%w: the text body closed after %d of the %d bytes its Content-Length announced", ErrIncomplete, p.received, p.length)
+		return errtext.Wrap(ErrIncomplete.Error()+": the text body closed after "+strconv.FormatInt(p.received, 10)+" of the "+strconv.FormatInt(p.length, 10)+" bytes its Content-Length announced", ErrIncomplete)
 	}
-	return fmt.Errorf("%w: %s stream closed %s after %d events without %s", ErrIncomplete, p.dec.Dialect(), where, p.seq, p.dec.EndMarker())
+	return errtext.Wrap(ErrIncomplete.Error()+": "+p.dec.Dialect().String()+" stream closed "+where+" after "+strconv.Itoa(p.seq)+" events without "+p.dec.EndMarker(), ErrIncomplete)
 }
 
 // Reconnect prepares for the byte stream of a new connection after a drop
@@ -496,7 +497,7 @@ func (p *Pipeline) Cut(err error) {
 	if p.answer.status.Terminal() {
 		return
 	}
-	p.answer.end(Incomplete, fmt.Errorf("%w: %w", ErrIncomplete, err))
+	p.answer.end(Incomplete, errtext.Wrap2(ErrIncomplete.Error()+": "+errtext.Text(err), ErrIncomplete, err))
 	p.reopen = false
 }
 
@@ -510,7 +511,7 @@ func (p *Pipeline) Fail(err error) {
 	if err == nil {
 		err = errors.New("unknown transport error")
 	}
-	p.answer.end(Failed, fmt.Errorf("stream: transport failed after %d events: %w", p.seq, err))
+	p.answer.end(Failed, errtext.Wrap("stream: transport failed after "+strconv.Itoa(p.seq)+" events: "+errtext.Text(err), err))
 	p.reopen = true
 }
 

@@ -2,13 +2,13 @@ package element
 
 import (
 	"errors"
-	"fmt"
-	"github.com/trickle-dev/trickle/a11y"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/trickle-dev/trickle/a11y"
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/stream"
 	"github.com/trickle-dev/trickle/wasm/protocol"
@@ -141,7 +141,7 @@ func ParseCommand(s string) (Command, error) {
 		})
 	})
 	if err != nil {
-		return Command{}, fmt.Errorf("trickle: a malformed command from trickle.js (loader and .wasm from different builds?): %w", err)
+		return Command{}, errtext.Wrap("trickle: a malformed command from trickle.js (loader and .wasm from different builds?): "+errtext.Text(err), err)
 	}
 	return c, nil
 }
@@ -206,7 +206,7 @@ func (c Command) Request() (Request, error) {
 			return Request{}, err
 		}
 	default:
-		return Request{}, fmt.Errorf("%w (got %s)", ErrBadRequestBody, c.ArgType)
+		return Request{}, errtext.Wrap(ErrBadRequestBody.Error()+" (got "+c.ArgType+")", ErrBadRequestBody)
 	}
 	r := Request{URL: c.URL, Endpoint: c.URL, Body: body, Headers: c.Headers}
 	if c.Transport == "websocket" {

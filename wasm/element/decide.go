@@ -1,11 +1,12 @@
 package element
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/internal/jsonx"
 )
 
@@ -117,9 +118,9 @@ func errorMessage(body string) string {
 func WSClose(url string, opened bool, code int, reason string) (clean bool, err error) {
 	switch {
 	case !opened:
-		return false, fmt.Errorf("%w: could not open the WebSocket %s (closed with code %d)", ErrConnection, url, code)
+		return false, errtext.Wrap(ErrConnection.Error()+": could not open the WebSocket "+url+" (closed with code "+strconv.Itoa(code)+")", ErrConnection)
 	case code != 1000:
-		return false, fmt.Errorf("%w: the WebSocket closed with code %d %s", ErrConnection, code, reason)
+		return false, errtext.Wrap(ErrConnection.Error()+": the WebSocket closed with code "+strconv.Itoa(code)+" "+reason, ErrConnection)
 	}
 	return true, nil
 }

@@ -1,10 +1,10 @@
 package element
 
 import (
-	"fmt"
 	"strings"
 	"sync"
 
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/internal/weburl"
 )
 
@@ -103,5 +103,5 @@ func corsHint(err error, url, pageOrigin string, headers [][2]string) error {
 	if len(names) > 0 {
 		allow = ", Access-Control-Allow-Headers: " + strings.Join(names, ", ")
 	}
-	return fmt.Errorf("%w (the endpoint's origin %s is not the page's %s: if the server is up, CORS is the likely cause: it must answer the preflight (OPTIONS) and the request with Access-Control-Allow-Origin: %s, Access-Control-Allow-Methods: POST%s, and Access-Control-Expose-Headers: X-Trickle-Stream, X-Trickle-Stream-URL for Stop and resume)", err, o, pageOrigin, pageOrigin, allow)
+	return errtext.Wrap(errtext.Text(err)+" (the endpoint's origin "+o+" is not the page's "+pageOrigin+": if the server is up, CORS is the likely cause: it must answer the preflight (OPTIONS) and the request with Access-Control-Allow-Origin: "+pageOrigin+", Access-Control-Allow-Methods: POST"+allow+", and Access-Control-Expose-Headers: X-Trickle-Stream, X-Trickle-Stream-URL for Stop and resume)", err)
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/stream"
 )
 
@@ -98,7 +99,7 @@ var ErrConnection = errors.New("trickle: the connection failed")
 // ConnError is a fetch or a body read that failed with the browser's
 // message text (a TypeError's "Failed to fetch", an aborted body).
 func ConnError(url, text string) error {
-	return fmt.Errorf("%w: %s: %s", ErrConnection, url, text)
+	return errtext.Wrap(ErrConnection.Error()+": "+url+": "+text, ErrConnection)
 }
 
 // Outcome is how an answer ended, for the page: the status, the technical

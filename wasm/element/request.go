@@ -2,9 +2,9 @@ package element
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/internal/jsonx"
 )
 
@@ -55,7 +55,7 @@ func StreamingBody(body string) (string, error) {
 		isObject = r.Object(func(key string) { set(key, r.Raw()) })
 	})
 	if err != nil || !isObject {
-		return "", fmt.Errorf("%w: %v", ErrBadRequestBody, err)
+		return "", errtext.Wrap(ErrBadRequestBody.Error()+": "+errtext.Text(err), ErrBadRequestBody)
 	}
 	set("stream", "true")
 	// sort.Slice shares its code with the widget's other sorts; a generic
