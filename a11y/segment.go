@@ -9,6 +9,7 @@ import (
 	"github.com/clipperhouse/uax29/v2/sentences"
 
 	"github.com/trickle-dev/trickle/internal/anyof"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 )
 
 // MaxUnitRunes is the longest unit spoken in one piece. A longer sentence is
@@ -278,7 +279,7 @@ func (r *run) unit(s, e int, last bool) Unit {
 	u := Unit{
 		Pos:  r.pos[s],
 		End:  r.pos[e-1] + 1,
-		Text: strings.Join(strings.Fields(r.speakable(s, e)), " "),
+		Text: stdlite.JoinFields(r.speakable(s, e)),
 	}
 	if last {
 		u.End = max(u.End, r.end)

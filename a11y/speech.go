@@ -8,11 +8,13 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/trickle-dev/trickle/internal/anyof"
-	"github.com/trickle-dev/trickle/render"
 	"github.com/yuin/goldmark/ast"
 	extast "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/util"
+
+	"github.com/trickle-dev/trickle/internal/anyof"
+	"github.com/trickle-dev/trickle/internal/stdlite"
+	"github.com/trickle-dev/trickle/render"
 )
 
 // Byte flags of a run's speech text.
@@ -382,7 +384,7 @@ func (p *projector) inline(r *run, n ast.Node) {
 			return
 		}
 		at := p.offset + segs.At(0).Start
-		tex := strings.Join(strings.Fields(string(n.Value(p.src))), " ")
+		tex := stdlite.JoinFields(string(n.Value(p.src)))
 		r.add("(formula: ", at, flagKeep)
 		r.add(tex, at, flagKeep)
 		p.cursor = segs.At(segs.Len()-1).Stop + len(n.Open)

@@ -2,7 +2,7 @@ package render
 
 import (
 	"bytes"
-	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/yuin/goldmark/ast"
@@ -47,7 +47,7 @@ var defaultLinkSchemes = []string{"http", "https", "mailto"}
 // key identifies the policy's behaviour, for the instance cache.
 func (p Policy) key() string {
 	return strings.Join(p.AllowedImageOrigins, "\x00") + "\x01" + p.SameOrigin + "\x01" +
-		strings.Join(p.LinkSchemes, "\x00") + "\x01" + fmt.Sprint(p.LinkSchemes == nil, p.AllowDataImages)
+		strings.Join(p.LinkSchemes, "\x00") + "\x01" + strconv.FormatBool(p.LinkSchemes == nil) + " " + strconv.FormatBool(p.AllowDataImages)
 }
 
 func (p Policy) isZero() bool {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/trickle-dev/trickle/internal/htmlx"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 )
 
 // TailPatch is the DOM work that turns the live tail, as the browser parsed
@@ -160,7 +161,7 @@ func (n *node) data(src string) string {
 		s = htmlx.Unescape(s)
 	}
 	if strings.IndexByte(s, '\r') >= 0 {
-		s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+		s = stdlite.ReplaceAll(stdlite.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
 	}
 	return s
 }

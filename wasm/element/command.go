@@ -10,6 +10,7 @@ import (
 	"github.com/trickle-dev/trickle/a11y"
 	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 	"github.com/trickle-dev/trickle/stream"
 	"github.com/trickle-dev/trickle/wasm/protocol"
 )
@@ -303,7 +304,7 @@ func (c Command) Config() Config {
 		cfg.Words = &w
 	}
 	if o := strings.TrimSpace(c.ImageOrigins); o != "" {
-		cfg.Policy.AllowedImageOrigins = strings.Fields(o)
+		cfg.Policy.AllowedImageOrigins = stdlite.Fields(o)
 	}
 	return cfg
 }

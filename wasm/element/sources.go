@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/trickle-dev/trickle/internal/htmlx"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 	"github.com/trickle-dev/trickle/internal/weburl"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/stream"
@@ -87,7 +88,7 @@ func sourcesSaid(n int, w *Strings) string {
 	if n == 0 {
 		return ""
 	}
-	return strings.ReplaceAll(w.SourcesSaid, "{count}", strconv.Itoa(n))
+	return stdlite.ReplaceAll(w.SourcesSaid, "{count}", strconv.Itoa(n))
 }
 
 func firstOf(ss ...string) string {

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/trickle-dev/trickle/internal/stdlite"
 	"github.com/trickle-dev/trickle/stream"
 	"github.com/trickle-dev/trickle/wasm/protocol"
 )
@@ -170,5 +171,5 @@ func (s *Strings) Reason(r Reason, status int) string {
 		}
 		r = ReasonUnknown
 	}
-	return strings.ReplaceAll(s.Reasons[r], "{status}", strconv.Itoa(status))
+	return stdlite.ReplaceAll(s.Reasons[r], "{status}", strconv.Itoa(status))
 }

@@ -1,0 +1,71 @@
+// Package stdlite has small stand-ins for standard library functions the
+// widget calls in a few places, written for the cases it has: each links
+// less code into the .wasm than the general function (issue 34,
+// "Lighter"), and a fuzz target holds it to the original as its oracle.
+package stdlite
+
+import "unicode"
+
+// Fields is strings.Fields: s split around each run of white space
+// (unicode.IsSpace), an empty slice when s has none.
+func Fields(s string) []string {
+	out := []string{}
+	start := -1
+	for i, r := range s {
+		switch {
+		case !unicode.IsSpace(r):
+			if start < 0 {
+				start = i
+			}
+		case start >= 0:
+			out = append(out, s[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+// JoinFields is strings.Join(strings.Fields(s), " "): s with each run of
+// white space made one space, and none at either end.
+func JoinFields(s string) string {
+	b := make([]byte, 0, len(s))
+	for _, f := range Fields(s) {
+		if len(b) > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, f...)
+	}
+	return string(b)
+}
+
+// ReplaceAll is strings.ReplaceAll for an old that is not empty: s with
+// each non-overlapping old, from the left, replaced by new.
+func ReplaceAll(s, old, new string) string {
+	var b []byte
+	for {
+		i := index(s, old)
+		if i < 0 {
+			break
+		}
+		b = append(append(b, s[:i]...), new...)
+		s = s[i+len(old):]
+	}
+	if b == nil {
+		return s
+	}
+	return string(append(b, s...))
+}
+
+// index is strings.Index, by a plain search: the widget's olds are a few
+// bytes long.
+func index(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}
