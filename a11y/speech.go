@@ -77,7 +77,7 @@ func (r *run) space(pos int) {
 }
 
 func (r *run) empty() bool {
-	return len(bytes.TrimSpace(r.text[r.prefix:])) == 0
+	return len(stdlite.TrimSpaceBytes(r.text[r.prefix:])) == 0
 }
 
 // projector walks one top-level block and produces its runs.
@@ -289,7 +289,7 @@ func (p *projector) table(n *extast.Table) {
 			for cell := c.FirstChild(); cell != nil; cell = cell.NextSibling() {
 				var cr run
 				p.inlines(&cr, cell)
-				header = append(header, strings.TrimSpace(string(cr.text)))
+				header = append(header, stdlite.TrimSpace(string(cr.text)))
 			}
 			cols = max(cols, c.ChildCount())
 		case *extast.TableRow:

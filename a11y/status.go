@@ -29,7 +29,7 @@ func StatusText(status stream.Status, err error) string {
 	msg := stdlite.JoinFields(plain(err.Error()))
 	if r := []rune(msg); len(r) > maxErrorRunes {
 		// A listener cannot skim: say the start of a long error.
-		msg = strings.TrimSpace(string(r[:maxErrorRunes])) + "…"
+		msg = stdlite.TrimSpace(string(r[:maxErrorRunes])) + "…"
 	}
 	if msg == "" {
 		return StatusFailed

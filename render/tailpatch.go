@@ -323,7 +323,7 @@ func (f *fragment) parseFrom(pos int, stack []openElement) bool {
 				return false
 			}
 			top := stack[len(stack)-1]
-			if strings.ToLower(strings.TrimSpace(rest[2:end])) != top.tag {
+			if strings.ToLower(stdlite.TrimSpace(rest[2:end])) != top.tag {
 				return false
 			}
 			f.nodes[top.idx].contentEnd = pos

@@ -7,6 +7,7 @@ import (
 
 	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -292,7 +293,7 @@ func (d *aguiDecoder) end(id string, emit func(Event)) {
 	}
 	c.done = true
 	args := c.args.String()
-	if strings.TrimSpace(args) == "" {
+	if stdlite.TrimSpace(args) == "" {
 		args = "{}"
 	}
 	emit(Event{Kind: KindToolCallDone, Index: c.index, Text: args})

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/trickle-dev/trickle/internal/errtext"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -138,7 +139,7 @@ func utf16Offset(s string, n int) int {
 // trailer: after the end the SDK still sends [DONE], and after an error
 // or an abort its finish-step and finish; none of them is news.
 func (d *aisdkDecoder) trailer(ev sse.Event) bool {
-	data := strings.TrimSpace(ev.Data)
+	data := stdlite.TrimSpace(ev.Data)
 	if data == "[DONE]" {
 		return true
 	}
@@ -147,7 +148,7 @@ func (d *aisdkDecoder) trailer(ev sse.Event) bool {
 }
 
 func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
-	if strings.TrimSpace(ev.Data) == "[DONE]" {
+	if stdlite.TrimSpace(ev.Data) == "[DONE]" {
 		emit(Event{Kind: KindEnd}) // a stream without its finish part still ends here
 		return nil
 	}

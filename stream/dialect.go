@@ -8,6 +8,7 @@ import (
 
 	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -79,7 +80,7 @@ func (d Dialect) Known() bool { return d == DialectAuto || decoders[d] != nil }
 // it; "" is DialectAuto. An unknown name is an error wrapping
 // ErrUnknownDialect that names it and the valid ones.
 func ParseDialect(s string) (Dialect, error) {
-	d := Dialect(strings.ToLower(strings.TrimSpace(s)))
+	d := Dialect(strings.ToLower(stdlite.TrimSpace(s)))
 	if d == "" {
 		return DialectAuto, nil
 	}
@@ -240,7 +241,7 @@ func Detect(ev sse.Event) Dialect {
 	case ev.Type == StatusEventType:
 		return ""
 	}
-	data := strings.TrimSpace(ev.Data)
+	data := stdlite.TrimSpace(ev.Data)
 	if data == "[DONE]" {
 		return DialectOpenAI
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/trickle-dev/trickle/internal/errtext"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -124,7 +125,7 @@ func (d *openaiDecoder) EndMarker() string { return "data: [DONE]" }
 func (d *openaiDecoder) Close(func(Event)) {}
 
 func (d *openaiDecoder) Decode(ev sse.Event, emit func(Event)) error {
-	if strings.TrimSpace(ev.Data) == "[DONE]" {
+	if stdlite.TrimSpace(ev.Data) == "[DONE]" {
 		d.finishTools(emit)
 		emit(Event{Kind: KindEnd})
 		return nil
@@ -228,7 +229,7 @@ func (plainDecoder) EndMarker() string { return "data: [DONE]" }
 func (plainDecoder) Close(func(Event)) {}
 
 func (plainDecoder) Decode(ev sse.Event, emit func(Event)) error {
-	if strings.TrimSpace(ev.Data) == "[DONE]" {
+	if stdlite.TrimSpace(ev.Data) == "[DONE]" {
 		emit(Event{Kind: KindEnd})
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -186,7 +187,7 @@ func framingOf(ct string) Framing {
 		return FramingUnknown
 	}
 	mt, _, _ := strings.Cut(ct, ";")
-	switch strings.ToLower(strings.TrimSpace(mt)) {
+	switch strings.ToLower(stdlite.TrimSpace(mt)) {
 	case "text/event-stream":
 		return FramingSSE
 	case "application/x-ndjson", "application/ndjson", "application/jsonl",
@@ -343,7 +344,7 @@ func (p *Pipeline) ndjsonLine(line []byte) {
 	if p.seq == 0 {
 		line = bytes.TrimPrefix(line, []byte("\xEF\xBB\xBF")) // a BOM before the first line
 	}
-	line = bytes.TrimSpace(line)
+	line = stdlite.TrimSpaceBytes(line)
 	if len(line) == 0 {
 		return
 	}
@@ -415,8 +416,8 @@ func (p *Pipeline) Close() error {
 			p.seq++
 			p.skipped(sse.Event{Type: "message"}, p.seq, errtext.Wrap(ErrEventTooLarge.Error()+": an NDJSON line is longer than "+strconv.Itoa(p.maxEvent)+" bytes", ErrEventTooLarge))
 			clean = false
-		} else if len(bytes.TrimSpace(p.line)) > 0 {
-			if !jsonx.Valid(string(bytes.TrimSpace(p.line))) {
+		} else if len(stdlite.TrimSpaceBytes(p.line)) > 0 {
+			if !jsonx.Valid(string(stdlite.TrimSpaceBytes(p.line))) {
 				clean = false
 			}
 			p.ndjsonLine(p.line)
@@ -567,7 +568,7 @@ func (p *Pipeline) release() {
 // read as one NDJSON line (Gemini's generateContent response and Ollama's
 // done:true object are their chunks' shape); anything else as lines.
 func (p *Pipeline) closeHeld() {
-	all := bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimLeft(p.whole, " \t\r\n"), []byte("\xEF\xBB\xBF")))
+	all := stdlite.TrimSpaceBytes(bytes.TrimPrefix(bytes.TrimLeft(p.whole, " \t\r\n"), []byte("\xEF\xBB\xBF")))
 	if len(all) > 0 && all[0] == '{' && jsonx.Valid(string(all)) {
 		p.holding, p.pretty, p.whole = false, false, nil
 		if !p.completion(string(all)) {
@@ -590,7 +591,7 @@ func (p *Pipeline) firstLine() (line []byte, ok bool) {
 			return nil, false
 		}
 		end := p.scanned + i
-		l := bytes.TrimSpace(bytes.TrimPrefix(p.whole[p.lineStart:end], []byte("\xEF\xBB\xBF")))
+		l := stdlite.TrimSpaceBytes(bytes.TrimPrefix(p.whole[p.lineStart:end], []byte("\xEF\xBB\xBF")))
 		p.scanned = end + 1
 		if len(l) > 0 {
 			return l, true

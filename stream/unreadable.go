@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/trickle-dev/trickle/internal/errtext"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 )
 
 // ErrUnreadable: the response's body is none of the dialects' (an HTML
@@ -69,7 +70,7 @@ func sseStart(s string) bool {
 // first bytes, quoted (escaped, and cut at a character).
 func (p *Pipeline) unreadableError() error {
 	what := "with no content type"
-	if ct := strings.TrimSpace(p.contentType); ct != "" {
+	if ct := stdlite.TrimSpace(p.contentType); ct != "" {
 		what = "of type " + quoteCut(ct, 100)
 	}
 	return errtext.Wrap(ErrUnreadable.Error()+": the body ("+what+", "+strconv.FormatInt(p.received, 10)+" bytes) is not a stream in any dialect Trickle reads; it begins "+quoteCut(string(p.head), headBytes), ErrUnreadable)

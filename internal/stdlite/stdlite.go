@@ -4,7 +4,10 @@
 // "Lighter"), and a fuzz target holds it to the original as its oracle.
 package stdlite
 
-import "unicode"
+import (
+	"unicode"
+	"unicode/utf8"
+)
 
 // Fields is strings.Fields: s split around each run of white space
 // (unicode.IsSpace), an empty slice when s has none.
@@ -68,4 +71,66 @@ func index(s, sub string) int {
 		}
 	}
 	return -1
+}
+
+// TrimSpace is strings.TrimSpace: s without the white space
+// (unicode.IsSpace) at either end.
+func TrimSpace(s string) string {
+	start, stop := spaceBounds(s)
+	return s[start:stop]
+}
+
+// TrimSpaceBytes is bytes.TrimSpace: b without the white space at either
+// end, and nil when nothing is left.
+func TrimSpaceBytes(b []byte) []byte {
+	start, stop := spaceBounds(b)
+	if start == stop {
+		return nil
+	}
+	return b[start:stop]
+}
+
+// spaceBounds are the start of s's first character that is not white
+// space and the end of its last (equal when there is none). A byte that
+// is no UTF-8 reads as U+FFFD, which is not white space.
+func spaceBounds[S ~string | ~[]byte](s S) (start, stop int) {
+	stop = len(s)
+	for start < stop {
+		c := s[start]
+		w := 1
+		if c >= utf8.RuneSelf {
+			var r rune
+			r, w = utf8.DecodeRuneInString(string(s[start:min(start+utf8.UTFMax, stop)]))
+			c = 'x'
+			if unicode.IsSpace(r) {
+				c = ' '
+			}
+		}
+		if !isSpace(c) {
+			break
+		}
+		start += w
+	}
+	for stop > start {
+		c := s[stop-1]
+		w := 1
+		if c >= utf8.RuneSelf {
+			var r rune
+			r, w = utf8.DecodeLastRuneInString(string(s[max(stop-utf8.UTFMax, start):stop]))
+			c = 'x'
+			if unicode.IsSpace(r) {
+				c = ' '
+			}
+		}
+		if !isSpace(c) {
+			break
+		}
+		stop -= w
+	}
+	return start, stop
+}
+
+// isSpace says whether the ASCII byte c is white space.
+func isSpace(c byte) bool {
+	return c == ' ' || c >= '\t' && c <= '\r'
 }

@@ -1,6 +1,7 @@
 package stdlite
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -13,6 +14,9 @@ func check(t *testing.T, s string) {
 	t.Helper()
 	require.Equal(t, strings.Fields(s), Fields(s), "Fields(%q)", s)
 	require.Equal(t, strings.Join(strings.Fields(s), " "), JoinFields(s), "JoinFields(%q)", s)
+	require.Equal(t, strings.TrimSpace(s), TrimSpace(s), "TrimSpace(%q)", s)
+	require.Equal(t, bytes.TrimSpace([]byte(s)), TrimSpaceBytes([]byte(s)), "TrimSpaceBytes(%q)", s)
+	require.Equal(t, bytes.TrimSpace([]byte(s)) == nil, TrimSpaceBytes([]byte(s)) == nil, "TrimSpaceBytes(%q)", s)
 	for _, old := range olds {
 		for _, new := range []string{"", "\n", "x", "{error}", "aaa"} {
 			require.Equal(t, strings.ReplaceAll(s, old, new), ReplaceAll(s, old, new), "ReplaceAll(%q, %q, %q)", s, old, new)
@@ -21,7 +25,7 @@ func check(t *testing.T, s string) {
 }
 
 func TestStandInsAreTheStandardLibrarys(t *testing.T) {
-	for _, s := range []string{"", " ", "a", " a  b\t\nc ", "\u00a0x\u2003y\u3000", "\u0085z\u200b", "\xff \xfe", "\r\n\r\r\n", "aaaa", "{error}{error}", "é\u1680é", "a\x85b"} {
+	for _, s := range []string{"", " ", "a", " a  b\t\nc ", "\u00a0x\u2003y\u3000", "\u0085z\u200b", "\xff \xfe", " \u00a0", "\u2003", "\u00a0x\xe2\x80", "\xe2\x80\x83 ", " \x85", "\xc2\x85", "\r\n\r\r\n", "aaaa", "{error}{error}", "é\u1680é", "a\x85b"} {
 		check(t, s)
 	}
 }

@@ -156,7 +156,7 @@ const DefaultIdleTimeout = 60 * time.Second
 // the bound off; absent is DefaultIdleTimeout. Anything else is an
 // AttributeError naming the attribute.
 func (c Command) IdleTimeout() (time.Duration, error) {
-	v := strings.TrimSpace(c.Idle)
+	v := stdlite.TrimSpace(c.Idle)
 	if v == "" {
 		return DefaultIdleTimeout, nil
 	}
@@ -292,7 +292,7 @@ func (c Command) Config() Config {
 	cfg := Config{Dialect: d}
 	// An announce attribute of no known mode is the default, as HTML's
 	// enumerated attributes do with an invalid value.
-	cfg.Announce, _ = a11y.ParseMode(strings.ToLower(strings.TrimSpace(c.Announce)))
+	cfg.Announce, _ = a11y.ParseMode(strings.ToLower(stdlite.TrimSpace(c.Announce)))
 	if c.Origin != "null" {
 		// An opaque origin (a file: page) has no URLs of its own.
 		cfg.Policy.SameOrigin = c.Origin
@@ -303,7 +303,7 @@ func (c Command) Config() Config {
 		w := English.With(c.Strings)
 		cfg.Words = &w
 	}
-	if o := strings.TrimSpace(c.ImageOrigins); o != "" {
+	if o := stdlite.TrimSpace(c.ImageOrigins); o != "" {
 		cfg.Policy.AllowedImageOrigins = stdlite.Fields(o)
 	}
 	return cfg

@@ -2,12 +2,12 @@ package element
 
 import (
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 )
 
 // MaxErrorBody is how much of a failed response's body the widget keeps
@@ -28,7 +28,7 @@ const maxErrorRunes = 300
 // one of those) is explained by its message alone, not by its JSON. The
 // error is a *StatusError; the page shows its Reason, never the body.
 func HTTPError(status int, body []byte) error {
-	msg := strings.TrimSpace(toValidUTF8(string(body)))
+	msg := stdlite.TrimSpace(toValidUTF8(string(body)))
 	if m := errorMessage(msg); m != "" {
 		msg = m
 	}
@@ -36,7 +36,7 @@ func HTTPError(status int, body []byte) error {
 		n := 0
 		for i := range msg {
 			if n == maxErrorRunes {
-				msg = strings.TrimSpace(msg[:i]) + "…"
+				msg = stdlite.TrimSpace(msg[:i]) + "…"
 				break
 			}
 			n++
@@ -107,7 +107,7 @@ func errorMessage(body string) string {
 	if jsonx.Decode(body, func(r *jsonx.Reader) { value(r, 0) }) != nil {
 		return ""
 	}
-	return strings.TrimSpace(msg)
+	return stdlite.TrimSpace(msg)
 }
 
 // WSClose classifies how a WebSocket ended: one that never opened was

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trickle-dev/trickle/internal/stdlite"
 	"github.com/trickle-dev/trickle/internal/weburl"
 )
 
@@ -173,7 +174,7 @@ func WebSocketURLs(endpoint, wsEndpoint, authorization string) (first, resume st
 	}
 	r := *u
 	r.RawQuery = ""
-	if token, ok := strings.CutPrefix(strings.TrimSpace(authorization), "Bearer "); ok && token != "" {
+	if token, ok := strings.CutPrefix(stdlite.TrimSpace(authorization), "Bearer "); ok && token != "" {
 		u.RawQuery = withQueryValue(u.RawQuery, "access_token", token)
 		r.RawQuery = "access_token=" + weburl.Escape(token, weburl.QueryKeeps)
 	}

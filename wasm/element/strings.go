@@ -2,7 +2,6 @@ package element
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/trickle-dev/trickle/internal/stdlite"
 	"github.com/trickle-dev/trickle/stream"
@@ -139,7 +138,7 @@ func (s Strings) With(page map[string]string) Strings {
 		return s
 	}
 	for _, f := range s.fields() {
-		if v, ok := page[f.key]; ok && strings.TrimSpace(v) != "" {
+		if v, ok := page[f.key]; ok && stdlite.TrimSpace(v) != "" {
 			*f.p = v
 		}
 	}
