@@ -189,7 +189,7 @@ func joins(text []byte, flags []uint8, start, b int) bool {
 		(unicode.IsLetter(next) || unicode.IsDigit(next)) {
 		return true
 	}
-	sent := bytes.TrimRight(text[start:b], " \t")
+	sent := stdlite.TrimRight(text[start:b], " \t")
 	word := sent
 	if i := anyof.LastIndex(sent, " (\"'“‘"); i >= 0 {
 		word = sent[i+1:]

@@ -487,7 +487,7 @@ func codeLanguage(info []byte) string {
 			break
 		}
 	}
-	word := strings.Trim(b.String(), "-.")
+	word := stdlite.Trim(b.String(), "-.")
 	if word == "" {
 		return ""
 	}

@@ -293,7 +293,7 @@ func (f *fragment) parseFrom(pos int, stack []openElement) bool {
 			top := stack[len(stack)-1]
 			switch top.tag {
 			case "table", "thead", "tbody", "tfoot", "tr":
-				if strings.Trim(src[pos:end], " \t\n\r\f") != "" {
+				if stdlite.Trim(src[pos:end], " \t\n\r\f") != "" {
 					return false // the parser moves such text out of the table
 				}
 			}

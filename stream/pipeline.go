@@ -568,7 +568,7 @@ func (p *Pipeline) release() {
 // read as one NDJSON line (Gemini's generateContent response and Ollama's
 // done:true object are their chunks' shape); anything else as lines.
 func (p *Pipeline) closeHeld() {
-	all := stdlite.TrimSpaceBytes(bytes.TrimPrefix(bytes.TrimLeft(p.whole, " \t\r\n"), []byte("\xEF\xBB\xBF")))
+	all := stdlite.TrimSpaceBytes(bytes.TrimPrefix(stdlite.TrimLeft(p.whole, " \t\r\n"), []byte("\xEF\xBB\xBF")))
 	if len(all) > 0 && all[0] == '{' && jsonx.Valid(string(all)) {
 		p.holding, p.pretty, p.whole = false, false, nil
 		if !p.completion(string(all)) {

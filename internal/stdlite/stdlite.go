@@ -5,6 +5,7 @@
 package stdlite
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -133,4 +134,45 @@ func spaceBounds[S ~string | ~[]byte](s S) (start, stop int) {
 // isSpace says whether the ASCII byte c is white space.
 func isSpace(c byte) bool {
 	return c == ' ' || c >= '\t' && c <= '\r'
+}
+
+// Trim is strings.Trim (and bytes.Trim) for a set of ASCII characters:
+// s without the bytes in set at either end (bytes.Trim's nil when nothing
+// is left).
+func Trim[S ~string | ~[]byte](s S, set string) S {
+	return TrimLeft(s[:trimRight(s, set)], set)
+}
+
+// TrimLeft is strings.TrimLeft (and bytes.TrimLeft) for a set of ASCII
+// characters.
+func TrimLeft[S ~string | ~[]byte](s S, set string) S {
+	if s = s[trimLeft(s, set):]; len(s) == 0 {
+		var none S // bytes.TrimLeft's nil
+		return none
+	}
+	return s
+}
+
+// TrimRight is strings.TrimRight (and bytes.TrimRight) for a set of
+// ASCII characters.
+func TrimRight[S ~string | ~[]byte](s S, set string) S {
+	return s[:trimRight(s, set)]
+}
+
+// trimLeft is the index of s's first byte not in set (len(s) for none).
+func trimLeft[S ~string | ~[]byte](s S, set string) int {
+	i := 0
+	for i < len(s) && strings.IndexByte(set, s[i]) >= 0 {
+		i++
+	}
+	return i
+}
+
+// trimRight is the end of s's last byte not in set (0 for none).
+func trimRight[S ~string | ~[]byte](s S, set string) int {
+	i := len(s)
+	for i > 0 && strings.IndexByte(set, s[i-1]) >= 0 {
+		i--
+	}
+	return i
 }
