@@ -21,14 +21,13 @@ func TestPanicTextIsWhatFmtWouldSay(t *testing.T) {
 		_ = s[len(s)+3]
 		return nil
 	}()
-	nilMap := func() (r any) {
+	badAssertion := func(v any) (r any) {
 		defer func() { r = recover() }()
-		var m map[string]int
-		m["x"] = 1
+		_ = v.(string)
 		return nil
-	}()
+	}(1)
 	for _, v := range []any{
-		runtimeError, nilMap, errors.New("boom"), fmt.Errorf("wrapped: %w", errors.New("inner")),
+		runtimeError, badAssertion, errors.New("boom"), fmt.Errorf("wrapped: %w", errors.New("inner")),
 		"a string", "", stringer{}, 0, -42, int64(-1 << 62), int32(7), uint(9), uint64(1 << 63), uint32(3), true, false,
 	} {
 		require.Equal(t, fmt.Sprint(v), panicText(v), "%T", v)
