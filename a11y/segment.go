@@ -118,7 +118,7 @@ func clauseCut(text []byte, s int) int {
 	}
 	window := text[lo:w]
 	for _, mark := range []string{"; ", ": ", "— ", "– ", ", "} {
-		if i := bytes.LastIndex(window, []byte(mark)); i >= 0 {
+		if i := stdlite.LastIndex(window, mark); i >= 0 {
 			return lo + i + len(mark) - 1
 		}
 	}

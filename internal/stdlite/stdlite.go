@@ -176,3 +176,15 @@ func trimRight[S ~string | ~[]byte](s S, set string) int {
 	}
 	return i
 }
+
+// LastIndex is strings.LastIndex (and bytes.LastIndex): the index of the
+// last sub in s, -1 when there is none, by a plain search (the widget's
+// subs are a few bytes long).
+func LastIndex[S ~string | ~[]byte](s S, sub string) int {
+	for i := len(s) - len(sub); i >= 0; i-- {
+		if string(s[i:i+len(sub)]) == sub {
+			return i
+		}
+	}
+	return -1
+}

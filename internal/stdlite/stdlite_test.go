@@ -34,6 +34,10 @@ func check(t *testing.T, s string) {
 		require.Equal(t, bytes.TrimRight(b, set), TrimRight(b, set), "bytes.TrimRight(%q, %q)", s, set)
 		require.Equal(t, bytes.TrimRight(b, set) == nil, TrimRight(b, set) == nil, "bytes.TrimRight(%q, %q)", s, set)
 	}
+	for _, old := range append(olds, "", "/v1/", ". ", "? ") {
+		require.Equal(t, strings.LastIndex(s, old), LastIndex(s, old), "LastIndex(%q, %q)", s, old)
+		require.Equal(t, bytes.LastIndex([]byte(s), []byte(old)), LastIndex([]byte(s), old), "bytes.LastIndex(%q, %q)", s, old)
+	}
 	for _, old := range olds {
 		for _, new := range []string{"", "\n", "x", "{error}", "aaa"} {
 			require.Equal(t, strings.ReplaceAll(s, old, new), ReplaceAll(s, old, new), "ReplaceAll(%q, %q, %q)", s, old, new)

@@ -138,7 +138,7 @@ func ResolveStreamRef(from, ref string) string {
 // /ai/v1/chat/completions), "" for a path with none (the site's root, as
 // a backend of the page's own that is not the relay).
 func apiPrefix(path string) string {
-	if i := strings.LastIndex(path, "/v1/"); i >= 0 {
+	if i := stdlite.LastIndex(path, "/v1/"); i >= 0 {
 		return path[:i]
 	}
 	return ""

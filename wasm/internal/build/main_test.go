@@ -123,7 +123,7 @@ func TestTheDefaultWidgetLinksNoneOfTheHeavyPackagesItDropped(t *testing.T) {
 // writer, and net/netip's address parser behind it (internal/weburl); the
 // equality functions of structs nothing compares; fmt.Errorf, with the
 // integer sort it links (internal/errtext wraps); strings.Fields,
-// strings.Replace, the TrimSpaces and the ASCII Trims (internal/stdlite's
+// strings.Replace, the TrimSpaces, the ASCII Trims and LastIndex (internal/stdlite's
 // stand-ins; a11y's Unicode cutsets keep strings.TrimRight).
 // The linker's -dumpdep lists every function it
 // keeps, and a new interface value or generic instantiation that brings
@@ -164,7 +164,7 @@ func TestTheDefaultWidgetLinksNoneOfTheHeavyFunctionsItDropped(t *testing.T) {
 	for _, typ := range []string{"wasm/element.Strings", "wasm/element.Early", "wasm/element.StoredCall", "wasm/element.Pacer", "internal/weburl.URL", "internal/jsonx.Reader"} {
 		require.False(t, kept[trickle+typ], "the default widget links %s", trickle+typ)
 	}
-	for _, f := range []string{"time.Time.String", "time.Time.GoString", "time.Time.Format", "time.Time.appendFormat", "runtime.selectgo", "strings.ToValidUTF8", "strings.IndexAny", "bytes.IndexAny", "bytes.LastIndexAny", "sort.SliceStable", "net/url.Parse", "net/url.(*URL).ResolveReference", "net/url.(*URL).String", "net/url.PathEscape", "net/url.QueryUnescape", "net/url.(*URL).Hostname", "net/netip.ParseAddr", "fmt.Errorf", "strings.Fields", "strings.Replace", "strings.ReplaceAll", "strings.TrimSpace", "bytes.TrimSpace", "strings.Trim", "strings.TrimLeft", "bytes.Trim", "bytes.TrimLeft", "bytes.TrimRight"} {
+	for _, f := range []string{"time.Time.String", "time.Time.GoString", "time.Time.Format", "time.Time.appendFormat", "runtime.selectgo", "strings.ToValidUTF8", "strings.IndexAny", "bytes.IndexAny", "bytes.LastIndexAny", "sort.SliceStable", "net/url.Parse", "net/url.(*URL).ResolveReference", "net/url.(*URL).String", "net/url.PathEscape", "net/url.QueryUnescape", "net/url.(*URL).Hostname", "net/netip.ParseAddr", "fmt.Errorf", "strings.Fields", "strings.Replace", "strings.ReplaceAll", "strings.TrimSpace", "bytes.TrimSpace", "strings.Trim", "strings.TrimLeft", "bytes.Trim", "bytes.TrimLeft", "bytes.TrimRight", "strings.LastIndex", "bytes.LastIndex"} {
 		require.False(t, kept[f], "the default widget links %s", f)
 	}
 }
