@@ -1,7 +1,8 @@
 package a11y
 
 import (
-	"fmt"
+	"errors"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -69,7 +70,7 @@ func ParseMode(name string) (Mode, error) {
 	if m := Mode(name); m.known() {
 		return m, nil
 	}
-	return DefaultMode, fmt.Errorf("a11y: %q is not an announcement mode (sentences, complete or off)", name)
+	return DefaultMode, errors.New("a11y: " + strconv.Quote(name) + " is not an announcement mode (sentences, complete or off)")
 }
 
 // Announcement is one thing for a screen reader to say.

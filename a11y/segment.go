@@ -9,6 +9,7 @@ import (
 	"github.com/clipperhouse/uax29/v2/sentences"
 
 	"github.com/trickle-dev/trickle/internal/anyof"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 )
 
 // MaxUnitRunes is the longest unit spoken in one piece. A longer sentence is
@@ -117,7 +118,7 @@ func clauseCut(text []byte, s int) int {
 	}
 	window := text[lo:w]
 	for _, mark := range []string{"; ", ": ", "— ", "– ", ", "} {
-		if i := bytes.LastIndex(window, []byte(mark)); i >= 0 {
+		if i := stdlite.LastIndex(window, mark); i >= 0 {
 			return lo + i + len(mark) - 1
 		}
 	}
@@ -188,7 +189,7 @@ func joins(text []byte, flags []uint8, start, b int) bool {
 		(unicode.IsLetter(next) || unicode.IsDigit(next)) {
 		return true
 	}
-	sent := bytes.TrimRight(text[start:b], " \t")
+	sent := stdlite.TrimRight(text[start:b], " \t")
 	word := sent
 	if i := anyof.LastIndex(sent, " (\"'“‘"); i >= 0 {
 		word = sent[i+1:]
@@ -278,7 +279,7 @@ func (r *run) unit(s, e int, last bool) Unit {
 	u := Unit{
 		Pos:  r.pos[s],
 		End:  r.pos[e-1] + 1,
-		Text: strings.Join(strings.Fields(r.speakable(s, e)), " "),
+		Text: stdlite.JoinFields(r.speakable(s, e)),
 	}
 	if last {
 		u.End = max(u.End, r.end)

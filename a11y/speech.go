@@ -8,11 +8,13 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/trickle-dev/trickle/internal/anyof"
-	"github.com/trickle-dev/trickle/render"
 	"github.com/yuin/goldmark/ast"
 	extast "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/util"
+
+	"github.com/trickle-dev/trickle/internal/anyof"
+	"github.com/trickle-dev/trickle/internal/stdlite"
+	"github.com/trickle-dev/trickle/render"
 )
 
 // Byte flags of a run's speech text.
@@ -75,7 +77,7 @@ func (r *run) space(pos int) {
 }
 
 func (r *run) empty() bool {
-	return len(bytes.TrimSpace(r.text[r.prefix:])) == 0
+	return len(stdlite.TrimSpaceBytes(r.text[r.prefix:])) == 0
 }
 
 // projector walks one top-level block and produces its runs.
@@ -287,7 +289,7 @@ func (p *projector) table(n *extast.Table) {
 			for cell := c.FirstChild(); cell != nil; cell = cell.NextSibling() {
 				var cr run
 				p.inlines(&cr, cell)
-				header = append(header, strings.TrimSpace(string(cr.text)))
+				header = append(header, stdlite.TrimSpace(string(cr.text)))
 			}
 			cols = max(cols, c.ChildCount())
 		case *extast.TableRow:
@@ -382,7 +384,7 @@ func (p *projector) inline(r *run, n ast.Node) {
 			return
 		}
 		at := p.offset + segs.At(0).Start
-		tex := strings.Join(strings.Fields(string(n.Value(p.src))), " ")
+		tex := stdlite.JoinFields(string(n.Value(p.src)))
 		r.add("(formula: ", at, flagKeep)
 		r.add(tex, at, flagKeep)
 		p.cursor = segs.At(segs.Len()-1).Stop + len(n.Open)
@@ -485,7 +487,7 @@ func codeLanguage(info []byte) string {
 			break
 		}
 	}
-	word := strings.Trim(b.String(), "-.")
+	word := stdlite.Trim(b.String(), "-.")
 	if word == "" {
 		return ""
 	}

@@ -3,6 +3,7 @@ package a11y
 import (
 	"strings"
 
+	"github.com/trickle-dev/trickle/internal/stdlite"
 	"github.com/trickle-dev/trickle/stream"
 )
 
@@ -25,10 +26,10 @@ func StatusText(status stream.Status, err error) string {
 	if err == nil {
 		return StatusFailed
 	}
-	msg := strings.Join(strings.Fields(plain(err.Error())), " ")
+	msg := stdlite.JoinFields(plain(err.Error()))
 	if r := []rune(msg); len(r) > maxErrorRunes {
 		// A listener cannot skim: say the start of a long error.
-		msg = strings.TrimSpace(string(r[:maxErrorRunes])) + "…"
+		msg = stdlite.TrimSpace(string(r[:maxErrorRunes])) + "…"
 	}
 	if msg == "" {
 		return StatusFailed

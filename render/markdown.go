@@ -2,7 +2,7 @@ package render
 
 import (
 	"bytes"
-	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -200,7 +200,7 @@ func markdownFor(c config) goldmark.Markdown {
 		defaultMarkdownOnce.Do(func() { defaultMarkdown = newMarkdown(config{}) })
 		return defaultMarkdown
 	}
-	key := c.policy.key() + "\x02" + fmt.Sprint(c.dirAuto)
+	key := c.policy.key() + "\x02" + strconv.FormatBool(c.dirAuto)
 	if c.ext != nil {
 		key += "\x02" + c.ext.Name
 	}

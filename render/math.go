@@ -14,7 +14,7 @@
 package render
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/yuin/goldmark/ast"
@@ -54,7 +54,7 @@ func (n *Math) Value(source []byte) []byte {
 // Dump implements ast.Node.
 func (n *Math) Dump(source []byte, level int) {
 	ast.DumpHelper(n, source, level, map[string]string{
-		"Display": fmt.Sprint(n.Display),
+		"Display": strconv.FormatBool(n.Display),
 		"TeX":     string(n.Value(source)),
 	}, nil)
 }

@@ -2,7 +2,7 @@ package render
 
 import (
 	"bytes"
-	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/yuin/goldmark/ast"
@@ -11,6 +11,7 @@ import (
 	"github.com/yuin/goldmark/util"
 
 	"github.com/trickle-dev/trickle/internal/anyof"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 )
 
 // Policy decides which URLs in model output become links and images. Model
@@ -47,7 +48,7 @@ var defaultLinkSchemes = []string{"http", "https", "mailto"}
 // key identifies the policy's behaviour, for the instance cache.
 func (p Policy) key() string {
 	return strings.Join(p.AllowedImageOrigins, "\x00") + "\x01" + p.SameOrigin + "\x01" +
-		strings.Join(p.LinkSchemes, "\x00") + "\x01" + fmt.Sprint(p.LinkSchemes == nil, p.AllowDataImages)
+		strings.Join(p.LinkSchemes, "\x00") + "\x01" + strconv.FormatBool(p.LinkSchemes == nil) + " " + strconv.FormatBool(p.AllowDataImages)
 }
 
 func (p Policy) isZero() bool {
@@ -62,7 +63,7 @@ func scheme(u []byte) (s string, has, ok bool) {
 	// tab, LF and CR anywhere (WHATWG URL parser), so "java\tscript:" is a
 	// javascript: URL.
 	var b strings.Builder
-	for _, c := range bytes.Trim(u, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f ") {
+	for _, c := range stdlite.Trim(u, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f ") {
 		if c == '\t' || c == '\n' || c == '\r' {
 			continue
 		}
@@ -130,7 +131,7 @@ func (p Policy) imageAllowed(u []byte) bool {
 			return -1
 		}
 		return r
-	}, strings.Trim(string(u), "\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f "))
+	}, stdlite.Trim(string(u), "\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f "))
 	if !has {
 		// A network-path reference ("//host/x", and "\\host" or "/\host",
 		// which browsers treat the same way) goes to another host.
@@ -143,7 +144,7 @@ func (p Policy) imageAllowed(u []byte) bool {
 	case "http", "https":
 		rest := clean[len(s)+1:]
 		// "https:evil.example/x" and "https:/\evil" still reach a host.
-		rest = strings.TrimLeft(rest, `/\`)
+		rest = stdlite.TrimLeft(rest, `/\`)
 		return p.originAllowed(s, rest)
 	case "data":
 		if !p.AllowDataImages {

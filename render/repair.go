@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/yuin/goldmark/ast"
+
+	"github.com/trickle-dev/trickle/internal/stdlite"
 )
 
 // repairCut decides how much of the unsettled text src[cut:] to show when
@@ -62,7 +64,7 @@ func repairCut(src []byte, cut int, rest []ast.Node) (show int, closer string) {
 // "**bold te" shows in bold rather than with its asterisks. Single "*" and
 // "_" are left alone: they are too often bullets, products or names.
 func closers(line []byte) string {
-	trimmed := bytes.TrimLeft(line, " ")
+	trimmed := stdlite.TrimLeft(line, " ")
 	if len(line)-len(trimmed) > 3 || bytes.HasPrefix(trimmed, []byte("```")) || bytes.HasPrefix(trimmed, []byte("~~~")) {
 		// Indented code or a fence line: nothing inline to close.
 		return ""
@@ -136,7 +138,7 @@ func pipeRunStart(src []byte, from int) int {
 		if end == len(src) && ls == end {
 			break
 		}
-		line := bytes.TrimLeft(src[ls:end], " ")
+		line := stdlite.TrimLeft(src[ls:end], " ")
 		if len(src[ls:end])-len(line) > 3 || len(line) == 0 || line[0] != '|' {
 			break
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/trickle-dev/trickle/internal/htmlx"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 )
 
 // TailPatch is the DOM work that turns the live tail, as the browser parsed
@@ -160,7 +161,7 @@ func (n *node) data(src string) string {
 		s = htmlx.Unescape(s)
 	}
 	if strings.IndexByte(s, '\r') >= 0 {
-		s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+		s = stdlite.ReplaceAll(stdlite.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
 	}
 	return s
 }
@@ -292,7 +293,7 @@ func (f *fragment) parseFrom(pos int, stack []openElement) bool {
 			top := stack[len(stack)-1]
 			switch top.tag {
 			case "table", "thead", "tbody", "tfoot", "tr":
-				if strings.Trim(src[pos:end], " \t\n\r\f") != "" {
+				if stdlite.Trim(src[pos:end], " \t\n\r\f") != "" {
 					return false // the parser moves such text out of the table
 				}
 			}
@@ -322,7 +323,7 @@ func (f *fragment) parseFrom(pos int, stack []openElement) bool {
 				return false
 			}
 			top := stack[len(stack)-1]
-			if strings.ToLower(strings.TrimSpace(rest[2:end])) != top.tag {
+			if strings.ToLower(stdlite.TrimSpace(rest[2:end])) != top.tag {
 				return false
 			}
 			f.nodes[top.idx].contentEnd = pos

@@ -2,9 +2,10 @@ package sse
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"time"
+
+	"github.com/trickle-dev/trickle/internal/errtext"
 )
 
 // readSize is how much the Decoder asks its reader for at a time.
@@ -85,7 +86,7 @@ func (d *Decoder) Next() (Event, error) {
 				d.done = io.EOF
 			}
 		default:
-			d.done = fmt.Errorf("sse: reading the stream: %w", err)
+			d.done = errtext.Wrap("sse: reading the stream: "+errtext.Text(err), err)
 		}
 	}
 }

@@ -2,11 +2,12 @@ package sse
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/trickle-dev/trickle/internal/errtext"
 )
 
 // ErrInvalidMessage is wrapped by Encode's error for a message that cannot
@@ -34,10 +35,10 @@ type Message struct {
 // Validate reports whether m can be written as it is (see ErrInvalidMessage).
 func (m Message) Validate() error {
 	if i := strings.IndexAny(m.ID, "\r\n\x00"); i >= 0 {
-		return fmt.Errorf("%w: id %q has %q at byte %d", ErrInvalidMessage, m.ID, m.ID[i], i)
+		return errtext.Wrap(ErrInvalidMessage.Error()+": id "+strconv.Quote(m.ID)+" has "+strconv.QuoteRune(rune(m.ID[i]))+" at byte "+strconv.Itoa(i), ErrInvalidMessage)
 	}
 	if i := strings.IndexAny(m.Event, "\r\n"); i >= 0 {
-		return fmt.Errorf("%w: event name %q has %q at byte %d", ErrInvalidMessage, m.Event, m.Event[i], i)
+		return errtext.Wrap(ErrInvalidMessage.Error()+": event name "+strconv.Quote(m.Event)+" has "+strconv.QuoteRune(rune(m.Event[i]))+" at byte "+strconv.Itoa(i), ErrInvalidMessage)
 	}
 	return nil
 }
@@ -153,12 +154,12 @@ func (e *Encoder) Comment(text string) error {
 
 func (e *Encoder) write(what string) error {
 	if _, err := e.w.Write(e.buf); err != nil {
-		return fmt.Errorf("sse: writing %s: %w", what, err)
+		return errtext.Wrap("sse: writing "+what+": "+errtext.Text(err), err)
 	}
 	switch f := e.w.(type) {
 	case interface{ Flush() error }:
 		if err := f.Flush(); err != nil {
-			return fmt.Errorf("sse: flushing %s: %w", what, err)
+			return errtext.Wrap("sse: flushing "+what+": "+errtext.Text(err), err)
 		}
 	case interface{ Flush() }:
 		// http.Flusher, matched by shape: importing net/http would weigh on

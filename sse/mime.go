@@ -1,6 +1,10 @@
 package sse
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/trickle-dev/trickle/internal/stdlite"
+)
 
 // IsEventStream reports whether a Content-Type header value is
 // text/event-stream, as EventSource decides it: the value is parsed as a MIME
@@ -9,13 +13,13 @@ import "strings"
 // charset included, are ignored: an event stream is always UTF-8. A value
 // that does not parse (such as "x bogus") is not an event stream.
 func IsEventStream(contentType string) bool {
-	s := strings.Trim(contentType, httpWhitespace)
+	s := stdlite.Trim(contentType, httpWhitespace)
 	typ, rest, ok := strings.Cut(s, "/")
 	if !ok || !isToken(typ) {
 		return false
 	}
 	sub, _, _ := strings.Cut(rest, ";")
-	sub = strings.TrimRight(sub, httpWhitespace)
+	sub = stdlite.TrimRight(sub, httpWhitespace)
 	if !isToken(sub) {
 		return false
 	}

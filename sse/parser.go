@@ -3,10 +3,12 @@ package sse
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/trickle-dev/trickle/internal/errtext"
 )
 
 // DefaultMaxEventSize is the event size bound used when no WithMaxEventSize
@@ -226,7 +228,7 @@ func (p *Parser) Close() error {
 	at := p.offset
 	p.Reset()
 	if unfinished {
-		return fmt.Errorf("%w (discarded %d buffered bytes at stream byte %d)", ErrIncomplete, discarded, at)
+		return errtext.Wrap(ErrIncomplete.Error()+" (discarded "+strconv.Itoa(discarded)+" buffered bytes at stream byte "+strconv.FormatInt(at, 10)+")", ErrIncomplete)
 	}
 	return nil
 }
@@ -418,8 +420,7 @@ func (p *Parser) materialize() {
 
 // overflow reports an oversize event and drops it to its end.
 func (p *Parser) overflow(size int) {
-	err := fmt.Errorf("%w: more than %d bytes (reached %d) in the event before stream byte %d; event dropped",
-		ErrEventTooLarge, p.max, size, p.offset)
+	err := errtext.Wrap(ErrEventTooLarge.Error()+": more than "+strconv.Itoa(p.max)+" bytes (reached "+strconv.Itoa(size)+") in the event before stream byte "+strconv.FormatInt(p.offset, 10)+"; event dropped", ErrEventTooLarge)
 	p.data = p.data[:0]
 	p.refLo, p.refHi, p.hasRef = 0, 0, false
 	p.typ = p.typ[:0]

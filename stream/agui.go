@@ -2,10 +2,12 @@ package stream
 
 import (
 	"errors"
-	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -72,6 +74,7 @@ type aguiOutcome struct {
 }
 
 type aguiInterrupt struct {
+	_          incomparable
 	ID         string `json:"id"`
 	Reason     string `json:"reason"`
 	Message    string `json:"message"`
@@ -163,7 +166,7 @@ func (d *aguiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 			id = d.chunkCall
 		}
 		if id == "" {
-			return fmt.Errorf("%w: a TOOL_CALL_CHUNK without a toolCallId and no call open", ErrUnknownToolCall)
+			return errtext.Wrap(ErrUnknownToolCall.Error()+": a TOOL_CALL_CHUNK without a toolCallId and no call open", ErrUnknownToolCall)
 		}
 		if d.chunkCall != "" && id != d.chunkCall {
 			d.end(d.chunkCall, emit)
@@ -181,7 +184,7 @@ func (d *aguiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	case e.Type == "TOOL_CALL_ARGS":
 		c, ok := d.calls[e.ToolCallID]
 		if !ok {
-			return fmt.Errorf("%w: TOOL_CALL_ARGS for %q, which no TOOL_CALL_START opened", ErrUnknownToolCall, e.ToolCallID)
+			return errtext.Wrap(ErrUnknownToolCall.Error()+": TOOL_CALL_ARGS for "+strconv.Quote(e.ToolCallID)+", which no TOOL_CALL_START opened", ErrUnknownToolCall)
 		}
 		if !c.done {
 			c.args.WriteString(e.Delta)
@@ -189,13 +192,13 @@ func (d *aguiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		}
 	case e.Type == "TOOL_CALL_END":
 		if _, ok := d.calls[e.ToolCallID]; !ok {
-			return fmt.Errorf("%w: TOOL_CALL_END for %q, which no TOOL_CALL_START opened", ErrUnknownToolCall, e.ToolCallID)
+			return errtext.Wrap(ErrUnknownToolCall.Error()+": TOOL_CALL_END for "+strconv.Quote(e.ToolCallID)+", which no TOOL_CALL_START opened", ErrUnknownToolCall)
 		}
 		d.end(e.ToolCallID, emit)
 	case e.Type == "TOOL_CALL_RESULT":
 		c, ok := d.calls[e.ToolCallID]
 		if !ok {
-			return fmt.Errorf("%w: TOOL_CALL_RESULT for %q, a call that never started", ErrUnknownToolCall, e.ToolCallID)
+			return errtext.Wrap(ErrUnknownToolCall.Error()+": TOOL_CALL_RESULT for "+strconv.Quote(e.ToolCallID)+", a call that never started", ErrUnknownToolCall)
 		}
 		emit(Event{Kind: KindToolResult, Index: c.index, Text: aguiContent(e.Content)})
 	case e.Type == "RUN_ERROR":
@@ -213,7 +216,7 @@ func (d *aguiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	case e.Type == "RUN_FINISHED":
 		d.finish(&e, emit)
 	default:
-		return fmt.Errorf("%w: an AG-UI event of type %q", ErrUnknownEvent, e.Type)
+		return errtext.Wrap(ErrUnknownEvent.Error()+": an AG-UI event of type "+strconv.Quote(e.Type), ErrUnknownEvent)
 	}
 	return nil
 }
@@ -290,7 +293,7 @@ func (d *aguiDecoder) end(id string, emit func(Event)) {
 	}
 	c.done = true
 	args := c.args.String()
-	if strings.TrimSpace(args) == "" {
+	if stdlite.TrimSpace(args) == "" {
 		args = "{}"
 	}
 	emit(Event{Kind: KindToolCallDone, Index: c.index, Text: args})
@@ -331,6 +334,7 @@ func aguiContent(raw rawJSON) string {
 
 //jsonx:reader
 type aguiPart struct {
+	_    incomparable
 	Type string `json:"type"`
 	Text string `json:"text"`
 }

@@ -1,9 +1,11 @@
 package stream
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/trickle-dev/trickle/internal/errtext"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -55,6 +57,7 @@ type aisdkPart struct {
 // of the text cites, the span (startIndex, endIndex: UTF-16 code units of
 // the text block) and the cited text.
 type aisdkCitation struct {
+	_          incomparable
 	Source     aisdkSource `json:"source"`
 	StartIndex int         `json:"startIndex"`
 	EndIndex   *int        `json:"endIndex"`
@@ -63,6 +66,7 @@ type aisdkCitation struct {
 
 // aisdkSource is a citation's source: a URL or a document.
 type aisdkSource struct {
+	_         incomparable
 	ID        string `json:"id"`
 	URL       string `json:"url"`
 	Title     string `json:"title"`
@@ -135,7 +139,7 @@ func utf16Offset(s string, n int) int {
 // trailer: after the end the SDK still sends [DONE], and after an error
 // or an abort its finish-step and finish; none of them is news.
 func (d *aisdkDecoder) trailer(ev sse.Event) bool {
-	data := strings.TrimSpace(ev.Data)
+	data := stdlite.TrimSpace(ev.Data)
 	if data == "[DONE]" {
 		return true
 	}
@@ -144,7 +148,7 @@ func (d *aisdkDecoder) trailer(ev sse.Event) bool {
 }
 
 func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
-	if strings.TrimSpace(ev.Data) == "[DONE]" {
+	if stdlite.TrimSpace(ev.Data) == "[DONE]" {
 		emit(Event{Kind: KindEnd}) // a stream without its finish part still ends here
 		return nil
 	}
@@ -179,7 +183,7 @@ func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	case c.Type == "tool-input-delta":
 		i, ok := d.tools[c.ToolCallID]
 		if !ok {
-			return fmt.Errorf("%w: tool-input-delta for %q, which no tool-input-start opened", ErrUnknownToolCall, c.ToolCallID)
+			return errtext.Wrap(ErrUnknownToolCall.Error()+": tool-input-delta for "+strconv.Quote(c.ToolCallID)+", which no tool-input-start opened", ErrUnknownToolCall)
 		}
 		emit(Event{Kind: KindToolCallDelta, Index: i, Text: c.InputTextDelta})
 	case c.Type == "tool-input-available" || c.Type == "tool-input-error":
@@ -192,7 +196,7 @@ func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	case c.Type == "tool-output-available" || c.Type == "tool-output-error":
 		i, ok := d.tools[c.ToolCallID]
 		if !ok {
-			return fmt.Errorf("%w: %s for %q, a call that never started", ErrUnknownToolCall, c.Type, c.ToolCallID)
+			return errtext.Wrap(ErrUnknownToolCall.Error()+": "+c.Type+" for "+strconv.Quote(c.ToolCallID)+", a call that never started", ErrUnknownToolCall)
 		}
 		if c.Type == "tool-output-error" {
 			emit(Event{Kind: KindToolResult, Index: i, Reason: ToolResultError, Text: c.ErrorText})
@@ -202,7 +206,7 @@ func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	case c.Type == "tool-output-denied":
 		i, ok := d.tools[c.ToolCallID]
 		if !ok {
-			return fmt.Errorf("%w: %s for %q, a call that never started", ErrUnknownToolCall, c.Type, c.ToolCallID)
+			return errtext.Wrap(ErrUnknownToolCall.Error()+": "+c.Type+" for "+strconv.Quote(c.ToolCallID)+", a call that never started", ErrUnknownToolCall)
 		}
 		emit(Event{Kind: KindToolResult, Index: i, Reason: ToolResultDenied})
 	case c.Type == "tool-approval-request":
@@ -227,7 +231,7 @@ func (d *aisdkDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		}
 		emit(Event{Kind: KindEnd})
 	default:
-		return fmt.Errorf("%w: a UI message stream part of type %q", ErrUnknownEvent, c.Type)
+		return errtext.Wrap(ErrUnknownEvent.Error()+": a UI message stream part of type "+strconv.Quote(c.Type), ErrUnknownEvent)
 	}
 	return nil
 }

@@ -1,9 +1,11 @@
 package stream
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/trickle-dev/trickle/internal/errtext"
 )
 
 // Status is where an answer is in its life.
@@ -246,7 +248,7 @@ func (a *Answer) Apply(ev Event) bool {
 	case KindCitation:
 		n := a.source(Source{ID: ev.ID, URL: ev.URL, Title: ev.Title, MediaType: ev.MediaType, Filename: ev.Name})
 		if n == 0 {
-			a.skip(fmt.Errorf("%w: a citation that names no source", ErrUnknownEvent))
+			a.skip(errtext.Wrap(ErrUnknownEvent.Error()+": a citation that names no source", ErrUnknownEvent))
 			break
 		}
 		a.cite(Citation{Source: n, End: a.citeAt(ev.Index), Quote: ev.Text})
@@ -325,7 +327,7 @@ func (a *Answer) cite(c Citation) {
 		return
 	}
 	if len(a.citations) >= maxCitations {
-		a.skip(fmt.Errorf("%w: more than %d citations", ErrUnknownEvent, maxCitations))
+		a.skip(errtext.Wrap(ErrUnknownEvent.Error()+": more than "+strconv.Itoa(maxCitations)+" citations", ErrUnknownEvent))
 		return
 	}
 	if a.cited == nil {

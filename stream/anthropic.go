@@ -3,10 +3,11 @@ package stream
 import (
 	"cmp"
 	"fmt"
+	"strconv"
 
-	"github.com/trickle-dev/trickle/sse"
-
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/sse"
 )
 
 // anthropicDecoder reads the Messages stream: message_start, then per
@@ -44,6 +45,7 @@ type anthropicMessage struct {
 }
 
 type anthropicContentBlock struct {
+	_        incomparable
 	Type     string  `json:"type"`
 	Text     string  `json:"text"`
 	Thinking string  `json:"thinking"`
@@ -60,6 +62,7 @@ type anthropicContentBlock struct {
 //
 //jsonx:reader
 type anthropicSearchResult struct {
+	_     incomparable
 	Type  string `json:"type"`
 	URL   string `json:"url"`
 	Title string `json:"title"`
@@ -72,6 +75,7 @@ type anthropicSearchResult struct {
 // content_block_location: document_index, document_title), each with the
 // cited_text.
 type anthropicCitation struct {
+	_             incomparable
 	Type          string `json:"type"`
 	CitedText     string `json:"cited_text"`
 	URL           string `json:"url"`
@@ -111,6 +115,7 @@ func (cb *anthropicContentBlock) emitText(emit func(Event)) {
 }
 
 type anthropicDelta struct {
+	_           incomparable
 	Type        string             `json:"type"`
 	Text        string             `json:"text"`
 	Thinking    string             `json:"thinking"`
@@ -152,7 +157,7 @@ func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	case "content_block_start":
 		cb := e.ContentBlock
 		if cb == nil {
-			return fmt.Errorf("%w: content_block_start without content_block", ErrUnknownEvent)
+			return errtext.Wrap(ErrUnknownEvent.Error()+": content_block_start without content_block", ErrUnknownEvent)
 		}
 		if d.blocks == nil {
 			d.blocks = make(map[int]*anthropicBlock)
@@ -177,7 +182,7 @@ func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	case "content_block_delta":
 		dl := e.Delta
 		if dl == nil {
-			return fmt.Errorf("%w: content_block_delta without delta", ErrUnknownEvent)
+			return errtext.Wrap(ErrUnknownEvent.Error()+": content_block_delta without delta", ErrUnknownEvent)
 		}
 		switch dl.Type {
 		case "text_delta":
@@ -188,13 +193,13 @@ func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		case "input_json_delta":
 			b := d.blocks[e.Index]
 			if b == nil || b.tool == nil {
-				return fmt.Errorf("%w: input_json_delta for content block %d, which is not an open tool_use", ErrUnknownToolCall, e.Index)
+				return errtext.Wrap(ErrUnknownToolCall.Error()+": input_json_delta for content block "+strconv.Itoa(e.Index)+", which is not an open tool_use", ErrUnknownToolCall)
 			}
 			b.tool.args.WriteString(dl.PartialJSON)
 			emit(Event{Kind: KindToolCallDelta, Index: e.Index, Text: dl.PartialJSON})
 		case "citations_delta":
 			if dl.Citation == nil {
-				return fmt.Errorf("%w: citations_delta without a citation", ErrUnknownEvent)
+				return errtext.Wrap(ErrUnknownEvent.Error()+": citations_delta without a citation", ErrUnknownEvent)
 			}
 			ev, ok := dl.Citation.event()
 			switch b := d.blocks[e.Index]; {
@@ -208,12 +213,12 @@ func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 			// The thinking block's signature matters when the
 			// conversation is sent back, not for what is shown.
 		default:
-			return fmt.Errorf("%w: content_block_delta of type %q", ErrUnknownEvent, dl.Type)
+			return errtext.Wrap(ErrUnknownEvent.Error()+": content_block_delta of type "+strconv.Quote(dl.Type), ErrUnknownEvent)
 		}
 	case "content_block_stop":
 		b := d.blocks[e.Index]
 		if b == nil {
-			return fmt.Errorf("%w: content_block_stop for content block %d, which never started", ErrUnknownEvent, e.Index)
+			return errtext.Wrap(ErrUnknownEvent.Error()+": content_block_stop for content block "+strconv.Itoa(e.Index)+", which never started", ErrUnknownEvent)
 		}
 		for _, c := range b.cites {
 			emit(c)
@@ -248,7 +253,7 @@ func (d *anthropicDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		}
 		emit(Event{Kind: KindError, Err: perr})
 	default:
-		return fmt.Errorf("%w: %q", ErrUnknownEvent, typ)
+		return errtext.Wrap(ErrUnknownEvent.Error()+": "+strconv.Quote(typ), ErrUnknownEvent)
 	}
 	return nil
 }

@@ -46,6 +46,7 @@ type completionItem struct {
 }
 
 type completionPart struct {
+	_       incomparable
 	Type    string `json:"type"`
 	Text    string `json:"text"`
 	Refusal string `json:"refusal"`

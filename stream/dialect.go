@@ -3,10 +3,12 @@ package stream
 import (
 	"cmp"
 	"errors"
-	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -78,7 +80,7 @@ func (d Dialect) Known() bool { return d == DialectAuto || decoders[d] != nil }
 // it; "" is DialectAuto. An unknown name is an error wrapping
 // ErrUnknownDialect that names it and the valid ones.
 func ParseDialect(s string) (Dialect, error) {
-	d := Dialect(strings.ToLower(strings.TrimSpace(s)))
+	d := Dialect(strings.ToLower(stdlite.TrimSpace(s)))
 	if d == "" {
 		return DialectAuto, nil
 	}
@@ -99,7 +101,7 @@ func DialectNames(ds []Dialect) string {
 }
 
 func unknownDialect(s string) error {
-	return fmt.Errorf("%w %q (want auto or one of %s)", ErrUnknownDialect, s, DialectNames(dialectList))
+	return errtext.Wrap(ErrUnknownDialect.Error()+" "+strconv.Quote(s)+" (want auto or one of "+DialectNames(dialectList)+")", ErrUnknownDialect)
 }
 
 // A Decoder interprets one dialect: it turns the dialect's events into
@@ -149,9 +151,9 @@ func eventError(err error) error {
 		return nil
 	}
 	if errors.Is(err, jsonx.ErrType) {
-		return fmt.Errorf("%w: unexpected shape: %v", ErrUnknownEvent, err)
+		return errtext.Wrap(ErrUnknownEvent.Error()+": unexpected shape: "+errtext.Text(err), ErrUnknownEvent)
 	}
-	return fmt.Errorf("%w: %v", ErrBadJSON, err)
+	return errtext.Wrap(ErrBadJSON.Error()+": "+errtext.Text(err), ErrBadJSON)
 }
 
 // rawJSON is a JSON value kept as its text, as json.RawMessage keeps it
@@ -166,6 +168,7 @@ func (j *rawJSON) readRaw(text string) { *j = rawJSON(text) }
 //
 //jsonx:reader
 type apiError struct {
+	_       incomparable
 	Message string  `json:"message"`
 	Type    string  `json:"type"`
 	Code    rawJSON `json:"code"`
@@ -238,7 +241,7 @@ func Detect(ev sse.Event) Dialect {
 	case ev.Type == StatusEventType:
 		return ""
 	}
-	data := strings.TrimSpace(ev.Data)
+	data := stdlite.TrimSpace(ev.Data)
 	if data == "[DONE]" {
 		return DialectOpenAI
 	}

@@ -1,8 +1,7 @@
 package stream
 
 import (
-	"fmt"
-
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -50,6 +49,7 @@ type geminiGroundingChunk struct {
 }
 
 type geminiWebSource struct {
+	_     incomparable
 	URI   string `json:"uri"`
 	Title string `json:"title"`
 }
@@ -60,6 +60,7 @@ type geminiGroundingSupport struct {
 }
 
 type geminiSegment struct {
+	_          incomparable
 	StartIndex int    `json:"startIndex"`
 	EndIndex   int    `json:"endIndex"`
 	Text       string `json:"text"`
@@ -80,12 +81,14 @@ type geminiContent struct {
 }
 
 type geminiPart struct {
+	_            incomparable
 	Text         *string             `json:"text"`
 	Thought      bool                `json:"thought"`
 	FunctionCall *geminiFunctionCall `json:"functionCall"`
 }
 
 type geminiFunctionCall struct {
+	_    incomparable
 	ID   string  `json:"id"`
 	Name string  `json:"name"`
 	Args rawJSON `json:"args"`
@@ -99,6 +102,7 @@ type geminiUsage struct {
 }
 
 type geminiPromptFeedback struct {
+	_                  incomparable
 	BlockReason        string `json:"blockReason"`
 	BlockReasonMessage string `json:"blockReasonMessage"`
 }
@@ -122,7 +126,7 @@ func (d *geminiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return nil
 	}
 	if c.Candidates == nil && c.UsageMetadata == nil && c.PromptFeedback == nil {
-		return fmt.Errorf("%w: neither candidates, usageMetadata nor promptFeedback", ErrUnknownEvent)
+		return errtext.Wrap(ErrUnknownEvent.Error()+": neither candidates, usageMetadata nor promptFeedback", ErrUnknownEvent)
 	}
 	for _, cand := range c.Candidates {
 		if cand.Index != 0 {

@@ -1,8 +1,7 @@
 package stream
 
 import (
-	"fmt"
-
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -34,11 +33,13 @@ type ollamaMessage struct {
 }
 
 type ollamaToolCall struct {
+	_        incomparable
 	ID       string         `json:"id"`
 	Function ollamaFunction `json:"function"`
 }
 
 type ollamaFunction struct {
+	_         incomparable
 	Index     *int    `json:"index"`
 	Name      string  `json:"name"`
 	Arguments rawJSON `json:"arguments"`
@@ -58,7 +59,7 @@ func (d *ollamaDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return nil
 	}
 	if c.Message == nil && c.Response == nil && c.Done == nil {
-		return fmt.Errorf("%w: neither message, response nor done", ErrUnknownEvent)
+		return errtext.Wrap(ErrUnknownEvent.Error()+": neither message, response nor done", ErrUnknownEvent)
 	}
 	thinking, text := c.Thinking, ""
 	if c.Response != nil {

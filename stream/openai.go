@@ -1,9 +1,11 @@
 package stream
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/trickle-dev/trickle/internal/errtext"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -55,11 +57,13 @@ type openaiDelta struct {
 // openaiAnnotation is a Chat Completions annotation: a url_citation with
 // the url, title and the span it supports (characters of the content).
 type openaiAnnotation struct {
+	_           incomparable
 	Type        string             `json:"type"`
 	URLCitation *openaiURLCitation `json:"url_citation"`
 }
 
 type openaiURLCitation struct {
+	_          incomparable
 	StartIndex int    `json:"start_index"`
 	EndIndex   *int   `json:"end_index"`
 	URL        string `json:"url"`
@@ -93,12 +97,14 @@ func (dl *openaiDelta) emitText(text *citable, emit func(Event)) {
 }
 
 type openaiToolCall struct {
+	_        incomparable
 	Index    int            `json:"index"`
 	ID       string         `json:"id"`
 	Function openaiFunction `json:"function"`
 }
 
 type openaiFunction struct {
+	_         incomparable
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
 }
@@ -119,7 +125,7 @@ func (d *openaiDecoder) EndMarker() string { return "data: [DONE]" }
 func (d *openaiDecoder) Close(func(Event)) {}
 
 func (d *openaiDecoder) Decode(ev sse.Event, emit func(Event)) error {
-	if strings.TrimSpace(ev.Data) == "[DONE]" {
+	if stdlite.TrimSpace(ev.Data) == "[DONE]" {
 		d.finishTools(emit)
 		emit(Event{Kind: KindEnd})
 		return nil
@@ -133,7 +139,7 @@ func (d *openaiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		return nil
 	}
 	if c.Choices == nil && c.Usage == nil && c.Object == "" {
-		return fmt.Errorf("%w: neither choices, usage nor error", ErrUnknownEvent)
+		return errtext.Wrap(ErrUnknownEvent.Error()+": neither choices, usage nor error", ErrUnknownEvent)
 	}
 	var skipErr error
 	for _, ch := range c.Choices {
@@ -146,7 +152,7 @@ func (d *openaiDecoder) Decode(ev sse.Event, emit func(Event)) error {
 			t := d.tools.get(tc.Index)
 			if t == nil {
 				if tc.ID == "" && tc.Function.Name == "" {
-					skipErr = fmt.Errorf("%w: tool_calls index %d arrived without an id or name first", ErrUnknownToolCall, tc.Index)
+					skipErr = errtext.Wrap(ErrUnknownToolCall.Error()+": tool_calls index "+strconv.Itoa(tc.Index)+" arrived without an id or name first", ErrUnknownToolCall)
 					continue
 				}
 				t = d.tools.open(tc.Index)
@@ -223,7 +229,7 @@ func (plainDecoder) EndMarker() string { return "data: [DONE]" }
 func (plainDecoder) Close(func(Event)) {}
 
 func (plainDecoder) Decode(ev sse.Event, emit func(Event)) error {
-	if strings.TrimSpace(ev.Data) == "[DONE]" {
+	if stdlite.TrimSpace(ev.Data) == "[DONE]" {
 		emit(Event{Kind: KindEnd})
 		return nil
 	}
@@ -239,7 +245,7 @@ func (plainDecoder) Decode(ev sse.Event, emit func(Event)) error {
 			emit(Event{Kind: KindText, Text: *c.Delta})
 		}
 	default:
-		return fmt.Errorf("%w: no \"delta\" string", ErrUnknownEvent)
+		return errtext.Wrap(ErrUnknownEvent.Error()+": no \"delta\" string", ErrUnknownEvent)
 	}
 	return nil
 }

@@ -3,11 +3,13 @@ package stream
 import (
 	"bytes"
 	"errors"
-	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -185,7 +187,7 @@ func framingOf(ct string) Framing {
 		return FramingUnknown
 	}
 	mt, _, _ := strings.Cut(ct, ";")
-	switch strings.ToLower(strings.TrimSpace(mt)) {
+	switch strings.ToLower(stdlite.TrimSpace(mt)) {
 	case "text/event-stream":
 		return FramingSSE
 	case "application/x-ndjson", "application/ndjson", "application/jsonl",
@@ -290,7 +292,7 @@ func (p *Pipeline) feed(b []byte) {
 		if p.tooLong {
 			p.tooLong = false
 			p.seq++
-			p.skipped(sse.Event{Type: "message"}, p.seq, fmt.Errorf("%w: an NDJSON line is longer than %d bytes", ErrEventTooLarge, p.maxEvent))
+			p.skipped(sse.Event{Type: "message"}, p.seq, errtext.Wrap(ErrEventTooLarge.Error()+": an NDJSON line is longer than "+strconv.Itoa(p.maxEvent)+" bytes", ErrEventTooLarge))
 		} else {
 			p.ndjsonLine(p.line)
 		}
@@ -321,7 +323,7 @@ func (s sseSink) Retry(ms int) { s.p.retry = time.Duration(ms) * time.Millisecon
 func (s sseSink) Dropped(error) {
 	p := s.p
 	p.seq++
-	p.skipped(sse.Event{Type: "message"}, p.seq, fmt.Errorf("%w: an SSE event is longer than %d bytes (%w)", ErrEventTooLarge, p.maxEvent, sse.ErrEventTooLarge))
+	p.skipped(sse.Event{Type: "message"}, p.seq, errtext.Wrap2(ErrEventTooLarge.Error()+": an SSE event is longer than "+strconv.Itoa(p.maxEvent)+" bytes ("+sse.ErrEventTooLarge.Error()+")", ErrEventTooLarge, sse.ErrEventTooLarge))
 }
 
 // appendLine grows the unfinished line, dropping it (and remembering that)
@@ -342,7 +344,7 @@ func (p *Pipeline) ndjsonLine(line []byte) {
 	if p.seq == 0 {
 		line = bytes.TrimPrefix(line, []byte("\xEF\xBB\xBF")) // a BOM before the first line
 	}
-	line = bytes.TrimSpace(line)
+	line = stdlite.TrimSpaceBytes(line)
 	if len(line) == 0 {
 		return
 	}
@@ -412,10 +414,10 @@ func (p *Pipeline) Close() error {
 		if p.tooLong {
 			p.tooLong = false
 			p.seq++
-			p.skipped(sse.Event{Type: "message"}, p.seq, fmt.Errorf("%w: an NDJSON line is longer than %d bytes", ErrEventTooLarge, p.maxEvent))
+			p.skipped(sse.Event{Type: "message"}, p.seq, errtext.Wrap(ErrEventTooLarge.Error()+": an NDJSON line is longer than "+strconv.Itoa(p.maxEvent)+" bytes", ErrEventTooLarge))
 			clean = false
-		} else if len(bytes.TrimSpace(p.line)) > 0 {
-			if !jsonx.Valid(string(bytes.TrimSpace(p.line))) {
+		} else if len(stdlite.TrimSpaceBytes(p.line)) > 0 {
+			if !jsonx.Valid(string(stdlite.TrimSpaceBytes(p.line))) {
 				clean = false
 			}
 			p.ndjsonLine(p.line)
@@ -453,12 +455,12 @@ func (p *Pipeline) incompleteError() error {
 		where = "between events"
 	}
 	if p.dec == nil {
-		return fmt.Errorf("%w: the stream closed %s after %d events before its dialect was known", ErrIncomplete, where, p.seq)
+		return errtext.Wrap(ErrIncomplete.Error()+": the stream closed "+where+" after "+strconv.Itoa(p.seq)+" events before its dialect was known", ErrIncomplete)
 	}
 	if p.framing == FramingText {
-		return fmt.Errorf("%w: the text body closed after %d of the %d bytes its Content-Length announced", ErrIncomplete, p.received, p.length)
+		return errtext.Wrap(ErrIncomplete.Error()+": the text body closed after "+strconv.FormatInt(p.received, 10)+" of the "+strconv.FormatInt(p.length, 10)+" bytes its Content-Length announced", ErrIncomplete)
 	}
-	return fmt.Errorf("%w: %s stream closed %s after %d events without %s", ErrIncomplete, p.dec.Dialect(), where, p.seq, p.dec.EndMarker())
+	return errtext.Wrap(ErrIncomplete.Error()+": "+p.dec.Dialect().String()+" stream closed "+where+" after "+strconv.Itoa(p.seq)+" events without "+p.dec.EndMarker(), ErrIncomplete)
 }
 
 // Reconnect prepares for the byte stream of a new connection after a drop
@@ -496,7 +498,7 @@ func (p *Pipeline) Cut(err error) {
 	if p.answer.status.Terminal() {
 		return
 	}
-	p.answer.end(Incomplete, fmt.Errorf("%w: %w", ErrIncomplete, err))
+	p.answer.end(Incomplete, errtext.Wrap2(ErrIncomplete.Error()+": "+errtext.Text(err), ErrIncomplete, err))
 	p.reopen = false
 }
 
@@ -510,7 +512,7 @@ func (p *Pipeline) Fail(err error) {
 	if err == nil {
 		err = errors.New("unknown transport error")
 	}
-	p.answer.end(Failed, fmt.Errorf("stream: transport failed after %d events: %w", p.seq, err))
+	p.answer.end(Failed, errtext.Wrap("stream: transport failed after "+strconv.Itoa(p.seq)+" events: "+errtext.Text(err), err))
 	p.reopen = true
 }
 
@@ -566,7 +568,7 @@ func (p *Pipeline) release() {
 // read as one NDJSON line (Gemini's generateContent response and Ollama's
 // done:true object are their chunks' shape); anything else as lines.
 func (p *Pipeline) closeHeld() {
-	all := bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimLeft(p.whole, " \t\r\n"), []byte("\xEF\xBB\xBF")))
+	all := stdlite.TrimSpaceBytes(bytes.TrimPrefix(stdlite.TrimLeft(p.whole, " \t\r\n"), []byte("\xEF\xBB\xBF")))
 	if len(all) > 0 && all[0] == '{' && jsonx.Valid(string(all)) {
 		p.holding, p.pretty, p.whole = false, false, nil
 		if !p.completion(string(all)) {
@@ -589,7 +591,7 @@ func (p *Pipeline) firstLine() (line []byte, ok bool) {
 			return nil, false
 		}
 		end := p.scanned + i
-		l := bytes.TrimSpace(bytes.TrimPrefix(p.whole[p.lineStart:end], []byte("\xEF\xBB\xBF")))
+		l := stdlite.TrimSpaceBytes(bytes.TrimPrefix(p.whole[p.lineStart:end], []byte("\xEF\xBB\xBF")))
 		p.scanned = end + 1
 		if len(l) > 0 {
 			return l, true

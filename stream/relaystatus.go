@@ -1,8 +1,9 @@
 package stream
 
 import (
-	"fmt"
+	"strconv"
 
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/wire"
 )
@@ -54,6 +55,6 @@ func (p *Pipeline) status(ev sse.Event) {
 		ev.Usage.OutputTokens, ev.Usage.Estimated = s.Usage.CompletionTokens, s.Usage.Estimated
 		p.emit(ev)
 	default:
-		p.skipped(ev, p.seq, fmt.Errorf("%w: trickle.status %q", ErrUnknownEvent, s.Status))
+		p.skipped(ev, p.seq, errtext.Wrap(ErrUnknownEvent.Error()+": trickle.status "+strconv.Quote(s.Status), ErrUnknownEvent))
 	}
 }

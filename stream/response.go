@@ -3,6 +3,8 @@ package stream
 import (
 	"strconv"
 	"strings"
+
+	"github.com/trickle-dev/trickle/internal/stdlite"
 )
 
 // Response is what a Pipeline takes from a response's headers.
@@ -24,8 +26,8 @@ type Response struct {
 // from a compressed body are not the ones the header counts.
 func ResponseOf(header func(name string) string) Response {
 	r := Response{ContentType: header("Content-Type"), ContentLength: -1, UIMessageStream: header(UIMessageStreamHeader)}
-	if enc := strings.TrimSpace(header("Content-Encoding")); enc == "" || strings.EqualFold(enc, "identity") {
-		if n, err := strconv.ParseInt(strings.TrimSpace(header("Content-Length")), 10, 64); err == nil && n >= 0 {
+	if enc := stdlite.TrimSpace(header("Content-Encoding")); enc == "" || strings.EqualFold(enc, "identity") {
+		if n, err := strconv.ParseInt(stdlite.TrimSpace(header("Content-Length")), 10, 64); err == nil && n >= 0 {
 			r.ContentLength = n
 		}
 	}

@@ -2,9 +2,10 @@ package stream
 
 import (
 	"cmp"
-	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/sse"
 )
 
@@ -49,6 +50,7 @@ type responsesEvent struct {
 }
 
 type responsesItem struct {
+	_         incomparable
 	Type      string `json:"type"`
 	ID        string `json:"id"`
 	CallID    string `json:"call_id"`
@@ -61,6 +63,7 @@ type responsesItem struct {
 // index), container_file_citation (file_id, filename, start_index,
 // end_index). Indexes count characters (code points) of the part's text.
 type responsesAnnotation struct {
+	_          incomparable
 	Type       string `json:"type"`
 	URL        string `json:"url"`
 	Title      string `json:"title"`
@@ -72,6 +75,7 @@ type responsesAnnotation struct {
 }
 
 type responsesResponse struct {
+	_                 incomparable
 	Status            string               `json:"status"`
 	Error             *apiError            `json:"error"`
 	IncompleteDetails *responsesIncomplete `json:"incomplete_details"`
@@ -143,14 +147,14 @@ func (d *responsesDecoder) Decode(ev sse.Event, emit func(Event)) error {
 	case "response.function_call_arguments.delta":
 		t := d.tools.get(e.OutputIndex)
 		if t == nil {
-			return fmt.Errorf("%w: arguments for output_index %d before its output_item.added", ErrUnknownToolCall, e.OutputIndex)
+			return errtext.Wrap(ErrUnknownToolCall.Error()+": arguments for output_index "+strconv.Itoa(e.OutputIndex)+" before its output_item.added", ErrUnknownToolCall)
 		}
 		t.args.WriteString(e.Delta)
 		emit(Event{Kind: KindToolCallDelta, Index: e.OutputIndex, Text: e.Delta})
 	case "response.function_call_arguments.done":
 		t := d.tools.get(e.OutputIndex)
 		if t == nil {
-			return fmt.Errorf("%w: arguments.done for output_index %d before its output_item.added", ErrUnknownToolCall, e.OutputIndex)
+			return errtext.Wrap(ErrUnknownToolCall.Error()+": arguments.done for output_index "+strconv.Itoa(e.OutputIndex)+" before its output_item.added", ErrUnknownToolCall)
 		}
 		d.finish(t, e.Arguments, emit)
 	case "response.output_item.done":
@@ -177,7 +181,7 @@ func (d *responsesDecoder) Decode(ev sse.Event, emit func(Event)) error {
 		if responsesIgnored[typ] || isResponsesToolProgress(typ) {
 			return nil
 		}
-		return fmt.Errorf("%w: %q", ErrUnknownEvent, typ)
+		return errtext.Wrap(ErrUnknownEvent.Error()+": "+strconv.Quote(typ), ErrUnknownEvent)
 	}
 	return nil
 }
@@ -203,7 +207,7 @@ func (d *responsesDecoder) part(output, content int) *responsesPart {
 func (d *responsesDecoder) annotation(e *responsesEvent, emit func(Event)) error {
 	an := e.Annotation
 	if an == nil {
-		return fmt.Errorf("%w: output_text.annotation.added without an annotation", ErrUnknownEvent)
+		return errtext.Wrap(ErrUnknownEvent.Error()+": output_text.annotation.added without an annotation", ErrUnknownEvent)
 	}
 	end := an.EndIndex
 	if end == nil {
@@ -218,12 +222,12 @@ func (d *responsesDecoder) annotation(e *responsesEvent, emit func(Event)) error
 	switch an.Type {
 	case "url_citation":
 		if an.URL == "" {
-			return fmt.Errorf("%w: url_citation without a url", ErrUnknownEvent)
+			return errtext.Wrap(ErrUnknownEvent.Error()+": url_citation without a url", ErrUnknownEvent)
 		}
 		emit(Event{Kind: KindCitation, URL: an.URL, Title: an.Title, Index: at})
 	case "file_citation", "container_file_citation":
 		if an.FileID == "" {
-			return fmt.Errorf("%w: %s without a file_id", ErrUnknownEvent, an.Type)
+			return errtext.Wrap(ErrUnknownEvent.Error()+": "+an.Type+" without a file_id", ErrUnknownEvent)
 		}
 		emit(Event{Kind: KindCitation, ID: an.FileID, Title: an.Filename, Name: an.Filename, Index: at})
 	}
@@ -248,7 +252,7 @@ func byteOffset(s string, n int) int {
 func (d *responsesDecoder) terminal(typ string, e *responsesEvent, emit func(Event)) error {
 	r := e.Response
 	if r == nil {
-		return fmt.Errorf("%w: %s without a response object", ErrUnknownEvent, typ)
+		return errtext.Wrap(ErrUnknownEvent.Error()+": "+typ+" without a response object", ErrUnknownEvent)
 	}
 	if u := r.Usage; u != nil {
 		emit(Event{Kind: KindUsage, Usage: Usage{

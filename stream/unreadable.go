@@ -2,10 +2,12 @@ package stream
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/trickle-dev/trickle/internal/errtext"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 )
 
 // ErrUnreadable: the response's body is none of the dialects' (an HTML
@@ -68,10 +70,10 @@ func sseStart(s string) bool {
 // first bytes, quoted (escaped, and cut at a character).
 func (p *Pipeline) unreadableError() error {
 	what := "with no content type"
-	if ct := strings.TrimSpace(p.contentType); ct != "" {
+	if ct := stdlite.TrimSpace(p.contentType); ct != "" {
 		what = "of type " + quoteCut(ct, 100)
 	}
-	return fmt.Errorf("%w: the body (%s, %d bytes) is not a stream in any dialect Trickle reads; it begins %s", ErrUnreadable, what, p.received, quoteCut(string(p.head), headBytes))
+	return errtext.Wrap(ErrUnreadable.Error()+": the body ("+what+", "+strconv.FormatInt(p.received, 10)+" bytes) is not a stream in any dialect Trickle reads; it begins "+quoteCut(string(p.head), headBytes), ErrUnreadable)
 }
 
 // quoteCut quotes s as Go does (escapes for what is not printable), cut

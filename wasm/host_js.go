@@ -3,7 +3,7 @@
 package wasm
 
 import (
-	"fmt"
+	"errors"
 	"runtime"
 	"sync"
 	"time"
@@ -114,9 +114,9 @@ func (h *host) handle(mp *msg) {
 	m := *mp
 	defer func() {
 		if r := recover(); r != nil {
-			js.Global().Get("console").Call("error", fmt.Sprintf("trickle: internal error: %v", r))
+			js.Global().Get("console").Call("error", "trickle: internal error: "+panicText(r))
 			if e := m.el; e != nil {
-				e.Fail(fmt.Errorf("trickle: internal error: %v", r))
+				e.Fail(errors.New("trickle: internal error: " + panicText(r)))
 			}
 		}
 	}()
@@ -170,8 +170,8 @@ func (h *host) port(v js.Value) {
 	// answer it happened in, or the call when none began.
 	defer func() {
 		if r := recover(); r != nil {
-			if !e.Fail(fmt.Errorf("trickle: %v", r)) {
-				e.Reject(c.N, fmt.Errorf("trickle: %v", r))
+			if !e.Fail(errors.New("trickle: " + panicText(r))) {
+				e.Reject(c.N, errors.New("trickle: "+panicText(r)))
 			}
 		}
 	}()

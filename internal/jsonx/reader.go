@@ -45,6 +45,7 @@ func (k Kind) String() string {
 // pointer to nil), and a value of the wrong kind is skipped and remembered
 // as the first TypeError. Create one with Decode.
 type Reader struct {
+	_   incomparable
 	s   string
 	i   int
 	err error

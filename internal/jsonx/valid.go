@@ -19,6 +19,7 @@ const maxDepth = 10000
 
 // A SyntaxError says what is wrong with the input and at which byte.
 type SyntaxError struct {
+	_      incomparable
 	Offset int    // byte offset of the offending byte (len(input) at the end)
 	Msg    string // what was wrong there
 }
@@ -32,6 +33,7 @@ func (e *SyntaxError) Unwrap() error { return ErrSyntax }
 
 // A TypeError is a value of one kind found where another was wanted.
 type TypeError struct {
+	_      incomparable
 	Offset int    // byte offset where the value starts
 	Got    Kind   // what the input held
 	Want   string // what the reader asked for ("string", "int", "object"…)

@@ -2,14 +2,15 @@ package element
 
 import (
 	"errors"
-	"fmt"
-	"github.com/trickle-dev/trickle/a11y"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/trickle-dev/trickle/a11y"
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 	"github.com/trickle-dev/trickle/stream"
 	"github.com/trickle-dev/trickle/wasm/protocol"
 )
@@ -141,7 +142,7 @@ func ParseCommand(s string) (Command, error) {
 		})
 	})
 	if err != nil {
-		return Command{}, fmt.Errorf("trickle: a malformed command from trickle.js (loader and .wasm from different builds?): %w", err)
+		return Command{}, errtext.Wrap("trickle: a malformed command from trickle.js (loader and .wasm from different builds?): "+errtext.Text(err), err)
 	}
 	return c, nil
 }
@@ -155,7 +156,7 @@ const DefaultIdleTimeout = 60 * time.Second
 // the bound off; absent is DefaultIdleTimeout. Anything else is an
 // AttributeError naming the attribute.
 func (c Command) IdleTimeout() (time.Duration, error) {
-	v := strings.TrimSpace(c.Idle)
+	v := stdlite.TrimSpace(c.Idle)
 	if v == "" {
 		return DefaultIdleTimeout, nil
 	}
@@ -206,7 +207,7 @@ func (c Command) Request() (Request, error) {
 			return Request{}, err
 		}
 	default:
-		return Request{}, fmt.Errorf("%w (got %s)", ErrBadRequestBody, c.ArgType)
+		return Request{}, errtext.Wrap(ErrBadRequestBody.Error()+" (got "+c.ArgType+")", ErrBadRequestBody)
 	}
 	r := Request{URL: c.URL, Endpoint: c.URL, Body: body, Headers: c.Headers}
 	if c.Transport == "websocket" {
@@ -291,7 +292,7 @@ func (c Command) Config() Config {
 	cfg := Config{Dialect: d}
 	// An announce attribute of no known mode is the default, as HTML's
 	// enumerated attributes do with an invalid value.
-	cfg.Announce, _ = a11y.ParseMode(strings.ToLower(strings.TrimSpace(c.Announce)))
+	cfg.Announce, _ = a11y.ParseMode(strings.ToLower(stdlite.TrimSpace(c.Announce)))
 	if c.Origin != "null" {
 		// An opaque origin (a file: page) has no URLs of its own.
 		cfg.Policy.SameOrigin = c.Origin
@@ -302,8 +303,8 @@ func (c Command) Config() Config {
 		w := English.With(c.Strings)
 		cfg.Words = &w
 	}
-	if o := strings.TrimSpace(c.ImageOrigins); o != "" {
-		cfg.Policy.AllowedImageOrigins = strings.Fields(o)
+	if o := stdlite.TrimSpace(c.ImageOrigins); o != "" {
+		cfg.Policy.AllowedImageOrigins = stdlite.Fields(o)
 	}
 	return cfg
 }

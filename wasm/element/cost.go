@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/trickle-dev/trickle/sse"
-
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/sse"
 	"github.com/trickle-dev/trickle/stream"
 	"github.com/trickle-dev/trickle/wasm/protocol"
 )
@@ -69,7 +69,7 @@ func StopNotConfirmed(r CancelResult) error {
 	} else {
 		what = fmt.Sprintf("DELETE %s was refused: %v", r.URL, strings.TrimPrefix(HTTPError(r.Status, r.Body).Error(), "trickle: "))
 	}
-	return fmt.Errorf("%w: %s; the connection was closed, so the relay ends the generation when it sees the client gone (after its resume grace period, since the widget declares it resumes)", ErrStopNotConfirmed, what)
+	return errtext.Wrap(ErrStopNotConfirmed.Error()+": "+what+"; the connection was closed, so the relay ends the generation when it sees the client gone (after its resume grace period, since the widget declares it resumes)", ErrStopNotConfirmed)
 }
 
 // stopNotConfirmedMessage is trickle-error's message for a Stop the relay

@@ -1,12 +1,13 @@
 package element
 
 import (
-	"fmt"
-	"strings"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 )
 
 // MaxErrorBody is how much of a failed response's body the widget keeps
@@ -27,7 +28,7 @@ const maxErrorRunes = 300
 // one of those) is explained by its message alone, not by its JSON. The
 // error is a *StatusError; the page shows its Reason, never the body.
 func HTTPError(status int, body []byte) error {
-	msg := strings.TrimSpace(toValidUTF8(string(body)))
+	msg := stdlite.TrimSpace(toValidUTF8(string(body)))
 	if m := errorMessage(msg); m != "" {
 		msg = m
 	}
@@ -35,7 +36,7 @@ func HTTPError(status int, body []byte) error {
 		n := 0
 		for i := range msg {
 			if n == maxErrorRunes {
-				msg = strings.TrimSpace(msg[:i]) + "…"
+				msg = stdlite.TrimSpace(msg[:i]) + "…"
 				break
 			}
 			n++
@@ -106,7 +107,7 @@ func errorMessage(body string) string {
 	if jsonx.Decode(body, func(r *jsonx.Reader) { value(r, 0) }) != nil {
 		return ""
 	}
-	return strings.TrimSpace(msg)
+	return stdlite.TrimSpace(msg)
 }
 
 // WSClose classifies how a WebSocket ended: one that never opened was
@@ -117,9 +118,9 @@ func errorMessage(body string) string {
 func WSClose(url string, opened bool, code int, reason string) (clean bool, err error) {
 	switch {
 	case !opened:
-		return false, fmt.Errorf("%w: could not open the WebSocket %s (closed with code %d)", ErrConnection, url, code)
+		return false, errtext.Wrap(ErrConnection.Error()+": could not open the WebSocket "+url+" (closed with code "+strconv.Itoa(code)+")", ErrConnection)
 	case code != 1000:
-		return false, fmt.Errorf("%w: the WebSocket closed with code %d %s", ErrConnection, code, reason)
+		return false, errtext.Wrap(ErrConnection.Error()+": the WebSocket closed with code "+strconv.Itoa(code)+" "+reason, ErrConnection)
 	}
 	return true, nil
 }

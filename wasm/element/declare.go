@@ -1,10 +1,11 @@
 package element
 
 import (
-	"fmt"
-	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/trickle-dev/trickle/internal/errtext"
+	"github.com/trickle-dev/trickle/internal/weburl"
 )
 
 // ResumeHeader is the request header with which the widget tells a relay
@@ -57,8 +58,8 @@ func DeclaresResume(endpoint, pageOrigin string) bool {
 // originOf is scheme://host[:port] of an absolute URL, lower case, "" for
 // anything else.
 func originOf(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.Scheme == "" || u.Host == "" {
+	u, ok := weburl.Parse(s)
+	if !ok || !u.Absolute() {
 		return ""
 	}
 	return strings.ToLower(u.Scheme + "://" + u.Host)
@@ -102,5 +103,5 @@ func corsHint(err error, url, pageOrigin string, headers [][2]string) error {
 	if len(names) > 0 {
 		allow = ", Access-Control-Allow-Headers: " + strings.Join(names, ", ")
 	}
-	return fmt.Errorf("%w (the endpoint's origin %s is not the page's %s: if the server is up, CORS is the likely cause: it must answer the preflight (OPTIONS) and the request with Access-Control-Allow-Origin: %s, Access-Control-Allow-Methods: POST%s, and Access-Control-Expose-Headers: X-Trickle-Stream, X-Trickle-Stream-URL for Stop and resume)", err, o, pageOrigin, pageOrigin, allow)
+	return errtext.Wrap(errtext.Text(err)+" (the endpoint's origin "+o+" is not the page's "+pageOrigin+": if the server is up, CORS is the likely cause: it must answer the preflight (OPTIONS) and the request with Access-Control-Allow-Origin: "+pageOrigin+", Access-Control-Allow-Methods: POST"+allow+", and Access-Control-Expose-Headers: X-Trickle-Stream, X-Trickle-Stream-URL for Stop and resume)", err)
 }

@@ -2,10 +2,10 @@ package element
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/trickle-dev/trickle/a11y"
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/stream"
 	"github.com/trickle-dev/trickle/wasm/protocol"
 )
@@ -556,6 +556,6 @@ func (e *Element) checkIdle(gen int) {
 	url := e.conn.url
 	e.closeConn()
 	e.connGen++ // a pending retry timer must not resume it
-	e.sess.End(fmt.Errorf("%w: nothing came from %s for %v (the element's idle-timeout)", ErrIdle, url, e.idle))
+	e.sess.End(errtext.Wrap(ErrIdle.Error()+": nothing came from "+url+" for "+e.idle.String()+" (the element's idle-timeout)", ErrIdle))
 	e.env.Want()
 }

@@ -79,6 +79,7 @@ type Conn struct {
 // Go was ready (wasm/web/early), which the answer's first connection
 // adopts. A failed early request is reported as that connection's Ended.
 type Early struct {
+	_         incomparable
 	OK        bool
 	Status    int
 	StreamID  string
@@ -130,6 +131,7 @@ type End struct {
 
 // WSClosed is a WebSocket's close event.
 type WSClosed struct {
+	_      incomparable
 	URL    string
 	Code   int
 	Reason string

@@ -188,6 +188,7 @@ type Stored struct {
 // StoredCall is a stored tool call: its raw arguments text (or, without
 // one, the arguments' JSON).
 type StoredCall struct {
+	_             incomparable
 	ID, Name, Raw string
 }
 

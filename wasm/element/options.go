@@ -50,6 +50,7 @@ func (s *Session) options() []render.Option {
 // refused: what trickle-error and the console tell the page's author, in
 // the page's words (the attribute, not the Go option).
 type AttributeError struct {
+	_         incomparable
 	Attribute string // e.g. "dialect"
 	Value     any    // the value refused (one origin of image-origins)
 	Reason    string // the option's reason

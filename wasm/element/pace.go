@@ -23,6 +23,7 @@ import "time"
 // a page frame acknowledged more than Stale ago is not extrapolated from
 // (the page may have been hidden or idle): then the frame goes at once.
 type Pacer struct {
+	_ incomparable
 	// Margin is how long before the page's animation frame the frame is
 	// posted: Go's frame building, the message's trip to the page's main
 	// thread and the worker's timer lateness must fit in it.

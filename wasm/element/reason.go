@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/stream"
 )
 
@@ -67,6 +68,7 @@ func (r Reason) Retry() bool {
 // StatusError is a response with a status other than 2xx: the status and
 // what its body says (HTTPError).
 type StatusError struct {
+	_ incomparable
 	// Status is the HTTP status code.
 	Status int
 	// Message is the start of the body, or its JSON error's message ("" for
@@ -97,7 +99,7 @@ var ErrConnection = errors.New("trickle: the connection failed")
 // ConnError is a fetch or a body read that failed with the browser's
 // message text (a TypeError's "Failed to fetch", an aborted body).
 func ConnError(url, text string) error {
-	return fmt.Errorf("%w: %s: %s", ErrConnection, url, text)
+	return errtext.Wrap(ErrConnection.Error()+": "+url+": "+text, ErrConnection)
 }
 
 // Outcome is how an answer ended, for the page: the status, the technical

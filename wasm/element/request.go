@@ -2,9 +2,9 @@ package element
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 
+	"github.com/trickle-dev/trickle/internal/errtext"
 	"github.com/trickle-dev/trickle/internal/jsonx"
 )
 
@@ -36,7 +36,10 @@ func PromptBody(prompt, model string) string {
 // read as a map of raw values and written back: keys sorted, a repeated
 // key's last value kept, values compacted with <, > and & escaped.
 func StreamingBody(body string) (string, error) {
-	type member struct{ key, raw string }
+	type member struct {
+		_        incomparable
+		key, raw string
+	}
 	var members []member
 	index := make(map[string]int) // a repeated key keeps its last value
 	set := func(key, raw string) {
@@ -45,14 +48,14 @@ func StreamingBody(body string) (string, error) {
 			return
 		}
 		index[key] = len(members)
-		members = append(members, member{key, raw})
+		members = append(members, member{key: key, raw: raw})
 	}
 	isObject := false
 	err := jsonx.Decode(body, func(r *jsonx.Reader) {
 		isObject = r.Object(func(key string) { set(key, r.Raw()) })
 	})
 	if err != nil || !isObject {
-		return "", fmt.Errorf("%w: %v", ErrBadRequestBody, err)
+		return "", errtext.Wrap(ErrBadRequestBody.Error()+": "+errtext.Text(err), ErrBadRequestBody)
 	}
 	set("stream", "true")
 	// sort.Slice shares its code with the widget's other sorts; a generic

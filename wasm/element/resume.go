@@ -1,10 +1,14 @@
 package element
 
 import (
-	"net/url"
+	"errors"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/trickle-dev/trickle/internal/stdlite"
+	"github.com/trickle-dev/trickle/internal/weburl"
 )
 
 // StreamID extracts the relay's stream id from an event id "<stream>:<seq>"
@@ -68,23 +72,41 @@ type RelayURLs struct {
 // apiPrefix). The endpoint's query, where the fault injection is, is not
 // carried over: a resume must not inject the fault again.
 func StreamURLs(endpoint, id, ref string) (RelayURLs, error) {
-	u, err := url.Parse(endpoint)
+	u, err := parseEndpoint(endpoint)
 	if err != nil {
 		return RelayURLs{}, err
 	}
-	u.RawQuery, u.Fragment = "", ""
-	if ref != "" {
-		r, err := url.Parse(ref)
-		if err == nil && r.Path != "" {
-			s := u.ResolveReference(r)
-			if s.Scheme == u.Scheme && s.Host == u.Host {
-				s.RawQuery, s.Fragment = "", ""
-				return RelayURLs{Resume: s.String(), Cancel: s.String()}, nil
-			}
+	if r, ok := weburl.Parse(ref); ok && r.Path != "" {
+		s := u.Resolve(r)
+		if s.Scheme == u.Scheme && s.Host == u.Host {
+			s.RawQuery, s.Fragment = "", ""
+			return RelayURLs{Resume: s.String(), Cancel: s.String()}, nil
 		}
 	}
-	base := u.Scheme + "://" + u.Host + apiPrefix(u.Path) + "/v1/streams/" + url.PathEscape(id)
+	base := u.Scheme + "://" + u.Host + apiPrefix(pathOf(u)) + "/v1/streams/" + weburl.Escape(id, weburl.SegmentKeeps)
 	return RelayURLs{Resume: base, Cancel: base}, nil
+}
+
+// parseEndpoint reads the URL a request goes to (the page resolved it:
+// absolute).
+func parseEndpoint(s string) (*weburl.URL, error) {
+	u, ok := weburl.Parse(s)
+	if !ok || !u.Absolute() {
+		return nil, notAURL("endpoint", s)
+	}
+	return u, nil
+}
+
+// notAURL says that s, the what attribute, is not a URL the widget reads.
+func notAURL(what, s string) error {
+	return errors.New("trickle: the " + what + " " + strconv.Quote(s) +
+		" is not a URL the widget reads: it reads them as a browser writes them (scheme://host[:port]/path?query, escaped, without user or password)")
+}
+
+// pathOf is u's path with its escapes decoded (net/url's URL.Path).
+func pathOf(u *weburl.URL) string {
+	p, _ := weburl.Unescape(u.Path, false)
+	return p
 }
 
 // ResolveStreamRef resolves ref, an X-Trickle-Stream-URL, against from, the
@@ -98,15 +120,15 @@ func ResolveStreamRef(from, ref string) string {
 	if ref == "" {
 		return ""
 	}
-	b, err := url.Parse(from)
-	if err != nil {
+	b, ok := weburl.Parse(from)
+	if !ok || !b.Absolute() {
 		return ""
 	}
-	r, err := url.Parse(ref)
-	if err != nil || r.Path == "" {
+	r, ok := weburl.Parse(ref)
+	if !ok || r.Path == "" {
 		return ""
 	}
-	s := b.ResolveReference(r)
+	s := b.Resolve(r)
 	s.RawQuery, s.Fragment = "", ""
 	return s.String()
 }
@@ -116,7 +138,7 @@ func ResolveStreamRef(from, ref string) string {
 // /ai/v1/chat/completions), "" for a path with none (the site's root, as
 // a backend of the page's own that is not the relay).
 func apiPrefix(path string) string {
-	if i := strings.LastIndex(path, "/v1/"); i >= 0 {
+	if i := stdlite.LastIndex(path, "/v1/"); i >= 0 {
 		return path[:i]
 	}
 	return ""
@@ -131,18 +153,18 @@ func apiPrefix(path string) string {
 // bearer token from the Authorization header goes in as ?access_token= (the
 // relay accepts it on /v1/ws only).
 func WebSocketURLs(endpoint, wsEndpoint, authorization string) (first, resume string, err error) {
-	u, err := url.Parse(endpoint)
+	u, err := parseEndpoint(endpoint)
 	if err != nil {
 		return "", "", err
 	}
 	if wsEndpoint != "" {
-		ws, err := u.Parse(wsEndpoint)
-		if err != nil {
-			return "", "", err
+		ws, ok := weburl.Parse(wsEndpoint)
+		if !ok {
+			return "", "", notAURL("ws-endpoint", wsEndpoint)
 		}
-		u = ws
+		u = u.Resolve(ws)
 	} else {
-		u = &url.URL{Scheme: u.Scheme, Host: u.Host, Path: apiPrefix(u.Path) + "/v1/ws", RawQuery: u.RawQuery}
+		u = &weburl.URL{Scheme: u.Scheme, Host: u.Host, Path: weburl.Escape(apiPrefix(pathOf(u))+"/v1/ws", weburl.PathKeeps), RawQuery: u.RawQuery}
 	}
 	switch u.Scheme {
 	case "http":
@@ -152,9 +174,9 @@ func WebSocketURLs(endpoint, wsEndpoint, authorization string) (first, resume st
 	}
 	r := *u
 	r.RawQuery = ""
-	if token, ok := strings.CutPrefix(strings.TrimSpace(authorization), "Bearer "); ok && token != "" {
+	if token, ok := strings.CutPrefix(stdlite.TrimSpace(authorization), "Bearer "); ok && token != "" {
 		u.RawQuery = withQueryValue(u.RawQuery, "access_token", token)
-		r.RawQuery = "access_token=" + url.QueryEscape(token)
+		r.RawQuery = "access_token=" + weburl.Escape(token, weburl.QueryKeeps)
 	}
 	return u.String(), r.String(), nil
 }
@@ -170,6 +192,7 @@ const maxQueryParams = 10000
 // the widget url.Values's map and generic string sort.
 func withQueryValue(q, key, value string) string {
 	type pair struct {
+		_    incomparable
 		k, v string
 		n    int
 	}
@@ -182,17 +205,17 @@ func withQueryValue(q, key, value string) string {
 				continue
 			}
 			k, v, _ := strings.Cut(kv, "=")
-			k, err := url.QueryUnescape(k)
-			if err != nil {
+			k, ok := weburl.Unescape(k, true)
+			if !ok {
 				continue
 			}
-			if v, err = url.QueryUnescape(v); err != nil || k == key {
+			if v, ok = weburl.Unescape(v, true); !ok || k == key {
 				continue
 			}
-			pairs = append(pairs, pair{k, v, len(pairs)})
+			pairs = append(pairs, pair{k: k, v: v, n: len(pairs)})
 		}
 	}
-	pairs = append(pairs, pair{key, value, len(pairs)})
+	pairs = append(pairs, pair{k: key, v: value, n: len(pairs)})
 	sort.Slice(pairs, func(i, j int) bool {
 		if pairs[i].k != pairs[j].k {
 			return pairs[i].k < pairs[j].k
@@ -204,9 +227,9 @@ func withQueryValue(q, key, value string) string {
 		if i > 0 {
 			b.WriteByte('&')
 		}
-		b.WriteString(url.QueryEscape(p.k))
+		b.WriteString(weburl.Escape(p.k, weburl.QueryKeeps))
 		b.WriteByte('=')
-		b.WriteString(url.QueryEscape(p.v))
+		b.WriteString(weburl.Escape(p.v, weburl.QueryKeeps))
 	}
 	return b.String()
 }

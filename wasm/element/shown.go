@@ -9,6 +9,7 @@ import (
 
 	"github.com/trickle-dev/trickle/internal/htmlx"
 	"github.com/trickle-dev/trickle/internal/jsonx"
+	"github.com/trickle-dev/trickle/internal/stdlite"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/stream"
 )
@@ -58,7 +59,7 @@ func ToolsHTML(calls []stream.ToolCall, w *Strings) string {
 		switch {
 		case c.OutputError != "":
 			b.WriteString(`<p data-trickle="tool-output">`)
-			b.WriteString(htmlx.Escape(strings.ReplaceAll(w.ToolFailed, "{error}", c.OutputError)))
+			b.WriteString(htmlx.Escape(stdlite.ReplaceAll(w.ToolFailed, "{error}", c.OutputError)))
 			b.WriteString(`</p>`)
 		case c.Output != "":
 			b.WriteString(`<pre data-trickle="tool-output"><code>`)

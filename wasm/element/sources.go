@@ -1,11 +1,12 @@
 package element
 
 import (
-	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/trickle-dev/trickle/internal/htmlx"
+	"github.com/trickle-dev/trickle/internal/stdlite"
+	"github.com/trickle-dev/trickle/internal/weburl"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/stream"
 )
@@ -55,8 +56,8 @@ func SourcesHTML(sources []stream.Source, policy render.Policy, w *Strings) stri
 // sourceHost is the host a source's URL names ("" for none, or for a URL
 // that is no web address: a data: URL, a document's).
 func sourceHost(u string) string {
-	p, err := url.Parse(u)
-	if err != nil || (p.Scheme != "http" && p.Scheme != "https") {
+	p, ok := weburl.ParseHost(u)
+	if !ok || (p.Scheme != "http" && p.Scheme != "https") {
 		return ""
 	}
 	return strings.TrimPrefix(p.Hostname(), "www.")
@@ -87,7 +88,7 @@ func sourcesSaid(n int, w *Strings) string {
 	if n == 0 {
 		return ""
 	}
-	return strings.ReplaceAll(w.SourcesSaid, "{count}", strconv.Itoa(n))
+	return stdlite.ReplaceAll(w.SourcesSaid, "{count}", strconv.Itoa(n))
 }
 
 func firstOf(ss ...string) string {

@@ -2,8 +2,8 @@ package element
 
 import (
 	"strconv"
-	"strings"
 
+	"github.com/trickle-dev/trickle/internal/stdlite"
 	"github.com/trickle-dev/trickle/stream"
 	"github.com/trickle-dev/trickle/wasm/protocol"
 )
@@ -16,6 +16,7 @@ import (
 // keys and the English of both are wasm/protocol's table (Str…,
 // English…), which the page's contract.js is generated from.
 type Strings struct {
+	_ incomparable
 	// The statuses, shown in the status line and spoken in the status
 	// region.
 	Responding, Complete, Stopped, Incomplete, Failed string
@@ -137,7 +138,7 @@ func (s Strings) With(page map[string]string) Strings {
 		return s
 	}
 	for _, f := range s.fields() {
-		if v, ok := page[f.key]; ok && strings.TrimSpace(v) != "" {
+		if v, ok := page[f.key]; ok && stdlite.TrimSpace(v) != "" {
 			*f.p = v
 		}
 	}
@@ -169,5 +170,5 @@ func (s *Strings) Reason(r Reason, status int) string {
 		}
 		r = ReasonUnknown
 	}
-	return strings.ReplaceAll(s.Reasons[r], "{status}", strconv.Itoa(status))
+	return stdlite.ReplaceAll(s.Reasons[r], "{status}", strconv.Itoa(status))
 }
