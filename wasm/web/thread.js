@@ -51,8 +51,16 @@ const ICONS = {
   edit: '<path d="M10.5 2.5l3 3-8 8h-3v-3z"/><path d="M9 4l3 3"/>',
 };
 
+// icon is a new copy of a picture, parsed once (a restored thread makes
+// one or two per turn).
+const parsed = {};
 function icon(name) {
-  return `<svg viewBox="0 0 16 16" width="16" height="16" aria-hidden="true" focusable="false" fill="none" stroke="currentColor" stroke-width="1.4" stroke-linecap="round" stroke-linejoin="round">${ICONS[name]}</svg>`;
+  let t = parsed[name];
+  if (!t) {
+    t = parsed[name] = document.createElement("template");
+    t.innerHTML = `<svg viewBox="0 0 16 16" width="16" height="16" aria-hidden="true" focusable="false" fill="none" stroke="currentColor" stroke-width="1.4" stroke-linecap="round" stroke-linejoin="round">${ICONS[name]}</svg>`;
+  }
+  return t.content.cloneNode(true);
 }
 
 // Thread walks the turns of one chat. on has what the buttons do:
@@ -235,7 +243,14 @@ export class Thread {
 
   // list is the turns, in order.
   list() {
-    return [...this.#turns.querySelectorAll(`:scope > ${TURN}, :scope > ${OLDER} > ${TURN}`)];
+    // Children and the blocks' children, not a selector over every node
+    // of every answer.
+    const out = [];
+    for (const x of this.#turns.children) {
+      if (x.matches(TURN)) out.push(x);
+      else if (x.matches(OLDER)) out.push(...x.children);
+    }
+    return out;
   }
 
   // stop is the turn in the tab order.
@@ -371,8 +386,7 @@ export class Thread {
     const b = document.createElement("button");
     b.type = "button";
     b.dataset.trickleChat = part;
-    b.innerHTML = icon(part === "copy-answer" ? "copy" : part);
-    b.append(document.createElement("span"));
+    b.append(icon(part === "copy-answer" ? "copy" : part), document.createElement("span"));
     b.lastChild.dataset.trickleChat = "action-label";
     this.#name(b, wordOf(this.#chat, key));
     b.addEventListener("click", () => onClick(b));
