@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -185,7 +186,14 @@ func runThread(browser context.Context, base string, widgetOf func(string) strin
 				log.Printf("thread %4d turns %-12s main thread by outermost event: %s", turns, r, topParts(res.Breakdown, 8))
 				log.Printf("thread %4d turns %-12s restore (to %.0f ms): longest task %.1f ms (CPU %.1f ms), over 50 ms %d (by CPU %d); scroll: longest task %.1f ms (CPU %.1f ms)",
 					turns, r, page.ScrollAtMs, tr.RestoreLongest, tr.RestoreLongestCPU, tr.RestoreOver50, tr.RestoreOver50CPU, tr.ScrollLongest, tr.ScrollLongestCPU)
-				for _, l := range res.Long {
+				// The ten with the most CPU time.
+				long := append([]longTask(nil), res.Long...)
+				sort.SliceStable(long, func(i, j int) bool { return long[i].CPUMs > long[j].CPUMs })
+				for i, l := range long {
+					if i == 10 {
+						log.Printf("thread %4d turns %-12s   and %d more tasks over 50 ms", turns, r, len(long)-10)
+						break
+					}
 					log.Printf("thread %4d turns %-12s   a task over 50 ms at %.0f ms: %.1f ms, CPU %.1f ms: %s", turns, r, l.AtMs, l.Ms, l.CPUMs, l.Parts)
 				}
 				out = append(out, tr)
