@@ -608,7 +608,10 @@ export class TrickleChat extends Base {
     for (let k = list.length - 1; k >= 0; k--) {
       const i = list[k].dataset.index;
       if (i !== undefined && Number(i) < from) break;
+      const block = list[k].parentElement;
       list[k].remove();
+      // A block of older turns left empty goes too (its gap would stay).
+      if (block !== this.#parts.turns && block.childElementCount === 0) block.remove();
     }
     this.#thread.refresh();
     return true;

@@ -326,6 +326,27 @@ test("a restored thread's older turns come in blocks, in order, walked and cut a
   assert.deepEqual(c.messages.slice(0, -1), msgs.slice(0, -1));
 });
 
+// Edit takes the last question off a block of older turns where it was
+// alone: the block goes with it (an empty block would leave its gap).
+test("edit leaves no empty block of older turns", async () => {
+  const c = chat();
+  const msgs = [];
+  for (let i = 0; i < 17; i++) {
+    msgs.push({ role: "user", content: `question ${i}` });
+    msgs.push({ role: "assistant", content: i === 16 ? "long ".repeat(1500) : `answer ${i}`, status: "complete" });
+  }
+  const turns = () => [...c.querySelectorAll('[data-trickle-chat="turn"]')];
+  const blocks = () => [...c.querySelectorAll('[data-trickle-chat="older"]')];
+  c.messages = msgs;
+  while (turns().length < msgs.length) await new Promise((r) => setTimeout(r, 5));
+  assert.deepEqual(blocks().map((b) => b.children.length), [32, 1], "33 older turns: the last question alone in the second block");
+  script.push(answer("answer 16, edited"));
+  await c.edit("question 16, edited");
+  assert.deepEqual(blocks().map((b) => b.children.length), [32], "its block went with it");
+  assert.deepEqual(turns().map((t) => t.dataset.index), msgs.map((_, i) => String(i)));
+  assert.equal(turns().at(-2).querySelector('[data-trickle-chat="text"]').textContent, "question 16, edited");
+});
+
 // A batch of older turns brings as much as the last batch's frames say
 // fits in the page's time, not a fixed count: while every frame takes the
 // page 30 ms, the batches shrink to one answer; while frames are quick,
