@@ -147,6 +147,40 @@ func TestFromTraceFoldsTheMicrotaskCheckpointIntoItsTask(t *testing.T) {
 	require.InDelta(t, 50.0+1+2, byName["microtask checkpoint"], 1e-9, "the three checkpoints, the one inside a task included")
 }
 
+// A task's wall time holds the time its thread waited for a core; its
+// thread time (tdur) does not. Both are counted, a task's checkpoint's
+// thread time with it, and every task over 50 ms by either is listed
+// with its outermost events.
+func TestFromTraceCountsLongTasksByWallAndByCPU(t *testing.T) {
+	ev := func(name, cat string, ts, dur, tdur float64) traceEvent {
+		return traceEvent{Name: name, Cat: cat, Ph: "X", Pid: 7, Tid: 1, Ts: ts, Dur: dur, Tdur: tdur}
+	}
+	events := []traceEvent{
+		{Name: "bench-start", Cat: "blink.user_timing", Ph: "R", Pid: 7, Tid: 1, Ts: 100_000},
+		// 80 ms on the clock, 12 ms of work: the machine was busy.
+		ev("ThreadControllerImpl::RunTask", "toplevel", 110_000, 80_000, 12_000),
+		ev("Layout", "devtools.timeline", 111_000, 70_000, 8_000),
+		// 60 ms of work: 30 in the task, 30 in its checkpoint.
+		ev("ThreadControllerImpl::RunTask", "toplevel", 200_000, 30_000, 30_000),
+		ev("FunctionCall", "devtools.timeline", 200_100, 29_000, 29_000),
+		ev(microtasks, "toplevel", 230_050, 30_000, 30_000),
+		ev("ThreadControllerImpl::RunTask", "toplevel", 300_000, 10_000, 10_000),
+		{Name: "bench-end", Cat: "blink.user_timing", Ph: "R", Pid: 7, Tid: 1, Ts: 400_000},
+	}
+	var res Result
+	require.NoError(t, fromTrace(events, &res))
+	require.Equal(t, 2, res.LongTasksOver50)
+	require.Equal(t, 1, res.TasksOver50CPU)
+	require.InDelta(t, 60, res.LongestTaskCPU, 1e-9)
+	require.Len(t, res.Long, 2)
+	require.InDelta(t, 10, res.Long[0].AtMs, 1e-9)
+	require.InDelta(t, 12, res.Long[0].CPUMs, 1e-9)
+	require.Equal(t, "Layout 70/8 ms", res.Long[0].Parts)
+	require.InDelta(t, 60.05, res.Long[1].Ms, 1e-9)
+	require.Equal(t, "microtask checkpoint 30/30 ms; FunctionCall 29/29 ms", res.Long[1].Parts)
+	require.Len(t, res.taskTimes, 3)
+}
+
 func TestProfileSummaryCountsSelfTimeBetweenTheMarksOnly(t *testing.T) {
 	p := &profiler.Profile{
 		Nodes: []*profiler.ProfileNode{

@@ -37,9 +37,13 @@
 #   bench/browser/run.sh -measure thread    a long thread restored in a <trickle-chat>
 #                                           (chat.messages: -turns 200,1000 questions, each
 #                                           with an answer of about 2.5 KB): the last answer
-#                                           painted, every answer shown, the longest task,
-#                                           layouts, scroll fps, JS heap; with -base <commit>
-#                                           that build's and the work tree's alternate
+#                                           painted, every answer shown, the restore's longest
+#                                           task and tasks over 50 ms (on the clock and by the
+#                                           page thread's own CPU time, each listed with where
+#                                           it went), layouts, scroll fps and the scroll's
+#                                           longest task, JS heap; with -base <commit> that
+#                                           build's and the work tree's alternate; -profiles
+#                                           <dir> keeps each run's trace
 #   bench/browser/run.sh -answers 10        ten answers at once on the page, each its own
 #                                           stream from a port of its own (a browser opens
 #                                           at most 6 connections to one host and port)

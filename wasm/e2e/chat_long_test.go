@@ -44,8 +44,8 @@ func marker(i int) string {
 // conversation) ends up whole: every turn on the page in the messages'
 // order with its text, chat.messages read back exactly, and Chromium's
 // accessibility tree holding every turn as an article named by its
-// place, in order, described by its own text, the first ones included
-// while the thread shows its end. Find in page, from the end, finds the
+// place, in order, described by its own text, each the feed's, the
+// first ones included while the thread shows its end. Find in page, from the end, finds the
 // first answer's word and selects it there; a selection from the first
 // turn to the last holds every turn's word in order. Nothing is said while
 // it is restored: no ariaNotify, no text in any live region.
@@ -112,13 +112,27 @@ func TestALongThreadRestoredIsWholeInOrderFindableAndSilent(t *testing.T) {
 		}
 		return s
 	}
-	type article struct{ name, description string }
+	// Each article's nearest ancestor of any meaning is the feed (the
+	// blocks older turns come in are not).
+	byID := map[accessibility.NodeID]*accessibility.Node{}
+	for _, n := range tree.Nodes {
+		byID[n.NodeID] = n
+	}
+	owner := func(n *accessibility.Node) string {
+		for p := byID[n.ParentID]; p != nil; p = byID[p.ParentID] {
+			if r := str(p.Role); !p.Ignored && r != "generic" && r != "none" {
+				return r
+			}
+		}
+		return ""
+	}
+	type article struct{ name, description, owner string }
 	var got []article
 	for _, n := range tree.Nodes {
 		if n.Ignored || str(n.Role) != "article" {
 			continue
 		}
-		got = append(got, article{str(n.Name), str(n.Description)})
+		got = append(got, article{str(n.Name), str(n.Description), owner(n)})
 	}
 	require.Len(t, got, len(msgs), "every turn is an article in the accessibility tree")
 	for i, a := range got {
@@ -128,6 +142,7 @@ func TestALongThreadRestoredIsWholeInOrderFindableAndSilent(t *testing.T) {
 		}
 		require.Equal(t, fmt.Sprintf("%s, %d of %d", who, i+1, len(msgs)), a.name)
 		require.Contains(t, a.description, marker(i), "turn %d is described by its own text", i+1)
+		require.Equal(t, "feed", a.owner, "turn %d is the feed's", i+1)
 	}
 
 	// Find in page, from the end: the first answer's word.

@@ -50,31 +50,58 @@ const MAX_TOOL_ROUNDS = 8;
 let chats = 0;
 
 // FIRST_BYTES is about how much markdown a restored thread shows at once,
-// from its end: more than a thread's view holds. BATCH_BYTES is how much
-// each later batch of older turns brings: the page applies a batch's
-// answers in one animation frame (host.js), so it stays well within one.
+// from its end: more than a thread's view holds. The older turns then
+// come in batches, each in an idle moment once the one before is on
+// screen: a batch brings as much markdown as the last batch's frames
+// say fits in BATCH_MS of the page's time (measured, from BATCH_BYTES at
+// first and never more than twice the last batch, at least one turn), and
+// its turns are made for at most SLICE_MS of one task. The page applies
+// a batch's answers in one animation frame (host.js).
 const FIRST_BYTES = 6000;
 const BATCH_BYTES = 6000;
+const BATCH_MS = 12;
+const SLICE_MS = 8;
+
+// BLOCK_TURNS is how many older turns of a restored thread share a block
+// (Thread.block): a batch lays out and paints its block and the thread's
+// few dozen blocks, not every turn before it.
+const BLOCK_TURNS = 32;
 
 // shownAll resolves once each of answers shows its message (its status is
-// no longer idle), checked once an animation frame, or after 1 s whatever
-// they show (an answer that could not start stays idle).
+// no longer idle), looked at after each animation frame's rendering, or
+// after 1 s whatever they show (an answer that could not start stays
+// idle). It resolves with the longest of those frames, in ms, from its
+// start to the end of its rendering: what showing them cost the page.
 function shownAll(answers) {
   return new Promise((resolve) => {
     const t0 = performance.now();
-    const check = () => {
-      if (answers.every((a) => a.status !== "idle") || performance.now() - t0 > 1000) resolve();
-      else requestAnimationFrame(check);
+    let worst = 0;
+    let start = 0;
+    // A message posted in an animation frame callback comes once that
+    // frame is rendered.
+    const ch = new MessageChannel();
+    const frame = (t) => {
+      start = Math.min(t, performance.now());
+      ch.port2.postMessage(0);
     };
-    check();
+    ch.port1.onmessage = () => {
+      const now = performance.now();
+      worst = Math.max(worst, now - start);
+      if (answers.every((a) => a.status !== "idle") || now - t0 > 1000) {
+        ch.port1.close();
+        resolve(worst);
+      } else requestAnimationFrame(frame);
+    };
+    requestAnimationFrame(frame);
   });
 }
 
-// idle resolves in the page's next idle moment (within 100 ms).
+// idle resolves in the page's next idle moment (within 100 ms), with
+// that moment's deadline (or null).
 function idle() {
   return new Promise((resolve) => {
-    if (typeof requestIdleCallback === "function") requestIdleCallback(() => resolve(), { timeout: 100 });
-    else setTimeout(resolve, 0);
+    if (typeof requestIdleCallback === "function") requestIdleCallback(resolve, { timeout: 100 });
+    else setTimeout(() => resolve(null), 0);
   });
 }
 
@@ -508,11 +535,11 @@ export class TrickleChat extends Base {
     const list = turnsOf(this.#messages);
     // add makes turn t before the turn before (null: at the end).
     let watched = false;
-    const add = (t, before, answers) => {
+    const add = (t, before, answers, into) => {
       const m = this.#messages[t.index];
-      if (t.role === "user") return this.#addUser(t.index, before);
+      if (t.role === "user") return this.#addUser(t.index, before, into);
       // The status line follows the newest answer, the first made.
-      const { turn, answer } = this.#addAnswer(t.index, before, !watched);
+      const { turn, answer } = this.#addAnswer(t.index, before, !watched, into);
       watched = true;
       answer.message = m;
       answers.push(answer);
@@ -536,18 +563,25 @@ export class TrickleChat extends Base {
     this.#follower.start();
     this.#thread.refresh();
     this.#restoring = next < end;
+    let block = null; // the block the older turns go into now
+    let budget = BATCH_BYTES; // the next batch's markdown
+    let brought = 0; // the last batch's
     const more = async () => {
       while (next < end && gen === this.#renders) {
-        await shownAll(last);
-        await idle();
+        const cost = await shownAll(last);
+        if (brought > 0) budget = Math.min(2 * brought, (brought * BATCH_MS) / Math.max(cost, 1));
+        const deadline = await idle();
         if (gen !== this.#renders) return;
         const made = [];
         last = [];
         const from = next + 1;
-        for (let bytes = 0; next < end && (made.length === 0 || bytes < BATCH_BYTES); ) {
+        const t0 = performance.now();
+        const room = () => performance.now() - t0 < SLICE_MS && (!deadline || deadline.didTimeout || deadline.timeRemaining() > 1);
+        for (brought = 0; next < end && (made.length === 0 || (brought < budget && room())); ) {
+          if (!block || block.childElementCount >= BLOCK_TURNS) block = this.#thread.block(tail);
           const t = list[next++];
-          bytes += size(t);
-          made.push(add(t, tail, last));
+          brought += size(t);
+          made.push(add(t, null, last, block));
         }
         this.#thread.pending = end - next;
         this.#thread.settle(made, from);
@@ -574,7 +608,10 @@ export class TrickleChat extends Base {
     for (let k = list.length - 1; k >= 0; k--) {
       const i = list[k].dataset.index;
       if (i !== undefined && Number(i) < from) break;
+      const block = list[k].parentElement;
       list[k].remove();
+      // A block of older turns left empty goes too (its gap would stay).
+      if (block !== this.#parts.turns && block.childElementCount === 0) block.remove();
     }
     this.#thread.refresh();
     return true;
@@ -602,11 +639,11 @@ export class TrickleChat extends Base {
     this.#showStatus();
   }
 
-  #addUser(index, before = null) {
+  #addUser(index, before = null, into = undefined) {
     const text = document.createElement("div");
     text.dataset.trickleChat = "text";
     text.textContent = this.#messages[index].content;
-    const turn = this.#thread.turn("user", text, before);
+    const turn = this.#thread.turn("user", text, before, into);
     turn.dataset.index = String(index);
     return turn;
   }
@@ -614,7 +651,7 @@ export class TrickleChat extends Base {
   // #addAnswer makes an answer's turn, at the end or before the turn
   // before; the chat's status line follows it unless watch is false (a
   // restored thread's older answers).
-  #addAnswer(index, before = null, watch = true) {
+  #addAnswer(index, before = null, watch = true, into = undefined) {
     const answer = document.createElement("trickle-answer");
     // The chat's answers take the chat's color scheme (trickle.css): the
     // element need not ask the page's style for it.
@@ -625,7 +662,7 @@ export class TrickleChat extends Base {
     answer.headers = this.#headers;
     const own = elementStrings(this);
     if (Object.keys(own).length > 0) answer.strings = own;
-    const turn = this.#thread.turn("assistant", answer, before);
+    const turn = this.#thread.turn("assistant", answer, before, into);
     if (index !== undefined) turn.dataset.index = String(index);
     if (watch) this.#watch(answer);
     return { turn, answer };

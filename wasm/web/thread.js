@@ -28,6 +28,11 @@ import { wordOf } from "./strings.js";
 
 const TURN = '[data-trickle-chat="turn"]';
 
+// OLDER is a block of a restored thread's older turns (chat.js): the
+// turns stay in order in the thread, a few dozen to a block, so that
+// adding to one block lays out and paints that block, not the thread.
+const OLDER = '[data-trickle-chat="older"]';
+
 // INNER is what can take focus inside a turn: its actions and the
 // answer's own controls (links, a code block's Copy, the thinking
 // summary, Retry).
@@ -46,8 +51,16 @@ const ICONS = {
   edit: '<path d="M10.5 2.5l3 3-8 8h-3v-3z"/><path d="M9 4l3 3"/>',
 };
 
+// icon is a new copy of a picture, parsed once (a restored thread makes
+// one or two per turn).
+const parsed = {};
 function icon(name) {
-  return `<svg viewBox="0 0 16 16" width="16" height="16" aria-hidden="true" focusable="false" fill="none" stroke="currentColor" stroke-width="1.4" stroke-linecap="round" stroke-linejoin="round">${ICONS[name]}</svg>`;
+  let t = parsed[name];
+  if (!t) {
+    t = parsed[name] = document.createElement("template");
+    t.innerHTML = `<svg viewBox="0 0 16 16" width="16" height="16" aria-hidden="true" focusable="false" fill="none" stroke="currentColor" stroke-width="1.4" stroke-linecap="round" stroke-linejoin="round">${ICONS[name]}</svg>`;
+  }
+  return t.content.cloneNode(true);
 }
 
 // Thread walks the turns of one chat. on has what the buttons do:
@@ -74,7 +87,7 @@ export class Thread {
     turns.addEventListener("pointerdown", () => (this.#pointer = true));
     turns.addEventListener("focusin", (e) => {
       const turn = e.target.closest?.(TURN);
-      if (!turn || turn.parentElement !== turns) return;
+      if (!turn || !this.#mine(turn)) return;
       const pointer = this.#pointer;
       this.#pointer = false;
       // Tab or Shift+Tab from outside lands on the thread's one stop, even
@@ -98,7 +111,7 @@ export class Thread {
   // turn makes a turn of role ("user" or "assistant") holding body, at
   // the end, or before the turn before (a restored thread's older turns
   // come after its newest: chat.js).
-  turn(role, body, before = null) {
+  turn(role, body, before = null, into = this.#turns) {
     const w = (k) => wordOf(this.#chat, k);
     const turn = document.createElement("div");
     turn.dataset.trickleChat = "turn";
@@ -121,8 +134,24 @@ export class Thread {
       );
     }
     turn.append(who, body, actions);
-    this.#turns.insertBefore(turn, before);
+    into.insertBefore(turn, before);
     return turn;
+  }
+
+  // block makes a block for older turns, before the turn before (chat.js
+  // fills it with turn(…, null, block)).
+  block(before) {
+    const b = document.createElement("div");
+    b.dataset.trickleChat = "older";
+    this.#turns.insertBefore(b, before);
+    return b;
+  }
+
+  // #mine says that turn is one of this thread's turns (in the thread, or
+  // in one of its blocks of older turns).
+  #mine(turn) {
+    const p = turn.parentElement;
+    return p === this.#turns || (p?.parentElement === this.#turns && p.matches(OLDER));
   }
 
   // refresh brings every turn's name, description, actions and tab stop up
@@ -214,7 +243,14 @@ export class Thread {
 
   // list is the turns, in order.
   list() {
-    return [...this.#turns.children].filter((x) => x.matches(TURN));
+    // Children and the blocks' children, not a selector over every node
+    // of every answer.
+    const out = [];
+    for (const x of this.#turns.children) {
+      if (x.matches(TURN)) out.push(x);
+      else if (x.matches(OLDER)) out.push(...x.children);
+    }
+    return out;
   }
 
   // stop is the turn in the tab order.
@@ -259,7 +295,7 @@ export class Thread {
     // Ctrl only with Home and End: the feed pattern's way out.
     if (e.ctrlKey && e.key !== "Home" && e.key !== "End") return;
     const turn = e.target.closest?.(TURN);
-    if (!turn || turn.parentElement !== this.#turns) return;
+    if (!turn || !this.#mine(turn)) return;
     const onTurn = e.target === turn;
     // Links and buttons inside an answer keep their own keys.
     if (!onTurn && !e.target.closest('[data-trickle-chat="actions"]')) return;
@@ -350,8 +386,7 @@ export class Thread {
     const b = document.createElement("button");
     b.type = "button";
     b.dataset.trickleChat = part;
-    b.innerHTML = icon(part === "copy-answer" ? "copy" : part);
-    b.append(document.createElement("span"));
+    b.append(icon(part === "copy-answer" ? "copy" : part), document.createElement("span"));
     b.lastChild.dataset.trickleChat = "action-label";
     this.#name(b, wordOf(this.#chat, key));
     b.addEventListener("click", () => onClick(b));

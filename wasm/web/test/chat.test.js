@@ -281,6 +281,122 @@ test("a long thread restored: the newest turns at once, the older ones in batche
   assert.equal(turns().at(-3).querySelector('[data-trickle-chat="regenerate"]').hidden, true, "and on no other");
 });
 
+// The older turns of a restored thread go into blocks of a few dozen
+// (each laid out and painted on its own: a batch costs the page its block
+// and the thread's few blocks, not every turn before it); the turns stay
+// the thread's: in order, walked by the arrows across the blocks' edges,
+// and Regenerate still takes off only the turns it replaces.
+test("a restored thread's older turns come in blocks, in order, walked and cut as the others", async () => {
+  const c = chat();
+  const msgs = [];
+  for (let i = 0; i < 100; i++) {
+    msgs.push({ role: "user", content: `question ${i}` });
+    msgs.push({ role: "assistant", content: `answer ${i}`, status: "complete" });
+  }
+  const turns = () => [...c.querySelectorAll('[data-trickle-chat="turn"]')];
+  c.messages = msgs;
+  while (turns().length < msgs.length) await new Promise((r) => setTimeout(r, 5));
+  const feed = c.querySelector('[data-trickle-chat="turns"]');
+  const blocks = [...feed.querySelectorAll('[data-trickle-chat="older"]')];
+  assert.ok(blocks.length >= 2, `in blocks (${blocks.length})`);
+  for (const b of blocks) {
+    assert.equal(b.parentElement, feed, "a block is the feed's");
+    assert.ok(b.children.length > 0 && b.children.length <= 32, `a few dozen turns a block (${b.children.length})`);
+  }
+  const list = turns();
+  for (const t of list) assert.ok(t.parentElement === feed || blocks.includes(t.parentElement), "each turn is the feed's or a block's");
+  assert.deepEqual(list.map((t) => Number(t.dataset.index)), msgs.map((_, i) => i), "every turn, in the messages' order");
+  assert.deepEqual(list.map((t) => t.getAttribute("aria-posinset")), msgs.map((_, i) => String(i + 1)));
+  list.at(-1).focus();
+  const key = (k) => document.activeElement.dispatchEvent(new window.KeyboardEvent("keydown", { key: k, bubbles: true, cancelable: true }));
+  for (let i = list.length - 2; i >= 0; i--) {
+    assert.equal(key("ArrowUp"), false, "the arrow is the thread's");
+    assert.equal(document.activeElement, list[i], `ArrowUp → turn ${i + 1}`);
+  }
+  key("End");
+  assert.equal(document.activeElement, list.at(-1), "End → the last turn");
+  key("Home");
+  assert.equal(document.activeElement, list[0], "Home → the first, in the first block");
+  script.push(answer("answer 99 again"));
+  await c.regenerate();
+  const after = turns();
+  assert.equal(after.length, msgs.length);
+  assert.ok(after.slice(0, -1).every((t, k) => t === list[k]), "the earlier turns are the same elements");
+  assert.equal(after.at(-1).querySelector("trickle-answer").message.content, "answer 99 again");
+  assert.deepEqual(c.messages.slice(0, -1), msgs.slice(0, -1));
+});
+
+// Edit takes the last question off a block of older turns where it was
+// alone: the block goes with it (an empty block would leave its gap).
+test("edit leaves no empty block of older turns", async () => {
+  const c = chat();
+  const msgs = [];
+  for (let i = 0; i < 17; i++) {
+    msgs.push({ role: "user", content: `question ${i}` });
+    msgs.push({ role: "assistant", content: i === 16 ? "long ".repeat(1500) : `answer ${i}`, status: "complete" });
+  }
+  const turns = () => [...c.querySelectorAll('[data-trickle-chat="turn"]')];
+  const blocks = () => [...c.querySelectorAll('[data-trickle-chat="older"]')];
+  c.messages = msgs;
+  while (turns().length < msgs.length) await new Promise((r) => setTimeout(r, 5));
+  assert.deepEqual(blocks().map((b) => b.children.length), [32, 1], "33 older turns: the last question alone in the second block");
+  script.push(answer("answer 16, edited"));
+  await c.edit("question 16, edited");
+  assert.deepEqual(blocks().map((b) => b.children.length), [32], "its block went with it");
+  assert.deepEqual(turns().map((t) => t.dataset.index), msgs.map((_, i) => String(i)));
+  assert.equal(turns().at(-2).querySelector('[data-trickle-chat="text"]').textContent, "question 16, edited");
+});
+
+// A batch of older turns brings as much as the last batch's frames say
+// fits in the page's time, not a fixed count: while every frame takes the
+// page 30 ms, the batches shrink to one answer; while frames are quick,
+// they grow. (The frames' cost is read from the frames themselves: from
+// an animation frame's start to the end of its rendering.)
+test("a restored thread's batches are sized by what the last batch's frames cost", async () => {
+  const run = async (frameMs) => {
+    const c = chat();
+    const msgs = [];
+    for (let i = 0; i < 60; i++) {
+      msgs.push({ role: "user", content: `question ${i}` });
+      msgs.push({ role: "assistant", content: `answer ${i} `.repeat(80), status: "complete" });
+    }
+    const feed = c.querySelector('[data-trickle-chat="turns"]');
+    const count = () => feed.querySelectorAll('[data-trickle-chat="turn"]').length;
+    const batches = [];
+    let seen = 0;
+    const mo = new window.MutationObserver(() => {
+      const n = count();
+      if (n > seen) batches.push(n - seen);
+      seen = n;
+    });
+    const raf = globalThis.requestAnimationFrame;
+    globalThis.requestAnimationFrame = (fn) =>
+      setTimeout(() => {
+        const t = performance.now();
+        while (performance.now() - t < frameMs);
+        fn(t);
+      }, 0);
+    try {
+      c.messages = msgs;
+      seen = count();
+      mo.observe(feed, { childList: true, subtree: true });
+      while (count() < msgs.length) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 0));
+    } finally {
+      mo.disconnect();
+      globalThis.requestAnimationFrame = raf;
+    }
+    return batches;
+  };
+  const slow = await run(30);
+  assert.ok(slow.length > 3, `several batches (${slow})`);
+  assert.ok(slow.slice(1).every((n) => n <= slow[0]), `slow frames: no batch larger than the first (${slow})`);
+  // A question is short: one goes with the answer after it.
+  assert.ok(slow.slice(-10).every((n) => n <= 2), `slow frames: one answer a batch at the end (${slow})`);
+  const quick = await run(0);
+  assert.ok(Math.max(...quick.slice(1)) > quick[0], `quick frames: the batches grow (${quick})`);
+});
+
 // Regenerate and Edit take off the page only the turns they replace: the
 // earlier turns stay the same elements (a long thread is not rebuilt and
 // shown again to answer its last question once more).
