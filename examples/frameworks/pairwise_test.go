@@ -200,19 +200,12 @@ func startAppServer(t *testing.T, pageDir, csp, backend string) *appServer {
 	// What the proxy failed at goes to the test's log when the case
 	// fails: a cut's copy errors are the point of a cut, anything else
 	// is what to look at.
-	var proxyErrs bytes.Buffer
-	var proxyMu sync.Mutex
-	proxy.ErrorLog = log.New(writerFunc(func(p []byte) (int, error) {
-		proxyMu.Lock()
-		defer proxyMu.Unlock()
-		return proxyErrs.Write(p)
-	}), "app server's proxy: ", log.Lmicroseconds)
+	proxyErrs := &lockedBuffer{}
+	proxy.ErrorLog = log.New(proxyErrs, "app server's proxy: ", log.Lmicroseconds)
 	t.Cleanup(func() {
 		tr.CloseIdleConnections()
 		if t.Failed() {
-			proxyMu.Lock()
 			t.Logf("%s", proxyErrs.String())
-			proxyMu.Unlock()
 		}
 	})
 	files := http.FileServer(http.Dir(pageDir))
@@ -235,15 +228,11 @@ func startAppServer(t *testing.T, pageDir, csp, backend string) *appServer {
 				if ctx.Err() != nil {
 					cause = "cancelled: " + context.Cause(ctx).Error()
 				}
-				proxyMu.Lock()
-				fmt.Fprintf(&proxyErrs, "%s %s %s: ended, the backend's request %s, on %s (reused %v, was idle %v)\n",
+				fmt.Fprintf(proxyErrs, "%s %s %s: ended, the backend's request %s, on %s (reused %v, was idle %v)\n",
 					time.Now().Format("15:04:05.000000"), r.Method, r.URL.Path, cause, connName(got.Conn), got.Reused, got.WasIdle)
-				proxyMu.Unlock()
 			}()
 			stop := context.AfterFunc(r.Context(), func() {
-				proxyMu.Lock()
-				fmt.Fprintf(&proxyErrs, "%s %s %s: the browser's request was cancelled (%v)\n", time.Now().Format("15:04:05.000000"), r.Method, r.URL.Path, context.Cause(r.Context()))
-				proxyMu.Unlock()
+				fmt.Fprintf(proxyErrs, "%s %s %s: the browser's request was cancelled (%v)\n", time.Now().Format("15:04:05.000000"), r.Method, r.URL.Path, context.Cause(r.Context()))
 				cw.cancelIfQuiet()
 			})
 			defer stop()
@@ -259,9 +248,7 @@ func startAppServer(t *testing.T, pageDir, csp, backend string) *appServer {
 			}
 			if r.Body != nil {
 				r.Body = &tracedBody{ReadCloser: r.Body, failed: func(err error) {
-					proxyMu.Lock()
-					defer proxyMu.Unlock()
-					fmt.Fprintf(&proxyErrs, "%s %s %s: reading the browser's body failed: %v\n", time.Now().Format("15:04:05.000000"), r.Method, r.URL.Path, err)
+					fmt.Fprintf(proxyErrs, "%s %s %s: reading the browser's body failed: %v\n", time.Now().Format("15:04:05.000000"), r.Method, r.URL.Path, err)
 				}}
 			}
 			proxy.ServeHTTP(cw, r.WithContext(ctx))
@@ -799,11 +786,6 @@ func connName(c net.Conn) string {
 	}
 	return c.LocalAddr().String() + "->" + c.RemoteAddr().String()
 }
-
-// writerFunc is an io.Writer of a function.
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // cancelWriter is the browser's response as the app server's proxy
 // writes it: a write that fails cancels the backend's request.

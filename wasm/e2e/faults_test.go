@@ -42,6 +42,20 @@ func start(t *testing.T, ctx context.Context, attrs map[string]string, minChars 
 	browsertest.WaitFor(t, ctx, 20*time.Second, `document.getElementById("a").text.length >= `+itoa(minChars)+` && document.querySelector('[data-trickle="content"]').textContent.length > 0`)
 }
 
+// stopAnswer presses Stop on the page's answer (#a, asked by start),
+// requires that its call settles "stopped", and returns its stream's id.
+func stopAnswer(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	status := browsertest.Eval[string](t, ctx, `(async () => {
+		document.getElementById("a").stop();
+		return await window.__p;
+	})()`)
+	require.Equal(t, "stopped", status)
+	id := browsertest.Eval[string](t, ctx, `document.getElementById("a").streamId`)
+	require.NotEmpty(t, id)
+	return id
+}
+
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func info(t *testing.T, id string) relay.Info {
@@ -63,15 +77,8 @@ func TestStopEndsTheAnswerAndTheRelayCancelsUpstream(t *testing.T) {
 				"endpoint":  "/v1/chat/completions?answer=sample-20k&gap_ms=5",
 				"transport": tr,
 			}, 200)
-			status := browsertest.Eval[string](t, ctx, `(async () => {
-				const a = document.getElementById("a");
-				a.stop();
-				return await window.__p;
-			})()`)
-			require.Equal(t, "stopped", status)
+			id := stopAnswer(t, ctx)
 			before := browsertest.Eval[string](t, ctx, `document.getElementById("a").text`)
-			id := browsertest.Eval[string](t, ctx, `document.getElementById("a").streamId`)
-			require.NotEmpty(t, id)
 			require.Eventually(t, func() bool {
 				in := info(t, id)
 				return in.UpstreamCancelled && in.State == relay.StateStopped && in.Readers == 0

@@ -174,13 +174,7 @@ func TestTheWidgetFollowsARelayMountedUnderAPrefix(t *testing.T) {
 						"endpoint":  endpoint + "?answer=sample-20k&gap_ms=5",
 						"transport": tr,
 					}, 200)
-					status := browsertest.Eval[string](t, ctx, `(async () => {
-						document.getElementById("a").stop();
-						return await window.__p;
-					})()`)
-					require.Equal(t, "stopped", status)
-					id := browsertest.Eval[string](t, ctx, `document.getElementById("a").streamId`)
-					require.NotEmpty(t, id)
+					id := stopAnswer(t, ctx)
 					require.Eventually(t, func() bool {
 						in := m.info(t, id)
 						return in.UpstreamCancelled && in.State == relay.StateStopped && in.Readers == 0
@@ -233,13 +227,7 @@ func TestTheWidgetFollowsARelayMountedUnderAPrefix(t *testing.T) {
 						"transport": tr,
 					}, 0)
 					browsertest.WaitFor(t, ctx, 20*time.Second, `(() => { const a = document.getElementById("a"); return (a.metrics?.reconnects ?? 0) >= 1 && a.text.length > 200; })()`)
-					status := browsertest.Eval[string](t, ctx, `(async () => {
-						document.getElementById("a").stop();
-						return await window.__p;
-					})()`)
-					require.Equal(t, "stopped", status)
-					id := browsertest.Eval[string](t, ctx, `document.getElementById("a").streamId`)
-					require.NotEmpty(t, id)
+					id := stopAnswer(t, ctx)
 					require.Eventually(t, func() bool {
 						in := m.info(t, id)
 						return in.UpstreamCancelled && in.State == relay.StateStopped

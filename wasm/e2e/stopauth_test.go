@@ -53,13 +53,7 @@ func TestStopUnderAuthCancelsTheUpstreamAndReportsTheCost(t *testing.T) {
 				"endpoint":  "/v1/chat/completions?answer=sample-20k&gap_ms=5",
 				"transport": tr,
 			}, 200)
-			status := browsertest.Eval[string](t, ctx, `(async () => {
-				document.getElementById("a").stop();
-				return await window.__p;
-			})()`)
-			require.Equal(t, "stopped", status)
-			id := browsertest.Eval[string](t, ctx, `document.getElementById("a").streamId`)
-			require.NotEmpty(t, id)
+			id := stopAnswer(t, ctx)
 			require.Eventually(t, func() bool {
 				in := infoOf(base, id)
 				return in.UpstreamCancelled && in.State == relay.StateStopped
