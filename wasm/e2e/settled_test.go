@@ -122,3 +122,56 @@ func TestTheAnnouncerLogStaysBoundedThroughALongAnswer(t *testing.T) {
 	require.Positive(t, n)
 	require.LessOrEqual(t, n, announcerKeep, "the log is bounded")
 }
+
+// The settled groups are invisible to what a reader sees and points at:
+// every element of a long answer has the same box with its blocks in
+// groups as with the same blocks unwrapped into the content (the oracle:
+// the answer as it would be without groups), margins collapsing through
+// them alike, and a point over each block hits the same element. Each
+// group is a stacking context of its own (trickle.css, for the paint
+// layer it gets); this holds that nothing else came with it: no clip, no
+// formatting context, no change of what lies on top.
+func TestSettledGroupsChangeNoBoxAndNoHit(t *testing.T) {
+	ctx := tab(t)
+	r := ask(t, ctx, map[string]string{"endpoint": "/v1/chat/completions?answer=sample-20k&gap_ms=1"}, "groups")
+	require.Equal(t, "complete", r.Status)
+	require.Equal(t, "isolate", browsertest.Eval[string](t, ctx, `getComputedStyle(document.querySelector('#a [data-trickle="settled"]')).isolation`),
+		"the groups are what the benchmark measured")
+	const look = `(() => {
+		const a = document.getElementById("a"), c = a.querySelector('[data-trickle="content"]');
+		const boxes = [...c.querySelectorAll('*')].filter((e) => e.dataset.trickle !== "settled").map((e) => {
+			const b = e.getBoundingClientRect();
+			return e.tagName + " " + [b.top, b.left, b.width, b.height].map((v) => v.toFixed(2)).join(" ");
+		});
+		const view = a.getBoundingClientRect(), hits = [];
+		// The blocks, as the grouped answer has them (kept for the ungrouped look).
+		window.blocks ??= [...c.querySelectorAll(':scope > [data-trickle="settled"] > *, :scope > [data-trickle="tail"] > *')];
+		for (const e of window.blocks) {
+			const b = e.getBoundingClientRect();
+			for (const y of [b.top + 4, (b.top + b.bottom) / 2]) {
+				if (y <= view.top || y >= view.bottom) continue;
+				const at = document.elementFromPoint(b.left + Math.min(20, b.width / 2), y);
+				hits.push(at ? at.tagName + ":" + (at.textContent ?? "").slice(0, 24) : "none");
+			}
+		}
+		return JSON.stringify({ boxes, hits, height: a.scrollHeight });
+	})()`
+	type seen struct {
+		Boxes  []string
+		Hits   []string
+		Height float64
+	}
+	var grouped, flat seen
+	for _, at := range []string{"0", "a.scrollHeight / 3", "a.scrollHeight * 2 / 3"} {
+		require.NoError(t, json.Unmarshal([]byte(browsertest.Eval[string](t, ctx, `(() => { const a = document.getElementById("a"); a.scrollTop = `+at+`; window.blocks = undefined; return `+look+`; })()`)), &grouped))
+		require.NotEmpty(t, grouped.Hits, "some block is in view at scrollTop = %s", at)
+		require.NoError(t, json.Unmarshal([]byte(browsertest.Eval[string](t, ctx, `(() => {
+			const groups = [...document.querySelectorAll('#a [data-trickle="content"] > [data-trickle="settled"]')].map((g) => [g, [...g.childNodes]]);
+			for (const [g, kids] of groups) g.replaceWith(...kids);
+			const flat = `+look+`;
+			for (const [g, kids] of groups) { kids[0].before(g); g.append(...kids); }
+			return flat;
+		})()`)), &flat))
+		require.Equal(t, grouped, flat, "at scrollTop = %s, the same boxes and hits with the blocks ungrouped", at)
+	}
+}
