@@ -229,7 +229,10 @@ func (h *host) post(s string) { browser.Call("post", s, false) }
 
 // stats is what the lifecycle tests compare with their baseline.
 func (h *host) stats() string {
-	return protocol.StatsMessage(protocol.Counts{Elements: h.els.Len(), Funcs: int(liveFuncs.Load()), Goroutines: runtime.NumGoroutine(), Thread: h.thread})
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return protocol.StatsMessage(protocol.Counts{Elements: h.els.Len(), Funcs: int(liveFuncs.Load()), Goroutines: runtime.NumGoroutine(), Thread: h.thread,
+		HeapInuse: m.HeapInuse, Sys: m.Sys, WasmMemory: uint64(browser.Call("wasmMemory").Int()), NumGC: m.NumGC})
 }
 
 var warmOnce sync.Once

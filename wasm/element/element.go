@@ -160,6 +160,9 @@ func (e *Element) Show(c Command, m Stored) {
 	e.sync(u)
 	e.Frame()
 	e.env.Want()
+	if e.gc != nil {
+		e.gc.Shown()
+	}
 }
 
 // Begin starts an answer (ask, stream), stopping the one in progress (its

@@ -50,6 +50,24 @@ func (g *GCPacer) End() {
 	if g.streaming > 0 {
 		g.streaming--
 	}
+	g.askLocked()
+}
+
+// Shown records that a stored answer was shown at once (el.message,
+// el.markdown, a restored <trickle-chat>): rendering it allocated as
+// streaming it would have, and no answer's End follows, so it asks for an
+// idle collection as End does when none is streaming. Without it, the
+// garbage of a shown answer stayed on Go's heap until the memory limit
+// forced a collection, in whichever frame of a later answer reached it,
+// and that answer grew the WebAssembly memory instead of reusing it.
+func (g *GCPacer) Shown() {
+	g.mu.Lock()
+	g.askLocked()
+}
+
+// askLocked asks for an idle collection when no answer streams and none
+// is waiting, and unlocks g.
+func (g *GCPacer) askLocked() {
 	ask := g.streaming == 0 && !g.scheduled
 	if ask {
 		g.scheduled = true

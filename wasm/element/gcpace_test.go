@@ -50,3 +50,22 @@ func TestTheGCPacerAsksForOneIdleCollectionAtATime(t *testing.T) {
 	g.End()
 	require.Equal(t, 2, idleAsks)
 }
+
+func TestTheGCPacerCollectsAtIdleAfterAStoredAnswerIsShown(t *testing.T) {
+	var idleAsks, collections int
+	g := &GCPacer{Idle: func() { idleAsks++ }, Collect: func() { collections++ }}
+	g.Shown()
+	require.Equal(t, 1, idleAsks, "a shown answer asks for an idle collection")
+	g.Shown()
+	require.Equal(t, 1, idleAsks, "one at a time: the next shown answer shares it")
+	g.OnIdle()
+	require.Equal(t, 1, collections)
+
+	g.Begin()
+	g.Shown()
+	require.Equal(t, 1, idleAsks, "an answer streams: its End asks, not the shown one")
+	g.End()
+	require.Equal(t, 2, idleAsks)
+	g.OnIdle()
+	require.Equal(t, 2, collections)
+}

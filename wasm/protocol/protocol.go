@@ -106,6 +106,12 @@ func Warm(html string) string {
 type Counts struct {
 	Elements, Funcs, Goroutines int
 	Thread                      string
+	// Go's memory (runtime.MemStats): the heap's spans in use, the bytes
+	// Go took from the WebAssembly memory and the collections so far; and
+	// the size of that memory (it never shrinks: what the thread holds for
+	// Go, which measureUserAgentSpecificMemory does not count).
+	HeapInuse, Sys, WasmMemory uint64
+	NumGC                      uint32
 }
 
 // StatsMessage is the answer to a stats command.
@@ -118,6 +124,14 @@ func StatsMessage(c Counts) string {
 	b = strconv.AppendInt(b, int64(c.Goroutines), 10)
 	b = append(b, `,"thread":`...)
 	b = jsonx.AppendString(b, c.Thread)
+	b = append(b, `,"heap_inuse":`...)
+	b = strconv.AppendUint(b, c.HeapInuse, 10)
+	b = append(b, `,"sys":`...)
+	b = strconv.AppendUint(b, c.Sys, 10)
+	b = append(b, `,"wasm_memory":`...)
+	b = strconv.AppendUint(b, c.WasmMemory, 10)
+	b = append(b, `,"num_gc":`...)
+	b = strconv.AppendUint(b, uint64(c.NumGC), 10)
 	return string(append(b, '}'))
 }
 

@@ -103,8 +103,8 @@ func TestTheClockConvertsBothWays(t *testing.T) {
 
 func TestStatsIsJSON(t *testing.T) {
 	var m map[string]any
-	require.NoError(t, json.Unmarshal([]byte(StatsMessage(Counts{Elements: 2, Funcs: 5, Goroutines: 3, Thread: `"main"`})), &m))
-	require.Equal(t, map[string]any{"t": "stats", "elements": 2.0, "funcs": 5.0, "goroutines": 3.0, "thread": `"main"`}, m)
+	require.NoError(t, json.Unmarshal([]byte(StatsMessage(Counts{Elements: 2, Funcs: 5, Goroutines: 3, Thread: `"main"`, HeapInuse: 7 << 20, Sys: 9 << 20, WasmMemory: 12 << 20, NumGC: 4})), &m))
+	require.Equal(t, map[string]any{"t": "stats", "elements": 2.0, "funcs": 5.0, "goroutines": 3.0, "thread": `"main"`, "heap_inuse": float64(7 << 20), "sys": float64(9 << 20), "wasm_memory": float64(12 << 20), "num_gc": 4.0}, m)
 	require.NoError(t, json.Unmarshal([]byte(Warm(`<p a="1">x</p>`)), &m))
 	require.Equal(t, `<p a="1">x</p>`, m["html"])
 }

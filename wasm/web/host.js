@@ -422,7 +422,10 @@ export function ready() {
 }
 
 /** Counts for tests and diagnostics, summed over the page's builds: the
- *  Go side's elements, live js.Funcs and goroutines, the page's elements;
+ *  Go side's elements, live js.Funcs and goroutines, the page's elements,
+ *  Go's heap in use (heapInuse), the bytes Go took from its WebAssembly
+ *  memory (goSys), that memory's size (wasmMemory: it never shrinks) and
+ *  its collections so far (numGC);
  *  the thread the first build runs on, and which builds run ("default",
  *  "highlight"). */
 export async function stats() {
@@ -434,6 +437,10 @@ export async function stats() {
     funcs: sum("funcs"),
     goroutines: sum("goroutines"),
     pageElements: sum("pageElements"),
+    heapInuse: sum("heap_inuse"),
+    goSys: sum("sys"),
+    wasmMemory: sum("wasm_memory"),
+    numGC: sum("num_gc"),
     thread: all[0].thread,
     builds: hosts().map((h) => (h.highlights ? "highlight" : "default")),
   };

@@ -131,8 +131,12 @@ import { MSG_ALIVE, MSG_FAIL, WORKER_NAME } from "./contract.js";
       });
     };
     if (page) page.tick = () => goWake?.();
+    let instance = null; // Go's WebAssembly instance, once instantiated
     const helpers = {
       thread,
+      // wasmMemory is the size of Go's WebAssembly memory in bytes (it
+      // grows and never shrinks), for the stats command.
+      wasmMemory: () => instance?.exports.mem.buffer.byteLength ?? 0,
       // post sends a message to the page; frame says it is a frame, which
       // the page acknowledges once applied (a worker's) or takes at once
       // (the main thread's). It reports whether the frame is in flight.
@@ -246,6 +250,7 @@ import { MSG_ALIVE, MSG_FAIL, WORKER_NAME } from "./contract.js";
         if (!response.ok) throw new Error(`loading ${wasmURL}: HTTP ${response.status}`);
         result = await WebAssembly.instantiate(await response.arrayBuffer(), go.importObject);
       }
+      instance = result.instance;
       go.run(result.instance);
       await booted;
       delete g.__trickleBoot;

@@ -616,13 +616,21 @@ export declare class TrickleChat extends HTMLElement {
 }
 
 /** What stats() reports (for tests): the Go side's elements, live
- *  js.Funcs and goroutines, the page's elements, where Go runs and the
- *  builds running. */
+ *  js.Funcs and goroutines, the page's elements, Go's memory, where Go
+ *  runs and the builds running. */
 export interface TrickleStats {
   elements: number;
   funcs: number;
   goroutines: number;
   pageElements: number;
+  /** Bytes of Go's heap in use (its spans), summed over the builds. */
+  heapInuse: number;
+  /** Bytes Go took from its WebAssembly memory. */
+  goSys: number;
+  /** The WebAssembly memory's size in bytes: it grows and never shrinks. */
+  wasmMemory: number;
+  /** Go's collections so far. */
+  numGC: number;
   thread: "worker" | "main";
   builds: Array<"default" | "highlight">;
 }
