@@ -358,8 +358,9 @@ func topParts(parts []selfTime, n int) string {
 // runLatency streams n marker tokens into each renderer, runs times,
 // and measures token arrival → painted (and, in the same run, the main
 // thread). With cold, the page asks at DOMContentLoaded; the widget's
-// files come from the HTTP cache (warm) or not (cold-cache).
-func runLatency(browser context.Context, base, widgetBase string, log_ *sentLog, renderers []string, n, runs int, cold string) ([]Latency, error) {
+// files come from the HTTP cache (warm) or not (cold-cache). widgetOf
+// gives each renderer's widget: the base's for trickle-base (-base).
+func runLatency(browser context.Context, base string, widgetOf func(renderer string) string, log_ *sentLog, renderers []string, n, runs int, cold string) ([]Latency, error) {
 	var out []Latency
 	seq := 0
 	for i := 0; i < runs; i++ {
@@ -368,7 +369,7 @@ func runLatency(browser context.Context, base, widgetBase string, log_ *sentLog,
 			id := fmt.Sprintf("%s-%d-%s", cold, seq, r)
 			page := func(n int, id string) string {
 				src := fmt.Sprintf("/marks?n=%d&id=%s", n, id)
-				u := base + "/bench/?renderer=" + r + "&probe=marks&widget=" + urlQueryEscape(widgetBase) + "&src=" + urlQueryEscape(src)
+				u := base + "/bench/?renderer=" + r + "&probe=marks&widget=" + urlQueryEscape(widgetOf(r)) + "&src=" + urlQueryEscape(src)
 				if cold != "" {
 					u += "&cold=1"
 				}

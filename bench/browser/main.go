@@ -560,14 +560,14 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 				rs = append(rs, r)
 			}
 		}
-		if report.Latency, err = runLatency(browser, base, widgetBase, sent, rs, latTokens, latRuns, ""); err != nil {
+		if report.Latency, err = runLatency(browser, base, widgetOf, sent, rs, latTokens, latRuns, ""); err != nil {
 			return err
 		}
 		printLatency(fmt.Sprintf("Token arrival → painted: %d numbered-word tokens at %.0f tokens/s, medians of %d runs (goal, worker mode: p95 ≤ one frame + 4 ms)", latTokens, rate, latRuns), report.Latency)
 	}
 	if do["cold"] {
 		for _, c := range []string{"warm-cache", "cold-cache"} {
-			ls, err := runLatency(browser, base, widgetBase, sent, widgets, 40, latRuns, c)
+			ls, err := runLatency(browser, base, widgetOf, sent, widgets, 40, latRuns, c)
 			if err != nil {
 				return err
 			}
