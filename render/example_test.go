@@ -68,15 +68,16 @@ func ExampleWithPolicy() {
 
 // Each frame's tail becomes a patch against the one before: a paragraph
 // whose text only grew gets the new text appended in place; one whose text
-// changed ("wor" became emphasis) has its content replaced, the <p> kept.
+// changed at its end ("wor" became emphasis) keeps the text node, trims
+// what changed (3 UTF-16 code units) and adds the new nodes after it.
 func ExampleTailDiffer() {
 	var d render.TailDiffer
 	for _, tail := range []string{"<p>Hello</p>\n", "<p>Hello, wor</p>\n", "<p>Hello, <em>world</em></p>\n"} {
 		p := d.Diff(tail)
-		fmt.Printf("path %v keep %d text %q html %q\n", p.Path, p.Keep, p.Text, p.HTML)
+		fmt.Printf("path %v keep %d trim %d text %q html %q\n", p.Path, p.Keep, p.Trim, p.Text, p.HTML)
 	}
 	// Output:
-	// path [] keep 0 text "" html "<p>Hello</p>\n"
-	// path [0] keep 1 text ", wor" html ""
-	// path [0] keep 0 text "" html "Hello, <em>world</em>"
+	// path [] keep 0 trim 0 text "" html "<p>Hello</p>\n"
+	// path [0] keep 1 trim 0 text ", wor" html ""
+	// path [0] keep 1 trim 3 text "" html "<em>world</em>"
 }

@@ -3,6 +3,7 @@ package render
 import (
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/trickle-dev/trickle/internal/htmlx"
 	"github.com/trickle-dev/trickle/internal/stdlite"
@@ -17,15 +18,23 @@ import (
 //
 // Applying it: start at the tail element and follow Path (child node
 // indexes, text and comment nodes counted) to the element that changes;
-// remove its child nodes after the first Keep; append Text to the data of
-// child Keep-1 when Text is not empty (that child is then a text node);
-// then insert HTML at the element's end (insertAdjacentHTML "beforeend").
-// The zero TailPatch with HTML set replaces the whole tail.
+// remove its child nodes after the first Keep; when Trim or Text is set,
+// child Keep-1 is a text node: delete the last Trim UTF-16 code units of
+// its data, then append Text; then insert HTML at the element's end
+// (insertAdjacentHTML "beforeend"). The zero TailPatch with HTML set
+// replaces the whole tail.
+//
+// Trim is for a text node whose end changed, not only grew: an open code
+// fence's last line, rendered with a line break until the next token
+// continues it. Without it such a node would be replaced whole each
+// frame, and the browser would parse, style and lay out the whole code
+// again.
 type TailPatch struct {
 	Path []int
 	Keep int
 	Text string
 	HTML string
+	Trim int
 }
 
 // Full reports whether the patch replaces the whole tail.
@@ -111,8 +120,9 @@ func diffParsed(old, next string, ot, nt *fragment, ok1, ok2 bool) TailPatch {
 			if i < len(oc) {
 				a, b := &ot.nodes[oc[i]], &nt.nodes[nc[i]]
 				if a.kind == nodeText && b.kind == nodeText {
-					if rest, ok := strings.CutPrefix(b.data(next), a.data(old)); ok {
-						p.Keep, p.Text, from = i+1, rest, b.end
+					ad, bd := a.data(old), b.data(next)
+					if n := runePrefix(ad, bd); n > 0 {
+						p.Keep, p.Text, p.Trim, from = i+1, bd[n:], utf16Len(ad[n:]), b.end
 					}
 				}
 			}
@@ -123,6 +133,30 @@ func diffParsed(old, next string, ot, nt *fragment, ok1, ok2 bool) TailPatch {
 		}
 		return p
 	}
+}
+
+// runePrefix is commonPrefix cut back to a rune boundary of a and b.
+func runePrefix(a, b string) int {
+	i := commonPrefix(a, b)
+	// a and b agree on the bytes before i, so a rune start in one at i is
+	// one in the other unless i is past its end.
+	for i > 0 && (i < len(a) && !utf8.RuneStart(a[i]) || i < len(b) && !utf8.RuneStart(b[i])) {
+		i--
+	}
+	return i
+}
+
+// utf16Len is the length of s in UTF-16 code units, as the DOM counts a
+// text node's data.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	return n
 }
 
 // sameAfter reports whether the children from i on are the same.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
@@ -49,12 +50,17 @@ func applyPatch(t testing.TB, root *html.Node, p TailPatch) error {
 		el.RemoveChild(c)
 		c = next
 	}
-	if p.Text != "" {
+	if p.Text != "" || p.Trim != 0 {
 		last := el.LastChild
 		if last == nil || last.Type != html.TextNode {
-			return fmt.Errorf("text %q for a child that is not a text node", p.Text)
+			return fmt.Errorf("text %q (trim %d) for a child that is not a text node", p.Text, p.Trim)
 		}
-		last.Data += p.Text
+		// The DOM's deleteData counts UTF-16 code units.
+		units := utf16.Encode([]rune(last.Data))
+		if p.Trim < 0 || p.Trim > len(units) {
+			return fmt.Errorf("trim %d of a text node of %d code units", p.Trim, len(units))
+		}
+		last.Data = string(utf16.Decode(units[:len(units)-p.Trim])) + p.Text
 	}
 	if p.HTML != "" {
 		nodes, err := html.ParseFragment(strings.NewReader(p.HTML), &html.Node{Type: html.ElementNode, Data: el.Data, DataAtom: el.DataAtom})
@@ -148,9 +154,29 @@ func TestTailPatches(t *testing.T) {
 			want: TailPatch{Path: []int{0, 0}, Keep: 1, Text: "\tfmt.Println()\n"},
 		},
 		{
-			name: "text that changed, not grew, is replaced from there",
+			name: "text that changed at its end keeps what stayed, trims the rest",
 			old:  "<p>a *b</p>\n", next: "<p>a <em>b</em></p>\n",
-			want: TailPatch{Path: []int{0}, Keep: 0, HTML: "a <em>b</em>"},
+			want: TailPatch{Path: []int{0}, Keep: 1, Trim: 2, HTML: "<em>b</em>"},
+		},
+		{
+			name: "an open fence's last line, closed by a line break until it goes on, is continued in place",
+			old:  "<pre><code class=\"language-ts\">let a = 1;\nif (a &lt; \n</code></pre>\n", next: "<pre><code class=\"language-ts\">let a = 1;\nif (a &lt; 2) {\n</code></pre>\n",
+			want: TailPatch{Path: []int{0, 0}, Keep: 1, Trim: 1, Text: "2) {\n"},
+		},
+		{
+			name: "trim counts UTF-16 code units, as the DOM does, and cuts between runes",
+			old:  "<p>x 😀</p>\n", next: "<p>x 🙂</p>\n", // F0 9F 98 80, F0 9F 99 82
+			want: TailPatch{Path: []int{0}, Keep: 1, Trim: 2, Text: "🙂"},
+		},
+		{
+			name: "a rune that changed is trimmed whole",
+			old:  "<p>x é</p>\n", next: "<p>x è</p>\n",
+			want: TailPatch{Path: []int{0}, Keep: 1, Trim: 1, Text: "è"},
+		},
+		{
+			name: "text with nothing in common is replaced",
+			old:  "<p>ab</p>\n", next: "<p><em>ab</em></p>\n",
+			want: TailPatch{Path: []int{0}, Keep: 0, HTML: "<em>ab</em>"},
 		},
 		{
 			name: "a paragraph that became a heading replaces the tail",

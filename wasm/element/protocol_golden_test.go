@@ -25,7 +25,10 @@ type framesFixture struct {
 
 func TestTheFramesFixtureIsWhatAnElementSends(t *testing.T) {
 	text := "# Weather\n\nIt is *sunny* in [Paris](https://example.com/paris), 24 °C.\n\n" +
-		"1. Take water.\n2. Wear a hat.\n\n| city | °C |\n|---|---|\n| Paris | 24 |\n\n```go\nfmt.Println(\"hi\")\n```\n\nThat is all.\n"
+		"1. Take water.\n2. Wear a hat.\n\n| city | °C |\n|---|---|\n| Paris | 24 |\n\n```go\nfmt.Println(\"hi\")\n```\n\n" +
+		// A fence whose lines arrive cut: frames continue its last line in
+		// place (a patch's trim).
+		"```js\nconst t = 24 < 30 && \"sunny\";\nif (t) {\n  console.log(`${t} °C`);\n}\n```\n\nThat is all.\n"
 	data := openAIChunks(t, text)
 
 	env := newFakeEnv(t)
@@ -43,8 +46,12 @@ func TestTheFramesFixtureIsWhatAnElementSends(t *testing.T) {
 	send()
 	gen := env.conn().Gen
 	require.True(t, e.Response(gen, Response{OK: true, StreamID: "s"}))
-	for _, cut := range [][2]int{{0, 40}, {40, 333}, {333, 700}, {700, 1200}, {1200, len(data)}} {
+	for _, cut := range [][2]int{{0, 40}, {40, 333}, {333, 700}, {700, 1200}} {
 		env.arrive(gen, data[min(cut[0], len(data)):min(cut[1], len(data))])
+		send()
+	}
+	for at := 1200; at < len(data); at += 61 {
+		env.arrive(gen, data[min(at, len(data)):min(at+61, len(data))])
 		send()
 	}
 	fx.Text, fx.Status = text, "complete"

@@ -49,8 +49,9 @@ import (
 )
 
 // Version is the protocol's version, sent in Ready: a page and a .wasm
-// from different builds tell it apart from a bug.
-const Version = 1
+// from different builds tell it apart from a bug. 2: a tail patch may trim
+// the text it continues (PatchTrim).
+const Version = 2
 
 // WorkerName begins the name the page gives the widget's Web Worker,
 // followed by the URL of the .wasm it will boot: the worker script

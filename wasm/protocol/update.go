@@ -41,6 +41,7 @@ const (
 	PatchPath   = "path"   // the tail patch's path of child indexes
 	PatchKeep   = "keep"   // children kept there; -1: the tail did not change
 	PatchText   = "text"   // text appended to the last kept child
+	PatchTrim   = "trim"   // UTF-16 code units deleted from its end first
 	PatchHTML   = "html"   // HTML inserted at the element's end
 	PatchFinal  = "final"  // true: the answer ended, the tail can go
 	PatchUnwrap = "unwrap" // true: keep the tail's nodes, drop their wrapper
@@ -98,6 +99,7 @@ var (
 		{"PATH", PatchPath, "the tail patch's path: child node indexes from the tail"},
 		{"KEEP", PatchKeep, "the children kept there (-1: the tail did not change)"},
 		{"TEXT", PatchText, "text appended to the last kept child"},
+		{"TRIM", PatchTrim, "UTF-16 code units deleted from the end of the last kept child before TEXT (absent: 0)"},
 		{"HTML", PatchHTML, "HTML inserted at the element's end"},
 		{"FINAL", PatchFinal, "true: the answer ended and the live tail can go"},
 		{"UNWRAP", PatchUnwrap, "true: keep the tail's nodes, drop only their wrapper"},
@@ -247,13 +249,15 @@ type Patch struct {
 // TailPatch is the DOM work that turns the live tail on screen into its
 // next HTML, as render.DiffTail computes it (a render.TailPatch converts
 // to it): follow Path (child node indexes) from the tail to the element
-// that changes, remove its children after the first Keep, append Text to
-// child Keep-1 when Text is not empty, then insert HTML at its end.
+// that changes, remove its children after the first Keep, delete the last
+// Trim UTF-16 code units of child Keep-1 and append Text to it (it is a
+// text node when either is set), then insert HTML at its end.
 type TailPatch struct {
 	Path []int
 	Keep int
 	Text string
 	HTML string
+	Trim int
 }
 
 // Empty reports whether the patch changes nothing.
@@ -360,6 +364,9 @@ func (p *Patch) appendJSON(b []byte) []byte {
 		b = strconv.AppendInt(append(b, `,"`+PatchKeep+`":`...), int64(keep), 10)
 		if p.TailChanged {
 			b = jsonx.AppendString(append(b, `,"`+PatchText+`":`...), p.TailPatch.Text)
+			if p.TailPatch.Trim != 0 {
+				b = strconv.AppendInt(append(b, `,"`+PatchTrim+`":`...), int64(p.TailPatch.Trim), 10)
+			}
 			b = jsonx.AppendString(append(b, `,"`+PatchHTML+`":`...), p.TailPatch.HTML)
 		}
 		if p.Final {

@@ -15,7 +15,7 @@ func full() Update {
 	const nasty = "a\"b\\c\u2028d</script>\xff<img onerror=x>"
 	return Update{ID: 7, Reset: true, HasPatch: true, Text: nasty, State: "failed", StreamID: nasty, SetStreamID: true,
 		Metrics: `{"ttft_ms":1}`, N: 3, Resolve: "failed", Gone: true, Arrived: 1733100000123.25,
-		Patch: Patch{Append: "<p>" + nasty + "</p>", TailChanged: true, TailPatch: TailPatch{Path: []int{2, 0}, Keep: 1, Text: nasty, HTML: "<b>x</b>"},
+		Patch: Patch{Append: "<p>" + nasty + "</p>", TailChanged: true, TailPatch: TailPatch{Path: []int{2, 0}, Keep: 1, Text: nasty, HTML: "<b>x</b>", Trim: 3},
 			Thinking: nasty, Tools: nasty, ToolsChanged: true, Sources: nasty, SourcesChanged: true, Marked: nasty, HasMarked: true,
 			Announce: []string{nasty, "two"}, Speak: []string{nasty}, Status: nasty, StatusChanged: true, Shown: nasty, ShownChanged: true,
 			Stalled: true, StalledChanged: true, Final: true, Unwrap: true},

@@ -9,7 +9,7 @@
 // then run go generate ./wasm/protocol.
 
 /** The protocol's version, in Go's ready message. */
-export const VERSION = 1;
+export const VERSION = 2;
 /** The worker's name begins so, followed by the .wasm's URL. */
 export const WORKER_NAME = "trickle ";
 
@@ -100,6 +100,8 @@ export const PATCH_PATH = "path";
 export const PATCH_KEEP = "keep";
 /** text appended to the last kept child */
 export const PATCH_TEXT = "text";
+/** UTF-16 code units deleted from the end of the last kept child before TEXT (absent: 0) */
+export const PATCH_TRIM = "trim";
 /** HTML inserted at the element's end */
 export const PATCH_HTML = "html";
 /** true: the answer ended and the live tail can go */

@@ -13,6 +13,7 @@ import {
   PATCH_KEEP,
   PATCH_PATH,
   PATCH_TEXT,
+  PATCH_TRIM,
   UPDATE_ARRIVED,
   UPDATE_END,
   UPDATE_EVENTS,
@@ -77,7 +78,8 @@ export function mergeUpdate(a, b) {
 // only change the tail, so the settled parts concatenate; the tail's
 // patches fold when the second replaces what the first touched (keep 0 at
 // the same node or an ancestor of it), when the first did not touch the
-// tail, or when both only append text at the same node.
+// tail, or when both only trim and append text at the same node (what the
+// second trims comes off the first's text, then off the node's).
 export function mergePatch(a, b) {
   if (a[PATCH_FINAL]) return null;
   const m = { ...b, [PATCH_APPEND]: a[PATCH_APPEND] + b[PATCH_APPEND] };
@@ -85,7 +87,8 @@ export function mergePatch(a, b) {
   const bk = b[PATCH_KEEP];
   if (bk < 0) {
     // b left the tail as it was: a's tail patch stands.
-    if (ak >= 0) for (const k of [PATCH_PATH, PATCH_KEEP, PATCH_TEXT, PATCH_HTML]) m[k] = a[k];
+    if (ak >= 0) for (const k of [PATCH_PATH, PATCH_KEEP, PATCH_TEXT, PATCH_HTML, PATCH_TRIM]) m[k] = a[k];
+    if (m[PATCH_TRIM] === undefined) delete m[PATCH_TRIM];
     return m;
   }
   if (ak < 0) return m;
@@ -95,7 +98,13 @@ export function mergePatch(a, b) {
   if (bk === 0 && prefix) return m;
   const same = ap.length === bp.length && prefix;
   if (same && ak > 0 && bk === ak && !a[PATCH_HTML]) {
-    m[PATCH_TEXT] = a[PATCH_TEXT] + b[PATCH_TEXT];
+    const at = a[PATCH_TEXT];
+    const bt = b[PATCH_TRIM] ?? 0;
+    const cut = Math.min(bt, at.length);
+    const trim = (a[PATCH_TRIM] ?? 0) + bt - cut;
+    m[PATCH_TEXT] = at.slice(0, at.length - cut) + b[PATCH_TEXT];
+    if (trim) m[PATCH_TRIM] = trim;
+    else delete m[PATCH_TRIM];
     return m;
   }
   return null;

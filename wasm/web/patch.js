@@ -3,10 +3,12 @@
 // test/patch.test.js holds their tests. A patch's keys are the contract's
 // (contract.js: PATCH_*).
 
-import { PATCH_APPEND, PATCH_FINAL, PATCH_HTML, PATCH_KEEP, PATCH_PATH, PATCH_TEXT, PATCH_UNWRAP } from "./contract.js";
+import { PATCH_APPEND, PATCH_FINAL, PATCH_HTML, PATCH_KEEP, PATCH_PATH, PATCH_TEXT, PATCH_TRIM, PATCH_UNWRAP } from "./contract.js";
 
-// patchTail applies a render.TailPatch to the live tail.
-export function patchTail(tail, path, keep, text, html) {
+// patchTail applies a render.TailPatch to the live tail: trim is how many
+// UTF-16 code units leave the end of the last kept text node before text
+// is appended to it (an open code fence's last line goes on in place).
+export function patchTail(tail, path, keep, text, html, trim = 0) {
   let el = tail;
   for (const i of path) el = el.childNodes[i];
   if (keep === 0) {
@@ -14,7 +16,11 @@ export function patchTail(tail, path, keep, text, html) {
     return;
   }
   while (el.childNodes.length > keep) el.lastChild.remove();
-  if (text) el.lastChild.appendData(text);
+  if (trim) {
+    // One change of the node's data, not two: the browser copies it each time.
+    const t = el.lastChild;
+    t.replaceData(t.length - trim, trim, text);
+  } else if (text) el.lastChild.appendData(text);
   if (html) el.insertAdjacentHTML("beforeend", html);
 }
 
@@ -90,7 +96,7 @@ export function patchAnswer(tail, p) {
     tail.remove();
     return placed;
   }
-  if (keep >= 0) patchTail(tail, p[PATCH_PATH], keep, p[PATCH_TEXT], p[PATCH_HTML]);
+  if (keep >= 0) patchTail(tail, p[PATCH_PATH], keep, p[PATCH_TEXT], p[PATCH_HTML], p[PATCH_TRIM]);
   if (final) {
     placed.push(...settle(tail, [...tail.childNodes]));
     tail.remove();
@@ -99,10 +105,11 @@ export function patchAnswer(tail, p) {
 }
 
 // patchRemoves says whether applying p to tail would take nodes out of
-// the document (the tail's own, or the tail itself): the only patches a
-// selection's end can be lost to. The others only add — settled HTML
-// before the tail, text at the end of a node, nodes after the ones kept —
-// and leave every point of a selection where it was. It reads the DOM's
+// the document (the tail's own, or the tail itself), or text out of a
+// node (a trim): the only patches a selection's end can be lost to or
+// moved by. The others only add — settled HTML before the tail, text at
+// the end of a node, nodes after the ones kept — and leave every point of
+// a selection where it was. It reads the DOM's
 // tree only, nothing that needs style or layout, so the frame need not
 // ask the browser for the selection (which lays out first) when it only
 // adds.
@@ -110,7 +117,7 @@ export function patchRemoves(tail, p) {
   const keep = p[PATCH_KEEP];
   if (p[PATCH_FINAL]) return true;
   if (keep < 0) return false;
-  if (keep === 0) return true;
+  if (keep === 0 || p[PATCH_TRIM] > 0) return true;
   let el = tail;
   for (const i of p[PATCH_PATH]) el = el.childNodes[i];
   return el.childNodes.length > keep;

@@ -1,6 +1,6 @@
 // Random but valid frames for the property tests: answer patches that fit
 // the tail as it is (paths to elements that exist, keep within the child
-// count, text only onto a text node), and element updates around them.
+// count, text and trims only on a text node), and element updates around them.
 
 import { patchAnswer } from "../patch.js";
 
@@ -37,7 +37,15 @@ export function randomPatch(r, tail, { final = false } = {}) {
   if (p.keep === 0) {
     p.html = r.pick(FRAGMENTS);
   } else {
-    if (el.childNodes[p.keep - 1].nodeType === 3 && r.chance(0.7)) p.text = r.pick(WORDS);
+    const last = el.childNodes[p.keep - 1];
+    if (last.nodeType === 3 && r.chance(0.7)) p.text = r.pick(WORDS);
+    if (last.nodeType === 3 && r.chance(0.4)) {
+      // Trim whole code points, as Go does (render.TailPatch.Trim).
+      let trim = r.int(last.length + 1);
+      const low = last.data.charCodeAt(last.length - trim);
+      if (trim > 0 && trim < last.length && low >= 0xdc00 && low <= 0xdfff) trim++;
+      if (trim > 0) p.trim = trim;
+    }
     if (r.chance(0.5)) p.html = r.pick(FRAGMENTS);
   }
   return p;

@@ -157,6 +157,15 @@ test("text appended at one node twice folds into one append", () => {
   assert.deepEqual(mergePatch(a, b), { a: "<p>1</p><p>2</p>", path: [0], keep: 1, text: "abcd", html: "<em>e</em>" });
 });
 
+test("a trim folds into the text appended before it, and past it into the node", () => {
+  const a = { a: "", path: [0, 0], keep: 1, text: "if (a < \n", html: "", trim: 1 };
+  assert.deepEqual(mergePatch(a, { a: "", path: [0, 0], keep: 1, text: "2) {\n", html: "", trim: 1 }), { a: "", path: [0, 0], keep: 1, text: "if (a < 2) {\n", html: "", trim: 1 });
+  assert.deepEqual(mergePatch(a, { a: "", path: [0, 0], keep: 1, text: "z", html: "", trim: 12 }), { a: "", path: [0, 0], keep: 1, text: "z", html: "", trim: 4 });
+  const plain = { a: "", path: [0], keep: 1, text: "ab", html: "" };
+  assert.deepEqual(mergePatch(plain, { a: "", path: [0], keep: 1, text: "", html: "<em>b</em>", trim: 1 }), { a: "", path: [0], keep: 1, text: "a", html: "<em>b</em>" });
+  assert.deepEqual(mergePatch(a, { a: "<p>s</p>", path: [], keep: -1, text: "", html: "" }), { ...a, a: "<p>s</p>" }, "a's trim stands when b left the tail alone");
+});
+
 test("a replacement of an ancestor folds over what the first patch did below it", () => {
   const a = { a: "", path: [0, 1], keep: 2, text: "x", html: "" };
   const b = { a: "", path: [0], keep: 0, text: "", html: "<li>new</li>" };

@@ -30,6 +30,20 @@ test("text grows the last kept text node in place, the same node", () => {
   assert.equal(tail.firstChild.childNodes.length, 3);
 });
 
+test("trim takes code units off the end of the kept text node, then text goes on, the same node", () => {
+  // An open fence: its last line was rendered with a line break until the
+  // next token continued it.
+  const { tail } = answer("", "<pre><code>let a = 1;\nif (a &lt; \n</code></pre>");
+  const node = tail.firstChild.firstChild.firstChild;
+  patchTail(tail, [0, 0], 1, "2) {\n", "", 1);
+  assert.equal(tail.innerHTML, "<pre><code>let a = 1;\nif (a &lt; 2) {\n</code></pre>");
+  assert.equal(tail.firstChild.firstChild.firstChild, node, "the code's text node is continued, not replaced");
+  // A paragraph's last word became emphasis; a pair of surrogates is two units.
+  const p = answer("", "<p>x \u{1F600} *wor</p>").tail;
+  patchTail(p, [0], 1, "\u{1F642} ", "<em>world</em>", 7);
+  assert.equal(p.innerHTML, "<p>x \u{1F642} <em>world</em></p>");
+});
+
 test("child nodes after the first keep go, then the HTML is added at the end", () => {
   const { tail } = answer("", "<ul><li>a</li><li>b</li><li>c</li></ul>");
   const first = tail.firstChild.firstChild;
