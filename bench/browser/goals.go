@@ -24,6 +24,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/trickle-dev/trickle/bench/internal/paced"
 )
 
 // markerTokens is the latency answer: n tokens, each one numbered word
@@ -103,7 +105,7 @@ func (l *sentLog) handler(rate float64) http.HandlerFunc {
 		}
 		_, _ = io.Copy(io.Discard, r.Body)
 		at := make([]float64, n)
-		paceTokens(w, r, markerTokens(n), rate, func(from, to int, t time.Time) {
+		paced.Serve(w, r, markerTokens(n), rate, func(from, to int, t time.Time) {
 			ms := float64(t.UnixMicro()) / 1000
 			for i := from; i < to; i++ {
 				at[i] = ms

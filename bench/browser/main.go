@@ -69,6 +69,8 @@ import (
 
 	"github.com/trickle-dev/trickle/internal/testkit/browsertest"
 	"github.com/trickle-dev/trickle/relay"
+
+	"github.com/trickle-dev/trickle/bench/internal/paced"
 )
 
 func main() {
@@ -350,6 +352,7 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 
 	mux := http.NewServeMux()
 	mux.Handle("/bench/", http.StripPrefix("/bench/", http.FileServer(http.Dir("bench/browser/page"))))
+	paced.Shared(mux)
 	mux.HandleFunc("/peers/marked.js", file("bench/browser/node_modules/marked/lib/marked.esm.js"))
 	mux.HandleFunc("/peers/smd.js", file("bench/browser/node_modules/streaming-markdown/smd.js"))
 	for _, r := range strings.Split(renderers, ",") {
@@ -386,7 +389,7 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 		if c, ok := tokenChars[r.URL.Query().Get("sample")]; ok {
 			n = c
 		}
-		pace(w, r, answer, rate, n)
+		paced.Serve(w, r, paced.Tokens(answer, n), rate, nil)
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -650,64 +653,6 @@ func file(path string) http.HandlerFunc {
 		w.Header().Set("Content-Type", "text/javascript")
 		http.ServeFile(w, r, path)
 	}
-}
-
-// pace writes answer as OpenAI chat-completion chunks of chars characters,
-// rate tokens per second: every 4 ms (scaled) it writes the tokens that are
-// due, so the average rate holds whatever the timer's granularity.
-func pace(w http.ResponseWriter, r *http.Request, answer string, rate float64, chars int) {
-	runes := []rune(answer)
-	var tokens []string
-	for i := 0; i < len(runes); i += chars {
-		tokens = append(tokens, string(runes[i:min(i+chars, len(runes))]))
-	}
-	paceTokens(w, r, tokens, rate, nil)
-}
-
-// paceTokens writes tokens as pace does; sent (may be nil) is called after
-// each flush with the tokens [from, to) it carried and when it was flushed.
-func paceTokens(w http.ResponseWriter, r *http.Request, tokens []string, rate float64, sent func(from, to int, at time.Time)) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	flusher := w.(http.Flusher)
-	event := func(buf []byte, content string) []byte {
-		data, _ := json.Marshal(map[string]any{
-			"id": "bench", "object": "chat.completion.chunk",
-			"choices": []any{map[string]any{"index": 0, "delta": map[string]string{"content": content}}},
-		})
-		buf = append(buf, "data: "...)
-		buf = append(buf, data...)
-		return append(buf, "\n\n"...)
-	}
-	start := time.Now()
-	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
-	defer tick.Stop()
-	done := 0
-	var buf []byte
-	for done < len(tokens) {
-		select {
-		case <-r.Context().Done():
-			return
-		case <-tick.C:
-		}
-		due := min(len(tokens), int(time.Since(start).Seconds()*rate)+1)
-		buf = buf[:0]
-		from := done
-		for ; done < due; done++ {
-			buf = event(buf, tokens[done])
-		}
-		if len(buf) > 0 {
-			if _, err := w.Write(buf); err != nil {
-				return
-			}
-			flusher.Flush()
-			if sent != nil {
-				sent(from, done, time.Now())
-			}
-		}
-	}
-	fmt.Fprint(w, "data: {\"id\":\"bench\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
-	flusher.Flush()
 }
 
 // pageResult is what bench.js leaves in window.bench.

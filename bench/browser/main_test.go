@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,6 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/render"
+
+	"github.com/trickle-dev/trickle/bench/internal/paced"
 )
 
 func TestFromTraceCountsOnlyThePageThreadsTasksBetweenItsMarks(t *testing.T) {
@@ -71,49 +71,6 @@ func TestMediansTakeTheMiddleOfRepeatedRuns(t *testing.T) {
 	require.Equal(t, 20.0, m[0].MainThread)
 	require.Equal(t, 4.0, m[0].LongestTask)
 	require.Equal(t, 5.0, m[1].MainThread)
-}
-
-func TestPaceSendsTheWholeAnswerAsOpenAIChunksThenDone(t *testing.T) {
-	answer := "# Título\n\nUnicode — every rune survives, even 🙂 at a cut.\n"
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pace(w, r, answer, 20_000, 4)
-	}))
-	defer srv.Close()
-	resp, err := http.Get(srv.URL)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-
-	var got strings.Builder
-	var tokens int
-	done := false
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		require.False(t, done, "nothing after [DONE]")
-		if data == "[DONE]" {
-			done = true
-			continue
-		}
-		var chunk struct {
-			Choices []struct {
-				Delta struct{ Content string } `json:"delta"`
-			} `json:"choices"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(data), &chunk))
-		if c := chunk.Choices[0].Delta.Content; c != "" {
-			require.LessOrEqual(t, len([]rune(c)), 4)
-			tokens++
-			got.WriteString(c)
-		}
-	}
-	require.NoError(t, sc.Err())
-	require.True(t, done)
-	require.Equal(t, answer, got.String())
-	require.Equal(t, (len([]rune(answer))+3)/4, tokens)
 }
 
 func TestFromTraceFoldsTheMicrotaskCheckpointIntoItsTask(t *testing.T) {
@@ -248,7 +205,7 @@ func TestPaceTokensReportsEveryTokenFlushedOnce(t *testing.T) {
 	seen := make([]int, len(tokens))
 	var mu sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		paceTokens(w, r, tokens, 5_000, func(from, to int, _ time.Time) {
+		paced.Serve(w, r, tokens, 5_000, func(from, to int, _ time.Time) {
 			mu.Lock()
 			defer mu.Unlock()
 			for i := from; i < to; i++ {

@@ -49,6 +49,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/trickle-dev/trickle/internal/testkit/browsertest"
+
+	"github.com/trickle-dev/trickle/bench/internal/paced"
 )
 
 func main() {
@@ -152,6 +154,7 @@ func run(renderers, scenarios []string, runs int, rate float64, chars, turns, se
 
 	mux := http.NewServeMux()
 	mux.Handle("/page/", http.StripPrefix("/page/", http.FileServer(http.Dir("bench/memory/page"))))
+	paced.Shared(mux)
 	mux.Handle("/trickle/", http.StripPrefix("/trickle/", http.FileServer(http.Dir(widget))))
 	mux.HandleFunc("/peers/smd.js", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript")
@@ -167,7 +170,7 @@ func run(renderers, scenarios []string, runs int, rate float64, chars, turns, se
 			http.Error(w, "unknown sample", http.StatusNotFound)
 			return
 		}
-		pace(w, r, answer, rate, chars)
+		paced.Serve(w, r, paced.Tokens(answer, chars), rate, nil)
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -304,45 +307,6 @@ func measure(browser context.Context, url string) (pageResult, error) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-// pace writes answer as OpenAI chat-completion chunks of chars characters
-// at rate tokens per second (the tokens due every 4 ms).
-func pace(w http.ResponseWriter, r *http.Request, answer string, rate float64, chars int) {
-	runes := []rune(answer)
-	var tokens []string
-	for i := 0; i < len(runes); i += chars {
-		tokens = append(tokens, string(runes[i:min(i+chars, len(runes))]))
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	flusher := w.(http.Flusher)
-	start := time.Now()
-	tick := time.NewTicker(4 * time.Millisecond)
-	defer tick.Stop()
-	done := 0
-	var buf []byte
-	for done < len(tokens) {
-		select {
-		case <-r.Context().Done():
-			return
-		case <-tick.C:
-		}
-		due := min(len(tokens), int(time.Since(start).Seconds()*rate)+1)
-		buf = buf[:0]
-		for ; done < due; done++ {
-			data, _ := json.Marshal(map[string]any{"id": "bench", "object": "chat.completion.chunk",
-				"choices": []any{map[string]any{"index": 0, "delta": map[string]string{"content": tokens[done]}}}})
-			buf = append(append(append(buf, "data: "...), data...), "\n\n"...)
-		}
-		if len(buf) > 0 {
-			if _, err := w.Write(buf); err != nil {
-				return
-			}
-			flusher.Flush()
-		}
-	}
-	fmt.Fprint(w, "data: {\"id\":\"bench\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
-	flusher.Flush()
 }
 
 func mb(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }

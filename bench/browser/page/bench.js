@@ -19,6 +19,8 @@
 //                      appended as text nodes, a new block at each blank line,
 //                      no markdown at all: the floor
 //                      any renderer that updates the screen once per frame pays
+import { readSSE } from "/shared/sse.js";
+
 const params = new URLSearchParams(location.search);
 const renderer = params.get("renderer");
 const src = params.get("src");
@@ -76,31 +78,6 @@ function frame(t) {
   requestAnimationFrame(frame);
 }
 
-// readSSE is the plain client the peers get: fetch, decode, split events,
-// JSON.parse each OpenAI chunk, hand over the content delta.
-async function readSSE(url, onDelta) {
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(request) });
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buf = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buf += value;
-    let i;
-    while ((i = buf.indexOf("\n\n")) >= 0) {
-      const block = buf.slice(0, i);
-      buf = buf.slice(i + 2);
-      for (const line of block.split("\n")) {
-        if (!line.startsWith("data: ")) continue;
-        const data = line.slice(6);
-        if (data === "[DONE]") return;
-        const delta = JSON.parse(data).choices?.[0]?.delta?.content;
-        if (delta) onDelta(delta);
-      }
-    }
-  }
-}
-
 // peer streams with readSSE and calls render(text, delta) once per
 // animation frame while new text has arrived, then once more at the end;
 // like the widget, it keeps the newest text in view.
@@ -128,7 +105,7 @@ async function peer(render, finish, box = out, url = src) {
     render(text, delta);
     box.scrollTop = box.scrollHeight;
   };
-  await readSSE(url, (d) => {
+  await readSSE(url, request, (d) => {
     pending += d;
     if (!scheduled) { scheduled = true; requestAnimationFrame(flush); }
   });

@@ -13,6 +13,8 @@
 //                       them at /thread.json), no request
 //   ?settle=ms          how long the page is left idle before the measurement
 //   ?gap=ms             the pause between the ten answers (0: back to back)
+import { readSSE } from "/shared/sse.js";
+
 const params = new URLSearchParams(location.search);
 const renderer = params.get("renderer");
 const scenario = params.get("scenario");
@@ -23,29 +25,6 @@ const out = document.getElementById("out");
 const request = { model: "bench", stream: true, messages: [{ role: "user", content: "bench" }] };
 const src = () => "/sse?sample=" + encodeURIComponent(sample);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function readSSE(url, onDelta) {
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(request) });
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buf = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buf += value;
-    let i;
-    while ((i = buf.indexOf("\n\n")) >= 0) {
-      const block = buf.slice(0, i);
-      buf = buf.slice(i + 2);
-      for (const line of block.split("\n")) {
-        if (!line.startsWith("data: ")) continue;
-        const data = line.slice(6);
-        if (data === "[DONE]") return;
-        const delta = JSON.parse(data).choices?.[0]?.delta?.content;
-        if (delta) onDelta(delta);
-      }
-    }
-  }
-}
 
 // smdAnswer streams one answer into box with streaming-markdown, the new
 // text once per animation frame (as bench/browser does).
@@ -60,7 +39,7 @@ async function smdAnswer(smd, box) {
     pending = "";
     box.scrollTop = box.scrollHeight;
   };
-  await readSSE(src(), (d) => {
+  await readSSE(src(), request, (d) => {
     pending += d;
     if (!scheduled) { scheduled = true; requestAnimationFrame(flush); }
   });
