@@ -455,7 +455,9 @@ export declare class TrickleAnswer extends HTMLElement {
   readonly text: string;
   /** The relay's id of the stream ("" when the endpoint is no relay). */
   readonly streamId: string;
-  /** What the widget measured (null before the first ask). */
+  /** What the widget measured (null before the first ask, and on a first
+   *  visit while the widget loads: trickle-first-token's detail has the
+   *  times then). */
   readonly metrics: TrickleAnswerMetrics | null;
   /** The ended answer as an assistant message (null until an answer
    *  ends): the history's next entry. Setting it shows a stored answer at
