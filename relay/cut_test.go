@@ -26,6 +26,26 @@ import (
 // after a megabyte or two instead of tens, as on a slow link.
 func slowClient() *http.Client { return slowClientTo(nil) }
 
+// readFreely gives a slowClient connection a 1 MiB receive buffer once it
+// has filled, before the client reads it out. A 4 KiB buffer fills fast,
+// but read through it costs the kernel a prune of the receive queue every
+// few segments (loopback segments carry far more memory than data), and
+// on a loaded machine prunes that fail drop segments: the relay then
+// retransmits after timeouts that double each time, the read of 4.5 MB
+// took 290 s in CI, and the relay's write timeout cut the client it was
+// told not to cut. What is tested is the relay's side, not how a small
+// buffer drains.
+func readFreely(t *testing.T, conn net.Conn) {
+	t.Helper()
+	rc, err := conn.(syscall.Conn).SyscallConn()
+	require.NoError(t, err)
+	var serr error
+	require.NoError(t, rc.Control(func(fd uintptr) {
+		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 1<<20)
+	}))
+	require.NoError(t, serr, "SO_RCVBUF")
+}
+
 // slowClientTo is slowClient; dialled, when not nil, gets each connection.
 func slowClientTo(dialled func(net.Conn)) *http.Client {
 	d := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
@@ -92,9 +112,10 @@ func TestASlowClientCutByTheRelayResumesAndLosesNothing(t *testing.T) {
 	// failures must stop the subtest, not the parent.
 	sseConn := func(t *testing.T, id, lastID string, pause time.Duration) (got []sse.Event, seen string, err error) {
 		var resp *http.Response
+		var conn net.Conn
 		if lastID == "" {
 			req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions"+query, strings.NewReader(hello))
-			resp, err = slowClient().Do(req)
+			resp, err = slowClientTo(func(c net.Conn) { conn = c }).Do(req)
 		} else {
 			req, _ := http.NewRequest(http.MethodGet, base+"/v1/streams/"+id, nil)
 			req.Header.Set("Last-Event-ID", lastID)
@@ -103,6 +124,9 @@ func TestASlowClientCutByTheRelayResumesAndLosesNothing(t *testing.T) {
 		require.NoError(t, err)
 		defer resp.Body.Close() // the client hangs up once it has seen the end
 		time.Sleep(pause)
+		if conn != nil {
+			readFreely(t, conn)
+		}
 		got, err = events(resp.Body)
 		if len(got) > 0 {
 			seen = got[len(got)-1].LastEventID
@@ -112,7 +136,8 @@ func TestASlowClientCutByTheRelayResumesAndLosesNothing(t *testing.T) {
 	wsConn := func(t *testing.T, id, lastID string, pause time.Duration) (msgs []string, seen string, err error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		q, first, opts := query, hello, &websocket.DialOptions{HTTPClient: slowClient()}
+		var conn net.Conn
+		q, first, opts := query, hello, &websocket.DialOptions{HTTPClient: slowClientTo(func(c net.Conn) { conn = c })}
 		if lastID != "" {
 			q, first, opts = "", fmt.Sprintf(`{"type":"resume","stream":%q,"last_event_id":%q}`, id, lastID), nil
 		}
@@ -122,6 +147,9 @@ func TestASlowClientCutByTheRelayResumesAndLosesNothing(t *testing.T) {
 		c.SetReadLimit(-1)
 		require.NoError(t, c.Write(ctx, websocket.MessageText, []byte(first)))
 		time.Sleep(pause)
+		if conn != nil {
+			readFreely(t, conn)
+		}
 		for {
 			_, msg, err := c.Read(ctx)
 			if err != nil {
@@ -203,6 +231,7 @@ func TestAClientThatFillsItsSocketStillGetsEveryEventOnceInOrder(t *testing.T) {
 	// The socket fills: bytes wait in it and no more arrive while the
 	// client does not read (the relay has megabytes more to send).
 	socketFills(t, conn)
+	readFreely(t, conn)
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err, "a clean end, no cut")
 	got, err := events(bytes.NewReader(body))
@@ -226,6 +255,7 @@ func TestAWebSocketClientThatFillsItsSocketStillGetsEveryEventOnceInOrder(t *tes
 	defer c.CloseNow()
 	require.NoError(t, c.Write(ctx, websocket.MessageText, []byte(hello)))
 	socketFills(t, conn)
+	readFreely(t, conn)
 	var got []sse.Event
 	for {
 		_, msg, err := c.Read(ctx)
