@@ -41,13 +41,14 @@ build: widget
 # Built only when one of its inputs changed: the repository's Go files the
 # widget and the build tool compile (go list, so a new package is seen), the
 # scripts and stylesheet under wasm/web (not its tests or node_modules),
-# go.mod/go.sum and the toolchain's wasm_exec.js.
+# go.mod/go.sum and the toolchain's wasm_exec.js, and internal/relite, which
+# the build puts in place of regexp (wasm/internal/stdswap).
 # bin/widget-inputs holds the list of inputs and is rewritten only when the
 # list changes, so a deleted or renamed input also rebuilds. `make -B widget`
 # forces a build.
 WIDGET_GO := $(shell GOOS=js GOARCH=wasm $(GO) list -deps -f '{{if and .Module .Module.Main}}{{$$d := .Dir}}{{range .GoFiles}}{{$$d}}/{{.}} {{end}}{{range .EmbedFiles}}{{$$d}}/{{.}} {{end}}{{end}}' ./wasm/cmd/... 2>/dev/null) \
              $(shell $(GO) list -deps -f '{{if and .Module .Module.Main}}{{$$d := .Dir}}{{range .GoFiles}}{{$$d}}/{{.}} {{end}}{{end}}' ./wasm/internal/build 2>/dev/null)
-WIDGET_IN := $(sort $(patsubst $(CURDIR)/%,%,$(WIDGET_GO)) $(wildcard wasm/web/*.js wasm/web/early/*.js wasm/web/*.css) go.mod go.sum $(wildcard $(WASM_EXEC)/wasm_exec.js))
+WIDGET_IN := $(sort $(patsubst $(CURDIR)/%,%,$(WIDGET_GO)) $(filter-out %_test.go,$(wildcard internal/relite/*.go)) $(wildcard wasm/web/*.js wasm/web/early/*.js wasm/web/*.css) go.mod go.sum $(wildcard $(WASM_EXEC)/wasm_exec.js))
 
 widget: $(WIDGET)/manifest.json
 
@@ -93,6 +94,8 @@ lint:
 
 # Includes the browser tests (real headless Chromium, chromedp), which need
 # the widget built; under CI=true they fail rather than skip without Chromium.
+# render (goldmark and its extensions) runs a second time with regexp swapped for
+# internal/relite, as the default widget has it (wasm/internal/stdswap).
 # The relay's tests run twice: with the memory store, then with the Redis
 # store (a redis-server the tests start on a free loopback port). The
 # widget's Go side runs in a Web Worker; the Chromium suites run a second
@@ -100,6 +103,7 @@ lint:
 # fallback for pages that cannot make a worker.
 test-native: e2e-resets
 	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -count=1 $$($(GO) run ./wasm/internal/stdswap/overlay bin/stdswap) ./render/
 	TRICKLE_TEST_STORE=redis $(GO) test -count=1 -timeout 20m ./relay/
 	TRICKLE_WIDGET_THREAD=main $(GO) test -count=1 -timeout 20m ./wasm/e2e ./examples
 

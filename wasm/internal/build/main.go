@@ -46,6 +46,7 @@ import (
 
 	"github.com/trickle-dev/trickle/render/highlight"
 	"github.com/trickle-dev/trickle/wasm/internal/inline"
+	"github.com/trickle-dev/trickle/wasm/internal/stdswap"
 )
 
 // Manifest describes one build; the relay's tests and the size report read
@@ -288,6 +289,18 @@ func goBuild(dir, pkg, tags string) ([]byte, error) {
 	args = append(args, "-o", raw)
 	if tags != "" {
 		args = append(args, "-tags", tags)
+	} else {
+		// The default widget: regexp is internal/relite (stdswap).
+		swap, err := os.MkdirTemp(dir, "stdswap")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(swap)
+		overlay, err := stdswap.Overlay(goTool, swap)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, overlay)
 	}
 	cmd := exec.Command(goTool, append(args, pkg)...)
 	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0")

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/wasm/internal/inline"
+	"github.com/trickle-dev/trickle/wasm/internal/stdswap"
 )
 
 func TestHashedNamesChangeWithTheContentOnly(t *testing.T) {
@@ -132,7 +133,9 @@ func TestTheDefaultWidgetLinksNoneOfTheHeavyFunctionsItDropped(t *testing.T) {
 	if testing.Short() {
 		t.Skip("links the widget")
 	}
-	args := append([]string{"build", "-trimpath", "-ldflags=-dumpdep"}, inline.Flags()...)
+	overlay, err := stdswap.Overlay("go", t.TempDir())
+	require.NoError(t, err)
+	args := append([]string{"build", "-trimpath", "-ldflags=-dumpdep", overlay}, inline.Flags()...)
 	cmd := exec.Command("go", append(args, "-o", filepath.Join(t.TempDir(), "widget.wasm"), "../../cmd/widget")...)
 	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0")
 	var deps bytes.Buffer
@@ -146,6 +149,13 @@ func TestTheDefaultWidgetLinksNoneOfTheHeavyFunctionsItDropped(t *testing.T) {
 		}
 	}
 	require.True(t, kept["time.Now"], "the dependency dump lists what the widget links")
+	// regexp is internal/relite (stdswap): goldmark's patterns compile
+	// with it, and the standard library's parser is not linked.
+	require.True(t, kept["regexp.MustCompile"], "goldmark compiles its patterns")
+	require.True(t, kept["regexp.(*parser).alternation"], "regexp is relite")
+	for f := range kept {
+		require.False(t, strings.HasPrefix(f, "regexp/syntax."), "the default widget links %s", f)
+	}
 	// No equality function of a struct nothing compares (each begins
 	// with an incomparable field): none of an unexported type of
 	// Trickle's but those built with positional literals, and none of

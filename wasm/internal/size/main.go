@@ -28,6 +28,7 @@ import (
 	"github.com/andybalholm/brotli"
 
 	"github.com/trickle-dev/trickle/wasm/internal/inline"
+	"github.com/trickle-dev/trickle/wasm/internal/stdswap"
 )
 
 func main() {
@@ -66,8 +67,12 @@ func run(w io.Writer, wasm string, top int) error {
 		{"floor: goldmark + GFM + the Go runtime", "./wasm/internal/size/floor", "floor.wasm", "-s -w"},
 		{"", "./wasm/cmd/widget", "named.wasm", ""},
 	}
+	overlay, err := stdswap.Overlay("go", dir)
+	if err != nil {
+		return err
+	}
 	for _, b := range builds {
-		cmd := exec.Command("go", buildArgs(b.ldflags, filepath.Join(dir, b.out), b.pkg)...)
+		cmd := exec.Command("go", buildArgs(b.ldflags, overlay, filepath.Join(dir, b.out), b.pkg)...)
 		cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0")
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
@@ -109,9 +114,10 @@ func run(w io.Writer, wasm string, top int) error {
 }
 
 // buildArgs are go build's arguments for one of the report's builds: the
-// widget build's (-trimpath, no VCS stamp, its inlining) with ldflags.
-func buildArgs(ldflags, out, pkg string) []string {
-	args := append([]string{"build", "-trimpath", "-buildvcs=false", "-ldflags=" + ldflags}, inline.Flags()...)
+// widget build's (-trimpath, no VCS stamp, its inlining, regexp swapped
+// by the overlay flag) with ldflags. The floor is built alike.
+func buildArgs(ldflags, overlay, out, pkg string) []string {
+	args := append([]string{"build", "-trimpath", "-buildvcs=false", "-ldflags=" + ldflags, overlay}, inline.Flags()...)
 	return append(args, "-o", out, pkg)
 }
 

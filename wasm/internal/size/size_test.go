@@ -130,9 +130,11 @@ func TestNumbersAreWrittenWithThousandsSeparators(t *testing.T) {
 }
 
 // The report measures what ships: every build is compiled with the widget
-// build's inlining (wasm/internal/inline), not the compiler's default.
+// build's inlining (wasm/internal/inline), not the compiler's default,
+// and its overlay (wasm/internal/stdswap).
 func TestTheReportBuildsWithTheWidgetsInlining(t *testing.T) {
-	args := strings.Join(buildArgs("-s -w", "w.wasm", "./wasm/cmd/widget"), " ")
+	args := strings.Join(buildArgs("-s -w", "-overlay=o.json", "w.wasm", "./wasm/cmd/widget"), " ")
+	require.Contains(t, args, "-overlay=o.json", "regexp swapped as in the widget's build")
 	require.Contains(t, args, "-gcflags=all=-l")
 	for _, f := range inline.Flags() {
 		require.Contains(t, args, f)
