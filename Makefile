@@ -94,8 +94,9 @@ lint:
 
 # Includes the browser tests (real headless Chromium, chromedp), which need
 # the widget built; under CI=true they fail rather than skip without Chromium.
-# render (goldmark and its extensions) runs a second time with regexp swapped for
-# internal/relite, as the default widget has it (wasm/internal/stdswap).
+# render, and goldmark's own tests (the CommonMark spec, its extensions'
+# cases), run with regexp swapped for internal/relite, as the default widget
+# has it (wasm/internal/stdswap).
 # The relay's tests run twice: with the memory store, then with the Redis
 # store (a redis-server the tests start on a free loopback port). The
 # widget's Go side runs in a Web Worker; the Chromium suites run a second
@@ -103,7 +104,7 @@ lint:
 # fallback for pages that cannot make a worker.
 test-native: e2e-resets
 	$(GO) test -count=1 -timeout 20m ./...
-	$(GO) test -count=1 $$($(GO) run ./wasm/internal/stdswap/overlay bin/stdswap) ./render/
+	$(GO) test -count=1 $$($(GO) run ./wasm/internal/stdswap/overlay bin/stdswap) ./render/ github.com/yuin/goldmark github.com/yuin/goldmark/extension github.com/yuin/goldmark/util
 	TRICKLE_TEST_STORE=redis $(GO) test -count=1 -timeout 20m ./relay/
 	TRICKLE_WIDGET_THREAD=main $(GO) test -count=1 -timeout 20m ./wasm/e2e ./examples
 
