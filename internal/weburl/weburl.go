@@ -12,8 +12,8 @@
 // zone in an IPv6 literal). The fuzz targets hold it to net/url as the
 // oracle.
 //
-// The widget builds this package without inlining (it is not among
-// wasm/internal/inline's hot packages): it runs once per request.
+// The widget builds this package, as every other, without inlining
+// (wasm/internal/inline): it runs once per request.
 package weburl
 
 import "strings"

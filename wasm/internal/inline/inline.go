@@ -3,21 +3,19 @@
 // `make size` measures the .wasm that ships.
 package inline
 
-// HotPackages run for every network chunk or frame (the runtime's
-// allocation and maps, the byte and string helpers, SSE, the dialects, the
-// markdown parser, render, a11y, the widget's Session, the protocol's
-// frame encoder and inbox): the compiler's
-// inlining stays on for them. Everything else (fmt, regexp, time, net/url,
-// reflect, goldmark's extensions and renderer, the wasm glue...) runs
-// rarely, and without inlining the widget is smaller brotli
-// (docs/notes/widget-size.md).
-var HotPackages = []string{
-	"runtime", "internal/runtime/...", "strings", "bytes", "unicode/utf8",
-	"github.com/trickle-dev/trickle/sse", "github.com/trickle-dev/trickle/stream",
-	"github.com/trickle-dev/trickle/render", "github.com/trickle-dev/trickle/a11y",
-	"github.com/trickle-dev/trickle/internal/jsonx", "github.com/trickle-dev/trickle/wasm/element", "github.com/trickle-dev/trickle/wasm/protocol",
-	"github.com/yuin/goldmark/parser", "github.com/yuin/goldmark/text", "github.com/yuin/goldmark/util",
-}
+// HotPackages keep the compiler's inlining in the widget's build; every
+// other package is compiled without it (-l), which makes the .wasm
+// smaller brotli: inlined bodies are copies that compress worse than
+// calls. Since 2026-12-06 there are none. Inlining in the runtime, the
+// byte and string helpers, SSE, the dialects, the markdown parser,
+// render, a11y, jsonx, the Session and the protocol (what runs per chunk
+// or frame) cost 84 KB of the .wasm's brotli (7.3 %) and bought 1.3x less
+// Go CPU per frame in the Web Worker on the 100 KB answer, 1.1x on the
+// 20 KB one (wasm/element's BenchmarkSessionAnswer on Node: 171 against
+// 224-234 µs a frame), off the page's thread; issue 34 asks for the
+// bytes (docs/notes/widget-size.md, docs/PERFORMANCE.md). A package put
+// back here gets its inlining back.
+var HotPackages = []string{}
 
 // Flags are go build's -gcflags: no inlining (-l) anywhere but in
 // HotPackages (the last pattern a package matches wins).
