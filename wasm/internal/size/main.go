@@ -29,6 +29,7 @@ import (
 
 	"github.com/trickle-dev/trickle/wasm/internal/inline"
 	"github.com/trickle-dev/trickle/wasm/internal/stdswap"
+	"github.com/trickle-dev/trickle/wasm/internal/wasmdata"
 )
 
 func main() {
@@ -85,6 +86,10 @@ func run(w io.Writer, wasm string, top int) error {
 	for _, b := range builds[:2] {
 		raw, err := os.ReadFile(filepath.Join(dir, b.out))
 		if err != nil {
+			return err
+		}
+		// The data segments merged as the widget build merges them.
+		if raw, err = wasmdata.MergeSegments(raw, wasmdata.MaxGap); err != nil {
 			return err
 		}
 		m, err := parse(raw)
