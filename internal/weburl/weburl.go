@@ -12,7 +12,7 @@
 // zone in an IPv6 literal). The fuzz targets hold it to net/url as the
 // oracle.
 //
-// The widget builds this package, as every other, without inlining
+// The widget builds this package, as every other but the runtime, without inlining
 // (wasm/internal/inline): it runs once per request.
 package weburl
 
