@@ -258,11 +258,18 @@ func (p *parser) number() (int, bool) {
 	for p.more() && p.peek() >= '0' && p.peek() <= '9' {
 		p.pos++
 	}
-	if p.pos == start || p.pos-start > 8 {
+	if p.pos == start || p.pos-start > 1 && p.src[start] == '0' {
+		// No digits, or a leading zero: as in the standard library,
+		// then not a count ({00} is literal text).
 		return 0, false
 	}
-	n, err := strconv.Atoi(p.src[start:p.pos])
-	return n, err == nil
+	// Any number of digits makes a count; one over maxRepeat stands
+	// for every larger one (refused as the standard library refuses it).
+	n := 0
+	for _, c := range p.src[start:p.pos] {
+		n = min(n*10+int(c-'0'), maxRepeat+1)
+	}
+	return n, true
 }
 
 // atom parses one item to repeat; nil for a flag setting like (?i).

@@ -206,6 +206,8 @@ func TestWhatItAcceptsMatchesAsTheStandardLibrary(t *testing.T) {
 		`.+`:                     {"a\nb", "\xff\xfe", ""},
 		`(?s).+`:                 {"a\nb"},
 		`a{,2}`:                  {"a{,2}"},
+		`(){00}`:                 {"0", "(){00}", "{00}"},
+		`a{01}b{1,02}`:           {"a{01}b{1,02}", "ab"},
 		`a{2}{`:                  {"aa{"},
 		`[]a]`:                   {"]"},
 		`[a-c-e]`:                {"-", "e", "d"},
