@@ -385,18 +385,7 @@ func (p *parser) group() (*node, error) {
 					p.flags = flags
 					return nil, nil
 				}
-				saved := p.flags
-				p.flags = flags
-				sub, err := p.alternation()
-				if err != nil {
-					return nil, err
-				}
-				p.flags = saved
-				if !p.more() || p.peek() != ')' {
-					return nil, &Error{"missing closing )", p.src[start:]}
-				}
-				p.pos++
-				return sub, nil
+				return p.groupBody(start, flags)
 			default:
 				// m (multi-line) among them: refused, not matched
 				// differently.
@@ -413,17 +402,29 @@ func (p *parser) group() (*node, error) {
 	p.ncap++
 	p.names = append(p.names, name)
 	index := p.ncap
-	saved := p.flags
-	sub, err := p.alternation()
+	sub, err := p.groupBody(start, p.flags)
 	if err != nil {
 		return nil, err
 	}
-	p.flags = saved
+	return &node{kind: nCapture, subs: []*node{sub}, cap: index}, nil
+}
+
+// groupBody parses a group's body with the given flags, up to and
+// including its ')'; the flags outside the group are left as they were.
+// start is where the group's '(' is, for the error.
+func (p *parser) groupBody(start, flags int) (*node, error) {
+	outer := p.flags
+	p.flags = flags
+	sub, err := p.alternation()
+	p.flags = outer
+	if err != nil {
+		return nil, err
+	}
 	if !p.more() || p.peek() != ')' {
 		return nil, &Error{"missing closing )", p.src[start:]}
 	}
 	p.pos++
-	return &node{kind: nCapture, subs: []*node{sub}, cap: index}, nil
+	return sub, nil
 }
 
 func validName(name string) bool {
