@@ -123,6 +123,29 @@ func (l *sentLog) get(id string) []float64 {
 	return l.at[id]
 }
 
+// lastToken is when a /sse stream last flushed its answer's last token
+// (server clock, epoch ms); measureWith zeroes it before each page.
+var lastToken tokenClock
+
+type tokenClock struct {
+	mu sync.Mutex
+	ms float64
+}
+
+func (c *tokenClock) note(t time.Time) {
+	c.mu.Lock()
+	c.ms = max(c.ms, float64(t.UnixMicro())/1000)
+	c.mu.Unlock()
+}
+
+func (c *tokenClock) reset() { c.mu.Lock(); c.ms = 0; c.mu.Unlock() }
+
+func (c *tokenClock) get() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ms
+}
+
 // clock answers the server's time (epoch ms), for the page's offset.
 func clock(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")

@@ -172,7 +172,13 @@ type Result struct {
 	Answers  int     `json:"answers"`
 	FirstEnd float64 `json:"first_end_ms"`
 	LastEnd  float64 `json:"last_end_ms"`
-	Duration float64 `json:"duration_ms"`
+	// EndAfterLastToken is the final DOM after the last token: when the
+	// answer's text on the page last changed, less when the server
+	// flushed the answer's last token (of the last stream to end), on
+	// one clock (the page's estimate of the server's, from the round trip
+	// with the least delay of 15). Nil when either is unknown.
+	EndAfterLastToken *float64 `json:"end_after_last_token_ms,omitempty"`
+	Duration          float64  `json:"duration_ms"`
 	// MainThread is the summed duration of the page's main-thread tasks
 	// while the answer streamed.
 	MainThread float64 `json:"main_thread_ms"`
@@ -389,7 +395,12 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 		if c, ok := tokenChars[r.URL.Query().Get("sample")]; ok {
 			n = c
 		}
-		paced.Serve(w, r, paced.Tokens(answer, n), rate, nil)
+		tokens := paced.Tokens(answer, n)
+		paced.Serve(w, r, tokens, rate, func(_, to int, at time.Time) {
+			if to == len(tokens) {
+				lastToken.note(at)
+			}
+		})
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -512,6 +523,9 @@ func run(samples, renderers, measures string, rate float64, chars, runs, bootRun
 					name, r, res.StyleRecalcs, res.ForcedStyle, res.Layouts, res.ForcedLayouts, res.Script, res.Mutations, res.NodesTouched, res.Frames, res.ChangedFrames, res.RecalcsPerChange, res.LayoutsPerChange, res.ScriptPerChangeMs)
 				if res.Answers > 1 {
 					log.Printf("%-12s %-8s %d answers at once: the first ended after %.1f s, the last after %.1f s", name, r, res.Answers, res.FirstEnd/1000, res.LastEnd/1000)
+				}
+				if res.EndAfterLastToken != nil {
+					log.Printf("%-12s %-8s the answer's text last changed %.1f ms after the server flushed the last token", name, r, *res.EndAfterLastToken)
 				}
 				log.Printf("%-12s %-8s growth, last fifth of the stream over the first: style+layout %.2f×, paint %.2f×", name, r, res.LayoutGrowth, res.PaintGrowth)
 				log.Printf("%-12s %-8s longest task at %.0f ms: %s", name, r, res.LongestTaskAt, res.LongestTaskParts)
@@ -672,8 +686,12 @@ type pageResult struct {
 	Thread      string    `json:"thread"`
 	Answers     int       `json:"answers"`
 	EndsMs      []float64 `json:"endsMs"`
-	Code        *string   `json:"code"`
-	Own         *struct {
+	// LastChangeAt is when the answer's text last changed (page clock,
+	// epoch ms); Clock is the server's clock against the page's.
+	LastChangeAt float64      `json:"lastChangeAt"`
+	Clock        *clockSample `json:"clock"`
+	Code         *string      `json:"code"`
+	Own          *struct {
 		Frames       int     `json:"frames"`
 		FrameMaxMs   float64 `json:"frameMaxMs"`
 		FrameTotalMs float64 `json:"frameTotalMs"`
@@ -776,6 +794,7 @@ func measureWith(browser context.Context, url string, o measureOpts) (Result, st
 			return Result{}, "", fmt.Errorf("starting the profiler: %w", err)
 		}
 	}
+	lastToken.reset()
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 		return Result{}, "", err
 	}
@@ -828,6 +847,10 @@ func measureWith(browser context.Context, url string, o measureOpts) (Result, st
 		ends := append([]float64(nil), page.EndsMs...)
 		sort.Float64s(ends)
 		res.FirstEnd, res.LastEnd = ends[0], ends[len(ends)-1]
+	}
+	if sent := lastToken.get(); sent > 0 && page.LastChangeAt > 0 && page.Clock != nil {
+		lag := page.LastChangeAt + page.Clock.Offset - sent
+		res.EndAfterLastToken = &lag
 	}
 	if page.Own != nil {
 		res.Own = &ownFrames{Frames: page.Own.Frames, FrameMaxMs: page.Own.FrameMaxMs, TotalMs: page.Own.FrameTotalMs}
@@ -1107,6 +1130,16 @@ func medians(results []Result) []Result {
 		m.LayoutsPerChange = med(rs, func(r Result) float64 { return r.LayoutsPerChange })
 		m.RecalcsPerChange = med(rs, func(r Result) float64 { return r.RecalcsPerChange })
 		m.ScriptPerChangeMs = med(rs, func(r Result) float64 { return r.ScriptPerChangeMs })
+		var lags []Result
+		for _, r := range rs {
+			if r.EndAfterLastToken != nil {
+				lags = append(lags, r)
+			}
+		}
+		if len(lags) > 0 {
+			lag := med(lags, func(r Result) float64 { return *r.EndAfterLastToken })
+			m.EndAfterLastToken = &lag
+		}
 		for _, r := range rs {
 			if r.CodeCheck != "ok" {
 				m.CodeCheck = r.CodeCheck // a failed run shows
@@ -1120,8 +1153,8 @@ func medians(results []Result) []Result {
 
 func printTable(results []Result) {
 	fmt.Println()
-	fmt.Println("| answer | renderer | main-thread time | vs trickle | of which style+layout | paint | longest task | tasks > 4 ms | long tasks | fps | longest frame gap |")
-	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Println("| answer | renderer | main-thread time | vs trickle | of which style+layout | paint | longest task | tasks > 4 ms | long tasks | fps | longest frame gap | final text after the last token |")
+	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	base := map[string]float64{}
 	for _, r := range results {
 		if r.Renderer == "trickle" {
@@ -1133,8 +1166,12 @@ func printTable(results []Result) {
 		if b := base[r.Sample]; b > 0 {
 			ratio = strconv.FormatFloat(r.MainThread/b, 'f', 1, 64) + "×"
 		}
-		fmt.Printf("| %s | %s | %.0f ms | %s | %.0f ms | %.0f ms | %.1f ms | %d | %d | %.0f | %.0f ms |\n",
-			r.Sample, r.Renderer, r.MainThread, ratio, r.StyleLayout, r.Paint, r.LongestTask, r.TasksOver4ms, r.LongTasks, r.FPS, r.MaxFrameGap)
+		lag := "–"
+		if r.EndAfterLastToken != nil {
+			lag = strconv.FormatFloat(*r.EndAfterLastToken, 'f', 0, 64) + " ms"
+		}
+		fmt.Printf("| %s | %s | %.0f ms | %s | %.0f ms | %.0f ms | %.1f ms | %d | %d | %.0f | %.0f ms | %s |\n",
+			r.Sample, r.Renderer, r.MainThread, ratio, r.StyleLayout, r.Paint, r.LongestTask, r.TasksOver4ms, r.LongTasks, r.FPS, r.MaxFrameGap, lag)
 	}
 }
 

@@ -73,6 +73,33 @@ func TestMediansTakeTheMiddleOfRepeatedRuns(t *testing.T) {
 	require.Equal(t, 5.0, m[1].MainThread)
 }
 
+func TestTheEndAfterTheLastTokenIsTheMedianOfTheRunsThatKnowIt(t *testing.T) {
+	ms := func(v float64) *float64 { return &v }
+	runs := []Result{
+		{Sample: "a", Renderer: "x", EndAfterLastToken: ms(40)},
+		{Sample: "a", Renderer: "x"}, // the page's clock was unknown
+		{Sample: "a", Renderer: "x", EndAfterLastToken: ms(12)},
+		{Sample: "a", Renderer: "x", EndAfterLastToken: ms(30)},
+		{Sample: "a", Renderer: "y"},
+	}
+	m := medians(runs)
+	require.Len(t, m, 2)
+	require.NotNil(t, m[0].EndAfterLastToken)
+	require.Equal(t, 30.0, *m[0].EndAfterLastToken)
+	require.Nil(t, m[1].EndAfterLastToken, "a renderer no run timed has no figure, not zero")
+}
+
+func TestTheLastTokenClockKeepsTheLatestStreamsEndUntilReset(t *testing.T) {
+	var c tokenClock
+	require.Zero(t, c.get())
+	t0 := time.UnixMicro(1_700_000_000_000_000)
+	c.note(t0.Add(5 * time.Millisecond))
+	c.note(t0) // a stream that ended earlier, noted later
+	require.Equal(t, float64(t0.UnixMicro())/1000+5, c.get())
+	c.reset()
+	require.Zero(t, c.get())
+}
+
 func TestFromTraceFoldsTheMicrotaskCheckpointIntoItsTask(t *testing.T) {
 	ev := func(name, cat string, ts, dur float64) traceEvent {
 		return traceEvent{Name: name, Cat: cat, Ph: "X", Pid: 7, Tid: 1, Ts: ts, Dur: dur}

@@ -163,6 +163,17 @@ function watch(box) {
   }).observe(box, { childList: true, characterData: true, subtree: true });
 }
 
+// watchEnd notes when the answer's text on the page last changed (page
+// clock, epoch ms): in the boxes that hold the answers' content, childList
+// and characterData only, so the widget's announcer, notices and
+// attributes are not counted. The benchmark holds it against when the
+// server flushed the last token: the final DOM after the last token.
+let lastChangeAt = 0;
+function watchEnd(boxes) {
+  const mo = new MutationObserver(() => { lastChangeAt = performance.timeOrigin + performance.now(); });
+  for (const b of boxes) mo.observe(b, { childList: true, characterData: true, subtree: true });
+}
+
 // clockOffset estimates the server's clock minus the page's (epoch ms):
 // the round trip with the least delay of 15.
 async function clockOffset() {
@@ -194,6 +205,7 @@ async function setup() {
     const el = els[0];
     if (!cold) await mod.ready();
     watch(el.querySelector('[data-trickle="content"]') ?? el);
+    watchEnd(els.map((e) => e.querySelector('[data-trickle="content"]') ?? e));
     return async () => {
       const results = await Promise.all(els.map((e) => e.ask(request).then((r) => (ends.push(performance.now()), r))));
       const result = results.find((r) => r !== "complete") ?? results[0];
@@ -209,6 +221,7 @@ async function setup() {
     };
   }
   watch(out);
+  watchEnd([out]);
   if (renderer === "marked") {
     const { marked } = await import("/peers/marked.js");
     return async () => {
@@ -301,7 +314,7 @@ async function main() {
       own: result.own ?? null, thread: result.thread ?? null,
       mutations, nodesTouched, changedFrames, code,
       answers, endsMs: ends.map((e) => e - t0),
-      askedAt: performance.timeOrigin + t0, painted, clock: probe ? await clockOffset() : null,
+      askedAt: performance.timeOrigin + t0, painted, clock: await clockOffset(), lastChangeAt,
       longTasksAfterLoad: longTasks.filter((l) => l.start >= loadedAt).length,
       longestLongTaskMs: Math.max(0, ...longTasks.filter((l) => l.start >= loadedAt).map((l) => l.duration)),
     };
