@@ -96,6 +96,7 @@ func (e *mount) handle(m msg) {
 			end.Close = &element.WSClosed{URL: m.c.ws.Get("url").String(), Code: m.val.Get("code").Int(), Reason: m.val.Get("reason").String()}
 		}
 		if e.Ended(m.conn, end) {
+			e.h.pace.End() // its frame goes at once
 			return
 		}
 	case mTimer:

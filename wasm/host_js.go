@@ -179,6 +179,8 @@ func (h *host) port(v js.Value) {
 	switch c.Kind {
 	case protocol.Ask, protocol.Stream:
 		h.warm()
+	case protocol.Stop:
+		h.pace.End()
 	case protocol.Detach:
 		e.init, e.early, e.buf = js.Undefined(), js.Undefined(), nil
 	}

@@ -10,7 +10,9 @@
 # (about 15 s per renderer), with a check that each renderer shows the
 # fence's code at the end; a table of the widget's ratios to each peer
 # (main-thread time, layouts, style recalculations, nodes touched,
-# script). Then the
+# script); for each renderer, the final text after the last token (when
+# the answer's text on the page last changed, less when the server
+# flushed the last token, on one clock). Then the
 # host page's goals: the widget's boot on a page of another origin (5
 # loads each way), token arrival → painted, the cold first answer, and the
 # transfer size (about 4 minutes more).

@@ -4,7 +4,9 @@
 # 2,000 tokens/s, the widget beside streaming-markdown in one Chromium run
 # (about 5 minutes). The page's rendering as the answer grows: the
 # "growth" figures (style+layout and paint in the stream's last fifth over
-# its first) say whether per-frame work follows the tail or the answer.
+# its first) say whether per-frame work follows the tail or the answer;
+# "final text after the last token" how long the page took to show the
+# answer's end.
 #
 #   bench/megabyte/run.sh               one run each
 #   bench/megabyte/run.sh -runs 3       three, interleaved (medians)

@@ -99,12 +99,13 @@ func widgetSources(t *testing.T) string {
 	return b.String()
 }
 
-// chatSource says whether f is <trickle-chat>'s (chat.js, history.js,
-// approval.js), whose attributes and events chat_types_test.go holds to
-// its own types.
+// chatModules are <trickle-chat>'s modules, whose attributes, events and
+// parts are the chat's (chat_types_test.go holds them to its own types).
+var chatModules = []string{"chat.js", "composer.js", "request.js", "restore.js", "history.js", "thread.js", "actions.js", "approval.js"}
+
+// chatSource says whether f is one of chatModules.
 func chatSource(f string) bool {
-	base := filepath.Base(f)
-	return base == "chat.js" || base == "history.js" || base == "approval.js"
+	return slices.Contains(chatModules, filepath.Base(f))
 }
 
 // found returns the first submatches of the patterns in src, sorted and
@@ -230,11 +231,11 @@ func TestTheChatReferenceNamesEveryAttributeTheChatTakes(t *testing.T) {
 	require.Equal(t, chatAttributes(t), firstColumn(reference(t, chatPage, "attributes")), "trickle-chat.md's attribute table and the chat's attributes")
 }
 
-// chatSources is the text of chat.js, history.js and approval.js.
+// chatSources is the text of chatModules.
 func chatSources(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
-	for _, f := range []string{"chat.js", "history.js", "thread.js", "approval.js"} {
+	for _, f := range chatModules {
 		data, err := os.ReadFile(filepath.Join("..", "..", "wasm", "web", f))
 		require.NoError(t, err)
 		b.Write(data)
@@ -297,10 +298,10 @@ func TestTheReadmeNamesEveryLightDOMPart(t *testing.T) {
 	require.Equal(t, all, firstColumn(reference(t, answerPage, "parts")),
 		"trickle-answer.md's parts and the data-trickle parts in the widget's sources")
 
-	chat := found(chatSources(t), `\bq\("[a-z]+", "([a-z][a-z-]*)"`, `\bdataset\.trickleChat = "([a-z][a-z-]*)"`, `\bbutton\("([a-z][a-z-]*)", STR_`)
+	chat := found(chatSources(t), `\bq\("[a-z]+", "([a-z][a-z-]*)"`, `\bdataset\.trickleChat = "([a-z][a-z-]*)"`, `\bactionButton\("([a-z][a-z-]*)", `)
 	require.Contains(t, chat, "composer")
 	require.Equal(t, chat, firstColumn(reference(t, chatPage, "parts")),
-		"trickle-chat.md's parts and the data-trickle-chat parts chat.js makes")
+		"trickle-chat.md's parts and the data-trickle-chat parts the chat's modules make")
 }
 
 // classMembers returns the methods and the properties of a class of the

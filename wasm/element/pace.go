@@ -32,8 +32,9 @@ type Pacer struct {
 	last   time.Time     // the last acknowledged animation frame
 	period time.Duration // the shortest interval between two seen
 
-	armed bool // a timer runs for the next post (Due)
-	fired bool // that timer fired (Fired): post at the next Due
+	armed  bool // a timer runs for the next post (Due)
+	fired  bool // that timer fired (Fired): post at the next Due
+	ending bool // an answer ended (End): post at the next Due
 }
 
 // DefaultPostMargin is the Pacer's Margin in the widget.
@@ -92,6 +93,11 @@ func (p *Pacer) PostAt(now time.Time) time.Time {
 // again); wait is zero while a timer already runs. Only a worker paces
 // (worker): on the page's main thread frames go in its animation frame.
 func (p *Pacer) Due(now time.Time, worker bool) (post bool, wait time.Duration) {
+	if p.ending {
+		// A timer still armed stays in charge of the post after this one.
+		p.ending = false
+		return true, 0
+	}
 	if worker && !p.fired {
 		if p.armed {
 			return false, 0
@@ -107,3 +113,10 @@ func (p *Pacer) Due(now time.Time, worker bool) (post bool, wait time.Duration) 
 
 // Fired records that the timer Due armed fired.
 func (p *Pacer) Fired() { p.armed, p.fired = false, true }
+
+// End records that an answer ended (its connection closed, or the reader
+// stopped it): the next Due posts at once, whatever the pace. That frame
+// carries the answer's end, which the page shows in its next animation
+// frame (host.js): the final text follows the last token by a page frame,
+// not by up to a whole frame of the pace and the page's cadence more.
+func (p *Pacer) End() { p.ending = true }

@@ -144,3 +144,52 @@ func TestTheMainThreadAndAStalePagePostAtOnce(t *testing.T) {
 	require.True(t, post, "a worker whose page frames are stale posts at once")
 	require.Zero(t, wait)
 }
+
+// An answer's end goes at once, whenever it falls between the page's
+// frames, armed timer or not; the pace holds for every frame before and
+// after it.
+func TestAnAnswersEndIsPostedAtOnceAndThePaceHoldsAroundIt(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	period := time.Second / 30 // the page applies frames at 30 Hz (host.js)
+	for step := time.Duration(0); step < period; step += time.Millisecond {
+		for _, armed := range []bool{false, true} {
+			p := Pacer{Margin: 3 * time.Millisecond}
+			p.Applied(t0)
+			p.Applied(t0.Add(period))
+			now := t0.Add(period + step)
+			if armed {
+				post, wait := p.Due(now, true)
+				if post {
+					continue // at the deadline: nothing is armed
+				}
+				require.Positive(t, wait)
+				now = now.Add(wait / 2)
+			}
+			p.End()
+			post, wait := p.Due(now, true)
+			require.True(t, post, "%v after the page's frame (armed %v): the end goes at once", step, armed)
+			require.Zero(t, wait)
+
+			// The frame after the end is paced again: by the timer still
+			// armed, or by a new one.
+			post, wait = p.Due(now.Add(time.Microsecond), true)
+			require.False(t, post, "%v (armed %v): the frame after the end is paced", step, armed)
+			if armed {
+				require.Zero(t, wait, "the armed timer still decides")
+				p.Fired()
+				post, _ = p.Due(now.Add(time.Millisecond), true)
+				require.True(t, post)
+			} else {
+				require.Positive(t, wait)
+			}
+		}
+	}
+
+	// On the main thread an end is no different: every frame goes at once.
+	p := Pacer{}
+	p.End()
+	post, _ := p.Due(t0, false)
+	require.True(t, post)
+	post, _ = p.Due(t0, false)
+	require.True(t, post)
+}

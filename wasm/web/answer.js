@@ -27,13 +27,10 @@ import {
   UPDATE_PATCH,
   UPDATE_RESET,
   UPDATE_RESOLVE,
-  UPDATE_SAY,
   UPDATE_SHOWN,
   UPDATE_SOURCES,
-  UPDATE_SPEAK,
   UPDATE_STALLED,
   UPDATE_STATE,
-  UPDATE_STATUS,
   UPDATE_STREAM_ID,
   UPDATE_TEXT,
   UPDATE_THINKING,
@@ -44,9 +41,10 @@ import { epochNow } from "./host.js";
 import { patchAnswer, patchRemoves } from "./patch.js";
 import { frameMayHold, holdSelection, restoreSelection } from "./selection.js";
 import { decorate, decorateBlocks } from "./reading.js";
-import { speakerOf } from "./speech.js";
 import { notifier, quiet } from "./notify.js";
 import { replaced, wordOf } from "./strings.js";
+import { EarlyView } from "./early/view.js";
+import { Voice } from "./announce.js";
 
 // Every element of the page has its own number, whichever Host serves it:
 // Go derives the element's footnote ids from it (trickle-N-fn:1), so two
@@ -58,22 +56,6 @@ let elementIds = 0;
 // anything is announced: screen readers ignore live regions that arrive
 // together with their content.
 const PARTS = `<div data-trickle="thinking" hidden><details><summary>Thinking</summary><div data-trickle="thinking-text"></div></details></div><div data-trickle="content"></div><div data-trickle="tools" hidden></div><div data-trickle="sources" hidden></div><div data-trickle="notice" hidden><span data-trickle="notice-text"></span> <button type="button" data-trickle="retry" hidden>Retry</button></div><button type="button" data-trickle="jump" hidden>Jump to latest</button><dl data-trickle="metrics" hidden></dl><div data-trickle="status" aria-hidden="true"></div><div data-trickle="sr-status" role="status"></div><div data-trickle="announcer" role="log" aria-live="polite" aria-relevant="additions"></div>`;
-
-// ANNOUNCER_KEEP is how many of the announcer's nodes (one a sentence or
-// unit Go confirmed) stay in the log. A screen reader takes a live
-// region's additions as they come and queues them: the nodes it was given
-// are not read again (aria-relevant="additions"), so what was said is
-// trimmed from the front and the visually hidden log does not grow with
-// the answer. The last ones stay for a reader that reads the log after
-// the event, or reviews it.
-export const ANNOUNCER_KEEP = 32;
-
-// trimLog takes the oldest nodes out of the announcer, one at a time (a
-// removal, never a rewrite: nothing is said twice), down to
-// ANNOUNCER_KEEP.
-export function trimLog(log) {
-  for (let n = log.childNodes.length - ANNOUNCER_KEEP; n > 0; n--) log.firstChild.remove();
-}
 
 export function ensureParts(el) {
   if (el.querySelector(':scope > [data-trickle="content"]')) return;
@@ -99,19 +81,9 @@ export class Answer {
   showing = null; // a stored message set to be shown, until Go has shown it
   calls = new Map(); // call number → resolve
   tail = null;
-  saidAt = -Infinity; // when the last sentence was written (performance.now())
-  pendingStatus = undefined; // a status waiting for the host's minGap after it
-  statusTimer = 0;
 
   retired = false; // the element moved to another Host (see retire)
 
-  // The early view (early/early.js): the answer's plain text while Go is
-  // not ready yet, in a node after the tail, hidden from screen readers
-  // (Go announces the answer from its start once it renders it).
-  earlyOf = null; // the early answer shown
-  earlyEl = null;
-  earlyPending = "";
-  earlyFirstAt = 0; // when the bytes of its first text arrived (epoch ms)
 
   constructor(h, el) {
     this.host = h;
@@ -130,6 +102,10 @@ export class Answer {
     this.status = q("status"); // visible: the element's state at once
     this.srStatus = q("sr-status") ?? this.status; // heard: after the last sentence
     this.announcer = q("announcer");
+    // The early answer's plain text while Go is not ready (early/view.js).
+    this.view = new EarlyView(this);
+    // What a screen reader hears, at once (announce.js).
+    this.voice = new Voice(this);
     // ariaNotify where the browser has it: the regions become a silent
     // record (notify.js).
     this.notify = notifier(el);
@@ -157,7 +133,7 @@ export class Answer {
   // Answer's.
   retire() {
     this.retired = true;
-    clearTimeout(this.statusTimer); // the status region is the new Answer's
+    this.voice.stop(); // the status region is the new Answer's
     this.follower.stop();
     this.retryBtn?.removeEventListener("click", this.onRetry);
     this.host.send({ t: KIND_DETACH, id: this.id });
@@ -197,7 +173,7 @@ export class Answer {
     this.state = "failed";
     this.el.setAttribute("data-status", "failed");
     this.content.removeAttribute("aria-busy");
-    this.earlyEnd?.();
+    this.view.end();
     this.noticeText.textContent = sentence;
     this.notice.setAttribute("data-kind", "failed");
     this.notice.hidden = false;
@@ -234,119 +210,9 @@ export class Answer {
   }
 
   // early writes a frame's announcements and status into the live regions
-  // at once, not at the next animation frame.
-  //
-  // A status is heard at least the host's minGap (a11y.MinGap, from Go's
-  // ready message) after the sentence before it, by
-  // this page's clock: Go spaces them so, but the sentence may reach the
-  // page later than Go decided it (frames are posted paced to the page's
-  // frames, a worker under load), and a status written too soon after it
-  // cuts the sentence short in a screen reader.
+  // at once, not at the next animation frame (announce.js).
   early(u) {
-    if (this.retired) return;
-    const { [UPDATE_RESET]: reset, [UPDATE_SAY]: say, [UPDATE_STATUS]: status } = u;
-    if (reset) {
-      clearTimeout(this.statusTimer);
-      this.pendingStatus = undefined;
-      this.saidAt = -Infinity;
-      this.srStatus.textContent = "";
-      this.announcer.textContent = "";
-      speakerOf(this.el).reset(); // a new answer: what was queued goes
-    }
-    if (say) {
-      const last = this.announcer.lastChild;
-      this.announcer.insertAdjacentHTML("beforeend", say);
-      // Each new paragraph is one announcement, as the log reads them.
-      if (this.notify) for (let n = last ? last.nextSibling : this.announcer.firstChild; n; n = n.nextSibling) this.notify(n.textContent);
-      trimLog(this.announcer);
-      // Read aloud: the units the announcements join, one an utterance.
-      speakerOf(this.el).said(u[UPDATE_SPEAK] ?? []);
-      this.saidAt = performance.now();
-      if (this.pendingStatus !== undefined) this.sayStatus();
-    }
-    if (status !== undefined) {
-      this.pendingStatus = status;
-      this.sayStatus();
-    }
-  }
-
-  // sayStatus writes the pending status once minGap ms have passed since
-  // the last sentence, or waits for it.
-  sayStatus() {
-    clearTimeout(this.statusTimer);
-    const wait = this.saidAt + this.host.minGap - performance.now();
-    if (wait > 0) {
-      this.statusTimer = setTimeout(() => this.sayStatus(), wait);
-      return;
-    }
-    this.srStatus.textContent = this.pendingStatus;
-    if (this.notify && this.pendingStatus) this.notify(this.pendingStatus);
-    this.pendingStatus = undefined;
-  }
-
-  // earlyStart begins the early view of a new early answer, and tells
-  // the page the answer started (trickle-start), after ask() returns, as
-  // Go would: Go, which is not there yet, will not tell it again.
-  earlyStart(early) {
-    this.earlyEnd();
-    this.earlyOf = early;
-    if (this.follows) this.follower.start();
-    queueMicrotask(() => {
-      if (this.earlyOf !== early || early.sealed || early.started) return;
-      early.started = true;
-      // What Go's first frame will say, said now: a listener reading
-      // el.status hears what the event does.
-      this.state = "streaming";
-      this.el.setAttribute("data-status", "streaming");
-      this.dispatch("trickle-start", { status: "streaming" });
-    });
-  }
-
-  // earlyText shows more of the early answer's text (its bytes arrived at
-  // epoch ms at), in the next animation frame, as Go's frames are. The
-  // frame that paints the answer's first text tells the page
-  // (trickle-first-token) at once, not when Go takes over seconds later
-  // on a slow network: a page that hides its spinner then never shows it
-  // over the text. Its times are the metrics' (Go's): from the ask() to
-  // when those bytes arrived. The early view does not read thinking, so
-  // after thinking ttft_ms is the answer's first token, and Go's metrics
-  // count the thinking.
-  earlyText(early, t, at) {
-    if (early !== this.earlyOf || this.retired) return;
-    if (!this.earlyFirstAt) this.earlyFirstAt = at;
-    if (!this.earlyPending) {
-      requestAnimationFrame(() => {
-        if (this.earlyOf !== early) return;
-        if (!this.earlyEl) {
-          this.earlyEl = document.createElement("div");
-          this.earlyEl.dataset.trickle = "early";
-          this.earlyEl.setAttribute("aria-hidden", "true");
-          this.earlyEl.append("");
-          this.content.append(this.earlyEl);
-          this.content.setAttribute("data-trickle-early", "");
-        }
-        this.earlyEl.firstChild.appendData(this.earlyPending);
-        this.earlyPending = "";
-        if (!this.follower.observes) this.follower.grew();
-        if (!early.firstToken && !early.sealed) {
-          early.firstToken = true;
-          const ms = Math.round((this.earlyFirstAt - early.at) * 100) / 100;
-          early.firstTokenMs = ms;
-          this.dispatch("trickle-first-token", { ttft_ms: ms, ttfat_ms: ms });
-        }
-      });
-    }
-    this.earlyPending += t;
-  }
-
-  // earlyEnd takes the early view away: Go shows the answer now.
-  earlyEnd() {
-    this.earlyOf = null;
-    this.earlyPending = "";
-    this.earlyFirstAt = 0;
-    this.earlyEl?.remove();
-    this.earlyEl = null;
-    this.content.removeAttribute("data-trickle-early");
+    if (!this.retired) this.voice.hear(u);
   }
 
   // apply applies one update (in the page's animation frame); frame is
@@ -375,7 +241,7 @@ export class Answer {
       this.content.innerHTML = '<div data-trickle="tail"></div>';
       this.tail = this.content.firstElementChild;
       // The early view stays until Go's frames show text (below).
-      if (this.earlyEl) this.content.append(this.earlyEl);
+      if (this.view.node) this.content.append(this.view.node);
       this.thinkingText.textContent = "";
       this.thinking.hidden = true;
       this.tools.innerHTML = "";
@@ -387,7 +253,7 @@ export class Answer {
       this.retryBtn.hidden = true;
       this.metricsDL.hidden = true;
       // Where the reader is holds: the early view already began following.
-      if (!this.earlyOf && this.follows) this.follower.start();
+      if (!this.view.shown && this.follows) this.follower.start();
       // Busy is said on the content only, never on the element: the
       // element holds the live regions (sr-status, announcer), and NVDA
       // holds back every change inside a busy region and does not speak
@@ -424,7 +290,7 @@ export class Answer {
     // Go's frames take over from the early view once they show text (Go
     // has every byte the early view read, so at least its text), or at the
     // answer's end.
-    if (this.earlyOf && (end || (p && this.content.textContent.length > (this.earlyEl?.textContent.length ?? 0)))) this.earlyEnd();
+    if (this.view.shown && (end || (p && this.content.textContent.length > this.view.length))) this.view.end();
     if (thinking) {
       this.thinking.hidden = false;
       this.thinkingText.insertAdjacentText("beforeend", thinking);

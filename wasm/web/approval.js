@@ -5,7 +5,7 @@
 // question comes to them, and a screen reader says the group's name and
 // the button), and the answer goes back to the composer. Denied, the call
 // never runs: the model gets the refusal as the tool's result.
-// test/approval.test.js holds its tests.
+// test/chat.test.js holds its tests (a chat that asks, approves and denies).
 
 import { STR_CHAT_APPROVE, STR_CHAT_APPROVED, STR_CHAT_APPROVE_ASK, STR_CHAT_DENIED, STR_CHAT_DENY } from "./contract.js";
 import { wordOf } from "./strings.js";

@@ -7,40 +7,18 @@
 // (trickle-chat-change) so it can save the thread. Importing this module
 // never touches the page (on a server the class extends an empty class).
 
-import {
-  ATTR_MODEL,
-  ATTR_PROTOCOL,
-  CHAT_FORWARDS,
-  STR_CHAT_CUT_OFF,
-  STR_CHAT_REFUSAL,
-  STR_CHAT_INPUT,
-  STR_CHAT_SEND,
-  STR_CHAT_STOP,
-  STR_JUMP_TO_LATEST,
-  STR_TOOL_FAILED,
-} from "./contract.js";
-import { askApproval, needsApproval } from "./approval.js";
-import { requestMessages, uiMessages, checkMessages, turnsOf, checkTools, runnerOf, toolDeclarations, toolChoiceOf } from "./history.js";
+import { ATTR_MODEL, ATTR_PROTOCOL, STR_CHAT_CUT_OFF } from "./contract.js";
+import { askApproval } from "./approval.js";
+import { checkMessages, turnsOf, checkTools, roundStart } from "./history.js";
+import { PROTOCOLS, newId, requestBody, settleCalls } from "./request.js";
 import { elementStrings, setElementStrings, wordOf } from "./strings.js";
 import { follow } from "./follow.js";
+import { chatAnswer, chatParts, labelParts, showBusy, statusLine } from "./composer.js";
 import { Thread } from "./thread.js";
+import { restore } from "./restore.js";
+import { followScheme } from "./style.js";
 
 const Base = typeof HTMLElement === "function" ? HTMLElement : class {};
-
-// PROTOCOLS are what a chat can send (its protocol attribute): "openai"
-// (the default: {messages, model, tools, tool_choice}, OpenAI-style) and
-// "ai-sdk" (what the AI SDK's DefaultChatTransport sends a useChat route:
-// {id, messages: UIMessage[], trigger, messageId}).
-const PROTOCOLS = new Set(["openai", "ai-sdk"]);
-
-// newId is a fresh message or chat id (the AI SDK's are 16 letters and
-// digits; any unique string does).
-function newId() {
-  const abc = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-  const bytes = new Uint8Array(16);
-  crypto.getRandomValues(bytes);
-  return Array.from(bytes, (b) => abc[b % abc.length]).join("");
-}
 
 // MAX_TOOL_ROUNDS bounds how many times in a row the model may call tools
 // before the chat stops asking: a model that calls a tool after every
@@ -48,62 +26,6 @@ function newId() {
 const MAX_TOOL_ROUNDS = 8;
 
 let chats = 0;
-
-// FIRST_BYTES is about how much markdown a restored thread shows at once,
-// from its end: more than a thread's view holds. The older turns then
-// come in batches, each in an idle moment once the one before is on
-// screen: a batch brings as much markdown as the last batch's frames
-// say fits in BATCH_MS of the page's time (measured, from BATCH_BYTES at
-// first and never more than twice the last batch, at least one turn), and
-// its turns are made for at most SLICE_MS of one task. The page applies
-// a batch's answers in one animation frame (host.js).
-const FIRST_BYTES = 6000;
-const BATCH_BYTES = 6000;
-const BATCH_MS = 12;
-const SLICE_MS = 8;
-
-// BLOCK_TURNS is how many older turns of a restored thread share a block
-// (Thread.block): a batch lays out and paints its block and the thread's
-// few dozen blocks, not every turn before it.
-const BLOCK_TURNS = 32;
-
-// shownAll resolves once each of answers shows its message (its status is
-// no longer idle), looked at after each animation frame's rendering, or
-// after 1 s whatever they show (an answer that could not start stays
-// idle). It resolves with the longest of those frames, in ms, from its
-// start to the end of its rendering: what showing them cost the page.
-function shownAll(answers) {
-  return new Promise((resolve) => {
-    const t0 = performance.now();
-    let worst = 0;
-    let start = 0;
-    // A message posted in an animation frame callback comes once that
-    // frame is rendered.
-    const ch = new MessageChannel();
-    const frame = (t) => {
-      start = Math.min(t, performance.now());
-      ch.port2.postMessage(0);
-    };
-    ch.port1.onmessage = () => {
-      const now = performance.now();
-      worst = Math.max(worst, now - start);
-      if (answers.every((a) => a.status !== "idle") || now - t0 > 1000) {
-        ch.port1.close();
-        resolve(worst);
-      } else requestAnimationFrame(frame);
-    };
-    requestAnimationFrame(frame);
-  });
-}
-
-// idle resolves in the page's next idle moment (within 100 ms), with
-// that moment's deadline (or null).
-function idle() {
-  return new Promise((resolve) => {
-    if (typeof requestIdleCallback === "function") requestIdleCallback(resolve, { timeout: 100 });
-    else setTimeout(() => resolve(null), 0);
-  });
-}
 
 export class TrickleChat extends Base {
   #messages = [];
@@ -113,7 +35,7 @@ export class TrickleChat extends Base {
   #parts = null;
   #follower = null;
   #thread = null; // the turns as the reader walks them (thread.js)
-  #statusOf = null; // watches the newest answer's status for the chat's one line
+  #statusOf = null; // moves the chat's status line to an answer (composer.js)
   #stopped = false;
   #headers = {};
   #tools = {};
@@ -140,87 +62,44 @@ export class TrickleChat extends Base {
   connectedCallback() {
     if (this.#parts) return;
     const n = ++chats;
-    // As an answer does: a page that sets color-scheme is followed,
-    // otherwise the reader's preference (trickle.css).
-    const scheme = typeof getComputedStyle === "function" ? getComputedStyle(this.parentElement ?? document.documentElement).colorScheme : "";
-    if (scheme && scheme !== "normal") this.dataset.trickleScheme = "inherit";
+    followScheme(this); // as an answer does
     this.innerHTML = "";
-    const q = (tag, part, attrs = {}) => {
-      const e = document.createElement(tag);
-      e.dataset.trickleChat = part;
-      for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-      return e;
-    };
-    const thread = q("div", "thread");
-    const turns = q("div", "turns");
-    const jump = q("button", "jump", { type: "button", hidden: "" });
-    // The chat's one visible status line: the newest answer's (each
-    // answer's own is hidden in a chat). Screen readers hear each
-    // answer's spoken status, so this one is not read.
-    const status = q("div", "status", { "aria-hidden": "true" });
-    const form = q("form", "composer");
-    const label = q("label", "label", { for: `trickle-chat-${n}-input` });
-    const input = q("textarea", "input", { id: `trickle-chat-${n}-input`, rows: "2" });
-    const send = q("button", "send", { type: "submit" });
-    const stop = q("button", "stop", { type: "button", hidden: "" });
-    thread.append(turns);
-    form.append(label, input, send, stop);
-    this.append(thread, jump, status, form);
-    this.#parts = { thread, turns, jump, status, form, label, input, send, stop };
-    this.#follower = follow(thread, jump, [turns]);
-    this.#thread = new Thread(this, turns, input, `trickle-chat-${n}`, {
+    const p = chatParts(this, n, {
+      busy: () => this.#busy,
+      submit: (text) => (this.#editing ? this.edit(text) : this.send(text)),
+      stop: () => this.stop(),
+    });
+    this.#parts = p;
+    this.#follower = follow(p.thread, p.jump, [p.turns]);
+    this.#thread = new Thread(this, p.turns, p.input, `trickle-chat-${n}`, {
       busy: () => this.#busy,
       // The button goes with the answer it replaces: the reader waits for
       // the new one in the composer, as after Send.
       regenerate: () => {
-        input.focus();
+        p.input.focus();
         this.regenerate().catch((err) => console.error(err));
       },
       edit: () => {
         const i = this.#messages.findLastIndex((m) => m.role === "user");
-        input.value = this.#messages[i]?.content ?? "";
+        p.input.value = this.#messages[i]?.content ?? "";
         this.#editing = true;
-        input.focus();
+        p.input.focus();
       },
       copy: (turn) => {
         const a = turn.querySelector("trickle-answer");
         return a?.message?.content ?? a?.text ?? "";
       },
     });
-    this.#statusOf = typeof MutationObserver === "function" ? new MutationObserver(() => this.#showStatus()) : null;
+    this.#statusOf = statusLine(p.status);
     this.relabel();
-
-    form.addEventListener("submit", (e) => {
-      e.preventDefault();
-      const text = input.value;
-      if (text.trim() === "" || this.#busy) return;
-      input.value = "";
-      if (this.#editing) this.edit(text);
-      else this.send(text);
-    });
-    input.addEventListener("keydown", (e) => {
-      if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
-        e.preventDefault();
-        form.requestSubmit();
-      } else if (e.key === "Escape" && this.#busy) {
-        e.preventDefault();
-        this.stop();
-      }
-    });
-    stop.addEventListener("click", () => this.stop());
     if (this.#messages.length > 0) this.#render();
   }
 
   /** Writes the page's words (el.strings of the chat, then
    *  TrickleAnswer.strings) into the chat's own parts. */
   relabel() {
-    const p = this.#parts;
-    if (!p) return;
-    const w = (k) => wordOf(this, k);
-    p.label.textContent = w(STR_CHAT_INPUT);
-    p.send.textContent = w(STR_CHAT_SEND);
-    p.stop.textContent = w(STR_CHAT_STOP);
-    p.jump.textContent = w(STR_JUMP_TO_LATEST);
+    if (!this.#parts) return;
+    labelParts(this.#parts, (k) => wordOf(this, k));
     this.#thread.refresh();
   }
 
@@ -390,25 +269,14 @@ export class TrickleChat extends Base {
           this.#changed();
         }, { once: true });
         this.#changed();
-        const calls = (m.tool_calls ?? []).filter((c) => c.complete);
-        if (this.#stopped || m.status !== "complete" || calls.length === 0) break;
-        // The backend waits on the reader (the AI SDK's
-        // tool-approval-request): the same question as a page tool's,
-        // and the answer goes back with the next request.
-        const asks = (m.approvals ?? []).filter((a) => calls.some((c) => c.id === a.tool_call_id));
-        if (asks.length > 0) {
-          for (const a of asks) a.approved = await this.#approve(calls.find((c) => c.id === a.tool_call_id), answer);
-          this.#changed();
-          if (this.#stopped || this.protocol !== "ai-sdk") break;
-          trigger = "submit-message";
-          messageId = this.#idOf(this.#roundStart());
-          continue;
-        }
-        if (!calls.every((c) => runnerOf(this.#tools[c.name]))) break;
-        for (const c of calls) await this.#runTool(c, answer);
+        if (this.#stopped) break;
+        const settled = await settleCalls(this, m, answer, this.#messages, this.#tools, (call) => this.#approve(call, answer));
+        if (!settled) break;
         this.#changed();
+        // The backend's questions answered, only the AI SDK's route hears.
+        if (settled === "asked" && (this.#stopped || this.protocol !== "ai-sdk")) break;
         trigger = "submit-message";
-        messageId = this.#idOf(this.#roundStart());
+        messageId = this.#idOf(roundStart(this.#messages)); // the answer the round goes on from
       }
     } finally {
       this.#current = null;
@@ -430,32 +298,11 @@ export class TrickleChat extends Base {
     return this.#messages[i]?.id ?? `${this.#chatId}-${i}`;
   }
 
-  // #roundStart is the index of the answer the last tool round goes on
-  // from: the first assistant message after the last user message.
-  #roundStart() {
-    const u = this.#messages.findLastIndex((m) => m.role === "user");
-    return this.#messages.findIndex((m, i) => i > u && m.role === "assistant");
-  }
-
-  // #request is the body of the next request. OpenAI's: the history as the
-  // model takes it, the model, the page's tools and its tool choice. The AI
-  // SDK's (DefaultChatTransport's body): the chat's id, the history as UI
-  // messages, the trigger and the message id it is about; the route
-  // declares the tools itself.
+  // #request is the body of the next request (request.js).
   #request(trigger, messageId) {
-    if (this.protocol === "ai-sdk") {
-      const body = { id: this.#chatId, messages: uiMessages(this.#messages, (i) => this.#idOf(i), wordOf(this, STR_CHAT_CUT_OFF)), trigger };
-      if (messageId !== undefined) body.messageId = messageId;
-      return body;
-    }
-    const body = { messages: requestMessages(this.#messages, wordOf(this, STR_CHAT_CUT_OFF)) };
-    const model = this.getAttribute(ATTR_MODEL);
-    if (model) body.model = model;
-    const tools = toolDeclarations(this.#tools);
-    if (tools.length > 0) body.tools = tools;
-    const choice = toolChoiceOf(this.#toolChoice);
-    if (choice !== undefined) body.tool_choice = choice;
-    return body;
+    const [messages, tools, toolChoice] = [this.#messages, this.#tools, this.#toolChoice];
+    const [cutOff, model] = [wordOf(this, STR_CHAT_CUT_OFF), this.getAttribute(ATTR_MODEL)];
+    return requestBody({ protocol: this.protocol, chatId: this.#chatId, messages, idOf: (i) => this.#idOf(i), cutOff, model, tools, toolChoice, trigger, messageId });
   }
 
   // #approve asks the reader whether call may run (approval.js), and
@@ -470,34 +317,6 @@ export class TrickleChat extends Base {
     }
   }
 
-  async #runTool(call, answer) {
-    let content;
-    let error;
-    const tool = this.#tools[call.name];
-    if (await needsApproval(tool, call.arguments ?? {}, { id: call.id, name: call.name })) {
-      if (!(await this.#approve(call, answer))) {
-        // Denied: the call never runs, and the model hears so.
-        this.#messages.push({ role: "tool", tool_call_id: call.id, name: call.name, content: wordOf(this, STR_CHAT_REFUSAL), denied: true });
-        return;
-      }
-    }
-    try {
-      const result = await runnerOf(this.#tools[call.name])(call.arguments ?? {}, { id: call.id, name: call.name });
-      content = typeof result === "string" ? result : JSON.stringify(result ?? null);
-    } catch (err) {
-      const message = String(err?.message ?? err);
-      content = JSON.stringify({ error: message });
-      error = message;
-      const note = document.createElement("p");
-      note.dataset.trickleChat = "tool-error";
-      note.textContent = `${call.name}: ${wordOf(this, STR_TOOL_FAILED).replace("{error}", message)}`;
-      answer.after(note);
-    }
-    const m = { role: "tool", tool_call_id: call.id, name: call.name, content };
-    if (error !== undefined) m.error = error; // the AI SDK's output-error
-    this.#messages.push(m);
-  }
-
   #changed() {
     this.dispatchEvent(new CustomEvent("trickle-chat-change", { bubbles: true, composed: true, detail: { messages: this.messages } }));
   }
@@ -506,91 +325,38 @@ export class TrickleChat extends Base {
     this.#busy = on;
     const p = this.#parts;
     if (!p) return;
-    // Stop takes Send's place in the composer while the chat answers;
-    // focus on the one that goes moves to the text area, where it stays.
-    const hadFocus = (on ? p.send : p.stop).contains(document.activeElement);
-    p.stop.hidden = !on;
-    p.send.hidden = on;
-    p.send.disabled = on;
-    p.thread.setAttribute("aria-busy", "false"); // never busy: each answer has its own live regions
-    if (hadFocus) p.input.focus();
+    showBusy(p, on);
     this.#thread.refresh();
   }
 
   // #render rebuilds the thread from the messages: stored answers are
-  // shown as they were (el.message). The newest turns, more than fill
-  // the thread's view, come at once, the thread kept at its end; the
-  // older ones come after them, from the first on, each batch in an idle
-  // moment once the batch before is on screen and put just before the
-  // newest turns: what a batch moves down the page is those few turns,
-  // not the thread, and no task grows with the thread (bench/browser
-  // -measure thread). Every turn is numbered as it will be from the start
-  // (Thread.pending); a thread set again, edited or regenerated meanwhile
-  // starts over.
+  // shown as they were (el.message), the newest turns at once and the
+  // older ones in idle-time batches (restore.js). A thread set again,
+  // edited or regenerated meanwhile starts over.
   #render() {
     const p = this.#parts;
     if (!p) return;
     const gen = ++this.#renders;
     p.turns.replaceChildren();
-    const list = turnsOf(this.#messages);
-    // add makes turn t before the turn before (null: at the end).
     let watched = false;
-    const add = (t, before, answers, into) => {
-      const m = this.#messages[t.index];
-      if (t.role === "user") return this.#addUser(t.index, before, into);
-      // The status line follows the newest answer, the first made.
-      const { turn, answer } = this.#addAnswer(t.index, before, !watched, into);
-      watched = true;
-      answer.message = m;
-      answers.push(answer);
-      return turn;
-    };
-    const size = (t) => (this.#messages[t.index].content ?? "").length + 200;
-    // The newest turns, going back from the last.
-    let end = list.length; // list[end:] are on the page
-    let tail = null; // the first of them
-    let last = [];
-    for (let bytes = 0; end > 0 && (tail === null || bytes < FIRST_BYTES); ) {
-      const t = list[--end];
-      bytes += size(t);
-      tail = add(t, tail, last);
-    }
-    let next = 0; // list[:next] are on the page too
-    this.#thread.pending = end;
-    this.#thread.gap = tail;
-    // The chat's follower keeps the thread at its end while the turns
-    // come (a reader who scrolls away is left there).
-    this.#follower.start();
-    this.#thread.refresh();
-    this.#restoring = next < end;
-    let block = null; // the block the older turns go into now
-    let budget = BATCH_BYTES; // the next batch's markdown
-    let brought = 0; // the last batch's
-    const more = async () => {
-      while (next < end && gen === this.#renders) {
-        const cost = await shownAll(last);
-        if (brought > 0) budget = Math.min(2 * brought, (brought * BATCH_MS) / Math.max(cost, 1));
-        const deadline = await idle();
-        if (gen !== this.#renders) return;
-        const made = [];
-        last = [];
-        const from = next + 1;
-        const t0 = performance.now();
-        const room = () => performance.now() - t0 < SLICE_MS && (!deadline || deadline.didTimeout || deadline.timeRemaining() > 1);
-        for (brought = 0; next < end && (made.length === 0 || (brought < budget && room())); ) {
-          if (!block || block.childElementCount >= BLOCK_TURNS) block = this.#thread.block(tail);
-          const t = list[next++];
-          brought += size(t);
-          made.push(add(t, null, last, block));
-        }
-        this.#thread.pending = end - next;
-        this.#thread.settle(made, from);
-      }
-      if (gen === this.#renders) this.#restoring = false;
-      await shownAll(last);
-      if (gen === this.#renders) this.#follower.end(false);
-    };
-    more().catch((err) => console.error(err));
+    this.#restoring = restore(turnsOf(this.#messages), {
+      size: (t) => (this.#messages[t.index].content ?? "").length + 200,
+      add: (t, before, answers, into) => {
+        if (t.role === "user") return this.#addUser(t.index, before, into);
+        // The status line follows the newest answer, the first made.
+        const { turn, answer } = this.#addAnswer(t.index, before, !watched, into);
+        watched = true;
+        answer.message = this.#messages[t.index];
+        answers.push(answer);
+        return turn;
+      },
+      thread: this.#thread,
+      follower: this.#follower,
+      current: () => gen === this.#renders,
+      done: () => {
+        this.#restoring = false;
+      },
+    });
   }
 
   // #cut takes the turns of messages[from:] off the page (and a turn that
@@ -604,39 +370,9 @@ export class TrickleChat extends Base {
       this.#render();
       return false;
     }
-    const list = this.#thread.list();
-    for (let k = list.length - 1; k >= 0; k--) {
-      const i = list[k].dataset.index;
-      if (i !== undefined && Number(i) < from) break;
-      const block = list[k].parentElement;
-      list[k].remove();
-      // A block of older turns left empty goes too (its gap would stay).
-      if (block !== this.#parts.turns && block.childElementCount === 0) block.remove();
-    }
+    this.#thread.cut(from);
     this.#thread.refresh();
     return true;
-  }
-
-  // #showStatus writes the chat's one status line: the newest answer's
-  // status, or nothing while its notice (Stopped., why it failed) says it.
-  #showStatus() {
-    const p = this.#parts;
-    const a = [...p.turns.querySelectorAll("trickle-answer")].at(-1);
-    const notice = a?.querySelector('[data-trickle="notice"]');
-    const text = !a || (notice && !notice.hidden) ? "" : (a.querySelector('[data-trickle="status"]')?.textContent ?? "");
-    if (p.status.textContent !== text) p.status.textContent = text;
-  }
-
-  // #watch has the status line follow answer, the newest.
-  #watch(answer) {
-    const o = this.#statusOf;
-    if (!o) return;
-    o.disconnect();
-    const status = answer.querySelector('[data-trickle="status"]');
-    const notice = answer.querySelector('[data-trickle="notice"]');
-    if (status) o.observe(status, { childList: true, characterData: true, subtree: true });
-    if (notice) o.observe(notice, { attributes: true, attributeFilter: ["hidden"] });
-    this.#showStatus();
   }
 
   #addUser(index, before = null, into = undefined) {
@@ -652,19 +388,10 @@ export class TrickleChat extends Base {
   // before; the chat's status line follows it unless watch is false (a
   // restored thread's older answers).
   #addAnswer(index, before = null, watch = true, into = undefined) {
-    const answer = document.createElement("trickle-answer");
-    // The chat's answers take the chat's color scheme (trickle.css): the
-    // element need not ask the page's style for it.
-    answer.dataset.trickleScheme = "inherit";
-    // Every answer attribute the chat takes, and its lang and dir
-    // (the contract's CHAT_FORWARDS).
-    for (const a of CHAT_FORWARDS) if (this.hasAttribute(a)) answer.setAttribute(a, this.getAttribute(a));
-    answer.headers = this.#headers;
-    const own = elementStrings(this);
-    if (Object.keys(own).length > 0) answer.strings = own;
+    const answer = chatAnswer(this, this.#headers);
     const turn = this.#thread.turn("assistant", answer, before, into);
     if (index !== undefined) turn.dataset.index = String(index);
-    if (watch) this.#watch(answer);
+    if (watch) this.#statusOf?.(answer);
     return { turn, answer };
   }
 }

@@ -9,7 +9,7 @@ import { builds } from "./builds.js";
 import { hostFor } from "./host.js";
 import { speakerOf } from "./speech.js";
 import { elementStrings, label, pageStrings, setElementStrings, setPageStrings } from "./strings.js";
-import { addHighlightStylesheet } from "./style.js";
+import { addHighlightStylesheet, followScheme } from "./style.js";
 
 const Base = typeof HTMLElement === "function" ? HTMLElement : class {};
 
@@ -19,14 +19,9 @@ export class TrickleAnswer extends Base {
 
   connectedCallback() {
     if (this.hasAttribute(ATTR_HIGHLIGHT)) addHighlightStylesheet();
-    // A page that sets color-scheme (on :root or an ancestor) is followed;
-    // otherwise the stylesheet's default follows the reader's preference.
-    // A chat says so of its answers beforehand (chat.js): asking the
+    // A chat says so of its answers beforehand (composer.js): asking the
     // page's style would recalculate it for each turn of a long thread.
-    if (this.dataset.trickleScheme !== "inherit") {
-      const scheme = getComputedStyle(this.parentElement ?? document.documentElement).colorScheme;
-      if (scheme && scheme !== "normal") this.dataset.trickleScheme = "inherit";
-    }
+    if (this.dataset.trickleScheme !== "inherit") followScheme(this);
     ensureParts(this);
     label(this);
     this.#attach();

@@ -231,3 +231,10 @@ export function turnsOf(messages) {
   });
   return out;
 }
+
+// roundStart is the index of the answer the last tool round goes on from:
+// the first assistant message after the last user message (-1: none).
+export function roundStart(messages) {
+  const u = messages.findLastIndex((m) => m.role === "user");
+  return messages.findIndex((m, i) => i > u && m.role === "assistant");
+}

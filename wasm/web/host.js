@@ -1,5 +1,5 @@
 // The host: the page's end of the line to Go. It boots a build of the
-// widget in a Web Worker (or, where none can be made, on this thread),
+// widget in a Web Worker (boot.js; where none can be made, on this thread),
 // queues commands until Go is ready (an ask meanwhile is started here and
 // shown early, then handed to Go: early/early.js), and hands Go's frames
 // to the elements' Answers in the page's animation frames. hostFor picks
@@ -14,7 +14,6 @@ import {
   KIND_RETRY,
   KIND_STATS,
   KIND_STOP,
-  MSG_ALIVE,
   MSG_FAIL,
   MSG_FRAME,
   MSG_READY,
@@ -22,14 +21,16 @@ import {
   MSG_STATS,
   MSG_WARM,
   UPDATE_ARRIVED,
+  UPDATE_END,
   UPDATE_GONE,
   UPDATE_ID,
+  UPDATE_RESOLVE,
   VERSION,
-  WORKER_NAME,
 } from "./contract.js";
 import { mergeUpdates } from "./merge.js";
 import { startEarly } from "./early/early.js";
 import { refusals } from "./csp.js";
+import { startWorker, warmParser } from "./boot.js";
 
 // An answer's changes reach the page at most this often (ms): every
 // other frame of a 60 Hz display, every fourth at 120 Hz. What arrives
@@ -40,9 +41,14 @@ import { refusals } from "./csp.js";
 export const FRAME_MS = 1000 / 30;
 const FRAME_SLACK_MS = 4;
 
-// A worker that has not run its first line by then is taken as blocked
-// (some engines report a CSP refusal of a blob: worker with no error).
-const WORKER_START_MS = 4000;
+// tooSoon says whether an animation frame at `at` comes too soon after
+// the one that last applied frames (applied) to apply what waits: under
+// the cadence, unless what waits ends an answer (ending: its final text
+// shows in the next animation frame) or the page is hidden (a timer
+// stands in for animation frames).
+export function tooSoon(at, applied, ending, hidden) {
+  return !ending && !hidden && at - applied < FRAME_MS - FRAME_SLACK_MS;
+}
 
 export const epochNow = () => performance.timeOrigin + performance.now();
 
@@ -69,6 +75,7 @@ class Host {
   #handing = new Map(); // id → its handover to Go, until posted
   #frames = []; // frame messages waiting for the next animation frame
   #scheduled = false;
+  #ending = false; // a frame waiting to be applied ends an answer
   #tick = null; // main-thread mode: has Go build its frame now
   #timer = 0;
   #applied = -Infinity; // when frames were last applied (animation frame time)
@@ -124,9 +131,9 @@ class Host {
     }
     let early = null;
     const st = this.els.get(cmd.id);
-    if (cmd.t === KIND_ASK && st && (early = startEarly(cmd, (t, at) => st.earlyText(early, t, at)))) {
+    if (cmd.t === KIND_ASK && st && (early = startEarly(cmd, (t, at) => st.view.text(early, t, at)))) {
       this.#early.set(cmd.id, early);
-      st.earlyStart(early);
+      st.view.start(early);
     }
     this.#queue.push({ cmd, data, early });
   }
@@ -173,59 +180,7 @@ class Host {
   }
 
   #startWorker() {
-    let w;
-    let blobURL = "";
-    // Named after the .wasm: the worker starts its download at once.
-    const opts = { name: WORKER_NAME + this.wasm.href };
-    try {
-      if (WORKER.origin === location.origin) {
-        w = new Worker(WORKER.href, opts);
-      } else {
-        // A worker's script must be of the page's origin: a blob: of the
-        // page's that imports the relay's script (classic scripts load
-        // across origins; the .wasm is fetched under CORS).
-        const src = `importScripts(${JSON.stringify(WORKER.href)});`;
-        blobURL = URL.createObjectURL(new Blob([src], { type: "text/javascript" }));
-        w = new Worker(blobURL, opts);
-      }
-    } catch (err) {
-      if (blobURL) URL.revokeObjectURL(blobURL);
-      this.#startMain(`the page cannot start a Web Worker (${err?.message ?? err})`);
-      return;
-    }
-    let settled = false;
-    const fallBack = (why) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      w.terminate();
-      if (blobURL) URL.revokeObjectURL(blobURL);
-      this.#startMain(why);
-    };
-    const timer = setTimeout(() => fallBack(`the Web Worker did not start within ${WORKER_START_MS} ms (a Content-Security-Policy without worker-src?)`), WORKER_START_MS);
-    w.onerror = (ev) => {
-      ev.preventDefault();
-      fallBack(`the Web Worker failed to start (${ev.message || "its script did not load: a Content-Security-Policy without worker-src or script-src for the relay?"})`);
-    };
-    w.onmessage = (ev) => {
-      const m = JSON.parse(ev.data);
-      if (m.t === MSG_ALIVE) {
-        clearTimeout(timer);
-        if (blobURL) URL.revokeObjectURL(blobURL);
-        w.postMessage({ wasmExec: WASM_EXEC.href, wasm: this.wasm.href });
-        return;
-      }
-      if (m.t === MSG_FAIL && !settled) {
-        fallBack(`the widget did not load in the Web Worker (${m.message})`);
-        return;
-      }
-      if (m.t === MSG_READY) {
-        settled = true;
-        w.onerror = null;
-      }
-      this.#receive(m);
-    };
-    this.#port = w;
+    this.#port = startWorker(this.wasm, (m) => this.#receive(m), (why) => this.#startMain(why));
   }
 
   async #startMain(why) {
@@ -282,7 +237,7 @@ class Host {
     for (const { cmd, early } of this.#queue) {
       early?.stop();
       const st = this.els.get(cmd.id);
-      if (early) st?.earlyEnd(); // Go will not show it: the text goes too
+      if (early) st?.view.end(); // Go will not show it: the text goes too
       if (st && cmd.n) st.unavailable(cmd.n, msg);
     }
     this.#queue = [];
@@ -292,7 +247,13 @@ class Host {
   #receive(m) {
     switch (m.t) {
       case MSG_FRAME:
-        for (const u of m.u) this.els.get(u[UPDATE_ID])?.early(u);
+        for (const u of m.u) {
+          this.els.get(u[UPDATE_ID])?.early(u);
+          // An answer's end is shown in the next animation frame, not
+          // held for the cadence: the final text a frame after the last
+          // token (the worker posts it at once too: host_js.go).
+          if (u[UPDATE_END] !== undefined || u[UPDATE_RESOLVE] !== undefined) this.#ending = true;
+        }
         this.#frames.push(m.u);
         this.#schedule();
         break;
@@ -349,12 +310,13 @@ class Host {
   // the page's animation frames.
   #apply(at) {
     if (!this.#scheduled) return;
-    if (at - this.#applied < FRAME_MS - FRAME_SLACK_MS && !document.hidden) {
+    if (tooSoon(at, this.#applied, this.#ending, document.hidden)) {
       // Too soon after the last: the next display frame will do.
       requestAnimationFrame((t) => this.#apply(t));
       return;
     }
     this.#applied = at;
+    this.#ending = false;
     // Still scheduled while Go builds: its frame asks for no other one.
     this.#tick?.();
     this.#scheduled = false;
@@ -376,16 +338,6 @@ class Host {
     }
     if (!this.#tick && frames.length > 0) this.#port.postMessage(`ack:${performance.timeOrigin + at}`);
   }
-}
-
-// warmParser parses HTML once into an element that is never attached, at
-// the page's first idle moment: Chrome's first HTML fragment parse of a
-// page costs far more than the later ones, and would otherwise fall in
-// the answer's first frame (bench/browser).
-function warmParser(html) {
-  const run = () => document.createElement("div").insertAdjacentHTML("beforeend", html);
-  if (typeof requestIdleCallback === "function") requestIdleCallback(run, { timeout: 2000 });
-  else setTimeout(run, 50);
 }
 
 // A page runs the default build of the widget, without chroma, unless it

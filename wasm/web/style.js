@@ -35,3 +35,11 @@ export function addStylesheet() {
   link.dataset.trickleCss = "";
   document.head.prepend(link);
 }
+
+// followScheme has el follow the page's color-scheme (on :root or an
+// ancestor) where the page sets one: data-trickle-scheme="inherit";
+// otherwise the stylesheet's default follows the reader's preference.
+export function followScheme(el) {
+  const scheme = typeof getComputedStyle === "function" ? getComputedStyle(el.parentElement ?? document.documentElement).colorScheme : "";
+  if (scheme && scheme !== "normal") el.dataset.trickleScheme = "inherit";
+}

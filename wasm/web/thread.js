@@ -21,10 +21,9 @@ import {
   STR_CHAT_TURN_ASSISTANT,
   STR_CHAT_TURN_YOU,
   STR_CHAT_YOU,
-  STR_COPIED,
-  STR_COPY_FAILED,
 } from "./contract.js";
 import { wordOf } from "./strings.js";
+import { actionButton, copyAnswer, nameButton } from "./actions.js";
 
 const TURN = '[data-trickle-chat="turn"]';
 
@@ -41,27 +40,6 @@ const INNER = "a[href], button, summary, input, select, textarea, [tabindex]";
 // TABBABLE is what a Tab may reach on the page (each still checked for
 // its tabindex, disabled, hidden or inert).
 const TABBABLE = "a[href], area[href], button, summary, input:not([type=hidden]), select, textarea, iframe, [contenteditable], [tabindex]";
-
-// ICONS are the action buttons' pictures: 16-unit line drawings in
-// currentColor, hidden from screen readers (each button is named by its
-// word). Written here, not taken from an icon set.
-const ICONS = {
-  copy: '<rect x="5.5" y="5.5" width="8" height="8" rx="1.5"/><path d="M10.5 3.5v-.5a1.5 1.5 0 0 0-1.5-1.5H4A1.5 1.5 0 0 0 2.5 3v5A1.5 1.5 0 0 0 4 9.5h.5"/>',
-  regenerate: '<path d="M13.5 8a5.5 5.5 0 1 1-1.6-3.9"/><path d="M12.5 1.5v3h-3"/>',
-  edit: '<path d="M10.5 2.5l3 3-8 8h-3v-3z"/><path d="M9 4l3 3"/>',
-};
-
-// icon is a new copy of a picture, parsed once (a restored thread makes
-// one or two per turn).
-const parsed = {};
-function icon(name) {
-  let t = parsed[name];
-  if (!t) {
-    t = parsed[name] = document.createElement("template");
-    t.innerHTML = `<svg viewBox="0 0 16 16" width="16" height="16" aria-hidden="true" focusable="false" fill="none" stroke="currentColor" stroke-width="1.4" stroke-linecap="round" stroke-linejoin="round">${ICONS[name]}</svg>`;
-  }
-  return t.content.cloneNode(true);
-}
 
 // Thread walks the turns of one chat. on has what the buttons do:
 // {regenerate(), edit(turn), copy(turn) → the markdown or ""}, and
@@ -126,11 +104,11 @@ export class Thread {
     const actions = document.createElement("div");
     actions.dataset.trickleChat = "actions";
     if (role === "user") {
-      actions.append(this.#button("edit", STR_CHAT_EDIT, () => this.#on.edit(turn)));
+      actions.append(actionButton("edit", w(STR_CHAT_EDIT), () => this.#on.edit(turn)));
     } else {
       actions.append(
-        this.#button("copy-answer", STR_CHAT_COPY_ANSWER, (b) => this.#copy(turn, b)),
-        this.#button("regenerate", STR_CHAT_REGENERATE, () => this.#on.regenerate()),
+        actionButton("copy-answer", w(STR_CHAT_COPY_ANSWER), (b) => copyAnswer(b, this.#on.copy(turn), w)),
+        actionButton("regenerate", w(STR_CHAT_REGENERATE), () => this.#on.regenerate()),
       );
     }
     turn.append(who, body, actions);
@@ -237,7 +215,21 @@ export class Thread {
         (part === "regenerate" && (last.busy || turn !== last.answer)) ||
         (part === "copy-answer" && this.#on.copy(turn) === "");
       const word = w(part === "edit" ? STR_CHAT_EDIT : part === "regenerate" ? STR_CHAT_REGENERATE : STR_CHAT_COPY_ANSWER);
-      if (b.dataset.copied === undefined) this.#name(b, word);
+      if (b.dataset.copied === undefined) nameButton(b, word);
+    }
+  }
+
+  // cut takes off the turns of messages[from:] (their data-index; and a
+  // turn without one after them: an answer that could not start), with
+  // a block of older turns they leave empty (its gap would stay).
+  cut(from) {
+    const list = this.list();
+    for (let k = list.length - 1; k >= 0; k--) {
+      const i = list[k].dataset.index;
+      if (i !== undefined && Number(i) < from) break;
+      const block = list[k].parentElement;
+      list[k].remove();
+      if (block !== this.#turns && block.childElementCount === 0) block.remove();
     }
   }
 
@@ -380,47 +372,6 @@ export class Thread {
       .filter(Boolean)
       .map((p) => p.id || (p.id = this.#id()))
       .join(" ");
-  }
-
-  #button(part, key, onClick) {
-    const b = document.createElement("button");
-    b.type = "button";
-    b.dataset.trickleChat = part;
-    b.append(icon(part === "copy-answer" ? "copy" : part), document.createElement("span"));
-    b.lastChild.dataset.trickleChat = "action-label";
-    this.#name(b, wordOf(this.#chat, key));
-    b.addEventListener("click", () => onClick(b));
-    return b;
-  }
-
-  // #name is a button's word: its text for screen readers (visually
-  // hidden) and its tooltip.
-  #name(b, word) {
-    b.lastChild.textContent = word;
-    b.title = word;
-  }
-
-  // #copy puts the answer's markdown on the clipboard, and says so on the
-  // button for a moment (its name is what a screen reader hears).
-  #copy(turn, b) {
-    const text = this.#on.copy(turn);
-    const said = (key) => {
-      b.dataset.copied = "";
-      this.#name(b, wordOf(this.#chat, key));
-      setTimeout(() => {
-        delete b.dataset.copied;
-        this.#name(b, wordOf(this.#chat, STR_CHAT_COPY_ANSWER));
-      }, 2000);
-    };
-    Promise.resolve()
-      .then(() => navigator.clipboard.writeText(text))
-      .then(
-        () => said(STR_COPIED),
-        (err) => {
-          console.error("trickle: copying the answer failed:", err);
-          said(STR_COPY_FAILED);
-        },
-      );
   }
 
   #id() {

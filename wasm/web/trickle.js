@@ -28,8 +28,11 @@
 //	element.js          TrickleAnswer, the custom element class, not defined
 //	answer.js           Answer: one element's state, early (live regions)
 //	                    and apply (one update, in an animation frame)
+//	announce.js         what a screen reader hears, written at once
+//	early/view.js       the early answer's plain text until Go shows it
 //	host.js             Host: boots Go (worker or main thread), queues
 //	                    commands, schedules frames; hostFor, ready, stats
+//	boot.js             Go's Web Worker started (or why not); warm-up
 //	csp.js              the page's CSP refusals seen while Go starts
 //	merge.js            frame merging (mergeUpdates, mergeUpdate, mergePatch)
 //	patch.js            tail patching (patchTail, patchAnswer)
@@ -47,6 +50,14 @@
 //	builds.js           which builds the page can run
 //	assets.js           the default build's file URLs and stylesheet text
 //	highlight-assets.js the highlighting build's file URLs, registered
+//	chat.js             TrickleChat: the history, its answers, tool rounds
+//	composer.js         the chat's parts, status line and composer
+//	request.js          what a chat sends; a tool call made its message
+//	restore.js          a stored thread shown, the older turns in batches
+//	history.js          the history's messages (pure functions)
+//	approval.js         tools that ask first
+//	thread.js           the thread as a reader walks it
+//	actions.js          a turn's buttons (Copy, Regenerate, Edit)
 //	trickle-worker.js   not a module of this bundle: where Go runs (a
 //	                    classic script, its own file), with the inbox
 //

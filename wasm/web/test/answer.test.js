@@ -9,6 +9,7 @@ import { installGlobals, mount, window } from "./dom.js";
 
 installGlobals();
 const answerJS = await import("../answer.js");
+const { ANNOUNCER_KEEP } = await import("../announce.js");
 
 // The status spacing Go sends in its ready message (a11y.MinGap).
 const READY = JSON.parse(readFileSync(new URL("../../../wasm/protocol/testdata/ready.json", import.meta.url), "utf8"));
@@ -83,8 +84,8 @@ test("the announcer log keeps the last sentences only, and every one was added o
   obs.disconnect();
   assert.deepEqual(added, want, "each sentence added once, in order");
   assert.equal(removedLast, false, "only the oldest are taken out");
-  assert.equal(max, answerJS.ANNOUNCER_KEEP, "the log is bounded");
-  assert.deepEqual([...log.childNodes].map((n) => n.textContent), want.slice(-answerJS.ANNOUNCER_KEEP), "the last sentences stay");
+  assert.equal(max, ANNOUNCER_KEEP, "the log is bounded");
+  assert.deepEqual([...log.childNodes].map((n) => n.textContent), want.slice(-ANNOUNCER_KEEP), "the last sentences stay");
 });
 
 test("a status with no sentence before it is written at once", () => {

@@ -118,3 +118,21 @@ test("the page reads no update, patch or ending key the contract lacks", async (
   for (const k of ["a", "keep", "final"]) assert.ok(read.patch.has(k), `the page read the patch's ${k}`);
   for (const k of ["status", "msg"]) assert.ok(read.end.has(k), `the page read the ending's ${k}`);
 });
+
+// The page applies an answer's changes at most every other frame of a
+// 60 Hz display, except the frame that ends an answer, which goes in the
+// next animation frame whatever the cadence (the worker posts it at once
+// too: element.Pacer.End), and a hidden page's, where a timer stands in.
+test("the cadence holds every frame but an answer's end and a hidden page's", async () => {
+  const { tooSoon, FRAME_MS } = await import("../host.js");
+  const display = 1000 / 60;
+  for (let frames = 1; frames <= 4; frames++) {
+    const at = 1000 + frames * display;
+    const soon = frames * display < FRAME_MS - 4;
+    assert.equal(tooSoon(at, 1000, false, false), soon, `${frames} display frames after the last applied`);
+    assert.equal(tooSoon(at, 1000, true, false), false, `an end, ${frames} display frames after`);
+    assert.equal(tooSoon(at, 1000, false, true), false, `a hidden page, ${frames} display frames after`);
+  }
+  assert.equal(tooSoon(1000 + display, 1000, false, false), true, "the next display frame is too soon");
+  assert.equal(tooSoon(1000 + 2 * display, 1000, false, false), false, "the one after it is not");
+});
