@@ -69,6 +69,7 @@ type Element struct {
 	// the page was last told, to send only changes.
 	out                []protocol.Update
 	textSent           int
+	textSplit          bool // a text update was not valid UTF-8 by itself (AppendEndMessage)
 	stateSent, sidSent string
 	say                []byte
 }
@@ -155,7 +156,7 @@ func (e *Element) Show(c Command, m Stored) {
 	e.callsDone = e.callsDone[:0]
 	u := e.fresh()
 	u.Reset = true
-	e.textSent, e.arrived = 0, time.Time{}
+	e.textSent, e.textSplit, e.arrived = 0, false, time.Time{}
 	e.sess.Show(m)
 	e.sync(u)
 	e.Frame()
@@ -211,7 +212,7 @@ func (e *Element) Begin(c Command, r Request, at time.Time, early *Early) {
 	if e.firstTold {
 		e.sess.ToldFirst(time.Duration(early.FirstTokenMS * float64(time.Millisecond)))
 	}
-	e.textSent, e.arrived = 0, time.Time{}
+	e.textSent, e.textSplit, e.arrived = 0, false, time.Time{}
 	e.sync(u)
 	e.open(false)
 	e.env.Want() // the a11y "started" status, if any

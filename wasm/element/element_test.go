@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/trickle-dev/trickle/internal/jsonx"
 	"github.com/trickle-dev/trickle/relay/sim"
 	"github.com/trickle-dev/trickle/render"
 	"github.com/trickle-dev/trickle/wasm/protocol"
@@ -128,7 +129,8 @@ func (p *page) take(e *Element) {
 		if u.HasPatch {
 			p.screen.apply(p.t, u.Patch)
 		}
-		p.text += u.Text
+		// The page reads every update through JSON.parse.
+		p.text += jsonRoundTrip(p.t, u.Text)
 		if u.State != "" {
 			p.state = u.State
 		}
@@ -136,11 +138,17 @@ func (p *page) take(e *Element) {
 			p.streamID = u.StreamID
 		}
 		if u.End != nil {
-			p.end = u.End
+			end := *u.End
+			end.Message = withContent(end.Message, `{`, p.text)
+			p.end = &end
 		}
 		for _, ev := range u.Events {
 			p.events = append(p.events, ev.Name)
-			p.details = append(p.details, ev.Name+" "+ev.Detail)
+			detail := ev.Detail
+			if ev.Name == "trickle-end" {
+				detail = withContent(detail, `"message":{`, p.text)
+			}
+			p.details = append(p.details, ev.Name+" "+detail)
 		}
 		if u.Resolve != "" {
 			_, twice := p.resolved[u.N]
@@ -152,6 +160,26 @@ func (p *page) take(e *Element) {
 }
 
 const origin = "https://app.test"
+
+// jsonRoundTrip is s as the page has it once JSON.parse read it from an
+// update (invalid UTF-8 replaced).
+func jsonRoundTrip(t *testing.T, s string) string {
+	var out string
+	require.NoError(t, json.Unmarshal(jsonx.AppendString(nil, s), &out))
+	return out
+}
+
+// withContent puts text back as the content of the message that follows
+// at in j, where Go left it out (AppendEndMessage), as answer.js does.
+func withContent(j, at, text string) string {
+	head := at + `"role":"assistant",`
+	i := strings.Index(j, head)
+	if i < 0 || strings.HasPrefix(j[i+len(head):], `"content":`) {
+		return j
+	}
+	i += len(head)
+	return j[:i] + `"content":` + string(jsonx.AppendString(nil, text)) + "," + j[i:]
+}
 
 // command is a command as the page sends it.
 func command(t *testing.T, json string) Command {

@@ -2,6 +2,7 @@ package element
 
 import (
 	"time"
+	"unicode/utf8"
 
 	"github.com/trickle-dev/trickle/wasm/protocol"
 )
@@ -50,7 +51,9 @@ func (e *Element) emit(p protocol.Patch) {
 	if p.Final {
 		m := e.sess.Metrics()
 		m.Thread = e.thread
-		Finish(u, e.sess.Outcome(), m, e.cmd.ShowMetrics, string(AppendMessage(nil, e.sess.Answer())))
+		// The page has the text, less what sync adds to this update.
+		whole := !e.textSplit && utf8.ValidString(e.sess.Text()[e.textSent:])
+		Finish(u, e.sess.Outcome(), m, e.cmd.ShowMetrics, string(AppendEndMessage(nil, e.sess.Answer(), !whole)))
 		u.N, e.n = e.n, 0
 		if e.showing {
 			u.Events, u.Resolve, u.End.Retry = nil, "", false
@@ -96,6 +99,9 @@ func (e *Element) sync(u *protocol.Update) {
 	if text := e.sess.Text(); len(text) > e.textSent {
 		u.Text = text[e.textSent:]
 		e.textSent = len(text)
+		// Valid UTF-8 pieces decode on the page to the text; a piece that
+		// cuts a character (or holds an invalid byte) does not.
+		e.textSplit = e.textSplit || !utf8.ValidString(u.Text)
 	}
 	if w := e.statusWord(); w != e.stateSent {
 		u.State, e.stateSent = w, w

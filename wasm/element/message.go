@@ -22,10 +22,27 @@ import (
 // filename: those given) and
 // citations (source: its number, 1 for the first; end: the byte offset in
 // content where the cited passage ends; quote).
-func AppendMessage(b []byte, a *stream.Answer) []byte {
+func AppendMessage(b []byte, a *stream.Answer) []byte { return appendMessage(b, a, true) }
+
+// AppendEndMessage appends the answer as AppendMessage does, without its
+// content unless content is true. An answer's end sends the page its
+// message (Ending.Message, trickle-end's detail); the page already has
+// the content, the sum of the text updates (el.text), and puts it back
+// (answer.js): a long answer's end then does not carry the whole text
+// twice more, to be written on Go's thread and parsed on the page's.
+// content must be true when the text updates' sum differs from the
+// text (one of them was not valid UTF-8 by itself: Element.textSplit).
+func AppendEndMessage(b []byte, a *stream.Answer, content bool) []byte {
+	return appendMessage(b, a, content)
+}
+
+func appendMessage(b []byte, a *stream.Answer, content bool) []byte {
 	st := a.Status()
-	b = append(b, `{"role":"assistant","content":`...)
-	b = jsonx.AppendString(b, a.Text())
+	b = append(b, `{"role":"assistant"`...)
+	if content {
+		b = append(b, `,"content":`...)
+		b = jsonx.AppendString(b, a.Text())
+	}
 	b = append(b, `,"status":`...)
 	b = jsonx.AppendString(b, st.String())
 	b = append(b, `,"incomplete":`...)

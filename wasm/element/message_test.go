@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trickle-dev/trickle/stream"
+	"github.com/trickle-dev/trickle/wasm/protocol"
 )
 
 // nastyAnswer is an answer whose every field holds text that breaks naive
@@ -212,4 +213,104 @@ func TestShowTakesEachStoredStatus(t *testing.T) {
 		require.Equal(t, []string{"trickle-error"}, p.events, bad)
 		require.Empty(t, env.opened)
 	}
+}
+
+// Go leaves an ended answer's content out of its message only where the
+// page's text, the sum of the text updates as JSON.parse reads each, is
+// that content (AppendEndMessage). A plain-text body full of multibyte
+// characters is cut at every byte, a frame taken at the cut: the message
+// the page puts together (element_test's page, as answer.js) always holds
+// the answer's text, and the content is left out wherever the text
+// updates were whole.
+func TestTheEndedMessagesContentIsThePagesTextAtEveryCut(t *testing.T) {
+	body := "Grüße — 日本語 🙂 naïve café.\n\n" + strings.Repeat("é🙂ß", 4) + "\n"
+	head := ResponseHead("basic", func(name string) string {
+		if strings.EqualFold(name, "Content-Type") {
+			return "text/plain; charset=utf-8"
+		}
+		return ""
+	})
+	left, kept := 0, 0
+	for cut := 1; cut < len(body); cut++ {
+		env, p := newFakeEnv(t), newPage(t)
+		e := NewElement(1, env, env.clock(), nil, "worker")
+		e.Do(askCmd(t, 1, ""), env.now, nil)
+		gen := env.conn().Gen
+		e.Response(gen, Response{OK: true, Head: head})
+		env.arrive(gen, []byte(body[:cut]))
+		p.frame(e)
+		env.arrive(gen, []byte(body[cut:]))
+		e.Ended(gen, End{Kind: EndDone})
+		p.frame(e)
+		require.NotNil(t, p.end, "cut at %d", cut)
+		var m message
+		require.NoError(t, json.Unmarshal([]byte(p.end.Message), &m))
+		require.Equal(t, jsonRoundTrip(t, e.sess.Text()), m.Content, "cut at %d: the message's content is the answer's text", cut)
+		require.Equal(t, body, m.Content, "cut at %d", cut)
+		if e.textSplit {
+			kept++
+		} else {
+			left++
+		}
+	}
+	t.Logf("content left out at %d cuts, sent at %d", left, kept)
+	require.Positive(t, left, "whole text updates leave the content out")
+}
+
+// A model that cuts a character between two chunks (raw bytes in its
+// JSON strings): the decoder makes each piece valid (replacement
+// characters) before it reaches the answer's text, so the page's text,
+// the sum of the text updates, is still the content the message stands
+// for, left out or not. The guard for a text update that is not valid
+// UTF-8 by itself (Element.textSplit) is for any path that would let such
+// a piece through.
+func TestAModelThatCutsACharacterStillGetsThePagesTextAsItsContent(t *testing.T) {
+	for _, ch := range []string{"é", "日", "🙂"} {
+		for cut := 1; cut < len(ch); cut++ {
+			env, p := newFakeEnv(t), newPage(t)
+			e := NewElement(1, env, env.clock(), nil, "worker")
+			e.Do(askCmd(t, 1, ""), env.now, nil)
+			gen := env.conn().Gen
+			e.Response(gen, Response{OK: true})
+			chunk := func(content string) []byte {
+				return []byte(`data: {"choices":[{"index":0,"delta":{"content":"` + content + `"}}]}` + "\n\n")
+			}
+			env.arrive(gen, chunk("caf"+ch[:cut]))
+			p.frame(e)
+			env.arrive(gen, append(chunk(ch[cut:]+" ok"), "data: [DONE]\n\n"...))
+			p.frame(e)
+			require.NotNil(t, p.end)
+			var m message
+			require.NoError(t, json.Unmarshal([]byte(p.end.Message), &m))
+			require.Equal(t, jsonRoundTrip(t, e.sess.Text()), m.Content, "%q cut at %d: the message is the answer's text", ch, cut)
+			require.Equal(t, p.text, m.Content, "%q cut at %d: and the page's", ch, cut)
+			require.True(t, strings.HasPrefix(m.Content, "caf") && strings.HasSuffix(m.Content, " ok"), "%q", m.Content)
+		}
+	}
+}
+
+// The guard itself: a text update that cuts a character (here made so by
+// hand, as a path that let a raw piece through would) marks the text
+// split, and the message then carries its content.
+func TestATextUpdateThatCutsACharacterPutsTheContentBackInTheMessage(t *testing.T) {
+	env, p := newFakeEnv(t), newPage(t)
+	e := NewElement(1, env, env.clock(), nil, "worker")
+	e.Do(askCmd(t, 1, ""), env.now, nil)
+	gen := env.conn().Gen
+	e.Response(gen, Response{OK: true})
+	env.arrive(gen, []byte(`data: {"choices":[{"index":0,"delta":{"content":"café"}}]}`+"\n\n"))
+	p.frame(e)
+	require.False(t, e.textSplit)
+	e.textSent-- // the next text update starts inside é
+	env.arrive(gen, []byte(`data: {"choices":[{"index":0,"delta":{"content":" ok"}}]}`+"\n\ndata: [DONE]\n\n"))
+	e.Frame()
+	var end *protocol.Ending
+	for _, u := range e.TakeUpdates(nil) {
+		if u.End != nil {
+			end = u.End
+		}
+	}
+	require.True(t, e.textSplit)
+	require.NotNil(t, end)
+	require.Contains(t, end.Message, `"content":"café ok"`, "Go sends the content it cannot vouch the page has")
 }

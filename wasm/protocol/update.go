@@ -110,7 +110,7 @@ var (
 		{"NOTICE", EndNotice, "the visible notice (\"\" for none)"},
 		{"RETRY", EndRetry, "whether the retry button shows beside it"},
 		{"DETAIL", EndDetail, "the technical chain, written to the console once"},
-		{"MESSAGE", EndMessage, "the answer as an assistant message (el.message)"},
+		{"MESSAGE", EndMessage, "the answer as an assistant message (el.message); without content, the page's text is its content"},
 		{"ROWS", EndRows, "the metrics rows under show-metrics, [label, value] pairs"},
 	}
 )
@@ -173,7 +173,10 @@ type Ending struct {
 	// without it.
 	Rows [][2]string
 	// Message is the answer as an assistant message, JSON (the element's
-	// message property), "" for none.
+	// message property), "" for none. Without "content", the answer's
+	// text as the page has it (el.text, the sum of the text updates) is
+	// its content: the page puts it back, here and in trickle-end's
+	// detail (element.AppendEndMessage).
 	Message string
 }
 

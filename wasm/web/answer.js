@@ -62,6 +62,14 @@ export function ensureParts(el) {
   el.innerHTML = PARTS;
 }
 
+// withContent is an ended answer's message m (Go's, END_MESSAGE or
+// trickle-end's) with its content: Go leaves the content out when it is
+// the answer's text as the page has it (text, el.text), so that a long
+// answer's end does not carry the whole text again (wasm/protocol.Ending).
+export function withContent(m, text) {
+  return m.content === undefined ? { role: m.role, content: text, ...m } : m;
+}
+
 // UNFOLLOWED stands in for follow()'s follower where the element does not
 // follow its answer (in a chat).
 const UNFOLLOWED = { observes: true, start() {}, end() {}, grew() {}, stop() {} };
@@ -323,7 +331,7 @@ export class Answer {
     }
     if (end) {
       const { [END_STATUS]: status, [END_NOTICE]: notice, [END_DETAIL]: detail, [END_ROWS]: rows, [END_MESSAGE]: message } = end;
-      if (message) this.message = message;
+      if (message) this.message = withContent(message, this.text);
       this.showing = null;
       this.content.removeAttribute("aria-busy");
       this.el.removeAttribute("data-trickle-stalled");
@@ -357,6 +365,7 @@ export class Answer {
         // A stopped answer's cost comes after its end (the relay's answer
         // to the Stop): the message takes it before the page hears of it.
         if (name === "trickle-usage") this.message = detail.message;
+        if (name === "trickle-end" && detail.message) detail.message = withContent(detail.message, this.text);
         this.dispatch(name, detail);
       }
     }

@@ -120,7 +120,7 @@ export const END_NOTICE = "notice";
 export const END_RETRY = "retry";
 /** the technical chain, written to the console once */
 export const END_DETAIL = "detail";
-/** the answer as an assistant message (el.message) */
+/** the answer as an assistant message (el.message); without content, the page's text is its content */
 export const END_MESSAGE = "msg";
 /** the metrics rows under show-metrics, [label, value] pairs */
 export const END_ROWS = "rows";

@@ -66,6 +66,7 @@ for (const merged of [false, true]) {
   test(`a real element's frames${merged ? ", merged into one," : ""} show what Go rendered`, () => {
     const fx = fixture("frames.json");
     assert.ok(fx.messages.length >= 3, "the fixture streams over several frames");
+    assert.equal(JSON.stringify(fx.messages).includes('"content"'), false, "Go left the content out: the page had the text");
     const { a, el, ends, settled } = apply(fx.messages, merged);
     assert.equal(a.text, fx.text);
     assert.equal(a.state, fx.status);
@@ -76,6 +77,8 @@ for (const merged of [false, true]) {
     assert.equal(ends.length, 1);
     assert.equal(ends[0].status, fx.status);
     assert.equal(a.message.content, fx.text, "the message is the answer's markdown");
+    assert.equal(ends[0].message.content, fx.text, "trickle-end's message too");
+    assert.notEqual(ends[0].message, a.message, "each its own object");
     assert.equal(a.message.status, fx.status);
     assert.equal(a.message.incomplete, false);
     assert.ok(el.querySelector('[data-trickle="code-toolbar"]'), "the code block got its toolbar");
@@ -135,4 +138,17 @@ test("the cadence holds every frame but an answer's end and a hidden page's", as
   }
   assert.equal(tooSoon(1000 + display, 1000, false, false), true, "the next display frame is too soon");
   assert.equal(tooSoon(1000 + 2 * display, 1000, false, false), false, "the one after it is not");
+});
+
+// An ended answer's message from Go comes without its content when the
+// page's text is it; with one (Go could not vouch for the text: a piece of
+// it was not valid UTF-8 by itself), that content stands.
+test("an ended answer's message takes the page's text as its content only where Go left it out", async () => {
+  const { withContent } = await import("../answer.js");
+  const m = withContent({ role: "assistant", status: "complete", tool_calls: [] }, "# Hi\n");
+  assert.deepEqual(Object.keys(m), ["role", "content", "status", "tool_calls"], "content second, as Go writes it");
+  assert.equal(m.content, "# Hi\n");
+  const own = { role: "assistant", content: "caf\u00e9", status: "complete" };
+  assert.equal(withContent(own, "caf\ufffd\ufffd"), own);
+  assert.equal(withContent({ role: "assistant", content: "", status: "stopped" }, "x").content, "", "an empty content is a content");
 });
