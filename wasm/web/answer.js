@@ -92,7 +92,6 @@ export class Answer {
 
   retired = false; // the element moved to another Host (see retire)
 
-
   constructor(h, el) {
     this.host = h;
     this.el = el;
